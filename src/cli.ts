@@ -1,0 +1,118 @@
+#!/usr/bin/env bun
+/**
+ * Entry point: finds the verb, parses its flags strictly, runs it, renders text
+ * or the JSON envelope, and maps every failure to an exit code (SPEC §6). No
+ * input ever produces a stack trace.
+ */
+import { buildEnvelope, type VerbResult } from "./contract/envelope.ts";
+import { SpoolError, toErrorObject } from "./contract/errors.ts";
+import { closest, parseFlags } from "./contract/flags.ts";
+import { TOOL_VERSION } from "./contract/version.ts";
+import { ALIASES, VERBS } from "./commands/registry.ts";
+import { makeContext, type Verb } from "./commands/verb.ts";
+import type { Store } from "./store/store.ts";
+
+/** Turns anything thrown into a {@link SpoolError}; unknown failures become `INTERNAL`. */
+function asSpoolError(error: unknown): SpoolError {
+  if (error instanceof SpoolError) return error;
+  const code = (error as { code?: string })?.code;
+  if (typeof code === "string" && code.startsWith("SQLITE_BUSY")) {
+    return new SpoolError("LOCKED", "the queue is locked by another writer", {});
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return new SpoolError("INTERNAL", `unexpected failure: ${message}`);
+}
+
+function wantsJson(argv: string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end === -1 ? argv : argv.slice(0, end)).some((a) => a === "--json" || a === "--json=true");
+}
+
+function wantsHelp(argv: string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end === -1 ? argv : argv.slice(0, end)).some((a) => a === "--help" || a === "-h");
+}
+
+async function printError(error: SpoolError, json: boolean, startedAt: number): Promise<void> {
+  if (json) {
+    process.stdout.write(JSON.stringify(buildEnvelope(startedAt, null, [toErrorObject(error)])) + "\n");
+    return;
+  }
+  const { log } = await import("./ui/log.ts");
+  log.error(`${error.code}: ${error.message} — ${error.remediation}`);
+}
+
+async function resolveVerb(name: string): Promise<Verb<any>> {
+  const entry = VERBS[name] ?? VERBS[ALIASES[name] ?? ""];
+  if (!entry) {
+    const guess = closest(name, [...Object.keys(VERBS), ...Object.keys(ALIASES)]);
+    throw new SpoolError("UNKNOWN_COMMAND", `unknown command ${JSON.stringify(name)}` + (guess ? ` (did you mean ${guess}?)` : ""), {
+      did_you_mean: guess,
+    });
+  }
+  return entry.load();
+}
+
+/** Runs the CLI on `argv` (without the program name); returns the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const startedAt = performance.now();
+  const json = wantsJson(argv);
+  const stores: Store[] = [];
+  try {
+    const [name, ...rest] = argv;
+    if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+      const { rootUsage } = await import("./ui/help.ts");
+      process.stdout.write(rootUsage() + "\n");
+      return 0;
+    }
+    if (name === "--version" || name === "-v" || name === "version") {
+      process.stdout.write(TOOL_VERSION + "\n");
+      return 0;
+    }
+    if (name.startsWith("-")) {
+      throw new SpoolError("UNKNOWN_COMMAND", `expected a command before ${name}`, { remediation: "write the command first, e.g. spoolctl status --json" });
+    }
+    const verb = await resolveVerb(name);
+    if (wantsHelp(rest)) {
+      const { verbUsage } = await import("./ui/help.ts");
+      process.stdout.write((await verbUsage(verb)) + "\n");
+      return 0;
+    }
+    const ctx = makeContext(parseFlags(rest, verb.flags), stores);
+    const result: VerbResult = await verb.run(ctx);
+    if (json) process.stdout.write(JSON.stringify(buildEnvelope(startedAt, result)) + "\n");
+    else {
+      if (result.warnings?.length) {
+        const { log } = await import("./ui/log.ts");
+        for (const w of result.warnings) log.warn(`${w.code}: ${w.message}`);
+      }
+      const text = verb.render(result, ctx);
+      if (text) process.stdout.write(text.endsWith("\n") ? text : text + "\n");
+    }
+    return result.exitCode ?? 0;
+  } catch (error) {
+    const spoolError = asSpoolError(error);
+    await printError(spoolError, json, startedAt);
+    return spoolError.exitCode;
+  } finally {
+    for (const store of stores) {
+      try {
+        store.close();
+      } catch {
+        // closing is best effort
+      }
+    }
+  }
+}
+
+if (import.meta.main) {
+  const guard = (error: unknown) => {
+    const spoolError = asSpoolError(error);
+    void printError(spoolError, wantsJson(process.argv.slice(2)), performance.now()).finally(() => process.exit(spoolError.exitCode));
+  };
+  process.on("uncaughtException", guard);
+  process.on("unhandledRejection", guard);
+  process.stdout.on("error", () => process.exit(0)); // EPIPE: the reader went away
+  const code = await main(process.argv.slice(2));
+  process.exitCode = code;
+}

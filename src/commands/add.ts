@@ -1,0 +1,96 @@
+/** `spoolctl add` (SPEC §4): enqueue one job, or many with `--from`. */
+import { readFileSync } from "node:fs";
+import { SpoolError } from "../contract/errors.ts";
+import { addJobs, validateAddInput, type AddedJob, type AddInput } from "../ops/add.ts";
+import { parseJobLines } from "../ops/add-from.ts";
+import { DEFAULTS, LIMITS } from "../ops/limits.ts";
+import { COMMON_FLAGS, defineVerb, list, str, type VerbContext } from "./verb.ts";
+
+/** `add --json` data: one job's fields, or `{count, jobs}` with `--from`. */
+export type AddData = AddedJob | { count: number; jobs: AddedJob[] };
+
+function inputFromFlags(ctx: VerbContext): AddInput {
+  const f = ctx.flags;
+  const argv = [...f.positionals, ...(f.rest ?? [])];
+  return {
+    argv: argv.length ? argv : undefined,
+    command: str(f, "command"),
+    timeout: str(f, "timeout"),
+    maxRetries: str(f, "max-retries"),
+    maxCrashes: str(f, "max-crashes"),
+    priority: str(f, "priority"),
+    queue: str(f, "queue"),
+    after: str(f, "after"),
+    at: str(f, "at"),
+    cwd: str(f, "cwd"),
+    env: list(f, "env"),
+    tag: list(f, "tag"),
+    note: str(f, "note"),
+    key: str(f, "key"),
+  };
+}
+
+function readFrom(source: string): string {
+  try {
+    return source === "-" ? readFileSync(0, "utf8") : readFileSync(source, "utf8");
+  } catch (error) {
+    throw new SpoolError("INVALID_INPUT", `cannot read --from ${source}: ${(error as Error).message}`, {
+      remediation: "give a readable file of JSON lines, or - for stdin",
+    });
+  }
+}
+
+export default defineVerb<AddData>({
+  name: "add",
+  aliases: [],
+  description: "Add a job to the queue. The command runs without a shell: argv is stored verbatim.",
+  examples: [
+    'spoolctl add -- echo "hello from spoolctl"',
+    "spoolctl add -c 'make test > report.txt'",
+    "spoolctl add --timeout 10m --max-retries 5 --queue builds --tag ci=1 -- ./build.sh",
+    "spoolctl add --after 30s --key nightly-1 -- ./nightly.sh",
+    "spoolctl add --from jobs.ndjson     # one {\"argv\": [...]} per line",
+  ],
+  flags: {
+    ...COMMON_FLAGS,
+    command: { type: "string", alias: "c", description: "run a shell string: stored as [sh, -c, STRING]", valueHint: "STRING" },
+    timeout: { type: "string", description: `kill the job after this long (${LIMITS.timeout_seconds.min}s-30d)`, valueHint: "DURATION", default: `${DEFAULTS.timeout_seconds}s` },
+    "max-retries": { type: "string", description: "retries after a failed, timed-out or unstartable attempt", valueHint: "N", default: String(DEFAULTS.max_retries) },
+    "max-crashes": { type: "string", description: "requeues after a worker crash (default: unbounded)", valueHint: "N" },
+    priority: { type: "string", description: "higher runs first (32-bit integer)", valueHint: "N", default: "0" },
+    queue: { type: "string", description: "lane name", valueHint: "NAME", default: DEFAULTS.queue },
+    after: { type: "string", description: "run no sooner than this delay: 30, 90s, 5m, 2h, 1d", valueHint: "DURATION" },
+    at: { type: "string", description: "run no sooner than this time: epoch seconds or ISO-8601", valueHint: "TIME" },
+    cwd: { type: "string", description: "working directory of the job (made absolute now)", valueHint: "DIR" },
+    env: { type: "string", repeatable: true, description: "environment variable for the job; last wins", valueHint: "K=V" },
+    tag: { type: "string", repeatable: true, description: `tag for filtering (at most ${LIMITS.tags.max})`, valueHint: "K=V" },
+    note: { type: "string", description: "free text kept with the job", valueHint: "TEXT" },
+    key: { type: "string", description: "idempotency key: reuse the active job with this key", valueHint: "KEY" },
+    from: { type: "string", description: "add one JSON job spec per line from FILE (- for stdin), in one transaction", valueHint: "FILE" },
+    cmd: { type: "positional", variadic: true, description: "the command and its arguments (after --)", valueHint: "CMD ARGS…" },
+  },
+  run(ctx) {
+    const input = inputFromFlags(ctx);
+    const from = str(ctx.flags, "from");
+    const cwd = process.cwd();
+    if (from !== undefined) {
+      if (input.argv || input.command !== undefined) {
+        throw new SpoolError("INVALID_INPUT", "--from reads the commands from a file; do not also give one after -- or with -c", {
+          remediation: "put every command in the file, one JSON object per line",
+        });
+      }
+      const lines = parseJobLines(readFrom(from), input);
+      if (lines.length === 0) throw new SpoolError("MISSING_REQUIRED", `--from ${from} has no job lines`, { remediation: 'write one JSON object per line, e.g. {"argv": ["echo", "hi"]}' });
+      const specs = lines.map(({ input: i, line }) => validateAddInput(i, (name) => `line ${line}: ${name}`, cwd));
+      const { jobs, warnings } = addJobs(ctx.open({ create: true }), specs);
+      return { data: { count: jobs.length, jobs }, warnings };
+    }
+    const spec = validateAddInput(input, (name) => (name.length === 1 ? `-${name}` : `--${name}`), cwd);
+    const { jobs, warnings } = addJobs(ctx.open({ create: true }), [spec]);
+    return { data: jobs[0]!, warnings };
+  },
+  render(result) {
+    const jobs = "jobs" in result.data ? result.data.jobs : [result.data];
+    return jobs.map((j) => (j.deduplicated ? `Job ${j.job_id} is already ${j.state} (deduplicated by --key)` : `Added job ${j.job_id}`)).join("\n");
+  },
+});

@@ -1,0 +1,63 @@
+/** `spoolctl output ID` (SPEC §5): an attempt's captured stdout and stderr. */
+import { SpoolError } from "../contract/errors.ts";
+import { resolveJob } from "../ops/jobs.ts";
+import { attemptOutput, parseStream, pickAttempt, type AttemptOutput } from "../ops/output.ts";
+import { parseInteger } from "../ops/values.ts";
+import { COMMON_FLAGS, bool, defineVerb, str } from "./verb.ts";
+import { jobRef } from "./show.ts";
+
+/** Streams larger than this are shown as their tail (bytes). */
+const MAX_TEXT_BYTES = 1024 * 1024;
+
+export default defineVerb<{ attempts: AttemptOutput[] }>({
+  name: "output",
+  description: "Print the captured stdout and stderr of a job's latest attempt (or --attempt N).",
+  examples: ["spoolctl output 1", "spoolctl output 1 --attempt 2 --stream stderr", "spoolctl output 1 --stream stdout --raw > out.txt"],
+  flags: {
+    ...COMMON_FLAGS,
+    attempt: { type: "string", description: "attempt number (default: the latest)", valueHint: "N" },
+    stream: { type: "string", description: "stdout, stderr or both", valueHint: "STREAM", default: "both" },
+    raw: { type: "boolean", description: "write the stream's bytes only, no headers (needs --stream stdout|stderr)" },
+    id: { type: "positional", description: "job id or idempotency key", valueHint: "ID" },
+  },
+  run(ctx) {
+    const f = ctx.flags;
+    const ref = jobRef(f.positionals, f.rest, "output");
+    const streams = parseStream(str(f, "stream"));
+    const raw = bool(f, "raw");
+    if (raw && ctx.json) throw new SpoolError("INVALID_INPUT", "--raw writes bytes, not JSON; drop --json or --raw");
+    if (raw && streams.length !== 1) throw new SpoolError("INVALID_INPUT", "--raw needs one stream", { remediation: "add --stream stdout or --stream stderr" });
+    const attemptRaw = str(f, "attempt");
+    const attemptNo = attemptRaw === undefined ? null : parseInteger("--attempt", attemptRaw, 1, Number.MAX_SAFE_INTEGER);
+    const store = ctx.open({ create: false });
+    const { job, attempt } = store.read((tx) => {
+      const job = resolveJob(tx, ref);
+      return { job, attempt: pickAttempt(tx, job, attemptNo) };
+    });
+    if (!attempt) {
+      return { data: { attempts: [] }, warnings: [{ code: "NO_ATTEMPTS_YET", message: `job ${job.id} has not been executed yet` }] };
+    }
+    if (raw) {
+      return { data: { attempts: [attemptOutput(attempt, streams, Number.MAX_SAFE_INTEGER)] } };
+    }
+    return { data: { attempts: [attemptOutput(attempt, streams, MAX_TEXT_BYTES)] } };
+  },
+  render({ data }, ctx) {
+    const parts: string[] = [];
+    for (const a of data.attempts) {
+      for (const s of ["stdout", "stderr"] as const) {
+        const view = a[s];
+        if (!view) continue;
+        if (bool(ctx.flags, "raw")) {
+          process.stdout.write(view.text);
+          continue;
+        }
+        parts.push(`=== job ${a.job_id} attempt ${a.attempt_no} ${s} ===`);
+        if (view.truncated) parts.push(`[… ${view.size_bytes - Buffer.byteLength(view.text)} earlier bytes not shown; use --raw for all]`);
+        if (view.missing) parts.push("[no output file]");
+        else if (view.text) parts.push(view.text.endsWith("\n") ? view.text.slice(0, -1) : view.text);
+      }
+    }
+    return parts.join("\n");
+  },
+});

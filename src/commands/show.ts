@@ -1,0 +1,66 @@
+/** `spoolctl show ID` (SPEC §5): one job with its attempts and events; env values only here. */
+import { SpoolError } from "../contract/errors.ts";
+import { showJob, type JobDetail } from "../ops/jobs.ts";
+import { describeExit } from "../ops/outcome.ts";
+import { escapeControl, formatArgv, iso, table } from "../ui/text.ts";
+import { COMMON_FLAGS, defineVerb } from "./verb.ts";
+
+/** The one positional a job verb takes. */
+export function jobRef(positionals: string[], rest: string[] | null, verb: string): string {
+  const args = [...positionals, ...(rest ?? [])];
+  if (args.length === 0) throw new SpoolError("MISSING_REQUIRED", `${verb} needs a job id`, { remediation: `spoolctl ${verb} ID  (spoolctl list shows ids)` });
+  if (args.length > 1) throw new SpoolError("INVALID_INPUT", `${verb} takes one job id (got ${args.length}: ${args.join(" ")})`);
+  return args[0]!;
+}
+
+export default defineVerb<JobDetail>({
+  name: "show",
+  description: "Show one job: its fields, attempts and events.",
+  examples: ["spoolctl show 1", "spoolctl show nightly-1 --json   # by idempotency key"],
+  flags: { ...COMMON_FLAGS, id: { type: "positional", description: "job id or idempotency key", valueHint: "ID" } },
+  run(ctx) {
+    const ref = jobRef(ctx.flags.positionals, ctx.flags.rest, "show");
+    return { data: ctx.open({ create: false }).read((tx) => showJob(tx, ref)) };
+  },
+  render({ data }) {
+    const j = data.job;
+    const field = (name: string, value: string) => `${name.padEnd(13)} ${value}`;
+    const lines = [
+      field("job", String(j.id)),
+      field("state", j.scheduled ? `${j.state} (scheduled for ${iso(j.next_run_at)})` : j.state),
+      field("command", formatArgv(j.argv)),
+      field("queue", j.queue),
+      field("priority", String(j.priority)),
+      field("attempts", `${j.attempts_total} run, ${j.attempts} failed of ${j.max_retries} retries, ${j.crashes} crashes${j.max_crashes === null ? "" : ` of ${j.max_crashes}`}`),
+      field("timeout", `${j.timeout_seconds}s`),
+      field("created", iso(j.created_at)),
+      field("next run", iso(j.next_run_at)),
+    ];
+    if (j.last_error) lines.push(field("last error", escapeControl(j.last_error)));
+    if (j.cwd) lines.push(field("cwd", escapeControl(j.cwd)));
+    for (const [k, v] of Object.entries(j.env)) lines.push(field("env", escapeControl(`${k}=${v}`)));
+    for (const [k, v] of Object.entries(j.tags)) lines.push(field("tag", escapeControl(`${k}=${v}`)));
+    if (j.idempotency_key) lines.push(field("key", escapeControl(j.idempotency_key)));
+    if (j.note) lines.push(field("note", escapeControl(j.note)));
+    if (j.locked_by) lines.push(field("worker", `${j.locked_by} (pid ${j.locked_pid})`));
+    if (data.attempts.length) {
+      lines.push("", "attempts:");
+      lines.push(
+        table(
+          ["#", "STATE", "STARTED", "FINISHED", "RESULT", "WORKER"],
+          data.attempts.map((a) => [
+            String(a.attempt_no),
+            a.state,
+            iso(a.started_at),
+            iso(a.finished_at),
+            a.state === "running" ? "-" : a.failure_reason === "spawn_failed" || a.failure_reason === "worker_crash" ? (a.error ?? "-") : describeExit(a.exit_code, a.signal),
+            a.worker_id,
+          ]),
+        ),
+      );
+    }
+    lines.push("", "events:");
+    lines.push(table(["ID", "AT", "EVENT", "WORKER", "DETAIL"], data.events.map((e) => [String(e.id), iso(e.at), e.event, e.worker_id ?? "-", escapeControl(e.detail ?? "")])));
+    return lines.join("\n");
+  },
+});

@@ -1,0 +1,73 @@
+/** `spoolctl work` (SPEC §4–§5): run jobs from one lane until stopped, once, or drained. */
+import { SpoolError } from "../contract/errors.ts";
+import { DEFAULTS, LIMITS } from "../ops/limits.ts";
+import { parseInteger, parseLane, parseNumber } from "../ops/values.ts";
+import { workerLine } from "../ui/worker-lines.ts";
+import { Worker, type WorkSummary } from "../worker/loop.ts";
+import { newWorkerId } from "../worker/registry.ts";
+import { COMMON_FLAGS, bool, defineVerb, str } from "./verb.ts";
+
+/** `work --json` data. */
+export type WorkData = WorkSummary;
+
+export default defineVerb<WorkData>({
+  name: "work",
+  description: "Run jobs: claim, execute in their own process group, record, retry. Ctrl-C stops after running jobs finish; a second Ctrl-C kills them.",
+  examples: [
+    "spoolctl work                      # run until Ctrl-C",
+    "spoolctl work --drain              # run until the lane is settled, then exit",
+    "spoolctl work --once --json        # claim and run at most one job",
+    "spoolctl work --queue builds --concurrency 4 --slots 8",
+  ],
+  flags: {
+    ...COMMON_FLAGS,
+    once: { type: "boolean", description: "claim at most one job, run it, exit" },
+    drain: { type: "boolean", description: "exit when nothing is running, due or waiting on a retry backoff" },
+    queue: { type: "string", description: "lane to serve", valueHint: "NAME", default: DEFAULTS.queue },
+    slots: { type: "string", description: "fleet-wide ceiling of running jobs in the lane", valueHint: "N" },
+    concurrency: { type: "string", description: "jobs this process runs at once", valueHint: "N", default: "1" },
+    "poll-interval": { type: "string", description: "seconds between polls when no file change wakes the worker", valueHint: "SECONDS", default: "1" },
+    "worker-id": { type: "string", description: "name of this worker in the registry", valueHint: "ID" },
+  },
+  async run(ctx) {
+    const f = ctx.flags;
+    if (bool(f, "once") && bool(f, "drain")) {
+      throw new SpoolError("INVALID_INPUT", "give --once or --drain, not both", { remediation: "--once runs one job; --drain runs until the lane is settled" });
+    }
+    if (f.positionals.length || f.rest) throw new SpoolError("INVALID_INPUT", `work takes no arguments (got ${JSON.stringify([...f.positionals, ...(f.rest ?? [])].join(" "))})`);
+    const queue = parseLane("--queue", str(f, "queue") ?? DEFAULTS.queue);
+    const slotsRaw = str(f, "slots");
+    const slots = slotsRaw === undefined ? null : parseInteger("--slots", slotsRaw, LIMITS.slots.min, LIMITS.slots.max);
+    const concurrency = parseInteger("--concurrency", str(f, "concurrency") ?? "1", LIMITS.concurrency.min, LIMITS.concurrency.max);
+    const pollInterval = parseNumber("--poll-interval", str(f, "poll-interval") ?? "1", LIMITS.poll_interval.min, LIMITS.poll_interval.max);
+    const workerId = str(f, "worker-id") ?? newWorkerId();
+    if (!/^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/.test(workerId)) {
+      throw new SpoolError("INVALID_INPUT", `invalid value for --worker-id: ${JSON.stringify(workerId)} (expected 1-128 letters, digits, '.', '_', ':', '@' or '-')`);
+    }
+    const store = ctx.open({ create: true });
+    const worker = new Worker(store, {
+      queue,
+      slots,
+      concurrency,
+      pollInterval,
+      workerId,
+      mode: bool(f, "once") ? "once" : bool(f, "drain") ? "drain" : "loop",
+      onEvent: ctx.json ? undefined : (event) => process.stderr.write(workerLine(event) + "\n"),
+    });
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (worker.isStopping) worker.interrupt();
+      else worker.requestStop(`got ${signal}`);
+    };
+    process.on("SIGINT", onSignal);
+    process.on("SIGTERM", onSignal);
+    try {
+      return { data: await worker.run() };
+    } finally {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    }
+  },
+  render() {
+    return "";
+  },
+});

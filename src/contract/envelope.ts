@@ -1,0 +1,101 @@
+/**
+ * The JSON envelope of SPEC §6: every verb under `--json` prints exactly one
+ * `{ok, tool_version, data, meta, warnings, commands, errors}` object on stdout.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import { type ErrorObject, type Warning } from "./errors.ts";
+import { TOOL_VERSION } from "./version.ts";
+
+/** Contract version of the envelope (SPEC §6). */
+export const CONTRACT_VERSION = "2";
+
+/** Pagination block of list-like verbs. */
+export interface Pagination {
+  cursor: number;
+  first_id: number | null;
+  limit?: number;
+  truncated?: boolean;
+}
+
+/** `meta` of the envelope; times are ISO-8601 UTC, `elapsed_ms` integer milliseconds. */
+export interface Meta {
+  request_id: string;
+  ts_iso: string;
+  elapsed_ms: number;
+  contract_version: string;
+  data_hash: string;
+  pagination?: Pagination;
+  wait?: Record<string, unknown>;
+}
+
+/** The envelope itself. `ok` is true iff `errors` is empty; on failure `data` is null. */
+export interface Envelope<T = unknown> {
+  ok: boolean;
+  tool_version: string;
+  data: T | null;
+  meta: Meta;
+  warnings: Warning[];
+  commands: string[];
+  errors: ErrorObject[];
+}
+
+/** What a verb hands back to be rendered: its data plus envelope extras. */
+export interface VerbResult<T = unknown> {
+  data: T;
+  warnings?: Warning[];
+  commands?: string[];
+  pagination?: Pagination;
+  wait?: Record<string, unknown>;
+  /** Exit code when the verb succeeded but reports an outcome (e.g. 6 from `wait`). */
+  exitCode?: number;
+}
+
+/** JSON with object keys sorted, so the hash does not depend on insertion order. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v) => {
+    if (v && typeof v === "object" && !Array.isArray(v)) {
+      return Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]]));
+    }
+    return v;
+  });
+}
+
+/** `sha256:<hex>` of the canonical JSON of `data`. */
+export function dataHash(data: unknown): string {
+  return "sha256:" + createHash("sha256").update(canonicalJson(data ?? null)).digest("hex");
+}
+
+/** A fresh request id, `req_` + 16 hex characters. */
+export function newRequestId(): string {
+  return "req_" + randomBytes(8).toString("hex");
+}
+
+/**
+ * Builds an envelope.
+ * @param startedAt `performance.now()` at the start of the request (milliseconds).
+ */
+export function buildEnvelope<T>(
+  startedAt: number,
+  result: VerbResult<T> | null,
+  errors: ErrorObject[] = [],
+): Envelope<T> {
+  const data = errors.length > 0 || !result ? null : result.data;
+  const meta: Meta = {
+    request_id: newRequestId(),
+    ts_iso: new Date().toISOString(),
+    elapsed_ms: Math.max(0, Math.round(performance.now() - startedAt)),
+    contract_version: CONTRACT_VERSION,
+    data_hash: dataHash(data),
+  };
+  if (result?.pagination) meta.pagination = result.pagination;
+  if (result?.wait) meta.wait = result.wait;
+  return {
+    ok: errors.length === 0,
+    tool_version: TOOL_VERSION,
+    data,
+    meta,
+    warnings: result?.warnings ?? [],
+    commands: result?.commands ?? [],
+    errors,
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * The one registry of error and warning codes (SPEC §6). Every failure the CLI
+ * reports is a {@link SpoolError} carrying one of these codes; the exit code and
+ * retryability come from here, never from the call site.
+ */
+
+/** Exit codes of SPEC §6. */
+export const EXIT = {
+  OK: 0,
+  USER_INPUT: 1,
+  SAFETY_BLOCK: 2,
+  ENVIRONMENT: 3,
+  TRANSIENT: 4,
+  CONFLICT: 5,
+  JOB_FAILED: 6,
+} as const;
+
+/** An error code's contract: its exit code, whether retrying may help, and a default remediation. */
+export interface ErrorCodeInfo {
+  exit_code: number;
+  retryable: boolean;
+  remediation: string;
+}
+
+/** Every error code spoolctl can emit, with its exit code (SPEC §6). */
+export const ERROR_CODES = {
+  INVALID_INPUT: { exit_code: EXIT.USER_INPUT, retryable: false, remediation: "fix the value and run the command again; see --help" },
+  MISSING_REQUIRED: { exit_code: EXIT.USER_INPUT, retryable: false, remediation: "supply the missing argument; see --help" },
+  NOT_FOUND: { exit_code: EXIT.USER_INPUT, retryable: false, remediation: "run: spoolctl list  (to see job ids)" },
+  UNKNOWN_FLAG: { exit_code: EXIT.USER_INPUT, retryable: false, remediation: "see the command's --help for its flags" },
+  UNKNOWN_COMMAND: { exit_code: EXIT.USER_INPUT, retryable: false, remediation: "run: spoolctl --help  (to list commands)" },
+  SAFETY_BLOCK: { exit_code: EXIT.SAFETY_BLOCK, retryable: false, remediation: "confirm the destructive form explicitly (see --help)" },
+  INTERNAL: { exit_code: EXIT.ENVIRONMENT, retryable: false, remediation: "run: spoolctl doctor  (and report the message if it persists)" },
+  LOCKED: { exit_code: EXIT.TRANSIENT, retryable: true, remediation: "another process holds the queue's write lock; retry in a moment" },
+  TIMEOUT: { exit_code: EXIT.TRANSIENT, retryable: true, remediation: "wait longer (raise --timeout) or check that a worker is running" },
+  CONFLICT: { exit_code: EXIT.CONFLICT, retryable: false, remediation: "re-read the job's state (spoolctl show ID) and decide again" },
+  IDEMPOTENCY_CONFLICT: { exit_code: EXIT.CONFLICT, retryable: false, remediation: "use a new --key, or submit the same command, cwd and env as the active job" },
+} as const satisfies Record<string, ErrorCodeInfo>;
+
+/** A code from {@link ERROR_CODES}. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Warning codes; a warning never changes the exit code. */
+export const WARNING_CODES = {
+  IDEMPOTENCY_METADATA_DIFFERS: "the job was deduplicated by --key but its tags, note or priority differ from the active job's",
+  NO_ATTEMPTS_YET: "the job has not been executed yet",
+} as const;
+
+/** A code from {@link WARNING_CODES}. */
+export type WarningCode = keyof typeof WARNING_CODES;
+
+/** A warning as it appears in the envelope: `{code, message}`. */
+export interface Warning {
+  code: WarningCode;
+  message: string;
+}
+
+/** Optional parts of an error beyond its code and message. */
+export interface SpoolErrorOptions {
+  remediation?: string;
+  did_you_mean?: string | null;
+  detail?: Record<string, unknown>;
+}
+
+/**
+ * A failure with a contract code. Thrown anywhere below the CLI; `src/cli.ts`
+ * renders it as one stderr line (human) or an envelope error (JSON).
+ */
+export class SpoolError extends Error {
+  readonly code: ErrorCode;
+  readonly remediation: string;
+  readonly did_you_mean?: string | null;
+  readonly detail?: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, options: SpoolErrorOptions = {}) {
+    super(message);
+    this.name = "SpoolError";
+    this.code = code;
+    this.remediation = options.remediation ?? ERROR_CODES[code].remediation;
+    this.did_you_mean = options.did_you_mean;
+    this.detail = options.detail;
+  }
+
+  /** The exit code of this error's code (SPEC §6). */
+  get exitCode(): number {
+    return ERROR_CODES[this.code].exit_code;
+  }
+}
+
+/** The error object of the envelope: `{code, message, exit_code, remediation, did_you_mean?, detail?}`. */
+export interface ErrorObject {
+  code: ErrorCode;
+  message: string;
+  exit_code: number;
+  remediation: string;
+  did_you_mean?: string | null;
+  detail?: Record<string, unknown>;
+}
+
+/** Converts a {@link SpoolError} to its envelope form. */
+export function toErrorObject(error: SpoolError): ErrorObject {
+  const out: ErrorObject = {
+    code: error.code,
+    message: error.message,
+    exit_code: error.exitCode,
+    remediation: error.remediation,
+  };
+  if (error.did_you_mean !== undefined) out.did_you_mean = error.did_you_mean;
+  if (error.detail !== undefined) out.detail = error.detail;
+  return out;
+}
+
+/** Shorthand for an `INVALID_INPUT` error naming the flag, the value and what is accepted. */
+export function invalidValue(flag: string, value: string, accepted: string): SpoolError {
+  return new SpoolError("INVALID_INPUT", `invalid value for ${flag}: ${JSON.stringify(value)} (expected ${accepted})`, {
+    detail: { flag, value, accepted },
+  });
+}

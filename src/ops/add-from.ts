@@ -1,0 +1,84 @@
+/**
+ * `add --from FILE|-` (SPEC §5): one JSON job spec per line, `{"command": …}` or
+ * `{"argv": […]}` plus any add option (snake_case or kebab-case keys). Blank
+ * lines are skipped. Every error names the line.
+ */
+import { SpoolError } from "../contract/errors.ts";
+import type { AddInput } from "./add.ts";
+
+const FIELDS: Record<string, keyof AddInput> = {
+  argv: "argv",
+  command: "command",
+  timeout: "timeout",
+  max_retries: "maxRetries",
+  max_crashes: "maxCrashes",
+  priority: "priority",
+  queue: "queue",
+  after: "after",
+  at: "at",
+  cwd: "cwd",
+  env: "env",
+  tags: "tag",
+  tag: "tag",
+  note: "note",
+  key: "key",
+  idempotency_key: "key",
+};
+
+function bad(line: number, message: string): SpoolError {
+  return new SpoolError("INVALID_INPUT", `--from line ${line}: ${message}`, {
+    remediation: 'write one JSON object per line, e.g. {"argv": ["echo", "hi"], "timeout": 30}',
+    detail: { line },
+  });
+}
+
+/** A JSON object of strings, or an array of "K=V", as K=V strings. */
+function pairs(line: number, field: string, value: unknown): string[] {
+  if (Array.isArray(value) && value.every((v) => typeof v === "string")) return value;
+  if (value && typeof value === "object" && !Array.isArray(value)) {
+    return Object.entries(value).map(([k, v]) => {
+      if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean") throw bad(line, `${field}.${k} must be a string`);
+      return `${k}=${v}`;
+    });
+  }
+  throw bad(line, `${field} must be an object of strings or an array of "KEY=VALUE"`);
+}
+
+/**
+ * Parses NDJSON job specs. Each spec starts from `defaults` (the flags given on
+ * the command line) and overrides them. Raises `INVALID_INPUT` naming the line.
+ */
+export function parseJobLines(text: string, defaults: AddInput): { input: AddInput; line: number }[] {
+  const out: { input: AddInput; line: number }[] = [];
+  const lines = text.split("\n");
+  lines.forEach((raw, index) => {
+    const line = index + 1;
+    if (raw.trim() === "") return;
+    let spec: unknown;
+    try {
+      spec = JSON.parse(raw);
+    } catch (error) {
+      throw bad(line, `not valid JSON (${(error as Error).message})`);
+    }
+    if (!spec || typeof spec !== "object" || Array.isArray(spec)) throw bad(line, "expected a JSON object");
+    const input: AddInput = { ...defaults };
+    for (const [rawKey, value] of Object.entries(spec)) {
+      const key = rawKey.replaceAll("-", "_");
+      const field = FIELDS[key];
+      if (!field) throw bad(line, `unknown field ${JSON.stringify(rawKey)} (known: ${Object.keys(FIELDS).join(", ")})`);
+      if (value === null) continue;
+      if (field === "argv") {
+        if (!Array.isArray(value) || value.some((v) => typeof v !== "string")) throw bad(line, "argv must be an array of strings");
+        input.argv = value as string[];
+      } else if (field === "env" || field === "tag") {
+        input[field] = pairs(line, rawKey, value);
+      } else if (typeof value === "string" || typeof value === "number") {
+        (input as Record<string, unknown>)[field] = String(value);
+      } else {
+        throw bad(line, `${rawKey} must be a string or a number`);
+      }
+    }
+    out.push({ input, line });
+  });
+  return out;
+}

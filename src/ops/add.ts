@@ -1,0 +1,214 @@
+/**
+ * `add` (SPEC §4): validate a job spec, apply defaults, deduplicate by
+ * idempotency key, insert, and append the `added` event — one transaction for
+ * one job or a whole `--from` file.
+ */
+import { resolve } from "node:path";
+import { SpoolError, type Warning, invalidValue } from "../contract/errors.ts";
+import type { Job, NewJob } from "../store/model.ts";
+import type { Store, StoreWriter } from "../store/store.ts";
+import { DEFAULTS, LIMITS } from "./limits.ts";
+import { readSettings, type QueueSettings } from "./settings.ts";
+import { parseDuration, parseInteger, parseLane, parsePairs, parseTimestamp } from "./values.ts";
+
+/** A job spec as the user wrote it: flag values (strings), before validation. */
+export interface AddInput {
+  /** The command's argv (from `--` or positionals). */
+  argv?: string[];
+  /** `-c STRING`: run through `sh -c`. */
+  command?: string;
+  timeout?: string;
+  maxRetries?: string;
+  maxCrashes?: string;
+  priority?: string;
+  queue?: string;
+  after?: string;
+  at?: string;
+  cwd?: string;
+  env?: string[];
+  tag?: string[];
+  note?: string;
+  key?: string;
+}
+
+/** A validated spec: the stored job minus the defaults that come from settings. */
+export interface JobSpec extends Omit<NewJob, "timeout_seconds" | "max_retries" | "next_run_at"> {
+  timeout_seconds: number | null;
+  max_retries: number | null;
+  /** Delay from submission in seconds, or an absolute epoch time. */
+  delay: { after: number } | { at: number } | null;
+}
+
+/** The result of adding one job, as `add --json` reports it. */
+export interface AddedJob {
+  job_id: number;
+  state: Job["state"];
+  queue: string;
+  priority: number;
+  next_run_at: number;
+  cwd: string | null;
+  env_keys: string[];
+  deduplicated: boolean;
+}
+
+const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const TAG_KEY = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$/;
+
+/**
+ * Validates an {@link AddInput}. `flag(name)` renders a field's name for
+ * messages (`--timeout`, or `line 3: timeout` for `--from`). `cwd` is the
+ * directory relative `--cwd` values are made absolute against.
+ * Raises `MISSING_REQUIRED` without a command, `INVALID_INPUT` for any bad value.
+ */
+export function validateAddInput(input: AddInput, flag: (name: string) => string, cwd: string): JobSpec {
+  const hasArgv = input.argv !== undefined && input.argv.length > 0;
+  if (hasArgv && input.command !== undefined) {
+    throw new SpoolError("INVALID_INPUT", `give the command either after -- or with ${flag("c")}, not both`, {
+      remediation: "spoolctl add -- CMD ARGS…  or  spoolctl add -c 'SHELL STRING'",
+    });
+  }
+  let argv: string[];
+  if (input.command !== undefined) {
+    if (input.command.trim() === "") throw invalidValue(flag("c"), input.command, "a non-empty shell command");
+    argv = ["sh", "-c", input.command];
+  } else if (hasArgv) {
+    argv = input.argv!;
+    if (argv[0] === "") throw invalidValue("command", "", "a program name; the first argument after -- cannot be empty");
+  } else {
+    throw new SpoolError("MISSING_REQUIRED", "add needs a command to run", {
+      remediation: "spoolctl add -- CMD ARGS…  or  spoolctl add -c 'SHELL STRING'",
+    });
+  }
+  if (argv.some((a) => a.includes("\0"))) throw invalidValue("command", argv.join(" "), "arguments without NUL bytes");
+  if (Buffer.byteLength(JSON.stringify(argv)) > LIMITS.argv.maxBytes) {
+    throw invalidValue("command", argv.join(" ").slice(0, 40) + "…", `a command of at most ${LIMITS.argv.maxBytes} bytes`);
+  }
+
+  const t = LIMITS.timeout_seconds;
+  const timeout_seconds = input.timeout === undefined ? null : parseDuration(flag("timeout"), input.timeout, t.min, t.max);
+  const max_retries = input.maxRetries === undefined ? null : parseInteger(flag("max-retries"), input.maxRetries, LIMITS.max_retries.min, LIMITS.max_retries.max);
+  const max_crashes = input.maxCrashes === undefined ? null : parseInteger(flag("max-crashes"), input.maxCrashes, LIMITS.max_crashes.min, LIMITS.max_crashes.max);
+  const priority = input.priority === undefined ? DEFAULTS.priority : parseInteger(flag("priority"), input.priority, LIMITS.priority.min, LIMITS.priority.max);
+  const queue = input.queue === undefined ? DEFAULTS.queue : parseLane(flag("queue"), input.queue);
+
+  if (input.after !== undefined && input.at !== undefined) {
+    throw new SpoolError("INVALID_INPUT", `give ${flag("after")} or ${flag("at")}, not both`, { remediation: "choose a delay (--after 5m) or a time (--at 2026-12-01T09:00:00Z)" });
+  }
+  let delay: JobSpec["delay"] = null;
+  if (input.after !== undefined) delay = { after: parseDuration(flag("after"), input.after, 0, LIMITS.delay_seconds.max) };
+  if (input.at !== undefined) delay = { at: parseTimestamp(flag("at"), input.at) };
+
+  let jobCwd: string | null = null;
+  if (input.cwd !== undefined) {
+    if (input.cwd === "" || input.cwd.includes("\0")) throw invalidValue(flag("cwd"), input.cwd, "a directory path");
+    jobCwd = resolve(cwd, input.cwd);
+  }
+  const env = parsePairs(flag("env"), input.env ?? [], ENV_KEY, "a variable name ([A-Za-z_][A-Za-z0-9_]*)");
+  if (Object.values(env).some((v) => v.includes("\0"))) throw invalidValue(flag("env"), "…", "values without NUL bytes");
+  if (Object.keys(env).length > LIMITS.env.max) throw invalidValue(flag("env"), `${Object.keys(env).length} variables`, `at most ${LIMITS.env.max}`);
+  const tags = parsePairs(flag("tag"), input.tag ?? [], TAG_KEY, "1-64 of letters, digits, '.', '_', ':', '/' or '-'");
+  if (Object.keys(tags).length > LIMITS.tags.max) throw invalidValue(flag("tag"), `${Object.keys(tags).length} tags`, `at most ${LIMITS.tags.max} tags`);
+  for (const [k, v] of Object.entries(tags)) {
+    if (v.length > LIMITS.tags.valueMaxLength) throw invalidValue(flag("tag"), `${k}=${v.slice(0, 20)}…`, `a value of at most ${LIMITS.tags.valueMaxLength} characters`);
+  }
+  if (input.note !== undefined && input.note.length > LIMITS.note.maxLength) {
+    throw invalidValue(flag("note"), input.note.slice(0, 20) + "…", `at most ${LIMITS.note.maxLength} characters`);
+  }
+  if (input.key !== undefined && (input.key === "" || input.key.length > LIMITS.key.maxLength)) {
+    throw invalidValue(flag("key"), input.key, `a non-empty key of at most ${LIMITS.key.maxLength} characters`);
+  }
+  return {
+    argv,
+    priority,
+    queue,
+    timeout_seconds,
+    max_retries,
+    max_crashes,
+    idempotency_key: input.key ?? null,
+    tags,
+    note: input.note ?? null,
+    cwd: jobCwd,
+    env,
+    delay,
+  };
+}
+
+/** Applies queue-wide defaults and the clock to a spec. A past `--at` clamps to now. */
+export function toNewJob(spec: JobSpec, settings: QueueSettings, now: number): NewJob {
+  const { delay, ...rest } = spec;
+  let next_run_at = now;
+  if (delay && "after" in delay) next_run_at = now + delay.after;
+  if (delay && "at" in delay) next_run_at = Math.max(now, delay.at);
+  return {
+    ...rest,
+    timeout_seconds: spec.timeout_seconds ?? settings.timeout,
+    max_retries: spec.max_retries ?? settings.max_retries,
+    next_run_at,
+  };
+}
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const sortedEntries = (o: Record<string, string>) => Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+
+/**
+ * The idempotency rule (SPEC §4): an active job with the same key and the same
+ * execution payload (argv, cwd, env) is returned instead of a new one; a
+ * different payload is `IDEMPOTENCY_CONFLICT` (exit 5).
+ */
+export function checkIdempotency(active: Job, job: NewJob): { metadataDiffers: boolean } {
+  const samePayload =
+    sameJson(active.argv, job.argv) && active.cwd === job.cwd && sameJson(sortedEntries(active.env), sortedEntries(job.env));
+  if (!samePayload) {
+    throw new SpoolError("IDEMPOTENCY_CONFLICT", `key ${JSON.stringify(job.idempotency_key)} belongs to active job ${active.id}, which runs a different command, cwd or env`, {
+      detail: { job_id: active.id, key: job.idempotency_key },
+    });
+  }
+  const metadataDiffers = !sameJson(sortedEntries(active.tags), sortedEntries(job.tags)) || active.note !== job.note || active.priority !== job.priority;
+  return { metadataDiffers };
+}
+
+function describe(job: Job, deduplicated: boolean): AddedJob {
+  return {
+    job_id: job.id,
+    state: job.state,
+    queue: job.queue,
+    priority: job.priority,
+    next_run_at: job.next_run_at,
+    cwd: job.cwd,
+    env_keys: Object.keys(job.env).sort(),
+    deduplicated,
+  };
+}
+
+function addOne(tx: StoreWriter, spec: JobSpec, settings: QueueSettings, now: number, warnings: Warning[]): AddedJob {
+  const job = toNewJob(spec, settings, now);
+  if (job.idempotency_key !== null) {
+    const active = tx.findActiveJobByKey(job.idempotency_key);
+    if (active) {
+      const { metadataDiffers } = checkIdempotency(active, job);
+      if (metadataDiffers) {
+        warnings.push({
+          code: "IDEMPOTENCY_METADATA_DIFFERS",
+          message: `job ${active.id} was reused for key ${JSON.stringify(job.idempotency_key)}; its tags, note or priority differ from this request and were kept`,
+        });
+      }
+      return describe(active, true);
+    }
+  }
+  const stored = tx.insertJob(job, now);
+  tx.appendEvent(stored.id, "added", null, null, now);
+  return describe(stored, false);
+}
+
+/**
+ * Adds validated specs in one `BEGIN IMMEDIATE` transaction: all or none.
+ * Raises `IDEMPOTENCY_CONFLICT` (nothing added) or `LOCKED`.
+ */
+export function addJobs(store: Store, specs: JobSpec[], now = Date.now() / 1000): { jobs: AddedJob[]; warnings: Warning[] } {
+  const warnings: Warning[] = [];
+  const jobs = store.write((tx) => {
+    const settings = readSettings(tx);
+    return specs.map((spec) => addOne(tx, spec, settings, now, warnings));
+  });
+  return { jobs, warnings };
+}

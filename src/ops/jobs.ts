@@ -1,0 +1,164 @@
+/**
+ * Reading jobs: resolve a job reference, list with filters, show one job with
+ * its attempts and events (SPEC §5 `list`, `show`).
+ */
+import { SpoolError } from "../contract/errors.ts";
+import { JOB_STATES, type Attempt, type Job, type JobEvent, type JobState } from "../store/model.ts";
+import type { StoreReader } from "../store/store.ts";
+import { LIMITS } from "./limits.ts";
+import { invalidValue } from "../contract/errors.ts";
+
+/** QueueCTL spellings of states (SPEC §5). */
+const STATE_ALIASES: Record<string, JobState> = { pending: "queued", processing: "running", completed: "done" };
+
+/**
+ * Parses `--state` values (repeatable and/or comma-separated), accepting the
+ * QueueCTL spellings and `failed` (reserved, matches nothing). Raises `INVALID_INPUT`.
+ */
+export function parseStates(raws: string[]): { states: JobState[]; matchesNothing: boolean } {
+  const states = new Set<JobState>();
+  let sawFailed = false;
+  for (const raw of raws.flatMap((r) => r.split(","))) {
+    const name = raw.trim().toLowerCase();
+    if (name === "failed") {
+      sawFailed = true;
+      continue;
+    }
+    const state = (JOB_STATES as readonly string[]).includes(name) ? (name as JobState) : STATE_ALIASES[name];
+    if (!state) throw invalidValue("--state", raw, `one of ${[...JOB_STATES, "failed", ...Object.keys(STATE_ALIASES)].join(", ")}`);
+    states.add(state);
+  }
+  return { states: [...states], matchesNothing: sawFailed && states.size === 0 };
+}
+
+/**
+ * Resolves a job reference: a positive integer id, or an idempotency key (the
+ * newest job holding it, SPEC §5 QueueCTL `enqueue`). Raises `INVALID_INPUT` for
+ * an empty reference, `NOT_FOUND` when no job matches.
+ */
+export function resolveJob(tx: StoreReader, ref: string, remediation = "run: spoolctl list  (to see job ids)"): Job {
+  if (ref.trim() === "") throw invalidValue("ID", ref, "a job id (positive integer) or an idempotency key");
+  if (/^\d+$/.test(ref)) {
+    const id = Number(ref);
+    const job = Number.isSafeInteger(id) ? tx.getJob(id) : null;
+    if (!job) throw new SpoolError("NOT_FOUND", `no job with id ${ref}`, { remediation });
+    return job;
+  }
+  const job = tx.findLatestJobByKey(ref);
+  if (!job) throw new SpoolError("NOT_FOUND", `no job with id or key ${JSON.stringify(ref)}`, { remediation });
+  return job;
+}
+
+/** A job as `list --json` reports it: the row without env values (SPEC §5: env values only in `show`). */
+export interface JobSummary {
+  id: number;
+  state: JobState;
+  queue: string;
+  priority: number;
+  argv: string[];
+  /** Failures charged to the retry budget. */
+  attempts: number;
+  /** Worker crashes charged to the crash budget. */
+  crashes: number;
+  /** Attempts started so far (all kinds). */
+  attempts_total: number;
+  max_retries: number;
+  max_crashes: number | null;
+  timeout_seconds: number;
+  created_at: number;
+  next_run_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  last_exit_code: number | null;
+  last_error: string | null;
+  idempotency_key: string | null;
+  tags: Record<string, string>;
+  note: string | null;
+  cwd: string | null;
+  env_keys: string[];
+  locked_by: string | null;
+  scheduled: boolean;
+}
+
+/** Summarises a job row; `now` (epoch seconds) decides `scheduled`. */
+export function summarize(job: Job, now: number): JobSummary {
+  return {
+    id: job.id,
+    state: job.state,
+    queue: job.queue,
+    priority: job.priority,
+    argv: job.argv,
+    attempts: job.attempts,
+    crashes: job.crashes,
+    attempts_total: job.last_attempt_no,
+    max_retries: job.max_retries,
+    max_crashes: job.max_crashes,
+    timeout_seconds: job.timeout_seconds,
+    created_at: job.created_at,
+    next_run_at: job.next_run_at,
+    started_at: job.started_at,
+    finished_at: job.finished_at,
+    last_exit_code: job.last_exit_code,
+    last_error: job.last_error,
+    idempotency_key: job.idempotency_key,
+    tags: job.tags,
+    note: job.note,
+    cwd: job.cwd,
+    env_keys: Object.keys(job.env).sort(),
+    locked_by: job.locked_by,
+    scheduled: job.state === "queued" && job.next_run_at > now,
+  };
+}
+
+/** `list` filters, validated. */
+export interface ListQuery {
+  states: JobState[];
+  matchesNothing: boolean;
+  queue?: string;
+  tags: Record<string, string>;
+  priorityMin?: number;
+  /** Show jobs older than this id (the previous page's cursor). */
+  cursor?: number;
+  limit: number;
+}
+
+/** `list` data and pagination. */
+export interface ListPage {
+  count: number;
+  jobs: JobSummary[];
+  pagination: { cursor: number; first_id: number | null; limit: number; truncated: boolean };
+}
+
+/** Lists jobs newest first. */
+export function listJobs(tx: StoreReader, q: ListQuery, now = Date.now() / 1000): ListPage {
+  const rows = q.matchesNothing
+    ? []
+    : tx.listJobs({ states: q.states, queue: q.queue, tags: q.tags, priorityMin: q.priorityMin, beforeId: q.cursor, limit: q.limit + 1 });
+  const truncated = rows.length > q.limit;
+  const jobs = rows.slice(0, q.limit).map((j) => summarize(j, now));
+  return {
+    count: jobs.length,
+    jobs,
+    pagination: { cursor: jobs.at(-1)?.id ?? 0, first_id: jobs[0]?.id ?? null, limit: q.limit, truncated },
+  };
+}
+
+/** `show` data: the whole row (env values included), attempts and events. */
+export interface JobDetail {
+  job: JobSummary & { env: Record<string, string>; cancel_requested: boolean; locked_pid: number | null; heartbeat_at: number | null };
+  attempts: Attempt[];
+  events: JobEvent[];
+}
+
+/** One job in full. Raises `NOT_FOUND`. */
+export function showJob(tx: StoreReader, ref: string, now = Date.now() / 1000): JobDetail {
+  const job = resolveJob(tx, ref);
+  return {
+    job: { ...summarize(job, now), env: job.env, cancel_requested: job.cancel_requested, locked_pid: job.locked_pid, heartbeat_at: job.heartbeat_at },
+    attempts: tx.attemptsOf(job.id),
+    events: tx.eventsOf(job.id),
+  };
+}
+
+/** The default and bounds of `--limit`. */
+export const LIST_LIMIT = LIMITS.list_limit;

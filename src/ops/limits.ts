@@ -1,0 +1,38 @@
+/**
+ * Bounds and defaults of job fields (SPEC §4). The parser, `--help` and
+ * `capabilities` all read them from here.
+ */
+
+/** Defaults of a new job (overridable queue-wide with `config set`, SPEC §6). */
+export const DEFAULTS = {
+  timeout_seconds: 300,
+  max_retries: 3,
+  priority: 0,
+  queue: "default",
+  backoff_base: 2,
+  backoff_cap: 60,
+} as const;
+
+/** Accepted ranges and shapes. */
+export const LIMITS = {
+  /** 32-bit signed priority. */
+  priority: { min: -2147483648, max: 2147483647 },
+  /** Timeout in seconds; up to 30 days. */
+  timeout_seconds: { min: 0.001, max: 30 * 86400 },
+  max_retries: { min: 0, max: 1000 },
+  max_crashes: { min: 0, max: 1000 },
+  queue: { pattern: /^[A-Za-z0-9][A-Za-z0-9._-]*$/, minLength: 1, maxLength: 64 },
+  tags: { max: 16, keyMaxLength: 64, valueMaxLength: 256 },
+  env: { max: 256 },
+  note: { maxLength: 4096 },
+  key: { maxLength: 256 },
+  argv: { maxBytes: 256 * 1024 },
+  backoff_base: { min: 1, max: 1000 },
+  backoff_cap: { min: 0, max: 30 * 86400 },
+  /** `--after` / `--at`: up to ten years ahead. */
+  delay_seconds: { max: 10 * 365 * 86400 },
+  slots: { min: 1, max: 100000 },
+  concurrency: { min: 1, max: 1024 },
+  poll_interval: { min: 0.01, max: 3600 },
+  list_limit: { min: 1, max: 10000, default: 50 },
+} as const;

@@ -1,0 +1,136 @@
+/**
+ * What happens after an attempt ends (SPEC §4 "Retries", "Timeout", "Reaping"):
+ * a pure function from the job, how its process ended and the queue settings to
+ * the attempt's state and the job's next state. No I/O.
+ */
+import { constants } from "node:os";
+import type { AttemptState, FailureReason, Job, JobState, EventName } from "../store/model.ts";
+import type { QueueSettings } from "./settings.ts";
+
+/** How an attempt's process ended, as the executor or reaper saw it. */
+export type ProcessEnd =
+  | { kind: "exited"; code: number }
+  | { kind: "signaled"; signal: number }
+  | { kind: "timed_out"; code: number | null; signal: number | null }
+  | { kind: "spawn_failed"; error: string }
+  | { kind: "canceled"; code: number | null; signal: number | null }
+  /** The worker was told to stop twice: requeue without charging a budget. */
+  | { kind: "interrupted"; code: number | null; signal: number | null }
+  /** The worker died (decided by the reaper). */
+  | { kind: "worker_crash"; error: string };
+
+/** The decided outcome. Times are epoch seconds. */
+export interface Outcome {
+  attemptState: AttemptState;
+  failureReason: FailureReason | null;
+  exitCode: number | null;
+  signal: number | null;
+  error: string | null;
+  jobState: JobState;
+  attempts: number;
+  crashes: number;
+  nextRunAt: number;
+  /** Seconds until the retry, when requeued with backoff. */
+  backoffSeconds: number | null;
+  /** Ledger events to append, in order. */
+  events: EventName[];
+}
+
+const SIGNAL_NAMES: Record<number, string> = Object.fromEntries(
+  Object.entries(constants.signals).map(([name, n]) => [n, name]),
+);
+
+/** A signal's name, including unnamed real-time signals (`SIGRTMIN+3`). */
+export function signalName(signal: number): string {
+  const known = SIGNAL_NAMES[signal];
+  if (known) return known;
+  // Linux: SIGRTMIN is 34 for programs (glibc reserves 32 and 33).
+  if (signal >= 34 && signal <= 64) return signal === 34 ? "SIGRTMIN" : `SIGRTMIN+${signal - 34}`;
+  return `SIG${signal}`;
+}
+
+/** `exit N` or `signal N (NAME)` (SPEC §4 "Exit status"). */
+export function describeExit(code: number | null, signal: number | null): string {
+  if (signal !== null) return `signal ${signal} (${signalName(signal)})`;
+  if (code !== null) return `exit ${code}`;
+  return "no exit status";
+}
+
+/**
+ * Backoff before a retry, in seconds: `min(cap, base ^ n)` where n is the
+ * failures charged so far to the budget being spent (SPEC §4: 2, 4, 8, … 60).
+ */
+export function backoffSeconds(n: number, settings: Pick<QueueSettings, "backoff_base" | "backoff_cap">): number {
+  return Math.min(settings.backoff_cap, Math.pow(settings.backoff_base, n));
+}
+
+function retryOrDead(
+  job: Job,
+  budget: "attempts" | "crashes",
+  settings: QueueSettings,
+  now: number,
+): Pick<Outcome, "jobState" | "attempts" | "crashes" | "nextRunAt" | "backoffSeconds" | "events"> {
+  const attempts = job.attempts + (budget === "attempts" ? 1 : 0);
+  const crashes = job.crashes + (budget === "crashes" ? 1 : 0);
+  const exhausted = budget === "attempts" ? attempts > job.max_retries : job.max_crashes !== null && crashes > job.max_crashes;
+  if (exhausted) {
+    return { jobState: "dead", attempts, crashes, nextRunAt: job.next_run_at, backoffSeconds: null, events: ["dead"] };
+  }
+  const delay = backoffSeconds(budget === "attempts" ? attempts : crashes, settings);
+  return { jobState: "queued", attempts, crashes, nextRunAt: now + delay, backoffSeconds: delay, events: [] };
+}
+
+/** Decides the outcome of `job`'s current attempt. */
+export function decideOutcome(job: Job, end: ProcessEnd, settings: QueueSettings, now: number): Outcome {
+  const base = { exitCode: null as number | null, signal: null as number | null };
+  switch (end.kind) {
+    case "exited":
+    case "signaled": {
+      const code = end.kind === "exited" ? end.code : null;
+      const signal = end.kind === "signaled" ? end.signal : null;
+      if (code === 0) {
+        return {
+          attemptState: "succeeded", failureReason: null, exitCode: 0, signal: null, error: null,
+          jobState: "done", attempts: job.attempts, crashes: job.crashes, nextRunAt: job.next_run_at,
+          backoffSeconds: null, events: ["succeeded"],
+        };
+      }
+      const next = retryOrDead(job, "attempts", settings, now);
+      return {
+        attemptState: "failed", failureReason: "process_exit", exitCode: code, signal, error: describeExit(code, signal),
+        ...next, events: ["failed", ...next.events],
+      };
+    }
+    case "timed_out": {
+      const next = retryOrDead(job, "attempts", settings, now);
+      return {
+        attemptState: "timed_out", failureReason: "timeout", exitCode: end.code, signal: end.signal,
+        error: `timed out after ${job.timeout_seconds}s`, ...next, events: ["timed_out", ...next.events],
+      };
+    }
+    case "spawn_failed": {
+      const next = retryOrDead(job, "attempts", settings, now);
+      return {
+        attemptState: "failed", failureReason: "spawn_failed", ...base, error: end.error, ...next, events: ["failed", ...next.events],
+      };
+    }
+    case "canceled":
+      return {
+        attemptState: "canceled", failureReason: "canceled", exitCode: end.code, signal: end.signal, error: "canceled while running",
+        jobState: "canceled", attempts: job.attempts, crashes: job.crashes, nextRunAt: job.next_run_at, backoffSeconds: null,
+        events: ["canceled"],
+      };
+    case "interrupted":
+      return {
+        attemptState: "canceled", failureReason: "canceled", exitCode: end.code, signal: end.signal,
+        error: "worker stopped; requeued without charge",
+        jobState: "queued", attempts: job.attempts, crashes: job.crashes, nextRunAt: now, backoffSeconds: null, events: ["canceled"],
+      };
+    case "worker_crash": {
+      const next = retryOrDead(job, "crashes", settings, now);
+      return {
+        attemptState: "abandoned", failureReason: "worker_crash", ...base, error: end.error, ...next, events: ["reaped", ...next.events],
+      };
+    }
+  }
+}

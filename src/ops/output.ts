@@ -1,0 +1,82 @@
+/**
+ * Captured output of attempts (SPEC §5 `output`, `feedback`): which attempt,
+ * and each stream's path, size and text (the tail when it is large).
+ */
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { SpoolError, invalidValue } from "../contract/errors.ts";
+import type { Attempt, Job } from "../store/model.ts";
+import type { StoreReader } from "../store/store.ts";
+
+/** The two streams. */
+export const STREAMS = ["stdout", "stderr"] as const;
+/** One stream name. */
+export type StreamName = (typeof STREAMS)[number];
+
+/** One stream of one attempt. `size_bytes` is the file's size; `text` its tail when `truncated`. */
+export interface StreamView {
+  path: string | null;
+  missing: boolean;
+  size_bytes: number;
+  text: string;
+  truncated: boolean;
+}
+
+/** One attempt's output. */
+export interface AttemptOutput {
+  job_id: number;
+  attempt_no: number;
+  state: Attempt["state"];
+  stdout?: StreamView;
+  stderr?: StreamView;
+}
+
+/** Reads at most the last `maxBytes` of a file. */
+export function readTail(path: string | null, maxBytes: number): StreamView {
+  if (path === null) return { path, missing: true, size_bytes: 0, text: "", truncated: false };
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return { path, missing: true, size_bytes: 0, text: "", truncated: false };
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const length = Math.min(size, maxBytes);
+    const buffer = Buffer.alloc(length);
+    readSync(fd, buffer, 0, length, size - length);
+    return { path, missing: false, size_bytes: size, text: buffer.toString("utf8"), truncated: size > length };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Picks the attempt to show: `attemptNo`, or the latest. Returns null when the
+ * job has no attempts yet. Raises `NOT_FOUND` for an attempt that does not exist.
+ */
+export function pickAttempt(tx: StoreReader, job: Job, attemptNo: number | null): Attempt | null {
+  if (attemptNo !== null) {
+    const attempt = tx.getAttempt(job.id, attemptNo);
+    if (!attempt) {
+      throw new SpoolError("NOT_FOUND", `job ${job.id} has no attempt ${attemptNo} (it has ${job.last_attempt_no})`, {
+        remediation: `run: spoolctl show ${job.id}  (to list its attempts)`,
+      });
+    }
+    return attempt;
+  }
+  return job.last_attempt_no > 0 ? tx.getAttempt(job.id, job.last_attempt_no) : null;
+}
+
+/** Parses `--stream`: stdout, stderr or both. */
+export function parseStream(raw: string | undefined): StreamName[] {
+  if (raw === undefined || raw === "both") return [...STREAMS];
+  if (raw === "stdout" || raw === "stderr") return [raw];
+  throw invalidValue("--stream", raw, "stdout, stderr or both");
+}
+
+/** The output of one attempt, each requested stream capped at `maxBytes` (its tail). */
+export function attemptOutput(attempt: Attempt, streams: StreamName[], maxBytes: number): AttemptOutput {
+  const out: AttemptOutput = { job_id: attempt.job_id, attempt_no: attempt.attempt_no, state: attempt.state };
+  for (const s of streams) out[s] = readTail(s === "stdout" ? attempt.stdout_path : attempt.stderr_path, maxBytes);
+  return out;
+}

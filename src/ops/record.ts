@@ -1,0 +1,55 @@
+/**
+ * Recording how an attempt ended: decide the outcome ({@link decideOutcome}),
+ * write it guarded by owner and attempt number, and append its events — one
+ * transaction (SPEC §4).
+ */
+import type { Store } from "../store/store.ts";
+import { decideOutcome, type Outcome, type ProcessEnd } from "./outcome.ts";
+import { readSettings } from "./settings.ts";
+
+/** The attempt being recorded and the worker that owned it. */
+export interface AttemptRef {
+  jobId: number;
+  attemptNo: number;
+  /** The owning worker; the write changes nothing unless it still owns the job. */
+  workerId: string;
+  /** Reaping only: write nothing unless the heartbeat is still older than this (epoch seconds). */
+  staleBefore?: number;
+}
+
+/**
+ * Records an attempt's end. Returns the outcome, or null when the worker no
+ * longer owns the attempt (canceled, force-retried or reaped meanwhile): then
+ * nothing was written (SPEC §4 "late write … changes nothing").
+ */
+export function recordAttemptEnd(store: Store, ref: AttemptRef, end: ProcessEnd, now = Date.now() / 1000, eventWorkerId: string | null = ref.workerId): Outcome | null {
+  return store.write((tx) => {
+    const job = tx.getJob(ref.jobId);
+    if (!job || job.state !== "running" || job.locked_by !== ref.workerId || job.last_attempt_no !== ref.attemptNo) return null;
+    if (ref.staleBefore !== undefined && (job.heartbeat_at ?? 0) >= ref.staleBefore) return null;
+    const outcome = decideOutcome(job, end, readSettings(tx), now);
+    const written = tx.recordAttempt({
+      jobId: ref.jobId,
+      attemptNo: ref.attemptNo,
+      workerId: ref.workerId,
+      now,
+      attemptState: outcome.attemptState,
+      exitCode: outcome.exitCode,
+      signal: outcome.signal,
+      error: outcome.error,
+      failureReason: outcome.failureReason,
+      jobState: outcome.jobState,
+      attempts: outcome.attempts,
+      crashes: outcome.crashes,
+      nextRunAt: outcome.nextRunAt,
+    });
+    if (!written) return null;
+    const detail = JSON.stringify({
+      attempt: ref.attemptNo,
+      ...(outcome.error ? { error: outcome.error } : {}),
+      ...(outcome.backoffSeconds !== null ? { retry_in: outcome.backoffSeconds } : {}),
+    });
+    for (const event of outcome.events) tx.appendEvent(ref.jobId, event, eventWorkerId, detail, now);
+    return outcome;
+  });
+}

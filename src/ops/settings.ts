@@ -1,0 +1,34 @@
+/**
+ * Queue-wide settings (SPEC §6): stored in the database so every worker sees
+ * them. `max_retries` and `timeout` are copied into a job when it is added;
+ * `backoff_base` and `backoff_cap` are read when a retry is scheduled.
+ */
+import type { StoreReader } from "../store/store.ts";
+import { DEFAULTS } from "./limits.ts";
+
+/** The effective settings, with defaults filled in. `timeout` and `backoff_cap` are seconds. */
+export interface QueueSettings {
+  max_retries: number;
+  timeout: number;
+  backoff_base: number;
+  backoff_cap: number;
+}
+
+/** Setting keys, canonical (underscore) spelling. */
+export const SETTING_KEYS = ["max_retries", "timeout", "backoff_base", "backoff_cap"] as const;
+
+/** Reads every setting, falling back to the defaults of SPEC §4. */
+export function readSettings(tx: StoreReader): QueueSettings {
+  const num = (key: string, fallback: number): number => {
+    const raw = tx.getSetting(key);
+    if (raw === null) return fallback;
+    const value = JSON.parse(raw);
+    return typeof value === "number" && Number.isFinite(value) ? value : fallback;
+  };
+  return {
+    max_retries: num("max_retries", DEFAULTS.max_retries),
+    timeout: num("timeout", DEFAULTS.timeout_seconds),
+    backoff_base: num("backoff_base", DEFAULTS.backoff_base),
+    backoff_cap: num("backoff_cap", DEFAULTS.backoff_cap),
+  };
+}

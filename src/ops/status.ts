@@ -1,0 +1,37 @@
+/** `status` (SPEC §5): counts per state, scheduled, per-lane counts, recent dead jobs. */
+import { REPORTED_STATES } from "../store/model.ts";
+import type { StoreReader } from "../store/store.ts";
+import { summarize, type JobSummary } from "./jobs.ts";
+
+/** Counts keyed by every reported state (`failed` always 0). */
+export type StateCounts = Record<(typeof REPORTED_STATES)[number], number>;
+
+/** `status --json` data. */
+export interface StatusData {
+  counts: StateCounts;
+  scheduled: number;
+  queues: Record<string, StateCounts & { scheduled: number }>;
+  recent_dead: JobSummary[];
+}
+
+function zero(): StateCounts {
+  return Object.fromEntries(REPORTED_STATES.map((s) => [s, 0])) as StateCounts;
+}
+
+/** Reads the status. `now` is epoch seconds; `deadLimit` bounds `recent_dead`. */
+export function readStatus(tx: StoreReader, now = Date.now() / 1000, deadLimit = 5): StatusData {
+  const counts = zero();
+  const queues: StatusData["queues"] = {};
+  for (const { state, queue, n } of tx.countByStateAndLane()) {
+    counts[state] += n;
+    queues[queue] ??= { ...zero(), scheduled: 0 };
+    queues[queue]![state] += n;
+  }
+  let scheduled = 0;
+  for (const { queue, n } of tx.countScheduledByLane(now)) {
+    scheduled += n;
+    queues[queue] ??= { ...zero(), scheduled: 0 };
+    queues[queue]!.scheduled = n;
+  }
+  return { counts, scheduled, queues, recent_dead: tx.recentDead(deadLimit).map((j) => summarize(j, now)) };
+}

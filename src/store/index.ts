@@ -1,0 +1,17 @@
+/**
+ * Opening a queue by location. The SQLite driver is the only one today; this is
+ * the seam where a PostgreSQL driver (SPEC §10) will be chosen.
+ */
+import type { QueueLocation } from "./location.ts";
+import { openSqliteStore } from "./sqlite/open.ts";
+import type { Store } from "./store.ts";
+
+export type { Store, StoreReader, StoreWriter } from "./store.ts";
+
+/**
+ * Opens the queue at `location`. With `create: false` a missing file reads as
+ * an empty queue and nothing is created. Errors: see {@link openSqliteStore}.
+ */
+export function openQueue(location: QueueLocation, opts: { create: boolean }): Store {
+  return openSqliteStore({ path: location.dbPath, spoolDir: location.spoolDir, create: opts.create });
+}

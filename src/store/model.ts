@@ -1,0 +1,144 @@
+/**
+ * The persisted shapes of SPEC §3. Times are epoch seconds (float, UTC) everywhere
+ * in this module; renderers turn them into ISO-8601.
+ */
+
+/** States a job can be stored in. `failed` is reserved and never stored (SPEC §3). */
+export const JOB_STATES = ["queued", "running", "done", "dead", "canceled"] as const;
+/** A stored job state. */
+export type JobState = (typeof JOB_STATES)[number];
+/** States reported in counts, `failed` included as 0 for compatibility. */
+export const REPORTED_STATES = ["canceled", "dead", "done", "failed", "queued", "running"] as const;
+/** Terminal states: the job will not run again unless retried. */
+export const TERMINAL_STATES: readonly JobState[] = ["done", "dead", "canceled"];
+
+/** States of an attempt (SPEC §3). */
+export const ATTEMPT_STATES = ["running", "succeeded", "failed", "timed_out", "abandoned", "canceled"] as const;
+/** A stored attempt state. */
+export type AttemptState = (typeof ATTEMPT_STATES)[number];
+
+/** Why an attempt did not succeed (SPEC §3). */
+export const FAILURE_REASONS = ["process_exit", "timeout", "spawn_failed", "worker_crash", "canceled"] as const;
+/** A failure reason. */
+export type FailureReason = (typeof FAILURE_REASONS)[number];
+
+/** Ledger event names (SPEC §3). */
+export const EVENTS = ["added", "claimed", "succeeded", "failed", "timed_out", "reaped", "dead", "retried", "canceled"] as const;
+/** A ledger event name. */
+export type EventName = (typeof EVENTS)[number];
+
+/** A job row. */
+export interface Job {
+  id: number;
+  argv: string[];
+  state: JobState;
+  priority: number;
+  queue: string;
+  next_run_at: number;
+  timeout_seconds: number;
+  max_retries: number;
+  /** null = unbounded. */
+  max_crashes: number | null;
+  /** Job-owned failures charged so far (non-zero exit, timeout, spawn failure). */
+  attempts: number;
+  /** Worker crashes charged so far. */
+  crashes: number;
+  /** Number of the latest attempt (0 before the first claim); guards worker writes. */
+  last_attempt_no: number;
+  locked_by: string | null;
+  locked_pid: number | null;
+  locked_at: number | null;
+  heartbeat_at: number | null;
+  last_exit_code: number | null;
+  last_error: string | null;
+  idempotency_key: string | null;
+  tags: Record<string, string>;
+  note: string | null;
+  cwd: string | null;
+  env: Record<string, string>;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  cancel_requested: boolean;
+}
+
+/** An attempt row. */
+export interface Attempt {
+  job_id: number;
+  attempt_no: number;
+  state: AttemptState;
+  worker_id: string;
+  worker_pid: number;
+  /** Process group id of the job's child (= its pid, as it leads its own group). */
+  pgid: number | null;
+  /** Start time of that process (kernel clock ticks since boot on Linux), to recognise it later. */
+  pgid_start_time: string | null;
+  started_at: number;
+  finished_at: number | null;
+  exit_code: number | null;
+  /** Signal number when the process died by a signal. */
+  signal: number | null;
+  error: string | null;
+  failure_reason: FailureReason | null;
+  stdout_path: string;
+  stderr_path: string;
+}
+
+/** A ledger row; `id` is the cursor. */
+export interface JobEvent {
+  id: number;
+  job_id: number;
+  at: number;
+  event: EventName;
+  worker_id: string | null;
+  detail: string | null;
+}
+
+/** What `add` stores for a new job. */
+export interface NewJob {
+  argv: string[];
+  priority: number;
+  queue: string;
+  next_run_at: number;
+  timeout_seconds: number;
+  max_retries: number;
+  max_crashes: number | null;
+  idempotency_key: string | null;
+  tags: Record<string, string>;
+  note: string | null;
+  cwd: string | null;
+  env: Record<string, string>;
+}
+
+/** A registered `work` process (SPEC §3 `workers`). */
+export interface WorkerRecord {
+  worker_id: string;
+  pid: number;
+  host: string;
+  boot_id: string | null;
+  /** Process start time as recorded at registration (see worker/liveness). */
+  start_time: string | null;
+  queue: string;
+  started_at: number;
+  heartbeat_at: number;
+  stop_requested: boolean;
+  stopped_at: number | null;
+}
+
+/** Filters of `list`. */
+export interface JobFilter {
+  states?: JobState[];
+  queue?: string;
+  tags?: Record<string, string>;
+  priorityMin?: number;
+  /** Only jobs with id < beforeId (newest-first paging). */
+  beforeId?: number;
+  limit: number;
+}
+
+/** Per-state, per-lane count row. */
+export interface LaneCount {
+  state: JobState;
+  queue: string;
+  n: number;
+}

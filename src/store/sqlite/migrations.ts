@@ -1,0 +1,132 @@
+/**
+ * Schema migrations of the SQLite driver (SPEC §3 `meta`). Each step runs under
+ * `BEGIN IMMEDIATE` and re-reads the version inside the transaction, so two
+ * processes opening a fresh or old file at once never double-apply a step.
+ */
+import type { Database } from "bun:sqlite";
+import { SpoolError } from "../../contract/errors.ts";
+
+/** Schema steps; step N takes the file from version N-1 to N. */
+const STEPS: string[] = [
+  // v1: the schema of SPEC §3.
+  `
+  CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+  CREATE TABLE jobs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    argv TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('queued','running','done','dead','canceled')),
+    priority INTEGER NOT NULL DEFAULT 0,
+    queue TEXT NOT NULL DEFAULT 'default',
+    next_run_at REAL NOT NULL,
+    timeout_seconds REAL NOT NULL,
+    max_retries INTEGER NOT NULL,
+    max_crashes INTEGER,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    crashes INTEGER NOT NULL DEFAULT 0,
+    last_attempt_no INTEGER NOT NULL DEFAULT 0,
+    locked_by TEXT,
+    locked_pid INTEGER,
+    locked_at REAL,
+    heartbeat_at REAL,
+    last_exit_code INTEGER,
+    last_error TEXT,
+    idempotency_key TEXT,
+    tags TEXT NOT NULL DEFAULT '{}',
+    note TEXT,
+    cwd TEXT,
+    env TEXT NOT NULL DEFAULT '{}',
+    created_at REAL NOT NULL,
+    started_at REAL,
+    finished_at REAL,
+    cancel_requested INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX idx_jobs_claimable ON jobs (state, queue, priority DESC, next_run_at ASC, id ASC);
+  CREATE INDEX idx_jobs_idempotency_key ON jobs (idempotency_key) WHERE idempotency_key IS NOT NULL;
+  CREATE TABLE attempts (
+    job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    attempt_no INTEGER NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('running','succeeded','failed','timed_out','abandoned','canceled')),
+    worker_id TEXT NOT NULL,
+    worker_pid INTEGER NOT NULL,
+    pgid INTEGER,
+    pgid_start_time TEXT,
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    exit_code INTEGER,
+    signal INTEGER,
+    error TEXT,
+    failure_reason TEXT CHECK (failure_reason IN ('process_exit','timeout','spawn_failed','worker_crash','canceled')),
+    stdout_path TEXT NOT NULL,
+    stderr_path TEXT NOT NULL,
+    PRIMARY KEY (job_id, attempt_no)
+  ) WITHOUT ROWID;
+  CREATE TABLE job_events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    at REAL NOT NULL,
+    event TEXT NOT NULL,
+    worker_id TEXT,
+    detail TEXT
+  );
+  CREATE INDEX idx_job_events_job ON job_events (job_id, id);
+  CREATE TABLE workers (
+    worker_id TEXT PRIMARY KEY,
+    pid INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    boot_id TEXT,
+    start_time TEXT,
+    queue TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    heartbeat_at REAL NOT NULL,
+    stop_requested INTEGER NOT NULL DEFAULT 0,
+    stopped_at REAL
+  );
+  CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+  `,
+];
+
+/** The schema version this binary writes. */
+export const SCHEMA_VERSION = STEPS.length;
+
+/** The file's schema version; 0 for a fresh file. */
+export function readSchemaVersion(db: Database): number {
+  const hasMeta = db.query("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").get();
+  if (!hasMeta) return 0;
+  const row = db.query("SELECT value FROM meta WHERE key='schema_version'").get() as { value: string } | null;
+  return row ? Number(row.value) : 0;
+}
+
+function refuseNewer(version: number, path: string): never {
+  throw new SpoolError(
+    "INTERNAL",
+    `${path} has schema version ${version}, newer than this spoolctl understands (${SCHEMA_VERSION}); it was left untouched`,
+    { remediation: "upgrade spoolctl (bunx spoolctl@latest) to open this queue" },
+  );
+}
+
+/**
+ * Brings the file to {@link SCHEMA_VERSION}, one step per transaction.
+ * Raises `INTERNAL` (exit 3) for a file newer than this binary, touching nothing.
+ */
+export function migrate(db: Database, path: string): void {
+  const seen = readSchemaVersion(db);
+  if (seen === SCHEMA_VERSION) return;
+  if (seen > SCHEMA_VERSION) refuseNewer(seen, path);
+  for (;;) {
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      const version = readSchemaVersion(db);
+      if (version > SCHEMA_VERSION) refuseNewer(version, path);
+      if (version === SCHEMA_VERSION) {
+        db.exec("COMMIT");
+        return;
+      }
+      db.exec(STEPS[version]!);
+      db.query("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value").run(String(version + 1));
+      db.exec("COMMIT");
+    } catch (error) {
+      if (db.inTransaction) db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,270 @@
+/**
+ * The SQLite implementation of {@link StoreWriter}: every SQL statement of the
+ * queue lives here. Statements are prepared once per connection (`db.query`
+ * caches them).
+ */
+import type { Database } from "bun:sqlite";
+import type { AttemptRecord, ClaimRequest, StoreWriter } from "../store.ts";
+import type { Attempt, EventName, Job, JobEvent, JobFilter, LaneCount, NewJob, WorkerRecord } from "../model.ts";
+
+type Row = Record<string, unknown>;
+
+function toJob(row: Row): Job {
+  return {
+    ...(row as unknown as Job),
+    argv: JSON.parse(row.argv as string),
+    tags: JSON.parse(row.tags as string),
+    env: JSON.parse(row.env as string),
+    cancel_requested: row.cancel_requested === 1,
+  };
+}
+
+function toWorker(row: Row): WorkerRecord {
+  return { ...(row as unknown as WorkerRecord), stop_requested: row.stop_requested === 1 };
+}
+
+const ACTIVE = "state IN ('queued','running')";
+
+/** Statements bound to one connection. */
+export class SqliteQueries implements StoreWriter {
+  constructor(private readonly db: Database) {}
+
+  getJob(id: number): Job | null {
+    const row = this.db.query("SELECT * FROM jobs WHERE id = ?").get(id) as Row | null;
+    return row ? toJob(row) : null;
+  }
+
+  findActiveJobByKey(key: string): Job | null {
+    const row = this.db.query(`SELECT * FROM jobs WHERE idempotency_key = ? AND ${ACTIVE} ORDER BY id DESC LIMIT 1`).get(key) as Row | null;
+    return row ? toJob(row) : null;
+  }
+
+  findLatestJobByKey(key: string): Job | null {
+    const row = this.db.query("SELECT * FROM jobs WHERE idempotency_key = ? ORDER BY id DESC LIMIT 1").get(key) as Row | null;
+    return row ? toJob(row) : null;
+  }
+
+  listJobs(filter: JobFilter): Job[] {
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    if (filter.states?.length) {
+      where.push(`state IN (${filter.states.map(() => "?").join(",")})`);
+      params.push(...filter.states);
+    }
+    if (filter.queue !== undefined) {
+      where.push("queue = ?");
+      params.push(filter.queue);
+    }
+    for (const [k, v] of Object.entries(filter.tags ?? {})) {
+      where.push("json_extract(tags, ?) = ?");
+      params.push(`$."${k.replaceAll('"', '""')}"`, v);
+    }
+    if (filter.priorityMin !== undefined) {
+      where.push("priority >= ?");
+      params.push(filter.priorityMin);
+    }
+    if (filter.beforeId !== undefined) {
+      where.push("id < ?");
+      params.push(filter.beforeId);
+    }
+    const sql = `SELECT * FROM jobs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT ?`;
+    return (this.db.query(sql).all(...params, filter.limit) as Row[]).map(toJob);
+  }
+
+  countByStateAndLane(): LaneCount[] {
+    return this.db.query("SELECT state, queue, count(*) AS n FROM jobs GROUP BY state, queue").all() as LaneCount[];
+  }
+
+  countScheduledByLane(now: number): { queue: string; n: number }[] {
+    return this.db
+      .query("SELECT queue, count(*) AS n FROM jobs WHERE state = 'queued' AND next_run_at > ? GROUP BY queue")
+      .all(now) as { queue: string; n: number }[];
+  }
+
+  recentDead(limit: number): Job[] {
+    return (this.db.query("SELECT * FROM jobs WHERE state = 'dead' ORDER BY finished_at DESC, id DESC LIMIT ?").all(limit) as Row[]).map(toJob);
+  }
+
+  attemptsOf(jobId: number): Attempt[] {
+    return this.db.query("SELECT * FROM attempts WHERE job_id = ? ORDER BY attempt_no").all(jobId) as Attempt[];
+  }
+
+  getAttempt(jobId: number, attemptNo: number): Attempt | null {
+    return this.db.query("SELECT * FROM attempts WHERE job_id = ? AND attempt_no = ?").get(jobId, attemptNo) as Attempt | null;
+  }
+
+  eventsOf(jobId: number): JobEvent[] {
+    return this.db.query("SELECT * FROM job_events WHERE job_id = ? ORDER BY id").all(jobId) as JobEvent[];
+  }
+
+  getSetting(key: string): string | null {
+    const row = this.db.query("SELECT value FROM settings WHERE key = ?").get(key) as { value: string } | null;
+    return row?.value ?? null;
+  }
+
+  laneSettled(queue: string, now: number): boolean {
+    const busy = this.db
+      .query(
+        `SELECT EXISTS (
+           SELECT 1 FROM jobs WHERE queue = ?1 AND state = 'running'
+           UNION ALL
+           SELECT 1 FROM jobs WHERE queue = ?1 AND state = 'queued'
+             AND (next_run_at <= ?2 OR attempts > 0 OR crashes > 0)
+         ) AS busy`,
+      )
+      .get(queue, now) as { busy: number };
+    return busy.busy === 0;
+  }
+
+  nextDueAt(queue: string): number | null {
+    const row = this.db.query("SELECT min(next_run_at) AS t FROM jobs WHERE state = 'queued' AND queue = ?").get(queue) as { t: number | null };
+    return row.t;
+  }
+
+  runningInLane(queue: string): number {
+    return (this.db.query("SELECT count(*) AS n FROM jobs WHERE state = 'running' AND queue = ?").get(queue) as { n: number }).n;
+  }
+
+  hasDueJob(queue: string, now: number): boolean {
+    return this.db.query("SELECT 1 FROM jobs WHERE state = 'queued' AND queue = ? AND next_run_at <= ? LIMIT 1").get(queue, now) !== null;
+  }
+
+  staleRunningJobs(cutoff: number): Job[] {
+    return (this.db.query("SELECT * FROM jobs WHERE state = 'running' AND heartbeat_at < ? ORDER BY id").all(cutoff) as Row[]).map(toJob);
+  }
+
+  getWorker(workerId: string): WorkerRecord | null {
+    const row = this.db.query("SELECT * FROM workers WHERE worker_id = ?").get(workerId) as Row | null;
+    return row ? toWorker(row) : null;
+  }
+
+  listWorkers(limit: number): WorkerRecord[] {
+    return (this.db.query("SELECT * FROM workers ORDER BY heartbeat_at DESC LIMIT ?").all(limit) as Row[]).map(toWorker);
+  }
+
+  insertJob(job: NewJob, now: number): Job {
+    const row = this.db
+      .query(
+        `INSERT INTO jobs (argv, state, priority, queue, next_run_at, timeout_seconds, max_retries, max_crashes,
+           idempotency_key, tags, note, cwd, env, created_at)
+         VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+      )
+      .get(
+        JSON.stringify(job.argv),
+        job.priority,
+        job.queue,
+        job.next_run_at,
+        job.timeout_seconds,
+        job.max_retries,
+        job.max_crashes,
+        job.idempotency_key,
+        JSON.stringify(job.tags),
+        job.note,
+        job.cwd,
+        JSON.stringify(job.env),
+        now,
+      ) as Row;
+    return toJob(row);
+  }
+
+  appendEvent(jobId: number, event: EventName, workerId: string | null, detail: string | null, now: number): void {
+    this.db.query("INSERT INTO job_events (job_id, at, event, worker_id, detail) VALUES (?, ?, ?, ?, ?)").run(jobId, now, event, workerId, detail);
+  }
+
+  claimNext(req: ClaimRequest): Job | null {
+    // The one claim statement (SPEC §4): lane, due, priority DESC, next_run_at, id;
+    // the slot ceiling is counted inside the same statement, so the fleet never
+    // exceeds it.
+    const row = this.db
+      .query(
+        `UPDATE jobs SET state = 'running', locked_by = ?1, locked_pid = ?2, locked_at = ?3, heartbeat_at = ?3,
+           started_at = ?3, finished_at = NULL, cancel_requested = 0, last_attempt_no = last_attempt_no + 1
+         WHERE id = (
+           SELECT id FROM jobs WHERE state = 'queued' AND queue = ?4 AND next_run_at <= ?3
+           ORDER BY priority DESC, next_run_at ASC, id ASC LIMIT 1)
+         AND (?5 IS NULL OR (SELECT count(*) FROM jobs WHERE state = 'running' AND queue = ?4) < ?5)
+         RETURNING *`,
+      )
+      .get(req.workerId, req.workerPid, req.now, req.queue, req.slots) as Row | null;
+    return row ? toJob(row) : null;
+  }
+
+  insertAttempt(a: Omit<Attempt, "finished_at" | "exit_code" | "signal" | "error" | "failure_reason" | "pgid" | "pgid_start_time">): void {
+    this.db
+      .query(
+        `INSERT INTO attempts (job_id, attempt_no, state, worker_id, worker_pid, started_at, stdout_path, stderr_path)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(a.job_id, a.attempt_no, a.state, a.worker_id, a.worker_pid, a.started_at, a.stdout_path, a.stderr_path);
+  }
+
+  setAttemptProcess(jobId: number, attemptNo: number, pgid: number, startTime: string | null): void {
+    this.db.query("UPDATE attempts SET pgid = ?, pgid_start_time = ? WHERE job_id = ? AND attempt_no = ?").run(pgid, startTime, jobId, attemptNo);
+  }
+
+  recordAttempt(r: AttemptRecord): boolean {
+    const job = this.db
+      .query(
+        `UPDATE jobs SET state = ?, attempts = ?, crashes = ?, next_run_at = ?, last_exit_code = ?, last_error = ?,
+           finished_at = ?, locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = 0
+         WHERE id = ? AND state = 'running' AND locked_by = ? AND last_attempt_no = ?`,
+      )
+      .run(
+        r.jobState,
+        r.attempts,
+        r.crashes,
+        r.nextRunAt,
+        r.exitCode,
+        r.error,
+        r.jobState === "queued" ? null : r.now,
+        r.jobId,
+        r.workerId,
+        r.attemptNo,
+      );
+    if (job.changes === 0) return false;
+    this.db
+      .query(
+        `UPDATE attempts SET state = ?, finished_at = ?, exit_code = ?, signal = ?, error = ?, failure_reason = ?
+         WHERE job_id = ? AND attempt_no = ? AND state = 'running'`,
+      )
+      .run(r.attemptState, r.now, r.exitCode, r.signal, r.error, r.failureReason, r.jobId, r.attemptNo);
+    return true;
+  }
+
+  setSetting(key: string, value: string): void {
+    this.db.query("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
+  }
+
+  upsertWorker(w: WorkerRecord): void {
+    this.db
+      .query(
+        `INSERT INTO workers (worker_id, pid, host, boot_id, start_time, queue, started_at, heartbeat_at, stop_requested, stopped_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT(worker_id) DO UPDATE SET pid = excluded.pid, host = excluded.host, boot_id = excluded.boot_id,
+           start_time = excluded.start_time, queue = excluded.queue, started_at = excluded.started_at,
+           heartbeat_at = excluded.heartbeat_at, stop_requested = excluded.stop_requested, stopped_at = excluded.stopped_at`,
+      )
+      .run(w.worker_id, w.pid, w.host, w.boot_id, w.start_time, w.queue, w.started_at, w.heartbeat_at, w.stop_requested ? 1 : 0, w.stopped_at);
+  }
+
+  markWorkerStopped(workerId: string, now: number): void {
+    this.db.query("UPDATE workers SET stopped_at = ?, heartbeat_at = ? WHERE worker_id = ?").run(now, now, workerId);
+  }
+
+  heartbeatJob(jobId: number, attemptNo: number, workerId: string, now: number): { cancelRequested: boolean } | null {
+    const row = this.db
+      .query(
+        `UPDATE jobs SET heartbeat_at = ? WHERE id = ? AND state = 'running' AND locked_by = ? AND last_attempt_no = ?
+         RETURNING cancel_requested`,
+      )
+      .get(now, jobId, workerId, attemptNo) as { cancel_requested: number } | null;
+    return row ? { cancelRequested: row.cancel_requested === 1 } : null;
+  }
+
+  heartbeatWorker(workerId: string, now: number): { stopRequested: boolean } {
+    const row = this.db
+      .query("UPDATE workers SET heartbeat_at = ? WHERE worker_id = ? RETURNING stop_requested")
+      .get(now, workerId) as { stop_requested: number } | null;
+    return { stopRequested: row?.stop_requested === 1 };
+  }
+}

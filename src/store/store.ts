@@ -1,0 +1,148 @@
+/**
+ * The narrow driver interface between the queue operations (`src/ops/`) and a
+ * database. SQLite (`src/store/sqlite/`) is the one driver today; a PostgreSQL
+ * driver (SPEC §10) implements the same interface and must pass the same shared
+ * test suite (`test/store.test.ts`).
+ *
+ * Every method of {@link StoreWriter} runs inside the transaction opened by
+ * {@link Store.write} (SQLite: `BEGIN IMMEDIATE`, SPEC §2), so an operation that
+ * reads, decides and writes does so atomically. Times are epoch seconds (float).
+ */
+import type {
+  Attempt,
+  EventName,
+  FailureReason,
+  AttemptState,
+  Job,
+  JobEvent,
+  JobFilter,
+  JobState,
+  LaneCount,
+  NewJob,
+  WorkerRecord,
+} from "./model.ts";
+
+/** Reads; inside {@link Store.read} they see one consistent snapshot. */
+export interface StoreReader {
+  /** The job with this id, or null. */
+  getJob(id: number): Job | null;
+  /** The queued or running job holding this idempotency key, or null (SPEC §4). */
+  findActiveJobByKey(key: string): Job | null;
+  /** The most recent job (any state) holding this idempotency key, or null. */
+  findLatestJobByKey(key: string): Job | null;
+  /** Jobs matching `filter`, newest first. */
+  listJobs(filter: JobFilter): Job[];
+  /** Job counts by state and lane. */
+  countByStateAndLane(): LaneCount[];
+  /** Queued jobs whose `next_run_at` is after `now`, per lane. */
+  countScheduledByLane(now: number): { queue: string; n: number }[];
+  /** The newest dead jobs. */
+  recentDead(limit: number): Job[];
+  /** Attempts of a job, oldest first. */
+  attemptsOf(jobId: number): Attempt[];
+  /** One attempt, or null. */
+  getAttempt(jobId: number, attemptNo: number): Attempt | null;
+  /** Ledger rows of a job, oldest first. */
+  eventsOf(jobId: number): JobEvent[];
+  /** A queue-wide setting's raw JSON text, or null when unset. */
+  getSetting(key: string): string | null;
+  /**
+   * Whether a lane is settled for `work --drain` (SPEC §4): nothing running,
+   * nothing due at `now`, no retry/reap backoff pending.
+   */
+  laneSettled(queue: string, now: number): boolean;
+  /** Earliest `next_run_at` of a queued job in the lane, or null. */
+  nextDueAt(queue: string): number | null;
+  /** Number of running jobs in a lane. */
+  runningInLane(queue: string): number;
+  /** Whether a queued job of the lane is due at `now` (a cheap check before claiming). */
+  hasDueJob(queue: string, now: number): boolean;
+  /** Running jobs whose heartbeat is older than `cutoff` (reap candidates, SPEC §4). */
+  staleRunningJobs(cutoff: number): Job[];
+  /** A worker's registry row, or null. */
+  getWorker(workerId: string): WorkerRecord | null;
+  /** Registry rows, most recently seen first. */
+  listWorkers(limit: number): WorkerRecord[];
+}
+
+/** The claim request (SPEC §4 "Claim order", "Lanes and slots"). */
+export interface ClaimRequest {
+  queue: string;
+  workerId: string;
+  workerPid: number;
+  /** Fleet-wide ceiling of running jobs in the lane; null = none. */
+  slots: number | null;
+  now: number;
+}
+
+/** The outcome of an attempt as written back by its worker. */
+export interface AttemptRecord {
+  jobId: number;
+  attemptNo: number;
+  workerId: string;
+  now: number;
+  attemptState: AttemptState;
+  exitCode: number | null;
+  signal: number | null;
+  error: string | null;
+  failureReason: FailureReason | null;
+  jobState: JobState;
+  attempts: number;
+  crashes: number;
+  nextRunAt: number;
+}
+
+/** Writes; only valid inside {@link Store.write}. */
+export interface StoreWriter extends StoreReader {
+  /** Inserts a job in state `queued`; returns the stored row. */
+  insertJob(job: NewJob, now: number): Job;
+  /** Appends a ledger row. */
+  appendEvent(jobId: number, event: EventName, workerId: string | null, detail: string | null, now: number): void;
+  /**
+   * The claim: one statement that moves the next eligible job of the lane to
+   * `running`, owned by the worker, and bumps its attempt number; null when none
+   * is eligible or the lane is at its slot ceiling.
+   */
+  claimNext(req: ClaimRequest): Job | null;
+  /** Inserts the attempt row of a fresh claim. */
+  insertAttempt(attempt: Omit<Attempt, "finished_at" | "exit_code" | "signal" | "error" | "failure_reason" | "pgid" | "pgid_start_time">): void;
+  /** Records the child's process group and its start time on the running attempt. */
+  setAttemptProcess(jobId: number, attemptNo: number, pgid: number, startTime: string | null): void;
+  /**
+   * Writes an attempt's outcome and the job's next state, guarded by owner and
+   * attempt number (SPEC §4): returns false, changing nothing, when the worker
+   * no longer owns that attempt.
+   */
+  recordAttempt(rec: AttemptRecord): boolean;
+  /** Sets a queue-wide setting (raw JSON text). */
+  setSetting(key: string, value: string): void;
+  /** Registers or refreshes a worker's registry row. */
+  upsertWorker(worker: WorkerRecord): void;
+  /** Marks a worker as stopped (it exited cleanly). */
+  markWorkerStopped(workerId: string, now: number): void;
+  /**
+   * Advances a running job's heartbeat if the worker still owns the attempt.
+   * Returns null when it does not, else whether a cancel was requested.
+   */
+  heartbeatJob(jobId: number, attemptNo: number, workerId: string, now: number): { cancelRequested: boolean } | null;
+  /** Advances a worker's registry heartbeat; returns whether a stop was requested. */
+  heartbeatWorker(workerId: string, now: number): { stopRequested: boolean };
+}
+
+/** An open queue. */
+export interface Store {
+  /** Absolute path of the database (":memory:" for an absent queue opened read-only). */
+  readonly path: string;
+  /** Absolute path of the spool folder holding attempt output. */
+  readonly spoolDir: string;
+  /** Runs `fn` in a read snapshot. */
+  read<T>(fn: (tx: StoreReader) => T): T;
+  /**
+   * Runs `fn` in one write transaction; commits when it returns, rolls back when
+   * it throws. Raises `LOCKED` (exit 4) when the write lock cannot be had within
+   * the busy timeout.
+   */
+  write<T>(fn: (tx: StoreWriter) => T): T;
+  /** Closes the connection. */
+  close(): void;
+}

@@ -1,0 +1,56 @@
+/**
+ * `--help` text. A verb's usage is rendered by citty from the verb's own flag
+ * definitions (the same ones the parser uses), followed by its examples.
+ */
+import { defineCommand, renderUsage, type ArgsDef } from "citty";
+import type { FlagsDef } from "../contract/flags.ts";
+import { TOOL_VERSION } from "../contract/version.ts";
+import { VERBS } from "../commands/registry.ts";
+import type { Verb } from "../commands/verb.ts";
+
+/** citty argument definitions from ours (citty ignores the fields it does not know). */
+export function toCittyArgs(flags: FlagsDef): ArgsDef {
+  const out: ArgsDef = {};
+  for (const [name, def] of Object.entries(flags)) {
+    const description = def.repeatable ? `${def.description} (repeatable)` : def.description;
+    if (def.type === "positional") out[name] = { type: "positional", description, required: false, valueHint: def.valueHint };
+    else if (def.type === "boolean") out[name] = { type: "boolean", description, alias: def.alias };
+    else {
+      out[name] = {
+        type: "string",
+        description: def.default !== undefined ? `${description} (default: ${def.default})` : description,
+        valueHint: def.valueHint,
+        alias: def.alias,
+      };
+    }
+  }
+  return out;
+}
+
+/** The usage of one verb, with examples. */
+export async function verbUsage(verb: Verb<unknown>): Promise<string> {
+  const root = defineCommand({ meta: { name: "spoolctl", version: TOOL_VERSION } });
+  const cmd = defineCommand({ meta: { name: verb.name, description: verb.description }, args: toCittyArgs(verb.flags) });
+  const usage = await renderUsage(cmd, root);
+  const aliases = verb.aliases?.length ? `\nAliases: ${verb.aliases.join(", ")}\n` : "";
+  return `${usage}\n${aliases}\nExamples:\n${verb.examples.map((e) => `  ${e}`).join("\n")}\n`;
+}
+
+/** The root usage: every verb with its summary. */
+export function rootUsage(): string {
+  const width = Math.max(...Object.keys(VERBS).map((n) => n.length));
+  const lines = Object.entries(VERBS).map(([name, v]) => `  ${name.padEnd(width)}  ${v.summary}`);
+  return [
+    `spoolctl ${TOOL_VERSION}: a daemonless, crash-safe job queue for shell commands`,
+    "",
+    "Usage: spoolctl <command> [flags]   (spoolctl <command> --help for details)",
+    "",
+    "Commands:",
+    ...lines,
+    "",
+    "Quick start:",
+    "  spoolctl add -- echo hello      # queue a command",
+    "  spoolctl work --drain           # run everything queued, then exit",
+    "  spoolctl output 1               # read what it printed",
+  ].join("\n");
+}

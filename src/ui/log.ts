@@ -1,0 +1,25 @@
+/**
+ * Human messages on stderr through consola, one line each (SPEC §6: "Human mode
+ * prints errors on stderr through consola, one line, with the same code").
+ * Color only on a TTY and without NO_COLOR (SPEC §7).
+ */
+import { createConsola, type ConsolaInstance, type LogObject } from "consola";
+
+/** Whether stderr may be colored. */
+export function colorOn(stream: NodeJS.WriteStream = process.stderr): boolean {
+  return Boolean(stream.isTTY) && !process.env.NO_COLOR && process.env.TERM !== "dumb";
+}
+
+const COLORS: Record<string, string> = { error: "31", fatal: "31", warn: "33", success: "32" };
+
+function line(obj: LogObject): string {
+  const text = obj.args.map((a) => (typeof a === "string" ? a : String(a))).join(" ");
+  const label = obj.type === "log" || obj.type === "info" ? "" : `${obj.type}: `;
+  const color = COLORS[obj.type];
+  return `spoolctl: ${color && colorOn() ? `\u001b[${color}m${label}\u001b[39m` : label}${text}\n`;
+}
+
+/** The CLI's logger: every level to stderr, one line per message, no stack traces. */
+export const log: ConsolaInstance = createConsola({
+  reporters: [{ log: (obj) => void process.stderr.write(line(obj)) }],
+});

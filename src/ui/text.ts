@@ -1,0 +1,40 @@
+/** Small text helpers shared by the human renderers. */
+
+/** Escapes control characters so one job stays on one line (SPEC §4). */
+export function escapeControl(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => {
+    if (c === "\n") return "\\n";
+    if (c === "\t") return "\\t";
+    if (c === "\r") return "\\r";
+    return `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`;
+  });
+}
+
+/** A shell-like rendering of argv for display (quotes where needed), control characters escaped. */
+export function formatArgv(argv: string[]): string {
+  return argv
+    .map((a) => (a === "" ? "''" : /^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", `'\\''`)}'`))
+    .map(escapeControl)
+    .join(" ");
+}
+
+/** Epoch seconds → ISO-8601 UTC, or "-" for null. */
+export function iso(epochSeconds: number | null): string {
+  return epochSeconds === null ? "-" : new Date(epochSeconds * 1000).toISOString();
+}
+
+/** Seconds → a short human duration: 0.4s, 12s, 3m05s, 2h10m, 3d4h. */
+export function humanDuration(seconds: number): string {
+  if (seconds < 10) return `${seconds.toFixed(1)}s`;
+  if (seconds < 60) return `${Math.round(seconds)}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m${String(Math.round(seconds % 60)).padStart(2, "0")}s`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, "0")}m`;
+  return `${Math.floor(seconds / 86400)}d${Math.floor((seconds % 86400) / 3600)}h`;
+}
+
+/** Aligns rows of cells into columns separated by two spaces. */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd();
+  return [line(header), ...rows.map(line)].join("\n");
+}

@@ -1,0 +1,39 @@
+/** The worker's log lines, in the seed's wording (SPEC §5). */
+import type { Outcome } from "../ops/outcome.ts";
+import type { WorkerEvent } from "../worker/loop.ts";
+
+function next(outcome: Outcome): string {
+  if (outcome.jobState === "queued" && outcome.backoffSeconds !== null) return `queued, retry in ${outcome.backoffSeconds}s`;
+  return outcome.jobState;
+}
+
+function verdict(outcome: Outcome): string {
+  switch (outcome.attemptState) {
+    case "succeeded":
+      return "succeeded";
+    case "timed_out":
+      return outcome.error ?? "timed out";
+    case "canceled":
+      return outcome.jobState === "queued" ? "interrupted" : "canceled";
+    default:
+      return outcome.failureReason === "spawn_failed" ? `could not start: ${outcome.error}` : `failed: ${outcome.error}`;
+  }
+}
+
+/** One line per worker event, e.g. `spoolctl: job 1 attempt 1 succeeded (0.0s) -> done`. */
+export function workerLine(event: WorkerEvent): string {
+  switch (event.type) {
+    case "finished":
+      return `spoolctl: job ${event.jobId} attempt ${event.attemptNo} ${verdict(event.outcome)} (${event.seconds.toFixed(1)}s) -> ${next(event.outcome)}`;
+    case "lost":
+      return `spoolctl: job ${event.jobId} attempt ${event.attemptNo} ended after the job was taken from this worker (canceled or retried); result not recorded`;
+    case "reaped":
+      return `spoolctl: reaped job ${event.reaped.jobId} (worker pid ${event.reaped.workerPid} died); now ${next(event.reaped.outcome)}`;
+    case "transient":
+      return `spoolctl: ${event.message}; will retry`;
+    case "stopping":
+      return event.inFlight > 0
+        ? `spoolctl: ${event.reason}: finishing ${event.inFlight} running job(s), then exiting (signal again to kill them)`
+        : `spoolctl: ${event.reason}: exiting`;
+  }
+}

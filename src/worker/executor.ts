@@ -1,0 +1,138 @@
+/**
+ * The executor (SPEC §4 "Execution", "Timeout"): runs one attempt's argv in its
+ * own session and process group (`Bun.spawn` with `detached: true`), stdin from
+ * /dev/null, stdout/stderr written by the child straight into the attempt's
+ * files, and on timeout or cancel kills the whole group: SIGTERM, grace while
+ * the group lives, SIGKILL, then wait.
+ */
+import { constants } from "node:os";
+import { closeSync, mkdirSync, openSync, statSync } from "node:fs";
+import { dirname } from "node:path";
+import type { ProcessEnd } from "../ops/outcome.ts";
+import { processStartTime } from "./liveness.ts";
+
+/** Grace between SIGTERM and SIGKILL, milliseconds (SPEC §4: up to 5 s). */
+export const KILL_GRACE_MS = 5000;
+
+/** What to run. */
+export interface AttemptSpec {
+  argv: string[];
+  cwd: string | null;
+  /** Variables layered over the worker's environment. */
+  env: Record<string, string>;
+  stdoutPath: string;
+  stderrPath: string;
+  /** Seconds. */
+  timeoutSeconds: number;
+  graceMs?: number;
+}
+
+/** An attempt in flight. */
+export interface RunningAttempt {
+  /** PID of the child, which leads its own process group; null if it never started. */
+  pid: number | null;
+  /** The child's start time, to recognise its group later (orphan cleanup). */
+  startTime: string | null;
+  /** Resolves when the child has exited (and, after a kill, its group is gone or SIGKILLed). */
+  done: Promise<ProcessEnd>;
+  /** Kills the group because the job was canceled or the worker is interrupted. */
+  stop(reason: "canceled" | "interrupted"): void;
+}
+
+/** Whether any process of group `pgid` still exists. */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: string }).code === "EPERM";
+  }
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: the group is gone already.
+  }
+}
+
+/**
+ * SIGTERM to the group, wait while it lives up to `graceMs`, then SIGKILL if it
+ * still does. Escalation depends on the group being alive, not on a flag.
+ */
+export async function killGroup(pgid: number, graceMs = KILL_GRACE_MS): Promise<void> {
+  signalGroup(pgid, "SIGTERM");
+  const deadline = performance.now() + graceMs;
+  while (groupAlive(pgid) && performance.now() < deadline) await Bun.sleep(20);
+  if (groupAlive(pgid)) signalGroup(pgid, "SIGKILL");
+}
+
+function spawnFailed(error: string): RunningAttempt {
+  return { pid: null, startTime: null, done: Promise.resolve({ kind: "spawn_failed", error }), stop() {} };
+}
+
+function openOutput(path: string): number {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  return openSync(path, "w", 0o600);
+}
+
+/** Starts an attempt. Never throws: a failure to start is a `spawn_failed` end. */
+export function startAttempt(spec: AttemptSpec): RunningAttempt {
+  if (spec.cwd !== null) {
+    try {
+      if (!statSync(spec.cwd).isDirectory()) return spawnFailed(`cwd ${spec.cwd} is not a directory`);
+    } catch {
+      return spawnFailed(`cwd ${spec.cwd} does not exist`);
+    }
+  }
+  let outFd: number | null = null;
+  let errFd: number | null = null;
+  try {
+    outFd = openOutput(spec.stdoutPath);
+    errFd = openOutput(spec.stderrPath);
+  } catch (error) {
+    if (outFd !== null) closeSync(outFd);
+    return spawnFailed(`cannot write the attempt's output: ${(error as Error).message}`);
+  }
+  let proc: ReturnType<typeof Bun.spawn>;
+  try {
+    proc = Bun.spawn(spec.argv, {
+      cwd: spec.cwd ?? undefined,
+      env: { ...process.env, ...spec.env },
+      stdin: "ignore",
+      stdout: outFd,
+      stderr: errFd,
+      detached: true,
+    });
+  } catch (error) {
+    const message = (error as Error).message;
+    return spawnFailed(/not found/i.test(message) ? `program not found: ${spec.argv[0]}` : `cannot start ${spec.argv[0]}: ${message}`);
+  } finally {
+    closeSync(outFd);
+    closeSync(errFd);
+  }
+  const pid = proc.pid;
+  const startTime = processStartTime(pid);
+  let reason: "timed_out" | "canceled" | "interrupted" | null = null;
+  let killing: Promise<void> | null = null;
+  const kill = (why: NonNullable<typeof reason>) => {
+    if (reason === null) reason = why;
+    killing ??= killGroup(pid, spec.graceMs ?? KILL_GRACE_MS);
+  };
+  const timer = setTimeout(() => kill("timed_out"), Math.max(1, spec.timeoutSeconds * 1000));
+  const done = (async (): Promise<ProcessEnd> => {
+    await proc.exited;
+    clearTimeout(timer);
+    if (killing) await killing;
+    const code = proc.exitCode;
+    const signal = proc.signalCode ? (constants.signals[proc.signalCode as NodeJS.Signals] ?? null) : null;
+    if (reason === "timed_out") return { kind: "timed_out", code, signal };
+    if (reason === "canceled") return { kind: "canceled", code, signal };
+    if (reason === "interrupted") return { kind: "interrupted", code, signal };
+    if (signal !== null) return { kind: "signaled", signal };
+    // A missing exit code is never success (SPEC §4).
+    return code === null ? { kind: "signaled", signal: 0 } : { kind: "exited", code };
+  })();
+  return { pid, startTime, done, stop: (why) => kill(why) };
+}

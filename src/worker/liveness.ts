@@ -1,0 +1,85 @@
+/**
+ * Process identity for reaping (SPEC §4): a process is known by (host, PID,
+ * start time). Linux: field 22 of `/proc/PID/stat` (clock ticks since boot) plus
+ * the kernel's boot id; macOS: `ps -o lstart=`.
+ */
+import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
+
+/** What a liveness look-up concluded. `unknown` (permission error, failed look-up) counts as alive. */
+export type Liveness = "alive" | "dead" | "unknown";
+
+/** This machine's host name. */
+export const HOST = hostname();
+
+let cachedBootId: string | null | undefined;
+
+/** The kernel's boot id (Linux), or null where there is none. */
+export function bootId(): string | null {
+  if (cachedBootId === undefined) {
+    try {
+      cachedBootId = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    } catch {
+      cachedBootId = null;
+    }
+  }
+  return cachedBootId;
+}
+
+/**
+ * The start time of a process as an opaque string, or null when the process
+ * does not exist or cannot be read.
+ */
+export function processStartTime(pid: number): string | null {
+  if (process.platform === "linux") {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      // comm (field 2) may contain spaces and parentheses: split after the last ')'.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return fields[19] ?? null; // field 22 overall; fields[0] here is field 3
+    } catch {
+      return null;
+    }
+  }
+  const out = Bun.spawnSync(["ps", "-o", "lstart=", "-p", String(pid)], { stdout: "pipe", stderr: "ignore" });
+  const text = out.stdout.toString().trim();
+  return out.exitCode === 0 && text ? text : null;
+}
+
+/** Whether a PID exists: `kill(pid, 0)`; EPERM means it exists but is not ours. */
+function pidExists(pid: number): Liveness {
+  try {
+    process.kill(pid, 0);
+    return "alive";
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === "ESRCH") return "dead";
+    return "unknown";
+  }
+}
+
+/** A recorded process identity. */
+export interface ProcessIdentity {
+  host: string;
+  pid: number;
+  bootId: string | null;
+  startTime: string | null;
+}
+
+/**
+ * Whether the process recorded as `who` is still that process (SPEC §4):
+ * PID gone → dead; PID alive with another start time (recycled) → dead;
+ * recorded under another boot → dead; another host → unknown (not ours to judge);
+ * anything inconclusive → unknown.
+ */
+export function judge(who: ProcessIdentity): Liveness {
+  if (who.host !== HOST) return "unknown";
+  const currentBoot = bootId();
+  if (who.bootId && currentBoot && who.bootId !== currentBoot) return "dead";
+  const exists = pidExists(who.pid);
+  if (exists !== "alive") return exists;
+  if (who.startTime === null) return "unknown";
+  const now = processStartTime(who.pid);
+  if (now === null) return pidExists(who.pid) === "dead" ? "dead" : "unknown";
+  return now === who.startTime ? "alive" : "dead";
+}

@@ -1,0 +1,33 @@
+/**
+ * Heartbeat and reap timing (SPEC §4), in seconds. The test knobs
+ * `SPOOLCTL_TEST_HEARTBEAT_INTERVAL` and `SPOOLCTL_TEST_REAP_THRESHOLD` shrink
+ * both for tests; `capabilities` publishes them.
+ */
+
+/** Default heartbeat interval, seconds. */
+export const HEARTBEAT_SECONDS = 5;
+/** Floor of the reap threshold, seconds. */
+export const REAP_FLOOR_SECONDS = 30;
+/** Bounds accepted for the test knobs, seconds. */
+export const KNOB_BOUNDS = { min: 0.01, max: 3600 } as const;
+
+function knob(name: string, env: NodeJS.ProcessEnv): number | null {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return null;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < KNOB_BOUNDS.min || n > KNOB_BOUNDS.max) return null;
+  return n;
+}
+
+/** The effective timing: heartbeat interval and reap threshold, seconds. */
+export interface Timing {
+  heartbeat: number;
+  reapThreshold: number;
+}
+
+/** Reads the timing, honouring the test knobs; the threshold defaults to max(4 × heartbeat, 30 s). */
+export function readTiming(env: NodeJS.ProcessEnv = process.env): Timing {
+  const heartbeat = knob("SPOOLCTL_TEST_HEARTBEAT_INTERVAL", env) ?? HEARTBEAT_SECONDS;
+  const reapThreshold = knob("SPOOLCTL_TEST_REAP_THRESHOLD", env) ?? Math.max(4 * heartbeat, REAP_FLOOR_SECONDS);
+  return { heartbeat, reapThreshold };
+}

@@ -1,0 +1,63 @@
+/**
+ * Wakes an idle worker when another process commits to the queue (SPEC §4:
+ * "idle workers wait on file changes plus a slow poll; they never spin"). It
+ * watches the database folder for changes to the database or its WAL; the poll
+ * interval remains the fallback where file events are unavailable.
+ */
+import { watch, type FSWatcher } from "node:fs";
+import { basename, dirname } from "node:path";
+
+/** A wake-up source. */
+export interface Waker {
+  /** Resolves at the next file change or after `ms`, whichever is first. */
+  wait(ms: number): Promise<void>;
+  /** Wakes a pending {@link wait} now (used by the worker's own events). */
+  poke(): void;
+  close(): void;
+}
+
+/** Watches `dbPath`'s folder for changes to the database, its WAL or shm file. */
+export function watchQueue(dbPath: string): Waker {
+  const name = basename(dbPath);
+  let pending: (() => void) | null = null;
+  let dirty = false;
+  const fire = () => {
+    if (pending) {
+      const resolve = pending;
+      pending = null;
+      resolve();
+    } else dirty = true;
+  };
+  let watcher: FSWatcher | null = null;
+  try {
+    watcher = watch(dirname(dbPath), { persistent: false }, (_event, file) => {
+      if (file === null || file === name || file === `${name}-wal`) fire();
+    });
+    watcher.on("error", () => {});
+  } catch {
+    watcher = null; // no file events here: rely on the poll
+  }
+  return {
+    wait(ms) {
+      if (dirty) {
+        dirty = false;
+        return Promise.resolve();
+      }
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          pending = null;
+          resolve();
+        }, ms);
+        pending = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    },
+    poke: fire,
+    close() {
+      watcher?.close();
+      fire();
+    },
+  };
+}
