@@ -1,0 +1,45 @@
+/** The README quickstart, end to end through the real CLI (issue 2). */
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { statSync } from "node:fs";
+import { TempQueue } from "./helpers.ts";
+
+let q: TempQueue;
+beforeEach(() => (q = new TempQueue()));
+afterEach(() => q.cleanup());
+
+test("add → status → work --drain → output, with the seed's exact lines", async () => {
+  expect((await q.run(["add", "--db", q.db, "--", "echo", "hello from spoolctl"])).stdout).toBe("Added job 1\n");
+  expect((await q.run(["add", "--db", q.db, "--", "echo", "second job"])).stdout).toBe("Added job 2\n");
+  expect((await q.run(["add", "--db", q.db, "--", "sleep", "0.2"])).stdout).toBe("Added job 3\n");
+
+  const status = await q.run(["status", "--db", q.db]);
+  expect(status.stdout).toBe("canceled 0  dead 0  done 0  failed 0  queued 3  running 0\n");
+
+  const work = await q.run(["work", "--db", q.db, "--drain"]);
+  expect(work.code).toBe(0);
+  const lines = work.stderr.trim().split("\n");
+  expect(lines).toHaveLength(3);
+  expect(lines[0]).toMatch(/^spoolctl: job 1 attempt 1 succeeded \(\d+\.\ds\) -> done$/);
+  expect(lines[1]).toMatch(/^spoolctl: job 2 attempt 1 succeeded \(\d+\.\ds\) -> done$/);
+  expect(lines[2]).toMatch(/^spoolctl: job 3 attempt 1 succeeded \(\d+\.\ds\) -> done$/);
+
+  const out = await q.run(["output", "--db", q.db, "1"]);
+  expect(out.stdout).toBe("=== job 1 attempt 1 stdout ===\nhello from spoolctl\n=== job 1 attempt 1 stderr ===\n");
+
+  expect((await q.run(["status", "--db", q.db])).stdout).toBe("canceled 0  dead 0  done 3  failed 0  queued 0  running 0\n");
+});
+
+test("the database and spool are owner-only", async () => {
+  await q.run(["add", "--", "echo", "hi"]);
+  await q.run(["work", "--drain"]);
+  expect(statSync(q.db).mode & 0o777).toBe(0o600);
+  expect(statSync(`${q.dir}/queue.spool`).mode & 0o777).toBe(0o700);
+  expect(statSync(`${q.dir}/queue.spool/output/1/1/stdout`).mode & 0o777).toBe(0o600);
+});
+
+test("read-only verbs on a missing queue create nothing", async () => {
+  const r = await q.json(["status"]);
+  expect(r.code).toBe(0);
+  expect(r.env.data.counts.queued).toBe(0);
+  expect(await Bun.file(q.db).exists()).toBe(false);
+});
