@@ -13,6 +13,8 @@ export const VERBS: Record<string, { summary: string; load: Loader }> = {
   status: { summary: "counts per state and lane, recent dead jobs", load: async () => (await import("./status.ts")).default },
   list: { summary: "jobs, newest first, with filters", load: async () => (await import("./list.ts")).default },
   show: { summary: "one job: fields, attempts and events", load: async () => (await import("./show.ts")).default },
+  workers: { summary: "live and recently seen workers", load: async () => (await import("./workers.ts")).default },
+  stop: { summary: "ask workers to finish their running jobs and exit", load: async () => (await import("./stop.ts")).default },
   output: { summary: "captured stdout/stderr of an attempt", load: async () => (await import("./output.ts")).default },
 };
 

@@ -4,6 +4,7 @@ import { readStatus, type StatusData, type StateCounts } from "../ops/status.ts"
 import { REPORTED_STATES } from "../store/model.ts";
 import { formatArgv } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
+import { judgeRecord } from "./workers.ts";
 
 function countsLine(c: StateCounts): string {
   return REPORTED_STATES.map((s) => `${s} ${c[s]}`).join("  ");
@@ -18,7 +19,7 @@ export default defineVerb<StatusData>({
     const extra = [...ctx.flags.positionals, ...(ctx.flags.rest ?? [])];
     if (extra.length) throw new SpoolError("INVALID_INPUT", `status takes no arguments (got ${JSON.stringify(extra.join(" "))})`);
     const store = ctx.open({ create: false });
-    return { data: store.read((tx) => readStatus(tx)) };
+    return { data: store.read((tx) => readStatus(tx, judgeRecord)) };
   },
   render({ data }) {
     const lines = [countsLine(data.counts)];

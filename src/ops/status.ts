@@ -2,6 +2,7 @@
 import { REPORTED_STATES } from "../store/model.ts";
 import type { StoreReader } from "../store/store.ts";
 import { summarize, type JobSummary } from "./jobs.ts";
+import { listWorkers, type JudgeWorker } from "./workers.ts";
 
 /** Counts keyed by every reported state (`failed` always 0). */
 export type StateCounts = Record<(typeof REPORTED_STATES)[number], number>;
@@ -12,6 +13,8 @@ export interface StatusData {
   scheduled: number;
   queues: Record<string, StateCounts & { scheduled: number }>;
   recent_dead: JobSummary[];
+  /** Registered workers judged alive. */
+  live_workers: number;
 }
 
 function zero(): StateCounts {
@@ -19,7 +22,7 @@ function zero(): StateCounts {
 }
 
 /** Reads the status. `now` is epoch seconds; `deadLimit` bounds `recent_dead`. */
-export function readStatus(tx: StoreReader, now = Date.now() / 1000, deadLimit = 5): StatusData {
+export function readStatus(tx: StoreReader, judge: JudgeWorker, now = Date.now() / 1000, deadLimit = 5): StatusData {
   const counts = zero();
   const queues: StatusData["queues"] = {};
   for (const { state, queue, n } of tx.countByStateAndLane()) {
@@ -33,5 +36,6 @@ export function readStatus(tx: StoreReader, now = Date.now() / 1000, deadLimit =
     queues[queue] ??= { ...zero(), scheduled: 0 };
     queues[queue]!.scheduled = n;
   }
-  return { counts, scheduled, queues, recent_dead: tx.recentDead(deadLimit).map((j) => summarize(j, now)) };
+  const live_workers = listWorkers(tx, judge, 1000).filter((w) => w.status === "live").length;
+  return { counts, scheduled, queues, recent_dead: tx.recentDead(deadLimit).map((j) => summarize(j, now)), live_workers };
 }

@@ -63,6 +63,8 @@ export interface StoreReader {
   getWorker(workerId: string): WorkerRecord | null;
   /** Registry rows, most recently seen first. */
   listWorkers(limit: number): WorkerRecord[];
+  /** Running jobs per owning worker id. */
+  runningJobsByWorker(): { worker_id: string; job_id: number }[];
 }
 
 /** The claim request (SPEC §4 "Claim order", "Lanes and slots"). */
@@ -127,6 +129,8 @@ export interface StoreWriter extends StoreReader {
   heartbeatJob(jobId: number, attemptNo: number, workerId: string, now: number): { cancelRequested: boolean } | null;
   /** Advances a worker's registry heartbeat; returns whether a stop was requested. */
   heartbeatWorker(workerId: string, now: number): { stopRequested: boolean };
+  /** Sets `stop_requested` on registered, not yet stopped workers (one, or all when null); returns their ids. */
+  requestWorkerStop(workerId: string | null): string[];
 }
 
 /** An open queue. */

@@ -9,7 +9,7 @@ import { constants } from "node:os";
 import { closeSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import type { ProcessEnd } from "../ops/outcome.ts";
-import { processStartTime } from "./liveness.ts";
+import { groupHasLiveMembers, processStartTime } from "./liveness.ts";
 
 /** Grace between SIGTERM and SIGKILL, milliseconds (SPEC §4: up to 5 s). */
 export const KILL_GRACE_MS = 5000;
@@ -39,14 +39,9 @@ export interface RunningAttempt {
   stop(reason: "canceled" | "interrupted"): void;
 }
 
-/** Whether any process of group `pgid` still exists. */
+/** Whether any process of group `pgid` is still alive (zombies do not count). */
 export function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (error) {
-    return (error as { code?: string }).code === "EPERM";
-  }
+  return groupHasLiveMembers(pgid);
 }
 
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {

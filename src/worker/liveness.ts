@@ -3,7 +3,7 @@
  * start time). Linux: field 22 of `/proc/PID/stat` (clock ticks since boot) plus
  * the kernel's boot id; macOS: `ps -o lstart=`.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { hostname } from "node:os";
 
 /** What a liveness look-up concluded. `unknown` (permission error, failed look-up) counts as alive. */
@@ -82,4 +82,31 @@ export function judge(who: ProcessIdentity): Liveness {
   const now = processStartTime(who.pid);
   if (now === null) return pidExists(who.pid) === "dead" ? "dead" : "unknown";
   return now === who.startTime ? "alive" : "dead";
+}
+
+/**
+ * Whether process group `pgid` has a member that is not a zombie (Linux: scans
+ * `/proc`). Zombies cannot be signalled and are reaped by init — or never, under
+ * an init that does not reap — so they must not hold a kill's grace open.
+ * Elsewhere, falls back to `kill(-pgid, 0)`.
+ */
+export function groupHasLiveMembers(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch (error) {
+    return (error as { code?: string }).code === "EPERM";
+  }
+  if (process.platform !== "linux") return true;
+  for (const name of readdirSync("/proc")) {
+    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      // fields[0] is the state (field 3), fields[2] the process group (field 5).
+      if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true;
+    } catch {
+      // the process went away while we looked
+    }
+  }
+  return false;
 }

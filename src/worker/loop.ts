@@ -167,6 +167,9 @@ export class Worker {
     const { store, opts } = this;
     let lastReap = -Infinity;
     for (;;) {
+      if (!this.stopping && store.read((tx) => tx.getWorker(opts.workerId))?.stop_requested) {
+        this.requestStop("stop requested through the registry");
+      }
       if (!this.stopping && performance.now() - lastReap >= this.timing.heartbeat * 1000) {
         lastReap = performance.now();
         await this.reap();

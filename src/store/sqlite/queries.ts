@@ -138,6 +138,13 @@ export class SqliteQueries implements StoreWriter {
     return row ? toWorker(row) : null;
   }
 
+  runningJobsByWorker(): { worker_id: string; job_id: number }[] {
+    return this.db.query("SELECT locked_by AS worker_id, id AS job_id FROM jobs WHERE state = 'running' AND locked_by IS NOT NULL ORDER BY id").all() as {
+      worker_id: string;
+      job_id: number;
+    }[];
+  }
+
   listWorkers(limit: number): WorkerRecord[] {
     return (this.db.query("SELECT * FROM workers ORDER BY heartbeat_at DESC LIMIT ?").all(limit) as Row[]).map(toWorker);
   }
@@ -259,6 +266,13 @@ export class SqliteQueries implements StoreWriter {
       )
       .get(now, jobId, workerId, attemptNo) as { cancel_requested: number } | null;
     return row ? { cancelRequested: row.cancel_requested === 1 } : null;
+  }
+
+  requestWorkerStop(workerId: string | null): string[] {
+    const rows = this.db
+      .query("UPDATE workers SET stop_requested = 1 WHERE stopped_at IS NULL AND (?1 IS NULL OR worker_id = ?1) RETURNING worker_id")
+      .all(workerId) as { worker_id: string }[];
+    return rows.map((r) => r.worker_id);
   }
 
   heartbeatWorker(workerId: string, now: number): { stopRequested: boolean } {

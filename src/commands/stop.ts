@@ -1,0 +1,43 @@
+/** `spoolctl stop` (SPEC §4 "Graceful stop"): ask workers, through the registry, to finish their jobs and exit. */
+import { SpoolError } from "../contract/errors.ts";
+import { listWorkers, requestStop } from "../ops/workers.ts";
+import { parseDuration } from "../ops/values.ts";
+import { COMMON_FLAGS, bool, defineVerb, str } from "./verb.ts";
+import { judgeRecord } from "./workers.ts";
+
+export default defineVerb<{ requested: string[]; stopped: string[] | null }>({
+  name: "stop",
+  description: "Ask running workers to stop claiming, finish their running jobs and exit (like Ctrl-C in their terminal).",
+  examples: ["spoolctl stop", "spoolctl stop --worker-id ci-1 --wait --timeout 5m"],
+  flags: {
+    ...COMMON_FLAGS,
+    "worker-id": { type: "string", description: "only this worker (default: all)", valueHint: "ID" },
+    wait: { type: "boolean", description: "return when the workers have exited" },
+    timeout: { type: "string", description: "with --wait: give up after this long (TIMEOUT, exit 4)", valueHint: "DURATION" },
+  },
+  async run(ctx) {
+    const f = ctx.flags;
+    const extra = [...f.positionals, ...(f.rest ?? [])];
+    if (extra.length) throw new SpoolError("INVALID_INPUT", `stop takes no arguments (got ${JSON.stringify(extra.join(" "))})`, { remediation: "use --worker-id ID for one worker" });
+    const timeoutRaw = str(f, "timeout");
+    if (timeoutRaw !== undefined && !bool(f, "wait")) throw new SpoolError("INVALID_INPUT", "--timeout only applies with --wait");
+    const timeout = timeoutRaw === undefined ? null : parseDuration("--timeout", timeoutRaw, 0, 30 * 86400);
+    const store = ctx.open({ create: false });
+    const requested = requestStop(store, str(f, "worker-id") ?? null, judgeRecord);
+    if (!bool(f, "wait")) return { data: { requested, stopped: null } };
+    const deadline = timeout === null ? Infinity : performance.now() + timeout * 1000;
+    for (;;) {
+      const views = store.read((tx) => listWorkers(tx, judgeRecord, 10000)).filter((w) => requested.includes(w.worker_id));
+      if (views.every((w) => w.status !== "live")) return { data: { requested, stopped: requested } };
+      if (performance.now() > deadline) {
+        const left = views.filter((w) => w.status === "live").map((w) => w.worker_id);
+        throw new SpoolError("TIMEOUT", `workers still running after ${timeout}s: ${left.join(", ")}`, { remediation: "they finish their running jobs first; wait longer, or send them SIGTERM twice to kill the jobs" });
+      }
+      await Bun.sleep(100);
+    }
+  },
+  render({ data }) {
+    if (data.requested.length === 0) return "no running workers";
+    return data.stopped ? `stopped ${data.stopped.join(", ")}` : `asked ${data.requested.join(", ")} to stop after their running jobs`;
+  },
+});

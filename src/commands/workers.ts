@@ -1,0 +1,43 @@
+/** `spoolctl workers` (SPEC §5): live and recently seen workers from the registry. */
+import { SpoolError } from "../contract/errors.ts";
+import { listWorkers, type WorkerView } from "../ops/workers.ts";
+import type { WorkerRecord } from "../store/model.ts";
+import { humanDuration, iso, table } from "../ui/text.ts";
+import { judge } from "../worker/liveness.ts";
+import { COMMON_FLAGS, bool, defineVerb } from "./verb.ts";
+
+/** Judges a registry row by its recorded process identity (SPEC §4). */
+export function judgeRecord(w: WorkerRecord) {
+  return judge({ host: w.host, pid: w.pid, bootId: w.boot_id, startTime: w.start_time });
+}
+
+export default defineVerb<{ count: number; workers: WorkerView[] }>({
+  name: "workers",
+  description: "List live and recently seen workers: id, pid, host, lane, started, last heartbeat, running jobs.",
+  examples: ["spoolctl workers", "spoolctl workers --all --json"],
+  flags: { ...COMMON_FLAGS, all: { type: "boolean", description: "include stopped and dead workers" } },
+  run(ctx) {
+    const extra = [...ctx.flags.positionals, ...(ctx.flags.rest ?? [])];
+    if (extra.length) throw new SpoolError("INVALID_INPUT", `workers takes no arguments (got ${JSON.stringify(extra.join(" "))})`);
+    const all = ctx.open({ create: false }).read((tx) => listWorkers(tx, judgeRecord));
+    const workers = bool(ctx.flags, "all") ? all : all.filter((w) => w.status === "live");
+    return { data: { count: workers.length, workers } };
+  },
+  render({ data }) {
+    if (data.count === 0) return "no live workers (spoolctl workers --all shows stopped ones)";
+    const now = Date.now() / 1000;
+    return table(
+      ["WORKER", "PID", "HOST", "LANE", "STATUS", "STARTED", "HEARTBEAT", "RUNNING"],
+      data.workers.map((w) => [
+        w.worker_id,
+        String(w.pid),
+        w.host,
+        w.queue,
+        w.stop_requested && w.status === "live" ? "stopping" : w.status,
+        iso(w.started_at),
+        `${humanDuration(Math.max(0, now - w.heartbeat_at))} ago`,
+        w.running_jobs.length ? w.running_jobs.join(",") : "-",
+      ]),
+    );
+  },
+});

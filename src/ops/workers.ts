@@ -1,0 +1,62 @@
+/**
+ * The workers registry as operators see it (SPEC §5 `workers`, `stop`): who is
+ * live, what each runs, and asking workers to stop through the registry.
+ */
+import { SpoolError } from "../contract/errors.ts";
+import type { WorkerRecord } from "../store/model.ts";
+import type { Store, StoreReader } from "../store/store.ts";
+
+/** How a registry row is judged: `live`, `stopped` (exited cleanly) or `dead` (vanished). */
+export type WorkerStatus = "live" | "stopped" | "dead";
+
+/** One worker as `workers --json` reports it; times are epoch seconds. */
+export interface WorkerView {
+  worker_id: string;
+  pid: number;
+  host: string;
+  queue: string;
+  status: WorkerStatus;
+  started_at: number;
+  heartbeat_at: number;
+  stopped_at: number | null;
+  stop_requested: boolean;
+  running_jobs: number[];
+}
+
+/** Liveness of a registry row, decided by the caller (process look-ups are I/O). */
+export type JudgeWorker = (worker: WorkerRecord) => "alive" | "dead" | "unknown";
+
+/** Lists registry rows, newest heartbeat first, with their running jobs. */
+export function listWorkers(tx: StoreReader, judge: JudgeWorker, limit = 100): WorkerView[] {
+  const running = new Map<string, number[]>();
+  for (const { worker_id, job_id } of tx.runningJobsByWorker()) {
+    running.set(worker_id, [...(running.get(worker_id) ?? []), job_id]);
+  }
+  return tx.listWorkers(limit).map((w) => ({
+    worker_id: w.worker_id,
+    pid: w.pid,
+    host: w.host,
+    queue: w.queue,
+    status: w.stopped_at !== null ? "stopped" : judge(w) === "dead" ? "dead" : "live",
+    started_at: w.started_at,
+    heartbeat_at: w.heartbeat_at,
+    stopped_at: w.stopped_at,
+    stop_requested: w.stop_requested,
+    running_jobs: running.get(w.worker_id) ?? [],
+  }));
+}
+
+/**
+ * Asks live workers to finish their running jobs and exit (one, or every live
+ * one when `workerId` is null). Raises `NOT_FOUND` for an unknown, stopped or dead id.
+ */
+export function requestStop(store: Store, workerId: string | null, judge: JudgeWorker): string[] {
+  return store.write((tx) => {
+    const live = listWorkers(tx, judge, 10000).filter((w) => w.status === "live" && (workerId === null || w.worker_id === workerId));
+    const ids = live.flatMap((w) => tx.requestWorkerStop(w.worker_id));
+    if (workerId !== null && ids.length === 0) {
+      throw new SpoolError("NOT_FOUND", `no running worker with id ${JSON.stringify(workerId)}`, { remediation: "run: spoolctl workers  (to see worker ids)" });
+    }
+    return ids;
+  });
+}
