@@ -8,7 +8,7 @@ import { buildEnvelope, type VerbResult } from "./contract/envelope.ts";
 import { SpoolError, toErrorObject } from "./contract/errors.ts";
 import { closest, parseFlags } from "./contract/flags.ts";
 import { TOOL_VERSION } from "./contract/version.ts";
-import { ALIASES, VERBS } from "./commands/registry.ts";
+import { ALIASES, COMPOUND, VERBS } from "./commands/registry.ts";
 import { makeContext, type Verb } from "./commands/verb.ts";
 import type { Store } from "./store/store.ts";
 
@@ -53,12 +53,29 @@ async function resolveVerb(name: string): Promise<Verb<any>> {
   return entry.load();
 }
 
+/** Rewrites a two-word QueueCTL command (`worker start`) to its verb; other argv is returned as is. */
+function rewriteCompound(argv: string[]): string[] {
+  const [first, second, ...rest] = argv;
+  const group = first === undefined ? undefined : COMPOUND[first];
+  if (!group) return argv;
+  const rewrite = second === undefined ? undefined : group[second];
+  if (!rewrite) {
+    throw new SpoolError("UNKNOWN_COMMAND", `unknown command ${JSON.stringify(`${first} ${second ?? ""}`.trim())}`, {
+      did_you_mean: `${first} ${Object.keys(group)[0]}`,
+      remediation: `use one of: ${Object.keys(group).map((k) => `spoolctl ${first} ${k}`).join(", ")}`,
+    });
+  }
+  return rewrite(rest);
+}
+
 /** Runs the CLI on `argv` (without the program name); returns the exit code. */
-export async function main(argv: string[]): Promise<number> {
+export async function main(rawArgv: string[]): Promise<number> {
   const startedAt = performance.now();
+  let argv = rawArgv;
   const json = wantsJson(argv);
   const stores: Store[] = [];
   try {
+    argv = rewriteCompound(rawArgv);
     const [name, ...rest] = argv;
     if (name === undefined || name === "--help" || name === "-h" || name === "help") {
       const { rootUsage } = await import("./ui/help.ts");

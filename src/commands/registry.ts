@@ -20,3 +20,15 @@ export const VERBS: Record<string, { summary: string; load: Loader }> = {
 
 /** Alternative spellings → verb name. */
 export const ALIASES: Record<string, string> = {};
+
+/**
+ * Two-word QueueCTL commands (SPEC §5), rewritten to our verbs before parsing:
+ * `worker start [--count N]` → `work --concurrency N`, `worker stop` → `stop`.
+ * Each entry maps the arguments after the two words to a full argv.
+ */
+export const COMPOUND: Record<string, Record<string, (rest: string[]) => string[]>> = {
+  worker: {
+    start: (rest) => ["work", ...rest.map((a) => (a === "--count" ? "--concurrency" : a.startsWith("--count=") ? `--concurrency=${a.slice(8)}` : a))],
+    stop: (rest) => ["stop", ...rest],
+  },
+};
