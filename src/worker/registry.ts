@@ -3,14 +3,13 @@
  * identity (host, PID, process start time, boot id) so that reapers can judge
  * its liveness, heartbeats, and reads stop requests from `spoolctl stop`.
  */
-import { randomBytes } from "node:crypto";
 import { SpoolError } from "../contract/errors.ts";
 import type { Store } from "../store/store.ts";
 import { HOST, bootId, judge, processStartTime } from "./liveness.ts";
 
 /** A fresh worker id: `w-<pid>-<4 hex>`. */
 export function newWorkerId(): string {
-  return `w-${process.pid}-${randomBytes(2).toString("hex")}`;
+  return `w-${process.pid}-${Buffer.from(crypto.getRandomValues(new Uint8Array(2))).toString("hex")}`;
 }
 
 /**
