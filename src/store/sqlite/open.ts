@@ -58,22 +58,17 @@ export class SqliteStore implements Store {
   }
 
   read<T>(fn: (tx: StoreReader) => T): T {
-    return mapBusy(this.path, () => {
-      this.db.exec("BEGIN");
-      try {
-        const out = fn(this.queries);
-        this.db.exec("COMMIT");
-        return out;
-      } catch (error) {
-        if (this.db.inTransaction) this.db.exec("ROLLBACK");
-        throw error;
-      }
-    });
+    return this.transaction("BEGIN", fn);
   }
 
   write<T>(fn: (tx: StoreWriter) => T): T {
+    return this.transaction("BEGIN IMMEDIATE", fn);
+  }
+
+  /** Runs `fn` between `begin` and COMMIT; rolls back when it throws. */
+  private transaction<T>(begin: "BEGIN" | "BEGIN IMMEDIATE", fn: (tx: SqliteQueries) => T): T {
     return mapBusy(this.path, () => {
-      this.db.exec("BEGIN IMMEDIATE");
+      this.db.exec(begin);
       try {
         const out = fn(this.queries);
         this.db.exec("COMMIT");
