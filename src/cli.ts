@@ -77,23 +77,24 @@ export async function main(rawArgv: string[]): Promise<number> {
   try {
     argv = rewriteCompound(rawArgv);
     const [name, ...rest] = argv;
-    if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    // Help and version are text, or an envelope of that text under --json.
+    const say = (data: Record<string, string>, text: string) => {
+      process.stdout.write((json ? JSON.stringify(buildEnvelope(startedAt, { data })) : text) + "\n");
+      return 0;
+    };
+    if (name === undefined || name === "--help" || name === "-h" || name === "help" || (name === "--json" && rest.length === 0)) {
       const { rootUsage } = await import("./ui/help.ts");
-      process.stdout.write(rootUsage() + "\n");
-      return 0;
+      return say({ usage: rootUsage() }, rootUsage());
     }
-    if (name === "--version" || name === "-v" || name === "version") {
-      process.stdout.write(TOOL_VERSION + "\n");
-      return 0;
-    }
+    if (name === "--version" || name === "-v" || name === "version") return say({ version: TOOL_VERSION }, TOOL_VERSION);
     if (name.startsWith("-")) {
       throw new SpoolError("UNKNOWN_COMMAND", `expected a command before ${name}`, { remediation: "write the command first, e.g. spoolctl status --json" });
     }
     const verb = await resolveVerb(name);
     if (wantsHelp(rest)) {
       const { verbUsage } = await import("./ui/help.ts");
-      process.stdout.write((await verbUsage(verb)) + "\n");
-      return 0;
+      const usage = await verbUsage(verb);
+      return say({ verb: verb.name, usage }, usage);
     }
     const ctx = makeContext(parseFlags(rest, verb.flags), stores);
     const result: VerbResult = await verb.run(ctx);

@@ -27,11 +27,18 @@ export function toCittyArgs(flags: FlagsDef): ArgsDef {
   return out;
 }
 
-/** The usage of one verb, with examples. */
+const ANSI = /\u001b\[[0-9;]*m/g;
+
+/** citty colors unconditionally; keep color for a terminal only (SPEC §7: NO_COLOR, non-TTY). */
+function maybeColor(text: string): string {
+  return process.stdout.isTTY && !process.env.NO_COLOR ? text : text.replace(ANSI, "");
+}
+
+/** The usage of one verb, with examples; colored only on a terminal. */
 export async function verbUsage(verb: Verb<unknown>): Promise<string> {
   const root = defineCommand({ meta: { name: "spoolctl", version: TOOL_VERSION } });
   const cmd = defineCommand({ meta: { name: verb.name, description: verb.description }, args: toCittyArgs(verb.flags) });
-  const usage = await renderUsage(cmd, root);
+  const usage = maybeColor(await renderUsage(cmd, root));
   const aliases = verb.aliases?.length ? `\nAliases: ${verb.aliases.join(", ")}\n` : "";
   return `${usage}\n${aliases}\nExamples:\n${verb.examples.map((e) => `  ${e}`).join("\n")}\n`;
 }
