@@ -58,11 +58,18 @@ function rewriteCompound(argv: string[]): string[] {
   const [first, second, ...rest] = argv;
   const group = first === undefined ? undefined : COMPOUND[first];
   if (!group) return argv;
-  const rewrite = second === undefined ? undefined : group[second];
+  const actions = Object.keys(group);
+  const remediation = `use one of: ${actions.map((k) => `spoolctl ${first} ${k}`).join(", ")}`;
+  if (second === undefined || second.startsWith("-")) {
+    if (second === "--help" || second === "-h") return ["--help"];
+    throw new SpoolError("MISSING_REQUIRED", `${first} needs an action (${actions.join(", ")})`, { remediation });
+  }
+  const rewrite = group[second];
   if (!rewrite) {
-    throw new SpoolError("UNKNOWN_COMMAND", `unknown command ${JSON.stringify(`${first} ${second ?? ""}`.trim())}`, {
-      did_you_mean: `${first} ${Object.keys(group)[0]}`,
-      remediation: `use one of: ${Object.keys(group).map((k) => `spoolctl ${first} ${k}`).join(", ")}`,
+    const guess = closest(second, actions);
+    throw new SpoolError("UNKNOWN_COMMAND", `unknown command ${JSON.stringify(`${first} ${second}`)}` + (guess ? ` (did you mean ${first} ${guess}?)` : ""), {
+      did_you_mean: guess ? `${first} ${guess}` : null,
+      remediation,
     });
   }
   return rewrite(rest);
@@ -98,6 +105,7 @@ export async function main(rawArgv: string[]): Promise<number> {
     }
     const ctx = makeContext(parseFlags(rest, verb.flags), stores);
     const result: VerbResult = await verb.run(ctx);
+    if (result.streamed) return result.exitCode ?? 0;
     if (json) process.stdout.write(JSON.stringify(buildEnvelope(startedAt, result)) + "\n");
     else {
       if (result.warnings?.length) {

@@ -79,6 +79,8 @@ export class TempQueue {
   query<T = any>(sql: string, ...params: any[]): T[] {
     const db = new Database(this.db, { readonly: true });
     try {
+      // A worker opening or closing the file can hold it busy for a moment (WAL recovery, checkpoint).
+      db.exec("PRAGMA busy_timeout = 5000");
       return db.query(sql).all(...params) as T[];
     } finally {
       db.close();

@@ -54,12 +54,12 @@ export default defineVerb<AddData>({
   flags: {
     ...COMMON_FLAGS,
     command: { type: "string", alias: "c", description: "run a shell string: stored as [sh, -c, STRING]", valueHint: "STRING" },
-    timeout: { type: "string", description: `kill the job after this long (${LIMITS.timeout_seconds.min}s-30d)`, valueHint: "DURATION", default: `${DEFAULTS.timeout_seconds}s` },
-    "max-retries": { type: "string", description: "retries after a failed, timed-out or unstartable attempt", valueHint: "N", default: String(DEFAULTS.max_retries) },
-    "max-crashes": { type: "string", description: "requeues after a worker crash (default: unbounded)", valueHint: "N" },
-    priority: { type: "string", description: "higher runs first (32-bit integer)", valueHint: "N", default: "0" },
+    timeout: { type: "string", description: `kill the job after this long (${LIMITS.timeout_seconds.min}s-30d)`, valueHint: "DURATION", default: `${DEFAULTS.timeout_seconds}s`, min: LIMITS.timeout_seconds.min, max: LIMITS.timeout_seconds.max },
+    "max-retries": { type: "string", description: "retries after a failed, timed-out or unstartable attempt", valueHint: "N", default: String(DEFAULTS.max_retries), min: LIMITS.max_retries.min, max: LIMITS.max_retries.max },
+    "max-crashes": { type: "string", description: "requeues after a worker crash (default: unbounded)", valueHint: "N", min: LIMITS.max_crashes.min, max: LIMITS.max_crashes.max },
+    priority: { type: "string", description: "higher runs first (32-bit integer)", valueHint: "N", default: "0", min: LIMITS.priority.min, max: LIMITS.priority.max },
     queue: { type: "string", description: "lane name", valueHint: "NAME", default: DEFAULTS.queue },
-    after: { type: "string", description: "run no sooner than this delay: 30, 90s, 5m, 2h, 1d", valueHint: "DURATION" },
+    after: { type: "string", description: "run no sooner than this delay: 30, 90s, 5m, 2h, 1d", valueHint: "DURATION", min: 0, max: LIMITS.delay_seconds.max },
     at: { type: "string", description: "run no sooner than this time: epoch seconds or ISO-8601", valueHint: "TIME" },
     cwd: { type: "string", description: "working directory of the job (made absolute now)", valueHint: "DIR" },
     env: { type: "string", repeatable: true, description: "environment variable for the job; last wins", valueHint: "K=V" },
@@ -81,7 +81,19 @@ export default defineVerb<AddData>({
       }
       const lines = parseJobLines(readFrom(from), input);
       if (lines.length === 0) throw new SpoolError("MISSING_REQUIRED", `--from ${from} has no job lines`, { remediation: 'write one JSON object per line, e.g. {"argv": ["echo", "hi"]}' });
-      const specs = lines.map(({ input: i, line }) => validateAddInput(i, (name) => `line ${line}: ${name}`, cwd));
+      const specs = lines.map(({ input: i, line }) => {
+        try {
+          return validateAddInput(i, (name) => `line ${line}: ${name}`, cwd);
+        } catch (error) {
+          // Some rules (a missing or empty command) name no field: say which line it was.
+          if (!(error instanceof SpoolError) || error.message.includes(`line ${line}:`)) throw error;
+          throw new SpoolError(error.code, `--from line ${line}: ${error.message}`, {
+            remediation: error.remediation,
+            did_you_mean: error.did_you_mean,
+            detail: { ...error.detail, line },
+          });
+        }
+      });
       const { jobs, warnings } = addJobs(ctx.open({ create: true }), specs);
       return { data: { count: jobs.length, jobs }, warnings };
     }

@@ -2,8 +2,10 @@
 import { SpoolError } from "../contract/errors.ts";
 import { LIST_LIMIT, listJobs, parseStates, type ListPage } from "../ops/jobs.ts";
 import { LIMITS } from "../ops/limits.ts";
+import { JOB_STATES } from "../store/model.ts";
 import { parseInteger, parseLane, parsePairs } from "../ops/values.ts";
-import { formatArgv, humanDuration, table } from "../ui/text.ts";
+import { stdoutPaint } from "../ui/color.ts";
+import { escapeControl, formatArgv, humanDuration, table } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb, list, str } from "./verb.ts";
 
 export default defineVerb<Omit<ListPage, "pagination">>({
@@ -12,12 +14,12 @@ export default defineVerb<Omit<ListPage, "pagination">>({
   examples: ["spoolctl list", "spoolctl list --state dead --queue builds", "spoolctl list --tag ci=1 --limit 10 --json", "spoolctl list --cursor 120   # the page after id 120"],
   flags: {
     ...COMMON_FLAGS,
-    state: { type: "string", repeatable: true, description: "queued, running, done, dead, canceled (or pending, processing, completed); comma-separated or repeated", valueHint: "STATE" },
+    state: { type: "string", repeatable: true, description: "queued, running, done, dead, canceled (or pending, processing, completed); comma-separated or repeated", valueHint: "STATE", choices: [...JOB_STATES, "failed", "pending", "processing", "completed"] },
     queue: { type: "string", description: "only this lane", valueHint: "NAME" },
     tag: { type: "string", repeatable: true, description: "only jobs with this tag", valueHint: "K=V" },
-    "priority-min": { type: "string", description: "only jobs with at least this priority", valueHint: "N" },
-    limit: { type: "string", description: `at most N jobs (${LIST_LIMIT.min}-${LIST_LIMIT.max})`, valueHint: "N", default: String(LIST_LIMIT.default) },
-    cursor: { type: "string", description: "show jobs older than this id (meta.pagination.cursor of the previous page)", valueHint: "ID" },
+    "priority-min": { type: "string", description: "only jobs with at least this priority", valueHint: "N", min: LIMITS.priority.min, max: LIMITS.priority.max },
+    limit: { type: "string", description: `at most N jobs (${LIST_LIMIT.min}-${LIST_LIMIT.max})`, valueHint: "N", default: String(LIST_LIMIT.default), min: LIST_LIMIT.min, max: LIST_LIMIT.max },
+    cursor: { type: "string", description: "show jobs older than this id (meta.pagination.cursor of the previous page)", valueHint: "ID", valueType: "integer", min: 1 },
   },
   run(ctx) {
     const f = ctx.flags;
@@ -44,14 +46,15 @@ export default defineVerb<Omit<ListPage, "pagination">>({
   render({ data, pagination }) {
     if (data.count === 0) return "no jobs";
     const now = Date.now() / 1000;
+    const color = stdoutPaint();
     const rows = data.jobs.map((j) => [
       String(j.id),
-      j.scheduled ? "scheduled" : j.state,
+      color.state(j.scheduled ? "scheduled" : j.state),
       j.queue,
       String(j.priority),
       String(j.attempts_total),
       humanDuration(Math.max(0, now - j.created_at)),
-      j.last_error ?? "",
+      escapeControl(j.last_error ?? ""),
       formatArgv(j.argv),
     ]);
     const more = pagination?.truncated ? `\n(more: spoolctl list --cursor ${pagination.cursor})` : "";

@@ -1,7 +1,10 @@
 /** `spoolctl output ID` (SPEC §5): an attempt's captured stdout and stderr. */
 import { SpoolError } from "../contract/errors.ts";
 import { resolveJob } from "../ops/jobs.ts";
-import { attemptOutput, parseStream, pickAttempt, type AttemptOutput } from "../ops/output.ts";
+import { describeExit } from "../ops/outcome.ts";
+import { attemptOutput, parseStream, pickAttempt, type AttemptOutput, type StreamName } from "../ops/output.ts";
+import type { Attempt } from "../store/model.ts";
+import type { Store } from "../store/store.ts";
 import { parseInteger } from "../ops/values.ts";
 import { COMMON_FLAGS, bool, defineVerb, str } from "./verb.ts";
 import { jobRef } from "./show.ts";
@@ -9,24 +12,55 @@ import { jobRef } from "./show.ts";
 /** Streams larger than this are shown as their tail (bytes). */
 const MAX_TEXT_BYTES = 1024 * 1024;
 
+/** Writes bytes, waiting when the reader is slow (a pipe into `less`, say). */
+async function writeAll(out: NodeJS.WriteStream, bytes: Uint8Array): Promise<void> {
+  if (!out.write(bytes)) await new Promise<void>((resolve) => out.once("drain", () => resolve()));
+}
+
+/**
+ * `--follow`: the job's stdout to stdout and its stderr to stderr (one stream
+ * asked for goes to stdout) as they are written, until the attempt ends; on a
+ * terminal a last line on stderr says how it ended.
+ */
+async function streamAttempt(store: Store, attempt: Attempt, streams: StreamName[]): Promise<void> {
+  const { followAttempt } = await import("../ops/follow.ts");
+  const follow = followAttempt(store, attempt, streams);
+  for (;;) {
+    const next = await follow.next();
+    if (next.done) {
+      if (process.stderr.isTTY) {
+        const end = next.value;
+        const how = end.state === "running" ? "is still running" : `ended: ${end.state}${end.state === "succeeded" ? "" : ` (${end.error ?? describeExit(end.exit_code, end.signal)})`}`;
+        process.stderr.write(`spoolctl: job ${end.job_id} attempt ${end.attempt_no} ${how}\n`);
+      }
+      return;
+    }
+    const { stream, bytes } = next.value;
+    await writeAll(stream === "stderr" && streams.length === 2 ? process.stderr : process.stdout, bytes);
+  }
+}
+
 export default defineVerb<{ attempts: AttemptOutput[] }>({
   name: "output",
   description: "Print the captured stdout and stderr of a job's latest attempt (or --attempt N).",
-  examples: ["spoolctl output 1", "spoolctl output 1 --attempt 2 --stream stderr", "spoolctl output 1 --stream stdout --raw > out.txt"],
+  examples: ["spoolctl output 1", "spoolctl output 1 --attempt 2 --stream stderr", "spoolctl output 1 --stream stdout --raw > out.txt", "spoolctl output 7 --follow            # like tail -f, until the attempt ends"],
   flags: {
     ...COMMON_FLAGS,
     attempt: { type: "string", description: "attempt number (default: the latest)", valueHint: "N" },
-    stream: { type: "string", description: "stdout, stderr or both", valueHint: "STREAM", default: "both" },
+    stream: { type: "string", description: "stdout, stderr or both", valueHint: "STREAM", default: "both", choices: ["stdout", "stderr", "both"] },
     raw: { type: "boolean", description: "write the stream's bytes only, no headers (needs --stream stdout|stderr)" },
+    follow: { type: "boolean", description: "stream a running attempt's output until it ends, then exit 0 (bytes only: the job's stdout to stdout, its stderr to stderr; one --stream goes to stdout); an attempt that has ended prints what exists" },
     id: { type: "positional", description: "job id or idempotency key", valueHint: "ID" },
   },
-  run(ctx) {
+  async run(ctx) {
     const f = ctx.flags;
     const ref = jobRef(f.positionals, f.rest, "output");
     const streams = parseStream(str(f, "stream"));
     const raw = bool(f, "raw");
+    const follow = bool(f, "follow");
+    if (follow && ctx.json) throw new SpoolError("INVALID_INPUT", "--follow streams bytes, not JSON; drop --json or --follow", { remediation: "spoolctl output ID --json reads what exists so far" });
     if (raw && ctx.json) throw new SpoolError("INVALID_INPUT", "--raw writes bytes, not JSON; drop --json or --raw");
-    if (raw && streams.length !== 1) throw new SpoolError("INVALID_INPUT", "--raw needs one stream", { remediation: "add --stream stdout or --stream stderr" });
+    if (raw && !follow && streams.length !== 1) throw new SpoolError("INVALID_INPUT", "--raw needs one stream", { remediation: "add --stream stdout or --stream stderr" });
     const attemptRaw = str(f, "attempt");
     const attemptNo = attemptRaw === undefined ? null : parseInteger("--attempt", attemptRaw, 1, Number.MAX_SAFE_INTEGER);
     const store = ctx.open({ create: false });
@@ -36,6 +70,10 @@ export default defineVerb<{ attempts: AttemptOutput[] }>({
     });
     if (!attempt) {
       return { data: { attempts: [] }, warnings: [{ code: "NO_ATTEMPTS_YET", message: `job ${job.id} has not been executed yet` }] };
+    }
+    if (follow) {
+      await streamAttempt(store, attempt, streams);
+      return { data: { attempts: [] }, streamed: true };
     }
     if (raw) {
       return { data: { attempts: [attemptOutput(attempt, streams, Number.MAX_SAFE_INTEGER)] } };

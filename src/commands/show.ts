@@ -2,7 +2,8 @@
 import { SpoolError } from "../contract/errors.ts";
 import { showJob, type JobDetail } from "../ops/jobs.ts";
 import { describeExit } from "../ops/outcome.ts";
-import { escapeControl, formatArgv, iso, table } from "../ui/text.ts";
+import { stdoutPaint } from "../ui/color.ts";
+import { escapeControl, formatArgv, humanDuration, iso, table } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 /** The one positional a job verb takes. */
@@ -24,16 +25,19 @@ export default defineVerb<JobDetail>({
   },
   render({ data }) {
     const j = data.job;
+    const now = Date.now() / 1000;
+    const color = stdoutPaint();
+    const ago = (t: number | null) => (t === null ? "-" : `${iso(t)} (${t > now ? `in ${humanDuration(t - now)}` : `${humanDuration(now - t)} ago`})`);
     const field = (name: string, value: string) => `${name.padEnd(13)} ${value}`;
     const lines = [
       field("job", String(j.id)),
-      field("state", j.scheduled ? `${j.state} (scheduled for ${iso(j.next_run_at)})` : j.state),
+      field("state", j.scheduled ? `${color.state("scheduled", j.state)} (scheduled for ${ago(j.next_run_at)})` : color.state(j.state)),
       field("command", formatArgv(j.argv)),
       field("queue", j.queue),
       field("priority", String(j.priority)),
       field("attempts", `${j.attempts_total} run, ${j.attempts} failed of ${j.max_retries} retries, ${j.crashes} crashes${j.max_crashes === null ? "" : ` of ${j.max_crashes}`}`),
       field("timeout", `${j.timeout_seconds}s`),
-      field("created", iso(j.created_at)),
+      field("created", ago(j.created_at)),
       field("next run", iso(j.next_run_at)),
     ];
     if (j.last_error) lines.push(field("last error", escapeControl(j.last_error)));
@@ -47,12 +51,13 @@ export default defineVerb<JobDetail>({
       lines.push("", "attempts:");
       lines.push(
         table(
-          ["#", "STATE", "STARTED", "FINISHED", "RESULT", "WORKER"],
+          ["#", "STATE", "STARTED", "FINISHED", "TOOK", "RESULT", "WORKER"],
           data.attempts.map((a) => [
             String(a.attempt_no),
-            a.state,
+            color.state(a.state),
             iso(a.started_at),
             iso(a.finished_at),
+            humanDuration(Math.max(0, (a.finished_at ?? now) - a.started_at)) + (a.finished_at === null ? " so far" : ""),
             a.state === "running" ? "-" : a.failure_reason === "spawn_failed" || a.failure_reason === "worker_crash" ? (a.error ?? "-") : describeExit(a.exit_code, a.signal),
             a.worker_id,
           ]),

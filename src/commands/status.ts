@@ -1,37 +1,75 @@
 /** `spoolctl status` (SPEC §5): counts per state, scheduled, lanes, recent dead jobs. */
+import { existsSync } from "node:fs";
 import { SpoolError } from "../contract/errors.ts";
-import { readStatus, type StatusData, type StateCounts } from "../ops/status.ts";
-import { REPORTED_STATES } from "../store/model.ts";
-import { formatArgv } from "../ui/text.ts";
-import { COMMON_FLAGS, defineVerb } from "./verb.ts";
+import { readLiveStatus } from "../ops/live.ts";
+import { readStatus, type StatusData } from "../ops/status.ts";
+import { parseNumber } from "../ops/values.ts";
+import { stdoutPaint } from "../ui/color.ts";
+import { renderStatus, renderLiveStatus } from "../ui/status-view.ts";
+import { watchQueue } from "../worker/wake.ts";
+import { COMMON_FLAGS, bool, defineVerb, str, type VerbContext } from "./verb.ts";
 import { judgeRecord } from "./workers.ts";
 
-function countsLine(c: StateCounts): string {
-  return REPORTED_STATES.map((s) => `${s} ${c[s]}`).join("  ");
+/** Bounds of `--interval` (seconds). */
+const INTERVAL = { min: 0.1, max: 3600, default: "1" } as const;
+
+/**
+ * `status --watch`: redraws on the terminal until Ctrl-C. Refused off a
+ * terminal and under --json (a redrawing screen is not a stream a pipe or a
+ * program can read; `status` without --watch prints one snapshot).
+ */
+async function watch(ctx: VerbContext, intervalSeconds: number): Promise<StatusData> {
+  if (ctx.json) {
+    throw new SpoolError("INVALID_INPUT", "--watch redraws a terminal and cannot be combined with --json", { remediation: "drop --watch: spoolctl status --json prints one snapshot" });
+  }
+  if (!process.stdout.isTTY) {
+    throw new SpoolError("INVALID_INPUT", "--watch needs a terminal, and stdout is not one", { remediation: "drop --watch to print the status once (or poll: spoolctl status --json)" });
+  }
+  const { runWatchScreen } = await import("../ui/live.ts");
+  const dbPath = ctx.location().dbPath;
+  let store = ctx.open({ create: false });
+  let last: StatusData | null = null;
+  const wake = watchQueue(dbPath);
+  try {
+    await runWatchScreen({
+      out: process.stdout,
+      intervalMs: intervalSeconds * 1000,
+      wake,
+      frame: (color) => {
+        if (store.path === ":memory:" && existsSync(dbPath)) store = ctx.open({ create: false }); // the queue appeared
+        const live = store.read((tx) => readLiveStatus(tx, judgeRecord));
+        last = live.status;
+        return renderLiveStatus(live, color, intervalSeconds);
+      },
+    });
+  } finally {
+    wake.close();
+  }
+  return last ?? store.read((tx) => readStatus(tx, judgeRecord));
 }
 
 export default defineVerb<StatusData>({
   name: "status",
   description: "Show job counts per state (and per lane), scheduled jobs, and recent dead jobs.",
-  examples: ["spoolctl status", "spoolctl status --json"],
-  flags: { ...COMMON_FLAGS },
-  run(ctx) {
+  examples: ["spoolctl status", "spoolctl status --json", "spoolctl status --watch --interval 2   # live, on a terminal; Ctrl-C to quit"],
+  flags: {
+    ...COMMON_FLAGS,
+    watch: { type: "boolean", description: "redraw live on a terminal (lanes, running jobs, recent failures) until Ctrl-C; refused off a terminal and with --json" },
+    interval: { type: "string", description: `seconds between redraws with --watch (${INTERVAL.min}-${INTERVAL.max}; queue changes also redraw)`, valueHint: "SECONDS", default: INTERVAL.default, valueType: "number", min: INTERVAL.min, max: INTERVAL.max },
+  },
+  async run(ctx) {
     const extra = [...ctx.flags.positionals, ...(ctx.flags.rest ?? [])];
     if (extra.length) throw new SpoolError("INVALID_INPUT", `status takes no arguments (got ${JSON.stringify(extra.join(" "))})`);
+    const intervalRaw = str(ctx.flags, "interval");
+    if (intervalRaw !== undefined && !bool(ctx.flags, "watch")) throw new SpoolError("INVALID_INPUT", "--interval only applies to --watch", { remediation: "add --watch, or drop --interval" });
+    if (bool(ctx.flags, "watch")) {
+      const interval = parseNumber("--interval", intervalRaw ?? INTERVAL.default, INTERVAL.min, INTERVAL.max);
+      return { data: await watch(ctx, interval), streamed: true };
+    }
     const store = ctx.open({ create: false });
     return { data: store.read((tx) => readStatus(tx, judgeRecord)) };
   },
   render({ data }) {
-    const lines = [countsLine(data.counts)];
-    if (data.scheduled > 0) lines.push(`scheduled ${data.scheduled} (queued, not yet due)`);
-    const lanes = Object.keys(data.queues).sort();
-    if (lanes.length > 1 || (lanes.length === 1 && lanes[0] !== "default")) {
-      for (const lane of lanes) lines.push(`  ${lane}: ${countsLine(data.queues[lane]!)}`);
-    }
-    if (data.recent_dead.length) {
-      lines.push("recent dead:");
-      for (const j of data.recent_dead) lines.push(`  job ${j.id}  ${j.last_error ?? "-"}  ${formatArgv(j.argv)}`);
-    }
-    return lines.join("\n");
+    return renderStatus(data, stdoutPaint());
   },
 });

@@ -38,6 +38,8 @@ export interface Verb<T = unknown> {
   /** Usage lines shown under `--help`. */
   examples: string[];
   flags: FlagsDef;
+  /** Whether the verb may change the queue (published by `capabilities`). */
+  mutates?: boolean;
   run(ctx: VerbContext): Promise<VerbResult<T>> | VerbResult<T>;
   /** Human text for stdout (empty string: print nothing). */
   render(result: VerbResult<T>, ctx: VerbContext): string;

@@ -2,6 +2,8 @@
 import { SpoolError } from "../contract/errors.ts";
 import { DEFAULTS, LIMITS } from "../ops/limits.ts";
 import { parseInteger, parseLane, parseNumber } from "../ops/values.ts";
+import { drainBacklog } from "../ops/live.ts";
+import { ProgressLine } from "../ui/live.ts";
 import { workerLine } from "../ui/worker-lines.ts";
 import { Worker, type WorkSummary } from "../worker/loop.ts";
 import { newWorkerId } from "../worker/registry.ts";
@@ -24,9 +26,9 @@ export default defineVerb<WorkData>({
     once: { type: "boolean", description: "claim at most one job, run it, exit" },
     drain: { type: "boolean", description: "exit when nothing is running, due or waiting on a retry backoff" },
     queue: { type: "string", description: "lane to serve", valueHint: "NAME", default: DEFAULTS.queue },
-    slots: { type: "string", description: "fleet-wide ceiling of running jobs in the lane", valueHint: "N" },
-    concurrency: { type: "string", description: "jobs this process runs at once", valueHint: "N", default: "1" },
-    "poll-interval": { type: "string", description: "seconds between polls when no file change wakes the worker", valueHint: "SECONDS", default: "1" },
+    slots: { type: "string", description: "fleet-wide ceiling of running jobs in the lane", valueHint: "N", min: LIMITS.slots.min, max: LIMITS.slots.max },
+    concurrency: { type: "string", description: "jobs this process runs at once", valueHint: "N", default: "1", min: LIMITS.concurrency.min, max: LIMITS.concurrency.max },
+    "poll-interval": { type: "string", description: "seconds between polls when no file change wakes the worker", valueHint: "SECONDS", default: "1", min: LIMITS.poll_interval.min, max: LIMITS.poll_interval.max },
     "worker-id": { type: "string", description: "name of this worker in the registry", valueHint: "ID" },
   },
   async run(ctx) {
@@ -45,14 +47,34 @@ export default defineVerb<WorkData>({
       throw new SpoolError("INVALID_INPUT", `invalid value for --worker-id: ${JSON.stringify(workerId)} (expected 1-128 letters, digits, '.', '_', ':', '@' or '-')`);
     }
     const store = ctx.open({ create: true });
+    const mode = bool(f, "once") ? "once" : bool(f, "drain") ? "drain" : "loop";
+    // Progress (SPEC §7): `--drain` on a terminal only; never on a pipe or under --json.
+    const progress = new ProgressLine(process.stderr, mode === "drain" && !ctx.json && Boolean(process.stderr.isTTY) && process.env.TERM !== "dumb");
+    let executed = 0;
+    const refresh = () => {
+      try {
+        const left = store.read((tx) => drainBacklog(tx, queue));
+        progress.update(`spoolctl: draining ${queue}: ${executed} executed, ${left.left} left (${left.running} running)`);
+      } catch {
+        // progress is best effort
+      }
+    };
+    const ticker = progress.enabled ? setInterval(refresh, 250) : null;
+    if (progress.enabled) refresh();
     const worker = new Worker(store, {
       queue,
       slots,
       concurrency,
       pollInterval,
       workerId,
-      mode: bool(f, "once") ? "once" : bool(f, "drain") ? "drain" : "loop",
-      onEvent: ctx.json ? undefined : (event) => process.stderr.write(workerLine(event) + "\n"),
+      mode,
+      onEvent: ctx.json
+        ? undefined
+        : (event) => {
+            if (event.type === "finished" || event.type === "lost") executed++;
+            progress.println(workerLine(event) + "\n");
+            if (progress.enabled) refresh();
+          },
     });
     const onSignal = (signal: NodeJS.Signals) => {
       if (worker.isStopping) worker.interrupt();
@@ -63,6 +85,8 @@ export default defineVerb<WorkData>({
     try {
       return { data: await worker.run() };
     } finally {
+      if (ticker) clearInterval(ticker);
+      progress.clear();
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
     }

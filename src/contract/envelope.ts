@@ -47,6 +47,11 @@ export interface VerbResult<T = unknown> {
   wait?: Record<string, unknown>;
   /** Exit code when the verb succeeded but reports an outcome (e.g. 6 from `wait`). */
   exitCode?: number;
+  /**
+   * The verb already wrote its whole output itself (a stream of NDJSON frames,
+   * `events --follow`): the runner prints no envelope and no text.
+   */
+  streamed?: boolean;
 }
 
 /** JSON with object keys sorted, so the hash does not depend on insertion order. */

@@ -44,6 +44,8 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 export const WARNING_CODES = {
   IDEMPOTENCY_METADATA_DIFFERS: "the job was deduplicated by --key but its tags, note or priority differ from the active job's",
   NO_ATTEMPTS_YET: "the job has not been executed yet",
+  REPORT_TRUNCATED: "more jobs matched than report --limit; only the newest are in the report",
+  KILL_ASYNC: "a running job was asked to stop; its worker kills it within a heartbeat, so it may still be running now",
 } as const;
 
 /** A code from {@link WARNING_CODES}. */

@@ -19,6 +19,25 @@ export interface FlagDef {
   default?: string | boolean;
   /** Positional: consumes every remaining positional argument. */
   variadic?: boolean;
+  /**
+   * What the value means, for `capabilities` (the parser sees strings): e.g.
+   * `integer`, `number`, `duration`, `timestamp`, `enum`, `pair`, `path`, `json`.
+   * When absent, `capabilities` infers it from `valueHint`.
+   */
+  valueType?: string;
+  /** Smallest accepted value (seconds for durations). */
+  min?: number;
+  /** Largest accepted value (seconds for durations). */
+  max?: number;
+  /** The accepted values of an enumerated flag or positional. */
+  choices?: readonly string[];
+  /** The verb fails with `MISSING_REQUIRED` without it. */
+  required?: boolean;
+  /**
+   * String flag whose value may be left out (`--markdown` or `--markdown FILE`):
+   * given alone, or followed by another flag or nothing, its value is "".
+   */
+  optionalValue?: boolean;
 }
 
 /** A verb's flags and positionals, in help order. */
@@ -141,6 +160,10 @@ export function parseFlags(argv: string[], defs: FlagsDef): ParsedFlags {
     let value = inline;
     if (value === undefined) {
       const next = argv[i + 1];
+      if (def.optionalValue && (next === undefined || next === "--" || (next.startsWith("-") && next.length > 1))) {
+        assign(name, def, "", shown);
+        continue;
+      }
       if (next === undefined || next === "--" || (next.startsWith("--") && next.length > 2)) {
         throw new SpoolError("INVALID_INPUT", `${shown} needs a value${def.valueHint ? ` (${def.valueHint})` : ""}`, {
           remediation: `write ${shown} ${def.valueHint ?? "VALUE"}`,

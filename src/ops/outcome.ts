@@ -127,6 +127,14 @@ export function decideOutcome(job: Job, end: ProcessEnd, settings: QueueSettings
         jobState: "queued", attempts: job.attempts, crashes: job.crashes, nextRunAt: now, backoffSeconds: null, events: ["canceled"],
       };
     case "worker_crash": {
+      if (job.cancel_requested) {
+        // Canceled with --running --yes, but its worker died before acting: honour the cancel.
+        return {
+          attemptState: "abandoned", failureReason: "worker_crash", ...base, error: end.error,
+          jobState: "canceled", attempts: job.attempts, crashes: job.crashes + 1, nextRunAt: job.next_run_at, backoffSeconds: null,
+          events: ["reaped", "canceled"],
+        };
+      }
       const next = retryOrDead(job, "crashes", settings, now);
       return {
         attemptState: "abandoned", failureReason: "worker_crash", ...base, error: end.error, ...next, events: ["reaped", ...next.events],

@@ -9,7 +9,7 @@ export const TRANSITIONS: Readonly<Record<JobState, Partial<Record<JobState, str
   queued: { running: "claim", canceled: "cancel" },
   running: {
     done: "attempt succeeded",
-    queued: "attempt failed with budget left, worker reaped, or worker interrupted (requeue)",
+    queued: "attempt failed with budget left, worker reaped, worker interrupted (requeue), or retry --force",
     dead: "budget exhausted",
     canceled: "cancel --running",
   },

@@ -3,10 +3,14 @@
  * the seam where a PostgreSQL driver (SPEC §10) will be chosen.
  */
 import type { QueueLocation } from "./location.ts";
+import { inspectSqliteQueue, type QueueInspection } from "./sqlite/inspect.ts";
 import { openSqliteStore } from "./sqlite/open.ts";
 import type { Store } from "./store.ts";
 
 export type { Store, StoreReader, StoreWriter } from "./store.ts";
+export type { QueueInspection } from "./sqlite/inspect.ts";
+/** The schema version this binary writes (SPEC §3 `meta`). */
+export { SCHEMA_VERSION } from "./sqlite/migrations.ts";
 
 /**
  * Opens the queue at `location`. With `create: false` a missing file reads as
@@ -14,4 +18,9 @@ export type { Store, StoreReader, StoreWriter } from "./store.ts";
  */
 export function openQueue(location: QueueLocation, opts: { create: boolean }): Store {
   return openSqliteStore({ path: location.dbPath, spoolDir: location.spoolDir, create: opts.create });
+}
+
+/** Inspects the queue file read-only for `doctor`: nothing is created, migrated or changed. */
+export function inspectQueue(location: QueueLocation): QueueInspection {
+  return inspectSqliteQueue(location.dbPath);
 }

@@ -28,23 +28,49 @@ export function spoolDirFor(dbPath: string): string {
   return join(dirname(dbPath), `${name}.spool`);
 }
 
-function fromConfig(cwd: string): string | null {
-  const file = join(cwd, CONFIG_FILE);
-  if (!existsSync(file)) return null;
+/** Keys `.spoolctl/config.json` understands. */
+export const CONFIG_KEYS = ["db_path"] as const;
+
+/** What a project config file holds, or why it is unusable. */
+export interface ProjectConfig {
+  /** Absolute path of the file. */
+  path: string;
+  exists: boolean;
+  /** False when the file exists but is not a JSON object with valid known keys. */
+  valid: boolean;
+  /** Why it is invalid, or null. */
+  problem: string | null;
+  /** `db_path`, resolved against the file's folder, or null when absent. */
+  dbPath: string | null;
+  /** Keys present in the file that spoolctl does not know (ignored). */
+  unknownKeys: string[];
+}
+
+/** Reads and checks a project config file; never throws. */
+export function readProjectConfig(file: string): ProjectConfig {
+  const out: ProjectConfig = { path: file, exists: existsSync(file), valid: true, problem: null, dbPath: null, unknownKeys: [] };
+  if (!out.exists) return out;
+  const fail = (problem: string): ProjectConfig => ({ ...out, valid: false, problem });
   let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(file, "utf8"));
   } catch (error) {
-    throw new SpoolError("INVALID_INPUT", `${file} is not valid JSON: ${(error as Error).message}`, {
-      remediation: `fix ${file}, or pass --db PATH`,
-    });
+    return fail(`not valid JSON: ${(error as Error).message}`);
   }
-  const dbPath = (parsed as { db_path?: unknown })?.db_path;
-  if (dbPath === undefined) return null;
-  if (typeof dbPath !== "string" || dbPath === "") {
-    throw new SpoolError("INVALID_INPUT", `${file}: db_path must be a non-empty string`, { remediation: `fix ${file}, or pass --db PATH` });
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return fail("expected a JSON object");
+  out.unknownKeys = Object.keys(parsed).filter((k) => !(CONFIG_KEYS as readonly string[]).includes(k));
+  const dbPath = (parsed as { db_path?: unknown }).db_path;
+  if (dbPath === undefined) return out;
+  if (typeof dbPath !== "string" || dbPath === "") return fail("db_path must be a non-empty string");
+  return { ...out, dbPath: resolve(dirname(file), dbPath) };
+}
+
+function fromConfig(cwd: string): string | null {
+  const config = readProjectConfig(join(cwd, CONFIG_FILE));
+  if (!config.valid) {
+    throw new SpoolError("INVALID_INPUT", `${config.path}: ${config.problem}`, { remediation: `fix ${config.path}, or pass --db PATH` });
   }
-  return resolve(dirname(file), dbPath);
+  return config.dbPath;
 }
 
 /**

@@ -23,7 +23,7 @@ export const FAILURE_REASONS = ["process_exit", "timeout", "spawn_failed", "work
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
 /** Ledger event names (SPEC §3). */
-export const EVENTS = ["added", "claimed", "succeeded", "failed", "timed_out", "reaped", "dead", "retried", "canceled"] as const;
+export const EVENTS = ["added", "claimed", "succeeded", "failed", "timed_out", "reaped", "dead", "retried", "canceled", "cancel_requested"] as const;
 /** A ledger event name. */
 export type EventName = (typeof EVENTS)[number];
 
@@ -133,6 +133,10 @@ export interface JobFilter {
   priorityMin?: number;
   /** Only jobs with id < beforeId (newest-first paging). */
   beforeId?: number;
+  /** Only these job ids. */
+  ids?: number[];
+  /** Only jobs created at or after this time (epoch seconds). */
+  createdSince?: number;
   limit: number;
 }
 

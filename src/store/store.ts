@@ -38,6 +38,13 @@ export interface StoreReader {
   countScheduledByLane(now: number): { queue: string; n: number }[];
   /** The newest dead jobs. */
   recentDead(limit: number): Job[];
+  /** The most recently finished failed, timed-out or abandoned attempts of the newest 10,000 jobs, newest first. */
+  recentFailedAttempts(limit: number): Attempt[];
+  /**
+   * Jobs of a lane that hold `work --drain` open (SPEC §4): `running`, and
+   * `waiting` = queued jobs that are due at `now` or wait out a retry/reap backoff.
+   */
+  laneBacklog(queue: string, now: number): { running: number; waiting: number };
   /** Attempts of a job, oldest first. */
   attemptsOf(jobId: number): Attempt[];
   /** One attempt, or null. */
@@ -65,6 +72,34 @@ export interface StoreReader {
   listWorkers(limit: number): WorkerRecord[];
   /** Running jobs per owning worker id. */
   runningJobsByWorker(): { worker_id: string; job_id: number }[];
+  /** Ledger rows with `id > afterId` (optionally of one job), oldest first, at most `limit`. */
+  listEvents(query: EventQuery): JobEvent[];
+  /**
+   * Terminal jobs in `states` (only done, dead, canceled are ever returned) that
+   * finished before `finishedBefore` (epoch seconds), oldest first: prune candidates.
+   */
+  pruneCandidates(states: JobState[], finishedBefore: number): Job[];
+  /** How many attempt and ledger rows these jobs have. */
+  historyCounts(jobIds: number[]): { attempts: number; events: number };
+}
+
+/** A page of the ledger (SPEC §5 `events`). */
+export interface EventQuery {
+  /** Only rows with a larger id (the cursor). */
+  afterId: number;
+  /** Only this job's rows. */
+  jobId?: number;
+  limit: number;
+}
+
+/** How an attempt was closed by someone other than its worker (e.g. `retry --force`). */
+export interface AttemptClosing {
+  jobId: number;
+  attemptNo: number;
+  state: AttemptState;
+  failureReason: FailureReason | null;
+  error: string;
+  now: number;
 }
 
 /** The claim request (SPEC §4 "Claim order", "Lanes and slots"). */
@@ -131,6 +166,33 @@ export interface StoreWriter extends StoreReader {
   heartbeatWorker(workerId: string, now: number): { stopRequested: boolean };
   /** Sets `stop_requested` on registered, not yet stopped workers (one, or all when null); returns their ids. */
   requestWorkerStop(workerId: string | null): string[];
+  /** Removes a queue-wide setting, so its default applies again. Returns whether it was set. */
+  deleteSetting(key: string): boolean;
+  /**
+   * Requeues a job that is in state `from` (dead, canceled, or running for
+   * `retry --force`) with fresh budgets: `attempts` and `crashes` reset, due at
+   * `now`, ownership and `cancel_requested` cleared, history kept. Clearing
+   * `locked_by` is what makes the old worker's late writes change nothing.
+   * Returns false, changing nothing, when the job is no longer in `from`.
+   */
+  requeueJob(jobId: number, from: JobState, now: number): boolean;
+  /**
+   * Closes a still-running attempt row on behalf of its worker (`retry --force`).
+   * Returns false when the attempt is not running.
+   */
+  closeAttempt(closing: AttemptClosing): boolean;
+  /** Cancels a queued job at once (SPEC §4 "Cancel"). Returns false when it is not queued. */
+  cancelQueuedJob(jobId: number, now: number): boolean;
+  /**
+   * Sets `cancel_requested` on a running job; its worker sees it on the next
+   * heartbeat. Returns false when the job is not running.
+   */
+  requestCancel(jobId: number): boolean;
+  /**
+   * Deletes terminal jobs with their attempts and ledger rows (never queued or
+   * running ones, whatever the ids). Returns the row counts deleted.
+   */
+  deleteJobs(jobIds: number[]): { jobs: number; attempts: number; events: number };
 }
 
 /** An open queue. */

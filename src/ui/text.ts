@@ -32,9 +32,15 @@ export function humanDuration(seconds: number): string {
   return `${Math.floor(seconds / 86400)}d${Math.floor((seconds % 86400) / 3600)}h`;
 }
 
-/** Aligns rows of cells into columns separated by two spaces. */
+/** Length of `text` as shown: SGR color codes take no room. */
+export function visibleLength(text: string): number {
+  return text.includes("\u001b[") ? text.replace(/\u001b\[[0-9;]*m/g, "").length : text.length;
+}
+
+/** Aligns rows of cells into columns separated by two spaces (cells may carry SGR color codes). */
 export function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd();
+  const widths = header.map((h, i) => Math.max(visibleLength(h), ...rows.map((r) => visibleLength(r[i] ?? ""))));
+  const pad = (c: string, width: number) => c + " ".repeat(Math.max(0, width - visibleLength(c)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : pad(c, widths[i]!))).join("  ").trimEnd();
   return [line(header), ...rows.map(line)].join("\n");
 }

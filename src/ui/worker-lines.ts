@@ -28,7 +28,8 @@ export function workerLine(event: WorkerEvent): string {
     case "lost":
       return `spoolctl: job ${event.jobId} attempt ${event.attemptNo} ended after the job was taken from this worker (canceled or retried); result not recorded`;
     case "reaped":
-      return `spoolctl: reaped job ${event.reaped.jobId} (worker pid ${event.reaped.workerPid} died); now ${next(event.reaped.outcome)}`;
+      // The seed's exact wording (issue 3): "now queued", without the retry delay.
+      return `spoolctl: reaped job ${event.reaped.jobId} (worker pid ${event.reaped.workerPid} died); now ${event.reaped.outcome.jobState}`;
     case "transient":
       return `spoolctl: ${event.message}; will retry`;
     case "stopping":

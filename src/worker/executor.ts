@@ -60,7 +60,12 @@ export async function killGroup(pgid: number, graceMs = KILL_GRACE_MS): Promise<
   signalGroup(pgid, "SIGTERM");
   const deadline = performance.now() + graceMs;
   while (groupAlive(pgid) && performance.now() < deadline) await Bun.sleep(20);
-  if (groupAlive(pgid)) signalGroup(pgid, "SIGKILL");
+  if (!groupAlive(pgid)) return;
+  signalGroup(pgid, "SIGKILL");
+  // "…then wait": SIGKILL cannot be caught, but a process in uninterruptible
+  // sleep dies only when its I/O returns; wait a bounded while for the group.
+  const killDeadline = performance.now() + graceMs;
+  while (groupAlive(pgid) && performance.now() < killDeadline) await Bun.sleep(20);
 }
 
 function spawnFailed(error: string): RunningAttempt {
@@ -121,7 +126,12 @@ export function startAttempt(spec: AttemptSpec): RunningAttempt {
     clearTimeout(timer);
     if (killing) await killing;
     const code = proc.exitCode;
-    const signal = proc.signalCode ? (constants.signals[proc.signalCode as NodeJS.Signals] ?? null) : null;
+    // Bun reports a named signal as its name and an unnamed one (real-time signals) as its number.
+    const rawSignal = proc.signalCode as unknown;
+    const signal =
+      typeof rawSignal === "number" ? rawSignal
+      : typeof rawSignal === "string" && rawSignal !== "" ? (constants.signals[rawSignal as NodeJS.Signals] ?? (/^\d+$/.test(rawSignal) ? Number(rawSignal) : null))
+      : null;
     if (reason === "timed_out") return { kind: "timed_out", code, signal };
     if (reason === "canceled") return { kind: "canceled", code, signal };
     if (reason === "interrupted") return { kind: "interrupted", code, signal };

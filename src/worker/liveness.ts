@@ -58,6 +58,18 @@ function pidExists(pid: number): Liveness {
   }
 }
 
+/** Whether `pid` is a zombie (Linux: state `Z` or `X` in `/proc/PID/stat`); false where that cannot be told. */
+function isZombie(pid: number): boolean {
+  if (process.platform !== "linux") return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const state = stat.charAt(stat.lastIndexOf(")") + 2);
+    return state === "Z" || state === "X";
+  } catch {
+    return false;
+  }
+}
+
 /** A recorded process identity. */
 export interface ProcessIdentity {
   host: string;
@@ -78,6 +90,8 @@ export function judge(who: ProcessIdentity): Liveness {
   if (who.bootId && currentBoot && who.bootId !== currentBoot) return "dead";
   const exists = pidExists(who.pid);
   if (exists !== "alive") return exists;
+  // A zombie has exited; under an init that never reaps it keeps its PID and start time for good.
+  if (isZombie(who.pid)) return "dead";
   if (who.startTime === null) return "unknown";
   const now = processStartTime(who.pid);
   if (now === null) return pidExists(who.pid) === "dead" ? "dead" : "unknown";

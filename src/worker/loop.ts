@@ -190,7 +190,11 @@ export class Worker {
   private idleWaitMs(): number {
     let ms = this.opts.pollInterval * 1000;
     const due = this.store.read((tx) => tx.nextDueAt(this.opts.queue));
-    if (due !== null) ms = Math.min(ms, Math.max(1, (due - Date.now() / 1000) * 1000 + 5));
+    const now = Date.now() / 1000;
+    // A job already due that could not be claimed is held back by --slots or
+    // --concurrency: the end of a running job (a commit, or our own poke) wakes
+    // us; shortening the wait to 1 ms would spin on the database.
+    if (due !== null && due > now) ms = Math.min(ms, Math.max(1, (due - now) * 1000 + 5));
     return Math.min(ms, this.timing.heartbeat * 1000);
   }
 
@@ -206,17 +210,15 @@ export class Worker {
       timeoutSeconds: job.timeout_seconds,
     });
     if (running.pid !== null) {
-      try {
-        this.store.write((tx) => tx.setAttemptProcess(job.id, attemptNo, running.pid!, running.startTime));
-      } catch (error) {
-        this.transient(error);
-      }
+      // The reaper needs the group to kill an orphan if this worker dies: retry through LOCKED.
+      this.writeWithRetry((tx) => tx.setAttemptProcess(job.id, attemptNo, running.pid!, running.startTime));
     }
     if (this.interrupted) running.stop("interrupted");
     const beat = setInterval(() => {
       try {
         const seen = this.store.write((tx) => tx.heartbeatJob(job.id, attemptNo, this.opts.workerId, Date.now() / 1000));
-        if (seen?.cancelRequested) running.stop("canceled");
+        // null: the job was taken from us (retry --force); its run must not go on beside the new one.
+        if (seen === null || seen.cancelRequested) running.stop("canceled");
       } catch (error) {
         this.transient(error);
       }
@@ -241,9 +243,19 @@ export class Worker {
 
   /** Records an outcome; a `LOCKED` result is retried, since losing it would re-run the job. */
   private recordWithRetry(claimed: ClaimedAttempt, end: Parameters<typeof recordAttemptEnd>[2]): Outcome | null {
+    return this.retryLocked(() => recordAttemptEnd(this.store, { jobId: claimed.job.id, attemptNo: claimed.attemptNo, workerId: this.opts.workerId }, end));
+  }
+
+  /** A store write retried through `LOCKED` (each try already waited the busy timeout). */
+  private writeWithRetry(fn: Parameters<Store["write"]>[0]): void {
+    this.retryLocked(() => this.store.write(fn));
+  }
+
+  /** Runs `fn`, retrying up to 12 times while it raises `LOCKED`; other errors propagate. */
+  private retryLocked<T>(fn: () => T): T {
     for (let tries = 0; ; tries++) {
       try {
-        return recordAttemptEnd(this.store, { jobId: claimed.job.id, attemptNo: claimed.attemptNo, workerId: this.opts.workerId }, end);
+        return fn();
       } catch (error) {
         if (!(error instanceof SpoolError && error.code === "LOCKED") || tries >= 11) throw error;
         this.emit({ type: "transient", message: error.message });

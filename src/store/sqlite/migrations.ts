@@ -105,6 +105,15 @@ function refuseNewer(version: number, path: string): never {
 }
 
 /**
+ * Raises `INTERNAL` (exit 3) when the file is newer than this binary. Called
+ * before any pragma that writes (journal_mode), so a refused file keeps every byte.
+ */
+export function refuseIfNewer(db: Database, path: string): void {
+  const version = readSchemaVersion(db);
+  if (version > SCHEMA_VERSION) refuseNewer(version, path);
+}
+
+/**
  * Brings the file to {@link SCHEMA_VERSION}, one step per transaction.
  * Raises `INTERNAL` (exit 3) for a file newer than this binary, touching nothing.
  */

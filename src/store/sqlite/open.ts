@@ -7,7 +7,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { SpoolError } from "../../contract/errors.ts";
 import type { Store, StoreReader, StoreWriter } from "../store.ts";
-import { migrate } from "./migrations.ts";
+import { migrate, refuseIfNewer } from "./migrations.ts";
 import { SqliteQueries } from "./queries.ts";
 
 /** busy_timeout in milliseconds (SPEC §4). */
@@ -122,6 +122,8 @@ export function openSqliteStore(opts: OpenOptions): SqliteStore {
   try {
     mapBusy(opts.path, () => {
       db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      // A newer file is refused before the WAL switch below, which would rewrite its header.
+      refuseIfNewer(db, opts.path);
       // Switching to WAL needs an exclusive lock briefly; the busy handler covers it.
       const mode = db.query("PRAGMA journal_mode = WAL").get() as { journal_mode: string };
       if (mode.journal_mode !== "wal") throw new Error(`journal_mode is ${mode.journal_mode}, not wal`);

@@ -4,12 +4,14 @@
  * caches them).
  */
 import type { Database } from "bun:sqlite";
-import type { AttemptRecord, ClaimRequest, StoreWriter } from "../store.ts";
-import type { Attempt, EventName, Job, JobEvent, JobFilter, LaneCount, NewJob, WorkerRecord } from "../model.ts";
+import type { AttemptClosing, AttemptRecord, ClaimRequest, EventQuery, StoreWriter } from "../store.ts";
+import type { Attempt, EventName, Job, JobEvent, JobFilter, JobState, LaneCount, NewJob, WorkerRecord } from "../model.ts";
+import * as op from "./operator-queries.ts";
 
 type Row = Record<string, unknown>;
 
-function toJob(row: Row): Job {
+/** A `jobs` row as a {@link Job} (JSON columns parsed). */
+export function toJob(row: Row): Job {
   return {
     ...(row as unknown as Job),
     argv: JSON.parse(row.argv as string),
@@ -67,6 +69,14 @@ export class SqliteQueries implements StoreWriter {
       where.push("id < ?");
       params.push(filter.beforeId);
     }
+    if (filter.ids !== undefined) {
+      where.push(`id IN (SELECT value FROM json_each(?))`);
+      params.push(JSON.stringify(filter.ids));
+    }
+    if (filter.createdSince !== undefined) {
+      where.push("created_at >= ?");
+      params.push(filter.createdSince);
+    }
     const sql = `SELECT * FROM jobs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT ?`;
     return (this.db.query(sql).all(...params, filter.limit) as Row[]).map(toJob);
   }
@@ -83,6 +93,27 @@ export class SqliteQueries implements StoreWriter {
 
   recentDead(limit: number): Job[] {
     return (this.db.query("SELECT * FROM jobs WHERE state = 'dead' ORDER BY finished_at DESC, id DESC LIMIT ?").all(limit) as Row[]).map(toJob);
+  }
+
+  recentFailedAttempts(limit: number): Attempt[] {
+    return this.db
+      .query(
+        // Bounded to the newest 10,000 jobs so that a live view stays cheap on a huge queue.
+        `SELECT * FROM attempts WHERE job_id > (SELECT coalesce(max(id), 0) - 10000 FROM jobs)
+           AND state IN ('failed','timed_out','abandoned')
+         ORDER BY finished_at DESC, job_id DESC, attempt_no DESC LIMIT ?`,
+      )
+      .all(limit) as Attempt[];
+  }
+
+  laneBacklog(queue: string, now: number): { running: number; waiting: number } {
+    return this.db
+      .query(
+        `SELECT count(*) FILTER (WHERE state = 'running') AS running,
+                count(*) FILTER (WHERE state = 'queued' AND (next_run_at <= ?2 OR attempts > 0 OR crashes > 0)) AS waiting
+         FROM jobs WHERE queue = ?1 AND state IN ('queued','running')`,
+      )
+      .get(queue, now) as { running: number; waiting: number };
   }
 
   attemptsOf(jobId: number): Attempt[] {
@@ -280,5 +311,42 @@ export class SqliteQueries implements StoreWriter {
       .query("UPDATE workers SET heartbeat_at = ? WHERE worker_id = ? RETURNING stop_requested")
       .get(now, workerId) as { stop_requested: number } | null;
     return { stopRequested: row?.stop_requested === 1 };
+  }
+
+  // Operator verbs (retry, cancel, prune, events, config): SQL in operator-queries.ts.
+  listEvents(query: EventQuery): JobEvent[] {
+    return op.listEvents(this.db, query);
+  }
+
+  pruneCandidates(states: JobState[], finishedBefore: number): Job[] {
+    return op.pruneCandidates(this.db, states, finishedBefore);
+  }
+
+  historyCounts(jobIds: number[]): { attempts: number; events: number } {
+    return op.historyCounts(this.db, jobIds);
+  }
+
+  deleteSetting(key: string): boolean {
+    return op.deleteSetting(this.db, key);
+  }
+
+  requeueJob(jobId: number, from: JobState, now: number): boolean {
+    return op.requeueJob(this.db, jobId, from, now);
+  }
+
+  closeAttempt(closing: AttemptClosing): boolean {
+    return op.closeAttempt(this.db, closing);
+  }
+
+  cancelQueuedJob(jobId: number, now: number): boolean {
+    return op.cancelQueuedJob(this.db, jobId, now);
+  }
+
+  requestCancel(jobId: number): boolean {
+    return op.requestCancel(this.db, jobId);
+  }
+
+  deleteJobs(jobIds: number[]): { jobs: number; attempts: number; events: number } {
+    return op.deleteJobs(this.db, jobIds);
   }
 }

@@ -1,0 +1,146 @@
+/**
+ * `spoolctl config show|validate|get|set|unset` (SPEC §5–§6), reached as
+ * `config <action>` (rewritten to `config-<action>` by the registry) or by the
+ * hyphenated names. Settings live in the queue database, so every worker sees them.
+ */
+import { SpoolError } from "../contract/errors.ts";
+import {
+  describeLocation,
+  readAllSettings,
+  readSetting,
+  setSetting,
+  settingKey,
+  unsetSetting,
+  validateConfig,
+  type ConfigValidation,
+  type LocationReport,
+  type SettingView,
+} from "../ops/config.ts";
+import { SETTING_KEYS } from "../ops/settings.ts";
+import { COMMON_FLAGS, defineVerb, str, type VerbContext } from "./verb.ts";
+
+const KEY_HINT = `${SETTING_KEYS.join(", ")} (dashes or underscores)`;
+
+function args(ctx: VerbContext, verb: string, names: string[]): string[] {
+  const got = [...ctx.flags.positionals, ...(ctx.flags.rest ?? [])];
+  if (got.length < names.length) {
+    throw new SpoolError("MISSING_REQUIRED", `config ${verb} needs ${names.slice(got.length).join(" and ")}`, {
+      remediation: `spoolctl config ${verb} ${names.join(" ")}   (keys: ${KEY_HINT})`,
+    });
+  }
+  if (got.length > names.length) throw new SpoolError("INVALID_INPUT", `config ${verb} takes ${names.length ? names.join(" ") : "no arguments"} (got ${got.length}: ${got.join(" ")})`);
+  return got;
+}
+
+function settingLine(s: SettingView): string {
+  const when = s.applies_at === "add" ? "copied into jobs when added" : "read when a retry is scheduled";
+  return `${s.key.padEnd(12)} ${String(s.value).padEnd(8)} ${s.source === "default" ? "(default)" : "(set)    "}  ${when}`;
+}
+
+/** `config show` data: where the queue is and why, and the settings (null when the path cannot be resolved). */
+export type ConfigShowData = Omit<LocationReport, "db_path" | "db_source" | "spool_dir"> & {
+  sources: { db_path: LocationReport["db_source"] };
+  values: { db_path: string | null; spool_dir: string | null };
+  settings: Record<string, SettingView> | null;
+};
+
+/** `config show`. */
+export const show = defineVerb<ConfigShowData>({
+  name: "config-show",
+  aliases: ["config show"],
+  description: "Show where the queue database is and why (--db > SPOOLCTL_DB > .spoolctl/config.json > default), and the queue-wide settings: which are copied into jobs when added, which are read at retry time.",
+  examples: ["spoolctl config show", "spoolctl config show --json", "spoolctl config show --db /tmp/q.db"],
+  flags: { ...COMMON_FLAGS },
+  run(ctx) {
+    args(ctx, "show", []);
+    const { db_path, db_source, spool_dir, ...rest } = describeLocation(str(ctx.flags, "db"));
+    const settings = db_path === null ? null : Object.fromEntries(ctx.open({ create: false }).read((tx) => readAllSettings(tx)).map((s) => [s.key, s]));
+    return { data: { ...rest, sources: { db_path: db_source }, values: { db_path, spool_dir }, settings } };
+  },
+  render({ data }) {
+    const lines = [
+      `database     ${data.values.db_path ?? "(unresolved)"}${data.sources.db_path ? `  (from ${data.sources.db_path})` : ""}`,
+      `spool        ${data.values.spool_dir ?? "-"}`,
+      `config file  ${data.config_path}${data.config_exists ? (data.config_valid ? "" : `  INVALID: ${data.config_problem}`) : "  (none)"}`,
+      `precedence   ${data.precedence.join(" > ")}`,
+    ];
+    if (data.ignored_keys.length) lines.push(`ignored keys ${data.ignored_keys.join(", ")}`);
+    if (data.settings) lines.push("", "settings:", ...Object.values(data.settings).map(settingLine));
+    return lines.join("\n");
+  },
+});
+
+/** `config validate [PATH]`. */
+export const validate = defineVerb<ConfigValidation>({
+  name: "config-validate",
+  aliases: ["config validate"],
+  description: "Check a project config file (default ./.spoolctl/config.json) without opening the queue. Invalid: INVALID_INPUT with the findings in detail.",
+  examples: ["spoolctl config validate", "spoolctl config validate ci/spoolctl.json --json"],
+  flags: { json: COMMON_FLAGS.json, path: { type: "positional", description: "config file (default ./.spoolctl/config.json)", valueHint: "PATH" } },
+  run(ctx) {
+    const got = [...ctx.flags.positionals, ...(ctx.flags.rest ?? [])];
+    if (got.length > 1) throw new SpoolError("INVALID_INPUT", `config validate takes one PATH (got ${got.length})`);
+    return { data: validateConfig(got[0]) };
+  },
+  render({ data }) {
+    if (!data.exists) return `no config file at ${data.config_path} (defaults apply)`;
+    return `${data.config_path} is valid${data.unknown_keys.length ? `; unknown keys ignored: ${data.unknown_keys.join(", ")}` : ""}`;
+  },
+});
+
+/** `config get KEY`. */
+export const get = defineVerb<SettingView>({
+  name: "config-get",
+  aliases: ["config get"],
+  description: `Print one queue-wide setting: ${KEY_HINT}.`,
+  examples: ["spoolctl config get max-retries", "spoolctl config get backoff_cap --json"],
+  flags: { ...COMMON_FLAGS, key: { type: "positional", description: KEY_HINT, valueHint: "KEY", required: true, choices: SETTING_KEYS } },
+  run(ctx) {
+    const [raw] = args(ctx, "get", ["KEY"]);
+    const key = settingKey(raw!);
+    return { data: ctx.open({ create: false }).read((tx) => readSetting(tx, key)) };
+  },
+  render({ data }) {
+    return String(data.value);
+  },
+});
+
+/** `config set KEY VALUE`. */
+export const set = defineVerb<SettingView & { previous: number }>({
+  name: "config-set",
+  aliases: ["config set"],
+  description: "Set a queue-wide setting in the database. max_retries and timeout are copied into jobs when they are added (new jobs only); backoff_base and backoff_cap are read when a retry is scheduled (queued jobs too).",
+  examples: ["spoolctl config set max-retries 5", "spoolctl config set timeout 10m", "spoolctl config set backoff-base 3", "spoolctl config set backoff-cap 2m"],
+  mutates: true,
+  flags: {
+    ...COMMON_FLAGS,
+    key: { type: "positional", description: KEY_HINT, valueHint: "KEY", required: true, choices: SETTING_KEYS },
+    value: { type: "positional", description: "an integer (max_retries), a number (backoff_base) or a duration (timeout, backoff_cap)", valueHint: "VALUE", required: true },
+  },
+  run(ctx) {
+    const [key, value] = args(ctx, "set", ["KEY", "VALUE"]);
+    settingKey(key!);
+    return { data: setSetting(ctx.open({ create: true }), key!, value!) };
+  },
+  render({ data }) {
+    return `${data.key} = ${data.value} (was ${data.previous}); ${data.applies_at === "add" ? "applies to jobs added from now on" : "applies to the next retry scheduled"}`;
+  },
+});
+
+/** `config unset KEY`. */
+export const unset = defineVerb<SettingView & { removed: boolean }>({
+  name: "config-unset",
+  aliases: ["config unset"],
+  description: "Remove a queue-wide setting so its default applies again.",
+  examples: ["spoolctl config unset max-retries"],
+  mutates: true,
+  flags: { ...COMMON_FLAGS, key: { type: "positional", description: KEY_HINT, valueHint: "KEY", required: true, choices: SETTING_KEYS } },
+  run(ctx) {
+    const [key] = args(ctx, "unset", ["KEY"]);
+    settingKey(key!);
+    return { data: unsetSetting(ctx.open({ create: false }), key!) };
+  },
+  render({ data }) {
+    return data.removed ? `${data.key} reset to its default ${data.value}` : `${data.key} was not set (default ${data.value})`;
+  },
+});

@@ -1,0 +1,142 @@
+/**
+ * `spoolctl events` (SPEC §5): the job ledger. One page after a cursor, a
+ * long-poll (`--wait`), or a stream (`--follow`: NDJSON data frames plus one
+ * `end` or `error` control frame under `--json`).
+ */
+import { existsSync } from "node:fs";
+import { SpoolError } from "../contract/errors.ts";
+import { EVENTS_LIMIT, followEvents, readEvents, resolveEventsJob, waitForEvents, type FollowEnd } from "../ops/events.ts";
+import { LIMITS } from "../ops/limits.ts";
+import { parseDuration, parseInteger, parseNumber } from "../ops/values.ts";
+import type { JobEvent } from "../store/model.ts";
+import type { Store } from "../store/store.ts";
+import { escapeControl, iso, table } from "../ui/text.ts";
+import { COMMON_FLAGS, bool, defineVerb, str, type VerbContext } from "./verb.ts";
+
+const DEFAULT_POLL = 0.1;
+const DEFAULT_WAIT = 30;
+const MAX_WAIT = 3600;
+
+function line(e: JobEvent): string {
+  return `${e.id}  ${iso(e.at)}  job ${e.job_id}  ${e.event}${e.worker_id ? `  ${e.worker_id}` : ""}${e.detail ? `  ${escapeControl(e.detail)}` : ""}`;
+}
+
+/**
+ * The queue for a waiting reader: while the database file does not exist it
+ * reads as empty, and it is opened as soon as a writer creates it (nothing is
+ * created by reading).
+ */
+function lazyQueue(ctx: VerbContext): Pick<Store, "read"> {
+  // Check before opening: a file created in between is then simply opened again.
+  let real = existsSync(ctx.location().dbPath);
+  let store = ctx.open({ create: false });
+  return {
+    read(fn) {
+      if (!real && existsSync(ctx.location().dbPath)) {
+        store = ctx.open({ create: false });
+        real = true;
+      }
+      return store.read(fn);
+    },
+  };
+}
+
+/** Flags that only make sense in one mode. */
+const MODE_FLAGS: Record<string, "wait" | "follow" | "page"> = { "wait-timeout": "wait", "max-events": "follow", "idle-timeout": "follow", limit: "page" };
+
+function checkModes(ctx: VerbContext): "page" | "wait" | "follow" {
+  const f = ctx.flags;
+  if (bool(f, "wait") && bool(f, "follow")) throw new SpoolError("INVALID_INPUT", "give --wait or --follow, not both", { remediation: "--wait returns one page when records exist; --follow streams" });
+  const mode = bool(f, "follow") ? "follow" : bool(f, "wait") ? "wait" : "page";
+  for (const [flag, needs] of Object.entries(MODE_FLAGS)) {
+    if (f.values[flag] === undefined) continue;
+    if (needs === "page" ? mode === "follow" : needs !== mode) {
+      throw new SpoolError("INVALID_INPUT", `--${flag} ${needs === "page" ? "does not apply with --follow (use --max-events)" : `only applies with --${needs}`}`);
+    }
+  }
+  return mode;
+}
+
+async function follow(ctx: VerbContext, store: Pick<Store, "read">, sinceId: number, jobId: number | undefined, pollSeconds: number): Promise<number> {
+  const f = ctx.flags;
+  const maxRaw = str(f, "max-events");
+  const idleRaw = str(f, "idle-timeout");
+  const maxEvents = maxRaw === undefined ? null : parseInteger("--max-events", maxRaw, 1, Number.MAX_SAFE_INTEGER);
+  const idleSeconds = idleRaw === undefined ? null : parseDuration("--idle-timeout", idleRaw, 0, MAX_WAIT * 24);
+  let stop = false;
+  const onSignal = () => void (stop = true);
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  let cursor = sinceId;
+  let count = 0;
+  const write = (obj: unknown) => process.stdout.write(JSON.stringify(obj) + "\n");
+  try {
+    const end: FollowEnd = await followEvents(store, { sinceId, jobId }, { maxEvents, idleSeconds, pollSeconds, shouldStop: () => stop }, (e) => {
+      cursor = e.id;
+      count++;
+      if (ctx.json) write(e);
+      else process.stdout.write(line(e) + "\n");
+    });
+    if (ctx.json) write({ control: { type: "end", reason: end, events: count, cursor } });
+    return 0;
+  } catch (error) {
+    if (!ctx.json) throw error;
+    const e = error instanceof SpoolError ? error : new SpoolError("INTERNAL", (error as Error).message);
+    write({ control: { type: "error", reason: "sqlite_error", code: e.code, message: e.message, exit_code: e.exitCode, events: count, cursor } });
+    return e.exitCode;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}
+
+export default defineVerb<{ count: number; events: JobEvent[] }>({
+  name: "events",
+  description: "Read the job ledger after a cursor (--since-id). --wait long-polls until records exist; --follow streams them (NDJSON frames with --json).",
+  examples: [
+    "spoolctl events --limit 100",
+    "spoolctl events --json --since-id 120 --wait --wait-timeout 30s",
+    "spoolctl events --follow --json --since-id 0 --max-events 10",
+    "spoolctl events --follow --job 4 --idle-timeout 5s",
+  ],
+  flags: {
+    ...COMMON_FLAGS,
+    "since-id": { type: "string", description: "only events after this id (meta.pagination.cursor of the previous page)", valueHint: "N", default: "0", min: 0, max: Number.MAX_SAFE_INTEGER },
+    job: { type: "string", description: "only this job's events (id or idempotency key)", valueHint: "ID" },
+    limit: { type: "string", description: "at most N events per page", valueHint: "N", default: String(EVENTS_LIMIT.default), min: EVENTS_LIMIT.min, max: EVENTS_LIMIT.max },
+    wait: { type: "boolean", description: "block until at least one event exists after the cursor, or --wait-timeout" },
+    "wait-timeout": { type: "string", description: "with --wait: return an empty page after this long", valueHint: "DURATION", default: `${DEFAULT_WAIT}s`, min: 0, max: MAX_WAIT },
+    follow: { type: "boolean", description: "stream events as they are appended (NDJSON under --json)" },
+    "max-events": { type: "string", description: "with --follow: end after N events", valueHint: "N", min: 1, max: Number.MAX_SAFE_INTEGER },
+    "idle-timeout": { type: "string", description: "with --follow: end after this long without an event", valueHint: "DURATION", min: 0, max: MAX_WAIT * 24 },
+    "poll-interval": { type: "string", description: "seconds between two looks at the ledger", valueHint: "SECONDS", default: String(DEFAULT_POLL), min: LIMITS.poll_interval.min, max: 60 },
+  },
+  async run(ctx) {
+    const f = ctx.flags;
+    const extra = [...f.positionals, ...(f.rest ?? [])];
+    if (extra.length) throw new SpoolError("INVALID_INPUT", `events takes no arguments (got ${JSON.stringify(extra.join(" "))})`, { remediation: "use --job ID for one job's events" });
+    const mode = checkModes(ctx);
+    const sinceId = parseInteger("--since-id", str(f, "since-id") ?? "0", 0, Number.MAX_SAFE_INTEGER);
+    const pollSeconds = parseNumber("--poll-interval", str(f, "poll-interval") ?? String(DEFAULT_POLL), LIMITS.poll_interval.min, 60);
+    const limit = parseInteger("--limit", str(f, "limit") ?? String(EVENTS_LIMIT.default), EVENTS_LIMIT.min, EVENTS_LIMIT.max);
+    const waitTimeout = parseDuration("--wait-timeout", str(f, "wait-timeout") ?? String(DEFAULT_WAIT), 0, MAX_WAIT);
+    const store = lazyQueue(ctx);
+    const jobId = store.read((tx) => resolveEventsJob(tx, str(f, "job")));
+    if (mode === "follow") return { data: { count: 0, events: [] }, streamed: true, exitCode: await follow(ctx, store, sinceId, jobId, pollSeconds) };
+    const query = { sinceId, jobId, limit };
+    if (mode === "wait") {
+      const { page, wait } = await waitForEvents(store, query, waitTimeout, pollSeconds);
+      const { pagination, ...data } = page;
+      return { data, pagination, wait: { ...wait } };
+    }
+    const { pagination, ...data } = store.read((tx) => readEvents(tx, query));
+    return { data, pagination };
+  },
+  render({ data, pagination }, ctx) {
+    if (data.count === 0) return "no events";
+    const rows = data.events.map((e) => [String(e.id), iso(e.at), String(e.job_id), e.event, e.worker_id ?? "-", escapeControl(e.detail ?? "")]);
+    const full = data.count >= Number(str(ctx.flags, "limit") ?? EVENTS_LIMIT.default);
+    const more = full ? `\n(more may follow: spoolctl events --since-id ${pagination?.cursor})` : "";
+    return table(["ID", "AT", "JOB", "EVENT", "WORKER", "DETAIL"], rows) + more;
+  },
+});

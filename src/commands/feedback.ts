@@ -1,0 +1,46 @@
+/** `spoolctl feedback ID` (SPEC §5): one verdict — terminal, succeeded, exit, reason, output tails, next command. */
+import { jobFeedback, TAIL_BYTES, type FeedbackData } from "../ops/feedback.ts";
+import { parseStream } from "../ops/output.ts";
+import { parseInteger } from "../ops/values.ts";
+import { escapeControl, humanDuration } from "../ui/text.ts";
+import { COMMON_FLAGS, defineVerb, str } from "./verb.ts";
+import { jobRef } from "./show.ts";
+
+function verdict(d: FeedbackData): string {
+  if (!d.terminal) return `job ${d.job_id} is ${d.state}${d.latest_attempt_no === null ? " (not run yet)" : ` (attempt ${d.latest_attempt_no})`}`;
+  const took = d.duration_seconds === null ? "" : ` in ${humanDuration(d.duration_seconds)}`;
+  if (d.succeeded) return `job ${d.job_id} succeeded${took} (attempt ${d.latest_attempt_no})`;
+  const why = [d.failure_reason, d.last_error ? escapeControl(d.last_error) : null].filter(Boolean).join(": ");
+  return `job ${d.job_id} ${d.state}${why ? ` — ${why}` : ""} after ${d.attempts_total} attempt(s)`;
+}
+
+export default defineVerb<FeedbackData>({
+  name: "feedback",
+  description: "One verdict about a job: is it over, did it succeed, how did its latest attempt end, its output tails, and the next command to run.",
+  examples: ["spoolctl feedback 1", "spoolctl feedback 1 --json --tail-bytes 8192", "spoolctl feedback nightly-1 --stream stderr"],
+  flags: {
+    ...COMMON_FLAGS,
+    "tail-bytes": { type: "string", description: "bytes of each stream's tail", valueHint: "N", default: String(TAIL_BYTES.default), min: TAIL_BYTES.min, max: TAIL_BYTES.max },
+    stream: { type: "string", description: "text output only: stdout, stderr or both (JSON always has both)", valueHint: "STREAM", default: "both", choices: ["stdout", "stderr", "both"] },
+    id: { type: "positional", description: "job id or idempotency key", valueHint: "ID", required: true },
+  },
+  run(ctx) {
+    const f = ctx.flags;
+    const ref = jobRef(f.positionals, f.rest, "feedback");
+    parseStream(str(f, "stream"));
+    const tailBytes = parseInteger("--tail-bytes", str(f, "tail-bytes") ?? String(TAIL_BYTES.default), TAIL_BYTES.min, TAIL_BYTES.max);
+    return jobFeedback(ctx.open({ create: false }), ref, tailBytes);
+  },
+  render({ data }, ctx) {
+    const lines = [verdict(data)];
+    if (data.exit_code !== null && data.terminal) lines.push(`exit code ${data.exit_code}`);
+    for (const s of parseStream(str(ctx.flags, "stream"))) {
+      const view = data.streams[s];
+      if (view.missing || view.size_bytes === 0) continue;
+      lines.push(`--- ${s}${view.truncated ? ` (last ${Buffer.byteLength(view.tail)} of ${view.size_bytes} bytes)` : ""} ---`);
+      lines.push(view.tail.endsWith("\n") ? view.tail.slice(0, -1) : view.tail);
+    }
+    if (data.remediation) lines.push(`next: ${data.remediation}`);
+    return lines.join("\n");
+  },
+});

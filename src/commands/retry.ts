@@ -1,0 +1,69 @@
+/** `spoolctl retry [ID…]` (SPEC §4–§5): requeue dead or canceled jobs with a fresh budget; `--all` with filters. */
+import { SpoolError, invalidValue } from "../contract/errors.ts";
+import { parseStates } from "../ops/jobs.ts";
+import { RETRYABLE_STATES, retryJobs, type RetriedJob, type RetryTarget } from "../ops/retry.ts";
+import { parseLane, parsePairs } from "../ops/values.ts";
+import type { JobState } from "../store/model.ts";
+import { COMMON_FLAGS, bool, defineVerb, list, str, type VerbContext } from "./verb.ts";
+
+/** `retry --json` data: one job, or `{count, jobs}` for several or `--all`. */
+export type RetryData = RetriedJob | { count: number; jobs: RetriedJob[] };
+
+function target(ctx: VerbContext, refs: string[]): RetryTarget {
+  const f = ctx.flags;
+  const filters = ["state", "queue", "tag"].filter((k) => f.values[k] !== undefined);
+  if (!bool(f, "all")) {
+    if (filters.length) throw new SpoolError("INVALID_INPUT", `--${filters[0]} selects jobs only with --all`, { remediation: "spoolctl retry --all --state dead [--queue Q] [--tag K=V]" });
+    if (refs.length === 0) {
+      throw new SpoolError("MISSING_REQUIRED", "retry needs job ids, or --all with filters", { remediation: "spoolctl retry ID…  or  spoolctl retry --all --state dead" });
+    }
+    return { refs };
+  }
+  if (refs.length) throw new SpoolError("INVALID_INPUT", "give job ids or --all, not both", { remediation: "spoolctl retry ID…  or  spoolctl retry --all --state dead" });
+  if (bool(f, "force")) throw new SpoolError("INVALID_INPUT", "--force applies to named running jobs; --all only selects dead or canceled jobs", { remediation: "spoolctl retry ID --force" });
+  const { states } = parseStates(list(f, "state"));
+  for (const s of states) {
+    if (!(RETRYABLE_STATES as readonly string[]).includes(s)) throw invalidValue("--state", s, `${RETRYABLE_STATES.join(" or ")} (only those can be retried in bulk)`);
+  }
+  const queue = str(f, "queue");
+  return {
+    filter: {
+      states: (states.length ? states : [...RETRYABLE_STATES]) as JobState[],
+      queue: queue === undefined ? undefined : parseLane("--queue", queue),
+      tags: parsePairs("--tag", list(f, "tag"), /^.+$/, "non-empty"),
+    },
+  };
+}
+
+export default defineVerb<RetryData>({
+  name: "retry",
+  description: "Requeue dead or canceled jobs with a fresh retry budget (history is kept). A running job only with --force. --all requeues every match in one transaction.",
+  examples: [
+    "spoolctl retry 4",
+    "spoolctl retry 4 5 nightly-1",
+    "spoolctl retry --all --state dead --queue builds --tag ci=1",
+    "spoolctl retry 7 --force      # abandon its running attempt and requeue",
+  ],
+  mutates: true,
+  flags: {
+    ...COMMON_FLAGS,
+    force: { type: "boolean", description: "also requeue a running job: its attempt is abandoned and its worker's late result ignored (its process is not killed)" },
+    all: { type: "boolean", description: "requeue every dead or canceled job matching --state, --queue, --tag" },
+    state: { type: "string", repeatable: true, description: "with --all: dead or canceled (default both)", valueHint: "STATE", choices: [...RETRYABLE_STATES] },
+    queue: { type: "string", description: "with --all: only this lane", valueHint: "NAME" },
+    tag: { type: "string", repeatable: true, description: "with --all: only jobs with this tag", valueHint: "K=V" },
+    ids: { type: "positional", variadic: true, description: "job ids or idempotency keys", valueHint: "ID…" },
+  },
+  run(ctx) {
+    const refs = [...ctx.flags.positionals, ...(ctx.flags.rest ?? [])];
+    const t = target(ctx, refs);
+    // A missing queue has no jobs to retry: open it without creating it.
+    const jobs = retryJobs(ctx.open({ create: false }), t, { force: bool(ctx.flags, "force") });
+    return { data: "refs" in t && refs.length === 1 && jobs.length === 1 ? jobs[0]! : { count: jobs.length, jobs } };
+  },
+  render({ data }) {
+    const jobs = "jobs" in data ? data.jobs : [data];
+    if (jobs.length === 0) return "no jobs to retry";
+    return jobs.map((j) => `Retried job ${j.job_id}; now queued`).join("\n");
+  },
+});

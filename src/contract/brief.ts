@@ -1,0 +1,44 @@
+/**
+ * `spoolctl brief` (SPEC §8): a compact usage text to put in an agent's
+ * context. The verb list comes from the registry; the rest is the workflow.
+ */
+import { ERROR_CODES } from "./errors.ts";
+
+/** The token budget the brief is written to stay under. */
+export const BRIEF_BUDGET_TOKENS = 900;
+
+/** `brief --json` data. `approx_tokens` is characters / 4, rounded up. */
+export interface BriefData {
+  text: string;
+  approx_tokens: number;
+  budget_tokens: number;
+}
+
+/** Builds the brief for the given verb names (sorted in the text). */
+export function buildBrief(verbNames: string[]): BriefData {
+  const lines = [
+    "spoolctl brief: a daemonless, crash-safe job queue for shell commands; one SQLite file is the queue.",
+    `Verbs: ${[...verbNames].sort().join(", ")}. QueueCTL forms: enqueue JSON, worker start|stop, dlq list|retry, config set max-retries N.`,
+    "States: queued, running, done, dead, canceled (failed is reserved, always 0). Scheduled = queued with a future next_run_at.",
+    "JSON: every verb takes --json and prints one envelope {ok, tool_version, data, meta, warnings, commands, errors}; ok is true iff errors is empty.",
+    "Queue path: --db PATH > SPOOLCTL_DB > .spoolctl/config.json db_path > ./.spoolctl/queue.db.",
+    "Loop: spoolctl add -- CMD ARGS (argv verbatim, no shell; -c 'STRING' for sh -c); spoolctl work --drain; spoolctl wait ID...; spoolctl feedback ID.",
+    "wait exits 0 when every job is done, 6 (ok:true, all_succeeded:false) when any ended dead or canceled, 4 TIMEOUT after --timeout.",
+    "feedback ID: terminal, succeeded (null while in flight), exit_code, failure_reason, output tails (--tail-bytes N) and remediation = the next command.",
+    "add: --timeout, --max-retries, --max-crashes, --priority, --queue, --after/--at, --cwd, --env K=V, --tag K=V, --note, --key (idempotency: an active job with the same key is reused).",
+    "Inspect: status, list (--state, --queue, --tag, --limit, --cursor), show ID, output ID (--attempt N, --stream), events (--since-id cursor, --wait, --follow NDJSON).",
+    "Fix: retry ID... or retry --all --state dead (--force for running); cancel ID (--running --yes for running); prune --older-than 7d --dry-run, then --yes.",
+    "Settings: config set max-retries|timeout|backoff-base|backoff-cap VALUE (stored in the queue); config show explains the path; doctor checks readiness (exit 3 when not ready).",
+    `Exit codes: 0 ok, 1 input (${codesFor(1)}), 2 SAFETY_BLOCK (add the confirmation flag), 3 environment, 4 LOCKED/TIMEOUT (retry later), 5 conflict, 6 awaited job failed.`,
+    "Contract: capabilities --json (verbs, flags, limits, env), schema --json (JSON Schemas).",
+  ];
+  const text = lines.join("\n");
+  return { text, approx_tokens: Math.ceil(text.length / 4), budget_tokens: BRIEF_BUDGET_TOKENS };
+}
+
+function codesFor(exit: number): string {
+  return Object.entries(ERROR_CODES)
+    .filter(([, info]) => info.exit_code === exit)
+    .map(([code]) => code)
+    .join(", ");
+}

@@ -1,0 +1,159 @@
+/**
+ * The machine-readable contract (`spoolctl capabilities`, SPEC §5–§6): verbs
+ * with their flags (from the very definitions the parser and `--help` use),
+ * exit and error codes, states, events, limits, settings and environment
+ * variables. Built from the sources of truth, never written by hand.
+ */
+import type { FlagDef } from "./flags.ts";
+import { ERROR_CODES, EXIT, WARNING_CODES } from "./errors.ts";
+import { CONTRACT_VERSION } from "./envelope.ts";
+import { TOOL_VERSION } from "./version.ts";
+import type { Verb } from "../commands/verb.ts";
+import { DB_PATH_PRECEDENCE, SETTINGS } from "../ops/config.ts";
+import { DEFAULTS, LIMITS } from "../ops/limits.ts";
+import { CONFIG_FILE, CONFIG_KEYS } from "../store/location.ts";
+import { ATTEMPT_STATES, EVENTS, FAILURE_REASONS, JOB_STATES, REPORTED_STATES } from "../store/model.ts";
+import { HEARTBEAT_SECONDS, KNOB_BOUNDS, REAP_FLOOR_SECONDS } from "../worker/timing.ts";
+
+/** One flag or positional as `capabilities` publishes it. */
+export interface FlagCapability {
+  name: string;
+  /** `--name` for flags; the name for positionals. */
+  flag: string;
+  kind: "flag" | "positional";
+  aliases: string[];
+  type: string;
+  value_hint: string | null;
+  description: string;
+  default: string | boolean | null;
+  repeatable: boolean;
+  required: boolean;
+  value_required: boolean;
+  choices: string[] | null;
+  minimum: number | null;
+  maximum: number | null;
+}
+
+/** What a value hint says about the value, when a flag does not declare `valueType`. */
+function inferType(def: FlagDef): string {
+  if (def.valueType) return def.valueType;
+  if (def.type === "boolean") return "boolean";
+  if (def.choices) return "enum";
+  const hint = def.valueHint ?? "";
+  if (hint === "N") return "integer";
+  if (hint === "DURATION") return "duration";
+  if (hint === "SECONDS") return "number";
+  if (hint === "TIME") return "timestamp";
+  if (hint === "K=V") return "pair";
+  if (/^(PATH|FILE|DIR)$/.test(hint)) return "path";
+  return "string";
+}
+
+/** Publishes one flag definition. */
+export function flagCapability(name: string, def: FlagDef): FlagCapability {
+  const positional = def.type === "positional";
+  return {
+    name,
+    flag: positional ? name : `--${name}`,
+    kind: positional ? "positional" : "flag",
+    aliases: def.alias ? [`-${def.alias}`] : [],
+    type: inferType(def),
+    value_hint: def.valueHint ?? null,
+    description: def.description,
+    default: def.default ?? null,
+    repeatable: Boolean(def.repeatable || def.variadic),
+    required: Boolean(def.required),
+    value_required: def.type === "string",
+    choices: def.choices ? [...def.choices] : null,
+    minimum: def.min ?? null,
+    maximum: def.max ?? null,
+  };
+}
+
+/** A verb's entry. */
+function verbCapability(summary: string, verb: Verb<unknown>) {
+  const all = Object.entries(verb.flags).map(([name, def]) => flagCapability(name, def));
+  return {
+    summary,
+    description: verb.description,
+    aliases: verb.aliases ?? [],
+    mutates: Boolean(verb.mutates),
+    flags: all.filter((f) => f.kind === "flag"),
+    positionals: all.filter((f) => f.kind === "positional"),
+    examples: verb.examples,
+    data_schema: `spoolctl schema --json → data.verbs.${verb.name}`,
+  };
+}
+
+/** JSON-safe limits (patterns as their source text). */
+function limits(): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(LIMITS, (_k, v) => (v instanceof RegExp ? v.source : v)));
+}
+
+const EXIT_MEANINGS: Record<number, { meaning: string; retryable: boolean | null }> = {
+  [EXIT.OK]: { meaning: "success (including empty results)", retryable: null },
+  [EXIT.USER_INPUT]: { meaning: "user input error", retryable: false },
+  [EXIT.SAFETY_BLOCK]: { meaning: "refused for safety; an explicit confirmation flag exists", retryable: false },
+  [EXIT.ENVIRONMENT]: { meaning: "internal or environment error (doctor: not ready)", retryable: false },
+  [EXIT.TRANSIENT]: { meaning: "transient failure (LOCKED, TIMEOUT); retry after a short delay", retryable: true },
+  [EXIT.CONFLICT]: { meaning: "conflict: the state changed underneath or a key is taken", retryable: false },
+  [EXIT.JOB_FAILED]: { meaning: "an awaited job ended dead or canceled (ok: true)", retryable: false },
+};
+
+/** Input of {@link buildCapabilities}: the loaded verbs, their summaries, and the two-word aliases. */
+export interface CapabilitiesInput {
+  verbs: { verb: Verb<unknown>; summary: string }[];
+  aliases: Record<string, string>;
+  compound: Record<string, string>;
+}
+
+/** The whole capabilities document (`capabilities --json` data). */
+export function buildCapabilities(input: CapabilitiesInput) {
+  const codeRegistry: Record<string, unknown> = {};
+  for (const [code, info] of Object.entries(ERROR_CODES)) {
+    codeRegistry[code] = { appears_in: ["errors"], exit_code: info.exit_code, retryable: info.retryable, summary: info.remediation };
+  }
+  for (const [code, summary] of Object.entries(WARNING_CODES)) codeRegistry[code] = { appears_in: ["warnings"], retryable: null, summary };
+  const knob = (description: string, dflt: number | string) => ({
+    type: "number", unit: "seconds", default: dflt, minimum: KNOB_BOUNDS.min, maximum: KNOB_BOUNDS.max, test_knob: true,
+    consumed_by: ["work"], description: `${description}; out-of-range or malformed values are ignored`,
+  });
+  return {
+    tool_name: "spoolctl",
+    tool_version: TOOL_VERSION,
+    contract_version: CONTRACT_VERSION,
+    verbs: Object.fromEntries(input.verbs.map(({ verb, summary }) => [verb.name, verbCapability(summary, verb)])),
+    aliases: input.aliases,
+    compound_commands: input.compound,
+    global_flags: {
+      db_scope: "every verb that reads or writes the queue",
+      flags: [
+        { name: "json", flag: "--json", type: "boolean", description: "print one JSON envelope on stdout" },
+        { name: "db", flag: "--db", type: "path", description: "queue database path" },
+        { name: "help", flag: "--help", aliases: ["-h"], type: "boolean", description: "usage and examples of a verb" },
+      ],
+    },
+    exit_codes: Object.fromEntries(Object.entries(EXIT_MEANINGS).map(([code, v]) => [code, v])),
+    error_codes: Object.keys(ERROR_CODES),
+    warning_codes: Object.keys(WARNING_CODES),
+    code_registry: codeRegistry,
+    job_states: [...JOB_STATES],
+    reported_states: [...REPORTED_STATES],
+    state_aliases: { pending: "queued", processing: "running", completed: "done" },
+    attempt_states: [...ATTEMPT_STATES],
+    failure_reasons: [...FAILURE_REASONS],
+    events: [...EVENTS],
+    limits: limits(),
+    defaults: { ...DEFAULTS },
+    settings: Object.fromEntries(Object.entries(SETTINGS).map(([k, { parse: _parse, ...meta }]) => [k, meta])),
+    env_vars: {
+      SPOOLCTL_DB: { type: "path", default: null, consumed_by: ["every queue verb"], shadowed_by: "--db", description: "queue database path" },
+      SPOOLCTL_TEST_HEARTBEAT_INTERVAL: knob("test knob: heartbeat interval of workers", HEARTBEAT_SECONDS),
+      SPOOLCTL_TEST_REAP_THRESHOLD: knob("test knob: heartbeat age after which a running job is a reap candidate", `max(4 × heartbeat, ${REAP_FLOOR_SECONDS})`),
+      NO_COLOR: { type: "flag", default: null, consumed_by: ["human output"], description: "any value turns color off" },
+    },
+    config: { supported: true, path: CONFIG_FILE, format: "json", schema_version: 1, keys: [...CONFIG_KEYS], precedence: [...DB_PATH_PRECEDENCE] },
+    output_modes: ["text", "envelope", "frames", "raw"],
+    timing: { heartbeat_seconds: HEARTBEAT_SECONDS, reap_threshold_seconds: `max(4 × heartbeat, ${REAP_FLOOR_SECONDS})`, kill_grace_seconds: 5 },
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * JSON Schemas of the data of the core verbs (add, work, status, list, show,
+ * output, workers, stop) and the row shapes they share. Mirrors the result
+ * types in `src/ops/` and `src/worker/loop.ts`; the contract test validates
+ * real output against them.
+ */
+import { ATTEMPT_STATES, EVENTS, FAILURE_REASONS, JOB_STATES, REPORTED_STATES } from "../store/model.ts";
+import { arrayOf, bool, int, mapOf, nullable, num, object, oneOf, str, enumOf, type JsonSchema } from "./schema-kit.ts";
+
+/** A job state. */
+export const jobState = enumOf(JOB_STATES);
+/** A string-to-string map (tags, env). */
+export const stringMap = mapOf(str);
+
+/** A ledger row. */
+export const jobEvent = object({ id: int, job_id: int, at: num, event: enumOf(EVENTS), worker_id: nullable(str), detail: nullable(str) });
+
+/** A job as `list` reports it (no env values). */
+const jobSummaryProps: Record<string, JsonSchema> = {
+  id: int,
+  state: jobState,
+  queue: str,
+  priority: int,
+  argv: arrayOf(str),
+  attempts: int,
+  crashes: int,
+  attempts_total: int,
+  max_retries: int,
+  max_crashes: nullable(int),
+  timeout_seconds: num,
+  created_at: num,
+  next_run_at: num,
+  started_at: nullable(num),
+  finished_at: nullable(num),
+  last_exit_code: nullable(int),
+  last_error: nullable(str),
+  idempotency_key: nullable(str),
+  tags: stringMap,
+  note: nullable(str),
+  cwd: nullable(str),
+  env_keys: arrayOf(str),
+  locked_by: nullable(str),
+  scheduled: bool,
+};
+/** A job summary. */
+export const jobSummary = object(jobSummaryProps);
+
+/** An attempt row. */
+export const attempt = object({
+  job_id: int,
+  attempt_no: int,
+  state: enumOf(ATTEMPT_STATES),
+  worker_id: str,
+  worker_pid: int,
+  pgid: nullable(int),
+  pgid_start_time: nullable(str),
+  started_at: num,
+  finished_at: nullable(num),
+  exit_code: nullable(int),
+  signal: nullable(int),
+  error: nullable(str),
+  failure_reason: nullable(enumOf(FAILURE_REASONS)),
+  stdout_path: str,
+  stderr_path: str,
+});
+
+/** What `add` reports per job. */
+export const addedJob = object({
+  job_id: int,
+  state: jobState,
+  queue: str,
+  priority: int,
+  next_run_at: num,
+  cwd: nullable(str),
+  env_keys: arrayOf(str),
+  deduplicated: bool,
+});
+
+const counts = object(Object.fromEntries(REPORTED_STATES.map((s) => [s, int])));
+const streamView = object({ path: nullable(str), missing: bool, size_bytes: int, text: str, truncated: bool });
+const workerView = object({
+  worker_id: str,
+  pid: int,
+  host: str,
+  queue: str,
+  status: enumOf(["live", "stopped", "dead"]),
+  started_at: num,
+  heartbeat_at: num,
+  stopped_at: nullable(num),
+  stop_requested: bool,
+  running_jobs: arrayOf(int),
+});
+
+/** Data schemas of the core verbs, by verb name. */
+export const CORE_DATA_SCHEMAS: Record<string, JsonSchema> = {
+  add: oneOf(addedJob, object({ count: int, jobs: arrayOf(addedJob) })),
+  work: object({
+    worker_id: str,
+    executed: int,
+    succeeded: int,
+    failed: int,
+    reaped: int,
+    claimed: bool,
+    drained: bool,
+    job_ids: arrayOf(int),
+  }),
+  status: object({
+    counts,
+    scheduled: int,
+    queues: mapOf(object({ ...Object.fromEntries(REPORTED_STATES.map((s) => [s, int])), scheduled: int })),
+    recent_dead: arrayOf(jobSummary),
+    live_workers: int,
+  }),
+  list: object({ count: int, jobs: arrayOf(jobSummary) }),
+  show: object({
+    job: object({ ...jobSummaryProps, env: stringMap, cancel_requested: bool, locked_pid: nullable(int), heartbeat_at: nullable(num) }),
+    attempts: arrayOf(attempt),
+    events: arrayOf(jobEvent),
+  }),
+  output: object({
+    attempts: arrayOf(object({ job_id: int, attempt_no: int, state: enumOf(ATTEMPT_STATES), stdout: streamView, stderr: streamView }, ["stdout", "stderr"])),
+  }),
+  workers: object({ count: int, workers: arrayOf(workerView) }),
+  stop: object({ requested: arrayOf(str), stopped: nullable(arrayOf(str)) }),
+};

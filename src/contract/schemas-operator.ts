@@ -1,0 +1,126 @@
+/**
+ * JSON Schemas of the data of the operator and contract verbs (wait, feedback,
+ * retry, cancel, prune, events, config-*, doctor, capabilities, schema, brief,
+ * enqueue), and of the `events --follow` stream frames. Mirrors the result
+ * types in `src/ops/`.
+ */
+import { FAILURE_REASONS } from "../store/model.ts";
+import { addedJob, jobEvent, jobState } from "./schemas-core.ts";
+import { any, arrayOf, bool, constant, enumOf, int, mapOf, nullable, num, object, oneOf, str, type JsonSchema } from "./schema-kit.ts";
+
+const SOURCES = ["flag", "environment", "project_config", "default"] as const;
+
+const streamTail = object({ path: nullable(str), missing: bool, size_bytes: int, tail: str, truncated: bool });
+const retried = object({ job_id: int, state: constant("queued") });
+const canceled = object({ job_id: int, state: enumOf(["canceled", "running"]), was_running: bool });
+const setting = {
+  key: enumOf(["max_retries", "timeout", "backoff_base", "backoff_cap"]),
+  value: num,
+  default: num,
+  source: enumOf(["database", "default"]),
+  unit: str,
+  applies_at: enumOf(["add", "retry"]),
+  description: str,
+};
+const check = object({ id: str, status: enumOf(["pass", "warn", "fail", "skip"]), message: str, remediation: nullable(str), blocked_by: nullable(str) });
+/** Loose object: these keys must be present, anything else may be. */
+const loose = (required: string[]): JsonSchema => ({ type: "object", required });
+
+/** A control frame of `events --follow --json`. */
+export const controlFrame = object({
+  control: object(
+    {
+      type: enumOf(["end", "error"]),
+      reason: enumOf(["max_events", "idle_timeout", "signal", "sqlite_error"]),
+      events: int,
+      cursor: int,
+      code: str,
+      message: str,
+      exit_code: int,
+    },
+    ["events", "cursor", "code", "message", "exit_code"],
+  ),
+});
+
+/** Schemas of raw stream frames, by stream name. */
+export const STREAM_SCHEMAS: Record<string, JsonSchema> = {
+  events_follow: oneOf(jobEvent, controlFrame),
+  events_follow_data: jobEvent,
+};
+
+/** Data schemas of the operator and contract verbs, by verb name. */
+export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
+  wait: object({
+    all_succeeded: bool,
+    jobs: mapOf(object({ attempts: int, last_error: nullable(str), last_exit_code: nullable(int), state: jobState })),
+  }),
+  feedback: object({
+    job_id: int,
+    state: jobState,
+    terminal: bool,
+    succeeded: nullable(bool),
+    attempts: int,
+    attempts_total: int,
+    latest_attempt_no: nullable(int),
+    exit_code: nullable(int),
+    failure_reason: nullable(enumOf(FAILURE_REASONS)),
+    last_error: nullable(str),
+    duration_seconds: nullable(num),
+    remediation: nullable(str),
+    streams: object({ stdout: streamTail, stderr: streamTail }),
+  }),
+  retry: oneOf(retried, object({ count: int, jobs: arrayOf(retried) })),
+  cancel: oneOf(canceled, object({ count: int, jobs: arrayOf(canceled) })),
+  prune: object(
+    {
+      actual: bool,
+      dry_run: bool,
+      irreversible: bool,
+      matched: int,
+      deleted_jobs: int,
+      deleted_attempts: int,
+      deleted_events: int,
+      freed_bytes: int,
+    },
+    ["irreversible"],
+  ),
+  events: object({ count: int, events: arrayOf(jobEvent) }),
+  "config-show": object({
+    config_path: str,
+    config_exists: bool,
+    config_valid: bool,
+    config_problem: nullable(str),
+    ignored_keys: arrayOf(str),
+    precedence: arrayOf(enumOf(SOURCES)),
+    sources: object({ db_path: nullable(enumOf(SOURCES)) }),
+    values: object({ db_path: nullable(str), spool_dir: nullable(str) }),
+    settings: nullable(mapOf(object(setting))),
+  }),
+  "config-validate": object({
+    config_path: str,
+    exists: bool,
+    valid: bool,
+    problem: nullable(str),
+    format: constant("json"),
+    schema_version: constant(1),
+    recognized_keys: arrayOf(str),
+    unknown_keys: arrayOf(str),
+  }),
+  "config-get": object(setting),
+  "config-set": object({ ...setting, previous: num }),
+  "config-unset": object({ ...setting, removed: bool }),
+  doctor: object({
+    ready: bool,
+    checks: arrayOf(check),
+    summary: object({ passed: int, warnings: int, failed: int, skipped: int }),
+    config: object({ config_exists: bool, config_path: nullable(str), config_valid: bool, db_path: nullable(str), db_source: nullable(enumOf(SOURCES)) }),
+    versions: object({ contract_version: str, schema_version: int, tool_version: str, bun_version: str }),
+  }),
+  capabilities: loose([
+    "tool_name", "tool_version", "contract_version", "verbs", "compound_commands", "global_flags", "exit_codes", "error_codes",
+    "code_registry", "job_states", "attempt_states", "failure_reasons", "events", "limits", "defaults", "settings", "env_vars", "config", "output_modes",
+  ]),
+  schema: object({ dialect: str, envelope_schema: any, verbs: mapOf(any), streams: mapOf(any) }),
+  brief: object({ text: str, approx_tokens: int, budget_tokens: int }),
+  enqueue: object({ ...(addedJob.properties as Record<string, JsonSchema>), id: str }),
+};

@@ -1,0 +1,73 @@
+/**
+ * The JSON Schemas of the contract (SPEC §6, `spoolctl schema`): the envelope,
+ * each verb's `data`, and the frames of raw streams. Codes come from the error
+ * registry, so the schema cannot drift from what the CLI emits.
+ */
+import { ERROR_CODES, WARNING_CODES } from "./errors.ts";
+import { CORE_DATA_SCHEMAS } from "./schemas-core.ts";
+import { OPERATOR_DATA_SCHEMAS, STREAM_SCHEMAS } from "./schemas-operator.ts";
+import { REPORT_DATA_SCHEMAS } from "./schemas-reports.ts";
+import { DIALECT, any, arrayOf, bool, enumOf, int, nullable, object, str, type JsonSchema } from "./schema-kit.ts";
+
+/** Data schemas of every verb that has one, by verb name. */
+export const DATA_SCHEMAS: Record<string, JsonSchema> = { ...CORE_DATA_SCHEMAS, ...OPERATOR_DATA_SCHEMAS, ...REPORT_DATA_SCHEMAS };
+
+/** The envelope: `{ok, tool_version, data, meta, warnings, commands, errors}`. */
+export function envelopeSchema(): JsonSchema {
+  const errorObject = object(
+    {
+      code: enumOf(Object.keys(ERROR_CODES)),
+      message: str,
+      exit_code: int,
+      remediation: str,
+      did_you_mean: nullable(str),
+      detail: { type: "object" },
+    },
+    ["did_you_mean", "detail"],
+  );
+  const meta = object(
+    {
+      request_id: str,
+      ts_iso: str,
+      elapsed_ms: int,
+      contract_version: str,
+      data_hash: str,
+      pagination: object({ cursor: int, first_id: nullable(int), limit: int, truncated: bool }, ["limit", "truncated"]),
+      wait: object({ reason: enumOf(["records_available", "timeout"]), waited_ms: int }),
+    },
+    ["pagination", "wait"],
+  );
+  return {
+    $schema: DIALECT,
+    ...object({
+      ok: bool,
+      tool_version: str,
+      data: any,
+      meta,
+      warnings: arrayOf(object({ code: enumOf(Object.keys(WARNING_CODES)), message: str })),
+      commands: arrayOf(str),
+      errors: arrayOf(errorObject),
+    }),
+  };
+}
+
+/** `schema --json` data. */
+export interface SchemaExport {
+  dialect: string;
+  envelope_schema: JsonSchema;
+  verbs: Record<string, JsonSchema>;
+  streams: Record<string, JsonSchema>;
+}
+
+/**
+ * Everything `spoolctl schema` exports, for the verbs in `verbNames` (the
+ * registry); a verb without a known data schema gets `{}` (any JSON).
+ */
+export function schemaExport(verbNames: string[]): SchemaExport {
+  return {
+    dialect: DIALECT,
+    envelope_schema: envelopeSchema(),
+    verbs: Object.fromEntries(verbNames.map((name) => [name, DATA_SCHEMAS[name] ?? any])),
+    streams: { ...STREAM_SCHEMAS },
+  };
+}

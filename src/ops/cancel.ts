@@ -1,0 +1,70 @@
+/**
+ * `cancel` (SPEC §4 "Cancel"): a queued job becomes `canceled` at once. A
+ * running job needs explicit confirmation; then `cancel_requested` is set and
+ * the owning worker, which reads it on every heartbeat, kills the job's process
+ * group and records the attempt `canceled`. Terminal jobs are a `CONFLICT`.
+ * Several jobs are canceled in one transaction: all or none.
+ */
+import { SpoolError, type Warning } from "../contract/errors.ts";
+import type { Job } from "../store/model.ts";
+import type { Store, StoreWriter } from "../store/store.ts";
+import { resolveUnique } from "./retry.ts";
+import { canTransition, isTerminal } from "./states.ts";
+
+/** One canceled job, as `cancel --json` reports it. */
+export interface CanceledJob {
+  job_id: number;
+  /** `canceled`, or `running` while its worker has yet to stop it. */
+  state: "canceled" | "running";
+  /** True when the cancel was handed to the running job's worker (state stays `running` until it acts). */
+  was_running: boolean;
+}
+
+function check(job: Job, confirmedRunning: boolean): void {
+  if (isTerminal(job.state)) {
+    throw new SpoolError("CONFLICT", `job ${job.id} is already ${job.state}; only queued or running jobs can be canceled`, {
+      remediation: job.state === "done" ? `nothing to cancel (spoolctl show ${job.id})` : `to run it again: spoolctl retry ${job.id}`,
+      detail: { job_id: job.id, state: job.state },
+    });
+  }
+  if (job.state === "running" && !confirmedRunning) {
+    throw new SpoolError("SAFETY_BLOCK", `job ${job.id} is running (worker ${job.locked_by}); canceling it kills its process group`, {
+      remediation: `confirm with: spoolctl cancel ${job.id} --running --yes`,
+      detail: { job_id: job.id, state: job.state },
+    });
+  }
+  if (!canTransition(job.state, "canceled")) {
+    throw new SpoolError("CONFLICT", `job ${job.id} is ${job.state} and cannot be canceled`, { detail: { job_id: job.id } });
+  }
+}
+
+function cancelOne(tx: StoreWriter, job: Job, now: number): CanceledJob {
+  if (job.state === "queued") {
+    if (!tx.cancelQueuedJob(job.id, now)) throw new SpoolError("CONFLICT", `job ${job.id} changed state while being canceled`);
+    tx.appendEvent(job.id, "canceled", null, JSON.stringify({ from: "queued" }), now);
+    return { job_id: job.id, state: "canceled", was_running: false };
+  }
+  if (!job.cancel_requested) {
+    if (!tx.requestCancel(job.id)) throw new SpoolError("CONFLICT", `job ${job.id} changed state while being canceled`);
+    tx.appendEvent(job.id, "cancel_requested", null, JSON.stringify({ attempt: job.last_attempt_no, worker: job.locked_by }), now);
+  }
+  return { job_id: job.id, state: "running", was_running: true };
+}
+
+/**
+ * Cancels jobs in one `BEGIN IMMEDIATE` transaction. `confirmedRunning` is
+ * `--running --yes`. Raises `NOT_FOUND`, `CONFLICT` (terminal), `SAFETY_BLOCK`
+ * (running, unconfirmed); then nothing changed. A running job yields a
+ * `KILL_ASYNC` warning: its worker stops it within a heartbeat.
+ */
+export function cancelJobs(store: Store, refs: string[], confirmedRunning: boolean, now = Date.now() / 1000): { jobs: CanceledJob[]; warnings: Warning[] } {
+  const jobs = store.write((tx) => {
+    const targets = resolveUnique(tx, refs);
+    for (const job of targets) check(job, confirmedRunning);
+    return targets.map((job) => cancelOne(tx, job, now));
+  });
+  const warnings: Warning[] = jobs
+    .filter((j) => j.was_running)
+    .map((j) => ({ code: "KILL_ASYNC", message: `job ${j.job_id} is still running; its worker kills it within a heartbeat (spoolctl wait ${j.job_id})` }));
+  return { jobs, warnings };
+}

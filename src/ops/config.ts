@@ -1,0 +1,196 @@
+/**
+ * `config` (SPEC §5–§6): where the queue is and why (the project config file
+ * and the `--db` precedence), and the queue-wide settings stored in the
+ * database: `max_retries` and `timeout` are copied into a job when it is added;
+ * `backoff_base` and `backoff_cap` are read when a retry is scheduled.
+ */
+import { join, resolve } from "node:path";
+import { SpoolError } from "../contract/errors.ts";
+import { closest } from "../contract/flags.ts";
+import { CONFIG_FILE, CONFIG_KEYS, readProjectConfig, resolveLocation, type DbPathSource } from "../store/location.ts";
+import type { Store, StoreReader } from "../store/store.ts";
+import { DEFAULTS, LIMITS } from "./limits.ts";
+import { SETTING_KEYS } from "./settings.ts";
+import { parseDuration, parseInteger, parseNumber } from "./values.ts";
+
+/** A canonical setting key. */
+export type SettingKey = (typeof SETTING_KEYS)[number];
+
+/** When a setting takes effect. */
+export type AppliesAt = "add" | "retry";
+
+/** What each setting means, its bounds and its parser. */
+export const SETTINGS: Record<SettingKey, { default: number; unit: string; applies_at: AppliesAt; min: number; max: number; description: string; parse(raw: string): number }> = {
+  max_retries: {
+    default: DEFAULTS.max_retries, unit: "count", applies_at: "add", ...LIMITS.max_retries,
+    description: "default --max-retries of new jobs; copied into a job when it is added",
+    parse: (raw) => parseInteger("max_retries", raw, LIMITS.max_retries.min, LIMITS.max_retries.max),
+  },
+  timeout: {
+    default: DEFAULTS.timeout_seconds, unit: "seconds", applies_at: "add", ...LIMITS.timeout_seconds,
+    description: "default --timeout of new jobs (a duration: 90, 5m, 2h); copied into a job when it is added",
+    parse: (raw) => parseDuration("timeout", raw, LIMITS.timeout_seconds.min, LIMITS.timeout_seconds.max),
+  },
+  backoff_base: {
+    default: DEFAULTS.backoff_base, unit: "number", applies_at: "retry", ...LIMITS.backoff_base,
+    description: "retry backoff is min(backoff_cap, backoff_base ^ failures) seconds; read when a retry is scheduled",
+    parse: (raw) => parseNumber("backoff_base", raw, LIMITS.backoff_base.min, LIMITS.backoff_base.max),
+  },
+  backoff_cap: {
+    default: DEFAULTS.backoff_cap, unit: "seconds", applies_at: "retry", ...LIMITS.backoff_cap,
+    description: "longest retry backoff (a duration); read when a retry is scheduled",
+    parse: (raw) => parseDuration("backoff_cap", raw, LIMITS.backoff_cap.min, LIMITS.backoff_cap.max),
+  },
+};
+
+/** A setting as `config get|set|show` report it. */
+export interface SettingView {
+  key: SettingKey;
+  value: number;
+  default: number;
+  /** `database` when set with `config set`, else `default`. */
+  source: "database" | "default";
+  unit: string;
+  applies_at: AppliesAt;
+  description: string;
+}
+
+/** Canonical key from user spelling (`max-retries`, `MAX_RETRIES`). Raises `INVALID_INPUT` with a suggestion. */
+export function settingKey(raw: string): SettingKey {
+  const key = raw.trim().toLowerCase().replaceAll("-", "_");
+  if ((SETTING_KEYS as readonly string[]).includes(key)) return key as SettingKey;
+  const guess = closest(key, [...SETTING_KEYS]);
+  throw new SpoolError("INVALID_INPUT", `unknown setting ${JSON.stringify(raw)}${guess ? ` (did you mean ${guess}?)` : ""}`, {
+    remediation: `use one of ${SETTING_KEYS.join(", ")} (dashes or underscores)`,
+    did_you_mean: guess,
+    detail: { key: raw, accepted: SETTING_KEYS },
+  });
+}
+
+/** Reads one setting with its provenance. */
+export function readSetting(tx: StoreReader, key: SettingKey): SettingView {
+  const meta = SETTINGS[key];
+  const raw = tx.getSetting(key);
+  const parsed = raw === null ? null : (JSON.parse(raw) as unknown);
+  const stored = typeof parsed === "number" && Number.isFinite(parsed) ? parsed : null;
+  return {
+    key,
+    value: stored ?? meta.default,
+    default: meta.default,
+    source: stored === null ? "default" : "database",
+    unit: meta.unit,
+    applies_at: meta.applies_at,
+    description: meta.description,
+  };
+}
+
+/** Every setting. */
+export function readAllSettings(tx: StoreReader): SettingView[] {
+  return SETTING_KEYS.map((k) => readSetting(tx, k));
+}
+
+/** Sets a setting in one transaction; returns it with the value it replaced. Raises `INVALID_INPUT`. */
+export function setSetting(store: Store, rawKey: string, rawValue: string): SettingView & { previous: number } {
+  const key = settingKey(rawKey);
+  const value = SETTINGS[key].parse(rawValue);
+  return store.write((tx) => {
+    const previous = readSetting(tx, key).value;
+    tx.setSetting(key, JSON.stringify(value));
+    return { ...readSetting(tx, key), previous };
+  });
+}
+
+/** Removes a setting (its default applies again). */
+export function unsetSetting(store: Store, rawKey: string): SettingView & { removed: boolean } {
+  const key = settingKey(rawKey);
+  return store.write((tx) => {
+    const removed = tx.deleteSetting(key);
+    return { ...readSetting(tx, key), removed };
+  });
+}
+
+/** Source names as the contract spells them. */
+const SOURCE_NAMES: Record<DbPathSource, "flag" | "environment" | "project_config" | "default"> = {
+  flag: "flag",
+  env: "environment",
+  config: "project_config",
+  default: "default",
+};
+
+/** The database path precedence, highest first (SPEC §4). */
+export const DB_PATH_PRECEDENCE = ["flag", "environment", "project_config", "default"] as const;
+
+/** Where the queue is and why. `db_path` is null when the project config is broken and nothing overrides it. */
+export interface LocationReport {
+  config_path: string;
+  config_exists: boolean;
+  config_valid: boolean;
+  config_problem: string | null;
+  ignored_keys: string[];
+  db_path: string | null;
+  db_source: (typeof DB_PATH_PRECEDENCE)[number] | null;
+  spool_dir: string | null;
+  precedence: string[];
+}
+
+/** Describes the queue location without opening it. Never throws. */
+export function describeLocation(flag: string | undefined, env = process.env, cwd = process.cwd()): LocationReport {
+  const config = readProjectConfig(join(cwd, CONFIG_FILE));
+  const base = {
+    config_path: config.path,
+    config_exists: config.exists,
+    config_valid: config.valid,
+    config_problem: config.problem,
+    ignored_keys: config.unknownKeys,
+    precedence: [...DB_PATH_PRECEDENCE],
+  };
+  try {
+    const loc = resolveLocation(flag, env, cwd);
+    return { ...base, db_path: loc.dbPath, db_source: SOURCE_NAMES[loc.source], spool_dir: loc.spoolDir };
+  } catch {
+    return { ...base, db_path: null, db_source: null, spool_dir: null };
+  }
+}
+
+/** `config validate` data. */
+export interface ConfigValidation {
+  config_path: string;
+  exists: boolean;
+  valid: boolean;
+  problem: string | null;
+  format: "json";
+  schema_version: 1;
+  recognized_keys: string[];
+  unknown_keys: string[];
+}
+
+/**
+ * Checks a project config file without opening the queue. `path` defaults to
+ * `./.spoolctl/config.json`; a missing default file is valid (nothing to
+ * check). Raises `NOT_FOUND` for a named file that does not exist and
+ * `INVALID_INPUT` (with the report in `detail`) for an invalid one.
+ */
+export function validateConfig(path: string | undefined, cwd = process.cwd()): ConfigValidation {
+  const file = resolve(cwd, path ?? CONFIG_FILE);
+  const config = readProjectConfig(file);
+  if (!config.exists && path !== undefined) {
+    throw new SpoolError("NOT_FOUND", `no config file at ${file}`, { remediation: `give the path of a JSON file, or run spoolctl config validate for ./${CONFIG_FILE}` });
+  }
+  const report: ConfigValidation = {
+    config_path: file,
+    exists: config.exists,
+    valid: config.valid,
+    problem: config.problem,
+    format: "json",
+    schema_version: 1,
+    recognized_keys: [...CONFIG_KEYS],
+    unknown_keys: config.unknownKeys,
+  };
+  if (!config.valid) {
+    throw new SpoolError("INVALID_INPUT", `${file}: ${config.problem}`, {
+      remediation: `write a JSON object such as {"db_path": "queue.db"} (db_path is relative to the file's folder)`,
+      detail: { ...report },
+    });
+  }
+  return report;
+}

@@ -1,0 +1,102 @@
+/**
+ * `events` (SPEC §5): pages of the append-only ledger after a cursor, a
+ * long-poll that returns as soon as records exist (or at a deadline), and a
+ * follow loop for streams. The ledger id is the cursor.
+ */
+import type { JobEvent } from "../store/model.ts";
+import type { Store, StoreReader } from "../store/store.ts";
+import { resolveJob } from "./jobs.ts";
+import { LIMITS } from "./limits.ts";
+
+/** The default and bounds of `--limit`. */
+export const EVENTS_LIMIT = LIMITS.list_limit;
+
+/** Which ledger rows. */
+export interface EventsQuery {
+  /** Only rows with a larger id. */
+  sinceId: number;
+  /** Only this job's rows (resolved id). */
+  jobId?: number;
+  limit: number;
+}
+
+/** One page, with the cursor for the next. */
+export interface EventsPage {
+  count: number;
+  events: JobEvent[];
+  /** `cursor`: pass it as `--since-id` to continue (a page of `limit` rows may have more); `first_id`: the first row's id, or null. */
+  pagination: { cursor: number; first_id: number | null };
+}
+
+/** `meta.wait` of a long-poll. */
+export interface WaitMeta {
+  reason: "records_available" | "timeout";
+  waited_ms: number;
+}
+
+/** Resolves `--job` to an id. Raises `NOT_FOUND`. */
+export function resolveEventsJob(tx: StoreReader, ref: string | undefined): number | undefined {
+  return ref === undefined ? undefined : resolveJob(tx, ref).id;
+}
+
+/** Reads one page. */
+export function readEvents(tx: StoreReader, q: EventsQuery): EventsPage {
+  const events = tx.listEvents({ afterId: q.sinceId, jobId: q.jobId, limit: q.limit });
+  return { count: events.length, events, pagination: { cursor: events.at(-1)?.id ?? q.sinceId, first_id: events[0]?.id ?? null } };
+}
+
+/**
+ * Long-poll: returns the first non-empty page, or an empty one after
+ * `timeoutSeconds`. Polls every `pollSeconds`.
+ */
+export async function waitForEvents(store: Pick<Store, "read">, q: EventsQuery, timeoutSeconds: number, pollSeconds: number): Promise<{ page: EventsPage; wait: WaitMeta }> {
+  const started = performance.now();
+  for (;;) {
+    const page = store.read((tx) => readEvents(tx, q));
+    const waited = performance.now() - started;
+    if (page.count > 0) return { page, wait: { reason: "records_available", waited_ms: Math.round(waited) } };
+    if (waited >= timeoutSeconds * 1000) return { page, wait: { reason: "timeout", waited_ms: Math.round(waited) } };
+    await Bun.sleep(Math.max(1, Math.min(pollSeconds * 1000, timeoutSeconds * 1000 - waited)));
+  }
+}
+
+/** Options of {@link followEvents}; times in seconds, null = no bound. */
+export interface FollowOptions {
+  maxEvents: number | null;
+  idleSeconds: number | null;
+  pollSeconds: number;
+  /** Polled between batches: true ends the follow (a signal arrived). */
+  shouldStop?: () => boolean;
+}
+
+/** Why a follow ended. */
+export type FollowEnd = "max_events" | "idle_timeout" | "signal";
+
+/**
+ * Streams ledger rows after `sinceId` to `emit`, oldest first, until
+ * `maxEvents` rows were emitted, nothing arrived for `idleSeconds`, or
+ * `shouldStop` says so. Without a bound it runs until the process is stopped.
+ */
+export async function followEvents(store: Pick<Store, "read">, q: Omit<EventsQuery, "limit">, opts: FollowOptions, emit: (event: JobEvent) => void): Promise<FollowEnd> {
+  let cursor = q.sinceId;
+  let emitted = 0;
+  let lastSeen = performance.now();
+  for (;;) {
+    if (opts.shouldStop?.()) return "signal";
+    const room = opts.maxEvents === null ? 500 : Math.min(500, opts.maxEvents - emitted);
+    const rows = store.read((tx) => tx.listEvents({ afterId: cursor, jobId: q.jobId, limit: room }));
+    for (const row of rows) {
+      emit(row);
+      cursor = row.id;
+      emitted++;
+    }
+    if (opts.maxEvents !== null && emitted >= opts.maxEvents) return "max_events";
+    const now = performance.now();
+    if (rows.length > 0) lastSeen = now;
+    else if (opts.idleSeconds !== null && now - lastSeen >= opts.idleSeconds * 1000) return "idle_timeout";
+    if (rows.length < room) {
+      const idleLeft = opts.idleSeconds === null ? Infinity : opts.idleSeconds * 1000 - (now - lastSeen);
+      await Bun.sleep(Math.max(1, Math.min(opts.pollSeconds * 1000, idleLeft)));
+    }
+  }
+}

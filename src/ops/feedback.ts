@@ -1,0 +1,94 @@
+/**
+ * `feedback` (SPEC §5): one verdict about a job for an agent — is it over, did
+ * it succeed, how did its latest attempt end, the tails of its output, and the
+ * next command to run.
+ */
+import type { Warning } from "../contract/errors.ts";
+import type { FailureReason, Job, JobState } from "../store/model.ts";
+import type { Store } from "../store/store.ts";
+import { resolveJob } from "./jobs.ts";
+import { pickAttempt, readTail } from "./output.ts";
+import { JOB_NOT_FOUND_REMEDIATION } from "./retry.ts";
+import { isTerminal } from "./states.ts";
+
+/** The default and bounds of `--tail-bytes`. */
+export const TAIL_BYTES = { default: 2048, min: 0, max: 1024 * 1024 } as const;
+
+/** One stream's tail. */
+export interface StreamTail {
+  path: string | null;
+  missing: boolean;
+  size_bytes: number;
+  tail: string;
+  truncated: boolean;
+}
+
+/** `feedback --json` data. Times are seconds. */
+export interface FeedbackData {
+  job_id: number;
+  state: JobState;
+  terminal: boolean;
+  /** true when done, false when dead or canceled, null while queued or running. */
+  succeeded: boolean | null;
+  /** Failures charged to the retry budget. */
+  attempts: number;
+  /** Attempts started so far. */
+  attempts_total: number;
+  latest_attempt_no: number | null;
+  exit_code: number | null;
+  failure_reason: FailureReason | null;
+  last_error: string | null;
+  /** Run time of the latest finished attempt. */
+  duration_seconds: number | null;
+  /** The next command to run, or null when there is nothing to do. */
+  remediation: string | null;
+  streams: { stdout: StreamTail; stderr: StreamTail };
+}
+
+/** The next command for a job in its state. */
+function nextCommand(job: Job): string | null {
+  const lane = job.queue === "default" ? "" : ` --queue ${job.queue}`;
+  switch (job.state) {
+    case "queued":
+      return `spoolctl work --drain${lane}`;
+    case "running":
+      return `spoolctl wait ${job.id}`;
+    case "done":
+      return `spoolctl output ${job.id}`;
+    case "dead":
+    case "canceled":
+      return `spoolctl retry ${job.id}`;
+  }
+}
+
+function tail(path: string | null, maxBytes: number): StreamTail {
+  const v = readTail(path, maxBytes);
+  return { path: v.path, missing: v.missing, size_bytes: v.size_bytes, tail: v.text, truncated: v.truncated };
+}
+
+/** Builds the verdict of the job named by `ref`. Raises `NOT_FOUND`. */
+export function jobFeedback(store: Store, ref: string, tailBytes: number): { data: FeedbackData; warnings: Warning[] } {
+  const { job, attempt } = store.read((tx) => {
+    const job = resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION);
+    return { job, attempt: pickAttempt(tx, job, null) };
+  });
+  const terminal = isTerminal(job.state);
+  const finished = attempt && attempt.finished_at !== null;
+  const data: FeedbackData = {
+    job_id: job.id,
+    state: job.state,
+    terminal,
+    succeeded: terminal ? job.state === "done" : null,
+    attempts: job.attempts,
+    attempts_total: job.last_attempt_no,
+    latest_attempt_no: attempt?.attempt_no ?? null,
+    exit_code: attempt ? attempt.exit_code : job.last_exit_code,
+    failure_reason: attempt?.failure_reason ?? null,
+    last_error: job.last_error,
+    duration_seconds: finished ? Math.max(0, attempt.finished_at! - attempt.started_at) : null,
+    remediation: nextCommand(job),
+    streams: { stdout: tail(attempt?.stdout_path ?? null, tailBytes), stderr: tail(attempt?.stderr_path ?? null, tailBytes) },
+  };
+  const warnings: Warning[] = attempt ? [] : [{ code: "NO_ATTEMPTS_YET", message: `job ${job.id} has not been executed yet` }];
+  return { data, warnings };
+}

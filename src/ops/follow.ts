@@ -1,0 +1,73 @@
+/**
+ * Following a running attempt's output (SPEC §5 `output --follow`): yields the
+ * bytes of its stdout/stderr files as they grow, until the attempt is no longer
+ * running; then the last bytes and the final attempt row. An attempt that has
+ * already ended yields what exists and returns at once.
+ */
+import { closeSync, openSync, readSync } from "node:fs";
+import type { Attempt } from "../store/model.ts";
+import type { Store } from "../store/store.ts";
+import type { StreamName } from "./output.ts";
+
+/** New bytes of one stream. */
+export interface FollowChunk {
+  stream: StreamName;
+  bytes: Uint8Array;
+}
+
+const CHUNK = 64 * 1024;
+
+/** Reads a file from an offset onwards; the file may not exist yet. */
+class Tail {
+  private fd: number | null = null;
+  offset = 0;
+
+  constructor(
+    readonly stream: StreamName,
+    private readonly path: string,
+  ) {}
+
+  /** The bytes written since the last call, in chunks of at most 64 KiB. */
+  *read(): Generator<FollowChunk> {
+    if (this.fd === null) {
+      try {
+        this.fd = openSync(this.path, "r");
+      } catch {
+        return; // not created yet (or removed): nothing to show
+      }
+    }
+    for (;;) {
+      const buffer = Buffer.alloc(CHUNK);
+      const n = readSync(this.fd, buffer, 0, CHUNK, this.offset);
+      if (n <= 0) return;
+      this.offset += n;
+      yield { stream: this.stream, bytes: buffer.subarray(0, n) };
+      if (n < CHUNK) return;
+    }
+  }
+
+  close(): void {
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+  }
+}
+
+/**
+ * Follows attempt `attemptNo` of job `jobId`, polling every `pollMs`. Returns
+ * the attempt row as it ended (or as it was, when it was not running).
+ */
+export async function* followAttempt(store: Store, attempt: Attempt, streams: StreamName[], pollMs = 100): AsyncGenerator<FollowChunk, Attempt> {
+  const tails = streams.map((s) => new Tail(s, s === "stdout" ? attempt.stdout_path : attempt.stderr_path));
+  try {
+    for (;;) {
+      // The state is read before the bytes: once it says the attempt ended, the
+      // read that follows sees everything the process wrote.
+      const now = store.read((tx) => tx.getAttempt(attempt.job_id, attempt.attempt_no)) ?? attempt;
+      for (const tail of tails) yield* tail.read();
+      if (now.state !== "running") return now;
+      await Bun.sleep(pollMs);
+    }
+  } finally {
+    for (const tail of tails) tail.close();
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * `prune` (SPEC §4 "Prune"): delete terminal jobs that finished longer ago than
+ * a cutoff — their output files first, then their rows (attempts, events,
+ * jobs) — in one write transaction, so no retry can slip in between. Never
+ * touches queued or running jobs. A dry run reports what would go and writes
+ * nothing.
+ */
+import { SpoolError, invalidValue } from "../contract/errors.ts";
+import { TERMINAL_STATES, type Job, type JobState } from "../store/model.ts";
+import { filesSize, removeJobOutput } from "../store/spool.ts";
+import type { Store, StoreReader } from "../store/store.ts";
+import { parseStates } from "./jobs.ts";
+
+/**
+ * `prune --json` data. On a dry run the `deleted_*` counts and `freed_bytes`
+ * are what `--yes` would delete, and `actual` is false. Sizes in bytes.
+ */
+export interface PruneData {
+  /** Whether rows and files were really deleted. */
+  actual: boolean;
+  dry_run: boolean;
+  /** Set on an actual prune: what was deleted cannot be recovered. */
+  irreversible?: boolean;
+  /** Terminal jobs that matched. */
+  matched: number;
+  deleted_jobs: number;
+  deleted_attempts: number;
+  deleted_events: number;
+  freed_bytes: number;
+}
+
+/** What to prune. */
+export interface PruneQuery {
+  /** Seconds: jobs finished at least this long ago. */
+  olderThan: number;
+  states: JobState[];
+  dryRun: boolean;
+}
+
+/**
+ * Parses `--state` for prune: terminal states only (QueueCTL's `completed`
+ * included); default all three. Raises `INVALID_INPUT` for queued or running.
+ */
+export function parsePruneStates(raws: string[]): JobState[] {
+  if (raws.length === 0) return [...TERMINAL_STATES];
+  const { states } = parseStates(raws);
+  for (const s of states) {
+    if (!TERMINAL_STATES.includes(s)) throw invalidValue("--state", s, `a terminal state: ${TERMINAL_STATES.join(", ")} (prune never deletes queued or running jobs)`);
+  }
+  return states;
+}
+
+function outputPaths(tx: StoreReader, job: Job): string[] {
+  return tx.attemptsOf(job.id).flatMap((a) => [a.stdout_path, a.stderr_path]);
+}
+
+/** Prunes (or previews). Raises `LOCKED`, or `INTERNAL` when a file cannot be removed (rows then stay). */
+export function pruneJobs(store: Store, q: PruneQuery, now = Date.now() / 1000): PruneData {
+  const cutoff = now - q.olderThan;
+  if (q.states.length === 0) {
+    return { actual: false, dry_run: q.dryRun, matched: 0, deleted_jobs: 0, deleted_attempts: 0, deleted_events: 0, freed_bytes: 0 };
+  }
+  if (q.dryRun) {
+    return store.read((tx) => {
+      const jobs = tx.pruneCandidates(q.states, cutoff);
+      const counts = tx.historyCounts(jobs.map((j) => j.id));
+      const bytes = jobs.reduce((sum, j) => sum + filesSize(outputPaths(tx, j)), 0);
+      return { actual: false, dry_run: true, matched: jobs.length, deleted_jobs: jobs.length, deleted_attempts: counts.attempts, deleted_events: counts.events, freed_bytes: bytes };
+    });
+  }
+  return store.write((tx) => {
+    const jobs = tx.pruneCandidates(q.states, cutoff);
+    let freed = 0;
+    for (const job of jobs) {
+      try {
+        freed += removeJobOutput(store.spoolDir, job.id, outputPaths(tx, job));
+      } catch (error) {
+        throw new SpoolError("INTERNAL", `cannot remove the output of job ${job.id}: ${(error as Error).message}; no rows were deleted`, {
+          remediation: "check the spool folder's permissions, then run prune again",
+        });
+      }
+    }
+    const deleted = tx.deleteJobs(jobs.map((j) => j.id));
+    return {
+      actual: deleted.jobs > 0,
+      dry_run: false,
+      irreversible: true,
+      matched: jobs.length,
+      deleted_jobs: deleted.jobs,
+      deleted_attempts: deleted.attempts,
+      deleted_events: deleted.events,
+      freed_bytes: freed,
+    };
+  });
+}

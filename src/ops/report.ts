@@ -1,0 +1,203 @@
+/**
+ * CI reports (SPEC §8 `report`): the jobs of a run, or those matching filters,
+ * as test cases with a result, timing from their attempts, and the failure
+ * reason plus output tails of what did not pass. Renderers (JUnit XML,
+ * markdown) live in `src/ui/`; this module only reads and decides.
+ */
+import type { Attempt, Job, JobState } from "../store/model.ts";
+import type { StoreReader } from "../store/store.ts";
+import { resolveJob } from "./jobs.ts";
+import { describeExit } from "./outcome.ts";
+import { readTail } from "./output.ts";
+import { parseDuration, parseTimestamp } from "./values.ts";
+
+/** How a job reads as a test case: done → passed, dead → failed, canceled → skipped, queued/running → pending. */
+export type CaseResult = "passed" | "failed" | "skipped" | "pending";
+
+/** Bounds of `report --limit`. */
+export const REPORT_LIMIT = { min: 1, max: 1_000_000, default: 10_000 } as const;
+
+/** Output tails are cut to this many bytes, then to {@link TAIL_LINES} lines. */
+const TAIL_BYTES = 8 * 1024;
+/** Lines kept of an output tail. */
+const TAIL_LINES = 40;
+
+/** Filters of a report, validated. `since` is epoch seconds. */
+export interface ReportQuery {
+  /** Job ids or idempotency keys; empty = every job matching the other filters. */
+  refs: string[];
+  queue?: string;
+  tags: Record<string, string>;
+  /** Only jobs created at or after this time (epoch seconds). */
+  since?: number;
+  limit: number;
+}
+
+/** One job as a test case. Times are epoch seconds; `time_seconds` sums its attempts' run time. */
+export interface ReportCase {
+  id: number;
+  queue: string;
+  state: JobState;
+  result: CaseResult;
+  argv: string[];
+  tags: Record<string, string>;
+  /** Attempts started (all kinds). */
+  attempts_total: number;
+  time_seconds: number;
+  created_at: number;
+  /** Start of the first attempt, or null when it never ran. */
+  started_at: number | null;
+  /** End of the last attempt, or null while it runs or when it never ran. */
+  finished_at: number | null;
+  exit_code: number | null;
+  signal: number | null;
+  /** Failure reason of the last attempt that did not succeed (null when passed). */
+  failure_reason: Attempt["failure_reason"];
+  /** One line: `process_exit: exit 1`, `canceled`, `not finished: queued`; null when passed. */
+  message: string | null;
+  /** Tails (≤ 40 lines) of the last attempt's output, for cases that did not pass; "" otherwise. */
+  stderr_tail: string;
+  stdout_tail: string;
+}
+
+/** Counts of a set of cases. */
+export interface ReportTotals {
+  jobs: number;
+  passed: number;
+  failed: number;
+  skipped: number;
+  pending: number;
+  time_seconds: number;
+}
+
+/** `report --json` data. */
+export interface ReportData {
+  generated_at: number;
+  filters: { ids: number[]; queue: string | null; tags: Record<string, string>; since: number | null };
+  totals: ReportTotals;
+  /** Totals per lane, lanes sorted by name. */
+  lanes: Record<string, ReportTotals>;
+  /** Oldest job first. */
+  cases: ReportCase[];
+  /** More jobs matched than `--limit`; the oldest were left out. */
+  truncated: boolean;
+  /** Files written (null when not asked for). */
+  files: { junit: string | null; markdown: string | null };
+}
+
+/**
+ * Parses `--since`: a duration back from `now` (`30m`, `2h`, `1d`, bare
+ * seconds below 10^9) or a point in time (epoch seconds ≥ 10^9, ISO-8601).
+ * Returns epoch seconds.
+ */
+export function parseSince(raw: string, now: number): number {
+  const text = raw.trim();
+  if (/^\d+(\.\d+)?$/.test(text) && Number(text) >= 1e9) return parseTimestamp("--since", raw);
+  if (/^(\d+(\.\d+)?|\.\d+)\s*[smhd]?$/.test(text)) return now - parseDuration("--since", raw, 0, 100 * 365 * 86400);
+  return parseTimestamp("--since", raw);
+}
+
+function resultOf(state: JobState): CaseResult {
+  if (state === "done") return "passed";
+  if (state === "dead") return "failed";
+  if (state === "canceled") return "skipped";
+  return "pending";
+}
+
+/** The last `TAIL_LINES` lines of a file's last `TAIL_BYTES` bytes ("" when missing). */
+export function outputTail(path: string | null): string {
+  const view = readTail(path, TAIL_BYTES);
+  if (view.missing || view.text === "") return "";
+  let lines = view.text.split("\n");
+  if (view.truncated) lines = lines.slice(1); // the first line was cut mid-way
+  if (lines.at(-1) === "") lines.pop();
+  return lines.slice(-TAIL_LINES).join("\n");
+}
+
+function attemptDetail(a: Attempt): string {
+  const detail = a.error ?? describeExit(a.exit_code, a.signal);
+  return a.failure_reason && a.failure_reason !== "canceled" ? `${a.failure_reason}: ${detail}` : detail;
+}
+
+function messageOf(job: Job, result: CaseResult, last: Attempt | undefined): string | null {
+  switch (result) {
+    case "passed":
+      return null;
+    case "pending":
+      return `not finished: ${job.state}${last ? ` (attempt ${last.attempt_no} ${last.state === "running" ? "running" : `${last.state}: ${attemptDetail(last)}`})` : ""}`;
+    case "skipped":
+      if (last?.state === "canceled") return "canceled while running";
+      return last ? `canceled while queued (attempt ${last.attempt_no} ${last.state}: ${attemptDetail(last)})` : "canceled before it ran";
+    case "failed":
+      return last && last.state !== "succeeded" && last.state !== "running" ? attemptDetail(last) : (job.last_error ?? "dead");
+  }
+}
+
+/** Builds one case from a job and its attempts (oldest first). */
+export function toCase(job: Job, attempts: Attempt[], now: number): ReportCase {
+  const result = resultOf(job.state);
+  const last = attempts.at(-1);
+  const time = attempts.reduce((sum, a) => sum + Math.max(0, (a.finished_at ?? now) - a.started_at), 0);
+  const showTails = result !== "passed" && last !== undefined;
+  return {
+    id: job.id,
+    queue: job.queue,
+    state: job.state,
+    result,
+    argv: job.argv,
+    tags: job.tags,
+    attempts_total: attempts.length,
+    time_seconds: Math.round(time * 1000) / 1000,
+    created_at: job.created_at,
+    started_at: attempts[0]?.started_at ?? null,
+    finished_at: last?.finished_at ?? null,
+    exit_code: last?.exit_code ?? null,
+    signal: last?.signal ?? null,
+    failure_reason: result === "passed" ? null : (last?.failure_reason ?? null),
+    message: messageOf(job, result, last),
+    stderr_tail: showTails ? outputTail(last.stderr_path) : "",
+    stdout_tail: showTails ? outputTail(last.stdout_path) : "",
+  };
+}
+
+/** Adds up cases. */
+export function totalsOf(cases: ReportCase[]): ReportTotals {
+  const t: ReportTotals = { jobs: 0, passed: 0, failed: 0, skipped: 0, pending: 0, time_seconds: 0 };
+  for (const c of cases) {
+    t.jobs++;
+    t[c.result]++;
+    t.time_seconds += c.time_seconds;
+  }
+  t.time_seconds = Math.round(t.time_seconds * 1000) / 1000;
+  return t;
+}
+
+/**
+ * Reads the report: jobs matching every filter (ids ∩ lane ∩ tags ∩ since),
+ * oldest first, at most `limit` (the newest are kept). Raises `NOT_FOUND` for
+ * an id or key that matches no job.
+ */
+export function buildReport(tx: StoreReader, q: ReportQuery, now = Date.now() / 1000): ReportData {
+  const ids = [...new Set(q.refs.map((ref) => resolveJob(tx, ref).id))];
+  const rows = tx.listJobs({
+    ids: q.refs.length ? ids : undefined,
+    queue: q.queue,
+    tags: q.tags,
+    createdSince: q.since,
+    limit: q.limit + 1,
+  });
+  const truncated = rows.length > q.limit;
+  const jobs = rows.slice(0, q.limit).reverse();
+  const cases = jobs.map((job) => toCase(job, tx.attemptsOf(job.id), now));
+  const lanes: Record<string, ReportTotals> = {};
+  for (const lane of [...new Set(cases.map((c) => c.queue))].sort()) lanes[lane] = totalsOf(cases.filter((c) => c.queue === lane));
+  return {
+    generated_at: now,
+    filters: { ids: ids.sort((a, b) => a - b), queue: q.queue ?? null, tags: q.tags, since: q.since ?? null },
+    totals: totalsOf(cases),
+    lanes,
+    cases,
+    truncated,
+    files: { junit: null, markdown: null },
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * `wait` (SPEC §5): block until every awaited job is terminal, polling the
+ * database at a short interval (never a busy loop). The verdict: all done, or
+ * some ended dead or canceled (exit 6 with `ok: true`); `TIMEOUT` (exit 4) when
+ * the deadline passes first.
+ */
+import { SpoolError } from "../contract/errors.ts";
+import type { Job, JobState } from "../store/model.ts";
+import type { Store } from "../store/store.ts";
+import { resolveJob } from "./jobs.ts";
+import { JOB_NOT_FOUND_REMEDIATION } from "./retry.ts";
+import { isTerminal } from "./states.ts";
+
+/** One awaited job as `wait --json` reports it. */
+export interface WaitedJob {
+  /** Failures charged to the retry budget. */
+  attempts: number;
+  last_error: string | null;
+  last_exit_code: number | null;
+  state: JobState;
+}
+
+/** `wait --json` data: jobs keyed by id. */
+export interface WaitData {
+  all_succeeded: boolean;
+  jobs: Record<string, WaitedJob>;
+}
+
+/** How to wait. Times in seconds. */
+export interface WaitOptions {
+  /** Give up after this long (`TIMEOUT`); null waits for ever. */
+  timeoutSeconds: number | null;
+  /** Pause between two looks at the database. */
+  pollSeconds: number;
+  /** Called after each look: settled jobs of the total (for a TTY progress line). */
+  onProgress?: (settled: number, total: number) => void;
+}
+
+function view(job: Job): WaitedJob {
+  return { attempts: job.attempts, last_error: job.last_error, last_exit_code: job.last_exit_code, state: job.state };
+}
+
+/** The result of a finished wait: the data and whether any job ended dead or canceled. */
+export interface WaitResult {
+  data: WaitData;
+  anyFailed: boolean;
+}
+
+/**
+ * Waits for the jobs named by `refs` (ids or idempotency keys). Raises
+ * `NOT_FOUND` for an unknown reference (or a job pruned while waited on) and
+ * `TIMEOUT` with the unsettled jobs in `detail`.
+ */
+export async function waitForJobs(store: Store, refs: string[], opts: WaitOptions): Promise<WaitResult> {
+  const started = performance.now();
+  const ids = store.read((tx) => [...new Set(refs.map((ref) => resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION).id))]);
+  for (;;) {
+    const jobs = store.read((tx) =>
+      ids.map((id) => {
+        const job = tx.getJob(id);
+        if (!job) throw new SpoolError("NOT_FOUND", `job ${id} no longer exists (pruned while waited on)`, { remediation: JOB_NOT_FOUND_REMEDIATION });
+        return job;
+      }),
+    );
+    const settled = jobs.filter((j) => isTerminal(j.state));
+    opts.onProgress?.(settled.length, jobs.length);
+    const data: WaitData = { all_succeeded: jobs.every((j) => j.state === "done"), jobs: Object.fromEntries(jobs.map((j) => [String(j.id), view(j)])) };
+    if (settled.length === jobs.length) return { data, anyFailed: !data.all_succeeded };
+    const elapsed = (performance.now() - started) / 1000;
+    if (opts.timeoutSeconds !== null && elapsed >= opts.timeoutSeconds) {
+      const pending = jobs.filter((j) => !isTerminal(j.state));
+      throw new SpoolError("TIMEOUT", `${pending.length} of ${jobs.length} job(s) not finished after ${opts.timeoutSeconds}s: ${pending.map((j) => `${j.id} (${j.state})`).join(", ")}`, {
+        remediation: "wait longer (raise --timeout), or check that a worker serves their lane (spoolctl workers)",
+        detail: { pending: pending.map((j) => j.id), jobs: data.jobs },
+      });
+    }
+    const left = opts.timeoutSeconds === null ? Infinity : opts.timeoutSeconds - elapsed;
+    await Bun.sleep(Math.max(1, Math.min(opts.pollSeconds, left) * 1000));
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * SQL of the operator verbs (retry, cancel, prune, events, config) for the
+ * SQLite driver. {@link SqliteQueries} delegates to these functions, so every
+ * statement still runs inside the caller's transaction (SPEC §2).
+ */
+import type { Database } from "bun:sqlite";
+import type { Job, JobEvent, JobState } from "../model.ts";
+import type { AttemptClosing, EventQuery } from "../store.ts";
+import { toJob } from "./queries.ts";
+
+type Row = Record<string, unknown>;
+
+/** The only states prune may ever delete, whatever it is asked. */
+const TERMINAL = "state IN ('done','dead','canceled')";
+
+/** Ledger rows after a cursor, oldest first. */
+export function listEvents(db: Database, q: EventQuery): JobEvent[] {
+  if (q.jobId !== undefined) {
+    return db.query("SELECT * FROM job_events WHERE id > ? AND job_id = ? ORDER BY id LIMIT ?").all(q.afterId, q.jobId, q.limit) as JobEvent[];
+  }
+  return db.query("SELECT * FROM job_events WHERE id > ? ORDER BY id LIMIT ?").all(q.afterId, q.limit) as JobEvent[];
+}
+
+/** Terminal jobs of `states` finished before the cutoff (created_at when finished_at is missing). */
+export function pruneCandidates(db: Database, states: JobState[], finishedBefore: number): Job[] {
+  const rows = db
+    .query(
+      `SELECT * FROM jobs WHERE ${TERMINAL} AND state IN (SELECT value FROM json_each(?))
+         AND coalesce(finished_at, created_at) < ? ORDER BY id`,
+    )
+    .all(JSON.stringify(states), finishedBefore) as Row[];
+  return rows.map(toJob);
+}
+
+/** Attempt and ledger row counts of some jobs. */
+export function historyCounts(db: Database, jobIds: number[]): { attempts: number; events: number } {
+  const ids = JSON.stringify(jobIds);
+  const attempts = db.query("SELECT count(*) AS n FROM attempts WHERE job_id IN (SELECT value FROM json_each(?))").get(ids) as { n: number };
+  const events = db.query("SELECT count(*) AS n FROM job_events WHERE job_id IN (SELECT value FROM json_each(?))").get(ids) as { n: number };
+  return { attempts: attempts.n, events: events.n };
+}
+
+/** Removes a setting; true when one was removed. */
+export function deleteSetting(db: Database, key: string): boolean {
+  return db.query("DELETE FROM settings WHERE key = ?").run(key).changes > 0;
+}
+
+/** Back to `queued` with fresh budgets and no owner; guarded by the expected state. */
+export function requeueJob(db: Database, jobId: number, from: JobState, now: number): boolean {
+  const result = db
+    .query(
+      `UPDATE jobs SET state = 'queued', attempts = 0, crashes = 0, next_run_at = ?1, finished_at = NULL,
+         locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = 0
+       WHERE id = ?2 AND state = ?3`,
+    )
+    .run(now, jobId, from);
+  return result.changes > 0;
+}
+
+/** Ends a running attempt row (its worker lost the job). */
+export function closeAttempt(db: Database, c: AttemptClosing): boolean {
+  const result = db
+    .query(
+      `UPDATE attempts SET state = ?, failure_reason = ?, error = ?, finished_at = ?
+       WHERE job_id = ? AND attempt_no = ? AND state = 'running'`,
+    )
+    .run(c.state, c.failureReason, c.error, c.now, c.jobId, c.attemptNo);
+  return result.changes > 0;
+}
+
+/** queued → canceled. */
+export function cancelQueuedJob(db: Database, jobId: number, now: number): boolean {
+  return db.query("UPDATE jobs SET state = 'canceled', finished_at = ? WHERE id = ? AND state = 'queued'").run(now, jobId).changes > 0;
+}
+
+/** Flags a running job for its worker to kill. */
+export function requestCancel(db: Database, jobId: number): boolean {
+  return db.query("UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND state = 'running'").run(jobId).changes > 0;
+}
+
+/** Deletes terminal jobs and their history; queued and running ids are skipped. */
+export function deleteJobs(db: Database, jobIds: number[]): { jobs: number; attempts: number; events: number } {
+  const ids = JSON.stringify(jobIds);
+  const doomed = `SELECT id FROM jobs WHERE id IN (SELECT value FROM json_each(?)) AND ${TERMINAL}`;
+  const attempts = db.query(`DELETE FROM attempts WHERE job_id IN (${doomed})`).run(ids).changes;
+  const events = db.query(`DELETE FROM job_events WHERE job_id IN (${doomed})`).run(ids).changes;
+  const jobs = db.query(`DELETE FROM jobs WHERE id IN (${doomed})`).run(ids).changes;
+  return { jobs, attempts, events };
+}

@@ -1,0 +1,21 @@
+/** Human text of `spoolctl report` when no file format is asked for: totals and a job table. */
+import type { ReportData } from "../ops/report.ts";
+import { paint, type Paint } from "./color.ts";
+import { escapeControl, formatArgv, humanDuration, table } from "./text.ts";
+
+/** Totals line, then one row per job (oldest first). */
+export function renderReportText(report: ReportData, color: Paint = paint(false)): string {
+  const t = report.totals;
+  const head = `${t.jobs} job${t.jobs === 1 ? "" : "s"}: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped, ${t.pending} not finished (${humanDuration(t.time_seconds)})`;
+  if (report.cases.length === 0) return `${head}\nno jobs matched`;
+  const rows = report.cases.map((c) => [
+    String(c.id),
+    color.result(c.result),
+    c.queue,
+    String(c.attempts_total),
+    humanDuration(c.time_seconds),
+    escapeControl(c.message ?? ""),
+    formatArgv(c.argv),
+  ]);
+  return `${head}\n${table(["ID", "RESULT", "QUEUE", "TRIES", "TIME", "REASON", "COMMAND"], rows)}`;
+}

@@ -1,0 +1,111 @@
+/**
+ * Text of `status`: the one-shot lines (the seed's wording, colored by state
+ * only on a terminal) and the `--watch` frame, fitted to the terminal.
+ */
+import type { LiveStatus } from "../ops/live.ts";
+import type { StateCounts, StatusData } from "../ops/status.ts";
+import { REPORTED_STATES } from "../store/model.ts";
+import { paint as makePaint, type Paint } from "./color.ts";
+import { escapeControl, formatArgv, humanDuration, iso, table } from "./text.ts";
+
+/** `canceled 0  dead 0  done 0  failed 0  queued 3  running 0`, non-zero counts in their state's color. */
+export function countsLine(c: StateCounts, color: Paint = makePaint(false)): string {
+  return REPORTED_STATES.map((s) => (c[s] > 0 ? color.state(s, `${s} ${c[s]}`) : `${s} ${c[s]}`)).join("  ");
+}
+
+/** The one-shot `status` text (unchanged wording; colors only when `color.on`). */
+export function renderStatus(data: StatusData, color: Paint = makePaint(false)): string {
+  const lines = [countsLine(data.counts, color)];
+  if (data.scheduled > 0) lines.push(`scheduled ${data.scheduled} (queued, not yet due)`);
+  const lanes = Object.keys(data.queues).sort();
+  if (lanes.length > 1 || (lanes.length === 1 && lanes[0] !== "default")) {
+    for (const lane of lanes) lines.push(`  ${lane}: ${countsLine(data.queues[lane]!, color)}`);
+  }
+  if (data.recent_dead.length) {
+    lines.push("recent dead:");
+    for (const j of data.recent_dead) lines.push(`  ${color.state("dead", `job ${j.id}`)}  ${escapeControl(j.last_error ?? "-")}  ${formatArgv(j.argv)}`);
+  }
+  return lines.join("\n");
+}
+
+/** The `--watch` frame as lines (not yet fitted to the terminal). */
+export function renderLiveStatus(live: LiveStatus, color: Paint, intervalSeconds: number): string[] {
+  const s = live.status;
+  const lines = [
+    color.dim(`spoolctl status --watch · every ${intervalSeconds}s · ${iso(live.at).replace(/\.\d{3}Z$/, "Z")} · Ctrl-C to quit`),
+    "",
+    countsLine(s.counts, color),
+    `scheduled ${s.scheduled}  live workers ${s.live_workers}`,
+  ];
+  const lanes = Object.keys(s.queues).sort();
+  if (lanes.length) {
+    lines.push("");
+    const cell = (state: string, n: number) => (n > 0 ? color.state(state, String(n)) : String(n));
+    lines.push(
+      ...table(
+        ["LANE", "QUEUED", "SCHEDULED", "RUNNING", "DONE", "DEAD", "CANCELED"],
+        lanes.map((lane) => {
+          const q = s.queues[lane]!;
+          return [lane, cell("queued", q.queued), cell("scheduled", q.scheduled), cell("running", q.running), cell("done", q.done), cell("dead", q.dead), cell("canceled", q.canceled)];
+        }),
+      ).split("\n"),
+    );
+  }
+  lines.push("", color.bold(`RUNNING (${s.counts.running})`));
+  if (live.running.length === 0) lines.push(color.dim("  nothing running"));
+  else {
+    lines.push(
+      ...table(
+        ["ID", "LANE", "ATTEMPT", "ELAPSED", "WORKER", "COMMAND"],
+        live.running.map((r) => [color.state("running", String(r.id)), r.queue, String(r.attempt_no), humanDuration(r.elapsed_seconds), r.worker_id ?? "-", formatArgv(r.argv)]),
+      ).split("\n"),
+    );
+    if (s.counts.running > live.running.length) lines.push(color.dim(`  … ${s.counts.running - live.running.length} more`));
+  }
+  lines.push("", color.bold("RECENT FAILURES"));
+  if (live.failures.length === 0) lines.push(color.dim("  none"));
+  else {
+    lines.push(
+      ...table(
+        ["JOB", "ATTEMPT", "ENDED", "RESULT", "NOW", "COMMAND"],
+        live.failures.map((f) => [
+          String(f.job_id),
+          String(f.attempt_no),
+          f.finished_at === null ? "-" : `${humanDuration(Math.max(0, live.at - f.finished_at))} ago`,
+          color.red(escapeControl(`${f.failure_reason ?? f.attempt_state}: ${f.error ?? "-"}`)),
+          f.job_state ? color.state(f.job_state) : "-",
+          formatArgv(f.argv),
+        ]),
+      ).split("\n"),
+    );
+  }
+  return lines;
+}
+
+/** Cuts a line to `width` visible columns, keeping SGR codes intact (and resetting after a cut). */
+export function fitLine(line: string, width: number): string {
+  let visible = 0;
+  let out = "";
+  for (let i = 0; i < line.length; i++) {
+    if (line[i] === "\u001b") {
+      const m = /^\u001b\[[0-9;]*m/.exec(line.slice(i));
+      if (m) {
+        out += m[0];
+        i += m[0].length - 1;
+        continue;
+      }
+    }
+    if (visible >= width) return out + "\u001b[0m";
+    out += line[i];
+    visible++;
+  }
+  return out;
+}
+
+/** Fits lines to a `width` × `height` screen; a last line says how many were cut. */
+export function fitScreen(lines: string[], width: number, height: number): string[] {
+  const w = Math.max(20, width - 1);
+  let shown = lines;
+  if (lines.length > height) shown = [...lines.slice(0, Math.max(1, height - 1)), `… ${lines.length - Math.max(1, height - 1)} more lines (enlarge the terminal)`];
+  return shown.map((l) => fitLine(l, w));
+}

@@ -1,0 +1,205 @@
+/**
+ * Chaos (issue 3, test b; SPEC §4 "Reaping", "Orphans"): workers are SIGKILLed
+ * at random moments (seeded RNG; the seed is printed, CHAOS_SEED=N replays it)
+ * while 200 jobs run, and replaced by new workers. Every job reaches `done`,
+ * every job ran at least once, no two runs of one job overlapped — orphans
+ * included — and the crash counts match the kills that hit a job.
+ *
+ * How overlap is judged: each run appends `start`/`end` lines under a lock
+ * (see RUN_LOGGER), so the log's order is the order of events. A run that
+ * logged its end is over at that line. A run killed by a signal logs no end; it
+ * must be an attempt the reaper abandoned after killing its process group, so
+ * it is over at that attempt's `finished_at` (written after the kill), and the
+ * next run must start after that.
+ */
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { TempQueue, waitFor } from "./helpers.ts";
+import { RUN_LOGGER, addMany, exec, killJobGroups, killSpawned, parseRunLog, registered, runsByJob, startWorker, type BgProc } from "./reliability-helpers.ts";
+
+let q: TempQueue;
+beforeEach(() => (q = new TempQueue()));
+afterEach(async () => {
+  await killSpawned();
+  killJobGroups(q);
+  q.cleanup();
+});
+
+/** mulberry32: a small seeded PRNG, uniform in [0, 1). */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const JOBS = 200;
+const WORKERS = 4;
+const CONCURRENCY = 2;
+/**
+ * Every 16th job runs long, so that its run outlives a killed worker's reaping:
+ * orphans get killed. Long jobs have priority 1 and become due one by one
+ * (LONG_SPACING apart), so a reaped long job is claimed again as soon as its
+ * short backoff is over while short jobs churn through the other slots: were its
+ * orphan left alive, the two runs would overlap and the log would show it.
+ */
+const LONG_SECONDS = 3;
+const LONG_SPACING = 0.6;
+const isLong = (id: number) => id % 16 === 8;
+const KNOBS = { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "0.1", SPOOLCTL_TEST_REAP_THRESHOLD: "0.5" };
+const MIN_KILLS = 8;
+const MAX_KILLS = 14;
+
+interface Kill {
+  workerId: string;
+  at: number;
+  /** Jobs the worker was running when it died (frozen in the database: a dead worker writes nothing). */
+  runningJobs: number[];
+}
+
+test(`SIGKILLed workers under ${JOBS} jobs: all done, no overlapping runs, crash counts match the kills`, async () => {
+  const seed = Number(process.env.CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
+  console.log(`chaos seed ${seed} (replay: CHAOS_SEED=${seed} bun test test/chaos.test.ts)`);
+  const random = rng(seed);
+
+  const script = `${q.dir}/job.sh`;
+  const log = `${q.dir}/runs.log`;
+  const lock = `${q.dir}/runs.lock`;
+  writeFileSync(script, RUN_LOGGER);
+  writeFileSync(log, "");
+  const specs = Array.from({ length: JOBS }, (_, i) => {
+    const id = i + 1;
+    const argv = ["bash", script, String(id), "", log, lock];
+    if (!isLong(id)) return { argv: argv.with(3, (0.02 + random() * 0.06).toFixed(3)) };
+    return { argv: argv.with(3, String(LONG_SECONDS)), priority: 1, after: (Math.floor(id / 16) * LONG_SPACING).toFixed(1) };
+  });
+  const ids = await addMany(q, specs);
+  expect(ids.length).toBe(JOBS);
+  // Test-only shortcut: a short crash backoff, so a killed job is retried soon — and
+  // an orphan that nobody killed would still be running when its job runs again.
+  exec(q, "INSERT INTO settings (key, value) VALUES ('backoff_cap', '0.2')");
+
+  let next = 0;
+  const live = new Map<string, BgProc>();
+  const spawnWorker = () => {
+    const id = `c${++next}`;
+    const bg = startWorker(q, ["--concurrency", String(CONCURRENCY), "--worker-id", id], { env: KNOBS });
+    live.set(id, bg);
+  };
+  for (let n = 0; n < WORKERS; n++) spawnWorker();
+
+  const remaining = () => q.query("SELECT count(*) AS n FROM jobs WHERE state != 'done'")[0].n as number;
+  const kills: Kill[] = [];
+  let freshLongHit = false;
+  while (remaining() > 0 && (kills.length < MIN_KILLS || (!freshLongHit && kills.length < MAX_KILLS))) {
+    // A random moment (sleeping here is the randomness, not a wait for a state).
+    await Bun.sleep(150 + random() * 650);
+    const candidates = [...live.keys()].filter((id) => registered(q, id));
+    if (candidates.length === 0) continue;
+    const victim = candidates[Math.floor(random() * candidates.length)]!;
+    const bg = live.get(victim)!;
+    const at = Date.now() / 1000;
+    bg.proc.kill("SIGKILL");
+    await bg.exited;
+    live.delete(victim);
+    // What the dead worker held: attempts it never finished (still running, or already reaped).
+    const held = q.query<{ job_id: number; started_at: number }>(
+      "SELECT job_id, started_at FROM attempts WHERE worker_id = ? AND state IN ('running', 'abandoned') ORDER BY job_id",
+      victim,
+    );
+    kills.push({ workerId: victim, at, runningJobs: held.map((h) => h.job_id) });
+    if (held.some((h) => isLong(h.job_id) && h.started_at > at - 1)) freshLongHit = true;
+    spawnWorker();
+  }
+  console.log(`${kills.length} kills: ${kills.map((k) => `${k.workerId}[${k.runningJobs.join(",")}]`).join(" ")}`);
+
+  await waitFor("every job to be done", () => remaining() === 0, 120000, 100);
+  for (const bg of live.values()) bg.proc.kill("SIGTERM");
+  for (const [id, bg] of live) expect({ worker: id, code: await bg.exited }).toEqual({ worker: id, code: 0 });
+
+  // --- Every job done; every attempt settled; the only failures are reaped crashes.
+  expect(q.query("SELECT state, count(*) AS n FROM jobs GROUP BY state")).toEqual([{ state: "done", n: JOBS }]);
+  expect(q.query("SELECT count(*) AS n FROM attempts WHERE state = 'running'")[0].n).toBe(0);
+  expect(q.query("SELECT count(*) AS n FROM attempts WHERE state NOT IN ('succeeded', 'abandoned')")).toEqual([{ n: 0 }]);
+  expect(q.query("SELECT count(*) AS n FROM attempts WHERE state = 'abandoned' AND failure_reason IS NOT 'worker_crash'")).toEqual([{ n: 0 }]);
+  expect(q.query("SELECT count(*) AS n FROM jobs WHERE attempts != 0")).toEqual([{ n: 0 }]);
+
+  // --- Crash counts match the kills: a worker killed while running K jobs leaves K reaped attempts.
+  const abandonedBy = new Map(
+    q.query<{ worker_id: string; jobs: string }>("SELECT worker_id, group_concat(job_id) AS jobs FROM attempts WHERE state = 'abandoned' GROUP BY worker_id").map((r) => [
+      r.worker_id,
+      r.jobs.split(",").map(Number).sort((a, b) => a - b),
+    ]),
+  );
+  const killed = new Set(kills.map((k) => k.workerId));
+  for (const k of kills) expect({ worker: k.workerId, reaped: abandonedBy.get(k.workerId) ?? [] }).toEqual({ worker: k.workerId, reaped: k.runningJobs });
+  expect([...abandonedBy.keys()].filter((w) => !killed.has(w))).toEqual([]); // no live worker was ever reaped
+  const totalHit = kills.reduce((n, k) => n + k.runningJobs.length, 0);
+  expect(q.query("SELECT coalesce(sum(crashes), 0) AS n FROM jobs")[0].n).toBe(totalHit);
+  expect(q.query("SELECT count(*) AS n FROM job_events WHERE event = 'reaped'")[0].n).toBe(totalHit);
+  expect(
+    q.query("SELECT j.id FROM jobs j WHERE j.crashes != (SELECT count(*) FROM attempts a WHERE a.job_id = j.id AND a.state = 'abandoned')"),
+  ).toEqual([]);
+  expect(totalHit).toBeGreaterThan(0);
+
+  // --- The run log: every job ran, its last run ended, no two runs of a job overlapped.
+  const { runs, problems } = parseRunLog(readFileSync(log, "utf8"));
+  expect(problems).toEqual([]);
+  const attempts = q.query<{ job_id: number; attempt_no: number; pgid: number | null; state: string; started_at: number; finished_at: number | null }>(
+    "SELECT job_id, attempt_no, pgid, state, started_at, finished_at FROM attempts",
+  );
+  const byPgid = new Map(attempts.filter((a) => a.pgid !== null).map((a) => [`${a.job_id}/${a.pgid}`, a]));
+  /** The attempt a run belongs to: by its recorded group, or — when its worker died before recording one — by time. */
+  const attemptOfRun = (run: { job: number; pid: number; start: number }) =>
+    byPgid.get(`${run.job}/${run.pid}`) ??
+    attempts.find((a) => a.job_id === run.job && a.pgid === null && a.started_at <= run.start && (a.finished_at === null || run.start <= a.finished_at));
+  const by = runsByJob(runs);
+  const violations: string[] = [];
+  let orphansKilled = 0;
+  let unrecordedKilled = 0; // found by their open output files: the worker died before recording the group
+  for (const id of ids) {
+    const rs = (by.get(id) ?? []).sort((a, b) => a.startLine - b.startLine);
+    if (rs.length === 0) {
+      violations.push(`job ${id} never ran`);
+      continue;
+    }
+    const last = rs[rs.length - 1]!;
+    if (last.end === null) violations.push(`job ${id}: its last run (pid ${last.pid}) never ended`);
+    const lastAttempt = attemptOfRun(last);
+    if (lastAttempt?.state !== "succeeded") violations.push(`job ${id}: its last run (pid ${last.pid}) is attempt ${JSON.stringify(lastAttempt)}, not the succeeded one`);
+    for (let i = 0; i + 1 < rs.length; i++) {
+      const prev = rs[i]!;
+      const nextRun = rs[i + 1]!;
+      if (prev.end !== null) {
+        if (prev.endLine! > nextRun.startLine) {
+          const history = attempts.filter((a) => a.job_id === id).map((a) => `#${a.attempt_no} ${a.state} pgid=${a.pgid} finished=${a.finished_at}`);
+          const why = byPgid.has(`${id}/${prev.pid}`)
+            ? ""
+            : ` — no attempt recorded pid ${prev.pid} as its process group: its worker died between spawning it and recording the group, and the reaper did not find the orphan`;
+          violations.push(
+            `job ${id}: run pid ${nextRun.pid} (start ${nextRun.start}) started while run pid ${prev.pid} (${prev.start}–${prev.end}) was still running; attempts: ${history.join("; ")}${why}`,
+          );
+        }
+        continue;
+      }
+      // No end line: killed. Only the reaper kills, and it abandons the attempt after the kill.
+      const a = attemptOfRun(prev);
+      if (!a || a.state !== "abandoned" || a.finished_at === null) {
+        violations.push(`job ${id}: run pid ${prev.pid} never ended and no abandoned attempt accounts for it (${JSON.stringify(a ?? null)})`);
+        continue;
+      }
+      orphansKilled++;
+      if (a.pgid === null) unrecordedKilled++;
+      if (!(nextRun.start > a.finished_at)) violations.push(`job ${id}: run pid ${nextRun.pid} started at ${nextRun.start}, before run pid ${prev.pid} was reaped at ${a.finished_at}`);
+    }
+  }
+  expect(violations).toEqual([]);
+  console.log(`${runs.length} runs for ${JOBS} jobs; ${totalHit} reaped attempts; ${orphansKilled} orphaned runs killed by the reaper (${unrecordedKilled} of them with no recorded group)`);
+  // A kill hit a long job early in its run, so its orphan outlived the reaping and was killed then.
+  expect(freshLongHit).toBe(true);
+  expect(orphansKilled).toBeGreaterThan(0);
+}, 180000);

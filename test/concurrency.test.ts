@@ -1,0 +1,68 @@
+/**
+ * Concurrent workers (issue 3, test a; SPEC §4 "Claim order": two live workers
+ * never own the same job): 4 worker processes × `--concurrency 2` drain 300
+ * jobs; each job logs its start and end under a lock file. Every job ran
+ * exactly once, in one attempt, and no two runs of a job overlapped.
+ */
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { TempQueue } from "./helpers.ts";
+import { RUN_LOGGER, addMany, killJobGroups, killSpawned, maxParallel, parseRunLog, runsByJob, startWorker } from "./reliability-helpers.ts";
+
+let q: TempQueue;
+beforeEach(() => (q = new TempQueue()));
+afterEach(async () => {
+  await killSpawned();
+  killJobGroups(q);
+  q.cleanup();
+});
+
+const JOBS = 300;
+const WORKERS = 4;
+const CONCURRENCY = 2;
+
+test(`${WORKERS} workers × --concurrency ${CONCURRENCY} run ${JOBS} jobs, each exactly once`, async () => {
+  const script = `${q.dir}/job.sh`;
+  const log = `${q.dir}/runs.log`;
+  const lock = `${q.dir}/runs.lock`;
+  writeFileSync(script, RUN_LOGGER);
+  writeFileSync(log, "");
+  // Job n sleeps a little now and then, so that runs interleave across workers.
+  const specs = Array.from({ length: JOBS }, (_, i) => ({ argv: ["bash", script, String(i + 1), i % 7 === 0 ? "0.02" : "0", log, lock] }));
+  const ids = await addMany(q, specs);
+  expect(ids).toEqual(Array.from({ length: JOBS }, (_, i) => i + 1));
+
+  const workers = Array.from({ length: WORKERS }, (_, n) => startWorker(q, ["--drain", "--concurrency", String(CONCURRENCY), "--worker-id", `w${n + 1}`]));
+  const codes = await Promise.all(workers.map((w) => w.exited));
+  for (const [n, w] of workers.entries()) expect({ worker: n + 1, code: codes[n], stderr: codes[n] === 0 ? "" : w.stderr() }).toEqual({ worker: n + 1, code: 0, stderr: "" });
+
+  // Every job is done, in exactly one attempt, and claimed exactly once.
+  expect(q.query("SELECT state, count(*) AS n FROM jobs GROUP BY state")).toEqual([{ state: "done", n: JOBS }]);
+  expect(q.query("SELECT count(*) AS n FROM attempts")[0].n).toBe(JOBS);
+  expect(q.query("SELECT count(*) AS n FROM attempts WHERE state = 'succeeded'")[0].n).toBe(JOBS);
+  expect(q.query("SELECT count(*) AS n FROM jobs WHERE attempts != 0 OR crashes != 0 OR last_attempt_no != 1")[0].n).toBe(0);
+  expect(q.query("SELECT job_id, count(*) AS n FROM job_events WHERE event = 'claimed' GROUP BY job_id HAVING n != 1")).toEqual([]);
+
+  // The log: one start and one end per job, from the process the attempt recorded.
+  const { runs, problems } = parseRunLog(readFileSync(log, "utf8"));
+  expect(problems).toEqual([]);
+  const by = runsByJob(runs);
+  const pgids = new Map(q.query<{ job_id: number; pgid: number }>("SELECT job_id, pgid FROM attempts").map((a) => [a.job_id, a.pgid]));
+  const wrong: string[] = [];
+  for (const id of ids) {
+    const rs = by.get(id) ?? [];
+    if (rs.length !== 1) wrong.push(`job ${id} ran ${rs.length} times`);
+    else if (rs[0]!.end === null) wrong.push(`job ${id} never logged its end`);
+    else if (rs[0]!.end < rs[0]!.start) wrong.push(`job ${id} ended before it started`);
+    else if (rs[0]!.pid !== pgids.get(id)) wrong.push(`job ${id} ran as pid ${rs[0]!.pid}, attempt recorded pgid ${pgids.get(id)}`);
+  }
+  expect(wrong).toEqual([]);
+  expect(runs.length).toBe(JOBS);
+
+  // The fleet really ran jobs side by side, and more than one worker took part.
+  const perWorker = q.query<{ worker_id: string; n: number }>("SELECT worker_id, count(*) AS n FROM attempts GROUP BY worker_id ORDER BY worker_id");
+  console.log(`jobs per worker: ${perWorker.map((w) => `${w.worker_id}=${w.n}`).join(" ")}; at most ${maxParallel(runs)} runs at once`);
+  expect(perWorker.length).toBeGreaterThanOrEqual(2);
+  expect(maxParallel(runs)).toBeGreaterThan(1);
+  expect(maxParallel(runs)).toBeLessThanOrEqual(WORKERS * CONCURRENCY);
+}, 120000);

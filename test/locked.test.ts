@@ -1,0 +1,74 @@
+/**
+ * Lock contention (issue 3, test f; SPEC §4 "Pragmas"): while another process
+ * holds the write lock, a writer waits out the 5 s busy timeout and fails with
+ * `LOCKED` (exit 4, a retry hint), changing nothing; a worker treats `LOCKED`
+ * as transient and carries on once the lock is released.
+ */
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
+import { add, attempt, job, killJobGroups, killSpawned, startBg, startWorker } from "./reliability-helpers.ts";
+
+let q: TempQueue;
+beforeEach(() => (q = new TempQueue()));
+afterEach(async () => {
+  await killSpawned();
+  killJobGroups(q);
+  q.cleanup();
+});
+
+/** A process that takes the write lock (`BEGIN IMMEDIATE`), says so, holds it for `seconds`, then lets go. */
+const HOLDER = `import { Database } from "bun:sqlite";
+const db = new Database(process.argv[2]);
+db.exec("PRAGMA busy_timeout = 5000");
+db.exec("BEGIN IMMEDIATE");
+console.log("locked");
+await Bun.sleep(Number(process.argv[3]) * 1000);
+db.exec("ROLLBACK");
+console.log("released");
+`;
+
+test("a held write lock: add fails with LOCKED (exit 4) after the busy timeout and adds nothing; a worker rides it out", async () => {
+  const go = `${q.dir}/GO`;
+  const first = await add(q, "-c", `while [ ! -e '${go}' ]; do sleep 0.02; done`);
+  const w = startWorker(q, ["--worker-id", "A"], { env: FAST_KNOBS });
+  await waitFor("the job to run", () => job(q, first).state === "running");
+
+  writeFileSync(`${q.dir}/hold.ts`, HOLDER);
+  const holder = startBg(q, [], { argv0: ["bun", `${q.dir}/hold.ts`, q.db, "8"] });
+  await waitFor("the lock to be held", () => holder.stdout().includes("locked"), 30000);
+
+  const started = performance.now();
+  const [asJsonRun, asText] = await Promise.all([q.run(["add", "--json", "--", "echo", "json"]), q.run(["add", "--", "echo", "text"])]);
+  const asJson = { code: asJsonRun.code, env: asJsonRun.json };
+  const waited = performance.now() - started;
+  expect(holder.stdout()).not.toContain("released"); // both ran into the held lock
+
+  expect(asJson.code).toBe(4);
+  expect(asJson.env.ok).toBe(false);
+  expect(asJson.env.data).toBeNull();
+  const error = asJson.env.errors[0];
+  expect({ code: error.code, exit_code: error.exit_code }).toEqual({ code: "LOCKED", exit_code: 4 });
+  expect(error.remediation).toMatch(/retry/);
+  expect(asText.code).toBe(4);
+  expect(asText.stdout).toBe("");
+  expect(asText.stderr).toContain("LOCKED");
+  expect(waited).toBeGreaterThanOrEqual(4500); // they waited for the busy timeout first
+
+  expect(await holder.exited).toBe(0);
+  expect(holder.stdout()).toContain("released");
+  expect(q.query("SELECT id FROM jobs")).toEqual([{ id: first }]); // nothing was added
+
+  // The worker hit the lock too (heartbeats), said so, and is still there.
+  await waitFor("the worker's transient line", () => w.stderr().includes("will retry"), 30000);
+  expect(w.stderr()).toMatch(/^spoolctl: .*locked.*; will retry$/m);
+  expect(w.proc.exitCode).toBeNull();
+  writeFileSync(go, "");
+  await waitFor("the running job to finish", () => job(q, first).state === "done", 30000);
+  expect(attempt(q, first).state).toBe("succeeded");
+  expect(job(q, first).crashes).toBe(0);
+  const next = await add(q, "--", "true");
+  await waitFor("the worker to run a new job", () => job(q, next).state === "done", 30000);
+  w.proc.kill("SIGTERM");
+  expect(await w.exited).toBe(0);
+}, 60000);

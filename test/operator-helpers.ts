@@ -1,0 +1,76 @@
+/**
+ * Helpers for the operator-verb tests (wait, retry, cancel, prune, events,
+ * config): add jobs through the CLI, drain, direct database writes for
+ * test-only shortcuts (e.g. ageing a job for prune), and a job that blocks
+ * until the test lets it go.
+ */
+import { Database } from "bun:sqlite";
+import { expect } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { FAST_KNOBS, type TempQueue } from "./helpers.ts";
+
+/** `add --json ARGS` → the new job's id. */
+export async function addJob(q: TempQueue, ...args: string[]): Promise<number> {
+  const r = await q.run(["add", "--json", ...args]);
+  if (r.code !== 0) throw new Error(`add failed (${r.code}): ${r.stdout}${r.stderr}`);
+  return r.json.data.job_id as number;
+}
+
+/** Runs `work --drain` and expects it to succeed. */
+export async function drain(q: TempQueue, ...args: string[]): Promise<void> {
+  const r = await q.run(["work", "--drain", ...args], { env: FAST_KNOBS });
+  expect(r.code).toBe(0);
+}
+
+/** Writes to the queue directly (a test-only shortcut). */
+export function exec(q: TempQueue, sql: string, ...params: any[]): void {
+  const db = new Database(q.db);
+  try {
+    db.exec("PRAGMA busy_timeout = 5000");
+    db.query(sql).run(...params);
+  } finally {
+    db.close();
+  }
+}
+
+/** One job row. */
+export function jobRow(q: TempQueue, id: number): any {
+  return q.query("SELECT * FROM jobs WHERE id = ?", id)[0];
+}
+
+/** One attempt row. */
+export function attemptRow(q: TempQueue, id: number, no: number): any {
+  return q.query("SELECT * FROM attempts WHERE job_id = ? AND attempt_no = ?", id, no)[0];
+}
+
+/** Event names of a job, oldest first. */
+export function eventNames(q: TempQueue, id: number): string[] {
+  return q.query<{ event: string }>("SELECT event FROM job_events WHERE job_id = ? ORDER BY id", id).map((r) => r.event);
+}
+
+/**
+ * The argv of a job that runs until `release()` creates its gate file; it
+ * writes its pid to `pidfile` first. Returns the argv and the release function.
+ */
+export function gatedJob(q: TempQueue, name: string): { argv: string[]; release(): void; pid(): number | null } {
+  const gate = join(q.dir, `${name}.go`);
+  const pidfile = join(q.dir, `${name}.pid`);
+  return {
+    argv: ["sh", "-c", `echo $$ > '${pidfile}'; while [ ! -f '${gate}' ]; do sleep 0.05; done; echo released`],
+    release: () => writeFileSync(gate, "go"),
+    pid: () => (existsSync(pidfile) && readFileSync(pidfile, "utf8").trim() ? Number(readFileSync(pidfile, "utf8").trim()) : null),
+  };
+}
+
+/** Data keys of an envelope's `data`, sorted (for shape comparisons with the reference envelopes). */
+export function keysOf(value: unknown): string[] {
+  return value && typeof value === "object" ? Object.keys(value).sort() : [];
+}
+
+/** Reads a reference envelope from ../shared/reference/envelopes/. */
+export function reference(name: string): any {
+  const candidates = [join(import.meta.dir, "../../shared/reference/envelopes", name), join("/work/shared/reference/envelopes", name)];
+  const file = candidates.find((f) => existsSync(f));
+  return file ? JSON.parse(readFileSync(file, "utf8")) : null;
+}

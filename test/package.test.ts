@@ -1,0 +1,68 @@
+/**
+ * Packaging (issue 5): the tarball from `npm pack` installs into an empty
+ * folder with `bun add`, and `bunx spoolctl --version`, `--help` and the
+ * quickstart (add → work --drain → output) run from it, with no build step.
+ * Installing resolves citty, consola and @clack/prompts through bun (its cache,
+ * or the npm registry on a fresh machine).
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const ROOT = resolve(import.meta.dir, "..");
+const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+let dir: string;
+let tarball: string;
+let project: string;
+
+function run(cmd: string[], cwd: string, env: Record<string, string> = {}) {
+  const r = spawnSync(cmd[0]!, cmd.slice(1), { cwd, encoding: "utf8", env: { ...process.env, NO_COLOR: "1", ...env }, timeout: 120_000 });
+  return { code: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "spoolctl-pack-"));
+  const packed = run(["npm", "pack", "--json", "--pack-destination", dir], ROOT);
+  expect(packed.code).toBe(0);
+  const [info] = JSON.parse(packed.stdout);
+  tarball = join(dir, info.filename);
+  project = join(dir, "project");
+  mkdirSync(project);
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "spoolctl-pack-check", private: true }));
+  const added = run(["bun", "add", tarball], project);
+  if (added.code !== 0) throw new Error(`bun add failed:\n${added.stdout}\n${added.stderr}`);
+}, 180_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+test("the tarball holds the sources, the README and the bin, and no tests", () => {
+  expect(tarball.endsWith(`spoolctl-${pkg.version}.tgz`)).toBe(true);
+  const files = run(["tar", "tzf", tarball], dir).stdout.split("\n").filter(Boolean);
+  expect(files).toContain("package/package.json");
+  expect(files).toContain("package/README.md");
+  expect(files).toContain(`package/${pkg.bin.spoolctl}`);
+  expect(files.some((f) => f.startsWith("package/test/"))).toBe(false);
+  expect(files.some((f) => f.startsWith("package/node_modules/"))).toBe(false);
+  expect(readFileSync(join(project, "node_modules", "spoolctl", pkg.bin.spoolctl), "utf8").startsWith("#!/usr/bin/env bun\n")).toBe(true);
+});
+
+test("bunx spoolctl --version, --help and the quickstart run from the installed tarball", () => {
+  const db = join(dir, "queue", "queue.db");
+  const env = { SPOOLCTL_DB: db };
+  const version = run(["bunx", "spoolctl", "--version"], project, env);
+  expect(version).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
+  const help = run(["bunx", "spoolctl", "--help"], project, env);
+  expect(help.code).toBe(0);
+  expect(help.stdout).toContain("Usage: spoolctl <command> [flags]");
+  expect(help.stdout).toContain("report");
+
+  expect(run(["bunx", "spoolctl", "add", "--", "echo", "hello from spoolctl"], project, env)).toMatchObject({ code: 0, stdout: "Added job 1\n" });
+  const work = run(["bunx", "spoolctl", "work", "--drain"], project, env);
+  expect(work.code).toBe(0);
+  expect(work.stderr).toMatch(/^spoolctl: job 1 attempt 1 succeeded \(\d+\.\ds\) -> done\n$/);
+  const out = run(["bunx", "spoolctl", "output", "1"], project, env);
+  expect(out).toMatchObject({ code: 0, stdout: "=== job 1 attempt 1 stdout ===\nhello from spoolctl\n=== job 1 attempt 1 stderr ===\n" });
+  const report = run(["bunx", "spoolctl", "report", "--json"], project, env);
+  expect(JSON.parse(report.stdout).data.totals).toMatchObject({ jobs: 1, passed: 1 });
+}, 120_000);

@@ -1,0 +1,114 @@
+/**
+ * The reaper (issue 3, test c; SPEC §4 "Reaping", "Orphans"): a stale heartbeat
+ * alone never reaps — the worker must be confirmed dead. A SIGSTOPped worker is
+ * alive, however stale; once SIGKILLed it is reaped, and the orphaned process
+ * group of its job is killed before the job is requeued. With the test knobs.
+ */
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
+import { add, attempt, events, exec, groupMembers, job, killJobGroups, killSpawned, procState, registered, startWorker } from "./reliability-helpers.ts";
+
+let q: TempQueue;
+beforeEach(() => (q = new TempQueue()));
+afterEach(async () => {
+  await killSpawned();
+  killJobGroups(q);
+  q.cleanup();
+});
+
+const THRESHOLD = Number(FAST_KNOBS.SPOOLCTL_TEST_REAP_THRESHOLD);
+
+test("a SIGSTOPped worker is not reaped while it lives; after SIGKILL it is, and its orphan dies before the requeue", async () => {
+  // The job ticks into a file and ignores SIGTERM (inherited by its children), so
+  // killing its group takes the full grace and a SIGKILL: were the job requeued
+  // before its orphan is dead, the test would see the two at once for 5 s.
+  const tick = `${q.dir}/tick`;
+  const id = await add(q, "-c", `trap '' TERM; while :; do date +%s.%N >> '${tick}'; sleep 0.05; done`);
+  const a = startWorker(q, ["--worker-id", "A"], { env: FAST_KNOBS });
+  const pgid = await waitFor("the job to run", () => attempt(q, id)?.pgid as number | undefined, 30000);
+  await waitFor("the job to tick", () => existsSync(tick) && readFileSync(tick, "utf8").length > 0);
+
+  a.proc.kill("SIGSTOP");
+  await waitFor("worker A to be stopped", () => procState(a.pid) === "T");
+  const b = startWorker(q, ["--worker-id", "B"], { env: FAST_KNOBS });
+  await waitFor("worker B to register", () => registered(q, "B"));
+  await waitFor("the job's heartbeat to go stale", () => Date.now() / 1000 - job(q, id).heartbeat_at > THRESHOLD * 1.5, 30000);
+  // Proving a non-event: B runs its reaper every heartbeat (0.2 s) all this time.
+  await Bun.sleep(THRESHOLD * 3000);
+  expect(Date.now() / 1000 - job(q, id).heartbeat_at).toBeGreaterThan(THRESHOLD * 3);
+  const held = job(q, id);
+  expect({ state: held.state, locked_by: held.locked_by, crashes: held.crashes, attempt: attempt(q, id).state }).toEqual({
+    state: "running",
+    locked_by: "A",
+    crashes: 0,
+    attempt: "running",
+  });
+  expect(events(q, id)).toEqual(["added", "claimed"]);
+  expect(b.stderr()).not.toContain("reaped");
+  expect(groupMembers(pgid).length).toBeGreaterThan(0); // the job runs on
+
+  a.proc.kill("SIGKILL");
+  await a.exited;
+  // Watch closely for the moment the attempt is settled: by then the orphan must be gone.
+  const settled = await waitFor("the attempt to be reaped", () => {
+    const row = attempt(q, id);
+    return row.state === "running" ? null : { row, j: job(q, id), members: groupMembers(pgid) };
+  }, 30000, 5);
+  expect(settled.members).toEqual([]);
+  expect(settled.row.state).toBe("abandoned");
+  expect(settled.row.failure_reason).toBe("worker_crash");
+  expect(settled.j.state).toBe("queued");
+  expect(settled.j.crashes).toBe(1);
+  expect(settled.j.attempts).toBe(0); // a crash is not charged to the retry budget
+  expect(settled.j.next_run_at - settled.row.finished_at).toBeCloseTo(2, 3); // backoff 2^1
+  const ticks = readFileSync(tick, "utf8").trim().split("\n").map(Number);
+  expect(Math.max(...ticks)).toBeLessThan(settled.row.finished_at); // no tick after the requeue
+  expect(events(q, id).slice(0, 3)).toEqual(["added", "claimed", "reaped"]);
+  expect(q.query("SELECT worker_id FROM job_events WHERE job_id = ? AND event = 'reaped'", id)).toEqual([{ worker_id: "B" }]);
+  await waitFor("B's reaped line", () => b.stderr().includes("reaped"));
+  expect(b.stderr()).toContain(`spoolctl: reaped job ${id} (worker pid ${a.pid} died); now queued\n`);
+}, 60000);
+
+test("--max-crashes 0: a reaped job goes dead, and its orphan is killed", async () => {
+  const id = await add(q, "--max-crashes", "0", "--", "sleep", "60");
+  const a = startWorker(q, ["--worker-id", "A"], { env: FAST_KNOBS });
+  const pgid = await waitFor("the job to run", () => attempt(q, id)?.pgid as number | undefined, 30000);
+  expect(groupMembers(pgid).length).toBeGreaterThan(0);
+  a.proc.kill("SIGKILL");
+  await a.exited;
+  expect(groupMembers(pgid).length).toBeGreaterThan(0); // the orphan outlives its worker
+
+  const b = startWorker(q, ["--worker-id", "B"], { env: FAST_KNOBS });
+  await waitFor("the job to be dead", () => job(q, id).state === "dead", 30000);
+  expect(groupMembers(pgid)).toEqual([]);
+  const j = job(q, id);
+  expect({ crashes: j.crashes, attempts: j.attempts, locked_by: j.locked_by }).toEqual({ crashes: 1, attempts: 0, locked_by: null });
+  const row = attempt(q, id);
+  expect({ state: row.state, failure_reason: row.failure_reason }).toEqual({ state: "abandoned", failure_reason: "worker_crash" });
+  expect(events(q, id)).toEqual(["added", "claimed", "reaped", "dead"]);
+  await waitFor("B's reaped line", () => b.stderr().includes("reaped"));
+  expect(b.stderr()).toContain(`spoolctl: reaped job ${id} (worker pid ${a.pid} died); now dead\n`);
+}, 60000);
+
+test("an orphan whose process group was never recorded (worker killed right after spawning it) is still killed before the requeue", async () => {
+  // The window: the worker spawned the child but died before writing its group to
+  // the attempt. Simulated by clearing the recorded group after the SIGKILL.
+  const id = await add(q, "-c", "sleep 60 & sleep 60");
+  const a = startWorker(q, ["--worker-id", "A"], { env: FAST_KNOBS });
+  const pgid = await waitFor("the job to run", () => attempt(q, id)?.pgid as number | undefined, 30000);
+  await waitFor("the grandchild", () => groupMembers(pgid).length >= 2);
+  a.proc.kill("SIGKILL");
+  await a.exited;
+  exec(q, "UPDATE attempts SET pgid = NULL, pgid_start_time = NULL WHERE job_id = ?", id);
+  expect(groupMembers(pgid).length).toBeGreaterThanOrEqual(2); // the orphan runs on
+
+  startWorker(q, ["--worker-id", "B"], { env: FAST_KNOBS });
+  const settled = await waitFor("the attempt to be reaped", () => {
+    const row = attempt(q, id);
+    return row.state === "running" ? null : { row, members: groupMembers(pgid) };
+  }, 30000, 5);
+  expect(settled.members).toEqual([]);
+  expect(settled.row.state).toBe("abandoned");
+  expect(job(q, id).crashes).toBe(1);
+}, 60000);

@@ -1,0 +1,220 @@
+/** `retry`, `cancel` and QueueCTL's `dlq` (SPEC §4–§5, issue 4) through the real CLI. */
+import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { FAST_KNOBS, TempQueue, processLives, waitFor } from "./helpers.ts";
+import { addJob, attemptRow, drain, eventNames, gatedJob, jobRow, keysOf, reference } from "./operator-helpers.ts";
+
+setDefaultTimeout(60_000);
+
+let q: TempQueue;
+let workers: ReturnType<TempQueue["spawn"]>[] = [];
+beforeEach(() => {
+  q = new TempQueue();
+  workers = [];
+});
+afterEach(async () => {
+  for (const w of workers) {
+    w.kill("SIGKILL");
+    await w.exited;
+  }
+  q.cleanup();
+});
+
+/** A background `work --once` with fast heartbeats. */
+function worker(): ReturnType<TempQueue["spawn"]> {
+  const w = q.spawn(["work", "--once"], { env: FAST_KNOBS });
+  workers.push(w);
+  return w;
+}
+
+async function deadJob(): Promise<number> {
+  const id = await addJob(q, "--max-retries", "0", "--", "sh", "-c", "exit 2");
+  await drain(q);
+  expect(jobRow(q, id).state).toBe("dead");
+  return id;
+}
+
+test("retry a dead job: queued with a fresh budget, history kept, event retried", async () => {
+  const id = await deadJob();
+  const r = await q.json(["retry", String(id)]);
+  expect(r.code).toBe(0);
+  expect(r.env.data).toEqual({ job_id: id, state: "queued" });
+  const row = jobRow(q, id);
+  expect([row.state, row.attempts, row.crashes, row.finished_at, row.locked_by]).toEqual(["queued", 0, 0, null, null]);
+  expect(attemptRow(q, id, 1).state).toBe("failed");
+  expect(eventNames(q, id)).toEqual(["added", "claimed", "failed", "dead", "retried"]);
+  await drain(q);
+  expect(jobRow(q, id).last_attempt_no).toBe(2);
+  expect((await q.run(["retry", String(id)])).stdout).toBe(`Retried job ${id}; now queued\n`);
+});
+
+test("retry: done → CONFLICT (5) with a remediation; queued → CONFLICT; unknown → NOT_FOUND like the reference", async () => {
+  const done = await addJob(q, "--", "true");
+  await drain(q);
+  let r = await q.json(["retry", String(done)]);
+  expect([r.code, r.env.errors[0].code]).toEqual([5, "CONFLICT"]);
+  expect(r.env.errors[0].remediation).toContain("spoolctl add");
+  const queued = await addJob(q, "--", "true");
+  r = await q.json(["retry", String(queued)]);
+  expect([r.code, r.env.errors[0].code]).toEqual([5, "CONFLICT"]);
+  r = await q.json(["retry", "42"]);
+  const ref = reference("envelope-retry-not-found.json");
+  if (ref) {
+    expect(r.env.errors).toEqual(ref.errors);
+    expect(r.code).toBe(ref.errors[0].exit_code);
+  }
+});
+
+test("retry without ids or --all fails fast with MISSING_REQUIRED; filters need --all", async () => {
+  let r = await q.json(["retry"]);
+  expect([r.code, r.env.errors[0].code]).toEqual([1, "MISSING_REQUIRED"]);
+  r = await q.json(["retry", "--state", "dead"]);
+  expect([r.code, r.env.errors[0].code]).toEqual([1, "INVALID_INPUT"]);
+  r = await q.json(["retry", "--all", "--state", "done"]);
+  expect([r.code, r.env.errors[0].code]).toEqual([1, "INVALID_INPUT"]);
+  expect(await Bun.file(q.db).exists()).toBe(false);
+});
+
+test("retry several ids is all or nothing", async () => {
+  const a = await deadJob();
+  const b = await addJob(q, "--", "true");
+  await drain(q);
+  const r = await q.json(["retry", String(a), String(b)]);
+  expect(r.code).toBe(5);
+  expect(jobRow(q, a).state).toBe("dead");
+  const c = await deadJob();
+  const ok = await q.json(["retry", String(a), String(c)]);
+  expect(ok.code).toBe(0);
+  expect(ok.env.data).toEqual({ count: 2, jobs: [{ job_id: a, state: "queued" }, { job_id: c, state: "queued" }] });
+});
+
+test("retry --all --state dead --queue Q --tag K=V requeues exactly the matches in one go", async () => {
+  const ids: number[] = [];
+  for (const [queue, tag] of [["a", "ci=1"], ["a", "ci=2"], ["b", "ci=1"], ["a", "ci=1"]]) {
+    ids.push(await addJob(q, "--queue", queue!, "--tag", tag!, "--max-retries", "0", "--", "false"));
+  }
+  await drain(q, "--queue", "a");
+  await drain(q, "--queue", "b");
+  const r = await q.json(["retry", "--all", "--state", "dead", "--queue", "a", "--tag", "ci=1"]);
+  expect(r.code).toBe(0);
+  expect(r.env.data.count).toBe(2);
+  expect(r.env.data.jobs.map((j: any) => j.job_id)).toEqual([ids[0], ids[3]]);
+  expect(ids.map((id) => jobRow(q, id).state)).toEqual(["queued", "dead", "dead", "queued"]);
+  const none = await q.json(["retry", "--all", "--queue", "nothing-here"]);
+  expect([none.code, none.env.data.count]).toEqual([0, 0]);
+});
+
+test("retry refuses when the job's key now belongs to another active job", async () => {
+  await addJob(q, "--key", "k1", "--max-retries", "0", "--", "false");
+  await drain(q);
+  const second = await addJob(q, "--key", "k1", "--", "true");
+  expect(second).toBe(2);
+  const r = await q.json(["retry", "1"]);
+  expect([r.code, r.env.errors[0].code]).toEqual([5, "CONFLICT"]);
+  expect(r.env.errors[0].message).toContain("active job 2");
+});
+
+test("retry a running job needs --force; forced, the old worker's late result changes nothing", async () => {
+  const gate = gatedJob(q, "force");
+  const id = await addJob(q, "--", ...gate.argv);
+  const w = worker();
+  await waitFor("the job to run", () => gate.pid() !== null && jobRow(q, id).state === "running");
+  let r = await q.json(["retry", String(id)]);
+  expect([r.code, r.env.errors[0].code]).toEqual([2, "SAFETY_BLOCK"]);
+  expect(r.env.errors[0].remediation).toContain("--force");
+  r = await q.json(["retry", String(id), "--force"]);
+  expect(r.code).toBe(0);
+  expect(jobRow(q, id)).toMatchObject({ state: "queued", locked_by: null, attempts: 0 });
+  expect(attemptRow(q, id, 1)).toMatchObject({ state: "canceled", failure_reason: "canceled", error: "abandoned by retry --force" });
+  gate.release();
+  expect(await w.exited).toBe(0);
+  const stderr = await new Response(w.stderr).text();
+  expect(stderr).toContain("result not recorded");
+  // The late "succeeded" of attempt 1 was refused: still queued, attempt 1 still canceled.
+  expect(jobRow(q, id).state).toBe("queued");
+  expect(attemptRow(q, id, 1).state).toBe("canceled");
+  await drain(q);
+  expect(jobRow(q, id).state).toBe("done");
+  expect(attemptRow(q, id, 2).state).toBe("succeeded");
+});
+
+test("cancel a queued job: canceled at once, event canceled, shape of envelope-cancel-queued.json", async () => {
+  const id = await addJob(q, "--", "true");
+  const r = await q.json(["cancel", String(id)]);
+  expect(r.code).toBe(0);
+  const ref = reference("envelope-cancel-queued.json");
+  expect(r.env.data).toEqual(ref ? ref.data : { job_id: 1, state: "canceled", was_running: false });
+  if (ref) expect(keysOf(r.env.meta)).toEqual(keysOf(ref.meta));
+  expect(jobRow(q, id).state).toBe("canceled");
+  expect(eventNames(q, id)).toEqual(["added", "canceled"]);
+  // A worker never runs it.
+  await drain(q);
+  expect(jobRow(q, id).last_attempt_no).toBe(0);
+  // Canceling it again: it is terminal → CONFLICT; retry brings it back.
+  const again = await q.json(["cancel", String(id)]);
+  expect([again.code, again.env.errors[0].code]).toEqual([5, "CONFLICT"]);
+  expect((await q.json(["retry", String(id)])).code).toBe(0);
+});
+
+test("cancel several ids is all or nothing; no id → MISSING_REQUIRED", async () => {
+  const a = await addJob(q, "--", "true");
+  const b = await addJob(q, "--", "true");
+  await q.run(["cancel", String(b)]);
+  const r = await q.json(["cancel", String(a), String(b)]);
+  expect(r.code).toBe(5);
+  expect(jobRow(q, a).state).toBe("queued");
+  const c = await addJob(q, "--", "true");
+  const ok = await q.run(["cancel", String(a), String(c)]);
+  expect(ok.code).toBe(0);
+  expect(ok.stdout).toBe(`Canceled job ${a}\nCanceled job ${c}\n`);
+  const none = await q.json(["cancel"]);
+  expect([none.code, none.env.errors[0].code]).toEqual([1, "MISSING_REQUIRED"]);
+});
+
+test("cancel a running job needs --running --yes; its worker kills the group and records canceled", async () => {
+  const gate = gatedJob(q, "cancel");
+  const id = await addJob(q, "--", ...gate.argv);
+  const w = worker();
+  await waitFor("the job to run", () => gate.pid() !== null && jobRow(q, id).state === "running");
+  for (const flags of [[], ["--running"], ["--yes"]]) {
+    const r = await q.json(["cancel", String(id), ...flags]);
+    expect([r.code, r.env.errors[0].code]).toEqual([2, "SAFETY_BLOCK"]);
+  }
+  const r = await q.json(["cancel", String(id), "--running", "--yes"]);
+  expect(r.code).toBe(0);
+  expect(r.env.data).toEqual({ job_id: id, state: "running", was_running: true });
+  expect(r.env.warnings.map((x: any) => x.code)).toEqual(["KILL_ASYNC"]);
+  expect(await w.exited).toBe(0);
+  expect(jobRow(q, id).state).toBe("canceled");
+  expect(attemptRow(q, id, 1)).toMatchObject({ state: "canceled", failure_reason: "canceled" });
+  expect(processLives(gate.pid()!)).toBe(false);
+  expect(eventNames(q, id)).toEqual(["added", "claimed", "cancel_requested", "canceled"]);
+});
+
+test("dlq list = list --state dead; dlq retry ID = retry ID", async () => {
+  const dead = await deadJob();
+  await addJob(q, "--", "true");
+  const list = await q.json(["dlq", "list"]);
+  expect(list.code).toBe(0);
+  expect(list.env.data.jobs.map((j: any) => j.id)).toEqual([dead]);
+  const r = await q.json(["dlq", "retry", String(dead)]);
+  expect([r.code, r.env.data.state]).toEqual([0, "queued"]);
+});
+
+test("a cancel requested while the job's worker is dead is honoured when the job is reaped", async () => {
+  const gate = gatedJob(q, "orphan");
+  const id = await addJob(q, "--", ...gate.argv);
+  const w = worker();
+  await waitFor("the job to run", () => gate.pid() !== null && jobRow(q, id).state === "running");
+  w.kill("SIGKILL");
+  await w.exited;
+  const r = await q.json(["cancel", String(id), "--running", "--yes"]);
+  expect(r.code).toBe(0);
+  // Another worker reaps the job: canceled, not requeued.
+  const reaper = q.spawn(["work", "--drain"], { env: FAST_KNOBS });
+  workers.push(reaper);
+  expect(await reaper.exited).toBe(0);
+  expect(jobRow(q, id).state).toBe("canceled");
+  expect(attemptRow(q, id, 1)).toMatchObject({ state: "abandoned", failure_reason: "worker_crash" });
+  expect(eventNames(q, id)).toEqual(["added", "claimed", "cancel_requested", "reaped", "canceled"]);
+  expect(processLives(gate.pid()!)).toBe(false);
+});
