@@ -3,35 +3,19 @@
  * running, nothing due, no retry backoff pending. Jobs delayed by the user and
  * never run do not hold a drain open.
  */
-import { Database } from "bun:sqlite";
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { afterEach, beforeEach, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TempQueue, waitFor } from "./helpers.ts";
 
-// bunfig.toml's [test] timeout is not read by Bun 1.4.5: real processes need more than 5 s on a loaded machine.
-setDefaultTimeout(60_000);
 
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));
 afterEach(() => q.cleanup());
 
-/** `add --json …` (before `--`). */
-async function add(...args: string[]): Promise<number> {
-  const r = await q.run(["add", "--json", ...args]);
-  if (r.code !== 0) throw new Error(`add failed (exit ${r.code}): ${r.stdout} ${r.stderr}`);
-  return r.json.data.job_id as number;
-}
+const add = (...args: string[]) => q.addJob(...args);
 
-function exec(sql: string, ...params: any[]): void {
-  const db = new Database(q.db);
-  try {
-    db.exec("PRAGMA busy_timeout = 5000");
-    db.query(sql).run(...params);
-  } finally {
-    db.close();
-  }
-}
+const exec = (sql: string, ...params: any[]) => q.exec(sql, ...params);
 
 function job(id: number): any {
   return q.query("SELECT * FROM jobs WHERE id = ?", id)[0];

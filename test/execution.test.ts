@@ -3,24 +3,17 @@
  * that must hold"): process-group kill on timeout, spawn failures, env and cwd,
  * argv byte for byte, stdin from /dev/null, exit by signal.
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { afterEach, beforeEach, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, readdirSync, realpathSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CLI, TempQueue, processLives, waitFor } from "./helpers.ts";
 
-// bunfig.toml's [test] timeout is not read by Bun 1.4.5: real processes need more than 5 s on a loaded machine.
-setDefaultTimeout(60_000);
 
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));
 afterEach(() => q.cleanup());
 
-/** `add --json …` (the flag goes before `--`, which would otherwise make it part of the command). */
-async function add(...args: string[]): Promise<number> {
-  const r = await q.run(["add", "--json", ...args]);
-  if (r.code !== 0) throw new Error(`add failed (exit ${r.code}): ${r.stdout} ${r.stderr}`);
-  return r.json.data.job_id as number;
-}
+const add = (...args: string[]) => q.addJob(...args);
 
 function job(id: number): any {
   return q.query("SELECT * FROM jobs WHERE id = ?", id)[0];

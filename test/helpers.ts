@@ -75,6 +75,24 @@ export class TempQueue {
     return Bun.spawn(["bun", CLI, ...args], { env: this.env(opts.env), cwd: this.dir, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   }
 
+  /** `add --json ARGS…` (flags before `--`); returns the new job's id, throwing on failure. */
+  async addJob(...args: string[]): Promise<number> {
+    const r = await this.run(["add", "--json", ...args]);
+    if (r.code !== 0) throw new Error(`add failed (exit ${r.code}): ${r.stdout} ${r.stderr}`);
+    return r.json.data.job_id as number;
+  }
+
+  /** Writes to the database directly: a test-only shortcut (e.g. make a backoff due now). */
+  exec(sql: string, ...params: any[]): void {
+    const db = new Database(this.db);
+    try {
+      db.exec("PRAGMA busy_timeout = 5000");
+      db.query(sql).run(...params);
+    } finally {
+      db.close();
+    }
+  }
+
   /** Reads the database directly (read-only), for assertions. */
   query<T = any>(sql: string, ...params: any[]): T[] {
     const db = new Database(this.db, { readonly: true });

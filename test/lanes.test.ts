@@ -2,35 +2,19 @@
  * Lanes, claim order, fleet-wide slots and per-process concurrency (SPEC §4
  * "Claim order", "Lanes and slots"), with real worker processes.
  */
-import { Database } from "bun:sqlite";
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { afterEach, beforeEach, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TempQueue, waitFor } from "./helpers.ts";
 
-// bunfig.toml's [test] timeout is not read by Bun 1.4.5: real processes need more than 5 s on a loaded machine.
-setDefaultTimeout(60_000);
 
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));
 afterEach(() => q.cleanup());
 
-/** `add --json …` (before `--`). */
-async function add(...args: string[]): Promise<number> {
-  const r = await q.run(["add", "--json", ...args]);
-  if (r.code !== 0) throw new Error(`add failed (exit ${r.code}): ${r.stdout} ${r.stderr}`);
-  return r.json.data.job_id as number;
-}
+const add = (...args: string[]) => q.addJob(...args);
 
-function exec(sql: string, ...params: any[]): void {
-  const db = new Database(q.db);
-  try {
-    db.exec("PRAGMA busy_timeout = 5000");
-    db.query(sql).run(...params);
-  } finally {
-    db.close();
-  }
-}
+const exec = (sql: string, ...params: any[]) => q.exec(sql, ...params);
 
 function states(): Record<number, string> {
   return Object.fromEntries(q.query<{ id: number; state: string }>("SELECT id, state FROM jobs ORDER BY id").map((r) => [r.id, r.state]));

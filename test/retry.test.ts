@@ -4,27 +4,16 @@
  * through it: to run the next attempt at once, the test moves `next_run_at` to 0
  * directly in the database (a test-only shortcut).
  */
-import { Database } from "bun:sqlite";
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { afterEach, beforeEach, expect, test } from "bun:test";
 import { TempQueue } from "./helpers.ts";
 
-// bunfig.toml's [test] timeout is not read by Bun 1.4.5: real processes need more than 5 s on a loaded machine.
-setDefaultTimeout(60_000);
 
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));
 afterEach(() => q.cleanup());
 
 /** Writes to the queue directly (test-only shortcuts). */
-function exec(sql: string, ...params: any[]): void {
-  const db = new Database(q.db);
-  try {
-    db.exec("PRAGMA busy_timeout = 5000");
-    db.query(sql).run(...params);
-  } finally {
-    db.close();
-  }
-}
+const exec = (sql: string, ...params: any[]) => q.exec(sql, ...params);
 
 /** `add --json …` (the flag goes before `--`, which would otherwise make it part of the command). */
 async function add(...args: string[]): Promise<number> {
