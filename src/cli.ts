@@ -43,7 +43,9 @@ async function printError(error: SpoolError, json: boolean, startedAt: number): 
 }
 
 async function resolveVerb(name: string): Promise<Verb<any>> {
-  const entry = VERBS[name] ?? VERBS[ALIASES[name] ?? ""];
+  // Own keys only: "constructor" or "__proto__" name no verb.
+  const own = <T>(table: Record<string, T>, key: string): T | undefined => (Object.hasOwn(table, key) ? table[key] : undefined);
+  const entry = own(VERBS, name) ?? own(VERBS, own(ALIASES, name) ?? "");
   if (!entry) {
     const guess = closest(name, [...Object.keys(VERBS), ...Object.keys(ALIASES)]);
     throw new SpoolError("UNKNOWN_COMMAND", `unknown command ${JSON.stringify(name)}` + (guess ? ` (did you mean ${guess}?)` : ""), {
@@ -56,7 +58,7 @@ async function resolveVerb(name: string): Promise<Verb<any>> {
 /** Rewrites a two-word QueueCTL command (`worker start`) to its verb; other argv is returned as is. */
 function rewriteCompound(argv: string[]): string[] {
   const [first, second, ...rest] = argv;
-  const group = first === undefined ? undefined : COMPOUND[first];
+  const group = first === undefined || !Object.hasOwn(COMPOUND, first) ? undefined : COMPOUND[first];
   if (!group) return argv;
   const actions = Object.keys(group);
   const remediation = `use one of: ${actions.map((k) => `spoolctl ${first} ${k}`).join(", ")}`;
@@ -64,7 +66,7 @@ function rewriteCompound(argv: string[]): string[] {
     if (second === "--help" || second === "-h") return ["--help"];
     throw new SpoolError("MISSING_REQUIRED", `${first} needs an action (${actions.join(", ")})`, { remediation });
   }
-  const rewrite = group[second];
+  const rewrite = Object.hasOwn(group, second) ? group[second] : undefined;
   if (!rewrite) {
     const guess = closest(second, actions);
     throw new SpoolError("UNKNOWN_COMMAND", `unknown command ${JSON.stringify(`${first} ${second}`)}` + (guess ? ` (did you mean ${first} ${guess}?)` : ""), {
@@ -89,6 +91,7 @@ export async function main(rawArgv: string[]): Promise<number> {
       process.stdout.write((json ? JSON.stringify(buildEnvelope(startedAt, { data })) : text) + "\n");
       return 0;
     };
+    if (name === "help" && rest[0] !== undefined && !rest[0].startsWith("-")) return main([rest[0], "--help", ...rest.slice(1)]);
     if (name === undefined || name === "--help" || name === "-h" || name === "help" || (name === "--json" && rest.length === 0)) {
       const { rootUsage } = await import("./ui/help.ts");
       return say({ usage: rootUsage() }, rootUsage());

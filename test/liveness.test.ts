@@ -8,7 +8,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { bootId, HOST, judge, processStartTime } from "../src/worker/liveness.ts";
 import { CLI, TempQueue, waitFor } from "./helpers.ts";
 import { add, attempt, events, job, killJobGroups, killSpawned, procState, registered, startWorker } from "./reliability-helpers.ts";
@@ -106,17 +106,19 @@ describe("end to end", () => {
 
   test("live workers run from a folder without 'spoolctl' in its path are never reaped, with a tiny reap threshold", async () => {
     expect(plain).not.toContain("spoolctl");
-    expect(CLI).not.toContain("spoolctl");
+    // The checkout itself may live under a path with "spoolctl" in it: reach the CLI
+    // through symlinks in `plain`, so no worker's command line carries the word.
     symlinkSync(CLI, join(plain, "q"));
+    symlinkSync(dirname(CLI), join(plain, "src"));
     // Heartbeat 0.2 s, reap threshold 0.05 s: each running job's heartbeat is stale most
     // of the time, so both reapers look at the other's job all along.
     const knobs = { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "0.2", SPOOLCTL_TEST_REAP_THRESHOLD: "0.05" };
-    // One worker through a symlink named `q`, one as `bun <abs path>/cli.ts`; both with cwd `plain`.
+    // One worker through a symlink named `q`, one as `bun <plain>/src/cli.ts`; both with cwd `plain`.
     const w1 = startWorker(q, ["--worker-id", "one"], { env: knobs, cwd: plain, argv0: ["bun", join(plain, "q")] });
     await waitFor("worker one to register", () => registered(q, "one"));
     const first = await add(q, "--", "sleep", "4");
     await waitFor("job 1 to run on worker one", () => job(q, first).locked_by === "one");
-    const w2 = startWorker(q, ["--worker-id", "two"], { env: knobs, cwd: plain });
+    const w2 = startWorker(q, ["--worker-id", "two"], { env: knobs, cwd: plain, argv0: ["bun", join(plain, "src", "cli.ts")] });
     await waitFor("worker two to register", () => registered(q, "two"));
     const second = await add(q, "--", "sleep", "4");
     await waitFor("job 2 to run on worker two", () => job(q, second).locked_by === "two");

@@ -1,5 +1,5 @@
 /** `spoolctl add` (SPEC §4): enqueue one job, or many with `--from`. */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { SpoolError } from "../contract/errors.ts";
 import { addJobs, validateAddInput, type AddedJob, type AddInput } from "../ops/add.ts";
 import { parseJobLines } from "../ops/add-from.ts";
@@ -99,6 +99,10 @@ export default defineVerb<AddData>({
     }
     const spec = validateAddInput(input, (name) => (name.length === 1 ? `-${name}` : `--${name}`), cwd);
     const { jobs, warnings } = addJobs(ctx.open({ create: true }), [spec]);
+    if (spec.cwd !== null && !existsSync(spec.cwd)) {
+      // Not an error: the folder may be made before the job runs (SPEC §4 makes a missing cwd a job failure).
+      warnings.push({ code: "CWD_MISSING", message: `--cwd ${spec.cwd} does not exist yet; job ${jobs[0]!.job_id} will fail to start unless it is created first` });
+    }
     return { data: jobs[0]!, warnings };
   },
   render(result) {

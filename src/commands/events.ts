@@ -10,7 +10,7 @@ import { LIMITS } from "../ops/limits.ts";
 import { parseDuration, parseInteger, parseNumber } from "../ops/values.ts";
 import type { JobEvent } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
-import { escapeControl, iso, table } from "../ui/text.ts";
+import { escapeControl, iso, rerunCommand, table } from "../ui/text.ts";
 import { COMMON_FLAGS, bool, defineVerb, str, type VerbContext } from "./verb.ts";
 
 const DEFAULT_POLL = 0.1;
@@ -136,7 +136,7 @@ export default defineVerb<{ count: number; events: JobEvent[] }>({
     if (data.count === 0) return "no events";
     const rows = data.events.map((e) => [String(e.id), iso(e.at), String(e.job_id), e.event, e.worker_id ?? "-", escapeControl(e.detail ?? "")]);
     const full = data.count >= Number(str(ctx.flags, "limit") ?? EVENTS_LIMIT.default);
-    const more = full ? `\n(more may follow: spoolctl events --since-id ${pagination?.cursor})` : "";
+    const more = full ? `\n(more may follow: ${rerunCommand("events", ctx.flags.values, { "since-id": String(pagination?.cursor) })})` : "";
     return table(["ID", "AT", "JOB", "EVENT", "WORKER", "DETAIL"], rows) + more;
   },
 });

@@ -20,6 +20,7 @@ export const VERBS: Record<string, { summary: string; load: Loader }> = {
   feedback: { summary: "one verdict about a job, with output tails and the next command", load: async () => (await import("./feedback.ts")).default },
   retry: { summary: "requeue dead or canceled jobs (--all with filters, --force for running)", load: async () => (await import("./retry.ts")).default },
   cancel: { summary: "cancel queued jobs; running ones with --running --yes", load: async () => (await import("./cancel.ts")).default },
+  triage: { summary: "at a terminal: walk through dead jobs and retry, change, delete or skip each", load: async () => (await import("./triage.ts")).default },
   prune: { summary: "delete old terminal jobs and their output (--dry-run / --yes)", load: async () => (await import("./prune.ts")).default },
   events: { summary: "the job ledger: pages, --wait long-poll, --follow stream", load: async () => (await import("./events.ts")).default },
   "config-show": { summary: "where the queue is and why; queue-wide settings", load: async () => (await import("./config.ts")).show },

@@ -35,6 +35,12 @@ function target(ctx: VerbContext, refs: string[]): RetryTarget {
   };
 }
 
+/** Whether a missing ID opens the picker: a terminal, no --json, and no --all or filters (those select without one). */
+function wantsPicker(ctx: VerbContext): boolean {
+  const f = ctx.flags;
+  return ctx.interactive && !ctx.json && !bool(f, "all") && ["state", "queue", "tag"].every((k) => f.values[k] === undefined);
+}
+
 export default defineVerb<RetryData>({
   name: "retry",
   description: "Requeue dead or canceled jobs with a fresh retry budget (history is kept). A running job only with --force. --all requeues every match in one transaction.",
@@ -43,6 +49,7 @@ export default defineVerb<RetryData>({
     "spoolctl retry 4 5 nightly-1",
     "spoolctl retry --all --state dead --queue builds --tag ci=1",
     "spoolctl retry 7 --force      # abandon its running attempt and requeue",
+    "spoolctl retry                # at a terminal: pick dead or canceled jobs from a list",
   ],
   mutates: true,
   flags: {
@@ -52,10 +59,17 @@ export default defineVerb<RetryData>({
     state: { type: "string", repeatable: true, description: "with --all: dead or canceled (default both)", valueHint: "STATE", choices: [...RETRYABLE_STATES] },
     queue: { type: "string", description: "with --all: only this lane", valueHint: "NAME" },
     tag: { type: "string", repeatable: true, description: "with --all: only jobs with this tag", valueHint: "K=V" },
-    ids: { type: "positional", variadic: true, description: "job ids or idempotency keys", valueHint: "ID…" },
+    ids: { type: "positional", variadic: true, description: "job ids or idempotency keys (at a terminal, leave out to pick from a list)", valueHint: "ID…" },
   },
-  run(ctx) {
-    const refs = [...ctx.flags.positionals, ...(ctx.flags.rest ?? [])];
+  async run(ctx) {
+    let refs = [...ctx.flags.positionals, ...(ctx.flags.rest ?? [])];
+    if (refs.length === 0 && wantsPicker(ctx)) {
+      // A person at a terminal picks the jobs; CI (no TTY, or --json) gets MISSING_REQUIRED below instead.
+      const { pickToRetry } = await import("../ui/pickers.ts");
+      const picked = await pickToRetry(ctx.open({ create: false }));
+      if (!picked?.length) return { data: { count: 0, jobs: [] } };
+      refs = picked.map(String);
+    }
     const t = target(ctx, refs);
     // A missing queue has no jobs to retry: open it without creating it.
     const jobs = retryJobs(ctx.open({ create: false }), t, { force: bool(ctx.flags, "force") });

@@ -35,7 +35,7 @@ export default defineVerb<JobDetail>({
       field("command", formatArgv(j.argv)),
       field("queue", j.queue),
       field("priority", String(j.priority)),
-      field("attempts", `${j.attempts_total} run, ${j.attempts} failed of ${j.max_retries} retries, ${j.crashes} crashes${j.max_crashes === null ? "" : ` of ${j.max_crashes}`}`),
+      field("attempts", `${j.attempts_total} started; ${j.attempts} of ${j.max_retries} retries used; ${j.crashes} of ${j.max_crashes ?? "unlimited"} crash requeues used`),
       field("timeout", `${j.timeout_seconds}s`),
       field("created", ago(j.created_at)),
       field("next run", iso(j.next_run_at)),

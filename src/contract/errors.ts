@@ -45,6 +45,7 @@ export const WARNING_CODES = {
   IDEMPOTENCY_METADATA_DIFFERS: "the job was deduplicated by --key but its tags, note or priority differ from the active job's",
   NO_ATTEMPTS_YET: "the job has not been executed yet",
   REPORT_TRUNCATED: "more jobs matched than report --limit; only the newest are in the report",
+  CWD_MISSING: "the job's --cwd does not exist yet; the job fails to start (spawn_failed) unless it is created before the job runs",
   KILL_ASYNC: "a running job was asked to stop; its worker kills it within a heartbeat, so it may still be running now",
 } as const;
 

@@ -79,7 +79,8 @@ export function closest(input: string, candidates: string[]): string | null {
       bestDistance = d;
     }
   }
-  return bestDistance <= Math.max(2, Math.floor(input.length / 3)) ? best : null;
+  // A guess must keep something of the input ("--日本" is not a typo of "--db").
+  return bestDistance <= Math.max(2, Math.floor(input.length / 3)) && bestDistance < input.length ? best : null;
 }
 
 /**
@@ -106,7 +107,7 @@ export function parseFlags(argv: string[], defs: FlagsDef): ParsedFlags {
       values[name] = list;
       return;
     }
-    if (name in values) {
+    if (Object.hasOwn(values, name)) {
       throw new SpoolError("INVALID_INPUT", `${shown} was given more than once`, {
         remediation: `give ${shown} once`,
         detail: { flag: shown },
@@ -129,7 +130,7 @@ export function parseFlags(argv: string[], defs: FlagsDef): ParsedFlags {
       const raw = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
       inline = eq === -1 ? undefined : arg.slice(eq + 1);
       shown = "--" + raw;
-      const def = defs[raw];
+      const def = Object.hasOwn(defs, raw) ? defs[raw] : undefined; // "--constructor" is no flag
       if (!def || def.type === "positional") {
         const guess = closest(raw, flagNames);
         throw new SpoolError("UNKNOWN_FLAG", `unknown flag ${shown}` + (guess ? ` (did you mean --${guess}?)` : ""), {

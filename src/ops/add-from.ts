@@ -64,14 +64,15 @@ export function parseJobLines(text: string, defaults: AddInput): { input: AddInp
     const input: AddInput = { ...defaults };
     for (const [rawKey, value] of Object.entries(spec)) {
       const key = rawKey.replaceAll("-", "_");
-      const field = FIELDS[key];
+      const field = Object.hasOwn(FIELDS, key) ? FIELDS[key] : undefined; // "constructor" is no field
       if (!field) throw bad(line, `unknown field ${JSON.stringify(rawKey)} (known: ${Object.keys(FIELDS).join(", ")})`);
       if (value === null) continue;
       if (field === "argv") {
         if (!Array.isArray(value) || value.some((v) => typeof v !== "string")) throw bad(line, "argv must be an array of strings");
         input.argv = value as string[];
       } else if (field === "env" || field === "tag") {
-        input[field] = pairs(line, rawKey, value);
+        // Merged over the command line's --env/--tag (parsePairs: the later key wins).
+        input[field] = [...(defaults[field] ?? []), ...pairs(line, rawKey, value)];
       } else if (typeof value === "string" || typeof value === "number") {
         (input as Record<string, unknown>)[field] = String(value);
       } else {

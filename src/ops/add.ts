@@ -51,7 +51,8 @@ export interface AddedJob {
   deduplicated: boolean;
 }
 
-const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** What an env variable name may be (shared with retry overrides, so the two never disagree). */
+export const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const TAG_KEY = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$/;
 
 /**
@@ -163,7 +164,9 @@ export function checkIdempotency(active: Job, job: NewJob): { metadataDiffers: b
       detail: { job_id: active.id, key: job.idempotency_key },
     });
   }
-  const metadataDiffers = !sameJson(sortedEntries(active.tags), sortedEntries(job.tags)) || active.note !== job.note || active.priority !== job.priority;
+  const metadataDiffers =
+    !sameJson(sortedEntries(active.tags), sortedEntries(job.tags)) || active.note !== job.note || active.priority !== job.priority ||
+    active.queue !== job.queue || active.timeout_seconds !== job.timeout_seconds || active.max_retries !== job.max_retries || active.max_crashes !== job.max_crashes;
   return { metadataDiffers };
 }
 
@@ -189,7 +192,7 @@ function addOne(tx: StoreWriter, spec: JobSpec, settings: QueueSettings, now: nu
       if (metadataDiffers) {
         warnings.push({
           code: "IDEMPOTENCY_METADATA_DIFFERS",
-          message: `job ${active.id} was reused for key ${JSON.stringify(job.idempotency_key)}; its tags, note or priority differ from this request and were kept`,
+          message: `job ${active.id} was reused for key ${JSON.stringify(job.idempotency_key)}; its tags, note, priority, lane, timeout or budgets differ from this request; the active job's were kept`,
         });
       }
       return describe(active, true);

@@ -58,7 +58,8 @@ export function parseEnqueueSpec(text: string): AddInput & { key: string } {
   const input: AddInput = {};
   let id: string | undefined;
   for (const [rawKey, value] of Object.entries(spec)) {
-    const field = FIELDS[rawKey.replaceAll("-", "_")];
+    const name = rawKey.replaceAll("-", "_");
+    const field = Object.hasOwn(FIELDS, name) ? FIELDS[name] : undefined; // "constructor" is no field
     if (!field) throw bad(`unknown field ${JSON.stringify(rawKey)} (known: ${Object.keys(FIELDS).join(", ")})`);
     if (value === null) continue;
     if (field === "argv") {

@@ -50,7 +50,8 @@ function nextCommand(job: Job): string | null {
   const lane = job.queue === "default" ? "" : ` --queue ${job.queue}`;
   switch (job.state) {
     case "queued":
-      return `spoolctl work --drain${lane}`;
+      // --drain does not wait for a job the user delayed (SPEC §4): a loop worker will run it.
+      return job.next_run_at > Date.now() / 1000 && job.attempts === 0 && job.crashes === 0 ? `spoolctl work${lane}` : `spoolctl work --drain${lane}`;
     case "running":
       return `spoolctl wait ${job.id}`;
     case "done":

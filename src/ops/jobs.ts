@@ -24,7 +24,7 @@ export function parseStates(raws: string[]): { states: JobState[]; matchesNothin
       sawFailed = true;
       continue;
     }
-    const state = (JOB_STATES as readonly string[]).includes(name) ? (name as JobState) : STATE_ALIASES[name];
+    const state = (JOB_STATES as readonly string[]).includes(name) ? (name as JobState) : Object.hasOwn(STATE_ALIASES, name) ? STATE_ALIASES[name] : undefined;
     if (!state) throw invalidValue("--state", raw, `one of ${[...JOB_STATES, "failed", ...Object.keys(STATE_ALIASES)].join(", ")}`);
     states.add(state);
   }
@@ -117,6 +117,8 @@ export interface ListQuery {
   queue?: string;
   tags: Record<string, string>;
   priorityMin?: number;
+  /** Only scheduled jobs: queued with next_run_at after `now`. */
+  scheduledOnly?: boolean;
   /** Show jobs older than this id (the previous page's cursor). */
   cursor?: number;
   limit: number;
@@ -133,7 +135,15 @@ export interface ListPage {
 export function listJobs(tx: StoreReader, q: ListQuery, now = Date.now() / 1000): ListPage {
   const rows = q.matchesNothing
     ? []
-    : tx.listJobs({ states: q.states, queue: q.queue, tags: q.tags, priorityMin: q.priorityMin, beforeId: q.cursor, limit: q.limit + 1 });
+    : tx.listJobs({
+        states: q.scheduledOnly ? ["queued"] : q.states,
+        queue: q.queue,
+        tags: q.tags,
+        priorityMin: q.priorityMin,
+        beforeId: q.cursor,
+        runAfter: q.scheduledOnly ? now : undefined,
+        limit: q.limit + 1,
+      });
   const truncated = rows.length > q.limit;
   const jobs = rows.slice(0, q.limit).map((j) => summarize(j, now));
   return {

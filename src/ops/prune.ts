@@ -8,7 +8,7 @@
 import { SpoolError, invalidValue } from "../contract/errors.ts";
 import { TERMINAL_STATES, type Job, type JobState } from "../store/model.ts";
 import { filesSize, removeJobOutput } from "../store/spool.ts";
-import type { Store, StoreReader } from "../store/store.ts";
+import type { Store, StoreReader, StoreWriter } from "../store/store.ts";
 import { parseStates } from "./jobs.ts";
 
 /**
@@ -54,6 +54,27 @@ function outputPaths(tx: StoreReader, job: Job): string[] {
   return tx.attemptsOf(job.id).flatMap((a) => [a.stdout_path, a.stderr_path]);
 }
 
+/**
+ * Deletes terminal jobs inside the caller's write transaction: their output
+ * files first, then their rows (attempts, events, jobs), so that a file that
+ * cannot be removed leaves every row in place (the transaction rolls back).
+ * Shared by `prune` and triage's delete. `again` completes the remediation.
+ * Raises `INTERNAL` when a file cannot be removed.
+ */
+export function deleteWithOutput(tx: StoreWriter, spoolDir: string, jobs: Job[], again: string): { freed: number; deleted: { jobs: number; attempts: number; events: number } } {
+  let freed = 0;
+  for (const job of jobs) {
+    try {
+      freed += removeJobOutput(spoolDir, job.id, outputPaths(tx, job));
+    } catch (error) {
+      throw new SpoolError("INTERNAL", `cannot remove the output of job ${job.id}: ${(error as Error).message}; no rows were deleted`, {
+        remediation: `check the spool folder's permissions, then ${again}`,
+      });
+    }
+  }
+  return { freed, deleted: tx.deleteJobs(jobs.map((j) => j.id)) };
+}
+
 /** Prunes (or previews). Raises `LOCKED`, or `INTERNAL` when a file cannot be removed (rows then stay). */
 export function pruneJobs(store: Store, q: PruneQuery, now = Date.now() / 1000): PruneData {
   const cutoff = now - q.olderThan;
@@ -70,17 +91,7 @@ export function pruneJobs(store: Store, q: PruneQuery, now = Date.now() / 1000):
   }
   return store.write((tx) => {
     const jobs = tx.pruneCandidates(q.states, cutoff);
-    let freed = 0;
-    for (const job of jobs) {
-      try {
-        freed += removeJobOutput(store.spoolDir, job.id, outputPaths(tx, job));
-      } catch (error) {
-        throw new SpoolError("INTERNAL", `cannot remove the output of job ${job.id}: ${(error as Error).message}; no rows were deleted`, {
-          remediation: "check the spool folder's permissions, then run prune again",
-        });
-      }
-    }
-    const deleted = tx.deleteJobs(jobs.map((j) => j.id));
+    const { freed, deleted } = deleteWithOutput(tx, store.spoolDir, jobs, "run prune again");
     return {
       actual: deleted.jobs > 0,
       dry_run: false,

@@ -6,11 +6,14 @@
  * Several jobs, or every job matching a filter, are requeued in one
  * transaction: all or none.
  */
-import { SpoolError } from "../contract/errors.ts";
+import { SpoolError, invalidValue } from "../contract/errors.ts";
 import type { Job, JobState } from "../store/model.ts";
-import type { Store, StoreWriter } from "../store/store.ts";
+import type { JobSettingsChange, Store, StoreWriter } from "../store/store.ts";
+import { ENV_KEY } from "./add.ts";
 import { resolveJob } from "./jobs.ts";
+import { LIMITS } from "./limits.ts";
 import { canTransition } from "./states.ts";
+import { parseDuration, parseInteger, parsePairs } from "./values.ts";
 
 /** One requeued job, as `retry --json` reports it. */
 export interface RetriedJob {
@@ -73,9 +76,9 @@ function checkRetry(tx: StoreWriter, job: Job, force: boolean): void {
   }
 }
 
-/** Requeues one checked job and appends its `retried` event. */
-function requeue(tx: StoreWriter, job: Job, now: number): RetriedJob {
-  const detail: Record<string, unknown> = { from: job.state };
+/** Requeues one checked job and appends its `retried` event (`extra` joins the event's detail). */
+function requeue(tx: StoreWriter, job: Job, now: number, extra: Record<string, unknown> = {}): RetriedJob {
+  const detail: Record<string, unknown> = { from: job.state, ...extra };
   if (job.state === "running") {
     // Close the attempt for its worker: its heartbeat and result are then refused
     // (they are guarded by locked_by and last_attempt_no, SPEC §4).
@@ -111,5 +114,70 @@ export function retryJobs(store: Store, target: RetryTarget, opts: { force: bool
         : tx.listJobs({ ...target.filter, limit: Number.MAX_SAFE_INTEGER }).filter((j) => (RETRYABLE_STATES as readonly string[]).includes(j.state)).reverse();
     for (const job of jobs) checkRetry(tx, job, opts.force);
     return jobs.map((job) => requeue(tx, job, now));
+  });
+}
+
+/** Run settings a retry may change on the way (`triage`): absent fields stay as they are. */
+export interface RetryOverrides {
+  timeoutSeconds?: number;
+  maxRetries?: number;
+  /** Variables to set (added or replaced); the job's other variables stay. */
+  env?: Record<string, string>;
+}
+
+/**
+ * Parses overrides as a person types them, with the rules and bounds of `add`
+ * (SPEC §4), so a retried job can hold nothing `add` would refuse. Raises
+ * `INVALID_INPUT` naming the field.
+ */
+export function parseRetryOverrides(input: { timeout?: string; maxRetries?: string; env?: string[] }): RetryOverrides {
+  const out: RetryOverrides = {};
+  const t = LIMITS.timeout_seconds;
+  if (input.timeout !== undefined) out.timeoutSeconds = parseDuration("timeout", input.timeout, t.min, t.max);
+  if (input.maxRetries !== undefined) out.maxRetries = parseInteger("max-retries", input.maxRetries, LIMITS.max_retries.min, LIMITS.max_retries.max);
+  if (input.env !== undefined) {
+    const env = parsePairs("env", input.env, ENV_KEY, "a variable name ([A-Za-z_][A-Za-z0-9_]*)");
+    if (Object.values(env).some((v) => v.includes("\0"))) throw invalidValue("env", "…", "values without NUL bytes");
+    out.env = env;
+  }
+  return out;
+}
+
+/** A job retried with changed settings; `changed` lists what changed (env by key only: values stay out of the ledger). */
+export interface RetriedWithOverrides extends RetriedJob {
+  changed: { timeout_seconds?: { from: number; to: number }; max_retries?: { from: number; to: number }; env_set?: string[] };
+}
+
+/**
+ * Changes a dead or canceled job's timeout, retry budget and/or env and
+ * requeues it, in ONE transaction: the same checks as {@link retryJobs} (never
+ * a running job), then the settings, then the requeue and its `retried` event
+ * (whose detail says what changed). Raises like `retryJobs`, or
+ * `INVALID_INPUT` when the merged env would exceed its limit; then nothing changed.
+ */
+export function retryWithOverrides(store: Store, ref: string, overrides: RetryOverrides, now = Date.now() / 1000): RetriedWithOverrides {
+  return store.write((tx) => {
+    const job = resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION);
+    checkRetry(tx, job, false);
+    const changes: JobSettingsChange = {};
+    const changed: RetriedWithOverrides["changed"] = {};
+    if (overrides.timeoutSeconds !== undefined) {
+      changes.timeout_seconds = overrides.timeoutSeconds;
+      changed.timeout_seconds = { from: job.timeout_seconds, to: overrides.timeoutSeconds };
+    }
+    if (overrides.maxRetries !== undefined) {
+      changes.max_retries = overrides.maxRetries;
+      changed.max_retries = { from: job.max_retries, to: overrides.maxRetries };
+    }
+    if (overrides.env !== undefined && Object.keys(overrides.env).length > 0) {
+      const env = { ...job.env, ...overrides.env };
+      if (Object.keys(env).length > LIMITS.env.max) throw invalidValue("env", `${Object.keys(env).length} variables`, `at most ${LIMITS.env.max}`);
+      changes.env = env;
+      changed.env_set = Object.keys(overrides.env).sort();
+    }
+    if (Object.keys(changes).length > 0 && !tx.updateJobSettings(job.id, job.state, changes)) {
+      throw new SpoolError("CONFLICT", `job ${job.id} changed state while being retried`, { detail: { job_id: job.id } });
+    }
+    return { ...requeue(tx, job, now, Object.keys(changed).length ? { changed } : {}), changed };
   });
 }

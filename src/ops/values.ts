@@ -102,7 +102,8 @@ export function parsePairs(flag: string, raws: string[], keyPattern: RegExp, key
     const eq = raw.indexOf("=");
     const key = eq === -1 ? "" : raw.slice(0, eq);
     if (eq <= 0 || !keyPattern.test(key)) throw invalidValue(flag, raw, `KEY=VALUE where KEY is ${keyRule}`);
-    out[key] = raw.slice(eq + 1);
+    // An own property even for "__proto__" (plain assignment would set the prototype and drop the pair).
+    Object.defineProperty(out, key, { value: raw.slice(eq + 1), enumerable: true, writable: true, configurable: true });
   }
   return out;
 }

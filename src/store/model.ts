@@ -137,6 +137,8 @@ export interface JobFilter {
   ids?: number[];
   /** Only jobs created at or after this time (epoch seconds). */
   createdSince?: number;
+  /** Only jobs whose next_run_at is after this time (epoch seconds): with state queued, the scheduled ones. */
+  runAfter?: number;
   limit: number;
 }
 

@@ -193,6 +193,20 @@ export interface StoreWriter extends StoreReader {
    * running ones, whatever the ids). Returns the row counts deleted.
    */
   deleteJobs(jobIds: number[]): { jobs: number; attempts: number; events: number };
+  /**
+   * Changes how a job will run next (triage's "retry with a new timeout, retry
+   * budget or env"), guarded by its state like {@link requeueJob}: returns
+   * false, changing nothing, when the job is no longer in `from`. Fields left
+   * out keep their value; `env` replaces the whole map.
+   */
+  updateJobSettings(jobId: number, from: JobState, changes: JobSettingsChange): boolean;
+}
+
+/** New run settings of a job; absent fields stay as they are. */
+export interface JobSettingsChange {
+  timeout_seconds?: number;
+  max_retries?: number;
+  env?: Record<string, string>;
 }
 
 /** An open queue. */

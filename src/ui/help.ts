@@ -31,7 +31,8 @@ const ANSI = /\u001b\[[0-9;]*m/g;
 
 /** citty colors unconditionally; keep color for a terminal only (SPEC §7: NO_COLOR, non-TTY). */
 function maybeColor(text: string): string {
-  return process.stdout.isTTY && !process.env.NO_COLOR ? text : text.replace(ANSI, "");
+  const trimmed = text.split("\n").map((line) => line.trimEnd()).join("\n"); // citty pads every row to the widest
+  return process.stdout.isTTY && !process.env.NO_COLOR ? trimmed : trimmed.replace(ANSI, "");
 }
 
 /** The usage of one verb, with examples; colored only on a terminal. */

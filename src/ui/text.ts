@@ -44,3 +44,18 @@ export function table(header: string[], rows: string[][]): string {
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : pad(c, widths[i]!))).join("  ").trimEnd();
   return [line(header), ...rows.map(line)].join("\n");
 }
+
+/**
+ * The same command again with some flags replaced, for "more" hints: keeps the
+ * user's filters (`--state dead …`) so the next page means the same query.
+ * `--json` is dropped; `--db` is kept.
+ */
+export function rerunCommand(verb: string, values: Record<string, string | boolean | string[]>, overrides: Record<string, string>): string {
+  const parts = ["spoolctl", verb];
+  for (const [name, value] of Object.entries({ ...values, ...overrides })) {
+    if (name === "json" || value === false) continue;
+    if (value === true) parts.push(`--${name}`);
+    else for (const v of Array.isArray(value) ? value : [value]) parts.push(`--${name}`, formatArgv([v]));
+  }
+  return parts.join(" ");
+}

@@ -34,7 +34,7 @@ export function workerLine(event: WorkerEvent): string {
       return `spoolctl: ${event.message}; will retry`;
     case "stopping":
       return event.inFlight > 0
-        ? `spoolctl: ${event.reason}: finishing ${event.inFlight} running job(s), then exiting (signal again to kill them)`
+        ? `spoolctl: ${event.reason}: finishing ${event.inFlight} running job(s), then exiting (Ctrl-C or SIGTERM to this worker kills them)`
         : `spoolctl: ${event.reason}: exiting`;
   }
 }

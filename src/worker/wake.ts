@@ -16,6 +16,9 @@ export interface Waker {
   close(): void;
 }
 
+/** Delay of the second wake after a burst of file events, milliseconds. */
+export const TRAILING_WAKE_MS = 15;
+
 /** Watches `dbPath`'s folder for changes to the database, its WAL or shm file. */
 export function watchQueue(dbPath: string): Waker {
   const name = basename(dbPath);
@@ -28,10 +31,23 @@ export function watchQueue(dbPath: string): Waker {
       resolve();
     } else dirty = true;
   };
+  // A commit appends WAL frames (file events) and then publishes them in the
+  // shared-memory index (an mmap write: no event). The first event can thus
+  // arrive before the commit is visible, and the last one too; so wake now and
+  // again shortly after the burst settles.
+  let trailing: ReturnType<typeof setTimeout> | null = null;
+  const onChange = () => {
+    fire();
+    if (trailing) clearTimeout(trailing);
+    trailing = setTimeout(() => {
+      trailing = null;
+      fire();
+    }, TRAILING_WAKE_MS);
+  };
   let watcher: FSWatcher | null = null;
   try {
     watcher = watch(dirname(dbPath), { persistent: false }, (_event, file) => {
-      if (file === null || file === name || file === `${name}-wal`) fire();
+      if (file === null || file === name || file === `${name}-wal`) onChange();
     });
     watcher.on("error", () => {});
   } catch {
@@ -56,6 +72,7 @@ export function watchQueue(dbPath: string): Waker {
     },
     poke: fire,
     close() {
+      if (trailing) clearTimeout(trailing);
       watcher?.close();
       fire();
     },

@@ -5,7 +5,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { Job, JobEvent, JobState } from "../model.ts";
-import type { AttemptClosing, EventQuery } from "../store.ts";
+import type { AttemptClosing, EventQuery, JobSettingsChange } from "../store.ts";
 import { toJob } from "./queries.ts";
 
 type Row = Record<string, unknown>;
@@ -86,4 +86,16 @@ export function deleteJobs(db: Database, jobIds: number[]): { jobs: number; atte
   const events = db.query(`DELETE FROM job_events WHERE job_id IN (${doomed})`).run(ids).changes;
   const jobs = db.query(`DELETE FROM jobs WHERE id IN (${doomed})`).run(ids).changes;
   return { jobs, attempts, events };
+}
+
+/** Sets timeout, retry budget and/or env of a job still in state `from`; absent fields are kept. */
+export function updateJobSettings(db: Database, jobId: number, from: JobState, c: JobSettingsChange): boolean {
+  const result = db
+    .query(
+      `UPDATE jobs SET timeout_seconds = coalesce(?1, timeout_seconds), max_retries = coalesce(?2, max_retries),
+         env = coalesce(?3, env)
+       WHERE id = ?4 AND state = ?5`,
+    )
+    .run(c.timeout_seconds ?? null, c.max_retries ?? null, c.env === undefined ? null : JSON.stringify(c.env), jobId, from);
+  return result.changes > 0;
 }

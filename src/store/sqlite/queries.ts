@@ -4,7 +4,7 @@
  * caches them).
  */
 import type { Database } from "bun:sqlite";
-import type { AttemptClosing, AttemptRecord, ClaimRequest, EventQuery, StoreWriter } from "../store.ts";
+import type { AttemptClosing, AttemptRecord, ClaimRequest, EventQuery, JobSettingsChange, StoreWriter } from "../store.ts";
 import type { Attempt, EventName, Job, JobEvent, JobFilter, JobState, LaneCount, NewJob, WorkerRecord } from "../model.ts";
 import * as op from "./operator-queries.ts";
 
@@ -58,8 +58,9 @@ export class SqliteQueries implements StoreWriter {
       params.push(filter.queue);
     }
     for (const [k, v] of Object.entries(filter.tags ?? {})) {
-      where.push("json_extract(tags, ?) = ?");
-      params.push(`$."${k.replaceAll('"', '""')}"`, v);
+      // json_each, not a JSON path: any key (quotes, NUL bytes …) matches exactly, and never fails as a bad path.
+      where.push("EXISTS (SELECT 1 FROM json_each(jobs.tags) WHERE json_each.key = ? AND json_each.value = ?)");
+      params.push(k, v);
     }
     if (filter.priorityMin !== undefined) {
       where.push("priority >= ?");
@@ -76,6 +77,10 @@ export class SqliteQueries implements StoreWriter {
     if (filter.createdSince !== undefined) {
       where.push("created_at >= ?");
       params.push(filter.createdSince);
+    }
+    if (filter.runAfter !== undefined) {
+      where.push("next_run_at > ?");
+      params.push(filter.runAfter);
     }
     const sql = `SELECT * FROM jobs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT ?`;
     return (this.db.query(sql).all(...params, filter.limit) as Row[]).map(toJob);
@@ -348,5 +353,9 @@ export class SqliteQueries implements StoreWriter {
 
   deleteJobs(jobIds: number[]): { jobs: number; attempts: number; events: number } {
     return op.deleteJobs(this.db, jobIds);
+  }
+
+  updateJobSettings(jobId: number, from: JobState, changes: JobSettingsChange): boolean {
+    return op.updateJobSettings(this.db, jobId, from, changes);
   }
 }

@@ -1,0 +1,63 @@
+/**
+ * What `triage` and the `retry`/`cancel` pickers read (SPEC §7): the jobs to
+ * walk through, and one job's card (its verdict and output tails). Every change
+ * they make goes through the verbs' own operations (retry, cancel, delete).
+ */
+import type { Job, JobState } from "../store/model.ts";
+import type { Store } from "../store/store.ts";
+import { jobFeedback, type FeedbackData } from "./feedback.ts";
+import { attemptOutput, pickAttempt, STREAMS, type AttemptOutput } from "./output.ts";
+
+/** States triage walks, in this order: dead first, then the other failed-looking ones. */
+export const TRIAGE_STATES = ["dead", "canceled"] as const satisfies readonly JobState[];
+
+/** Which jobs to look at. */
+export interface JobScope {
+  queue?: string;
+  tags: Record<string, string>;
+}
+
+/** How many jobs one triage session or picker lists at most (a person will not page through more). */
+export const PICK_LIMIT = 500;
+
+/**
+ * Jobs in `states`, grouped by state in the order given, each group newest
+ * first by when it ended (then by id), so the freshest failure comes first.
+ */
+export function jobsInStates(store: Store, states: readonly JobState[], scope: JobScope, limit = PICK_LIMIT): Job[] {
+  return store.read((tx) => {
+    const out: Job[] = [];
+    for (const state of states) {
+      if (out.length >= limit) break;
+      const rows = tx.listJobs({ states: [state], queue: scope.queue, tags: scope.tags, limit: limit - out.length });
+      const ended = (j: Job) => j.finished_at ?? j.created_at;
+      out.push(...rows.sort((a, b) => ended(b) - ended(a) || b.id - a.id));
+    }
+    return out;
+  });
+}
+
+/** One job as triage shows it: the row and its verdict with output tails. */
+export interface TriageCard {
+  job: Job;
+  feedback: FeedbackData;
+}
+
+/**
+ * The card of job `id`, read fresh: null when the job is gone or no longer
+ * dead or canceled (someone retried or deleted it since the list was read).
+ */
+export function triageCard(store: Store, id: number, tailBytes: number): TriageCard | null {
+  const job = store.read((tx) => tx.getJob(id));
+  if (!job || !(TRIAGE_STATES as readonly string[]).includes(job.state)) return null;
+  return { job, feedback: jobFeedback(store, String(id), tailBytes).data };
+}
+
+/** The latest attempt's stdout and stderr, each capped at its last `maxBytes`; null before any attempt. */
+export function latestOutput(store: Store, id: number, maxBytes: number): AttemptOutput | null {
+  return store.read((tx) => {
+    const job = tx.getJob(id);
+    const attempt = job ? pickAttempt(tx, job, null) : null;
+    return attempt ? attemptOutput(attempt, [...STREAMS], maxBytes) : null;
+  });
+}

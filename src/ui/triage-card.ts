@@ -1,0 +1,121 @@
+/**
+ * The text of `spoolctl triage` (SPEC §7): one job's card (command, failure,
+ * exit code, budgets, last error, output tails), its full output, and the
+ * closing summary. Pure functions of the data, so the flow stays about prompts.
+ */
+import type { TriageCard } from "../ops/triage.ts";
+import type { AttemptOutput } from "../ops/output.ts";
+import type { RetriedWithOverrides } from "../ops/retry.ts";
+import { escapeControl, formatArgv, humanDuration, iso } from "./text.ts";
+
+/** Lines of each stream's tail shown on a card; `v` shows everything. */
+export const CARD_TAIL_LINES = 8;
+
+/** What one triage session changed (and looked at), for its closing summary. */
+export interface TriageSummary {
+  /** Jobs whose card was shown. */
+  looked_at: number;
+  /** Jobs in the list when the session started. */
+  listed: number;
+  retried: { job_id: number; changed: RetriedWithOverrides["changed"] }[];
+  deleted: number[];
+  skipped: number[];
+  /** Ended by Ctrl-C or Esc (the job on screen was left as it was). */
+  interrupted: boolean;
+}
+
+/** Cuts `text` to `width` characters with an ellipsis, so a box never wraps. */
+function clip(text: string, width: number): string {
+  return text.length <= width ? text : text.slice(0, Math.max(1, width - 1)) + "…";
+}
+
+/** The last `n` lines of a stream, control characters escaped (job output must not drive the terminal). */
+function tailLines(text: string, n: number, width: number): string[] {
+  const lines = (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n");
+  return lines.slice(-n).map((l) => clip(escapeControl(l.replace(/\r$/, "")).replaceAll("\\t", "  "), width));
+}
+
+/** The body of a job's card; `width` is the room inside the box. */
+export function cardText(card: TriageCard, width: number, now = Date.now() / 1000): string {
+  const { job, feedback: f } = card;
+  const field = (name: string, value: string) => clip(`${name.padEnd(10)}  ${value}`, width);
+  const ended = job.finished_at === null ? "-" : `${iso(job.finished_at)} (${humanDuration(Math.max(0, now - job.finished_at))} ago)`;
+  const tags = Object.entries(job.tags).map(([k, v]) => `${k}=${v}`).join(" ");
+  const lines = [
+    field("command", formatArgv(job.argv)),
+    field("queue", job.queue + (tags ? `   tags ${escapeControl(tags)}` : "")),
+    field("failure", f.failure_reason ?? (job.state === "canceled" ? "canceled before it ran" : "-")),
+    field("exit code", f.exit_code === null ? "-" : String(f.exit_code)),
+    field("attempts", `${job.last_attempt_no} run, ${job.attempts} failed of ${job.max_retries} retries, ${job.crashes} crashes`),
+    field("timeout", `${job.timeout_seconds}s`),
+    field("ended", ended),
+  ];
+  if (job.last_error) lines.push(field("last error", escapeControl(job.last_error)));
+  if (job.last_attempt_no === 0) {
+    lines.push("── output: none (it never ran)");
+    return lines.join("\n");
+  }
+  for (const s of ["stderr", "stdout"] as const) {
+    const view = f.streams[s];
+    if (view.missing) {
+      lines.push(`── ${s}: no output file`);
+      continue;
+    }
+    if (view.size_bytes === 0) {
+      lines.push(`── ${s}: empty`);
+      continue;
+    }
+    const shown = tailLines(view.tail, CARD_TAIL_LINES, width);
+    const more = view.truncated || (view.tail.endsWith("\n") ? view.tail.slice(0, -1) : view.tail).split("\n").length > shown.length;
+    lines.push(`── ${s}${more ? ` (last ${shown.length} lines of ${view.size_bytes} bytes; v shows all)` : ""}`, ...shown);
+  }
+  return lines.join("\n");
+}
+
+/** The card's title: which job, its state, and where it is in the list. */
+export function cardTitle(card: TriageCard, index: number, total: number): string {
+  return `Job ${card.job.id} · ${card.job.state} · ${index + 1} of ${total}`;
+}
+
+/** A job's full output for the "view" action, control characters escaped. */
+export function outputText(out: AttemptOutput | null, jobId: number): string {
+  if (!out) return `job ${jobId} has not run yet: no output`;
+  const parts: string[] = [];
+  for (const s of ["stdout", "stderr"] as const) {
+    const view = out[s];
+    if (!view) continue;
+    parts.push(`=== job ${out.job_id} attempt ${out.attempt_no} ${s} ===`);
+    if (view.truncated) parts.push(`[… ${view.size_bytes - Buffer.byteLength(view.text)} earlier bytes not shown; spoolctl output ${jobId} --stream ${s} --raw has all]`);
+    if (view.missing) parts.push("[no output file]");
+    else if (view.text) parts.push(...tailLines(view.text, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER));
+    else parts.push("[empty]");
+  }
+  return parts.join("\n");
+}
+
+/** What a retry changed, e.g. "timeout 300s → 90s, env FOO set". */
+export function describeChanges(changed: RetriedWithOverrides["changed"]): string {
+  const parts: string[] = [];
+  if (changed.timeout_seconds) parts.push(`timeout ${changed.timeout_seconds.from}s → ${changed.timeout_seconds.to}s`);
+  if (changed.max_retries) parts.push(`retry budget ${changed.max_retries.from} → ${changed.max_retries.to}`);
+  if (changed.env_set?.length) parts.push(`env ${changed.env_set.join(", ")} set`);
+  return parts.join(", ");
+}
+
+/** The closing summary: what changed, and what to run next. */
+export function summaryText(s: TriageSummary): string {
+  const lines = [`Looked at ${s.looked_at} of ${s.listed} job(s).`];
+  if (s.retried.length === 0 && s.deleted.length === 0) lines.push("Nothing changed.");
+  for (const r of s.retried) {
+    const how = describeChanges(r.changed);
+    lines.push(`Retried job ${r.job_id}${how ? ` (${how})` : ""}; now queued.`);
+  }
+  if (s.deleted.length) lines.push(s.deleted.length > 1 ? `Deleted jobs ${s.deleted.join(", ")} with their history and output.` : `Deleted job ${s.deleted[0]} with its history and output.`);
+  if (s.skipped.length) lines.push(`Skipped job${s.skipped.length > 1 ? "s" : ""} ${s.skipped.join(", ")}.`);
+  return lines.join("\n");
+}
+
+/** The last line: what to run next. */
+export function nextStep(s: TriageSummary): string {
+  return s.retried.length ? "Next: spoolctl work --drain  (runs the retried jobs)" : "Done.";
+}
