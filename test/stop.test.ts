@@ -88,7 +88,7 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
       const j = job(q, id);
       expect({ state: j.state, attempts: j.attempts, crashes: j.crashes, locked_by: j.locked_by }).toEqual({ state: "queued", attempts: 0, crashes: 0, locked_by: null });
       expect(j.next_run_at).toBeLessThanOrEqual(at.finished_at + 1e-6); // requeued at once: no backoff
-      expect(events(q, id)).toEqual(["added", "claimed", "canceled"]);
+      expect(events(q, id)).toEqual(["added", "claimed", "interrupted"]);
       expect(w.stderr()).toMatch(new RegExp(`^spoolctl: job ${id} attempt 1 interrupted \\(\\d+\\.\\ds\\) -> queued$`, "m"));
     }
     expect(job(q, queued).state).toBe("queued");

@@ -80,8 +80,20 @@ function retryOrDead(
   return { jobState: "queued", attempts, crashes, nextRunAt: now + delay, backoffSeconds: delay, events: [] };
 }
 
-/** Decides the outcome of `job`'s current attempt. */
+/**
+ * Decides the outcome of `job`'s current attempt. A cancel that was asked for
+ * (`cancel --running --yes`) wins over any requeue: the attempt may have failed,
+ * timed out, been interrupted or lost its worker before the worker acted on it.
+ */
 export function decideOutcome(job: Job, end: ProcessEnd, settings: QueueSettings, now: number): Outcome {
+  const outcome = decideEnd(job, end, settings, now);
+  if (job.cancel_requested && outcome.jobState === "queued") {
+    return { ...outcome, jobState: "canceled", nextRunAt: job.next_run_at, backoffSeconds: null, events: [...outcome.events, "canceled"] };
+  }
+  return outcome;
+}
+
+function decideEnd(job: Job, end: ProcessEnd, settings: QueueSettings, now: number): Outcome {
   const base = { exitCode: null as number | null, signal: null as number | null };
   switch (end.kind) {
     case "exited":
@@ -124,17 +136,9 @@ export function decideOutcome(job: Job, end: ProcessEnd, settings: QueueSettings
       return {
         attemptState: "canceled", failureReason: "canceled", exitCode: end.code, signal: end.signal,
         error: "worker stopped; requeued without charge",
-        jobState: "queued", attempts: job.attempts, crashes: job.crashes, nextRunAt: now, backoffSeconds: null, events: ["canceled"],
+        jobState: "queued", attempts: job.attempts, crashes: job.crashes, nextRunAt: now, backoffSeconds: null, events: ["interrupted"],
       };
     case "worker_crash": {
-      if (job.cancel_requested) {
-        // Canceled with --running --yes, but its worker died before acting: honour the cancel.
-        return {
-          attemptState: "abandoned", failureReason: "worker_crash", ...base, error: end.error,
-          jobState: "canceled", attempts: job.attempts, crashes: job.crashes + 1, nextRunAt: job.next_run_at, backoffSeconds: null,
-          events: ["reaped", "canceled"],
-        };
-      }
       const next = retryOrDead(job, "crashes", settings, now);
       return {
         attemptState: "abandoned", failureReason: "worker_crash", ...base, error: end.error, ...next, events: ["reaped", ...next.events],

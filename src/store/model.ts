@@ -23,7 +23,7 @@ export const FAILURE_REASONS = ["process_exit", "timeout", "spawn_failed", "work
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
 /** Ledger event names (SPEC §3). */
-export const EVENTS = ["added", "claimed", "succeeded", "failed", "timed_out", "reaped", "dead", "retried", "canceled", "cancel_requested"] as const;
+export const EVENTS = ["added", "claimed", "succeeded", "failed", "timed_out", "reaped", "dead", "retried", "canceled", "cancel_requested", "interrupted"] as const;
 /** A ledger event name. */
 export type EventName = (typeof EVENTS)[number];
 

@@ -1,6 +1,7 @@
 /** The worker's log lines, in the seed's wording (SPEC §5). */
 import type { Outcome } from "../ops/outcome.ts";
 import type { WorkerEvent } from "../worker/loop.ts";
+import { escapeControl } from "./text.ts";
 
 function next(outcome: Outcome): string {
   if (outcome.jobState === "queued" && outcome.backoffSeconds !== null) return `queued, retry in ${outcome.backoffSeconds}s`;
@@ -16,7 +17,7 @@ function verdict(outcome: Outcome): string {
     case "canceled":
       return outcome.jobState === "queued" ? "interrupted" : "canceled";
     default:
-      return outcome.failureReason === "spawn_failed" ? `could not start: ${outcome.error}` : `failed: ${outcome.error}`;
+      return outcome.failureReason === "spawn_failed" ? `could not start: ${escapeControl(outcome.error ?? "")}` : `failed: ${escapeControl(outcome.error ?? "")}`;
   }
 }
 
@@ -31,10 +32,10 @@ export function workerLine(event: WorkerEvent): string {
       // The seed's exact wording (issue 3): "now queued", without the retry delay.
       return `spoolctl: reaped job ${event.reaped.jobId} (worker pid ${event.reaped.workerPid} died); now ${event.reaped.outcome.jobState}`;
     case "transient":
-      return `spoolctl: ${event.message}; will retry`;
+      return `spoolctl: ${escapeControl(event.message)}; will retry`;
     case "stopping":
       return event.inFlight > 0
-        ? `spoolctl: ${event.reason}: finishing ${event.inFlight} running job(s), then exiting (Ctrl-C or SIGTERM to this worker kills them)`
+        ? `spoolctl: ${event.reason}: finishing ${event.inFlight} running job(s), then exiting (${event.reason.startsWith("got ") ? "signal again" : "Ctrl-C or SIGTERM to this worker"} to kill them)`
         : `spoolctl: ${event.reason}: exiting`;
   }
 }

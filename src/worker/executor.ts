@@ -9,10 +9,34 @@ import { constants } from "node:os";
 import { closeSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import type { ProcessEnd } from "../ops/outcome.ts";
-import { groupHasLiveMembers, processStartTime } from "./liveness.ts";
+import { groupHasLiveMembers, groupsWithEnv, processStartTime } from "./liveness.ts";
 
 /** Grace between SIGTERM and SIGKILL, milliseconds (SPEC §4: up to 5 s). */
 export const KILL_GRACE_MS = 5000;
+
+/** Longest delay setTimeout accepts (2^31 − 1 ms, about 24.8 days); longer timeouts are chained. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Name of the environment variable that marks every process of an attempt. */
+export const ATTEMPT_MARKER = "SPOOLCTL_ATTEMPT_TOKEN";
+
+/**
+ * The marker value of one attempt of one queue: stable across processes, so a
+ * reaper can find an orphan's processes by their environment (see groupsWithEnv).
+ */
+export function attemptMarker(dbPath: string, jobId: number, attemptNo: number): string {
+  return `${ATTEMPT_MARKER}=${Bun.hash(dbPath).toString(16)}-${jobId}-${attemptNo}`;
+}
+
+/** Calls `fn` after `ms` milliseconds, even beyond setTimeout's 24.8-day limit; returns a canceller. */
+function after(ms: number, fn: () => void): () => void {
+  let timer: ReturnType<typeof setTimeout>;
+  const arm = (left: number) => {
+    timer = setTimeout(() => (left > MAX_TIMER_MS ? arm(left - MAX_TIMER_MS) : fn()), Math.min(left, MAX_TIMER_MS));
+  };
+  arm(Math.max(1, ms));
+  return () => clearTimeout(timer);
+}
 
 /** What to run. */
 export interface AttemptSpec {
@@ -24,6 +48,8 @@ export interface AttemptSpec {
   stderrPath: string;
   /** Seconds. */
   timeoutSeconds: number;
+  /** `NAME=value` put in the child's environment to recognise its processes later ({@link attemptMarker}). */
+  marker?: string;
   graceMs?: number;
 }
 
@@ -68,6 +94,12 @@ export async function killGroup(pgid: number, graceMs = KILL_GRACE_MS): Promise<
   while (groupAlive(pgid) && performance.now() < killDeadline) await Bun.sleep(20);
 }
 
+function markerEnv(marker: string | undefined): Record<string, string> {
+  if (!marker) return {};
+  const eq = marker.indexOf("=");
+  return { [marker.slice(0, eq)]: marker.slice(eq + 1) };
+}
+
 function spawnFailed(error: string): RunningAttempt {
   return { pid: null, startTime: null, done: Promise.resolve({ kind: "spawn_failed", error }), stop() {} };
 }
@@ -99,7 +131,7 @@ export function startAttempt(spec: AttemptSpec): RunningAttempt {
   try {
     proc = Bun.spawn(spec.argv, {
       cwd: spec.cwd ?? undefined,
-      env: { ...process.env, ...spec.env },
+      env: { ...process.env, ...spec.env, ...markerEnv(spec.marker) },
       stdin: "ignore",
       stdout: outFd,
       stderr: errFd,
@@ -118,12 +150,16 @@ export function startAttempt(spec: AttemptSpec): RunningAttempt {
   let killing: Promise<void> | null = null;
   const kill = (why: NonNullable<typeof reason>) => {
     if (reason === null) reason = why;
-    killing ??= killGroup(pid, spec.graceMs ?? KILL_GRACE_MS);
+    killing ??= (async () => {
+      // The group, and any process of the attempt that left it with setsid (found by its marker).
+      const escaped = spec.marker ? groupsWithEnv(spec.marker).filter((g) => g !== pid) : [];
+      await Promise.all([pid, ...escaped].map((g) => killGroup(g, spec.graceMs ?? KILL_GRACE_MS)));
+    })();
   };
-  const timer = setTimeout(() => kill("timed_out"), Math.max(1, spec.timeoutSeconds * 1000));
+  const cancelTimer = after(spec.timeoutSeconds * 1000, () => kill("timed_out"));
   const done = (async (): Promise<ProcessEnd> => {
     await proc.exited;
-    clearTimeout(timer);
+    cancelTimer();
     if (killing) await killing;
     const code = proc.exitCode;
     // Bun reports a named signal as its name and an unnamed one (real-time signals) as its number.

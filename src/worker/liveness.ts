@@ -124,3 +124,29 @@ export function groupHasLiveMembers(pgid: number): boolean {
   }
   return false;
 }
+
+/**
+ * Process groups (other than ours) of the processes whose environment holds
+ * `entry` exactly (`NAME=value`; Linux: `/proc/PID/environ`). Every process a
+ * job starts inherits the attempt's marker variable, so this finds a job's
+ * processes even when no group was recorded, or when one of them moved to a
+ * session of its own (setsid). Elsewhere, returns [].
+ */
+export function groupsWithEnv(entry: string): number[] {
+  if (process.platform !== "linux") return [];
+  const own = process.pid;
+  const groups = new Set<number>();
+  for (const name of readdirSync("/proc")) {
+    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
+    try {
+      if (!readFileSync(`/proc/${name}/environ`, "utf8").split("\0").includes(entry)) continue;
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const pgid = Number(fields[2]);
+      if (fields[0] !== "Z" && pgid > 1 && pgid !== own) groups.add(pgid);
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return [...groups];
+}

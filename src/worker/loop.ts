@@ -6,10 +6,10 @@
  */
 import { SpoolError } from "../contract/errors.ts";
 import { claimNext, type ClaimedAttempt } from "../ops/claim.ts";
-import type { Outcome } from "../ops/outcome.ts";
+import type { Outcome, ProcessEnd } from "../ops/outcome.ts";
 import { recordAttemptEnd } from "../ops/record.ts";
 import type { Store } from "../store/store.ts";
-import { startAttempt } from "./executor.ts";
+import { attemptMarker, startAttempt } from "./executor.ts";
 import { reapDeadWorkers, type ReapedJob } from "./reaper.ts";
 import { registerWorker } from "./registry.ts";
 import { readTiming, type Timing } from "./timing.ts";
@@ -55,7 +55,10 @@ interface InFlight {
 
 /** One `work` process's loop. */
 export class Worker {
-  private readonly inFlight = new Map<number, InFlight>();
+  /** Attempts in flight, by `job:attempt` (a job can be re-claimed here while its old run ends). */
+  private readonly inFlight = new Map<string, InFlight>();
+  /** Ended attempts whose result could not be written yet (disk full): retried before any claim. */
+  private readonly unrecorded: { claimed: ClaimedAttempt; end: ProcessEnd; started: number }[] = [];
   private stopping = false;
   private interrupted = false;
   private waker: Waker | null = null;
@@ -124,8 +127,9 @@ export class Worker {
     }
   }
 
+  /** Reports a condition to wait out (lock held, disk full, I/O error); anything else is a bug and propagates. */
   private transient(error: unknown): void {
-    if (error instanceof SpoolError && error.code === "LOCKED") this.emit({ type: "transient", message: error.message });
+    if (isTransient(error)) this.emit({ type: "transient", message: error.message });
     else throw error;
   }
 
@@ -174,7 +178,9 @@ export class Worker {
         lastReap = performance.now();
         await this.reap();
       }
-      this.claimWhileRoom();
+      this.recordPending();
+      // While results cannot be written, claiming more would only pile up unrecorded runs.
+      if (this.unrecorded.length === 0) this.claimWhileRoom();
       if (this.inFlight.size === 0) {
         if (this.stopping || opts.mode === "once") return;
         if (opts.mode === "drain" && store.read((tx) => tx.laneSettled(opts.queue, Date.now() / 1000))) {
@@ -208,10 +214,16 @@ export class Worker {
       stdoutPath: claimed.stdoutPath,
       stderrPath: claimed.stderrPath,
       timeoutSeconds: job.timeout_seconds,
+      marker: attemptMarker(this.store.path, job.id, attemptNo),
     });
     if (running.pid !== null) {
       // The reaper needs the group to kill an orphan if this worker dies: retry through LOCKED.
-      this.writeWithRetry((tx) => tx.setAttemptProcess(job.id, attemptNo, running.pid!, running.startTime));
+      // (If it still cannot be written, the reaper finds the processes by their marker.)
+      try {
+        this.retryLocked(() => this.store.write((tx) => tx.setAttemptProcess(job.id, attemptNo, running.pid!, running.startTime)));
+      } catch (error) {
+        this.transient(error);
+      }
     }
     if (this.interrupted) running.stop("interrupted");
     const beat = setInterval(() => {
@@ -225,33 +237,51 @@ export class Worker {
     }, this.timing.heartbeat * 1000);
     const done = running.done.then((end) => {
       clearInterval(beat);
-      const outcome = this.recordWithRetry(claimed, end);
-      this.inFlight.delete(job.id);
-      this.summary.executed++;
-      this.summary.job_ids.push(job.id);
-      if (outcome === null) {
-        this.emit({ type: "lost", jobId: job.id, attemptNo });
-      } else {
-        if (outcome.jobState === "done") this.summary.succeeded++;
-        else this.summary.failed++;
-        this.emit({ type: "finished", jobId: job.id, attemptNo, argv: job.argv, outcome, seconds: (performance.now() - started) / 1000 });
-      }
+      this.finish(claimed, end, started);
       this.waker?.poke();
     });
-    this.inFlight.set(job.id, { claimed, stop: running.stop, done });
+    this.inFlight.set(flightKey(claimed), { claimed, stop: running.stop, done });
   }
 
-  /** Records an outcome; a `LOCKED` result is retried, since losing it would re-run the job. */
-  private recordWithRetry(claimed: ClaimedAttempt, end: Parameters<typeof recordAttemptEnd>[2]): Outcome | null {
-    return this.retryLocked(() => recordAttemptEnd(this.store, { jobId: claimed.job.id, attemptNo: claimed.attemptNo, workerId: this.opts.workerId }, end));
+  /**
+   * Records an ended attempt and does the bookkeeping. When the result cannot be
+   * written (disk full, I/O error, a lock held past every retry) the attempt is
+   * kept in flight and retried before any new claim: losing it would re-run the job.
+   */
+  private finish(claimed: ClaimedAttempt, end: ProcessEnd, started: number): boolean {
+    const { job, attemptNo } = claimed;
+    let outcome: Outcome | null;
+    try {
+      outcome = this.retryLocked(() => recordAttemptEnd(this.store, { jobId: job.id, attemptNo, workerId: this.opts.workerId }, end));
+    } catch (error) {
+      if (!isTransient(error)) throw error;
+      if (!this.unrecorded.some((u) => u.claimed === claimed)) this.unrecorded.push({ claimed, end, started });
+      this.emit({ type: "transient", message: `cannot record job ${job.id} attempt ${attemptNo} yet: ${error.message}` });
+      return false;
+    }
+    this.inFlight.delete(flightKey(claimed));
+    this.summary.executed++;
+    this.summary.job_ids.push(job.id);
+    if (outcome === null) {
+      this.emit({ type: "lost", jobId: job.id, attemptNo });
+    } else {
+      if (outcome.jobState === "done") this.summary.succeeded++;
+      else this.summary.failed++;
+      this.emit({ type: "finished", jobId: job.id, attemptNo, argv: job.argv, outcome, seconds: (performance.now() - started) / 1000 });
+    }
+    return true;
   }
 
-  /** A store write retried through `LOCKED` (each try already waited the busy timeout). */
-  private writeWithRetry(fn: Parameters<Store["write"]>[0]): void {
-    this.retryLocked(() => this.store.write(fn));
+  /** Retries the results that could not be written, oldest first; stops at the first that still fails. */
+  private recordPending(): void {
+    while (this.unrecorded.length > 0) {
+      const { claimed, end, started } = this.unrecorded[0]!;
+      if (!this.finish(claimed, end, started)) return;
+      this.unrecorded.shift();
+    }
   }
 
-  /** Runs `fn`, retrying up to 12 times while it raises `LOCKED`; other errors propagate. */
+  /** Runs `fn`, retrying up to 12 times while it raises `LOCKED` (each try waits the busy timeout); other errors propagate. */
   private retryLocked<T>(fn: () => T): T {
     for (let tries = 0; ; tries++) {
       try {
@@ -262,4 +292,14 @@ export class Worker {
       }
     }
   }
+}
+
+/** The in-flight key of an attempt. */
+function flightKey(claimed: ClaimedAttempt): string {
+  return `${claimed.job.id}:${claimed.attemptNo}`;
+}
+
+/** Whether a failure is one a worker waits out: a held lock, a full disk, an I/O error. */
+function isTransient(error: unknown): error is SpoolError {
+  return error instanceof SpoolError && (error.code === "LOCKED" || error.detail?.storage !== undefined);
 }

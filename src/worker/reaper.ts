@@ -4,13 +4,12 @@
  * only when its worker is confirmed dead, after its orphaned process group —
  * recognised by PID and start time — has been killed.
  */
-import { readFileSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
 import { recordAttemptEnd } from "../ops/record.ts";
 import type { Outcome } from "../ops/outcome.ts";
 import type { Job } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
-import { killGroup } from "./executor.ts";
-import { HOST, judge, processStartTime, type ProcessIdentity } from "./liveness.ts";
+import { attemptMarker, killGroup } from "./executor.ts";
+import { HOST, groupsWithEnv, judge, processStartTime, type ProcessIdentity } from "./liveness.ts";
 
 /** One reaped job, for the worker's log line. */
 export interface ReapedJob {
@@ -24,71 +23,28 @@ export interface ReapedJob {
 
 function identityOf(store: Store, job: Job): ProcessIdentity | null {
   const worker = job.locked_by ? store.read((tx) => tx.getWorker(job.locked_by!)) : null;
-  if (worker) return { host: worker.host, pid: worker.pid, bootId: worker.boot_id, startTime: worker.start_time };
+  // A registry row under the same --worker-id may describe a later incarnation
+  // (a restarted worker): it speaks for this job only if it holds the job's PID.
+  if (worker && worker.pid === job.locked_pid) return { host: worker.host, pid: worker.pid, bootId: worker.boot_id, startTime: worker.start_time };
   if (job.locked_pid === null) return null;
   // No registry row: only the PID is known, so only "gone" can be concluded.
   return { host: HOST, pid: job.locked_pid, bootId: null, startTime: null };
 }
 
 /**
- * The process groups of the processes that hold any of `paths` open (Linux:
- * `/proc/PID/fd`). An attempt's output files are its own, so whoever holds them
- * open is that attempt's child or one of its descendants.
- */
-function groupsHolding(paths: string[]): number[] {
-  if (process.platform !== "linux") return [];
-  const targets = new Set<string>();
-  for (const path of paths) {
-    try {
-      targets.add(realpathSync(path));
-    } catch {
-      // never created: the child never started
-    }
-  }
-  if (targets.size === 0) return [];
-  const pgidOf = (pid: string) => {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
-  };
-  const holds = (pid: string, fd: string) => {
-    try {
-      return targets.has(readlinkSync(`/proc/${pid}/fd/${fd}`));
-    } catch {
-      return false; // closed meanwhile
-    }
-  };
-  const own = pgidOf("self");
-  const groups = new Set<number>();
-  for (const name of readdirSync("/proc")) {
-    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
-    try {
-      if (!readdirSync(`/proc/${name}/fd`).some((fd) => holds(name, fd))) continue;
-      const pgid = pgidOf(name);
-      if (pgid > 1 && pgid !== own) groups.add(pgid);
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
-  }
-  return [...groups];
-}
-
-/**
- * Kills the attempt's process group if it is still the same process (start time
- * matches). When no group was recorded — the worker died between spawning the
- * child and writing its group — the groups holding the attempt's output files
- * open are killed instead, so that the orphan cannot overlap the next run.
+ * Kills what is left of the attempt: its recorded process group if it is still
+ * the same process (start time matches), and every group whose processes carry
+ * the attempt's marker variable — which covers a worker that died before it
+ * recorded the group, and job processes that left the group with setsid. Then
+ * the old run cannot overlap the next one.
  */
 async function killOrphan(store: Store, job: Job): Promise<boolean> {
   const attempt = store.read((tx) => tx.getAttempt(job.id, job.last_attempt_no));
   if (!attempt) return false;
-  if (!attempt.pgid || attempt.pgid_start_time === null) {
-    const groups = groupsHolding([attempt.stdout_path, attempt.stderr_path]);
-    await Promise.all(groups.map((pgid) => killGroup(pgid)));
-    return groups.length > 0;
-  }
-  if (processStartTime(attempt.pgid) !== attempt.pgid_start_time) return false;
-  await killGroup(attempt.pgid);
-  return true;
+  const groups = new Set(groupsWithEnv(attemptMarker(store.path, job.id, job.last_attempt_no)));
+  if (attempt.pgid && attempt.pgid_start_time !== null && processStartTime(attempt.pgid) === attempt.pgid_start_time) groups.add(attempt.pgid);
+  await Promise.all([...groups].map((pgid) => killGroup(pgid)));
+  return groups.size > 0;
 }
 
 /**
