@@ -106,7 +106,7 @@ export async function main(rawArgv: string[]): Promise<number> {
       const usage = await verbUsage(verb);
       return say({ verb: verb.name, usage }, usage);
     }
-    const ctx = makeContext(parseFlags(rest, verb.flags), stores);
+    const ctx = makeContext(parseFlags(rest, verb.flags), stores, Boolean(verb.mutates));
     const result: VerbResult = await verb.run(ctx);
     if (result.streamed) return result.exitCode ?? 0;
     if (json) process.stdout.write(JSON.stringify(buildEnvelope(startedAt, result)) + "\n");
@@ -142,6 +142,8 @@ if (import.meta.main) {
   process.on("uncaughtException", guard);
   process.on("unhandledRejection", guard);
   process.stdout.on("error", () => process.exit(0)); // EPIPE: the reader went away
+  // A worker must outlive the reader of its log (e.g. `work 2>&1 | head -1`): drop the lines, keep working.
+  process.stderr.on("error", () => {});
   const code = await main(process.argv.slice(2));
   process.exitCode = code;
 }

@@ -1,9 +1,10 @@
 /** `spoolctl add` (SPEC §4): enqueue one job, or many with `--from`. */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { SpoolError } from "../contract/errors.ts";
 import { addJobs, validateAddInput, type AddedJob, type AddInput } from "../ops/add.ts";
 import { parseJobLines } from "../ops/add-from.ts";
 import { DEFAULTS, LIMITS } from "../ops/limits.ts";
+import { formatBytes, readBounded } from "../ops/read-bounded.ts";
 import { COMMON_FLAGS, defineVerb, list, str, type VerbContext } from "./verb.ts";
 
 /** `add --json` data: one job's fields, or `{count, jobs}` with `--from`. */
@@ -31,19 +32,29 @@ function inputFromFlags(ctx: VerbContext): AddInput {
 }
 
 function readFrom(source: string): string {
+  const max = LIMITS.from_file.maxBytes;
+  let read: ReturnType<typeof readBounded>;
   try {
-    return source === "-" ? readFileSync(0, "utf8") : readFileSync(source, "utf8");
+    read = readBounded(source === "-" ? 0 : source, max);
   } catch (error) {
     throw new SpoolError("INVALID_INPUT", `cannot read --from ${source}: ${(error as Error).message}`, {
       remediation: "give a readable file of JSON lines, or - for stdin",
     });
   }
+  if (read.tooLarge) {
+    throw new SpoolError("INVALID_INPUT", `--from ${source} holds more than ${formatBytes(max)}, the limit for one batch`, {
+      remediation: `split the jobs into batches of at most ${formatBytes(max)} and add each with --from`,
+      detail: { flag: "--from", value: source, max_bytes: max },
+    });
+  }
+  return read.bytes.toString("utf8");
 }
 
 export default defineVerb<AddData>({
   name: "add",
   aliases: [],
   description: "Add a job to the queue. The command runs without a shell: argv is stored verbatim.",
+  mutates: true,
   examples: [
     'spoolctl add -- echo "hello from spoolctl"',
     "spoolctl add -c 'make test > report.txt'",
@@ -94,7 +105,7 @@ export default defineVerb<AddData>({
           });
         }
       });
-      const { jobs, warnings } = addJobs(ctx.open({ create: true }), specs);
+      const { jobs, warnings } = addJobs(ctx.open({ create: true }), specs, undefined, lines.map(({ line }) => `line ${line}`));
       return { data: { count: jobs.length, jobs }, warnings };
     }
     const spec = validateAddInput(input, (name) => (name.length === 1 ? `-${name}` : `--${name}`), cwd);

@@ -1,4 +1,5 @@
 /** `spoolctl output ID` (SPEC §5): an attempt's captured stdout and stderr. */
+import { closeSync, openSync, readSync, writeSync } from "node:fs";
 import { SpoolError } from "../contract/errors.ts";
 import { resolveJob } from "../ops/jobs.ts";
 import { describeExit } from "../ops/outcome.ts";
@@ -15,6 +16,51 @@ const MAX_TEXT_BYTES = 1024 * 1024;
 /** Writes bytes, waiting when the reader is slow (a pipe into `less`, say). */
 async function writeAll(out: NodeJS.WriteStream, bytes: Uint8Array): Promise<void> {
   if (!out.write(bytes)) await new Promise<void>((resolve) => out.once("drain", () => resolve()));
+}
+
+/** Bytes read per step of `--raw`: memory stays near this whatever the file's size. */
+const RAW_CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * `--raw`: the file's exact bytes on stdout, never decoded, one chunk at a time
+ * written synchronously, so memory stays constant whatever the size. Stdout may
+ * be a non-blocking pipe (EAGAIN while the reader is slow): then it waits a
+ * little, longer while the reader stays idle. (`Bun.write(Bun.stdout, file)`
+ * fails there, and a FileSink leaves an unhandled EPIPE behind.) A missing file
+ * writes nothing, as before; a reader that went away (`| head`) ends the copy quietly.
+ */
+async function writeRaw(path: string | null): Promise<void> {
+  if (path === null) return;
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (error) {
+    if ((error as { code?: unknown })?.code === "ENOENT") return;
+    throw error;
+  }
+  const chunk = Buffer.allocUnsafe(RAW_CHUNK_BYTES);
+  try {
+    for (;;) {
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) return;
+      let done = 0;
+      let pauseMs = 1;
+      while (done < n) {
+        try {
+          done += writeSync(1, chunk, done, n - done);
+          pauseMs = 1;
+        } catch (error) {
+          if ((error as { code?: unknown })?.code !== "EAGAIN") throw error;
+          await Bun.sleep(pauseMs);
+          pauseMs = Math.min(pauseMs * 2, 50);
+        }
+      }
+    }
+  } catch (error) {
+    if ((error as { code?: unknown })?.code !== "EPIPE") throw error;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
@@ -76,20 +122,17 @@ export default defineVerb<{ attempts: AttemptOutput[] }>({
       return { data: { attempts: [] }, streamed: true };
     }
     if (raw) {
-      return { data: { attempts: [attemptOutput(attempt, streams, Number.MAX_SAFE_INTEGER)] } };
+      await writeRaw(streams[0] === "stdout" ? attempt.stdout_path : attempt.stderr_path);
+      return { data: { attempts: [] }, streamed: true };
     }
     return { data: { attempts: [attemptOutput(attempt, streams, MAX_TEXT_BYTES)] } };
   },
-  render({ data }, ctx) {
+  render({ data }) {
     const parts: string[] = [];
     for (const a of data.attempts) {
       for (const s of ["stdout", "stderr"] as const) {
         const view = a[s];
         if (!view) continue;
-        if (bool(ctx.flags, "raw")) {
-          process.stdout.write(view.text);
-          continue;
-        }
         parts.push(`=== job ${a.job_id} attempt ${a.attempt_no} ${s} ===`);
         if (view.truncated) parts.push(`[… ${view.size_bytes - Buffer.byteLength(view.text)} earlier bytes not shown; use --raw for all]`);
         if (view.missing) parts.push("[no output file]");

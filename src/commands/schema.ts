@@ -16,7 +16,8 @@ export default defineVerb<SchemaExport>({
     const extra = [...ctx.flags.positionals, ...(ctx.flags.rest ?? [])];
     if (extra.length) throw new SpoolError("INVALID_INPUT", `schema takes no arguments (got ${JSON.stringify(extra.join(" "))})`, { remediation: "use --verb NAME for one verb" });
     const only = str(ctx.flags, "verb");
-    if (only !== undefined && !(only in VERBS)) throw invalidValue("--verb", only, `one of ${Object.keys(VERBS).join(", ")}`);
+    // Own keys only: `in` would accept "__proto__" or "constructor" and export every schema.
+    if (only !== undefined && !Object.hasOwn(VERBS, only)) throw invalidValue("--verb", only, `one of ${Object.keys(VERBS).join(", ")}`);
     return { data: schemaExport(only === undefined ? Object.keys(VERBS) : [only]) };
   },
   render({ data }) {

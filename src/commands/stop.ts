@@ -8,6 +8,7 @@ import { judgeRecord } from "./workers.ts";
 export default defineVerb<{ requested: string[]; stopped: string[] | null }>({
   name: "stop",
   description: "Ask running workers to stop claiming, finish their running jobs and exit (like Ctrl-C in their terminal).",
+  mutates: true,
   examples: ["spoolctl stop", "spoolctl stop --worker-id ci-1 --wait --timeout 5m"],
   flags: {
     ...COMMON_FLAGS,

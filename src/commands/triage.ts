@@ -20,7 +20,7 @@ export default defineVerb<TriageSummary>({
   flags: {
     ...COMMON_FLAGS,
     queue: { type: "string", description: "only jobs of this lane", valueHint: "NAME" },
-    tag: { type: "string", repeatable: true, description: "only jobs with this tag (repeatable: all must match)", valueHint: "K=V" },
+    tag: { type: "string", repeatable: true, description: "only jobs with this tag; all given must match", valueHint: "K=V" },
   },
   async run(ctx) {
     if (ctx.json) {

@@ -21,8 +21,9 @@ export interface VerbContext {
   /** Resolves `--db` and friends (SPEC §4). */
   location(): QueueLocation;
   /**
-   * Opens the queue. `create: false` for read-only verbs: a missing file reads
-   * as an empty queue and nothing is created. Closed by the runner.
+   * Opens the queue. `create: false`: a missing file reads as an empty queue
+   * and nothing is created. A verb whose `mutates` is false gets a read-only
+   * connection. Closed by the runner.
    */
   open(opts: { create: boolean }): Store;
   /** Whether stdin and stdout are terminals (interactive pickers, progress). */
@@ -38,7 +39,10 @@ export interface Verb<T = unknown> {
   /** Usage lines shown under `--help`. */
   examples: string[];
   flags: FlagsDef;
-  /** Whether the verb may change the queue (published by `capabilities`). */
+  /**
+   * Whether the verb may change the queue (published by `capabilities`). A verb
+   * without it opens the queue read-only, so a verb that writes must say so.
+   */
   mutates?: boolean;
   run(ctx: VerbContext): Promise<VerbResult<T>> | VerbResult<T>;
   /** Human text for stdout (empty string: print nothing). */
@@ -50,8 +54,11 @@ export function defineVerb<T>(verb: Verb<T>): Verb<T> {
   return verb;
 }
 
-/** Builds a {@link VerbContext}; `stores` collects opened stores for closing. */
-export function makeContext(flags: ParsedFlags, stores: Store[]): VerbContext {
+/**
+ * Builds a {@link VerbContext}; `stores` collects opened stores for closing.
+ * `mutates` is the verb's flag: when false, the queue is opened read-only.
+ */
+export function makeContext(flags: ParsedFlags, stores: Store[], mutates = true): VerbContext {
   let location: QueueLocation | null = null;
   const ctx: VerbContext = {
     flags,
@@ -62,7 +69,8 @@ export function makeContext(flags: ParsedFlags, stores: Store[]): VerbContext {
       return location;
     },
     open(opts) {
-      const store = openQueue(ctx.location(), opts);
+      // Reading verbs never write, so they work on a queue the user may only read (and never change it).
+      const store = openQueue(ctx.location(), { create: opts.create, readOnly: !mutates && !opts.create });
       stores.push(store);
       return store;
     },

@@ -15,6 +15,7 @@ export type WorkData = WorkSummary;
 export default defineVerb<WorkData>({
   name: "work",
   description: "Run jobs: claim, execute in their own process group, record, retry. Ctrl-C stops after running jobs finish; a second Ctrl-C kills them.",
+  mutates: true,
   examples: [
     "spoolctl work                      # run until Ctrl-C",
     "spoolctl work --drain              # run until the lane is settled, then exit",

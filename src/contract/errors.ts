@@ -30,7 +30,7 @@ export const ERROR_CODES = {
   UNKNOWN_FLAG: { exit_code: EXIT.USER_INPUT, retryable: false, remediation: "see the command's --help for its flags" },
   UNKNOWN_COMMAND: { exit_code: EXIT.USER_INPUT, retryable: false, remediation: "run: spoolctl --help  (to list commands)" },
   SAFETY_BLOCK: { exit_code: EXIT.SAFETY_BLOCK, retryable: false, remediation: "confirm the destructive form explicitly (see --help)" },
-  INTERNAL: { exit_code: EXIT.ENVIRONMENT, retryable: false, remediation: "run: spoolctl doctor  (and report the message if it persists)" },
+  INTERNAL: { exit_code: EXIT.ENVIRONMENT, retryable: false, remediation: "run: spoolctl doctor  (a file that is not a spoolctl queue, one written by a newer spoolctl, or one you may not read: pass another --db or fix its permissions; report the message if it persists)" },
   LOCKED: { exit_code: EXIT.TRANSIENT, retryable: true, remediation: "another process holds the queue's write lock; retry in a moment" },
   TIMEOUT: { exit_code: EXIT.TRANSIENT, retryable: true, remediation: "wait longer (raise --timeout) or check that a worker is running" },
   CONFLICT: { exit_code: EXIT.CONFLICT, retryable: false, remediation: "re-read the job's state (spoolctl show ID) and decide again" },

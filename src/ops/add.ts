@@ -97,7 +97,11 @@ export function validateAddInput(input: AddInput, flag: (name: string) => string
   }
   let delay: JobSpec["delay"] = null;
   if (input.after !== undefined) delay = { after: parseDuration(flag("after"), input.after, 0, LIMITS.delay_seconds.max) };
-  if (input.at !== undefined) delay = { at: parseTimestamp(flag("at"), input.at) };
+  if (input.at !== undefined) {
+    // The bound of --after, so both spellings of "later" agree (and a far-future time cannot break date rendering).
+    const max = LIMITS.delay_seconds.max;
+    delay = { at: parseTimestamp(flag("at"), input.at, { at: Date.now() / 1000 + max, rule: `a time at most ${max / (365 * 86400)} years ahead (the --after bound, ${max}s)` }) };
+  }
 
   let jobCwd: string | null = null;
   if (input.cwd !== undefined) {
@@ -115,8 +119,12 @@ export function validateAddInput(input: AddInput, flag: (name: string) => string
   if (input.note !== undefined && input.note.length > LIMITS.note.maxLength) {
     throw invalidValue(flag("note"), input.note.slice(0, 20) + "…", `at most ${LIMITS.note.maxLength} characters`);
   }
-  if (input.key !== undefined && (input.key === "" || input.key.length > LIMITS.key.maxLength)) {
-    throw invalidValue(flag("key"), input.key, `a non-empty key of at most ${LIMITS.key.maxLength} characters`);
+  if (input.key !== undefined && (input.key.trim() === "" || input.key.length > LIMITS.key.maxLength)) {
+    throw invalidValue(flag("key"), input.key, `a non-blank key of at most ${LIMITS.key.maxLength} characters`);
+  }
+  // A key is also a job reference (show KEY, wait KEY): digits only would name a job id instead.
+  if (input.key !== undefined && /^\d+$/.test(input.key)) {
+    throw invalidValue(flag("key"), input.key, "a key that is not only digits (digits name job ids), e.g. nightly-1");
   }
   return {
     argv,
@@ -183,12 +191,34 @@ function describe(job: Job, deduplicated: boolean): AddedJob {
   };
 }
 
-function addOne(tx: StoreWriter, spec: JobSpec, settings: QueueSettings, now: number, warnings: Warning[]): AddedJob {
+/** Jobs inserted so far by one {@link addJobs} call: job id → the label of the spec that added it. */
+type Batch = Map<number, string>;
+
+/**
+ * {@link checkIdempotency} for a key already taken by a job of the same batch:
+ * that job exists only inside the transaction this conflict rolls back, so the
+ * message names the spec that added it (`line 1`), never its id.
+ */
+function checkWithinBatch(active: Job, job: NewJob, earlier: string, label: string | undefined): { metadataDiffers: boolean } {
+  try {
+    return checkIdempotency(active, job);
+  } catch (error) {
+    if (!(error instanceof SpoolError) || error.code !== "IDEMPOTENCY_CONFLICT") throw error;
+    const key = JSON.stringify(job.idempotency_key);
+    throw new SpoolError("IDEMPOTENCY_CONFLICT", `${label ? `${label}: ` : ""}key ${key} is already used by ${earlier} of this batch, which runs a different command, cwd or env; nothing was added`, {
+      remediation: `give each job of the batch its own key, or the same command, cwd and env as ${earlier}`,
+      detail: { key: job.idempotency_key, earlier, ...(label ? { conflicting: label } : {}) },
+    });
+  }
+}
+
+function addOne(tx: StoreWriter, spec: JobSpec, settings: QueueSettings, now: number, warnings: Warning[], batch: Batch, label: string | undefined): AddedJob {
   const job = toNewJob(spec, settings, now);
   if (job.idempotency_key !== null) {
     const active = tx.findActiveJobByKey(job.idempotency_key);
     if (active) {
-      const { metadataDiffers } = checkIdempotency(active, job);
+      const earlier = batch.get(active.id);
+      const { metadataDiffers } = earlier === undefined ? checkIdempotency(active, job) : checkWithinBatch(active, job, earlier, label);
       if (metadataDiffers) {
         warnings.push({
           code: "IDEMPOTENCY_METADATA_DIFFERS",
@@ -200,18 +230,21 @@ function addOne(tx: StoreWriter, spec: JobSpec, settings: QueueSettings, now: nu
   }
   const stored = tx.insertJob(job, now);
   tx.appendEvent(stored.id, "added", null, null, now);
+  batch.set(stored.id, label ?? `job ${stored.id}`);
   return describe(stored, false);
 }
 
 /**
  * Adds validated specs in one `BEGIN IMMEDIATE` transaction: all or none.
+ * `labels[i]` names spec i in messages (`line 3` for `add --from`).
  * Raises `IDEMPOTENCY_CONFLICT` (nothing added) or `LOCKED`.
  */
-export function addJobs(store: Store, specs: JobSpec[], now = Date.now() / 1000): { jobs: AddedJob[]; warnings: Warning[] } {
+export function addJobs(store: Store, specs: JobSpec[], now = Date.now() / 1000, labels: string[] = []): { jobs: AddedJob[]; warnings: Warning[] } {
   const warnings: Warning[] = [];
   const jobs = store.write((tx) => {
     const settings = readSettings(tx);
-    return specs.map((spec) => addOne(tx, spec, settings, now, warnings));
+    const batch: Batch = new Map();
+    return specs.map((spec, i) => addOne(tx, spec, settings, now, warnings, batch, labels[i]));
   });
   return { jobs, warnings };
 }

@@ -35,4 +35,8 @@ export const LIMITS = {
   concurrency: { min: 1, max: 1024 },
   poll_interval: { min: 0.01, max: 3600 },
   list_limit: { min: 1, max: 10000, default: 50 },
+  /** A project config file (`config validate`, `.spoolctl/config.json`): read no further than this. */
+  config_file: { maxBytes: 1024 * 1024 },
+  /** `add --from FILE|-`: the whole batch, file or stdin. */
+  from_file: { maxBytes: 64 * 1024 * 1024 },
 } as const;

@@ -25,16 +25,16 @@ function zero(): StateCounts {
 export function readStatus(tx: StoreReader, judge: JudgeWorker, now = Date.now() / 1000, deadLimit = 5): StatusData {
   const counts = zero();
   const queues: StatusData["queues"] = {};
+  // Lanes are user-named: a lane called "constructor" or "toString" must not find Object.prototype's member.
+  const lane = (queue: string) => (Object.hasOwn(queues, queue) ? queues[queue]! : (queues[queue] = { ...zero(), scheduled: 0 }));
   for (const { state, queue, n } of tx.countByStateAndLane()) {
     counts[state] += n;
-    queues[queue] ??= { ...zero(), scheduled: 0 };
-    queues[queue]![state] += n;
+    lane(queue)[state] += n;
   }
   let scheduled = 0;
   for (const { queue, n } of tx.countScheduledByLane(now)) {
     scheduled += n;
-    queues[queue] ??= { ...zero(), scheduled: 0 };
-    queues[queue]!.scheduled = n;
+    lane(queue).scheduled = n;
   }
   const live_workers = listWorkers(tx, judge, 1000).filter((w) => w.status === "live").length;
   return { counts, scheduled, queues, recent_dead: tx.recentDead(deadLimit).map((j) => summarize(j, now)), live_workers };

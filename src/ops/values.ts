@@ -3,7 +3,7 @@
  * durations, timestamps, lane names and K=V pairs. Every rejection names the
  * flag, the value and what is accepted (SPEC §6).
  */
-import { invalidValue } from "../contract/errors.ts";
+import { SpoolError, invalidValue } from "../contract/errors.ts";
 import { LIMITS } from "./limits.ts";
 
 /** An integer within [min, max]. */
@@ -36,12 +36,38 @@ export function parseDuration(flag: string, raw: string, min: number, max: numbe
   return seconds;
 }
 
+/** Epoch milliseconds of a UTC calendar time; years 0-99 are taken literally (Date.UTC maps them to 19xx). */
+function utcMs(y: number, mo: number, d: number, h: number, mi: number, s: number, ms: number): number {
+  const date = new Date(Date.UTC(2000, 0, 1, h, mi, s, ms));
+  date.setUTCFullYear(y, mo, d);
+  return date.getTime();
+}
+
+/** The local zone's offset from UTC at instant `t` (ms), exact to the millisecond (old zones have odd seconds). */
+function localOffsetMs(t: number): number {
+  const d = new Date(t);
+  return utcMs(d.getFullYear(), d.getMonth(), d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds(), d.getMilliseconds()) - t;
+}
+
+/** Largest epoch second a `Date` can show (±8.64e15 ms); beyond it every renderer prints "Invalid Date". */
+const MAX_EPOCH_SECONDS = 8.64e12;
+
 /**
  * A point in time, epoch seconds (float). Accepts epoch seconds or ISO-8601.
  * A local time (no zone) that does not exist or is ambiguous in the local zone
- * (a DST gap or overlap) is rejected (SPEC §4).
+ * (a DST gap or overlap) is rejected (SPEC §4); so are calendar dates that do
+ * not exist (February 30) and zone offsets beyond ±14:00 or with minutes ≥ 60.
+ * `latest` bounds the result (epoch seconds, with the rule for the message);
+ * without it, the latest time a `Date` can show.
  */
-export function parseTimestamp(flag: string, raw: string): number {
+export function parseTimestamp(flag: string, raw: string, latest?: { at: number; rule: string }): number {
+  const limit = latest ?? { at: MAX_EPOCH_SECONDS, rule: "a time before the year 275760" };
+  const seconds = parseTimestampUnbounded(flag, raw);
+  if (!(seconds <= limit.at)) throw invalidValue(flag, raw, limit.rule);
+  return seconds;
+}
+
+function parseTimestampUnbounded(flag: string, raw: string): number {
   const accepted = "epoch seconds or ISO-8601 such as 2026-12-01T09:00:00Z";
   const text = raw.trim();
   if (/^\d+(\.\d+)?$/.test(text)) {
@@ -53,29 +79,34 @@ export function parseTimestamp(flag: string, raw: string): number {
   if (!iso) throw invalidValue(flag, raw, accepted);
   const [, y, mo, d, h = "00", mi = "00", s = "00", frac = "", zone] = iso;
   const parts = [Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)] as const;
-  if (parts[1] > 11 || parts[2] < 1 || parts[2] > 31 || parts[3] > 23 || parts[4] > 59 || parts[5] > 59) {
+  if (parts[1] > 11 || parts[2] < 1 || parts[3] > 23 || parts[4] > 59 || parts[5] > 59) {
     throw invalidValue(flag, raw, accepted);
   }
   const ms = frac ? Math.round(Number(frac) * 1000) : 0;
-  if (zone) {
-    const utc = Date.UTC(...parts, ms);
-    const check = new Date(utc);
-    if (check.getUTCDate() !== parts[2]) throw invalidValue(flag, raw, accepted);
-    const offset = zone === "Z" ? 0 : (zone[0] === "-" ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(-2)));
-    return (utc - offset * 60000) / 1000;
+  // Checked before any zone logic, so that February 30 is called an invalid date, not a daylight-saving gap.
+  const wallUtc = utcMs(...parts, ms);
+  if (new Date(wallUtc).getUTCDate() !== parts[2]) {
+    throw new SpoolError("INVALID_INPUT", `invalid value for ${flag}: ${JSON.stringify(raw)} is not a valid date (${y}-${mo} has no day ${d})`, {
+      remediation: `write a date that exists; ${accepted}`,
+      detail: { flag, value: raw, accepted },
+    });
   }
-  // Local wall time: find every instant that shows this wall time locally.
-  const wallUtc = Date.UTC(...parts, ms);
+  if (zone) {
+    const hours = zone === "Z" ? 0 : Number(zone.slice(1, 3));
+    const minutes = zone === "Z" ? 0 : Number(zone.slice(-2));
+    if (hours > 14 || minutes > 59 || hours * 60 + minutes > 14 * 60) throw invalidValue(flag, raw, `a zone offset from -14:00 to +14:00 (minutes below 60); ${accepted}`);
+    const offset = (zone[0] === "-" ? -1 : 1) * (hours * 60 + minutes);
+    return (wallUtc - offset * 60000) / 1000;
+  }
+  // Local wall time: the instants t with t + offset(t) = wall. The offsets that can matter are those the zone
+  // uses within ±15 h of the wall time (offsets never exceed 14 h); sampling every 15 minutes finds each of
+  // them (no zone keeps an offset for less than that), and each candidate is then checked exactly.
+  const offsets = new Set<number>();
+  for (let probe = wallUtc - 15 * 3600_000; probe <= wallUtc + 15 * 3600_000; probe += 15 * 60_000) offsets.add(localOffsetMs(probe));
   const matches = new Set<number>();
-  for (const guessOffsetMin of [-14 * 60, -12 * 60, -6 * 60, 0, 6 * 60, 12 * 60, 14 * 60]) {
-    for (let delta = -120; delta <= 120; delta += 30) {
-      const candidate = wallUtc - (guessOffsetMin + delta) * 60000;
-      const local = new Date(candidate);
-      if (
-        local.getFullYear() === parts[0] && local.getMonth() === parts[1] && local.getDate() === parts[2] &&
-        local.getHours() === parts[3] && local.getMinutes() === parts[4] && local.getSeconds() === parts[5]
-      ) matches.add(candidate);
-    }
+  for (const offset of offsets) {
+    const candidate = wallUtc - offset;
+    if (localOffsetMs(candidate) === offset) matches.add(candidate);
   }
   if (matches.size === 0) {
     throw invalidValue(flag, raw, "a local time that exists (this one falls in a daylight-saving gap); add a zone such as Z or +01:00");

@@ -14,10 +14,11 @@ export { SCHEMA_VERSION } from "./sqlite/migrations.ts";
 
 /**
  * Opens the queue at `location`. With `create: false` a missing file reads as
- * an empty queue and nothing is created. Errors: see {@link openSqliteStore}.
+ * an empty queue and nothing is created; with `readOnly` (verbs that never
+ * write) the file is opened read-only. Errors: see {@link openSqliteStore}.
  */
-export function openQueue(location: QueueLocation, opts: { create: boolean }): Store {
-  return openSqliteStore({ path: location.dbPath, spoolDir: location.spoolDir, create: opts.create });
+export function openQueue(location: QueueLocation, opts: { create: boolean; readOnly?: boolean }): Store {
+  return openSqliteStore({ path: location.dbPath, spoolDir: location.spoolDir, create: opts.create, readOnly: opts.readOnly });
 }
 
 /** Inspects the queue file read-only for `doctor`: nothing is created, migrated or changed. */

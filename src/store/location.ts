@@ -2,9 +2,11 @@
  * Where the queue lives (SPEC §4 "Database path"): `--db` > `SPOOLCTL_DB` >
  * `db_path` in `.spoolctl/config.json` (relative to that file) > `./.spoolctl/queue.db`.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { SpoolError } from "../contract/errors.ts";
+import { LIMITS } from "../ops/limits.ts";
+import { formatBytes, readBounded } from "../ops/read-bounded.ts";
 
 /** Where the database path came from. */
 export type DbPathSource = "flag" | "env" | "config" | "default";
@@ -53,7 +55,10 @@ export function readProjectConfig(file: string): ProjectConfig {
   const fail = (problem: string): ProjectConfig => ({ ...out, valid: false, problem });
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(file, "utf8"));
+    // Capped: `config validate /dev/zero` must not read for ever.
+    const read = readBounded(file, LIMITS.config_file.maxBytes);
+    if (read.tooLarge) return fail(`larger than ${formatBytes(LIMITS.config_file.maxBytes)}, the limit for a config file`);
+    parsed = JSON.parse(read.bytes.toString("utf8"));
   } catch (error) {
     return fail(`not valid JSON: ${(error as Error).message}`);
   }

@@ -114,6 +114,25 @@ export function refuseIfNewer(db: Database, path: string): void {
 }
 
 /**
+ * Raises `INTERNAL` (exit 3) when the file holds a database that spoolctl did
+ * not create: schema objects but no schema version (no spoolctl `meta` table).
+ * Every step of {@link migrate} writes the version in the same transaction as
+ * its tables, so a version-0 file with tables can only be someone else's.
+ * Called, like {@link refuseIfNewer}, before any pragma that writes, so the
+ * file keeps every byte (no WAL switch, no tables added).
+ */
+export function refuseIfForeign(db: Database, path: string): void {
+  if (readSchemaVersion(db) !== 0) return;
+  const objects = db.query("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 6").all() as { name: string }[];
+  if (objects.length === 0) return; // an empty file: a new queue
+  const names = objects.slice(0, 5).map((o) => o.name).join(", ") + (objects.length > 5 ? ", …" : "");
+  throw new SpoolError("INTERNAL", `${path} is not a spoolctl queue: it is a SQLite database with other tables (${names}); it was left untouched`, {
+    remediation: "pass --db with the path of a spoolctl queue (or of a new file to create one); spoolctl never changes a database it did not create",
+    detail: { path, tables: objects.slice(0, 5).map((o) => o.name) },
+  });
+}
+
+/**
  * Brings the file to {@link SCHEMA_VERSION}, one step per transaction.
  * Raises `INTERNAL` (exit 3) for a file newer than this binary, touching nothing.
  */

@@ -3,11 +3,11 @@
  * migration runner, and the transaction wrapper that maps SQLITE_BUSY to `LOCKED`.
  */
 import { Database } from "bun:sqlite";
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
-import { dirname } from "node:path";
+import { accessSync, chmodSync, closeSync, constants, existsSync, mkdirSync, openSync } from "node:fs";
+import { basename, dirname } from "node:path";
 import { SpoolError } from "../../contract/errors.ts";
 import type { Store, StoreReader, StoreWriter } from "../store.ts";
-import { migrate, refuseIfNewer } from "./migrations.ts";
+import { SCHEMA_VERSION, migrate, readSchemaVersion, refuseIfForeign, refuseIfNewer } from "./migrations.ts";
 import { SqliteQueries } from "./queries.ts";
 
 /** busy_timeout in milliseconds (SPEC §4). */
@@ -25,12 +25,29 @@ function lockedError(path: string): SpoolError {
   });
 }
 
-/** Runs `fn`, turning SQLITE_BUSY into `LOCKED`. */
+/**
+ * Runs `fn`, turning SQLITE_BUSY into `LOCKED`, and a full disk or an I/O error
+ * into `INTERNAL` with `detail.storage` ("full" | "io"), which a worker treats
+ * as a condition to wait out rather than a bug (SPEC §4: a worker keeps running).
+ */
 function mapBusy<T>(path: string, fn: () => T): T {
   try {
     return fn();
   } catch (error) {
     if (isBusyError(error)) throw lockedError(path);
+    const code = (error as { code?: unknown })?.code;
+    if (code === "SQLITE_FULL") {
+      throw new SpoolError("INTERNAL", `the disk holding the queue ${path} is full`, {
+        remediation: "free some space on that disk; nothing was written",
+        detail: { storage: "full" },
+      });
+    }
+    if (typeof code === "string" && code.startsWith("SQLITE_IOERR")) {
+      throw new SpoolError("INTERNAL", `I/O error on the queue ${path} (${code})`, {
+        remediation: "check the disk holding the queue (space, permissions, health); then run: spoolctl doctor",
+        detail: { storage: "io" },
+      });
+    }
     throw error;
   }
 }
@@ -43,6 +60,54 @@ function ensureFile(path: string): void {
     closeSync(openSync(path, "a", 0o600));
     chmodSync(path, 0o600);
   }
+}
+
+/** Whether this process may access `path` in `mode` (root passes every check). */
+function mayAccess(path: string, mode: number): boolean {
+  try {
+    accessSync(path, mode);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why a queue file could not be opened, as a {@link SpoolError}: a permission
+ * problem is named as such (SQLite itself only says "unable to open database
+ * file" or "attempt to write a readonly database"), anything else is `INTERNAL`
+ * with the driver's message.
+ */
+function openFailure(path: string, error: unknown, writing: boolean): SpoolError {
+  if (error instanceof SpoolError) return error;
+  if (isBusyError(error)) return lockedError(path);
+  const dir = dirname(path);
+  const name = basename(path);
+  const code = String((error as { code?: unknown })?.code ?? "");
+  const detail = { path, sqlite_code: code || null };
+  if (existsSync(path) && !mayAccess(path, constants.R_OK)) {
+    return new SpoolError("INTERNAL", `cannot read the queue ${path}: permission denied (the file is not readable for this user)`, {
+      remediation: "run spoolctl as the queue's owner, or have the file made readable for you (chmod/chgrp), or pass another --db",
+      detail,
+    });
+  }
+  if (writing && existsSync(path) && !mayAccess(path, constants.W_OK)) {
+    return new SpoolError("INTERNAL", `cannot write to the queue ${path}: permission denied (the file is read-only for this user)`, {
+      remediation: "run spoolctl as the queue's owner, or have the file made writable for you; read-only verbs (status, list, show, output) still work",
+      detail,
+    });
+  }
+  if ((code.startsWith("SQLITE_READONLY") || code.startsWith("SQLITE_CANTOPEN")) && !mayAccess(dir, constants.W_OK)) {
+    // A WAL-mode file is read through NAME-shm and NAME-wal beside it; SQLite must create them when they are missing.
+    return new SpoolError("INTERNAL", `cannot ${writing ? "write to" : "read"} the queue ${path}: permission denied on its folder ${dir} (SQLite needs to create ${name}-wal and ${name}-shm there)`, {
+      remediation: `run spoolctl as the queue's owner, or have ${dir} made writable for you; to read an archived queue, copy ${name} into a folder you may write`,
+      detail,
+    });
+  }
+  return new SpoolError("INTERNAL", `cannot open the queue ${path}: ${(error as Error)?.message ?? String(error)}`, {
+    remediation: "check that the file is a spoolctl queue (spoolctl doctor), or pass another --db",
+    detail,
+  });
 }
 
 /** The SQLite driver's {@link Store}. */
@@ -97,33 +162,82 @@ export interface OpenOptions {
    * create files ("parent folders are created on first write", SPEC §4).
    */
   create: boolean;
+  /**
+   * Open for reading only (verbs that never write): SQLite's read-only flag and
+   * no pragma that writes, so reading never changes the file and works on a
+   * queue the user may only read. A file whose schema is older than this binary
+   * (or an empty file) is opened for writing instead, to migrate it.
+   */
+  readOnly?: boolean;
+}
+
+/** An empty, migrated in-memory queue: what a queue file that does not exist yet reads as. */
+function emptyStore(opts: OpenOptions): SqliteStore {
+  const db = new Database(":memory:");
+  migrate(db, ":memory:");
+  return new SqliteStore(db, opts.path, opts.spoolDir);
+}
+
+/**
+ * The read-only open of {@link openSqliteStore}. Returns null when the file's
+ * schema is older than this binary, or when the file is still empty (a writer
+ * has just created it and is about to migrate it): the caller then opens it for
+ * writing and migrates it, so a reader that waits (`events --follow`) keeps a
+ * connection to the real file rather than to an empty stand-in.
+ */
+function openReadOnly(opts: OpenOptions): SqliteStore | null {
+  let db: Database;
+  try {
+    db = new Database(opts.path, { readonly: true });
+  } catch (error) {
+    throw openFailure(opts.path, error, false);
+  }
+  let version: number;
+  try {
+    version = mapBusy(opts.path, () => {
+      // Both are per-connection settings: nothing is written to the file.
+      db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      db.exec("PRAGMA foreign_keys = ON");
+      refuseIfNewer(db, opts.path);
+      refuseIfForeign(db, opts.path);
+      return readSchemaVersion(db);
+    });
+  } catch (error) {
+    db.close(false);
+    throw openFailure(opts.path, error, false);
+  }
+  if (version === SCHEMA_VERSION) return new SqliteStore(db, opts.path, opts.spoolDir);
+  db.close(false);
+  return null;
 }
 
 /**
  * Opens (and migrates) a queue. Raises `INTERNAL` when the file cannot be opened
- * or is newer than this binary, `LOCKED` when a migration waits out the busy timeout.
+ * (naming a permission problem), is newer than this binary or is not a spoolctl
+ * queue, `LOCKED` when a migration waits out the busy timeout.
  */
 export function openSqliteStore(opts: OpenOptions): SqliteStore {
+  if (!opts.create && !existsSync(opts.path)) return emptyStore(opts);
+  if (opts.readOnly && !opts.create) {
+    const store = openReadOnly(opts);
+    if (store) return store;
+  }
   let db: Database;
   try {
-    if (!opts.create && !existsSync(opts.path)) {
-      db = new Database(":memory:");
-      migrate(db, ":memory:");
-      return new SqliteStore(db, opts.path, opts.spoolDir);
-    }
     ensureFile(opts.path);
+    // SQLite silently opens a file it may not write read-only, and the first write would then fail
+    // far from here with "attempt to write a readonly database": say it now.
+    if (!mayAccess(opts.path, constants.W_OK)) throw new Error("the file is read-only");
     db = new Database(opts.path, { create: false, readwrite: true });
   } catch (error) {
-    if (error instanceof SpoolError) throw error;
-    throw new SpoolError("INTERNAL", `cannot open the queue ${opts.path}: ${(error as Error).message}`, {
-      remediation: "check that the path is a writable SQLite file, or pass another --db",
-    });
+    throw openFailure(opts.path, error, true);
   }
   try {
     mapBusy(opts.path, () => {
       db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
-      // A newer file is refused before the WAL switch below, which would rewrite its header.
+      // A newer or foreign file is refused before the WAL switch below, which would rewrite its header.
       refuseIfNewer(db, opts.path);
+      refuseIfForeign(db, opts.path);
       // Switching to WAL needs an exclusive lock briefly; the busy handler covers it.
       const mode = db.query("PRAGMA journal_mode = WAL").get() as { journal_mode: string };
       if (mode.journal_mode !== "wal") throw new Error(`journal_mode is ${mode.journal_mode}, not wal`);
@@ -133,10 +247,7 @@ export function openSqliteStore(opts: OpenOptions): SqliteStore {
     });
   } catch (error) {
     db.close(false);
-    if (error instanceof SpoolError) throw error;
-    throw new SpoolError("INTERNAL", `cannot open the queue ${opts.path}: ${(error as Error).message}`, {
-      remediation: "check that the file is a spoolctl queue (spoolctl doctor), or pass another --db",
-    });
+    throw openFailure(opts.path, error, true);
   }
   return new SqliteStore(db, opts.path, opts.spoolDir);
 }

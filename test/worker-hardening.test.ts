@@ -1,0 +1,144 @@
+/**
+ * Regressions found by a hostile tester, all in the worker: long timeouts,
+ * restarts under one --worker-id, a cancel racing a failure, re-claims under
+ * --concurrency, orphans whose group was never recorded or that left it, a
+ * closed log pipe, and a queue whose writes fail.
+ */
+import { Database } from "bun:sqlite";
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { attemptMarker } from "../src/worker/executor.ts";
+import { groupsWithEnv } from "../src/worker/liveness.ts";
+import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
+import { attempt, events, job, killJobGroups, killSpawned, startBg, startWorker } from "./reliability-helpers.ts";
+
+let q: TempQueue;
+beforeEach(() => (q = new TempQueue()));
+afterEach(async () => {
+  await killSpawned();
+  killJobGroups(q);
+  q.cleanup();
+});
+
+test("a timeout beyond setTimeout's 24.8-day limit does not fire at once", async () => {
+  const id = await q.addJob("--timeout", "30d", "--max-retries", "0", "--", "sleep", "0.3");
+  const r = await q.run(["work", "--drain"]);
+  expect(r.code).toBe(0);
+  expect(r.stderr).not.toContain("TimeoutOverflowWarning");
+  expect(job(q, id).state).toBe("done");
+});
+
+test("a worker restarted under the same --worker-id still gets its dead predecessor's job reaped", async () => {
+  const marker = join(q.dir, "ran");
+  const id = await q.addJob("--", "sh", "-c", `echo run >> ${marker}; sleep 30`);
+  const first = startWorker(q, ["--worker-id", "same"], { env: FAST_KNOBS });
+  await waitFor("the first run", () => existsSync(marker));
+  first.proc.kill("SIGKILL");
+  await first.exited;
+  const second = startWorker(q, ["--worker-id", "same"], { env: FAST_KNOBS });
+  await waitFor("the job to be reaped", () => attempt(q, id, 1).state === "abandoned", 30000);
+  expect(attempt(q, id, 1).failure_reason).toBe("worker_crash");
+  // The orphaned `sleep 30` of attempt 1 was killed before the requeue.
+  expect(groupsWithEnv(attemptMarker(q.db, id, 1))).toEqual([]);
+  await waitFor("the second run", () => readFileSync(marker, "utf8").split("\n").length >= 3, 30000);
+  second.proc.kill("SIGKILL");
+});
+
+test("a cancel requested while a failing attempt ends is honoured instead of a retry", async () => {
+  const gate = join(q.dir, "gate");
+  const id = await q.addJob("--", "sh", "-c", `while [ ! -e ${gate} ]; do sleep 0.05; done; exit 1`);
+  // A slow heartbeat, so the failure is recorded before the worker sees the cancel.
+  const w = startWorker(q, [], { env: { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "30" } });
+  await waitFor("the job to run", () => job(q, id).state === "running");
+  expect((await q.run(["cancel", String(id), "--running", "--yes"])).code).toBe(0);
+  await Bun.write(gate, "");
+  await waitFor("the job to settle", () => job(q, id).state !== "running");
+  expect(job(q, id).state).toBe("canceled");
+  expect(events(q, id)).toEqual(["added", "claimed", "cancel_requested", "failed", "canceled"]);
+  w.proc.kill("SIGKILL");
+});
+
+test("retry --force of a job re-claimed by the same --concurrency worker keeps both attempts apart", async () => {
+  const id = await q.addJob("--", "sleep", "30");
+  const w = startWorker(q, ["--concurrency", "2"], { env: FAST_KNOBS });
+  await waitFor("attempt 1 to run", () => job(q, id).state === "running");
+  expect((await q.run(["retry", String(id), "--force"])).code).toBe(0);
+  await waitFor("attempt 2 to run", () => job(q, id).last_attempt_no === 2 && job(q, id).state === "running");
+  // Attempt 1's process is killed (its job was taken away); attempt 2 goes on.
+  await waitFor("attempt 1's processes to be gone", () => groupsWithEnv(attemptMarker(q.db, id, 1)).length === 0);
+  expect(groupsWithEnv(attemptMarker(q.db, id, 2)).length).toBe(1);
+  w.proc.kill("SIGTERM");
+  await waitFor("the stopping line", () => w.stderr().includes("finishing 1 running job(s)"));
+  w.proc.kill("SIGTERM");
+  expect(await w.exited).toBe(0);
+  expect(w.stderr()).not.toContain("INTERNAL");
+  expect(job(q, id).state).toBe("queued");
+});
+
+test("the reaper kills an orphan that left its group (setsid) and one whose group was never recorded", async () => {
+  const log = join(q.dir, "log");
+  // The job's child moves to a session of its own, then outlives the job's group.
+  const id = await q.addJob("--", "sh", "-c", `setsid sh -c 'echo start >> ${log}; sleep 30' & sleep 30`);
+  const w = startWorker(q, [], { env: FAST_KNOBS });
+  await waitFor("the escaped child to start", () => existsSync(log));
+  await waitFor("both groups", () => groupsWithEnv(attemptMarker(q.db, id, 1)).length === 2);
+  w.proc.kill("SIGKILL");
+  await w.exited;
+  // Forget the recorded group, as if the worker had died before writing it.
+  q.exec("UPDATE attempts SET pgid = NULL, pgid_start_time = NULL WHERE job_id = ?", id);
+  const reaper = startWorker(q, ["--drain"], { env: FAST_KNOBS });
+  await waitFor("the job to be reaped", () => attempt(q, id, 1).state === "abandoned", 30000);
+  expect(groupsWithEnv(attemptMarker(q.db, id, 1))).toEqual([]);
+  reaper.proc.kill("SIGKILL");
+});
+
+test("a worker whose log reader went away keeps working", async () => {
+  for (let i = 0; i < 4; i++) await q.addJob("--", "sleep", "0.1");
+  // `head -1` closes the worker's stderr pipe after the first line.
+  const sh = startBg(q, [], { argv0: ["bash", "-c", `bun ${JSON.stringify(join(import.meta.dir, "../src/cli.ts"))} work --drain 2>&1 | head -1; echo "rc=\${PIPESTATUS[0]}"`] });
+  expect(await sh.exited).toBe(0);
+  expect(sh.stdout()).toContain("rc=0");
+  expect(q.query("SELECT count(*) AS n FROM jobs WHERE state = 'done'")[0].n).toBe(4);
+});
+
+/** Mounts a tiny tmpfs (needs root); null where that is not allowed. */
+function tinyDisk(dir: string): string | null {
+  const mnt = join(dir, "disk");
+  mkdirSync(mnt);
+  const r = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt], { stderr: "ignore" });
+  return r.exitCode === 0 ? mnt : null;
+}
+
+test("a full disk pauses the worker instead of killing it; it records the result once space is back", async () => {
+  const mnt = tinyDisk(q.dir);
+  if (!mnt) return console.warn("skipped: cannot mount a tmpfs here");
+  try {
+    const db = join(mnt, "q.db");
+    const env = { SPOOLCTL_DB: db, ...FAST_KNOBS };
+    const big = join(mnt, "big");
+    const first = await q.addJob("--db", db, "--max-retries", "0", "--", "sh", "-c", `head -c 3000000 /dev/zero > ${big}`);
+    const second = await q.addJob("--db", db, "--", "echo", "after");
+    const w = startWorker(q, [], { env });
+    await waitFor("the worker to hit the full disk", () => w.stderr().includes("full"), 30000);
+    expect(w.proc.exitCode).toBeNull(); // still running
+    rmSync(big, { force: true });
+    const state = (id: number) => {
+      const conn = new Database(db, { readonly: true });
+      try {
+        conn.exec("PRAGMA busy_timeout = 5000");
+        return (conn.query("SELECT state FROM jobs WHERE id = ?").get(id) as { state: string } | null)?.state;
+      } finally {
+        conn.close();
+      }
+    };
+    await waitFor("both jobs to settle", () => state(first) !== "running" && state(second) === "done", 60000);
+    expect(state(first)).toBe("dead");
+    w.proc.kill("SIGTERM");
+    expect(await w.exited).toBe(0);
+    expect(w.stderr()).toMatch(/cannot record job \d+ attempt 1 yet: the disk holding the queue .* is full; will retry/);
+  } finally {
+    await killSpawned();
+    Bun.spawnSync(["umount", "-l", mnt]);
+  }
+});
