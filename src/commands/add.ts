@@ -4,7 +4,7 @@ import { SpoolError } from "../contract/errors.ts";
 import { addJobs, validateAddInput, type AddedJob, type AddInput } from "../ops/add.ts";
 import { parseJobLines } from "../ops/add-from.ts";
 import { DEFAULTS, LIMITS } from "../ops/limits.ts";
-import { formatBytes, readBounded } from "../ops/read-bounded.ts";
+import { formatBytes, readBounded } from "../store/read-bounded.ts";
 import { COMMON_FLAGS, defineVerb, list, str, type VerbContext } from "./verb.ts";
 
 /** `add --json` data: one job's fields, or `{count, jobs}` with `--from`. */

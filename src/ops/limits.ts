@@ -2,6 +2,7 @@
  * Bounds and defaults of job fields (SPEC §4). The parser, `--help` and
  * `capabilities` all read them from here.
  */
+import { CONFIG_FILE_MAX_BYTES } from "../store/location.ts";
 
 /** Defaults of a new job (overridable queue-wide with `config set`, SPEC §6). */
 export const DEFAULTS = {
@@ -36,7 +37,7 @@ export const LIMITS = {
   poll_interval: { min: 0.01, max: 3600 },
   list_limit: { min: 1, max: 10000, default: 50 },
   /** A project config file (`config validate`, `.spoolctl/config.json`): read no further than this. */
-  config_file: { maxBytes: 1024 * 1024 },
+  config_file: { maxBytes: CONFIG_FILE_MAX_BYTES },
   /** `add --from FILE|-`: the whole batch, file or stdin. */
   from_file: { maxBytes: 64 * 1024 * 1024 },
 } as const;

@@ -5,8 +5,7 @@
 import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { SpoolError } from "../contract/errors.ts";
-import { LIMITS } from "../ops/limits.ts";
-import { formatBytes, readBounded } from "../ops/read-bounded.ts";
+import { formatBytes, readBounded } from "./read-bounded.ts";
 
 /** Where the database path came from. */
 export type DbPathSource = "flag" | "env" | "config" | "default";
@@ -17,6 +16,9 @@ export interface QueueLocation {
   spoolDir: string;
   source: DbPathSource;
 }
+
+/** A project config file is read no further than this (bytes); published in `capabilities` limits. */
+export const CONFIG_FILE_MAX_BYTES = 1024 * 1024;
 
 /** The project config file, relative to the working directory. */
 export const CONFIG_FILE = ".spoolctl/config.json";
@@ -56,8 +58,8 @@ export function readProjectConfig(file: string): ProjectConfig {
   let parsed: unknown;
   try {
     // Capped: `config validate /dev/zero` must not read for ever.
-    const read = readBounded(file, LIMITS.config_file.maxBytes);
-    if (read.tooLarge) return fail(`larger than ${formatBytes(LIMITS.config_file.maxBytes)}, the limit for a config file`);
+    const read = readBounded(file, CONFIG_FILE_MAX_BYTES);
+    if (read.tooLarge) return fail(`larger than ${formatBytes(CONFIG_FILE_MAX_BYTES)}, the limit for a config file`);
     parsed = JSON.parse(read.bytes.toString("utf8"));
   } catch (error) {
     return fail(`not valid JSON: ${(error as Error).message}`);
