@@ -12,18 +12,13 @@
  * it is over at that attempt's `finished_at` (written after the kill), and the
  * next run must start after that.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { TempQueue, waitFor } from "./helpers.ts";
-import { RUN_LOGGER, addMany, exec, killJobGroups, killSpawned, parseRunLog, registered, runsByJob, startWorker, type BgProc } from "./reliability-helpers.ts";
+import { RUN_LOGGER, addMany, exec, parseRunLog, registered, runsByJob, startWorker, type BgProc, withFreshQueue } from "./reliability-helpers.ts";
 
 let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(async () => {
-  await killSpawned();
-  killJobGroups(q);
-  q.cleanup();
-});
+withFreshQueue((fresh) => (q = fresh));
 
 /** mulberry32: a small seeded PRNG, uniform in [0, 1). */
 function rng(seed: number): () => number {

@@ -4,18 +4,13 @@
  * jobs; each job logs its start and end under a lock file. Every job ran
  * exactly once, in one attempt, and no two runs of a job overlapped.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { TempQueue } from "./helpers.ts";
-import { RUN_LOGGER, addMany, killJobGroups, killSpawned, maxParallel, parseRunLog, runsByJob, startWorker } from "./reliability-helpers.ts";
+import { RUN_LOGGER, addMany, maxParallel, parseRunLog, runsByJob, startWorker, withFreshQueue } from "./reliability-helpers.ts";
 
 let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(async () => {
-  await killSpawned();
-  killJobGroups(q);
-  q.cleanup();
-});
+withFreshQueue((fresh) => (q = fresh));
 
 const JOBS = 300;
 const WORKERS = 4;

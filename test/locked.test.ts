@@ -4,18 +4,13 @@
  * `LOCKED` (exit 4, a retry hint), changing nothing; a worker treats `LOCKED`
  * as transient and carries on once the lock is released.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
-import { add, attempt, job, killJobGroups, killSpawned, startBg, startWorker } from "./reliability-helpers.ts";
+import { add, attempt, job, startBg, startWorker, withFreshQueue } from "./reliability-helpers.ts";
 
 let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(async () => {
-  await killSpawned();
-  killJobGroups(q);
-  q.cleanup();
-});
+withFreshQueue((fresh) => (q = fresh));
 
 /** A process that takes the write lock (`BEGIN IMMEDIATE`), says so, holds it for `seconds`, then lets go. */
 const HOLDER = `import { Database } from "bun:sqlite";

@@ -4,18 +4,13 @@
  * alive, however stale; once SIGKILLed it is reaped, and the orphaned process
  * group of its job is killed before the job is requeued. With the test knobs.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
-import { add, attempt, events, exec, groupMembers, job, killJobGroups, killSpawned, procState, registered, startWorker } from "./reliability-helpers.ts";
+import { add, attempt, events, exec, groupMembers, job, procState, registered, startWorker, withFreshQueue } from "./reliability-helpers.ts";
 
 let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(async () => {
-  await killSpawned();
-  killJobGroups(q);
-  q.cleanup();
-});
+withFreshQueue((fresh) => (q = fresh));
 
 const THRESHOLD = Number(FAST_KNOBS.SPOOLCTL_TEST_REAP_THRESHOLD);
 

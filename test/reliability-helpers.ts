@@ -6,7 +6,8 @@
  */
 import { Database } from "bun:sqlite";
 import { readFileSync, readdirSync } from "node:fs";
-import { CLI, type TempQueue } from "./helpers.ts";
+import { afterEach, beforeEach } from "bun:test";
+import { CLI, TempQueue } from "./helpers.ts";
 
 /** A `spoolctl work` (or other verb) process running in the background. */
 export interface BgProc {
@@ -277,4 +278,18 @@ export function maxParallel(runs: LoggedRun[]): number {
   let max = 0;
   for (const [, d] of deltas) max = Math.max(max, (now += d));
   return max;
+}
+
+/**
+ * Gives each test a fresh queue (through `set`), and after it kills the
+ * background processes and leftover job groups, then removes the queue.
+ */
+export function withFreshQueue(set: (q: TempQueue) => void): void {
+  let current: TempQueue;
+  beforeEach(() => set((current = new TempQueue())));
+  afterEach(async () => {
+    await killSpawned();
+    killJobGroups(current);
+    current.cleanup();
+  });
 }

@@ -9,18 +9,13 @@
  * Jobs that must outlast a step wait for a GO file, so the test, not the
  * clock, decides when they end.
  */
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { CLI, FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
-import { add, attempt, events, groupMembers, job, killJobGroups, killSpawned, registered, startBg, startWorker, type BgProc } from "./reliability-helpers.ts";
+import { add, attempt, events, groupMembers, job, registered, startBg, startWorker, type BgProc, withFreshQueue } from "./reliability-helpers.ts";
 
 let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(async () => {
-  await killSpawned();
-  killJobGroups(q);
-  q.cleanup();
-});
+withFreshQueue((fresh) => (q = fresh));
 
 /** A job that runs until the test creates its GO file. */
 async function gated(name: string): Promise<{ id: number; go: () => void }> {

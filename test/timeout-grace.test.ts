@@ -5,18 +5,13 @@
  * died — is SIGKILLed after the grace, and nothing of it is left alive. A child
  * that exits on SIGTERM is simply recorded timed out.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { TempQueue, waitFor } from "./helpers.ts";
-import { add, attempt, job, killJobGroups, killSpawned, groupMembers, procState } from "./reliability-helpers.ts";
+import { add, attempt, job, groupMembers, procState, withFreshQueue } from "./reliability-helpers.ts";
 
 let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(async () => {
-  await killSpawned();
-  killJobGroups(q);
-  q.cleanup();
-});
+withFreshQueue((fresh) => (q = fresh));
 
 const GRACE_SECONDS = 5;
 

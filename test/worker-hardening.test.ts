@@ -5,21 +5,16 @@
  * closed log pipe, and a queue whose writes fail.
  */
 import { Database } from "bun:sqlite";
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { attemptMarker } from "../src/worker/executor.ts";
 import { groupsWithEnv } from "../src/worker/liveness.ts";
 import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
-import { attempt, events, job, killJobGroups, killSpawned, startBg, startWorker } from "./reliability-helpers.ts";
+import { attempt, events, job, killSpawned, startBg, startWorker, withFreshQueue } from "./reliability-helpers.ts";
 
 let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(async () => {
-  await killSpawned();
-  killJobGroups(q);
-  q.cleanup();
-});
+withFreshQueue((fresh) => (q = fresh));
 
 test("a timeout beyond setTimeout's 24.8-day limit does not fire at once", async () => {
   const id = await q.addJob("--timeout", "30d", "--max-retries", "0", "--", "sleep", "0.3");
