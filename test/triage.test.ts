@@ -11,6 +11,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { TempQueue, waitFor } from "./helpers.ts";
 import { addJob, drain, eventNames, gatedJob, jobRow } from "./operator-helpers.ts";
+import { killJobGroups } from "./reliability-helpers.ts";
 import { HAVE_TMUX, Tty } from "./tmux.ts";
 
 setDefaultTimeout(90_000);
@@ -27,6 +28,7 @@ afterEach(async () => {
     w.kill("SIGKILL");
     await w.exited;
   }
+  killJobGroups(q); // a SIGKILLed worker's job would otherwise outlive the test
   q.cleanup();
 });
 
