@@ -2,6 +2,7 @@
  * The self-describing verbs of issue 4 — `doctor`, `capabilities`, `schema`,
  * `brief` — and QueueCTL's `enqueue`, through the real CLI.
  */
+import { SCHEMA_VERSION } from "../src/store/sqlite/migrations.ts";
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -33,7 +34,7 @@ test("doctor on a working queue: every check passes", async () => {
   expect(r.code).toBe(0);
   expect(r.env.data.checks.every((c: any) => c.status === "pass")).toBe(true);
   expect(r.env.data.summary).toEqual({ passed: r.env.data.checks.length, warnings: 0, failed: 0, skipped: 0 });
-  expect(r.env.data.versions.schema_version).toBe(1);
+  expect(r.env.data.versions.schema_version).toBe(SCHEMA_VERSION);
 });
 
 test("doctor on a file that is not a queue: exit 3 with ok:true and ready:false, checks with remediation", async () => {

@@ -7,6 +7,7 @@ import { Database } from "bun:sqlite";
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { SCHEMA_VERSION } from "../src/store/sqlite/migrations.ts";
 import { TempQueue } from "./helpers.ts";
 
 // bunfig.toml's [test] timeout is not read by Bun 1.4.5: real processes need more than 5 s on a loaded machine.
@@ -16,7 +17,7 @@ let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));
 afterEach(() => q.cleanup());
 
-const TABLES = ["attempts", "job_events", "jobs", "meta", "settings", "workers"];
+const TABLES = ["attempts", "job_events", "jobs", "lane_counts", "meta", "settings", "workers"];
 
 function tables(path = q.db): string[] {
   const db = new Database(path, { readonly: true });
@@ -70,7 +71,7 @@ test("several processes creating one fresh file at once all succeed; the schema 
       expect(JSON.parse(r.stdout).ok).toBe(true);
     }
     expect(tables(db)).toEqual(TABLES);
-    expect(meta(db)).toEqual([{ key: "schema_version", value: "1" }]);
+    expect(meta(db)).toEqual([{ key: "schema_version", value: String(SCHEMA_VERSION) }]);
     const ids = [...results.slice(0, 5), results[6]!].map((r) => JSON.parse(r.stdout).data.job_id as number).sort((a, b) => a - b);
     expect(ids).toEqual([1, 2, 3, 4, 5, 6]);
     const count = new Database(db, { readonly: true });
@@ -99,7 +100,7 @@ test("reopening a current file changes nothing in the schema", async () => {
     expect((await q.run(verb)).code).toBe(0);
   }
   expect(schema()).toEqual(before);
-  expect(meta()).toEqual([{ key: "schema_version", value: "1" }]);
+  expect(meta()).toEqual([{ key: "schema_version", value: String(SCHEMA_VERSION) }]);
 });
 
 test("a file newer than the binary is refused with exit 3 and left untouched", async () => {
@@ -114,7 +115,7 @@ test("a file newer than the binary is refused with exit 3 and left untouched", a
     const human = await q.run(verb);
     expect(human.code).toBe(3);
     expect(human.stdout).toBe("");
-    expect(human.stderr).toMatch(/^spoolctl: error: INTERNAL: .*schema version 99, newer than this spoolctl understands \(1\).*\n$/);
+    expect(human.stderr).toMatch(/^spoolctl: error: INTERNAL: .*schema version 99, newer than this spoolctl understands \(\d+\).*\n$/);
     expect(human.stderr).not.toContain("    at ");
 
     const i = verb.indexOf("--");
@@ -146,13 +147,13 @@ test("a file newer than the binary is refused with exit 3 and left untouched", a
 test("a newer file in rollback-journal mode is not switched to WAL either", async () => {
   // A future version may choose another journal mode; refusing must not rewrite the header.
   expect((await q.run(["add", "--", "echo", "hi"])).code).toBe(0);
-  tamper(q.db, "PRAGMA journal_mode = DELETE", "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+  tamper(q.db, "PRAGMA journal_mode = DELETE", `UPDATE meta SET value = '${SCHEMA_VERSION + 1}' WHERE key = 'schema_version'`);
   const before = snapshot(q.db);
   await Bun.sleep(20);
   const r = await q.json(["status"]);
   expect(r.code).toBe(3);
   expect(r.env.errors[0].code).toBe("INTERNAL");
-  expect(r.env.errors[0].message).toContain("schema version 2");
+  expect(r.env.errors[0].message).toContain(`schema version ${SCHEMA_VERSION + 1}`);
   expect(snapshot(q.db)).toEqual(before);
   const db = new Database(q.db, { readonly: true });
   try {
@@ -175,4 +176,20 @@ test("a file that is not a queue gives a clear error (exit 3) and is not changed
   expect(human.code).toBe(3);
   expect(human.stderr).toMatch(/^spoolctl: error: INTERNAL: .+\n$/);
   expect(snapshot(q.db)).toEqual(before);
+});
+
+test("a v1 file is migrated to the current schema with its lane counters filled from its jobs", async () => {
+  const { Database } = await import("bun:sqlite");
+  const { V1_SCHEMA_FOR_TESTS } = await import("../src/store/sqlite/migrations.ts");
+  const db = new Database(q.db, { create: true });
+  db.exec(V1_SCHEMA_FOR_TESTS);
+  db.exec("INSERT INTO meta (key, value) VALUES ('schema_version', '1')");
+  const insert = db.query("INSERT INTO jobs (argv, state, queue, next_run_at, timeout_seconds, max_retries, created_at) VALUES ('[\"true\"]', ?, ?, 0, 300, 3, 0)");
+  for (const [state, queue] of [["done", "default"], ["done", "default"], ["dead", "builds"], ["queued", "default"]]) insert.run(state!, queue!);
+  db.close();
+  const status = await q.json(["status"]);
+  expect(status.code).toBe(0);
+  expect(status.env.data.counts).toEqual({ canceled: 0, dead: 1, done: 2, failed: 0, queued: 1, running: 0 });
+  expect(status.env.data.queues.builds.dead).toBe(1);
+  expect(q.query("SELECT value FROM meta WHERE key = 'schema_version'")[0].value).toBe(String(SCHEMA_VERSION));
 });

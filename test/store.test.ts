@@ -147,6 +147,25 @@ for (const driver of DRIVERS) {
       expect(store.read((tx) => tx.findLatestJobByKey("k"))!.id).toBe(a.id);
     });
 
+    test("lane counts follow every transition, lane change and delete", () => {
+      const counts = () =>
+        Object.fromEntries(store.read((tx) => tx.countByStateAndLane()).map((c) => [`${c.queue}/${c.state}`, c.n]));
+      const a = store.write((tx) => tx.insertJob(job(), 0).id);
+      store.write((tx) => tx.insertJob(job({ queue: "b" }), 0));
+      expect(counts()).toEqual({ "default/queued": 1, "b/queued": 1 });
+      store.write((tx) => tx.claimNext(claimant("w1")));
+      expect(counts()).toEqual({ "default/running": 1, "b/queued": 1 });
+      store.write((tx) =>
+        tx.recordAttempt({
+          jobId: a, attemptNo: 1, workerId: "w1", now: 1001, attemptState: "succeeded", exitCode: 0, signal: null, error: null,
+          failureReason: null, jobState: "done", attempts: 0, crashes: 0, nextRunAt: 0,
+        }),
+      );
+      expect(counts()).toEqual({ "default/done": 1, "b/queued": 1 });
+      store.write((tx) => tx.deleteJobs([a]));
+      expect(counts()).toEqual({ "b/queued": 1 });
+    });
+
     test("a failed write transaction leaves nothing behind", () => {
       expect(() =>
         store.write((tx) => {
