@@ -63,6 +63,8 @@ test("retry --force of a job re-claimed by the same --concurrency worker keeps b
   // Attempt 1's process is killed (its job was taken away); attempt 2 goes on.
   await waitFor("attempt 1's processes to be gone", () => groupsWithEnv(attemptMarker(q.db, id, 1)).length === 0);
   expect(groupsWithEnv(attemptMarker(q.db, id, 2)).length).toBe(1);
+  // The worker has settled attempt 1 (its late result refused) before we stop it.
+  await waitFor("attempt 1's end to be refused", () => w.stderr().includes(`job ${id} attempt 1 ended after the job was taken`));
   w.proc.kill("SIGTERM");
   await waitFor("the stopping line", () => w.stderr().includes("finishing 1 running job(s)"));
   w.proc.kill("SIGTERM");
