@@ -13,7 +13,7 @@
  *   5. an in-process profile of where a worker's time goes per job.
  *
  * Usage:
- *   bun bench/run.ts                 # full run (~5-8 minutes on 2 cores)
+ *   bun bench/run.ts                 # full run (~10 minutes on a lightly loaded 2-core machine)
  *   bun bench/run.ts --quick         # small counts, one repetition (~1-2 minutes)
  *   options: --jobs N  --runs R  --samples S  --large N  --large-db PATH (reuse/keep)
  *            --only throughput,latency,cli,rss,profile  --no-compare
@@ -651,7 +651,8 @@ function report(): void {
     out(`## Throughput: ${JOBS} trivial jobs (\`true\`)`);
     out();
     out("Wall time from spawning the worker process(es) to their exit (includes Bun startup, registration and the final drain check); " +
-      "`in-DB rate` is N / (last finished_at − first started_at) from the jobs table, i.e. without process start-up. " +
+      "`in-DB rate` is N / (last finished_at − first started_at) from the jobs table, i.e. without process start-up; " +
+      "`worker CPU` is user+sys per job from the workers' rusage, which includes the jobs they ran. " +
       `Median of ${RUNS} round(s); best in brackets. Each round runs every row once, so the machine's load at that moment weighs on all rows alike. \`vs floor\`: ms per job divided by the same round's bare-spawn floor of the same parallelism (sequential for 1 in flight, 4 in flight otherwise), median over rounds.`);
     out();
     out("| scenario | N | wall ms (median) | jobs/s (best) | ms/job | in-DB rate jobs/s | worker CPU ms/job | vs floor |");

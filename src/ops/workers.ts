@@ -30,7 +30,9 @@ export type JudgeWorker = (worker: WorkerRecord) => "alive" | "dead" | "unknown"
 export function listWorkers(tx: StoreReader, judge: JudgeWorker, limit = 100): WorkerView[] {
   const running = new Map<string, number[]>();
   for (const { worker_id, job_id } of tx.runningJobsByWorker()) {
-    running.set(worker_id, [...(running.get(worker_id) ?? []), job_id]);
+    const list = running.get(worker_id);
+    if (list) list.push(job_id); // push, not copy: one worker may run thousands of jobs
+    else running.set(worker_id, [job_id]);
   }
   return tx.listWorkers(limit).map((w) => ({
     worker_id: w.worker_id,
