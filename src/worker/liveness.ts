@@ -27,19 +27,33 @@ export function bootId(): string | null {
 }
 
 /**
+ * Fields 3… of `/proc/PID/stat` (index 0 = state, 2 = process group, 19 = start
+ * time), or null when the process is gone or unreadable. comm (field 2) may
+ * contain spaces and parentheses, hence the split after the last ')'.
+ */
+function statFields(pid: number | string): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return null;
+  }
+}
+
+const dead = (state: string | undefined) => state === "Z" || state === "X";
+
+/** Numeric entries of /proc, i.e. the PIDs. */
+function procPids(): string[] {
+  return readdirSync("/proc").filter((name) => name.charCodeAt(0) >= 48 && name.charCodeAt(0) <= 57);
+}
+
+/**
  * The start time of a process as an opaque string, or null when the process
  * does not exist or cannot be read.
  */
 export function processStartTime(pid: number): string | null {
   if (process.platform === "linux") {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      // comm (field 2) may contain spaces and parentheses: split after the last ')'.
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      return fields[19] ?? null; // field 22 overall; fields[0] here is field 3
-    } catch {
-      return null;
-    }
+    return statFields(pid)?.[19] ?? null; // field 22 overall
   }
   const out = Bun.spawnSync(["ps", "-o", "lstart=", "-p", String(pid)], { stdout: "pipe", stderr: "ignore" });
   const text = out.stdout.toString().trim();
@@ -61,13 +75,7 @@ function pidExists(pid: number): Liveness {
 /** Whether `pid` is a zombie (Linux: state `Z` or `X` in `/proc/PID/stat`); false where that cannot be told. */
 function isZombie(pid: number): boolean {
   if (process.platform !== "linux") return false;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.charAt(stat.lastIndexOf(")") + 2);
-    return state === "Z" || state === "X";
-  } catch {
-    return false;
-  }
+  return dead(statFields(pid)?.[0]);
 }
 
 /** A recorded process identity. */
@@ -111,18 +119,10 @@ export function groupHasLiveMembers(pgid: number): boolean {
     return (error as { code?: string }).code === "EPERM";
   }
   if (process.platform !== "linux") return true;
-  for (const name of readdirSync("/proc")) {
-    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      // fields[0] is the state (field 3), fields[2] the process group (field 5).
-      if (Number(fields[2]) === pgid && fields[0] !== "Z" && fields[0] !== "X") return true;
-    } catch {
-      // the process went away while we looked
-    }
-  }
-  return false;
+  return procPids().some((pid) => {
+    const fields = statFields(pid); // null: it went away while we looked
+    return fields !== null && Number(fields[2]) === pgid && !dead(fields[0]);
+  });
 }
 
 /**
@@ -136,17 +136,15 @@ export function groupsWithEnv(entry: string): number[] {
   if (process.platform !== "linux") return [];
   const own = process.pid;
   const groups = new Set<number>();
-  for (const name of readdirSync("/proc")) {
-    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
+  for (const pid of procPids()) {
     try {
-      if (!readFileSync(`/proc/${name}/environ`, "utf8").split("\0").includes(entry)) continue;
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      const pgid = Number(fields[2]);
-      if (fields[0] !== "Z" && pgid > 1 && pgid !== own) groups.add(pgid);
+      if (!readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(entry)) continue;
     } catch {
-      // gone meanwhile, or not ours to read
+      continue; // gone meanwhile, or not ours to read
     }
+    const fields = statFields(pid);
+    const pgid = Number(fields?.[2]);
+    if (fields && !dead(fields[0]) && pgid > 1 && pgid !== own) groups.add(pgid);
   }
   return [...groups];
 }
