@@ -15,10 +15,6 @@ import type { Store } from "./store/store.ts";
 /** Turns anything thrown into a {@link SpoolError}; unknown failures become `INTERNAL`. */
 function asSpoolError(error: unknown): SpoolError {
   if (error instanceof SpoolError) return error;
-  const code = (error as { code?: string })?.code;
-  if (typeof code === "string" && code.startsWith("SQLITE_BUSY")) {
-    return new SpoolError("LOCKED", "the queue is locked by another writer", {});
-  }
   const message = error instanceof Error ? error.message : String(error);
   return new SpoolError("INTERNAL", `unexpected failure: ${message}`);
 }
@@ -126,7 +122,7 @@ export async function main(rawArgv: string[]): Promise<number> {
   } finally {
     for (const store of stores) {
       try {
-        store.close();
+        await store.close();
       } catch {
         // closing is best effort
       }

@@ -80,7 +80,7 @@ export default defineVerb<AddData>({
     from: { type: "string", description: "add one JSON job spec per line from FILE (- for stdin), in one transaction", valueHint: "FILE" },
     cmd: { type: "positional", variadic: true, description: "the command and its arguments (after --)", valueHint: "CMD ARGS…" },
   },
-  run(ctx) {
+  async run(ctx) {
     const input = inputFromFlags(ctx);
     const from = str(ctx.flags, "from");
     const cwd = process.cwd();
@@ -105,11 +105,11 @@ export default defineVerb<AddData>({
           });
         }
       });
-      const { jobs, warnings } = addJobs(ctx.open({ create: true }), specs, undefined, lines.map(({ line }) => `line ${line}`));
+      const { jobs, warnings } = await addJobs(await ctx.open({ create: true }), specs, undefined, lines.map(({ line }) => `line ${line}`));
       return { data: { count: jobs.length, jobs }, warnings };
     }
     const spec = validateAddInput(input, (name) => (name.length === 1 ? `-${name}` : `--${name}`), cwd);
-    const { jobs, warnings } = addJobs(ctx.open({ create: true }), [spec]);
+    const { jobs, warnings } = await addJobs(await ctx.open({ create: true }), [spec]);
     if (spec.cwd !== null && !existsSync(spec.cwd)) {
       // Not an error: the folder may be made before the job runs (SPEC §4 makes a missing cwd a job failure).
       warnings.push({ code: "CWD_MISSING", message: `--cwd ${spec.cwd} does not exist yet; job ${jobs[0]!.job_id} will fail to start unless it is created first` });

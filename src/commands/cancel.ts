@@ -23,13 +23,13 @@ export default defineVerb<CancelData>({
     if (refs.length === 0 && ctx.interactive && !ctx.json) {
       // A person at a terminal picks the jobs (a prompt stands in for --yes); CI gets MISSING_REQUIRED below.
       const { pickToCancel } = await import("../ui/pickers.ts");
-      const picked = await pickToCancel(ctx.open({ create: false }), { running: bool(ctx.flags, "running"), yes: bool(ctx.flags, "yes") });
+      const picked = await pickToCancel(await ctx.open({ create: false }), { running: bool(ctx.flags, "running"), yes: bool(ctx.flags, "yes") });
       if (picked.ids.length === 0) return { data: { count: 0, jobs: [] } };
       refs = picked.ids.map(String);
       confirmed = picked.confirmedRunning;
     }
     if (refs.length === 0) throw new SpoolError("MISSING_REQUIRED", "cancel needs job ids", { remediation: "spoolctl cancel ID…  (spoolctl list --state queued shows ids)" });
-    const { jobs, warnings } = cancelJobs(ctx.open({ create: false }), refs, confirmed);
+    const { jobs, warnings } = await cancelJobs(await ctx.open({ create: false }), refs, confirmed);
     return { data: refs.length === 1 && jobs.length === 1 ? jobs[0]! : { count: jobs.length, jobs }, warnings };
   },
   render({ data }) {

@@ -51,10 +51,10 @@ export const show = defineVerb<ConfigShowData>({
   description: "Show where the queue database is and why (--db > SPOOLCTL_DB > .spoolctl/config.json > default), and the queue-wide settings: which are copied into jobs when added, which are read at retry time.",
   examples: ["spoolctl config show", "spoolctl config show --json", "spoolctl config show --db /tmp/q.db"],
   flags: { ...COMMON_FLAGS },
-  run(ctx) {
+  async run(ctx) {
     args(ctx, "show", []);
     const { db_path, db_source, spool_dir, ...rest } = describeLocation(str(ctx.flags, "db"));
-    const settings = db_path === null ? null : Object.fromEntries(ctx.open({ create: false }).read((tx) => readAllSettings(tx)).map((s) => [s.key, s]));
+    const settings = db_path === null ? null : Object.fromEntries((await (await ctx.open({ create: false })).read(async (tx) => readAllSettings(tx))).map((s) => [s.key, s]));
     return { data: { ...rest, sources: { db_path: db_source }, values: { db_path, spool_dir }, settings } };
   },
   render({ data }) {
@@ -95,10 +95,10 @@ export const get = defineVerb<SettingView>({
   description: `Print one queue-wide setting: ${KEY_HINT}.`,
   examples: ["spoolctl config get max-retries", "spoolctl config get backoff_cap --json"],
   flags: { ...COMMON_FLAGS, key: { type: "positional", description: KEY_HINT, valueHint: "KEY", required: true, choices: SETTING_KEYS } },
-  run(ctx) {
+  async run(ctx) {
     const [raw] = args(ctx, "get", ["KEY"]);
     const key = settingKey(raw!);
-    return { data: ctx.open({ create: false }).read((tx) => readSetting(tx, key)) };
+    return { data: await (await ctx.open({ create: false })).read(async (tx) => await readSetting(tx, key)) };
   },
   render({ data }) {
     return String(data.value);
@@ -117,10 +117,10 @@ export const set = defineVerb<SettingView & { previous: number }>({
     key: { type: "positional", description: KEY_HINT, valueHint: "KEY", required: true, choices: SETTING_KEYS },
     value: { type: "positional", description: "an integer (max_retries), a number (backoff_base) or a duration (timeout, backoff_cap)", valueHint: "VALUE", required: true },
   },
-  run(ctx) {
+  async run(ctx) {
     const [key, value] = args(ctx, "set", ["KEY", "VALUE"]);
     settingKey(key!);
-    return { data: setSetting(ctx.open({ create: true }), key!, value!) };
+    return { data: await setSetting(await ctx.open({ create: true }), key!, value!) };
   },
   render({ data }) {
     return `${data.key} = ${data.value} (was ${data.previous}); ${data.applies_at === "add" ? "applies to jobs added from now on" : "applies to the next retry scheduled"}`;
@@ -135,10 +135,10 @@ export const unset = defineVerb<SettingView & { removed: boolean }>({
   examples: ["spoolctl config unset max-retries"],
   mutates: true,
   flags: { ...COMMON_FLAGS, key: { type: "positional", description: KEY_HINT, valueHint: "KEY", required: true, choices: SETTING_KEYS } },
-  run(ctx) {
+  async run(ctx) {
     const [key] = args(ctx, "unset", ["KEY"]);
     settingKey(key!);
-    return { data: unsetSetting(ctx.open({ create: false }), key!) };
+    return { data: await unsetSetting(await ctx.open({ create: false }), key!) };
   },
   render({ data }) {
     return data.removed ? `${data.key} reset to its default ${data.value}` : `${data.key} was not set (default ${data.value})`;

@@ -14,13 +14,13 @@ export default defineVerb<AddedJob & { id: string }>({
   ],
   mutates: true,
   flags: { ...COMMON_FLAGS, spec: { type: "positional", description: "the job as a JSON object", valueHint: "JSON", required: true, valueType: "json" } },
-  run(ctx) {
+  async run(ctx) {
     const got = [...ctx.flags.positionals, ...(ctx.flags.rest ?? [])];
     if (got.length === 0) throw new SpoolError("MISSING_REQUIRED", "enqueue needs a JSON job spec", { remediation: `spoolctl enqueue '{"id":"job1","command":"echo hello"}'` });
     if (got.length > 1) throw new SpoolError("INVALID_INPUT", `enqueue takes one JSON argument (got ${got.length}); quote the JSON`, { remediation: `spoolctl enqueue '{"id":"job1","command":"echo hello"}'` });
     const input = parseEnqueueSpec(got[0]!);
     const spec = validateAddInput(input, (name) => (name === "c" ? "command" : name === "key" ? "id" : name.replaceAll("-", "_")), process.cwd());
-    const { jobs, warnings } = addJobs(ctx.open({ create: true }), [spec]);
+    const { jobs, warnings } = await addJobs(await ctx.open({ create: true }), [spec]);
     return { data: { ...jobs[0]!, id: input.key }, warnings };
   },
   render({ data }) {

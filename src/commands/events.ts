@@ -3,7 +3,6 @@
  * long-poll (`--wait`), or a stream (`--follow`: NDJSON data frames plus one
  * `end` or `error` control frame under `--json`).
  */
-import { existsSync } from "node:fs";
 import { SpoolError } from "../contract/errors.ts";
 import { EVENTS_LIMIT, followEvents, readEvents, resolveEventsJob, waitForEvents, type FollowEnd } from "../ops/events.ts";
 import { LIMITS } from "../ops/limits.ts";
@@ -19,26 +18,6 @@ const MAX_WAIT = 3600;
 
 function line(e: JobEvent): string {
   return `${e.id}  ${iso(e.at)}  job ${e.job_id}  ${e.event}${e.worker_id ? `  ${e.worker_id}` : ""}${e.detail ? `  ${escapeControl(e.detail)}` : ""}`;
-}
-
-/**
- * The queue for a waiting reader: while the database file does not exist it
- * reads as empty, and it is opened as soon as a writer creates it (nothing is
- * created by reading).
- */
-function lazyQueue(ctx: VerbContext): Pick<Store, "read"> {
-  // Check before opening: a file created in between is then simply opened again.
-  let real = existsSync(ctx.location().dbPath);
-  let store = ctx.open({ create: false });
-  return {
-    read(fn) {
-      if (!real && existsSync(ctx.location().dbPath)) {
-        store = ctx.open({ create: false });
-        real = true;
-      }
-      return store.read(fn);
-    },
-  };
 }
 
 /** Flags that only make sense in one mode. */
@@ -57,7 +36,7 @@ function checkModes(ctx: VerbContext): "page" | "wait" | "follow" {
   return mode;
 }
 
-async function follow(ctx: VerbContext, store: Pick<Store, "read">, sinceId: number, jobId: number | undefined, pollSeconds: number): Promise<number> {
+async function follow(ctx: VerbContext, store: Pick<Store, "read" | "watch">, sinceId: number, jobId: number | undefined, pollSeconds: number): Promise<number> {
   const f = ctx.flags;
   const maxRaw = str(f, "max-events");
   const idleRaw = str(f, "idle-timeout");
@@ -82,7 +61,7 @@ async function follow(ctx: VerbContext, store: Pick<Store, "read">, sinceId: num
   } catch (error) {
     if (!ctx.json) throw error;
     const e = error instanceof SpoolError ? error : new SpoolError("INTERNAL", (error as Error).message);
-    write({ control: { type: "error", reason: "sqlite_error", code: e.code, message: e.message, exit_code: e.exitCode, events: count, cursor } });
+    write({ control: { type: "error", reason: "storage_error", code: e.code, message: e.message, exit_code: e.exitCode, events: count, cursor } });
     return e.exitCode;
   } finally {
     process.off("SIGINT", onSignal);
@@ -120,8 +99,8 @@ export default defineVerb<{ count: number; events: JobEvent[] }>({
     const pollSeconds = parseNumber("--poll-interval", str(f, "poll-interval") ?? String(DEFAULT_POLL), LIMITS.poll_interval.min, 60);
     const limit = parseInteger("--limit", str(f, "limit") ?? String(EVENTS_LIMIT.default), EVENTS_LIMIT.min, EVENTS_LIMIT.max);
     const waitTimeout = parseDuration("--wait-timeout", str(f, "wait-timeout") ?? String(DEFAULT_WAIT), 0, MAX_WAIT);
-    const store = lazyQueue(ctx);
-    const jobId = store.read((tx) => resolveEventsJob(tx, str(f, "job")));
+    const store = await ctx.openAppearing();
+    const jobId = await store.read(async (tx) => resolveEventsJob(tx, str(f, "job")));
     if (mode === "follow") return { data: { count: 0, events: [] }, streamed: true, exitCode: await follow(ctx, store, sinceId, jobId, pollSeconds) };
     const query = { sinceId, jobId, limit };
     if (mode === "wait") {
@@ -129,7 +108,7 @@ export default defineVerb<{ count: number; events: JobEvent[] }>({
       const { pagination, ...data } = page;
       return { data, pagination, wait: { ...wait } };
     }
-    const { pagination, ...data } = store.read((tx) => readEvents(tx, query));
+    const { pagination, ...data } = await store.read(async (tx) => await readEvents(tx, query));
     return { data, pagination };
   },
   render({ data, pagination }, ctx) {

@@ -24,12 +24,12 @@ export default defineVerb<FeedbackData>({
     stream: { type: "string", description: "text output only: stdout, stderr or both (JSON always has both)", valueHint: "STREAM", default: "both", choices: ["stdout", "stderr", "both"] },
     id: { type: "positional", description: "job id or idempotency key", valueHint: "ID", required: true },
   },
-  run(ctx) {
+  async run(ctx) {
     const f = ctx.flags;
     const ref = jobRef(f.positionals, f.rest, "feedback");
     parseStream(str(f, "stream"));
     const tailBytes = parseInteger("--tail-bytes", str(f, "tail-bytes") ?? String(TAIL_BYTES.default), TAIL_BYTES.min, TAIL_BYTES.max);
-    return jobFeedback(ctx.open({ create: false }), ref, tailBytes);
+    return await jobFeedback(await ctx.open({ create: false }), ref, tailBytes);
   },
   render({ data }, ctx) {
     const lines = [verdict(data)];

@@ -21,7 +21,7 @@ export default defineVerb<Omit<ListPage, "pagination">>({
     limit: { type: "string", description: `at most N jobs (${LIST_LIMIT.min}-${LIST_LIMIT.max})`, valueHint: "N", default: String(LIST_LIMIT.default), min: LIST_LIMIT.min, max: LIST_LIMIT.max },
     cursor: { type: "string", description: "show jobs older than this id (meta.pagination.cursor of the previous page)", valueHint: "ID", valueType: "integer", min: 1 },
   },
-  run(ctx) {
+  async run(ctx) {
     const f = ctx.flags;
     const extra = [...f.positionals, ...(f.rest ?? [])];
     if (extra.length) throw new SpoolError("INVALID_INPUT", `list takes no arguments (got ${JSON.stringify(extra.join(" "))})`, { remediation: "filter with --state, --queue, --tag" });
@@ -34,8 +34,8 @@ export default defineVerb<Omit<ListPage, "pagination">>({
     const queue = str(f, "queue");
     const pmin = str(f, "priority-min");
     const cursor = str(f, "cursor");
-    const page = ctx.open({ create: false }).read((tx) =>
-      listJobs(tx, {
+    const page = await (await ctx.open({ create: false })).read(async (tx) =>
+      await listJobs(tx, {
         states,
         matchesNothing,
         scheduledOnly,

@@ -109,10 +109,10 @@ export default defineVerb<{ attempts: AttemptOutput[] }>({
     if (raw && !follow && streams.length !== 1) throw new SpoolError("INVALID_INPUT", "--raw needs one stream", { remediation: "add --stream stdout or --stream stderr" });
     const attemptRaw = str(f, "attempt");
     const attemptNo = attemptRaw === undefined ? null : parseInteger("--attempt", attemptRaw, 1, Number.MAX_SAFE_INTEGER);
-    const store = ctx.open({ create: false });
-    const { job, attempt } = store.read((tx) => {
-      const job = resolveJob(tx, ref);
-      return { job, attempt: pickAttempt(tx, job, attemptNo) };
+    const store = await ctx.open({ create: false });
+    const { job, attempt } = await store.read(async (tx) => {
+      const job = await resolveJob(tx, ref);
+      return { job, attempt: await pickAttempt(tx, job, attemptNo) };
     });
     if (!attempt) {
       return { data: { attempts: [] }, warnings: [{ code: "NO_ATTEMPTS_YET", message: `job ${job.id} has not been executed yet` }] };

@@ -24,7 +24,7 @@ export default defineVerb<PruneData>({
     "dry-run": { type: "boolean", description: "report what would be deleted; change nothing" },
     yes: { type: "boolean", description: "confirm the deletion" },
   },
-  run(ctx) {
+  async run(ctx) {
     const f = ctx.flags;
     const extra = [...f.positionals, ...(f.rest ?? [])];
     if (extra.length) throw new SpoolError("INVALID_INPUT", `prune takes no arguments (got ${JSON.stringify(extra.join(" "))})`, { remediation: "spoolctl prune --older-than 7d --dry-run" });
@@ -40,7 +40,7 @@ export default defineVerb<PruneData>({
         remediation: `spoolctl prune --older-than ${raw} --dry-run   then   spoolctl prune --older-than ${raw} --yes`,
       });
     }
-    return { data: pruneJobs(ctx.open({ create: false }), { olderThan, states, dryRun }) };
+    return { data: await pruneJobs(await ctx.open({ create: false }), { olderThan, states, dryRun }) };
   },
   render({ data }) {
     if (data.deleted_jobs === 0) return "nothing to prune";

@@ -57,7 +57,7 @@ export default defineVerb<ReportData>({
     limit: { type: "string", description: `at most N jobs, the newest (${REPORT_LIMIT.min}-${REPORT_LIMIT.max})`, valueHint: "N", default: String(REPORT_LIMIT.default), valueType: "integer", min: REPORT_LIMIT.min, max: REPORT_LIMIT.max },
     ids: { type: "positional", variadic: true, description: "job ids or idempotency keys (default: every job matching the filters)", valueHint: "ID…" },
   },
-  run(ctx) {
+  async run(ctx) {
     const f = ctx.flags;
     if (f.rest?.length) throw new SpoolError("INVALID_INPUT", `report takes no arguments after -- (got ${JSON.stringify(f.rest.join(" "))})`, { remediation: "give job ids before any --" });
     const junit = str(f, "junit");
@@ -75,8 +75,8 @@ export default defineVerb<ReportData>({
     const queue = str(f, "queue");
     const since = str(f, "since");
     const now = Date.now() / 1000;
-    const report = ctx.open({ create: false }).read((tx) =>
-      buildReport(
+    const report = await (await ctx.open({ create: false })).read(async (tx) =>
+      await buildReport(
         tx,
         {
           refs: f.positionals,

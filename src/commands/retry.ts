@@ -66,13 +66,13 @@ export default defineVerb<RetryData>({
     if (refs.length === 0 && wantsPicker(ctx)) {
       // A person at a terminal picks the jobs; CI (no TTY, or --json) gets MISSING_REQUIRED below instead.
       const { pickToRetry } = await import("../ui/pickers.ts");
-      const picked = await pickToRetry(ctx.open({ create: false }));
+      const picked = await pickToRetry(await ctx.open({ create: false }));
       if (!picked?.length) return { data: { count: 0, jobs: [] } };
       refs = picked.map(String);
     }
     const t = target(ctx, refs);
     // A missing queue has no jobs to retry: open it without creating it.
-    const jobs = retryJobs(ctx.open({ create: false }), t, { force: bool(ctx.flags, "force") });
+    const jobs = await retryJobs(await ctx.open({ create: false }), t, { force: bool(ctx.flags, "force") });
     return { data: "refs" in t && refs.length === 1 && jobs.length === 1 ? jobs[0]! : { count: jobs.length, jobs } };
   },
   render({ data }) {

@@ -19,9 +19,9 @@ export default defineVerb<JobDetail>({
   description: "Show one job: its fields, attempts and events.",
   examples: ["spoolctl show 1", "spoolctl show nightly-1 --json   # by idempotency key"],
   flags: { ...COMMON_FLAGS, id: { type: "positional", description: "job id or idempotency key", valueHint: "ID" } },
-  run(ctx) {
+  async run(ctx) {
     const ref = jobRef(ctx.flags.positionals, ctx.flags.rest, "show");
-    return { data: ctx.open({ create: false }).read((tx) => showJob(tx, ref)) };
+    return { data: await (await ctx.open({ create: false })).read(async (tx) => await showJob(tx, ref)) };
   },
   render({ data }) {
     const j = data.job;

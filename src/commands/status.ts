@@ -1,12 +1,10 @@
 /** `spoolctl status` (SPEC §5): counts per state, scheduled, lanes, recent dead jobs. */
-import { existsSync } from "node:fs";
 import { SpoolError } from "../contract/errors.ts";
 import { readLiveStatus } from "../ops/live.ts";
 import { readStatus, type StatusData } from "../ops/status.ts";
 import { parseNumber } from "../ops/values.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { renderStatus, renderLiveStatus } from "../ui/status-view.ts";
-import { watchQueue } from "../worker/wake.ts";
 import { COMMON_FLAGS, bool, defineVerb, str, type VerbContext } from "./verb.ts";
 import { judgeRecord } from "./workers.ts";
 
@@ -26,18 +24,16 @@ async function watch(ctx: VerbContext, intervalSeconds: number): Promise<StatusD
     throw new SpoolError("INVALID_INPUT", "--watch needs a terminal, and stdout is not one", { remediation: "drop --watch to print the status once (or poll: spoolctl status --json)" });
   }
   const { runWatchScreen } = await import("../ui/live.ts");
-  const dbPath = ctx.location().dbPath;
-  let store = ctx.open({ create: false });
+  const store = await ctx.openAppearing();
   let last: StatusData | null = null;
-  const wake = watchQueue(dbPath);
+  const wake = store.watch();
   try {
     await runWatchScreen({
       out: process.stdout,
       intervalMs: intervalSeconds * 1000,
       wake,
-      frame: (color) => {
-        if (store.path === ":memory:" && existsSync(dbPath)) store = ctx.open({ create: false }); // the queue appeared
-        const live = store.read((tx) => readLiveStatus(tx, judgeRecord));
+      frame: async (color) => {
+        const live = await store.read(async (tx) => readLiveStatus(tx, judgeRecord));
         last = live.status;
         return renderLiveStatus(live, color, intervalSeconds);
       },
@@ -45,7 +41,7 @@ async function watch(ctx: VerbContext, intervalSeconds: number): Promise<StatusD
   } finally {
     wake.close();
   }
-  return last ?? store.read((tx) => readStatus(tx, judgeRecord));
+  return last ?? (await store.read(async (tx) => readStatus(tx, judgeRecord)));
 }
 
 export default defineVerb<StatusData>({
@@ -66,8 +62,8 @@ export default defineVerb<StatusData>({
       const interval = parseNumber("--interval", intervalRaw ?? INTERVAL.default, INTERVAL.min, INTERVAL.max);
       return { data: await watch(ctx, interval), streamed: true };
     }
-    const store = ctx.open({ create: false });
-    return { data: store.read((tx) => readStatus(tx, judgeRecord)) };
+    const store = await ctx.open({ create: false });
+    return { data: await store.read(async (tx) => await readStatus(tx, judgeRecord)) };
   },
   render({ data }) {
     return renderStatus(data, stdoutPaint());

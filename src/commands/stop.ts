@@ -23,12 +23,12 @@ export default defineVerb<{ requested: string[]; stopped: string[] | null }>({
     const timeoutRaw = str(f, "timeout");
     if (timeoutRaw !== undefined && !bool(f, "wait")) throw new SpoolError("INVALID_INPUT", "--timeout only applies with --wait");
     const timeout = timeoutRaw === undefined ? null : parseDuration("--timeout", timeoutRaw, 0, 30 * 86400);
-    const store = ctx.open({ create: false });
-    const requested = requestStop(store, str(f, "worker-id") ?? null, judgeRecord);
+    const store = await ctx.open({ create: false });
+    const requested = await requestStop(store, str(f, "worker-id") ?? null, judgeRecord);
     if (!bool(f, "wait")) return { data: { requested, stopped: null } };
     const deadline = timeout === null ? Infinity : performance.now() + timeout * 1000;
     for (;;) {
-      const views = store.read((tx) => listWorkers(tx, judgeRecord, 10000)).filter((w) => requested.includes(w.worker_id));
+      const views = (await store.read(async (tx) => listWorkers(tx, judgeRecord, 10000))).filter((w) => requested.includes(w.worker_id));
       if (views.every((w) => w.status !== "live")) return { data: { requested, stopped: requested } };
       if (performance.now() > deadline) {
         const left = views.filter((w) => w.status === "live").map((w) => w.worker_id);

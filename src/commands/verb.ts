@@ -6,7 +6,7 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import type { FlagsDef, ParsedFlags } from "../contract/flags.ts";
 import { resolveLocation, type QueueLocation } from "../store/location.ts";
-import { openQueue, type Store } from "../store/index.ts";
+import { openAppearing, openQueue, type AppearingQueue, type Store } from "../store/index.ts";
 
 /** Flags every queue-reading verb takes. */
 export const COMMON_FLAGS = {
@@ -25,7 +25,9 @@ export interface VerbContext {
    * and nothing is created. A verb whose `mutates` is false gets a read-only
    * connection. Closed by the runner.
    */
-  open(opts: { create: boolean }): Store;
+  open(opts: { create: boolean }): Promise<Store>;
+  /** Opens the queue for a reader that waits: it reads as empty until a writer creates it. Closed by the runner. */
+  openAppearing(): Promise<AppearingQueue>;
   /** Whether stdin and stdout are terminals (interactive pickers, progress). */
   interactive: boolean;
 }
@@ -68,11 +70,14 @@ export function makeContext(flags: ParsedFlags, stores: Store[], mutates = true)
       location ??= resolveLocation(typeof flags.values.db === "string" ? flags.values.db : undefined);
       return location;
     },
-    open(opts) {
+    async open(opts) {
       // Reading verbs never write, so they work on a queue the user may only read (and never change it).
-      const store = openQueue(ctx.location(), { create: opts.create, readOnly: !mutates && !opts.create });
+      const store = await openQueue(ctx.location(), { create: opts.create, readOnly: !mutates && !opts.create });
       stores.push(store);
       return store;
+    },
+    openAppearing() {
+      return openAppearing(ctx.location(), (store) => stores.push(store));
     },
   };
   return ctx;

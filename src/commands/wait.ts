@@ -35,7 +35,7 @@ export default defineVerb<WaitData>({
         }
       : undefined;
     try {
-      const { data, anyFailed } = await waitForJobs(ctx.open({ create: false }), refs, { timeoutSeconds, pollSeconds, onProgress });
+      const { data, anyFailed } = await waitForJobs(await ctx.open({ create: false }), refs, { timeoutSeconds, pollSeconds, onProgress });
       return { data, exitCode: anyFailed ? EXIT.JOB_FAILED : EXIT.OK };
     } finally {
       if (shown) process.stderr.write("\r\u001b[2K");

@@ -47,21 +47,21 @@ export default defineVerb<WorkData>({
     if (!/^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/.test(workerId)) {
       throw new SpoolError("INVALID_INPUT", `invalid value for --worker-id: ${JSON.stringify(workerId)} (expected 1-128 letters, digits, '.', '_', ':', '@' or '-')`);
     }
-    const store = ctx.open({ create: true });
+    const store = await ctx.open({ create: true });
     const mode = bool(f, "once") ? "once" : bool(f, "drain") ? "drain" : "loop";
     // Progress (SPEC §7): `--drain` on a terminal only; never on a pipe or under --json.
     const progress = new ProgressLine(process.stderr, mode === "drain" && !ctx.json && Boolean(process.stderr.isTTY) && process.env.TERM !== "dumb");
     let executed = 0;
-    const refresh = () => {
+    const refresh = async () => {
       try {
-        const left = store.read((tx) => drainBacklog(tx, queue));
+        const left = await store.read(async (tx) => drainBacklog(tx, queue));
         progress.update(`spoolctl: draining ${queue}: ${executed} executed, ${left.left} left (${left.running} running)`);
       } catch {
         // progress is best effort
       }
     };
-    const ticker = progress.enabled ? setInterval(refresh, 250) : null;
-    if (progress.enabled) refresh();
+    const ticker = progress.enabled ? setInterval(() => void refresh(), 250) : null;
+    if (progress.enabled) await refresh();
     const worker = new Worker(store, {
       queue,
       slots,
@@ -74,7 +74,7 @@ export default defineVerb<WorkData>({
         : (event) => {
             if (event.type === "finished" || event.type === "lost") executed++;
             progress.println(workerLine(event) + "\n");
-            if (progress.enabled) refresh();
+            if (progress.enabled) void refresh();
           },
     });
     const onSignal = (signal: NodeJS.Signals) => {

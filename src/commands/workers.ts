@@ -16,10 +16,10 @@ export default defineVerb<{ count: number; workers: WorkerView[] }>({
   description: "List live and recently seen workers: id, pid, host, lane, started, last heartbeat, running jobs.",
   examples: ["spoolctl workers", "spoolctl workers --all --json"],
   flags: { ...COMMON_FLAGS, all: { type: "boolean", description: "include stopped and dead workers" } },
-  run(ctx) {
+  async run(ctx) {
     const extra = [...ctx.flags.positionals, ...(ctx.flags.rest ?? [])];
     if (extra.length) throw new SpoolError("INVALID_INPUT", `workers takes no arguments (got ${JSON.stringify(extra.join(" "))})`);
-    const all = ctx.open({ create: false }).read((tx) => listWorkers(tx, judgeRecord));
+    const all = await (await ctx.open({ create: false })).read(async (tx) => await listWorkers(tx, judgeRecord));
     const workers = bool(ctx.flags, "all") ? all : all.filter((w) => w.status === "live");
     return { data: { count: workers.length, workers } };
   },

@@ -31,7 +31,7 @@ export const controlFrame = object({
   control: object(
     {
       type: enumOf(["end", "error"]),
-      reason: enumOf(["max_events", "idle_timeout", "signal", "sqlite_error"]),
+      reason: enumOf(["max_events", "idle_timeout", "signal", "storage_error"]),
       events: int,
       cursor: int,
       code: str,

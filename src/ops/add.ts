@@ -3,6 +3,7 @@
  * idempotency key, insert, and append the `added` event — one transaction for
  * one job or a whole `--from` file.
  */
+import { mapInOrder } from "./in-order.ts";
 import { resolve } from "node:path";
 import { SpoolError, type Warning, invalidValue } from "../contract/errors.ts";
 import type { Job, NewJob } from "../store/model.ts";
@@ -212,10 +213,10 @@ function checkWithinBatch(active: Job, job: NewJob, earlier: string, label: stri
   }
 }
 
-function addOne(tx: StoreWriter, spec: JobSpec, settings: QueueSettings, now: number, warnings: Warning[], batch: Batch, label: string | undefined): AddedJob {
+async function addOne(tx: StoreWriter, spec: JobSpec, settings: QueueSettings, now: number, warnings: Warning[], batch: Batch, label: string | undefined): Promise<AddedJob> {
   const job = toNewJob(spec, settings, now);
   if (job.idempotency_key !== null) {
-    const active = tx.findActiveJobByKey(job.idempotency_key);
+    const active = await tx.findActiveJobByKey(job.idempotency_key);
     if (active) {
       const earlier = batch.get(active.id);
       const { metadataDiffers } = earlier === undefined ? checkIdempotency(active, job) : checkWithinBatch(active, job, earlier, label);
@@ -228,8 +229,8 @@ function addOne(tx: StoreWriter, spec: JobSpec, settings: QueueSettings, now: nu
       return describe(active, true);
     }
   }
-  const stored = tx.insertJob(job, now);
-  tx.appendEvent(stored.id, "added", null, null, now);
+  const stored = await tx.insertJob(job, now);
+  await tx.appendEvent(stored.id, "added", null, null, now);
   batch.set(stored.id, label ?? `job ${stored.id}`);
   return describe(stored, false);
 }
@@ -239,12 +240,12 @@ function addOne(tx: StoreWriter, spec: JobSpec, settings: QueueSettings, now: nu
  * `labels[i]` names spec i in messages (`line 3` for `add --from`).
  * Raises `IDEMPOTENCY_CONFLICT` (nothing added) or `LOCKED`.
  */
-export function addJobs(store: Store, specs: JobSpec[], now = Date.now() / 1000, labels: string[] = []): { jobs: AddedJob[]; warnings: Warning[] } {
+export async function addJobs(store: Store, specs: JobSpec[], now = store.now(), labels: string[] = []): Promise<{ jobs: AddedJob[]; warnings: Warning[] }> {
   const warnings: Warning[] = [];
-  const jobs = store.write((tx) => {
-    const settings = readSettings(tx);
+  const jobs = await store.write(async (tx) => {
+    const settings = await readSettings(tx);
     const batch: Batch = new Map();
-    return specs.map((spec, i) => addOne(tx, spec, settings, now, warnings, batch, labels[i]));
+    return mapInOrder(specs, (spec, i) => addOne(tx, spec, settings, now, warnings, batch, labels[i]));
   });
   return { jobs, warnings };
 }

@@ -5,6 +5,7 @@
  * group and records the attempt `canceled`. Terminal jobs are a `CONFLICT`.
  * Several jobs are canceled in one transaction: all or none.
  */
+import { mapInOrder } from "./in-order.ts";
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import type { Job } from "../store/model.ts";
 import type { Store, StoreWriter } from "../store/store.ts";
@@ -38,15 +39,15 @@ function check(job: Job, confirmedRunning: boolean): void {
   }
 }
 
-function cancelOne(tx: StoreWriter, job: Job, now: number): CanceledJob {
+async function cancelOne(tx: StoreWriter, job: Job, now: number): Promise<CanceledJob> {
   if (job.state === "queued") {
-    if (!tx.cancelQueuedJob(job.id, now)) throw new SpoolError("CONFLICT", `job ${job.id} changed state while being canceled`);
-    tx.appendEvent(job.id, "canceled", null, JSON.stringify({ from: "queued" }), now);
+    if (!await tx.cancelQueuedJob(job.id, now)) throw new SpoolError("CONFLICT", `job ${job.id} changed state while being canceled`);
+    await tx.appendEvent(job.id, "canceled", null, JSON.stringify({ from: "queued" }), now);
     return { job_id: job.id, state: "canceled", was_running: false };
   }
   if (!job.cancel_requested) {
-    if (!tx.requestCancel(job.id)) throw new SpoolError("CONFLICT", `job ${job.id} changed state while being canceled`);
-    tx.appendEvent(job.id, "cancel_requested", null, JSON.stringify({ attempt: job.last_attempt_no, worker: job.locked_by }), now);
+    if (!await tx.requestCancel(job.id)) throw new SpoolError("CONFLICT", `job ${job.id} changed state while being canceled`);
+    await tx.appendEvent(job.id, "cancel_requested", null, JSON.stringify({ attempt: job.last_attempt_no, worker: job.locked_by }), now);
   }
   return { job_id: job.id, state: "running", was_running: true };
 }
@@ -57,11 +58,11 @@ function cancelOne(tx: StoreWriter, job: Job, now: number): CanceledJob {
  * (running, unconfirmed); then nothing changed. A running job yields a
  * `KILL_ASYNC` warning: its worker stops it within a heartbeat.
  */
-export function cancelJobs(store: Store, refs: string[], confirmedRunning: boolean, now = Date.now() / 1000): { jobs: CanceledJob[]; warnings: Warning[] } {
-  const jobs = store.write((tx) => {
-    const targets = resolveUnique(tx, refs);
+export async function cancelJobs(store: Store, refs: string[], confirmedRunning: boolean, now = store.now()): Promise<{ jobs: CanceledJob[]; warnings: Warning[] }> {
+  const jobs = await store.write(async (tx) => {
+    const targets = await resolveUnique(tx, refs);
     for (const job of targets) check(job, confirmedRunning);
-    return targets.map((job) => cancelOne(tx, job, now));
+    return mapInOrder(targets, (job) => cancelOne(tx, job, now));
   });
   const warnings: Warning[] = jobs
     .filter((j) => j.was_running)

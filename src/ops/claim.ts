@@ -1,9 +1,9 @@
 /**
- * Claiming the next job (SPEC §4 "Claim order"): the store's one claim
- * statement, the attempt row and the `claimed` event, in one transaction.
+ * Claiming jobs (docs/contract.md "Claim order", docs/architecture.md "The
+ * claim"): the store's claim moves up to N eligible jobs to `running` with
+ * their attempt rows and `claimed` events, in one short transaction.
  */
 import type { Job } from "../store/model.ts";
-import { attemptOutputPaths } from "../store/spool.ts";
 import type { Store } from "../store/store.ts";
 
 /** A job this worker now owns, with the attempt it must run. */
@@ -23,24 +23,13 @@ export interface Claimant {
   slots: number | null;
 }
 
+/** Claims up to `limit` eligible jobs (none when the lane is empty or at its slots). Raises `LOCKED` under contention. */
+export async function claimJobs(store: Store, who: Claimant, limit: number, now = store.now()): Promise<ClaimedAttempt[]> {
+  const claimed = await store.claimJobs({ ...who, limit, now });
+  return claimed.map(({ job, attempt }) => ({ job, attemptNo: attempt.attempt_no, stdoutPath: attempt.stdout_path, stderrPath: attempt.stderr_path }));
+}
+
 /** Claims the next eligible job, or returns null. Raises `LOCKED` under contention. */
-export function claimNext(store: Store, who: Claimant, now = Date.now() / 1000): ClaimedAttempt | null {
-  return store.write((tx) => {
-    const job = tx.claimNext({ ...who, now });
-    if (!job) return null;
-    const attemptNo = job.last_attempt_no;
-    const paths = attemptOutputPaths(store.spoolDir, job.id, attemptNo);
-    tx.insertAttempt({
-      job_id: job.id,
-      attempt_no: attemptNo,
-      state: "running",
-      worker_id: who.workerId,
-      worker_pid: who.workerPid,
-      started_at: now,
-      stdout_path: paths.stdout,
-      stderr_path: paths.stderr,
-    });
-    tx.appendEvent(job.id, "claimed", who.workerId, `attempt ${attemptNo}`, now);
-    return { job, attemptNo, stdoutPath: paths.stdout, stderrPath: paths.stderr };
-  });
+export async function claimNext(store: Store, who: Claimant, now = store.now()): Promise<ClaimedAttempt | null> {
+  return (await claimJobs(store, who, 1, now))[0] ?? null;
 }

@@ -4,6 +4,7 @@
  * database: `max_retries` and `timeout` are copied into a job when it is added;
  * `backoff_base` and `backoff_cap` are read when a retry is scheduled.
  */
+import { mapInOrder } from "./in-order.ts";
 import { join, resolve } from "node:path";
 import { SpoolError } from "../contract/errors.ts";
 import { closest } from "../contract/flags.ts";
@@ -68,9 +69,9 @@ export function settingKey(raw: string): SettingKey {
 }
 
 /** Reads one setting with its provenance. */
-export function readSetting(tx: StoreReader, key: SettingKey): SettingView {
+export async function readSetting(tx: StoreReader, key: SettingKey): Promise<SettingView> {
   const meta = SETTINGS[key];
-  const raw = tx.getSetting(key);
+  const raw = await tx.getSetting(key);
   const parsed = raw === null ? null : (JSON.parse(raw) as unknown);
   const stored = typeof parsed === "number" && Number.isFinite(parsed) ? parsed : null;
   return {
@@ -85,27 +86,27 @@ export function readSetting(tx: StoreReader, key: SettingKey): SettingView {
 }
 
 /** Every setting. */
-export function readAllSettings(tx: StoreReader): SettingView[] {
-  return SETTING_KEYS.map((k) => readSetting(tx, k));
+export async function readAllSettings(tx: StoreReader): Promise<SettingView[]> {
+  return mapInOrder(SETTING_KEYS, (k) => readSetting(tx, k));
 }
 
 /** Sets a setting in one transaction; returns it with the value it replaced. Raises `INVALID_INPUT`. */
-export function setSetting(store: Store, rawKey: string, rawValue: string): SettingView & { previous: number } {
+export async function setSetting(store: Store, rawKey: string, rawValue: string): Promise<SettingView & { previous: number }> {
   const key = settingKey(rawKey);
   const value = SETTINGS[key].parse(rawValue);
-  return store.write((tx) => {
-    const previous = readSetting(tx, key).value;
-    tx.setSetting(key, JSON.stringify(value));
-    return { ...readSetting(tx, key), previous };
+  return await store.write(async (tx) => {
+    const previous = (await readSetting(tx, key)).value;
+    await tx.setSetting(key, JSON.stringify(value));
+    return { ...(await readSetting(tx, key)), previous };
   });
 }
 
 /** Removes a setting (its default applies again). */
-export function unsetSetting(store: Store, rawKey: string): SettingView & { removed: boolean } {
+export async function unsetSetting(store: Store, rawKey: string): Promise<SettingView & { removed: boolean }> {
   const key = settingKey(rawKey);
-  return store.write((tx) => {
-    const removed = tx.deleteSetting(key);
-    return { ...readSetting(tx, key), removed };
+  return await store.write(async (tx) => {
+    const removed = await tx.deleteSetting(key);
+    return { ...(await readSetting(tx, key)), removed };
   });
 }
 

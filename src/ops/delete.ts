@@ -25,16 +25,16 @@ export interface DeletedJob {
  * `NOT_FOUND`, `CONFLICT` (queued or running), or `INTERNAL` when a file cannot
  * be removed; then no row was deleted.
  */
-export function deleteJob(store: Store, ref: string): DeletedJob {
-  return store.write((tx) => {
-    const job = resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION);
+export async function deleteJob(store: Store, ref: string): Promise<DeletedJob> {
+  return await store.write(async (tx) => {
+    const job = await resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION);
     if (!isTerminal(job.state)) {
       throw new SpoolError("CONFLICT", `job ${job.id} is ${job.state}; only done, dead or canceled jobs can be deleted`, {
         remediation: `cancel it first: spoolctl cancel ${job.id}${job.state === "running" ? " --running --yes" : ""}`,
         detail: { job_id: job.id, state: job.state },
       });
     }
-    const { freed, deleted } = deleteWithOutput(tx, store.spoolDir, [job], "try again");
+    const { freed, deleted } = await deleteWithOutput(tx, store.spoolDir, [job], "try again");
     if (deleted.jobs !== 1) throw new SpoolError("CONFLICT", `job ${job.id} changed state while being deleted`, { detail: { job_id: job.id } });
     return { job_id: job.id, deleted_attempts: deleted.attempts, deleted_events: deleted.events, freed_bytes: freed };
   });

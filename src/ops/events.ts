@@ -4,7 +4,7 @@
  * follow loop for streams. The ledger id is the cursor.
  */
 import type { JobEvent } from "../store/model.ts";
-import type { Store, StoreReader } from "../store/store.ts";
+import type { Store, StoreReader, Waker } from "../store/store.ts";
 import { resolveJob } from "./jobs.ts";
 import { LIMITS } from "./limits.ts";
 
@@ -35,13 +35,13 @@ export interface WaitMeta {
 }
 
 /** Resolves `--job` to an id. Raises `NOT_FOUND`. */
-export function resolveEventsJob(tx: StoreReader, ref: string | undefined): number | undefined {
-  return ref === undefined ? undefined : resolveJob(tx, ref).id;
+export async function resolveEventsJob(tx: StoreReader, ref: string | undefined): Promise<number | undefined> {
+  return ref === undefined ? undefined : (await resolveJob(tx, ref)).id;
 }
 
 /** Reads one page. */
-export function readEvents(tx: StoreReader, q: EventsQuery): EventsPage {
-  const events = tx.listEvents({ afterId: q.sinceId, jobId: q.jobId, limit: q.limit });
+export async function readEvents(tx: StoreReader, q: EventsQuery): Promise<EventsPage> {
+  const events = await tx.listEvents({ afterId: q.sinceId, jobId: q.jobId, limit: q.limit });
   return { count: events.length, events, pagination: { cursor: events.at(-1)?.id ?? q.sinceId, first_id: events[0]?.id ?? null } };
 }
 
@@ -49,14 +49,20 @@ export function readEvents(tx: StoreReader, q: EventsQuery): EventsPage {
  * Long-poll: returns the first non-empty page, or an empty one after
  * `timeoutSeconds`. Polls every `pollSeconds`.
  */
-export async function waitForEvents(store: Pick<Store, "read">, q: EventsQuery, timeoutSeconds: number, pollSeconds: number): Promise<{ page: EventsPage; wait: WaitMeta }> {
+export async function waitForEvents(store: Pick<Store, "read" | "watch">, q: EventsQuery, timeoutSeconds: number, pollSeconds: number): Promise<{ page: EventsPage; wait: WaitMeta }> {
   const started = performance.now();
-  for (;;) {
-    const page = store.read((tx) => readEvents(tx, q));
-    const waited = performance.now() - started;
-    if (page.count > 0) return { page, wait: { reason: "records_available", waited_ms: Math.round(waited) } };
-    if (waited >= timeoutSeconds * 1000) return { page, wait: { reason: "timeout", waited_ms: Math.round(waited) } };
-    await Bun.sleep(Math.max(1, Math.min(pollSeconds * 1000, timeoutSeconds * 1000 - waited)));
+  const waker = store.watch();
+  try {
+    for (;;) {
+      const page = await store.read(async (tx) => readEvents(tx, q));
+      const waited = performance.now() - started;
+      if (page.count > 0) return { page, wait: { reason: "records_available", waited_ms: Math.round(waited) } };
+      if (waited >= timeoutSeconds * 1000) return { page, wait: { reason: "timeout", waited_ms: Math.round(waited) } };
+      // A commit wakes us at once (the driver's wake-up); the poll is the fallback.
+      await waker.wait(Math.max(1, Math.min(pollSeconds * 1000, timeoutSeconds * 1000 - waited)));
+    }
+  } finally {
+    waker.close();
   }
 }
 
@@ -77,14 +83,23 @@ export type FollowEnd = "max_events" | "idle_timeout" | "signal";
  * `maxEvents` rows were emitted, nothing arrived for `idleSeconds`, or
  * `shouldStop` says so. Without a bound it runs until the process is stopped.
  */
-export async function followEvents(store: Pick<Store, "read">, q: Omit<EventsQuery, "limit">, opts: FollowOptions, emit: (event: JobEvent) => void): Promise<FollowEnd> {
+export async function followEvents(store: Pick<Store, "read" | "watch">, q: Omit<EventsQuery, "limit">, opts: FollowOptions, emit: (event: JobEvent) => void): Promise<FollowEnd> {
+  const waker = store.watch();
+  try {
+    return await follow(store, waker, q, opts, emit);
+  } finally {
+    waker.close();
+  }
+}
+
+async function follow(store: Pick<Store, "read">, waker: Waker, q: Omit<EventsQuery, "limit">, opts: FollowOptions, emit: (event: JobEvent) => void): Promise<FollowEnd> {
   let cursor = q.sinceId;
   let emitted = 0;
   let lastSeen = performance.now();
   for (;;) {
     if (opts.shouldStop?.()) return "signal";
     const room = opts.maxEvents === null ? 500 : Math.min(500, opts.maxEvents - emitted);
-    const rows = store.read((tx) => tx.listEvents({ afterId: cursor, jobId: q.jobId, limit: room }));
+    const rows = await store.read(async (tx) => await tx.listEvents({ afterId: cursor, jobId: q.jobId, limit: room }));
     for (const row of rows) {
       emit(row);
       cursor = row.id;
@@ -96,7 +111,7 @@ export async function followEvents(store: Pick<Store, "read">, q: Omit<EventsQue
     else if (opts.idleSeconds !== null && now - lastSeen >= opts.idleSeconds * 1000) return "idle_timeout";
     if (rows.length < room) {
       const idleLeft = opts.idleSeconds === null ? Infinity : opts.idleSeconds * 1000 - (now - lastSeen);
-      await Bun.sleep(Math.max(1, Math.min(opts.pollSeconds * 1000, idleLeft)));
+      await waker.wait(Math.max(1, Math.min(opts.pollSeconds * 1000, idleLeft)));
     }
   }
 }

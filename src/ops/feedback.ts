@@ -68,10 +68,10 @@ function tail(path: string | null, maxBytes: number): StreamTail {
 }
 
 /** Builds the verdict of the job named by `ref`. Raises `NOT_FOUND`. */
-export function jobFeedback(store: Store, ref: string, tailBytes: number): { data: FeedbackData; warnings: Warning[] } {
-  const { job, attempt } = store.read((tx) => {
-    const job = resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION);
-    return { job, attempt: pickAttempt(tx, job, null) };
+export async function jobFeedback(store: Store, ref: string, tailBytes: number): Promise<{ data: FeedbackData; warnings: Warning[] }> {
+  const { job, attempt } = await store.read(async (tx) => {
+    const job = await resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION);
+    return { job, attempt: await pickAttempt(tx, job, null) };
   });
   const terminal = isTerminal(job.state);
   const finished = attempt && attempt.finished_at !== null;

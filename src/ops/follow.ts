@@ -62,7 +62,7 @@ export async function* followAttempt(store: Store, attempt: Attempt, streams: St
     for (;;) {
       // The state is read before the bytes: once it says the attempt ended, the
       // read that follows sees everything the process wrote.
-      const now = store.read((tx) => tx.getAttempt(attempt.job_id, attempt.attempt_no)) ?? attempt;
+      const now = await store.read(async (tx) => await tx.getAttempt(attempt.job_id, attempt.attempt_no)) ?? attempt;
       for (const tail of tails) yield* tail.read();
       if (now.state !== "running") return now;
       await Bun.sleep(pollMs);

@@ -36,15 +36,15 @@ export function parseStates(raws: string[]): { states: JobState[]; matchesNothin
  * newest job holding it, SPEC §5 QueueCTL `enqueue`). Raises `INVALID_INPUT` for
  * an empty reference, `NOT_FOUND` when no job matches.
  */
-export function resolveJob(tx: StoreReader, ref: string, remediation = "run: spoolctl list  (to see job ids)"): Job {
+export async function resolveJob(tx: StoreReader, ref: string, remediation = "run: spoolctl list  (to see job ids)"): Promise<Job> {
   if (ref.trim() === "") throw invalidValue("ID", ref, "a job id (positive integer) or an idempotency key");
   if (/^\d+$/.test(ref)) {
     const id = Number(ref);
-    const job = Number.isSafeInteger(id) ? tx.getJob(id) : null;
+    const job = Number.isSafeInteger(id) ? await tx.getJob(id) : null;
     if (!job) throw new SpoolError("NOT_FOUND", `no job with id ${ref}`, { remediation });
     return job;
   }
-  const job = tx.findLatestJobByKey(ref);
+  const job = await tx.findLatestJobByKey(ref);
   if (!job) throw new SpoolError("NOT_FOUND", `no job with id or key ${JSON.stringify(ref)}`, { remediation });
   return job;
 }
@@ -132,10 +132,10 @@ export interface ListPage {
 }
 
 /** Lists jobs newest first. */
-export function listJobs(tx: StoreReader, q: ListQuery, now = Date.now() / 1000): ListPage {
+export async function listJobs(tx: StoreReader, q: ListQuery, now = Date.now() / 1000): Promise<ListPage> {
   const rows = q.matchesNothing
     ? []
-    : tx.listJobs({
+    : await tx.listJobs({
         states: q.scheduledOnly ? ["queued"] : q.states,
         queue: q.queue,
         tags: q.tags,
@@ -161,12 +161,12 @@ export interface JobDetail {
 }
 
 /** One job in full. Raises `NOT_FOUND`. */
-export function showJob(tx: StoreReader, ref: string, now = Date.now() / 1000): JobDetail {
-  const job = resolveJob(tx, ref);
+export async function showJob(tx: StoreReader, ref: string, now = Date.now() / 1000): Promise<JobDetail> {
+  const job = await resolveJob(tx, ref);
   return {
     job: { ...summarize(job, now), env: job.env, cancel_requested: job.cancel_requested, locked_pid: job.locked_pid, heartbeat_at: job.heartbeat_at },
-    attempts: tx.attemptsOf(job.id),
-    events: tx.eventsOf(job.id),
+    attempts: await tx.attemptsOf(job.id),
+    events: await tx.eventsOf(job.id),
   };
 }
 

@@ -3,6 +3,7 @@
  * jobs with their elapsed time and worker, recent failures) and the backlog
  * `work --drain` shows as progress. Reads only; times are epoch seconds.
  */
+import { mapInOrder } from "./in-order.ts";
 import type { AttemptState, FailureReason, JobState } from "../store/model.ts";
 import type { StoreReader } from "../store/store.ts";
 import { readStatus, type StatusData } from "./status.ts";
@@ -42,10 +43,9 @@ export interface LiveStatus {
 }
 
 /** Reads one frame: at most `runningLimit` running jobs (longest running first) and `failureLimit` failures. */
-export function readLiveStatus(tx: StoreReader, judge: JudgeWorker, now = Date.now() / 1000, runningLimit = 50, failureLimit = 5): LiveStatus {
-  const status = readStatus(tx, judge, now);
-  const running = tx
-    .listJobs({ states: ["running"], limit: runningLimit })
+export async function readLiveStatus(tx: StoreReader, judge: JudgeWorker, now = Date.now() / 1000, runningLimit = 50, failureLimit = 5): Promise<LiveStatus> {
+  const status = await readStatus(tx, judge, now);
+  const running = (await tx.listJobs({ states: ["running"], limit: runningLimit }))
     .map((j) => ({
       id: j.id,
       queue: j.queue,
@@ -56,8 +56,8 @@ export function readLiveStatus(tx: StoreReader, judge: JudgeWorker, now = Date.n
       argv: j.argv,
     }))
     .sort((a, b) => (a.started_at ?? now) - (b.started_at ?? now) || a.id - b.id);
-  const failures = tx.recentFailedAttempts(failureLimit).map((a) => {
-    const job = tx.getJob(a.job_id);
+  const failures = await mapInOrder(await tx.recentFailedAttempts(failureLimit), async (a) => {
+    const job = await tx.getJob(a.job_id);
     return {
       job_id: a.job_id,
       attempt_no: a.attempt_no,
@@ -83,7 +83,7 @@ export interface DrainBacklog {
 }
 
 /** The lane's drain backlog at `now`. */
-export function drainBacklog(tx: StoreReader, queue: string, now = Date.now() / 1000): DrainBacklog {
-  const { running, waiting } = tx.laneBacklog(queue, now);
+export async function drainBacklog(tx: StoreReader, queue: string, now = Date.now() / 1000): Promise<DrainBacklog> {
+  const { running, waiting } = await tx.laneBacklog(queue, now);
   return { running, waiting, left: running + waiting };
 }

@@ -54,9 +54,9 @@ export function readTail(path: string | null, maxBytes: number): StreamView {
  * Picks the attempt to show: `attemptNo`, or the latest. Returns null when the
  * job has no attempts yet. Raises `NOT_FOUND` for an attempt that does not exist.
  */
-export function pickAttempt(tx: StoreReader, job: Job, attemptNo: number | null): Attempt | null {
+export async function pickAttempt(tx: StoreReader, job: Job, attemptNo: number | null): Promise<Attempt | null> {
   if (attemptNo !== null) {
-    const attempt = tx.getAttempt(job.id, attemptNo);
+    const attempt = await tx.getAttempt(job.id, attemptNo);
     if (!attempt) {
       throw new SpoolError("NOT_FOUND", `job ${job.id} has no attempt ${attemptNo} (it has ${job.last_attempt_no})`, {
         remediation: `run: spoolctl show ${job.id}  (to list its attempts)`,
@@ -64,7 +64,7 @@ export function pickAttempt(tx: StoreReader, job: Job, attemptNo: number | null)
     }
     return attempt;
   }
-  return job.last_attempt_no > 0 ? tx.getAttempt(job.id, job.last_attempt_no) : null;
+  return job.last_attempt_no > 0 ? await tx.getAttempt(job.id, job.last_attempt_no) : null;
 }
 
 /** Parses `--stream`: stdout, stderr or both. */

@@ -50,8 +50,8 @@ export function parsePruneStates(raws: string[]): JobState[] {
   return states;
 }
 
-function outputPaths(tx: StoreReader, job: Job): string[] {
-  return tx.attemptsOf(job.id).flatMap((a) => [a.stdout_path, a.stderr_path]);
+async function outputPaths(tx: StoreReader, job: Job): Promise<string[]> {
+  return (await tx.attemptsOf(job.id)).flatMap((a) => [a.stdout_path, a.stderr_path]);
 }
 
 /**
@@ -61,37 +61,38 @@ function outputPaths(tx: StoreReader, job: Job): string[] {
  * Shared by `prune` and triage's delete. `again` completes the remediation.
  * Raises `INTERNAL` when a file cannot be removed.
  */
-export function deleteWithOutput(tx: StoreWriter, spoolDir: string, jobs: Job[], again: string): { freed: number; deleted: { jobs: number; attempts: number; events: number } } {
+export async function deleteWithOutput(tx: StoreWriter, spoolDir: string, jobs: Job[], again: string): Promise<{ freed: number; deleted: { jobs: number; attempts: number; events: number } }> {
   let freed = 0;
   for (const job of jobs) {
     try {
-      freed += removeJobOutput(spoolDir, job.id, outputPaths(tx, job));
+      freed += removeJobOutput(spoolDir, job.id, await outputPaths(tx, job));
     } catch (error) {
       throw new SpoolError("INTERNAL", `cannot remove the output of job ${job.id}: ${(error as Error).message}; no rows were deleted`, {
         remediation: `check the spool folder's permissions, then ${again}`,
       });
     }
   }
-  return { freed, deleted: tx.deleteJobs(jobs.map((j) => j.id)) };
+  return { freed, deleted: await tx.deleteJobs(jobs.map((j) => j.id)) };
 }
 
 /** Prunes (or previews). Raises `LOCKED`, or `INTERNAL` when a file cannot be removed (rows then stay). */
-export function pruneJobs(store: Store, q: PruneQuery, now = Date.now() / 1000): PruneData {
+export async function pruneJobs(store: Store, q: PruneQuery, now = store.now()): Promise<PruneData> {
   const cutoff = now - q.olderThan;
   if (q.states.length === 0) {
     return { actual: false, dry_run: q.dryRun, matched: 0, deleted_jobs: 0, deleted_attempts: 0, deleted_events: 0, freed_bytes: 0 };
   }
   if (q.dryRun) {
-    return store.read((tx) => {
-      const jobs = tx.pruneCandidates(q.states, cutoff);
-      const counts = tx.historyCounts(jobs.map((j) => j.id));
-      const bytes = jobs.reduce((sum, j) => sum + filesSize(outputPaths(tx, j)), 0);
+    return await store.read(async (tx) => {
+      const jobs = await tx.pruneCandidates(q.states, cutoff);
+      const counts = await tx.historyCounts(jobs.map((j) => j.id));
+      let bytes = 0;
+      for (const j of jobs) bytes += filesSize(await outputPaths(tx, j));
       return { actual: false, dry_run: true, matched: jobs.length, deleted_jobs: jobs.length, deleted_attempts: counts.attempts, deleted_events: counts.events, freed_bytes: bytes };
     });
   }
-  return store.write((tx) => {
-    const jobs = tx.pruneCandidates(q.states, cutoff);
-    const { freed, deleted } = deleteWithOutput(tx, store.spoolDir, jobs, "run prune again");
+  return await store.write(async (tx) => {
+    const jobs = await tx.pruneCandidates(q.states, cutoff);
+    const { freed, deleted } = await deleteWithOutput(tx, store.spoolDir, jobs, "run prune again");
     return {
       actual: deleted.jobs > 0,
       dry_run: false,

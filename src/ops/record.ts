@@ -22,13 +22,18 @@ export interface AttemptRef {
  * longer owns the attempt (canceled, force-retried or reaped meanwhile): then
  * nothing was written (SPEC §4 "late write … changes nothing").
  */
-export function recordAttemptEnd(store: Store, ref: AttemptRef, end: ProcessEnd, now = Date.now() / 1000, eventWorkerId: string | null = ref.workerId): Outcome | null {
-  return store.write((tx) => {
-    const job = tx.getJob(ref.jobId);
+export async function recordAttemptEnd(store: Store, ref: AttemptRef, end: ProcessEnd, now = store.now(), eventWorkerId: string | null = ref.workerId): Promise<Outcome | null> {
+  return await store.write(async (tx) => {
+    const job = await tx.getJob(ref.jobId);
     if (!job || job.state !== "running" || job.locked_by !== ref.workerId || job.last_attempt_no !== ref.attemptNo) return null;
     if (ref.staleBefore !== undefined && (job.heartbeat_at ?? 0) >= ref.staleBefore) return null;
-    const outcome = decideOutcome(job, end, readSettings(tx), now);
-    const written = tx.recordAttempt({
+    const outcome = decideOutcome(job, end, await readSettings(tx), now);
+    const detail = JSON.stringify({
+      attempt: ref.attemptNo,
+      ...(outcome.error ? { error: outcome.error } : {}),
+      ...(outcome.backoffSeconds !== null ? { retry_in: outcome.backoffSeconds } : {}),
+    });
+    const written = await tx.recordAttempt({
       jobId: ref.jobId,
       attemptNo: ref.attemptNo,
       workerId: ref.workerId,
@@ -42,14 +47,9 @@ export function recordAttemptEnd(store: Store, ref: AttemptRef, end: ProcessEnd,
       attempts: outcome.attempts,
       crashes: outcome.crashes,
       nextRunAt: outcome.nextRunAt,
+      events: outcome.events.map((event) => ({ event, workerId: eventWorkerId, detail })),
     });
     if (!written) return null;
-    const detail = JSON.stringify({
-      attempt: ref.attemptNo,
-      ...(outcome.error ? { error: outcome.error } : {}),
-      ...(outcome.backoffSeconds !== null ? { retry_in: outcome.backoffSeconds } : {}),
-    });
-    for (const event of outcome.events) tx.appendEvent(ref.jobId, event, eventWorkerId, detail, now);
     return outcome;
   });
 }

@@ -4,6 +4,7 @@
  * reason plus output tails of what did not pass. Renderers (JUnit XML,
  * markdown) live in `src/ui/`; this module only reads and decides.
  */
+import { mapInOrder } from "./in-order.ts";
 import type { Attempt, Job, JobState } from "../store/model.ts";
 import type { StoreReader } from "../store/store.ts";
 import { resolveJob } from "./jobs.ts";
@@ -177,9 +178,9 @@ export function totalsOf(cases: ReportCase[]): ReportTotals {
  * oldest first, at most `limit` (the newest are kept). Raises `NOT_FOUND` for
  * an id or key that matches no job.
  */
-export function buildReport(tx: StoreReader, q: ReportQuery, now = Date.now() / 1000): ReportData {
-  const ids = [...new Set(q.refs.map((ref) => resolveJob(tx, ref).id))];
-  const rows = tx.listJobs({
+export async function buildReport(tx: StoreReader, q: ReportQuery, now = Date.now() / 1000): Promise<ReportData> {
+  const ids = [...new Set(await mapInOrder(q.refs, async (ref) => (await resolveJob(tx, ref)).id))];
+  const rows = await tx.listJobs({
     ids: q.refs.length ? ids : undefined,
     queue: q.queue,
     tags: q.tags,
@@ -188,7 +189,7 @@ export function buildReport(tx: StoreReader, q: ReportQuery, now = Date.now() / 
   });
   const truncated = rows.length > q.limit;
   const jobs = rows.slice(0, q.limit).reverse();
-  const cases = jobs.map((job) => toCase(job, tx.attemptsOf(job.id), now));
+  const cases = await mapInOrder(jobs, async (job) => toCase(job, await tx.attemptsOf(job.id), now));
   const lanes: Record<string, ReportTotals> = {};
   for (const lane of [...new Set(cases.map((c) => c.queue))].sort()) lanes[lane] = totalsOf(cases.filter((c) => c.queue === lane));
   return {

@@ -6,6 +6,7 @@
  * Several jobs, or every job matching a filter, are requeued in one
  * transaction: all or none.
  */
+import { mapInOrder } from "./in-order.ts";
 import { SpoolError, invalidValue } from "../contract/errors.ts";
 import type { Job, JobState } from "../store/model.ts";
 import type { JobSettingsChange, Store, StoreWriter } from "../store/store.ts";
@@ -33,17 +34,17 @@ export type RetryTarget =
 export const JOB_NOT_FOUND_REMEDIATION = "run: spoolctl status  (to list job ids)";
 
 /** Resolves references inside a transaction, dropping duplicates (two refs naming one job). */
-export function resolveUnique(tx: StoreWriter, refs: string[]): Job[] {
+export async function resolveUnique(tx: StoreWriter, refs: string[]): Promise<Job[]> {
   const seen = new Map<number, Job>();
   for (const ref of refs) {
-    const job = resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION);
+    const job = await resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION);
     if (!seen.has(job.id)) seen.set(job.id, job);
   }
   return [...seen.values()];
 }
 
 /** Raises unless `job` may be retried (with `force` for a running job). */
-function checkRetry(tx: StoreWriter, job: Job, force: boolean): void {
+async function checkRetry(tx: StoreWriter, job: Job, force: boolean): Promise<void> {
   if (job.state === "done") {
     throw new SpoolError("CONFLICT", `job ${job.id} is done (it succeeded); retry requeues dead or canceled jobs`, {
       remediation: `to run its command again, add it anew: spoolctl show ${job.id} shows the command; spoolctl add -- CMD ARGS…`,
@@ -66,7 +67,7 @@ function checkRetry(tx: StoreWriter, job: Job, force: boolean): void {
     throw new SpoolError("CONFLICT", `job ${job.id} is ${job.state} and cannot be retried`, { detail: { job_id: job.id, state: job.state } });
   }
   if (job.idempotency_key !== null) {
-    const holder = tx.findActiveJobByKey(job.idempotency_key);
+    const holder = await tx.findActiveJobByKey(job.idempotency_key);
     if (holder && holder.id !== job.id) {
       throw new SpoolError("CONFLICT", `job ${job.id}'s key ${JSON.stringify(job.idempotency_key)} now belongs to active job ${holder.id}; requeueing both would break the key`, {
         remediation: `wait for job ${holder.id} (spoolctl wait ${holder.id}) or cancel it, then retry job ${job.id}`,
@@ -77,12 +78,12 @@ function checkRetry(tx: StoreWriter, job: Job, force: boolean): void {
 }
 
 /** Requeues one checked job and appends its `retried` event (`extra` joins the event's detail). */
-function requeue(tx: StoreWriter, job: Job, now: number, extra: Record<string, unknown> = {}): RetriedJob {
+async function requeue(tx: StoreWriter, job: Job, now: number, extra: Record<string, unknown> = {}): Promise<RetriedJob> {
   const detail: Record<string, unknown> = { from: job.state, ...extra };
   if (job.state === "running") {
     // Close the attempt for its worker: its heartbeat and result are then refused
     // (they are guarded by locked_by and last_attempt_no, SPEC §4).
-    tx.closeAttempt({
+    await tx.closeAttempt({
       jobId: job.id,
       attemptNo: job.last_attempt_no,
       state: "canceled",
@@ -94,10 +95,10 @@ function requeue(tx: StoreWriter, job: Job, now: number, extra: Record<string, u
     detail.abandoned_attempt = job.last_attempt_no;
     detail.worker = job.locked_by;
   }
-  if (!tx.requeueJob(job.id, job.state, now)) {
+  if (!await tx.requeueJob(job.id, job.state, now)) {
     throw new SpoolError("CONFLICT", `job ${job.id} changed state while being retried`, { detail: { job_id: job.id } });
   }
-  tx.appendEvent(job.id, "retried", null, JSON.stringify(detail), now);
+  await tx.appendEvent(job.id, "retried", null, JSON.stringify(detail), now);
   return { job_id: job.id, state: "queued" };
 }
 
@@ -106,14 +107,14 @@ function requeue(tx: StoreWriter, job: Job, now: number, extra: Record<string, u
  * `CONFLICT` (done, queued, or key now held by another job), `SAFETY_BLOCK`
  * (running without `force`); then nothing changed.
  */
-export function retryJobs(store: Store, target: RetryTarget, opts: { force: boolean }, now = Date.now() / 1000): RetriedJob[] {
-  return store.write((tx) => {
+export async function retryJobs(store: Store, target: RetryTarget, opts: { force: boolean }, now = store.now()): Promise<RetriedJob[]> {
+  return await store.write(async (tx) => {
     const jobs =
       "refs" in target
-        ? resolveUnique(tx, target.refs)
-        : tx.listJobs({ ...target.filter, limit: Number.MAX_SAFE_INTEGER }).filter((j) => (RETRYABLE_STATES as readonly string[]).includes(j.state)).reverse();
-    for (const job of jobs) checkRetry(tx, job, opts.force);
-    return jobs.map((job) => requeue(tx, job, now));
+        ? await resolveUnique(tx, target.refs)
+        : (await tx.listJobs({ ...target.filter, limit: Number.MAX_SAFE_INTEGER })).filter((j) => (RETRYABLE_STATES as readonly string[]).includes(j.state)).reverse();
+    for (const job of jobs) await checkRetry(tx, job, opts.force);
+    return mapInOrder(jobs, (job) => requeue(tx, job, now));
   });
 }
 
@@ -155,10 +156,10 @@ export interface RetriedWithOverrides extends RetriedJob {
  * (whose detail says what changed). Raises like `retryJobs`, or
  * `INVALID_INPUT` when the merged env would exceed its limit; then nothing changed.
  */
-export function retryWithOverrides(store: Store, ref: string, overrides: RetryOverrides, now = Date.now() / 1000): RetriedWithOverrides {
-  return store.write((tx) => {
-    const job = resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION);
-    checkRetry(tx, job, false);
+export async function retryWithOverrides(store: Store, ref: string, overrides: RetryOverrides, now = store.now()): Promise<RetriedWithOverrides> {
+  return await store.write(async (tx) => {
+    const job = await resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION);
+    await checkRetry(tx, job, false);
     const changes: JobSettingsChange = {};
     const changed: RetriedWithOverrides["changed"] = {};
     if (overrides.timeoutSeconds !== undefined) {
@@ -175,9 +176,9 @@ export function retryWithOverrides(store: Store, ref: string, overrides: RetryOv
       changes.env = env;
       changed.env_set = Object.keys(overrides.env).sort();
     }
-    if (Object.keys(changes).length > 0 && !tx.updateJobSettings(job.id, job.state, changes)) {
+    if (Object.keys(changes).length > 0 && !await tx.updateJobSettings(job.id, job.state, changes)) {
       throw new SpoolError("CONFLICT", `job ${job.id} changed state while being retried`, { detail: { job_id: job.id } });
     }
-    return { ...requeue(tx, job, now, Object.keys(changed).length ? { changed } : {}), changed };
+    return { ...(await requeue(tx, job, now, Object.keys(changed).length ? { changed } : {})), changed };
   });
 }

@@ -18,10 +18,11 @@ export interface QueueSettings {
 export const SETTING_KEYS = ["max_retries", "timeout", "backoff_base", "backoff_cap"] as const;
 
 /** Reads every setting, falling back to the defaults of SPEC §4. */
-export function readSettings(tx: StoreReader): QueueSettings {
+export async function readSettings(tx: StoreReader): Promise<QueueSettings> {
+  const set = await tx.listSettings();
   const num = (key: string, fallback: number): number => {
-    const raw = tx.getSetting(key);
-    if (raw === null) return fallback;
+    const raw = set[key];
+    if (raw === undefined) return fallback;
     const value = JSON.parse(raw);
     return typeof value === "number" && Number.isFinite(value) ? value : fallback;
   };

@@ -22,20 +22,20 @@ function zero(): StateCounts {
 }
 
 /** Reads the status. `now` is epoch seconds; `deadLimit` bounds `recent_dead`. */
-export function readStatus(tx: StoreReader, judge: JudgeWorker, now = Date.now() / 1000, deadLimit = 5): StatusData {
+export async function readStatus(tx: StoreReader, judge: JudgeWorker, now = Date.now() / 1000, deadLimit = 5): Promise<StatusData> {
   const counts = zero();
   const queues: StatusData["queues"] = {};
   // Lanes are user-named: a lane called "constructor" or "toString" must not find Object.prototype's member.
   const lane = (queue: string) => (Object.hasOwn(queues, queue) ? queues[queue]! : (queues[queue] = { ...zero(), scheduled: 0 }));
-  for (const { state, queue, n } of tx.countByStateAndLane()) {
+  for (const { state, queue, n } of await tx.countByStateAndLane()) {
     counts[state] += n;
     lane(queue)[state] += n;
   }
   let scheduled = 0;
-  for (const { queue, n } of tx.countScheduledByLane(now)) {
+  for (const { queue, n } of await tx.countScheduledByLane(now)) {
     scheduled += n;
     lane(queue).scheduled = n;
   }
-  const live_workers = listWorkers(tx, judge, 1000).filter((w) => w.status === "live").length;
-  return { counts, scheduled, queues, recent_dead: tx.recentDead(deadLimit).map((j) => summarize(j, now)), live_workers };
+  const live_workers = (await listWorkers(tx, judge, 1000)).filter((w) => w.status === "live").length;
+  return { counts, scheduled, queues, recent_dead: (await tx.recentDead(deadLimit)).map((j) => summarize(j, now)), live_workers };
 }

@@ -24,12 +24,12 @@ export const PICK_LIMIT = 500;
  * Jobs in `states`, grouped by state in the order given, each group newest
  * first by when it ended (then by id), so the freshest failure comes first.
  */
-export function jobsInStates(store: Store, states: readonly JobState[], scope: JobScope, limit = PICK_LIMIT): Job[] {
-  return store.read((tx) => {
+export async function jobsInStates(store: Store, states: readonly JobState[], scope: JobScope, limit = PICK_LIMIT): Promise<Job[]> {
+  return await store.read(async (tx) => {
     const out: Job[] = [];
     for (const state of states) {
       if (out.length >= limit) break;
-      const rows = tx.listJobs({ states: [state], queue: scope.queue, tags: scope.tags, limit: limit - out.length });
+      const rows = await tx.listJobs({ states: [state], queue: scope.queue, tags: scope.tags, limit: limit - out.length });
       const ended = (j: Job) => j.finished_at ?? j.created_at;
       out.push(...rows.sort((a, b) => ended(b) - ended(a) || b.id - a.id));
     }
@@ -47,17 +47,17 @@ export interface TriageCard {
  * The card of job `id`, read fresh: null when the job is gone or no longer
  * dead or canceled (someone retried or deleted it since the list was read).
  */
-export function triageCard(store: Store, id: number, tailBytes: number): TriageCard | null {
-  const job = store.read((tx) => tx.getJob(id));
+export async function triageCard(store: Store, id: number, tailBytes: number): Promise<TriageCard | null> {
+  const job = await store.read(async (tx) => await tx.getJob(id));
   if (!job || !(TRIAGE_STATES as readonly string[]).includes(job.state)) return null;
-  return { job, feedback: jobFeedback(store, String(id), tailBytes).data };
+  return { job, feedback: (await jobFeedback(store, String(id), tailBytes)).data };
 }
 
 /** The latest attempt's stdout and stderr, each capped at its last `maxBytes`; null before any attempt. */
-export function latestOutput(store: Store, id: number, maxBytes: number): AttemptOutput | null {
-  return store.read((tx) => {
-    const job = tx.getJob(id);
-    const attempt = job ? pickAttempt(tx, job, null) : null;
+export async function latestOutput(store: Store, id: number, maxBytes: number): Promise<AttemptOutput | null> {
+  return await store.read(async (tx) => {
+    const job = await tx.getJob(id);
+    const attempt = job ? await pickAttempt(tx, job, null) : null;
     return attempt ? attemptOutput(attempt, [...STREAMS], maxBytes) : null;
   });
 }

@@ -4,6 +4,7 @@
  * some ended dead or canceled (exit 6 with `ok: true`); `TIMEOUT` (exit 4) when
  * the deadline passes first.
  */
+import { mapInOrder } from "./in-order.ts";
 import { SpoolError } from "../contract/errors.ts";
 import type { Job, JobState } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
@@ -53,11 +54,11 @@ export interface WaitResult {
  */
 export async function waitForJobs(store: Store, refs: string[], opts: WaitOptions): Promise<WaitResult> {
   const started = performance.now();
-  const ids = store.read((tx) => [...new Set(refs.map((ref) => resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION).id))]);
+  const ids = await store.read(async (tx) => [...new Set(await mapInOrder(refs, async (ref) => (await resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION)).id))]);
   for (;;) {
-    const jobs = store.read((tx) =>
-      ids.map((id) => {
-        const job = tx.getJob(id);
+    const jobs = await store.read(async (tx) =>
+      mapInOrder(ids, async (id) => {
+        const job = await tx.getJob(id);
         if (!job) throw new SpoolError("NOT_FOUND", `job ${id} no longer exists (pruned while waited on)`, { remediation: JOB_NOT_FOUND_REMEDIATION });
         return job;
       }),

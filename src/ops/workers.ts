@@ -2,6 +2,7 @@
  * The workers registry as operators see it (SPEC §5 `workers`, `stop`): who is
  * live, what each runs, and asking workers to stop through the registry.
  */
+import { mapInOrder } from "./in-order.ts";
 import { SpoolError } from "../contract/errors.ts";
 import type { WorkerRecord } from "../store/model.ts";
 import type { Store, StoreReader } from "../store/store.ts";
@@ -27,14 +28,14 @@ export interface WorkerView {
 export type JudgeWorker = (worker: WorkerRecord) => "alive" | "dead" | "unknown";
 
 /** Lists registry rows, newest heartbeat first, with their running jobs. */
-export function listWorkers(tx: StoreReader, judge: JudgeWorker, limit = 100): WorkerView[] {
+export async function listWorkers(tx: StoreReader, judge: JudgeWorker, limit = 100): Promise<WorkerView[]> {
   const running = new Map<string, number[]>();
-  for (const { worker_id, job_id } of tx.runningJobsByWorker()) {
+  for (const { worker_id, job_id } of await tx.runningJobsByWorker()) {
     const list = running.get(worker_id);
     if (list) list.push(job_id); // push, not copy: one worker may run thousands of jobs
     else running.set(worker_id, [job_id]);
   }
-  return tx.listWorkers(limit).map((w) => ({
+  return (await tx.listWorkers(limit)).map((w) => ({
     worker_id: w.worker_id,
     pid: w.pid,
     host: w.host,
@@ -52,10 +53,10 @@ export function listWorkers(tx: StoreReader, judge: JudgeWorker, limit = 100): W
  * Asks live workers to finish their running jobs and exit (one, or every live
  * one when `workerId` is null). Raises `NOT_FOUND` for an unknown, stopped or dead id.
  */
-export function requestStop(store: Store, workerId: string | null, judge: JudgeWorker): string[] {
-  return store.write((tx) => {
-    const live = listWorkers(tx, judge, 10000).filter((w) => w.status === "live" && (workerId === null || w.worker_id === workerId));
-    const ids = live.flatMap((w) => tx.requestWorkerStop(w.worker_id));
+export async function requestStop(store: Store, workerId: string | null, judge: JudgeWorker): Promise<string[]> {
+  return await store.write(async (tx) => {
+    const live = (await listWorkers(tx, judge, 10000)).filter((w) => w.status === "live" && (workerId === null || w.worker_id === workerId));
+    const ids = (await mapInOrder(live, (w) => tx.requestWorkerStop(w.worker_id))).flat();
     if (workerId !== null && ids.length === 0) {
       throw new SpoolError("NOT_FOUND", `no running worker with id ${JSON.stringify(workerId)}`, { remediation: "run: spoolctl workers  (to see worker ids)" });
     }

@@ -1,27 +1,57 @@
 /**
- * Opening a queue by location. The SQLite driver is the only one today; this is
- * the seam where a PostgreSQL driver (SPEC §10) will be chosen.
+ * Opening a queue by location: the one place that chooses a driver
+ * (docs/architecture.md "The driver contract").
  */
+import { existsSync } from "node:fs";
 import type { QueueLocation } from "./location.ts";
-import { inspectSqliteQueue, type QueueInspection } from "./sqlite/inspect.ts";
+import { sqliteChecks } from "./sqlite/inspect.ts";
 import { openSqliteStore } from "./sqlite/open.ts";
-import type { Store } from "./store.ts";
+import type { Store, StoreCheck } from "./store.ts";
 
-export type { Store, StoreReader, StoreWriter } from "./store.ts";
-export type { QueueInspection } from "./sqlite/inspect.ts";
-/** The schema version this binary writes (SPEC §3 `meta`). */
+export type { Store, StoreCheck, StoreReader, StoreWriter, Waker } from "./store.ts";
+export { writableOrCreatable } from "./sqlite/inspect.ts";
+/** The schema version this binary writes (docs/architecture.md "Migrations"). */
 export { SCHEMA_VERSION } from "./sqlite/migrations.ts";
 
 /**
- * Opens the queue at `location`. With `create: false` a missing file reads as
- * an empty queue and nothing is created; with `readOnly` (verbs that never
- * write) the file is opened read-only. Errors: see {@link openSqliteStore}.
+ * Opens the queue at `location`. With `create: false` a missing queue reads as
+ * empty (`store.exists` false) and nothing is created; with `readOnly` (verbs
+ * that never write) it is opened read-only. Raises `INTERNAL` when it cannot be
+ * opened, is newer than this binary or is not a spoolctl queue; `LOCKED` when a
+ * migration waits out the lock.
  */
-export function openQueue(location: QueueLocation, opts: { create: boolean; readOnly?: boolean }): Store {
+export async function openQueue(location: QueueLocation, opts: { create: boolean; readOnly?: boolean }): Promise<Store> {
   return openSqliteStore({ path: location.dbPath, spoolDir: location.spoolDir, create: opts.create, readOnly: opts.readOnly });
 }
 
-/** Inspects the queue file read-only for `doctor`: nothing is created, migrated or changed. */
-export function inspectQueue(location: QueueLocation): QueueInspection {
-  return inspectSqliteQueue(location.dbPath);
+/** The driver's read-only readiness checks of the queue at `dbPath`, for `doctor`: nothing is created, migrated or changed. */
+export async function diagnoseQueue(dbPath: string): Promise<StoreCheck[]> {
+  return sqliteChecks(dbPath);
+}
+
+/** A reader of a queue that may not exist yet (see {@link openAppearing}). */
+export interface AppearingQueue {
+  read: Store["read"];
+  watch: Store["watch"];
+}
+
+/**
+ * Opens a queue for a reader that waits (`status --watch`, `events --follow`):
+ * while the queue does not exist it reads as empty, and it is opened for real
+ * as soon as a writer creates it; nothing is created by reading. `opened`
+ * receives every store opened, for the caller to close.
+ */
+export async function openAppearing(location: QueueLocation, opened: (store: Store) => void): Promise<AppearingQueue> {
+  let store = await openQueue(location, { create: false, readOnly: true });
+  opened(store);
+  return {
+    async read(fn) {
+      if (!store.exists && existsSync(location.dbPath)) {
+        store = await openQueue(location, { create: false, readOnly: true });
+        opened(store);
+      }
+      return store.read(fn);
+    },
+    watch: () => store.watch(),
+  };
 }

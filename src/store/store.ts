@@ -1,12 +1,15 @@
 /**
- * The narrow driver interface between the queue operations (`src/ops/`) and a
- * database. SQLite (`src/store/sqlite/`) is the one driver today; a PostgreSQL
- * driver (SPEC §10) implements the same interface and must pass the same shared
- * test suite (`test/store.test.ts`).
+ * The driver interface between the queue operations (`src/ops/`) and a
+ * database: every method is async and does a whole operation, so that a driver
+ * reached over a network pays one round trip per call. Each driver (SQLite in
+ * `src/store/sqlite/`, PostgreSQL in `src/store/postgres/`) passes the one
+ * conformance suite in `test/store/`. The driver contract, and which rules rest
+ * on isolation, are in docs/architecture.md ("The driver contract").
  *
  * Every method of {@link StoreWriter} runs inside the transaction opened by
- * {@link Store.write} (SQLite: `BEGIN IMMEDIATE`, SPEC §2), so an operation that
- * reads, decides and writes does so atomically. Times are epoch seconds (float).
+ * {@link Store.write}, so an operation that reads, decides and writes does so
+ * atomically. A callback given to `read`/`write` awaits nothing but the
+ * transaction's own methods. Times are epoch seconds (float).
  */
 import type {
   Attempt,
@@ -25,62 +28,97 @@ import type {
 /** Reads; inside {@link Store.read} they see one consistent snapshot. */
 export interface StoreReader {
   /** The job with this id, or null. */
-  getJob(id: number): Job | null;
+  getJob(id: number): Promise<Job | null>;
   /** The queued or running job holding this idempotency key, or null (SPEC §4). */
-  findActiveJobByKey(key: string): Job | null;
+  findActiveJobByKey(key: string): Promise<Job | null>;
   /** The most recent job (any state) holding this idempotency key, or null. */
-  findLatestJobByKey(key: string): Job | null;
+  findLatestJobByKey(key: string): Promise<Job | null>;
   /** Jobs matching `filter`, newest first. */
-  listJobs(filter: JobFilter): Job[];
+  listJobs(filter: JobFilter): Promise<Job[]>;
   /** Job counts by state and lane. */
-  countByStateAndLane(): LaneCount[];
+  countByStateAndLane(): Promise<LaneCount[]>;
   /** Queued jobs whose `next_run_at` is after `now`, per lane. */
-  countScheduledByLane(now: number): { queue: string; n: number }[];
+  countScheduledByLane(now: number): Promise<{ queue: string; n: number }[]>;
   /** The newest dead jobs. */
-  recentDead(limit: number): Job[];
+  recentDead(limit: number): Promise<Job[]>;
   /** The most recently finished failed, timed-out or abandoned attempts of the newest 10,000 jobs, newest first. */
-  recentFailedAttempts(limit: number): Attempt[];
+  recentFailedAttempts(limit: number): Promise<Attempt[]>;
   /**
    * Jobs of a lane that hold `work --drain` open (SPEC §4): `running`, and
    * `waiting` = queued jobs that are due at `now` or wait out a retry/reap backoff.
    */
-  laneBacklog(queue: string, now: number): { running: number; waiting: number };
+  laneBacklog(queue: string, now: number): Promise<{ running: number; waiting: number }>;
   /** Attempts of a job, oldest first. */
-  attemptsOf(jobId: number): Attempt[];
+  attemptsOf(jobId: number): Promise<Attempt[]>;
   /** One attempt, or null. */
-  getAttempt(jobId: number, attemptNo: number): Attempt | null;
+  getAttempt(jobId: number, attemptNo: number): Promise<Attempt | null>;
   /** Ledger rows of a job, oldest first. */
-  eventsOf(jobId: number): JobEvent[];
+  eventsOf(jobId: number): Promise<JobEvent[]>;
+  /**
+   * Output an attempt shipped to the database (see {@link Store.shipsOutput}):
+   * up to `maxBytes` from byte `offset` of one stream, and the stream's shipped
+   * size; null when nothing was shipped for it.
+   */
+  readAttemptOutput(jobId: number, attemptNo: number, stream: OutputStream, offset: number, maxBytes: number): Promise<ShippedOutput | null>;
+  /** Every queue-wide setting that is set, as raw JSON text by key (one round trip). */
+  listSettings(): Promise<Record<string, string>>;
   /** A queue-wide setting's raw JSON text, or null when unset. */
-  getSetting(key: string): string | null;
+  getSetting(key: string): Promise<string | null>;
   /**
    * Whether a lane is settled for `work --drain` (SPEC §4): nothing running,
    * nothing due at `now`, no retry/reap backoff pending.
    */
-  laneSettled(queue: string, now: number): boolean;
+  laneSettled(queue: string, now: number): Promise<boolean>;
   /** Earliest `next_run_at` of a queued job in the lane, or null. */
-  nextDueAt(queue: string): number | null;
+  nextDueAt(queue: string): Promise<number | null>;
   /** Number of running jobs in a lane. */
-  runningInLane(queue: string): number;
+  runningInLane(queue: string): Promise<number>;
   /** Whether a queued job of the lane is due at `now` (a cheap check before claiming). */
-  hasDueJob(queue: string, now: number): boolean;
-  /** Running jobs whose heartbeat is older than `cutoff` (reap candidates, SPEC §4). */
-  staleRunningJobs(cutoff: number): Job[];
+  hasDueJob(queue: string, now: number): Promise<boolean>;
+  /**
+   * Running jobs whose heartbeat (their lease) is older than `leaseSeconds`,
+   * judged by the database's clock (reap candidates, docs/architecture.md "Reaping").
+   */
+  staleRunningJobs(leaseSeconds: number): Promise<Job[]>;
   /** A worker's registry row, or null. */
-  getWorker(workerId: string): WorkerRecord | null;
+  getWorker(workerId: string): Promise<WorkerRecord | null>;
   /** Registry rows, most recently seen first. */
-  listWorkers(limit: number): WorkerRecord[];
+  listWorkers(limit: number): Promise<WorkerRecord[]>;
   /** Running jobs per owning worker id. */
-  runningJobsByWorker(): { worker_id: string; job_id: number }[];
+  runningJobsByWorker(): Promise<{ worker_id: string; job_id: number }[]>;
   /** Ledger rows with `id > afterId` (optionally of one job), oldest first, at most `limit`. */
-  listEvents(query: EventQuery): JobEvent[];
+  listEvents(query: EventQuery): Promise<JobEvent[]>;
   /**
    * Terminal jobs in `states` (only done, dead, canceled are ever returned) that
    * finished before `finishedBefore` (epoch seconds), oldest first: prune candidates.
    */
-  pruneCandidates(states: JobState[], finishedBefore: number): Job[];
+  pruneCandidates(states: JobState[], finishedBefore: number): Promise<Job[]>;
   /** How many attempt and ledger rows these jobs have. */
-  historyCounts(jobIds: number[]): { attempts: number; events: number };
+  historyCounts(jobIds: number[]): Promise<{ attempts: number; events: number }>;
+}
+
+/** An attempt's output stream. */
+export type OutputStream = "stdout" | "stderr";
+
+/** Shipped output of one stream (see {@link StoreReader.readAttemptOutput}). */
+export interface ShippedOutput {
+  bytes: Uint8Array;
+  /** Bytes shipped for the stream so far. */
+  size: number;
+  /** Whether the per-attempt cap cut the stream. */
+  truncated: boolean;
+}
+
+/** A piece of output a worker ships (see {@link StoreWriter.appendAttemptOutput}). */
+export interface OutputChunk {
+  jobId: number;
+  attemptNo: number;
+  workerId: string;
+  stream: OutputStream;
+  /** Byte offset of `bytes` in the stream. */
+  offset: number;
+  bytes: Uint8Array;
+  truncated: boolean;
 }
 
 /** A page of the ledger (SPEC §5 `events`). */
@@ -102,14 +140,44 @@ export interface AttemptClosing {
   now: number;
 }
 
-/** The claim request (SPEC §4 "Claim order", "Lanes and slots"). */
+/** The claim request (docs/contract.md "Claim order", "Lanes and slots"). */
 export interface ClaimRequest {
   queue: string;
   workerId: string;
   workerPid: number;
   /** Fleet-wide ceiling of running jobs in the lane; null = none. */
   slots: number | null;
+  /** At most this many jobs (≥ 1). */
+  limit: number;
   now: number;
+}
+
+/** A job a claim moved to `running`, with the attempt row it opened. */
+export interface ClaimedJob {
+  job: Job;
+  attempt: Attempt;
+}
+
+/** One ledger row to append with a write (the worker id and time come from the write). */
+export interface EventToAppend {
+  event: EventName;
+  workerId: string | null;
+  detail: string | null;
+}
+
+/** One running attempt a worker renews its lease on. */
+export interface AttemptKey {
+  jobId: number;
+  attemptNo: number;
+}
+
+/** What a heartbeat learned about one attempt. */
+export interface AttemptLease {
+  jobId: number;
+  attemptNo: number;
+  /** False when the worker no longer owns the attempt (canceled, force-retried, reaped). */
+  owned: boolean;
+  cancelRequested: boolean;
 }
 
 /** The outcome of an attempt as written back by its worker. */
@@ -124,6 +192,8 @@ export interface AttemptRecord {
   error: string | null;
   failureReason: FailureReason | null;
   jobState: JobState;
+  /** Ledger rows written with the outcome, only when it was written. */
+  events: EventToAppend[];
   attempts: number;
   crashes: number;
   nextRunAt: number;
@@ -132,42 +202,42 @@ export interface AttemptRecord {
 /** Writes; only valid inside {@link Store.write}. */
 export interface StoreWriter extends StoreReader {
   /** Inserts a job in state `queued`; returns the stored row. */
-  insertJob(job: NewJob, now: number): Job;
+  insertJob(job: NewJob, now: number): Promise<Job>;
   /** Appends a ledger row. */
-  appendEvent(jobId: number, event: EventName, workerId: string | null, detail: string | null, now: number): void;
-  /**
-   * The claim: one statement that moves the next eligible job of the lane to
-   * `running`, owned by the worker, and bumps its attempt number; null when none
-   * is eligible or the lane is at its slot ceiling.
-   */
-  claimNext(req: ClaimRequest): Job | null;
-  /** Inserts the attempt row of a fresh claim. */
-  insertAttempt(attempt: Omit<Attempt, "finished_at" | "exit_code" | "signal" | "error" | "failure_reason" | "pgid" | "pgid_start_time">): void;
+  appendEvent(jobId: number, event: EventName, workerId: string | null, detail: string | null, now: number): Promise<void>;
   /** Records the child's process group and its start time on the running attempt. */
-  setAttemptProcess(jobId: number, attemptNo: number, pgid: number, startTime: string | null): void;
+  setAttemptProcess(jobId: number, attemptNo: number, pgid: number, startTime: string | null): Promise<void>;
   /**
-   * Writes an attempt's outcome and the job's next state, guarded by owner and
-   * attempt number (SPEC §4): returns false, changing nothing, when the worker
-   * no longer owns that attempt.
+   * Writes an attempt's outcome, the job's next state and `rec.events`, fenced
+   * by (job, attempt, worker) (docs/architecture.md "Fencing"): returns false,
+   * changing nothing, when the worker no longer owns that attempt.
    */
-  recordAttempt(rec: AttemptRecord): boolean;
+  recordAttempt(rec: AttemptRecord): Promise<boolean>;
+  /**
+   * Appends `bytes` at byte `offset` of an attempt's shipped stream, fenced by
+   * (job, attempt, worker): returns false, changing nothing, when the worker no
+   * longer owns the attempt. A repeated chunk (same offset) is written once.
+   * `truncated` marks that the per-attempt cap was reached and later bytes dropped.
+   */
+  appendAttemptOutput(chunk: OutputChunk): Promise<boolean>;
   /** Sets a queue-wide setting (raw JSON text). */
-  setSetting(key: string, value: string): void;
+  setSetting(key: string, value: string): Promise<void>;
   /** Registers or refreshes a worker's registry row. */
-  upsertWorker(worker: WorkerRecord): void;
+  upsertWorker(worker: WorkerRecord): Promise<void>;
   /** Marks a worker as stopped (it exited cleanly). */
-  markWorkerStopped(workerId: string, now: number): void;
+  markWorkerStopped(workerId: string, now: number): Promise<void>;
   /**
-   * Advances a running job's heartbeat if the worker still owns the attempt.
-   * Returns null when it does not, else whether a cancel was requested.
+   * Renews the lease of each attempt the worker still owns (one statement; the
+   * database's clock) and reports, per attempt, whether it is still owned and
+   * whether a cancel was requested.
    */
-  heartbeatJob(jobId: number, attemptNo: number, workerId: string, now: number): { cancelRequested: boolean } | null;
+  heartbeatJobs(workerId: string, attempts: AttemptKey[], now: number): Promise<AttemptLease[]>;
   /** Advances a worker's registry heartbeat; returns whether a stop was requested. */
-  heartbeatWorker(workerId: string, now: number): { stopRequested: boolean };
+  heartbeatWorker(workerId: string, now: number): Promise<{ stopRequested: boolean }>;
   /** Sets `stop_requested` on registered, not yet stopped workers (one, or all when null); returns their ids. */
-  requestWorkerStop(workerId: string | null): string[];
+  requestWorkerStop(workerId: string | null): Promise<string[]>;
   /** Removes a queue-wide setting, so its default applies again. Returns whether it was set. */
-  deleteSetting(key: string): boolean;
+  deleteSetting(key: string): Promise<boolean>;
   /**
    * Requeues a job that is in state `from` (dead, canceled, or running for
    * `retry --force`) with fresh budgets: `attempts` and `crashes` reset, due at
@@ -175,31 +245,31 @@ export interface StoreWriter extends StoreReader {
    * `locked_by` is what makes the old worker's late writes change nothing.
    * Returns false, changing nothing, when the job is no longer in `from`.
    */
-  requeueJob(jobId: number, from: JobState, now: number): boolean;
+  requeueJob(jobId: number, from: JobState, now: number): Promise<boolean>;
   /**
    * Closes a still-running attempt row on behalf of its worker (`retry --force`).
    * Returns false when the attempt is not running.
    */
-  closeAttempt(closing: AttemptClosing): boolean;
+  closeAttempt(closing: AttemptClosing): Promise<boolean>;
   /** Cancels a queued job at once (SPEC §4 "Cancel"). Returns false when it is not queued. */
-  cancelQueuedJob(jobId: number, now: number): boolean;
+  cancelQueuedJob(jobId: number, now: number): Promise<boolean>;
   /**
    * Sets `cancel_requested` on a running job; its worker sees it on the next
    * heartbeat. Returns false when the job is not running.
    */
-  requestCancel(jobId: number): boolean;
+  requestCancel(jobId: number): Promise<boolean>;
   /**
    * Deletes terminal jobs with their attempts and ledger rows (never queued or
    * running ones, whatever the ids). Returns the row counts deleted.
    */
-  deleteJobs(jobIds: number[]): { jobs: number; attempts: number; events: number };
+  deleteJobs(jobIds: number[]): Promise<{ jobs: number; attempts: number; events: number }>;
   /**
    * Changes how a job will run next (triage's "retry with a new timeout, retry
    * budget or env"), guarded by its state like {@link requeueJob}: returns
    * false, changing nothing, when the job is no longer in `from`. Fields left
    * out keep their value; `env` replaces the whole map.
    */
-  updateJobSettings(jobId: number, from: JobState, changes: JobSettingsChange): boolean;
+  updateJobSettings(jobId: number, from: JobState, changes: JobSettingsChange): Promise<boolean>;
 }
 
 /** New run settings of a job; absent fields stay as they are. */
@@ -209,20 +279,67 @@ export interface JobSettingsChange {
   env?: Record<string, string>;
 }
 
+/** A wake-up source: resolves soon after another process commits to the queue. */
+export interface Waker {
+  /** Resolves at the next commit seen or after `ms`, whichever is first. */
+  wait(ms: number): Promise<void>;
+  /** Wakes a pending {@link wait} now (used by the worker's own events). */
+  poke(): void;
+  close(): void;
+}
+
+/** One readiness check a driver reports to `doctor`. */
+export interface StoreCheck {
+  id: string;
+  status: "pass" | "warn" | "fail" | "skip";
+  message: string;
+  remediation: string | null;
+}
+
 /** An open queue. */
 export interface Store {
-  /** Absolute path of the database (":memory:" for an absent queue opened read-only). */
-  readonly path: string;
-  /** Absolute path of the spool folder holding attempt output. */
+  /** Which driver this is. */
+  readonly driver: "sqlite" | "postgres";
+  /** Where the queue is, fit to print: a file path, or a URL without its password. */
+  readonly location: string;
+  /** Absolute path of the spool folder holding attempt output on this host. */
   readonly spoolDir: string;
-  /** Runs `fn` in a read snapshot. */
-  read<T>(fn: (tx: StoreReader) => T): T;
   /**
-   * Runs `fn` in one write transaction; commits when it returns, rolls back when
-   * it throws. Raises `LOCKED` (exit 4) when the write lock cannot be had within
-   * the busy timeout.
+   * Whether the queue exists yet (false: an absent queue opened for reading,
+   * which reads as empty and creates nothing).
    */
-  write<T>(fn: (tx: StoreWriter) => T): T;
+  readonly exists: boolean;
+  /** The queue's identity (kept in `meta`; "" for an absent queue), used for attempt markers. */
+  readonly queueId: string;
+  /**
+   * The queue's clock, epoch seconds: this host's clock corrected by the skew
+   * to the database's measured at connect (SQLite: this host's clock). Every
+   * time a worker writes comes from here, so hosts whose clocks disagree still
+   * agree on when a job is due (docs/architecture.md "Clocks").
+   */
+  now(): number;
+  /**
+   * Whether workers ship attempt output into the database as it is written
+   * (a queue shared by several hosts), so that readers on other hosts see it.
+   */
+  readonly shipsOutput: boolean;
+  /** Runs `fn` in a read snapshot. */
+  read<T>(fn: (tx: StoreReader) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in one write transaction; commits when it resolves, rolls back
+   * when it throws. Raises `LOCKED` (exit 4) when the write lock cannot be had
+   * in time, `INTERNAL` with `detail.storage` when the storage fails.
+   */
+  write<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T>;
+  /**
+   * The claim, in one short transaction: up to `req.limit` eligible jobs of the
+   * lane in claim order, moved to `running` for the worker with their attempt
+   * rows and `claimed` events; fewer (or none) when the lane's `slots` are taken.
+   * `spoolDir` names where the attempt output will be written.
+   */
+  claimJobs(req: ClaimRequest): Promise<ClaimedJob[]>;
+  /** A wake-up source for idle workers and `events --follow`. */
+  watch(): Waker;
   /** Closes the connection. */
-  close(): void;
+  close(): Promise<void>;
 }

@@ -7,7 +7,7 @@
 import { colorEnabled, paint, type Paint } from "./color.ts";
 import { fitScreen } from "./status-view.ts";
 
-/** A redraw trigger: resolves at the next queue change or after `ms` (see worker/wake). */
+/** A redraw trigger: resolves at the next queue change or after `ms` (a store's `watch()`). */
 export interface Wakeable {
   wait(ms: number): Promise<void>;
   poke(): void;
@@ -21,7 +21,7 @@ export interface Wakeable {
 export async function runWatchScreen(opts: {
   out: NodeJS.WriteStream;
   intervalMs: number;
-  frame: (color: Paint) => string[];
+  frame: (color: Paint) => Promise<string[]>;
   wake: Wakeable;
 }): Promise<void> {
   const { out, intervalMs, wake } = opts;
@@ -38,7 +38,7 @@ export async function runWatchScreen(opts: {
   out.write("\u001b[?25l\u001b[H\u001b[2J"); // hide the cursor, clear once
   try {
     while (!stopped) {
-      const lines = fitScreen(opts.frame(color), out.columns || 80, out.rows || 24);
+      const lines = fitScreen(await opts.frame(color), out.columns || 80, out.rows || 24);
       out.write("\u001b[H" + lines.map((l) => l + "\u001b[K").join("\n") + "\u001b[J");
       const started = performance.now();
       await wake.wait(intervalMs);

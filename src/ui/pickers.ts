@@ -46,7 +46,7 @@ async function pickJobs(message: string, jobs: Job[], none: string): Promise<num
 
 /** `retry` without an ID: pick among dead and canceled jobs, newest first. Null when canceled. */
 export async function pickToRetry(store: Store): Promise<number[] | null> {
-  const jobs = jobsInStates(store, RETRYABLE_STATES, { tags: {} });
+  const jobs = await jobsInStates(store, RETRYABLE_STATES, { tags: {} });
   return pickJobs("Jobs to retry (space selects, enter confirms, Ctrl-C stops)", jobs, "no dead or canceled jobs to retry");
 }
 
@@ -58,7 +58,7 @@ export async function pickToRetry(store: Store): Promise<number[] | null> {
  */
 export async function pickToCancel(store: Store, opts: { running: boolean; yes: boolean }): Promise<{ ids: number[]; confirmedRunning: boolean }> {
   const states: JobState[] = opts.running ? ["running", "queued"] : ["queued"];
-  const jobs = jobsInStates(store, states, { tags: {} });
+  const jobs = await jobsInStates(store, states, { tags: {} });
   const hint = opts.running ? "" : " — running jobs are listed with --running";
   const ids = await pickJobs(`Jobs to cancel (space selects, enter confirms, Ctrl-C stops)${hint}`, jobs, `no ${opts.running ? "queued or running" : "queued"} jobs to cancel`);
   if (!ids?.length) return { ids: [], confirmedRunning: false };

@@ -92,7 +92,7 @@ async function triageOne(store: Store, card: TriageCard, summary: TriageSummary)
     try {
       switch (action) {
         case "r": {
-          retryJobs(store, { refs: [String(id)] }, { force: false });
+          await retryJobs(store, { refs: [String(id)] }, { force: false });
           summary.retried.push({ job_id: id, changed: {} });
           p.log.success(`Retried job ${id}; now queued`);
           return "next";
@@ -102,7 +102,7 @@ async function triageOne(store: Store, card: TriageCard, summary: TriageSummary)
         case "e": {
           const overrides = await askOverrides(action, card);
           if (!overrides) continue;
-          const done = retryWithOverrides(store, String(id), overrides);
+          const done = await retryWithOverrides(store, String(id), overrides);
           summary.retried.push({ job_id: id, changed: done.changed });
           p.log.success(`Retried job ${id} (${describeChanges(done.changed)}); now queued`);
           return "next";
@@ -110,13 +110,13 @@ async function triageOne(store: Store, card: TriageCard, summary: TriageSummary)
         case "d": {
           const sure = await ask(p.confirm({ message: `Delete job ${id}, its ${card.job.last_attempt_no} attempt(s), events and output files? This cannot be undone.`, initialValue: false }));
           if (!sure) continue;
-          const gone = deleteJob(store, String(id));
+          const gone = await deleteJob(store, String(id));
           summary.deleted.push(id);
           p.log.success(`Deleted job ${id} (${gone.deleted_attempts} attempt(s), ${gone.deleted_events} event(s), ${gone.freed_bytes} bytes of output)`);
           return "next";
         }
         case "v":
-          p.log.message(outputText(latestOutput(store, id, VIEW_MAX_BYTES), id));
+          p.log.message(outputText(await latestOutput(store, id, VIEW_MAX_BYTES), id));
           continue;
         case "s":
           summary.skipped.push(id);
@@ -140,7 +140,7 @@ async function triageOne(store: Store, card: TriageCard, summary: TriageSummary)
  * it at once (resolving, not throwing): the job on screen is left as it was.
  */
 export async function runTriage(store: Store, scope: JobScope, scopeText: string): Promise<TriageSummary> {
-  const jobs = jobsInStates(store, TRIAGE_STATES, scope);
+  const jobs = await jobsInStates(store, TRIAGE_STATES, scope);
   const summary: TriageSummary = { looked_at: 0, listed: jobs.length, retried: [], deleted: [], skipped: [], interrupted: false };
   p.intro(`spoolctl triage${scopeText}`);
   if (jobs.length === 0) {
@@ -157,7 +157,7 @@ export async function runTriage(store: Store, scope: JobScope, scopeText: string
   process.on("SIGINT", onSigint);
   try {
     for (const [index, listed] of jobs.entries()) {
-      const card = triageCard(store, listed.id, CARD_TAIL_BYTES);
+      const card = await triageCard(store, listed.id, CARD_TAIL_BYTES);
       if (!card) continue; // retried, deleted or changed by someone else since the list was read
       summary.looked_at++;
       const width = Math.max(40, (process.stdout.columns || 80) - 8);

@@ -1,6 +1,7 @@
 /** The worker's log lines, in the seed's wording (SPEC §5). */
 import type { Outcome } from "../ops/outcome.ts";
 import type { WorkerEvent } from "../worker/loop.ts";
+import { HOST } from "../worker/liveness.ts";
 import { escapeControl } from "./text.ts";
 
 function next(outcome: Outcome): string {
@@ -27,10 +28,16 @@ export function workerLine(event: WorkerEvent): string {
     case "finished":
       return `spoolctl: job ${event.jobId} attempt ${event.attemptNo} ${verdict(event.outcome)} (${event.seconds.toFixed(1)}s) -> ${next(event.outcome)}`;
     case "lost":
-      return `spoolctl: job ${event.jobId} attempt ${event.attemptNo} ended after the job was taken from this worker (canceled or retried); result not recorded`;
+      return `spoolctl: job ${event.jobId} attempt ${event.attemptNo} ended after the job was taken from this worker (canceled, retried, or reaped when its lease expired); result not recorded`;
     case "reaped":
       // The seed's exact wording (issue 3): "now queued", without the retry delay.
-      return `spoolctl: reaped job ${event.reaped.jobId} (worker pid ${event.reaped.workerPid} died); now ${event.reaped.outcome.jobState}`;
+      return event.reaped.host === HOST
+        ? `spoolctl: reaped job ${event.reaped.jobId} (worker pid ${event.reaped.workerPid} died); now ${event.reaped.outcome.jobState}`
+        : `spoolctl: reaped job ${event.reaped.jobId} (worker pid ${event.reaped.workerPid} on ${escapeControl(event.reaped.host)} lost its lease); now ${event.reaped.outcome.jobState}`;
+    case "orphans":
+      return `spoolctl: killed ${event.killed.length} orphaned process group(s) left on this host by dead workers (${event.killed.map((k) => `job ${k.jobId} attempt ${k.attemptNo}`).join(", ")})`;
+    case "lease_lost":
+      return `spoolctl: cannot renew the lease of ${event.jobIds.length} running job(s) for ${event.seconds.toFixed(0)}s; stopped them (job ${event.jobIds.join(", ")}) before another worker takes them over`;
     case "transient":
       return `spoolctl: ${escapeControl(event.message)}; will retry`;
     case "stopping":

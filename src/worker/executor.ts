@@ -24,8 +24,8 @@ export const ATTEMPT_MARKER = "SPOOLCTL_ATTEMPT_TOKEN";
  * The marker value of one attempt of one queue: stable across processes, so a
  * reaper can find an orphan's processes by their environment (see groupsWithEnv).
  */
-export function attemptMarker(dbPath: string, jobId: number, attemptNo: number): string {
-  return `${ATTEMPT_MARKER}=${Bun.hash(dbPath).toString(16)}-${jobId}-${attemptNo}`;
+export function attemptMarker(queueId: string, jobId: number, attemptNo: number): string {
+  return `${ATTEMPT_MARKER}=${queueId}-${jobId}-${attemptNo}`;
 }
 
 /** Calls `fn` after `ms` milliseconds, even beyond setTimeout's 24.8-day limit; returns a canceller. */

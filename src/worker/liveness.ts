@@ -133,18 +133,29 @@ export function groupHasLiveMembers(pgid: number): boolean {
  * session of its own (setsid). Elsewhere, returns [].
  */
 export function groupsWithEnv(entry: string): number[] {
+  return [...new Set(groupsWithEnvPrefix(entry).filter((g) => g.entry === entry).map((g) => g.pgid))];
+}
+
+/**
+ * Live process groups (Linux: scans `/proc`) whose processes carry an
+ * environment entry starting with `prefix`, with the entry found; [] elsewhere.
+ * Groups led by PID 1 or by this process are never returned.
+ */
+export function groupsWithEnvPrefix(prefix: string): { pgid: number; entry: string }[] {
   if (process.platform !== "linux") return [];
   const own = process.pid;
-  const groups = new Set<number>();
+  const found: { pgid: number; entry: string }[] = [];
   for (const pid of procPids()) {
+    let entry: string | undefined;
     try {
-      if (!readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(entry)) continue;
+      entry = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").find((e) => e.startsWith(prefix));
     } catch {
       continue; // gone meanwhile, or not ours to read
     }
+    if (entry === undefined) continue;
     const fields = statFields(pid);
     const pgid = Number(fields?.[2]);
-    if (fields && !dead(fields[0]) && pgid > 1 && pgid !== own) groups.add(pgid);
+    if (fields && !dead(fields[0]) && pgid > 1 && pgid !== own) found.push({ pgid, entry });
   }
-  return [...groups];
+  return found;
 }

@@ -5,15 +5,14 @@
  * stopped), `once` (one claim at most), `drain` (until the lane is settled).
  */
 import { SpoolError } from "../contract/errors.ts";
-import { claimNext, type ClaimedAttempt } from "../ops/claim.ts";
+import { claimJobs, type ClaimedAttempt } from "../ops/claim.ts";
 import type { Outcome, ProcessEnd } from "../ops/outcome.ts";
 import { recordAttemptEnd } from "../ops/record.ts";
-import type { Store } from "../store/store.ts";
+import type { AttemptKey, Store, Waker } from "../store/store.ts";
 import { attemptMarker, startAttempt } from "./executor.ts";
-import { reapDeadWorkers, type ReapedJob } from "./reaper.ts";
+import { killOrphans, reapDeadWorkers, type ReapedJob } from "./reaper.ts";
 import { registerWorker } from "./registry.ts";
 import { readTiming, type Timing } from "./timing.ts";
-import { watchQueue, type Waker } from "./wake.ts";
 
 /** How a worker runs. Times in seconds. */
 export interface WorkOptions {
@@ -32,6 +31,8 @@ export type WorkerEvent =
   | { type: "finished"; jobId: number; attemptNo: number; argv: string[]; outcome: Outcome; seconds: number }
   | { type: "lost"; jobId: number; attemptNo: number }
   | { type: "reaped"; reaped: ReapedJob }
+  | { type: "orphans"; killed: { jobId: number; attemptNo: number; pgid: number }[] }
+  | { type: "lease_lost"; jobIds: number[]; seconds: number }
   | { type: "transient"; message: string }
   | { type: "stopping"; reason: string; inFlight: number };
 
@@ -50,7 +51,6 @@ export interface WorkSummary {
 interface InFlight {
   claimed: ClaimedAttempt;
   stop(reason: "canceled" | "interrupted"): void;
-  done: Promise<void>;
 }
 
 /** One `work` process's loop. */
@@ -101,16 +101,17 @@ export class Worker {
   /** Runs until the mode says stop; resolves with the summary. */
   async run(): Promise<WorkSummary> {
     const { store, opts } = this;
-    registerWorker(store, opts.workerId, opts.queue);
-    this.waker = watchQueue(store.path);
-    const registryBeat = setInterval(() => this.beatRegistry(), this.timing.heartbeat * 1000);
+    await registerWorker(store, opts.workerId, opts.queue);
+    await this.sweepOrphans();
+    this.waker = store.watch();
+    const beat = setInterval(() => void this.heartbeat(), this.timing.heartbeat * 1000);
     try {
       await this.loop();
     } finally {
-      clearInterval(registryBeat);
+      clearInterval(beat);
       this.waker.close();
       try {
-        store.write((tx) => tx.markWorkerStopped(opts.workerId, Date.now() / 1000));
+        await store.write(async (tx) => tx.markWorkerStopped(opts.workerId, store.now()));
       } catch {
         // best effort: a stale registry row is judged by PID liveness anyway
       }
@@ -118,12 +119,68 @@ export class Worker {
     return this.summary;
   }
 
-  private beatRegistry(): void {
+  private beating = false;
+  /** When the lease was last renewed (performance.now(), ms). */
+  private renewedAt = performance.now();
+  /** Set when {@link checkLease} stopped the children; cleared by the next renewal. */
+  private leaseStopped = false;
+
+  /** Kills what dead workers of this queue left running on this host (docs/architecture.md "Orphans"). */
+  private async sweepOrphans(): Promise<void> {
     try {
-      const { stopRequested } = this.store.write((tx) => tx.heartbeatWorker(this.opts.workerId, Date.now() / 1000));
-      if (stopRequested) this.requestStop("stop requested through the registry");
+      const killed = await killOrphans(this.store);
+      if (killed.length > 0) this.emit({ type: "orphans", killed });
     } catch (error) {
       this.transient(error);
+    }
+  }
+
+  /**
+   * A worker that cannot renew its lease stops its children itself before the
+   * lease runs out, so a partitioned host never runs a job beside the worker
+   * that reaps and re-runs it elsewhere. One heartbeat of margin.
+   */
+  private checkLease(): void {
+    const silentSeconds = (performance.now() - this.renewedAt) / 1000;
+    const limit = Math.max(this.timing.reapThreshold - this.timing.heartbeat, 2 * this.timing.heartbeat);
+    if (this.leaseStopped || this.inFlight.size === 0 || silentSeconds < limit) return;
+    this.leaseStopped = true;
+    const jobIds = [...this.inFlight.values()].map((f) => f.claimed.job.id);
+    for (const flight of this.inFlight.values()) flight.stop("interrupted");
+    this.emit({ type: "lease_lost", jobIds, seconds: silentSeconds });
+  }
+
+  /**
+   * One heartbeat for the whole worker, in one transaction: its registry row
+   * and the lease of every attempt in flight (docs/architecture.md "Heartbeat
+   * and lease"). An attempt the worker no longer owns (force-retried, reaped)
+   * or whose cancel was requested is stopped.
+   */
+  private async heartbeat(): Promise<void> {
+    if (this.beating) {
+      this.checkLease(); // the previous beat hangs (a database that stopped answering)
+      return;
+    }
+    this.beating = true;
+    try {
+      const attempts: AttemptKey[] = [...this.inFlight.values()].map((f) => ({ jobId: f.claimed.job.id, attemptNo: f.claimed.attemptNo }));
+      const { stopRequested, leases } = await this.store.write(async (tx) => {
+        const now = this.store.now();
+        const { stopRequested } = await tx.heartbeatWorker(this.opts.workerId, now);
+        return { stopRequested, leases: await tx.heartbeatJobs(this.opts.workerId, attempts, now) };
+      });
+      this.renewedAt = performance.now();
+      this.leaseStopped = false;
+      for (const lease of leases) {
+        // Not owned: the job was taken from us (retry --force); its run must not go on beside the new one.
+        if (!lease.owned || lease.cancelRequested) this.inFlight.get(`${lease.jobId}:${lease.attemptNo}`)?.stop("canceled");
+      }
+      if (stopRequested) this.requestStop("stop requested through the registry");
+    } catch (error) {
+      this.checkLease();
+      this.transient(error);
+    } finally {
+      this.beating = false;
     }
   }
 
@@ -144,27 +201,25 @@ export class Worker {
     }
   }
 
-  /** Claims while there is room; returns how many were claimed. */
-  private claimWhileRoom(): number {
+  /** Claims up to the free room in one transaction and starts what it got; returns how many. */
+  private async claimWhileRoom(): Promise<number> {
     const { store, opts } = this;
-    let claimed = 0;
-    while (!this.stopping && this.inFlight.size < opts.concurrency) {
-      if (opts.mode === "once" && this.summary.claimed) break;
-      const now = Date.now() / 1000;
-      if (!store.read((tx) => tx.hasDueJob(opts.queue, now))) break;
-      let next: ClaimedAttempt | null;
-      try {
-        next = claimNext(store, { queue: opts.queue, workerId: opts.workerId, workerPid: process.pid, slots: opts.slots });
-      } catch (error) {
-        this.transient(error);
-        break;
-      }
-      if (!next) break;
-      this.summary.claimed = true;
-      this.start(next);
-      claimed++;
+    if (this.stopping || (opts.mode === "once" && this.summary.claimed)) return 0;
+    const room = opts.mode === "once" ? 1 : opts.concurrency - this.inFlight.size;
+    if (room <= 0) return 0;
+    const now = this.store.now();
+    let claimed: ClaimedAttempt[];
+    try {
+      // A cheap read first: most wakes find nothing due, and a claim takes the write lock.
+      if (!(await store.read(async (tx) => tx.hasDueJob(opts.queue, now)))) return 0;
+      claimed = await claimJobs(store, { queue: opts.queue, workerId: opts.workerId, workerPid: process.pid, slots: opts.slots }, room, now);
+    } catch (error) {
+      this.transient(error);
+      return 0;
     }
-    return claimed;
+    if (claimed.length > 0) this.summary.claimed = true;
+    for (const next of claimed) await this.start(next);
+    return claimed.length;
   }
 
   private async loop(): Promise<void> {
@@ -175,31 +230,31 @@ export class Worker {
       // Our own commits wake this loop ~2 times a job; the stop flag needs no fresher look than 250 ms.
       if (!this.stopping && performance.now() - lastStopCheck >= STOP_CHECK_MS) {
         lastStopCheck = performance.now();
-        if (store.read((tx) => tx.getWorker(opts.workerId))?.stop_requested) this.requestStop("stop requested through the registry");
+        if ((await store.read(async (tx) => tx.getWorker(opts.workerId)))?.stop_requested) this.requestStop("stop requested through the registry");
       }
       if (!this.stopping && performance.now() - lastReap >= this.timing.heartbeat * 1000) {
         lastReap = performance.now();
         await this.reap();
       }
-      this.recordPending();
+      await this.recordPending();
       // While results cannot be written, claiming more would only pile up unrecorded runs.
-      if (this.unrecorded.length === 0) this.claimWhileRoom();
+      if (this.unrecorded.length === 0) await this.claimWhileRoom();
       if (this.inFlight.size === 0) {
         if (this.stopping || opts.mode === "once") return;
-        if (opts.mode === "drain" && store.read((tx) => tx.laneSettled(opts.queue, Date.now() / 1000))) {
+        if (opts.mode === "drain" && (await store.read(async (tx) => tx.laneSettled(opts.queue, store.now())))) {
           this.summary.drained = true;
           return;
         }
       }
-      await this.waker!.wait(this.idleWaitMs());
+      await this.waker!.wait(await this.idleWaitMs());
     }
   }
 
   /** How long to sleep when nothing can be claimed: the poll, or until the next due job. */
-  private idleWaitMs(): number {
+  private async idleWaitMs(): Promise<number> {
     let ms = this.opts.pollInterval * 1000;
-    const due = this.store.read((tx) => tx.nextDueAt(this.opts.queue));
-    const now = Date.now() / 1000;
+    const due = await this.store.read(async (tx) => tx.nextDueAt(this.opts.queue));
+    const now = this.store.now();
     // A job already due that could not be claimed is held back by --slots or
     // --concurrency: the end of a running job (a commit, or our own poke) wakes
     // us; shortening the wait to 1 ms would spin on the database.
@@ -207,7 +262,7 @@ export class Worker {
     return Math.min(ms, this.timing.heartbeat * 1000);
   }
 
-  private start(claimed: ClaimedAttempt): void {
+  private async start(claimed: ClaimedAttempt): Promise<void> {
     const { job, attemptNo } = claimed;
     const started = performance.now();
     const running = startAttempt({
@@ -217,33 +272,24 @@ export class Worker {
       stdoutPath: claimed.stdoutPath,
       stderrPath: claimed.stderrPath,
       timeoutSeconds: job.timeout_seconds,
-      marker: attemptMarker(this.store.path, job.id, attemptNo),
+      marker: attemptMarker(this.store.queueId, job.id, attemptNo),
     });
+    // In flight from now on, so that the next heartbeat renews its lease.
+    this.inFlight.set(flightKey(claimed), { claimed, stop: running.stop });
     if (running.pid !== null) {
       // The reaper needs the group to kill an orphan if this worker dies: retry through LOCKED.
       // (If it still cannot be written, the reaper finds the processes by their marker.)
       try {
-        this.retryLocked(() => this.store.write((tx) => tx.setAttemptProcess(job.id, attemptNo, running.pid!, running.startTime)));
+        await this.retryLocked(() => this.store.write(async (tx) => tx.setAttemptProcess(job.id, attemptNo, running.pid!, running.startTime)));
       } catch (error) {
         this.transient(error);
       }
     }
     if (this.interrupted) running.stop("interrupted");
-    const beat = setInterval(() => {
-      try {
-        const seen = this.store.write((tx) => tx.heartbeatJob(job.id, attemptNo, this.opts.workerId, Date.now() / 1000));
-        // null: the job was taken from us (retry --force); its run must not go on beside the new one.
-        if (seen === null || seen.cancelRequested) running.stop("canceled");
-      } catch (error) {
-        this.transient(error);
-      }
-    }, this.timing.heartbeat * 1000);
-    const done = running.done.then((end) => {
-      clearInterval(beat);
-      this.finish(claimed, end, started);
+    void running.done.then(async (end) => {
+      await this.finish(claimed, end, started);
       this.waker?.poke();
     });
-    this.inFlight.set(flightKey(claimed), { claimed, stop: running.stop, done });
   }
 
   /**
@@ -251,11 +297,11 @@ export class Worker {
    * written (disk full, I/O error, a lock held past every retry) the attempt is
    * kept in flight and retried before any new claim: losing it would re-run the job.
    */
-  private finish(claimed: ClaimedAttempt, end: ProcessEnd, started: number): boolean {
+  private async finish(claimed: ClaimedAttempt, end: ProcessEnd, started: number): Promise<boolean> {
     const { job, attemptNo } = claimed;
     let outcome: Outcome | null;
     try {
-      outcome = this.retryLocked(() => recordAttemptEnd(this.store, { jobId: job.id, attemptNo, workerId: this.opts.workerId }, end));
+      outcome = await this.retryLocked(() => recordAttemptEnd(this.store, { jobId: job.id, attemptNo, workerId: this.opts.workerId }, end));
     } catch (error) {
       if (!isTransient(error)) throw error;
       if (!this.unrecorded.some((u) => u.claimed === claimed)) this.unrecorded.push({ claimed, end, started });
@@ -276,19 +322,19 @@ export class Worker {
   }
 
   /** Retries the results that could not be written, oldest first; stops at the first that still fails. */
-  private recordPending(): void {
+  private async recordPending(): Promise<void> {
     while (this.unrecorded.length > 0) {
       const { claimed, end, started } = this.unrecorded[0]!;
-      if (!this.finish(claimed, end, started)) return;
+      if (!(await this.finish(claimed, end, started))) return;
       this.unrecorded.shift();
     }
   }
 
   /** Runs `fn`, retrying up to 12 times while it raises `LOCKED` (each try waits the busy timeout); other errors propagate. */
-  private retryLocked<T>(fn: () => T): T {
+  private async retryLocked<T>(fn: () => Promise<T>): Promise<T> {
     for (let tries = 0; ; tries++) {
       try {
-        return fn();
+        return await fn();
       } catch (error) {
         if (!(error instanceof SpoolError && error.code === "LOCKED") || tries >= 11) throw error;
         this.emit({ type: "transient", message: error.message });

@@ -1,28 +1,33 @@
 /**
- * The reaper (SPEC §4 "Reaping", "Orphans"), run by every worker before it
- * claims: a running job with a stale heartbeat is requeued (or dead-lettered)
- * only when its worker is confirmed dead, after its orphaned process group —
- * recognised by PID and start time — has been killed.
+ * The reaper (docs/architecture.md "Reaping"), run by every worker before it
+ * claims. A running job whose lease (its heartbeat) is older than the reap
+ * threshold is requeued (or dead-lettered) when its worker is judged gone:
+ * on this host, confirmed dead by PID and start time (fast and exact); on
+ * another host, by the expired lease alone, because another machine's PIDs
+ * cannot be looked at. Orphaned process groups left on this host are killed
+ * first, recognised by their attempt marker.
  */
 import { recordAttemptEnd } from "../ops/record.ts";
 import type { Outcome } from "../ops/outcome.ts";
 import type { Job } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
-import { attemptMarker, killGroup } from "./executor.ts";
-import { HOST, groupsWithEnv, judge, processStartTime, type ProcessIdentity } from "./liveness.ts";
+import { ATTEMPT_MARKER, attemptMarker, killGroup } from "./executor.ts";
+import { HOST, groupsWithEnv, groupsWithEnvPrefix, judge, processStartTime, type Liveness, type ProcessIdentity } from "./liveness.ts";
 
 /** One reaped job, for the worker's log line. */
 export interface ReapedJob {
   jobId: number;
   attemptNo: number;
   workerPid: number | null;
+  /** The host the dead worker ran on. */
+  host: string;
   outcome: Outcome;
   /** Whether an orphaned process group was still running and was killed. */
   killedOrphan: boolean;
 }
 
-function identityOf(store: Store, job: Job): ProcessIdentity | null {
-  const worker = job.locked_by ? store.read((tx) => tx.getWorker(job.locked_by!)) : null;
+async function identityOf(store: Store, job: Job): Promise<ProcessIdentity | null> {
+  const worker = job.locked_by ? await store.read(async (tx) => tx.getWorker(job.locked_by!)) : null;
   // A registry row under the same --worker-id may describe a later incarnation
   // (a restarted worker): it speaks for this job only if it holds the job's PID.
   if (worker && worker.pid === job.locked_pid) return { host: worker.host, pid: worker.pid, bootId: worker.boot_id, startTime: worker.start_time };
@@ -32,42 +37,84 @@ function identityOf(store: Store, job: Job): ProcessIdentity | null {
 }
 
 /**
- * Kills what is left of the attempt: its recorded process group if it is still
- * the same process (start time matches), and every group whose processes carry
- * the attempt's marker variable — which covers a worker that died before it
- * recorded the group, and job processes that left the group with setsid. Then
- * the old run cannot overlap the next one.
+ * Whether a stale job's worker is gone: on this host by PID and start time;
+ * on another host the expired lease is the verdict (the caller only passes
+ * jobs whose lease expired).
  */
-async function killOrphan(store: Store, job: Job): Promise<boolean> {
-  const attempt = store.read((tx) => tx.getAttempt(job.id, job.last_attempt_no));
+function gone(who: ProcessIdentity): boolean {
+  const verdict: Liveness = judge(who);
+  return verdict === "dead" || (verdict === "unknown" && who.host !== HOST);
+}
+
+/**
+ * Kills what is left of the attempt on this host: its recorded process group
+ * if it is still the same process (start time matches), and every group whose
+ * processes carry the attempt's marker variable — which covers a worker that
+ * died before it recorded the group, and job processes that left the group
+ * with setsid. Then the old run cannot overlap the next one. (On another host
+ * the next worker that starts there kills them: {@link killOrphans}.)
+ */
+async function killOrphan(store: Store, job: Job, who: ProcessIdentity): Promise<boolean> {
+  if (who.host !== HOST) return false;
+  const attempt = await store.read(async (tx) => tx.getAttempt(job.id, job.last_attempt_no));
   if (!attempt) return false;
-  const groups = new Set(groupsWithEnv(attemptMarker(store.path, job.id, job.last_attempt_no)));
+  const groups = new Set(groupsWithEnv(attemptMarker(store.queueId, job.id, job.last_attempt_no)));
   if (attempt.pgid && attempt.pgid_start_time !== null && processStartTime(attempt.pgid) === attempt.pgid_start_time) groups.add(attempt.pgid);
   await Promise.all([...groups].map((pgid) => killGroup(pgid)));
   return groups.size > 0;
 }
 
 /**
- * Reaps every running job whose heartbeat is older than `thresholdSeconds` and
- * whose worker is confirmed dead. `reaperId` is recorded on the events.
+ * Reaps every running job whose lease is older than `thresholdSeconds` and
+ * whose worker is gone (see {@link gone}). `reaperId` is recorded on the events.
  */
 export async function reapDeadWorkers(store: Store, reaperId: string, thresholdSeconds: number): Promise<ReapedJob[]> {
-  const cutoff = Date.now() / 1000 - thresholdSeconds;
-  const candidates = store.read((tx) => tx.staleRunningJobs(cutoff));
+  const candidates = await store.read(async (tx) => tx.staleRunningJobs(thresholdSeconds));
   const reaped: ReapedJob[] = [];
   for (const job of candidates) {
-    const who = identityOf(store, job);
-    if (!who || judge(who) !== "dead") continue;
-    const killedOrphan = await killOrphan(store, job);
+    const who = await identityOf(store, job);
+    if (!who || !gone(who)) continue;
+    const killedOrphan = await killOrphan(store, job, who);
+    const where = who.host === HOST ? "" : ` on ${who.host}`;
+    const why = who.host === HOST ? "died" : `lost its lease (no heartbeat for ${thresholdSeconds}s)`;
     // Re-checked inside the write transaction: same owner and attempt, still stale.
-    const outcome = recordAttemptEnd(
+    const outcome = await recordAttemptEnd(
       store,
-      { jobId: job.id, attemptNo: job.last_attempt_no, workerId: job.locked_by ?? "", staleBefore: Date.now() / 1000 - thresholdSeconds },
-      { kind: "worker_crash", error: `worker ${job.locked_by} (pid ${who.pid}) died` },
-      Date.now() / 1000,
+      { jobId: job.id, attemptNo: job.last_attempt_no, workerId: job.locked_by ?? "", staleBefore: store.now() - thresholdSeconds },
+      { kind: "worker_crash", error: `worker ${job.locked_by} (pid ${who.pid}${where}) ${why}` },
+      store.now(),
       reaperId,
     );
-    if (outcome) reaped.push({ jobId: job.id, attemptNo: job.last_attempt_no, workerPid: who.pid, outcome, killedOrphan });
+    if (outcome) reaped.push({ jobId: job.id, attemptNo: job.last_attempt_no, workerPid: who.pid, host: who.host, outcome, killedOrphan });
   }
   return reaped;
+}
+
+/**
+ * Kills the process groups on this host that carry this queue's attempt
+ * marker but whose attempt no longer has a live owner here: left by a worker
+ * that died (its job may since have been reaped by a worker on another host)
+ * or by an attempt that was taken over. Run when a worker starts. Returns the
+ * attempts whose groups were killed.
+ */
+export async function killOrphans(store: Store): Promise<{ jobId: number; attemptNo: number; pgid: number }[]> {
+  const prefix = `${ATTEMPT_MARKER}=${store.queueId}-`;
+  const found = groupsWithEnvPrefix(prefix);
+  const killed: { jobId: number; attemptNo: number; pgid: number }[] = [];
+  const seen = new Set<number>();
+  for (const { pgid, entry } of found) {
+    if (seen.has(pgid)) continue;
+    seen.add(pgid);
+    const [jobId, attemptNo] = entry.slice(prefix.length).split("-").map(Number);
+    if (!Number.isSafeInteger(jobId) || !Number.isSafeInteger(attemptNo)) continue;
+    const job = await store.read(async (tx) => tx.getJob(jobId!));
+    if (job && job.state === "running" && job.last_attempt_no === attemptNo) {
+      const who = await identityOf(store, job);
+      // Its owner is alive (here or elsewhere, as far as we can tell): not an orphan.
+      if (!who || who.host !== HOST || judge(who) !== "dead") continue;
+    }
+    await killGroup(pgid);
+    killed.push({ jobId: jobId!, attemptNo: attemptNo!, pgid });
+  }
+  return killed;
 }

@@ -16,9 +16,9 @@ export function newWorkerId(): string {
  * Registers this process as `workerId` serving `queue`. Raises `CONFLICT` when a
  * live worker already holds that id.
  */
-export function registerWorker(store: Store, workerId: string, queue: string, now = Date.now() / 1000): void {
-  store.write((tx) => {
-    const existing = tx.getWorker(workerId);
+export async function registerWorker(store: Store, workerId: string, queue: string, now = store.now()): Promise<void> {
+  await store.write(async (tx) => {
+    const existing = await tx.getWorker(workerId);
     if (existing && existing.stopped_at === null && existing.pid !== process.pid) {
       const alive = judge({ host: existing.host, pid: existing.pid, bootId: existing.boot_id, startTime: existing.start_time });
       if (alive !== "dead") {
@@ -27,7 +27,7 @@ export function registerWorker(store: Store, workerId: string, queue: string, no
         });
       }
     }
-    tx.upsertWorker({
+    await tx.upsertWorker({
       worker_id: workerId,
       pid: process.pid,
       host: HOST,

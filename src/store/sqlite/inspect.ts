@@ -1,15 +1,18 @@
 /**
- * Read-only inspection of a SQLite queue file for `doctor` (SPEC §5): opens the
- * file read-only — no migration, no pragma change, nothing created — and reports
- * journal mode, schema version and the integrity check.
+ * Read-only inspection of a SQLite queue file for `doctor` (docs/contract.md
+ * `doctor`): opens the file read-only — no migration, no pragma change, nothing
+ * created — and reports journal mode, schema version, the integrity check and
+ * whether the folder is writable, as the driver's readiness checks.
  */
 import { Database } from "bun:sqlite";
-import { existsSync } from "node:fs";
+import { accessSync, constants, existsSync } from "node:fs";
+import { dirname } from "node:path";
+import type { StoreCheck } from "../store.ts";
 import { BUSY_TIMEOUT_MS } from "./open.ts";
 import { SCHEMA_VERSION, readSchemaVersion } from "./migrations.ts";
 
 /** What {@link inspectSqliteQueue} found. Fields are null when the step could not run. */
-export interface QueueInspection {
+interface QueueInspection {
   /** Whether the database file exists. */
   exists: boolean;
   /** Whether it opened read-only; when false, `openError` says why. */
@@ -28,7 +31,7 @@ export interface QueueInspection {
 }
 
 /** Inspects the queue file at `path` without changing it. */
-export function inspectSqliteQueue(path: string): QueueInspection {
+function inspectSqliteQueue(path: string): QueueInspection {
   const out: QueueInspection = {
     exists: existsSync(path),
     opened: false,
@@ -64,5 +67,63 @@ export function inspectSqliteQueue(path: string): QueueInspection {
   } finally {
     db.close(false);
   }
+  return out;
+}
+
+function check(id: string, status: StoreCheck["status"], message: string, remediation: string | null = null): StoreCheck {
+  return { id, status, message, remediation };
+}
+
+/** Whether `path`, or its nearest existing ancestor when it does not exist yet, is writable. */
+export function writableOrCreatable(path: string): { ok: boolean; at: string } {
+  let at = path;
+  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
+  try {
+    accessSync(at, constants.W_OK);
+    return { ok: true, at };
+  } catch {
+    return { ok: false, at };
+  }
+}
+
+/**
+ * The SQLite driver's checks for `doctor`: `db_opens`, `wal`, `integrity`,
+ * `schema_version` and `db_dir_writable`, read-only.
+ */
+export function sqliteChecks(path: string): StoreCheck[] {
+  const out: StoreCheck[] = [];
+  const q = inspectSqliteQueue(path);
+  if (!q.exists) {
+    out.push(check("db_opens", "pass", `${path} does not exist yet; the first write (spoolctl add) creates it`));
+    for (const id of ["wal", "integrity", "schema_version"]) out.push(check(id, "skip", "no database file yet"));
+  } else if (!q.opened) {
+    out.push(check("db_opens", "fail", `cannot open ${path}: ${q.openError}`, "check that the path is a readable SQLite file, or pass another --db"));
+    for (const id of ["wal", "integrity", "schema_version"]) out.push(check(id, "skip", "the database did not open"));
+  } else {
+    out.push(check("db_opens", "pass", `opened ${path}`));
+    out.push(
+      q.journalMode === "wal"
+        ? check("wal", "pass", "journal_mode is wal")
+        : check("wal", "warn", `journal_mode is ${q.journalMode}, not wal`, "any spoolctl write (e.g. spoolctl add) switches the file to WAL"),
+    );
+    const problems = q.integrityProblems;
+    out.push(
+      problems === null ? check("integrity", "fail", `integrity check could not run: ${q.openError}`, "copy the file aside and inspect it with sqlite3")
+      : problems.length === 0 ? check("integrity", "pass", "integrity_check ok")
+      : check("integrity", "fail", `integrity_check: ${problems.slice(0, 3).join("; ")}`, "stop the workers, back up the file, and restore or rebuild the queue (sqlite3 .recover)"),
+    );
+    const v = q.schemaVersion;
+    const want = q.supportedSchemaVersion;
+    out.push(
+      v === null ? check("schema_version", "fail", "schema version unreadable", "pass another --db")
+      : v === want ? check("schema_version", "pass", `schema version ${v}`)
+      : v > want ? check("schema_version", "fail", `schema version ${v} is newer than this spoolctl understands (${want})`, "upgrade spoolctl: bunx spoolctl@latest")
+      : v === 0 && q.foreignTables.length > 0 ? check("schema_version", "fail", `not a spoolctl queue (tables: ${q.foreignTables.slice(0, 5).join(", ")})`, "pass the path of a spoolctl queue with --db")
+      : check("schema_version", "warn", `schema version ${v}; the next spoolctl write migrates it to ${want}`, "run any write verb, e.g. spoolctl work --once"),
+    );
+  }
+  const dir = writableOrCreatable(dirname(path));
+  const where = (p: string, at: string) => (at === p ? `${at} is writable` : `${p} does not exist yet; ${at} is writable`);
+  out.push(dir.ok ? check("db_dir_writable", "pass", where(dirname(path), dir.at)) : check("db_dir_writable", "fail", `${dir.at} is not writable (SQLite needs it for the WAL)`, "fix the folder's permissions, or pass --db in a writable folder"));
   return out;
 }

@@ -1,5 +1,5 @@
 /**
- * Schema migrations of the SQLite driver (SPEC §3 `meta`). Each step runs under
+ * Schema migrations of the SQLite driver (docs/architecture.md "Migrations"). Each step runs under
  * `BEGIN IMMEDIATE` and re-reads the version inside the transaction, so two
  * processes opening a fresh or old file at once never double-apply a step.
  */
@@ -114,6 +114,16 @@ const STEPS: string[] = [
   `
   CREATE INDEX idx_jobs_state_id ON jobs (state, id);
   `,
+  // v4: the idempotency rule written into the schema (one active job per key,
+  // whatever the isolation level: docs/architecture.md "Rules that rest on
+  // isolation"), and the queue's identity, which attempt markers carry.
+  `
+  DROP INDEX idx_jobs_idempotency_key;
+  CREATE INDEX idx_jobs_idempotency_key ON jobs (idempotency_key, id) WHERE idempotency_key IS NOT NULL;
+  CREATE UNIQUE INDEX idx_jobs_active_key ON jobs (idempotency_key)
+    WHERE idempotency_key IS NOT NULL AND state IN ('queued','running');
+  INSERT INTO meta (key, value) VALUES ('queue_id', lower(hex(randomblob(16))));
+  `,
 ];
 
 /** The v1 schema, for the test that migrates an old file. */
@@ -121,6 +131,12 @@ export const V1_SCHEMA_FOR_TESTS: string = STEPS[0]!;
 
 /** The schema version this binary writes. */
 export const SCHEMA_VERSION = STEPS.length;
+
+/** The queue's identity from `meta` (schema v4 on). */
+export function readQueueId(db: Database): string {
+  const row = db.query("SELECT value FROM meta WHERE key='queue_id'").get() as { value: string } | null;
+  return row?.value ?? "";
+}
 
 /** The file's schema version; 0 for a fresh file. */
 export function readSchemaVersion(db: Database): number {

@@ -6,15 +6,16 @@ import { Database } from "bun:sqlite";
 import { accessSync, chmodSync, closeSync, constants, existsSync, mkdirSync, openSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { SpoolError } from "../../contract/errors.ts";
-import type { Store, StoreReader, StoreWriter } from "../store.ts";
-import { SCHEMA_VERSION, migrate, readSchemaVersion, refuseIfForeign, refuseIfNewer } from "./migrations.ts";
+import type { ClaimRequest, ClaimedJob, Store, StoreReader, StoreWriter, Waker } from "../store.ts";
+import { SCHEMA_VERSION, migrate, readQueueId, readSchemaVersion, refuseIfForeign, refuseIfNewer } from "./migrations.ts";
 import { SqliteQueries } from "./queries.ts";
+import { watchQueue } from "./wake.ts";
 
 /** busy_timeout in milliseconds (SPEC §4). */
 export const BUSY_TIMEOUT_MS = 5000;
 
 /** Whether an error is SQLite's "database is locked/busy". */
-export function isBusyError(error: unknown): boolean {
+function isBusyError(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;
   return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
 }
@@ -30,26 +31,31 @@ function lockedError(path: string): SpoolError {
  * into `INTERNAL` with `detail.storage` ("full" | "io"), which a worker treats
  * as a condition to wait out rather than a bug (SPEC §4: a worker keeps running).
  */
-function mapBusy<T>(path: string, fn: () => T): T {
+function mapStorageError<T>(path: string, fn: () => T): T {
   try {
     return fn();
   } catch (error) {
-    if (isBusyError(error)) throw lockedError(path);
-    const code = (error as { code?: unknown })?.code;
-    if (code === "SQLITE_FULL") {
-      throw new SpoolError("INTERNAL", `the disk holding the queue ${path} is full`, {
-        remediation: "free some space on that disk; nothing was written",
-        detail: { storage: "full" },
-      });
-    }
-    if (typeof code === "string" && code.startsWith("SQLITE_IOERR")) {
-      throw new SpoolError("INTERNAL", `I/O error on the queue ${path} (${code})`, {
-        remediation: "check the disk holding the queue (space, permissions, health); then run: spoolctl doctor",
-        detail: { storage: "io" },
-      });
-    }
-    throw error;
+    throw mapError(path, error);
   }
+}
+
+/** SQLite's error as the {@link SpoolError} it means (see {@link mapStorageError}); other errors unchanged. */
+function mapError(path: string, error: unknown): unknown {
+  if (isBusyError(error)) return lockedError(path);
+  const code = (error as { code?: unknown })?.code;
+  if (code === "SQLITE_FULL") {
+    return new SpoolError("INTERNAL", `the disk holding the queue ${path} is full`, {
+      remediation: "free some space on that disk; nothing was written",
+      detail: { storage: "full", driver_code: code },
+    });
+  }
+  if (typeof code === "string" && code.startsWith("SQLITE_IOERR")) {
+    return new SpoolError("INTERNAL", `I/O error on the queue ${path} (${code})`, {
+      remediation: "check the disk holding the queue (space, permissions, health); then run: spoolctl doctor",
+      detail: { storage: "io", driver_code: code },
+    });
+  }
+  return error;
 }
 
 /** Creates the parent folder (0700 when we create it) and the file (0600), SPEC §3. */
@@ -110,43 +116,81 @@ function openFailure(path: string, error: unknown, writing: boolean): SpoolError
   });
 }
 
+/**
+ * A FIFO lock: one transaction at a time on a connection, so two async
+ * operations of one process (a heartbeat timer firing while a claim is open)
+ * never interleave their statements inside one SQLite transaction.
+ */
+class ConnectionLock {
+  private tail: Promise<void> = Promise.resolve();
+
+  /** Runs `fn` once every earlier holder has finished. */
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(fn);
+    this.tail = result.then(
+      () => {},
+      () => {},
+    );
+    return result;
+  }
+}
+
 /** The SQLite driver's {@link Store}. */
 export class SqliteStore implements Store {
+  readonly driver = "sqlite" as const;
+  /** One host: readers find the output files where the worker wrote them. */
+  readonly shipsOutput = false;
   private readonly queries: SqliteQueries;
+  private readonly lock = new ConnectionLock();
+  readonly queueId: string;
 
   constructor(
     private readonly db: Database,
-    readonly path: string,
+    readonly location: string,
     readonly spoolDir: string,
+    readonly exists: boolean,
   ) {
     this.queries = new SqliteQueries(db);
+    this.queueId = exists ? readQueueId(db) : "";
   }
 
-  read<T>(fn: (tx: StoreReader) => T): T {
+  now(): number {
+    return Date.now() / 1000;
+  }
+
+  read<T>(fn: (tx: StoreReader) => Promise<T>): Promise<T> {
     return this.transaction("BEGIN", fn);
   }
 
-  write<T>(fn: (tx: StoreWriter) => T): T {
+  write<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T> {
     return this.transaction("BEGIN IMMEDIATE", fn);
   }
 
-  /** Runs `fn` between `begin` and COMMIT; rolls back when it throws. */
-  private transaction<T>(begin: "BEGIN" | "BEGIN IMMEDIATE", fn: (tx: SqliteQueries) => T): T {
-    return mapBusy(this.path, () => {
-      this.db.exec(begin);
+  claimJobs(req: ClaimRequest): Promise<ClaimedJob[]> {
+    return this.transaction("BEGIN IMMEDIATE", async (tx) => tx.claim(req, this.spoolDir));
+  }
+
+  watch(): Waker {
+    return watchQueue(this.location);
+  }
+
+  /** Runs `fn` between `begin` and COMMIT, alone on the connection; rolls back when it throws. */
+  private transaction<T>(begin: "BEGIN" | "BEGIN IMMEDIATE", fn: (tx: SqliteQueries) => Promise<T>): Promise<T> {
+    return this.lock.run(async () => {
+      mapStorageError(this.location, () => this.db.exec(begin));
       try {
-        const out = fn(this.queries);
-        this.db.exec("COMMIT");
+        const out = await fn(this.queries);
+        mapStorageError(this.location, () => this.db.exec("COMMIT"));
         return out;
       } catch (error) {
         if (this.db.inTransaction) this.db.exec("ROLLBACK");
-        throw error;
+        throw mapError(this.location, error);
       }
     });
   }
 
-  close(): void {
-    this.db.close(false);
+  async close(): Promise<void> {
+    await this.lock.run(async () => this.db.close(false));
   }
 }
 
@@ -175,7 +219,7 @@ export interface OpenOptions {
 function emptyStore(opts: OpenOptions): SqliteStore {
   const db = new Database(":memory:");
   migrate(db, ":memory:");
-  return new SqliteStore(db, opts.path, opts.spoolDir);
+  return new SqliteStore(db, opts.path, opts.spoolDir, false);
 }
 
 /**
@@ -194,7 +238,7 @@ function openReadOnly(opts: OpenOptions): SqliteStore | null {
   }
   let version: number;
   try {
-    version = mapBusy(opts.path, () => {
+    version = mapStorageError(opts.path, () => {
       // Both are per-connection settings: nothing is written to the file.
       db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
       db.exec("PRAGMA foreign_keys = ON");
@@ -206,7 +250,7 @@ function openReadOnly(opts: OpenOptions): SqliteStore | null {
     db.close(false);
     throw openFailure(opts.path, error, false);
   }
-  if (version === SCHEMA_VERSION) return new SqliteStore(db, opts.path, opts.spoolDir);
+  if (version === SCHEMA_VERSION) return new SqliteStore(db, opts.path, opts.spoolDir, true);
   db.close(false);
   return null;
 }
@@ -233,7 +277,7 @@ export function openSqliteStore(opts: OpenOptions): SqliteStore {
     throw openFailure(opts.path, error, true);
   }
   try {
-    mapBusy(opts.path, () => {
+    mapStorageError(opts.path, () => {
       db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
       // A newer or foreign file is refused before the WAL switch below, which would rewrite its header.
       refuseIfNewer(db, opts.path);
@@ -249,5 +293,5 @@ export function openSqliteStore(opts: OpenOptions): SqliteStore {
     db.close(false);
     throw openFailure(opts.path, error, true);
   }
-  return new SqliteStore(db, opts.path, opts.spoolDir);
+  return new SqliteStore(db, opts.path, opts.spoolDir, true);
 }

@@ -4,7 +4,8 @@
  * caches them).
  */
 import type { Database } from "bun:sqlite";
-import type { AttemptClosing, AttemptRecord, ClaimRequest, EventQuery, JobSettingsChange, StoreWriter } from "../store.ts";
+import type { AttemptClosing, AttemptKey, AttemptLease, AttemptRecord, ClaimRequest, ClaimedJob, EventQuery, JobSettingsChange, ShippedOutput, StoreWriter } from "../store.ts";
+import { attemptOutputPaths } from "../spool.ts";
 import type { Attempt, EventName, Job, JobEvent, JobFilter, JobState, LaneCount, NewJob, WorkerRecord } from "../model.ts";
 import * as op from "./operator-queries.ts";
 
@@ -31,22 +32,22 @@ const ACTIVE = "state IN ('queued','running')";
 export class SqliteQueries implements StoreWriter {
   constructor(private readonly db: Database) {}
 
-  getJob(id: number): Job | null {
+  async getJob(id: number): Promise<Job | null> {
     const row = this.db.query("SELECT * FROM jobs WHERE id = ?").get(id) as Row | null;
     return row ? toJob(row) : null;
   }
 
-  findActiveJobByKey(key: string): Job | null {
+  async findActiveJobByKey(key: string): Promise<Job | null> {
     const row = this.db.query(`SELECT * FROM jobs WHERE idempotency_key = ? AND ${ACTIVE} ORDER BY id DESC LIMIT 1`).get(key) as Row | null;
     return row ? toJob(row) : null;
   }
 
-  findLatestJobByKey(key: string): Job | null {
+  async findLatestJobByKey(key: string): Promise<Job | null> {
     const row = this.db.query("SELECT * FROM jobs WHERE idempotency_key = ? ORDER BY id DESC LIMIT 1").get(key) as Row | null;
     return row ? toJob(row) : null;
   }
 
-  listJobs(filter: JobFilter): Job[] {
+  async listJobs(filter: JobFilter): Promise<Job[]> {
     const where: string[] = [];
     const params: (string | number)[] = [];
     if (filter.states?.length) {
@@ -86,22 +87,22 @@ export class SqliteQueries implements StoreWriter {
     return (this.db.query(sql).all(...params, filter.limit) as Row[]).map(toJob);
   }
 
-  countByStateAndLane(): LaneCount[] {
+  async countByStateAndLane(): Promise<LaneCount[]> {
     // Kept by triggers (schema v2): a few rows, whatever the number of jobs.
     return this.db.query("SELECT state, queue, n FROM lane_counts WHERE n > 0").all() as LaneCount[];
   }
 
-  countScheduledByLane(now: number): { queue: string; n: number }[] {
+  async countScheduledByLane(now: number): Promise<{ queue: string; n: number }[]> {
     return this.db
       .query("SELECT queue, count(*) AS n FROM jobs WHERE state = 'queued' AND next_run_at > ? GROUP BY queue")
       .all(now) as { queue: string; n: number }[];
   }
 
-  recentDead(limit: number): Job[] {
+  async recentDead(limit: number): Promise<Job[]> {
     return (this.db.query("SELECT * FROM jobs WHERE state = 'dead' ORDER BY finished_at DESC, id DESC LIMIT ?").all(limit) as Row[]).map(toJob);
   }
 
-  recentFailedAttempts(limit: number): Attempt[] {
+  async recentFailedAttempts(limit: number): Promise<Attempt[]> {
     return this.db
       .query(
         // Bounded to the newest 10,000 jobs so that a live view stays cheap on a huge queue.
@@ -112,7 +113,7 @@ export class SqliteQueries implements StoreWriter {
       .all(limit) as Attempt[];
   }
 
-  laneBacklog(queue: string, now: number): { running: number; waiting: number } {
+  async laneBacklog(queue: string, now: number): Promise<{ running: number; waiting: number }> {
     return this.db
       .query(
         `SELECT count(*) FILTER (WHERE state = 'running') AS running,
@@ -122,24 +123,37 @@ export class SqliteQueries implements StoreWriter {
       .get(queue, now) as { running: number; waiting: number };
   }
 
-  attemptsOf(jobId: number): Attempt[] {
+  async attemptsOf(jobId: number): Promise<Attempt[]> {
     return this.db.query("SELECT * FROM attempts WHERE job_id = ? ORDER BY attempt_no").all(jobId) as Attempt[];
   }
 
-  getAttempt(jobId: number, attemptNo: number): Attempt | null {
+  async getAttempt(jobId: number, attemptNo: number): Promise<Attempt | null> {
     return this.db.query("SELECT * FROM attempts WHERE job_id = ? AND attempt_no = ?").get(jobId, attemptNo) as Attempt | null;
   }
 
-  eventsOf(jobId: number): JobEvent[] {
+  async eventsOf(jobId: number): Promise<JobEvent[]> {
     return this.db.query("SELECT * FROM job_events WHERE job_id = ? ORDER BY id").all(jobId) as JobEvent[];
   }
 
-  getSetting(key: string): string | null {
+  async readAttemptOutput(): Promise<ShippedOutput | null> {
+    return null; // output stays in the files (shipsOutput is false)
+  }
+
+  async appendAttemptOutput(): Promise<boolean> {
+    return false; // never called: shipsOutput is false
+  }
+
+  async listSettings(): Promise<Record<string, string>> {
+    const rows = this.db.query("SELECT key, value FROM settings").all() as { key: string; value: string }[];
+    return Object.fromEntries(rows.map((r) => [r.key, r.value]));
+  }
+
+  async getSetting(key: string): Promise<string | null> {
     const row = this.db.query("SELECT value FROM settings WHERE key = ?").get(key) as { value: string } | null;
     return row?.value ?? null;
   }
 
-  laneSettled(queue: string, now: number): boolean {
+  async laneSettled(queue: string, now: number): Promise<boolean> {
     const busy = this.db
       .query(
         `SELECT EXISTS (
@@ -153,40 +167,41 @@ export class SqliteQueries implements StoreWriter {
     return busy.busy === 0;
   }
 
-  nextDueAt(queue: string): number | null {
+  async nextDueAt(queue: string): Promise<number | null> {
     const row = this.db.query("SELECT min(next_run_at) AS t FROM jobs WHERE state = 'queued' AND queue = ?").get(queue) as { t: number | null };
     return row.t;
   }
 
-  runningInLane(queue: string): number {
+  async runningInLane(queue: string): Promise<number> {
     return (this.db.query("SELECT count(*) AS n FROM jobs WHERE state = 'running' AND queue = ?").get(queue) as { n: number }).n;
   }
 
-  hasDueJob(queue: string, now: number): boolean {
+  async hasDueJob(queue: string, now: number): Promise<boolean> {
     return this.db.query("SELECT 1 FROM jobs WHERE state = 'queued' AND queue = ? AND next_run_at <= ? LIMIT 1").get(queue, now) !== null;
   }
 
-  staleRunningJobs(cutoff: number): Job[] {
+  async staleRunningJobs(leaseSeconds: number): Promise<Job[]> {
+    const cutoff = Date.now() / 1000 - leaseSeconds;
     return (this.db.query("SELECT * FROM jobs WHERE state = 'running' AND heartbeat_at < ? ORDER BY id").all(cutoff) as Row[]).map(toJob);
   }
 
-  getWorker(workerId: string): WorkerRecord | null {
+  async getWorker(workerId: string): Promise<WorkerRecord | null> {
     const row = this.db.query("SELECT * FROM workers WHERE worker_id = ?").get(workerId) as Row | null;
     return row ? toWorker(row) : null;
   }
 
-  runningJobsByWorker(): { worker_id: string; job_id: number }[] {
+  async runningJobsByWorker(): Promise<{ worker_id: string; job_id: number }[]> {
     return this.db.query("SELECT locked_by AS worker_id, id AS job_id FROM jobs WHERE state = 'running' AND locked_by IS NOT NULL ORDER BY id").all() as {
       worker_id: string;
       job_id: number;
     }[];
   }
 
-  listWorkers(limit: number): WorkerRecord[] {
+  async listWorkers(limit: number): Promise<WorkerRecord[]> {
     return (this.db.query("SELECT * FROM workers ORDER BY heartbeat_at DESC LIMIT ?").all(limit) as Row[]).map(toWorker);
   }
 
-  insertJob(job: NewJob, now: number): Job {
+  async insertJob(job: NewJob, now: number): Promise<Job> {
     const row = this.db
       .query(
         `INSERT INTO jobs (argv, state, priority, queue, next_run_at, timeout_seconds, max_retries, max_crashes,
@@ -211,42 +226,54 @@ export class SqliteQueries implements StoreWriter {
     return toJob(row);
   }
 
-  appendEvent(jobId: number, event: EventName, workerId: string | null, detail: string | null, now: number): void {
+  async appendEvent(jobId: number, event: EventName, workerId: string | null, detail: string | null, now: number): Promise<void> {
+    this.insertEvent(jobId, event, workerId, detail, now);
+  }
+
+  /** Appends a ledger row (synchronously: for the driver's own multi-row writes). */
+  insertEvent(jobId: number, event: EventName, workerId: string | null, detail: string | null, now: number): void {
     this.db.query("INSERT INTO job_events (job_id, at, event, worker_id, detail) VALUES (?, ?, ?, ?, ?)").run(jobId, now, event, workerId, detail);
   }
 
-  claimNext(req: ClaimRequest): Job | null {
-    // The one claim statement (SPEC §4): lane, due, priority DESC, next_run_at, id;
-    // the slot ceiling is counted inside the same statement, so the fleet never
-    // exceeds it.
-    const row = this.db
-      .query(
-        `UPDATE jobs SET state = 'running', locked_by = ?1, locked_pid = ?2, locked_at = ?3, heartbeat_at = ?3,
-           started_at = ?3, finished_at = NULL, cancel_requested = 0, last_attempt_no = last_attempt_no + 1
-         WHERE id = (
-           SELECT id FROM jobs WHERE state = 'queued' AND queue = ?4 AND next_run_at <= ?3
-           ORDER BY priority DESC, next_run_at ASC, id ASC LIMIT 1)
-         AND (?5 IS NULL OR (SELECT count(*) FROM jobs WHERE state = 'running' AND queue = ?4) < ?5)
-         RETURNING *`,
-      )
-      .get(req.workerId, req.workerPid, req.now, req.queue, req.slots) as Row | null;
-    return row ? toJob(row) : null;
+  /**
+   * The claim (docs/architecture.md "The claim"): moves the next eligible jobs
+   * of the lane to `running` for the worker, one statement per job, with the
+   * attempt row and the `claimed` event. Runs inside `BEGIN IMMEDIATE`: SQLite
+   * admits one writer at a time, so the slot count read in the same statement
+   * cannot be raced.
+   */
+  claim(req: ClaimRequest, spoolDir: string): ClaimedJob[] {
+    const claimed: ClaimedJob[] = [];
+    const statement = this.db.query(
+      `UPDATE jobs SET state = 'running', locked_by = ?1, locked_pid = ?2, locked_at = ?3, heartbeat_at = ?3,
+         started_at = ?3, finished_at = NULL, cancel_requested = 0, last_attempt_no = last_attempt_no + 1
+       WHERE id = (
+         SELECT id FROM jobs WHERE state = 'queued' AND queue = ?4 AND next_run_at <= ?3
+         ORDER BY priority DESC, next_run_at ASC, id ASC LIMIT 1)
+       AND (?5 IS NULL OR (SELECT count(*) FROM jobs WHERE state = 'running' AND queue = ?4) < ?5)
+       RETURNING *`,
+    );
+    const insertAttempt = this.db.query(
+      `INSERT INTO attempts (job_id, attempt_no, state, worker_id, worker_pid, started_at, stdout_path, stderr_path)
+       VALUES (?, ?, 'running', ?, ?, ?, ?, ?) RETURNING *`,
+    );
+    while (claimed.length < req.limit) {
+      const row = statement.get(req.workerId, req.workerPid, req.now, req.queue, req.slots) as Row | null;
+      if (!row) break;
+      const job = toJob(row);
+      const paths = attemptOutputPaths(spoolDir, job.id, job.last_attempt_no);
+      const attempt = insertAttempt.get(job.id, job.last_attempt_no, req.workerId, req.workerPid, req.now, paths.stdout, paths.stderr) as Attempt;
+      this.insertEvent(job.id, "claimed", req.workerId, `attempt ${job.last_attempt_no}`, req.now);
+      claimed.push({ job, attempt });
+    }
+    return claimed;
   }
 
-  insertAttempt(a: Omit<Attempt, "finished_at" | "exit_code" | "signal" | "error" | "failure_reason" | "pgid" | "pgid_start_time">): void {
-    this.db
-      .query(
-        `INSERT INTO attempts (job_id, attempt_no, state, worker_id, worker_pid, started_at, stdout_path, stderr_path)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(a.job_id, a.attempt_no, a.state, a.worker_id, a.worker_pid, a.started_at, a.stdout_path, a.stderr_path);
-  }
-
-  setAttemptProcess(jobId: number, attemptNo: number, pgid: number, startTime: string | null): void {
+  async setAttemptProcess(jobId: number, attemptNo: number, pgid: number, startTime: string | null): Promise<void> {
     this.db.query("UPDATE attempts SET pgid = ?, pgid_start_time = ? WHERE job_id = ? AND attempt_no = ?").run(pgid, startTime, jobId, attemptNo);
   }
 
-  recordAttempt(r: AttemptRecord): boolean {
+  async recordAttempt(r: AttemptRecord): Promise<boolean> {
     const job = this.db
       .query(
         `UPDATE jobs SET state = ?, attempts = ?, crashes = ?, next_run_at = ?, last_exit_code = ?, last_error = ?,
@@ -272,14 +299,15 @@ export class SqliteQueries implements StoreWriter {
          WHERE job_id = ? AND attempt_no = ? AND state = 'running'`,
       )
       .run(r.attemptState, r.now, r.exitCode, r.signal, r.error, r.failureReason, r.jobId, r.attemptNo);
+    for (const e of r.events) this.insertEvent(r.jobId, e.event, e.workerId, e.detail, r.now);
     return true;
   }
 
-  setSetting(key: string, value: string): void {
+  async setSetting(key: string, value: string): Promise<void> {
     this.db.query("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
   }
 
-  upsertWorker(w: WorkerRecord): void {
+  async upsertWorker(w: WorkerRecord): Promise<void> {
     this.db
       .query(
         `INSERT INTO workers (worker_id, pid, host, boot_id, start_time, queue, started_at, heartbeat_at, stop_requested, stopped_at)
@@ -291,28 +319,36 @@ export class SqliteQueries implements StoreWriter {
       .run(w.worker_id, w.pid, w.host, w.boot_id, w.start_time, w.queue, w.started_at, w.heartbeat_at, w.stop_requested ? 1 : 0, w.stopped_at);
   }
 
-  markWorkerStopped(workerId: string, now: number): void {
+  async markWorkerStopped(workerId: string, now: number): Promise<void> {
     this.db.query("UPDATE workers SET stopped_at = ?, heartbeat_at = ? WHERE worker_id = ?").run(now, now, workerId);
   }
 
-  heartbeatJob(jobId: number, attemptNo: number, workerId: string, now: number): { cancelRequested: boolean } | null {
-    const row = this.db
+  async heartbeatJobs(workerId: string, attempts: AttemptKey[], now: number): Promise<AttemptLease[]> {
+    if (attempts.length === 0) return [];
+    // One statement for all of the worker's attempts: a pair it no longer owns is simply not updated.
+    const rows = this.db
       .query(
-        `UPDATE jobs SET heartbeat_at = ? WHERE id = ? AND state = 'running' AND locked_by = ? AND last_attempt_no = ?
-         RETURNING cancel_requested`,
+        `UPDATE jobs SET heartbeat_at = ?1
+         WHERE state = 'running' AND locked_by = ?2
+           AND (id, last_attempt_no) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?3))
+         RETURNING id, last_attempt_no, cancel_requested`,
       )
-      .get(now, jobId, workerId, attemptNo) as { cancel_requested: number } | null;
-    return row ? { cancelRequested: row.cancel_requested === 1 } : null;
+      .all(now, workerId, JSON.stringify(attempts.map((a) => [a.jobId, a.attemptNo]))) as { id: number; last_attempt_no: number; cancel_requested: number }[];
+    const seen = new Map(rows.map((r) => [`${r.id}:${r.last_attempt_no}`, r.cancel_requested === 1]));
+    return attempts.map((a) => {
+      const cancel = seen.get(`${a.jobId}:${a.attemptNo}`);
+      return { jobId: a.jobId, attemptNo: a.attemptNo, owned: cancel !== undefined, cancelRequested: cancel === true };
+    });
   }
 
-  requestWorkerStop(workerId: string | null): string[] {
+  async requestWorkerStop(workerId: string | null): Promise<string[]> {
     const rows = this.db
       .query("UPDATE workers SET stop_requested = 1 WHERE stopped_at IS NULL AND (?1 IS NULL OR worker_id = ?1) RETURNING worker_id")
       .all(workerId) as { worker_id: string }[];
     return rows.map((r) => r.worker_id);
   }
 
-  heartbeatWorker(workerId: string, now: number): { stopRequested: boolean } {
+  async heartbeatWorker(workerId: string, now: number): Promise<{ stopRequested: boolean }> {
     const row = this.db
       .query("UPDATE workers SET heartbeat_at = ? WHERE worker_id = ? RETURNING stop_requested")
       .get(now, workerId) as { stop_requested: number } | null;
@@ -320,43 +356,43 @@ export class SqliteQueries implements StoreWriter {
   }
 
   // Operator verbs (retry, cancel, prune, events, config): SQL in operator-queries.ts.
-  listEvents(query: EventQuery): JobEvent[] {
+  async listEvents(query: EventQuery): Promise<JobEvent[]> {
     return op.listEvents(this.db, query);
   }
 
-  pruneCandidates(states: JobState[], finishedBefore: number): Job[] {
+  async pruneCandidates(states: JobState[], finishedBefore: number): Promise<Job[]> {
     return op.pruneCandidates(this.db, states, finishedBefore);
   }
 
-  historyCounts(jobIds: number[]): { attempts: number; events: number } {
+  async historyCounts(jobIds: number[]): Promise<{ attempts: number; events: number }> {
     return op.historyCounts(this.db, jobIds);
   }
 
-  deleteSetting(key: string): boolean {
+  async deleteSetting(key: string): Promise<boolean> {
     return op.deleteSetting(this.db, key);
   }
 
-  requeueJob(jobId: number, from: JobState, now: number): boolean {
+  async requeueJob(jobId: number, from: JobState, now: number): Promise<boolean> {
     return op.requeueJob(this.db, jobId, from, now);
   }
 
-  closeAttempt(closing: AttemptClosing): boolean {
+  async closeAttempt(closing: AttemptClosing): Promise<boolean> {
     return op.closeAttempt(this.db, closing);
   }
 
-  cancelQueuedJob(jobId: number, now: number): boolean {
+  async cancelQueuedJob(jobId: number, now: number): Promise<boolean> {
     return op.cancelQueuedJob(this.db, jobId, now);
   }
 
-  requestCancel(jobId: number): boolean {
+  async requestCancel(jobId: number): Promise<boolean> {
     return op.requestCancel(this.db, jobId);
   }
 
-  deleteJobs(jobIds: number[]): { jobs: number; attempts: number; events: number } {
+  async deleteJobs(jobIds: number[]): Promise<{ jobs: number; attempts: number; events: number }> {
     return op.deleteJobs(this.db, jobIds);
   }
 
-  updateJobSettings(jobId: number, from: JobState, changes: JobSettingsChange): boolean {
+  async updateJobSettings(jobId: number, from: JobState, changes: JobSettingsChange): Promise<boolean> {
     return op.updateJobSettings(this.db, jobId, from, changes);
   }
 }

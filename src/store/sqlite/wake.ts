@@ -1,20 +1,14 @@
 /**
- * Wakes an idle worker when another process commits to the queue (SPEC §4:
- * "idle workers wait on file changes plus a slow poll; they never spin"). It
+ * The SQLite driver's wake-up source: wakes an idle worker (or `events
+ * --follow`) when another process commits to the queue; idle workers wait on
+ * it plus a slow poll and never spin (docs/architecture.md "Waking"). It
  * watches the database folder for changes to the database or its WAL; the poll
  * interval remains the fallback where file events are unavailable.
  */
 import { watch, type FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
+import type { Waker } from "../store.ts";
 
-/** A wake-up source. */
-export interface Waker {
-  /** Resolves at the next file change or after `ms`, whichever is first. */
-  wait(ms: number): Promise<void>;
-  /** Wakes a pending {@link wait} now (used by the worker's own events). */
-  poke(): void;
-  close(): void;
-}
 
 /** Delay of the second wake after a burst of file events, milliseconds. */
 export const TRAILING_WAKE_MS = 15;
