@@ -33,7 +33,7 @@ function args(ctx: VerbContext, verb: string, names: string[]): string[] {
 }
 
 function settingLine(s: SettingView): string {
-  const when = s.applies_at === "add" ? "copied into jobs when added" : "read when a retry is scheduled";
+  const when = s.applies_at === "add" ? "copied into jobs when added" : s.applies_at === "run" ? "read when a worker starts" : "read when a retry is scheduled";
   return `${s.key.padEnd(12)} ${String(s.value).padEnd(8)} ${s.source === "default" ? "(default)" : "(set)    "}  ${when}`;
 }
 
@@ -123,7 +123,7 @@ export const set = defineVerb<SettingView & { previous: number }>({
     return { data: await setSetting(await ctx.open({ create: true }), key!, value!) };
   },
   render({ data }) {
-    return `${data.key} = ${data.value} (was ${data.previous}); ${data.applies_at === "add" ? "applies to jobs added from now on" : "applies to the next retry scheduled"}`;
+    return `${data.key} = ${data.value} (was ${data.previous}); ${data.applies_at === "add" ? "applies to jobs added from now on" : data.applies_at === "run" ? "applies to workers started from now on" : "applies to the next retry scheduled"}`;
   },
 });
 

@@ -4,6 +4,7 @@ import { SpoolError } from "../contract/errors.ts";
 import { resolveJob } from "../ops/jobs.ts";
 import { describeExit } from "../ops/outcome.ts";
 import { attemptOutput, parseStream, pickAttempt, type AttemptOutput, type StreamName } from "../ops/output.ts";
+import { shippedChunks, type FollowChunk } from "../ops/follow.ts";
 import type { Attempt } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { parseInteger } from "../ops/values.ts";
@@ -29,14 +30,16 @@ const RAW_CHUNK_BYTES = 1024 * 1024;
  * fails there, and a FileSink leaves an unhandled EPIPE behind.) A missing file
  * writes nothing, as before; a reader that went away (`| head`) ends the copy quietly.
  */
-async function writeRaw(path: string | null): Promise<void> {
+async function writeRaw(path: string | null, shipped: () => AsyncGenerator<FollowChunk>): Promise<void> {
   if (path === null) return;
   let fd: number;
   try {
     fd = openSync(path, "r");
   } catch (error) {
-    if ((error as { code?: unknown })?.code === "ENOENT") return;
-    throw error;
+    if ((error as { code?: unknown })?.code !== "ENOENT") throw error;
+    // Written on another host: the copy its worker shipped into the database.
+    for await (const chunk of shipped()) await writeAll(process.stdout, chunk.bytes);
+    return;
   }
   const chunk = Buffer.allocUnsafe(RAW_CHUNK_BYTES);
   try {
@@ -122,10 +125,10 @@ export default defineVerb<{ attempts: AttemptOutput[] }>({
       return { data: { attempts: [] }, streamed: true };
     }
     if (raw) {
-      await writeRaw(streams[0] === "stdout" ? attempt.stdout_path : attempt.stderr_path);
+      await writeRaw(streams[0] === "stdout" ? attempt.stdout_path : attempt.stderr_path, () => shippedChunks(store, attempt, streams[0]!));
       return { data: { attempts: [] }, streamed: true };
     }
-    return { data: { attempts: [attemptOutput(attempt, streams, MAX_TEXT_BYTES)] } };
+    return { data: { attempts: [await store.read(async (tx) => attemptOutput(tx, attempt, streams, MAX_TEXT_BYTES))] } };
   },
   render({ data }) {
     const parts: string[] = [];

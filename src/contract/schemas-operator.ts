@@ -14,12 +14,12 @@ const streamTail = object({ path: nullable(str), missing: bool, size_bytes: int,
 const retried = object({ job_id: int, state: constant("queued") });
 const canceled = object({ job_id: int, state: enumOf(["canceled", "running"]), was_running: bool });
 const setting = {
-  key: enumOf(["max_retries", "timeout", "backoff_base", "backoff_cap"]),
+  key: enumOf(["max_retries", "timeout", "backoff_base", "backoff_cap", "output_cap"]),
   value: num,
   default: num,
   source: enumOf(["database", "default"]),
   unit: str,
-  applies_at: enumOf(["add", "retry"]),
+  applies_at: enumOf(["add", "retry", "run"]),
   description: str,
 };
 const check = object({ id: str, status: enumOf(["pass", "warn", "fail", "skip"]), message: str, remediation: nullable(str), blocked_by: nullable(str) });

@@ -18,7 +18,7 @@ import { parseDuration, parseInteger, parseNumber } from "./values.ts";
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
 /** When a setting takes effect. */
-export type AppliesAt = "add" | "retry";
+export type AppliesAt = "add" | "retry" | "run";
 
 /** What each setting means, its bounds and its parser. */
 export const SETTINGS: Record<SettingKey, { default: number; unit: string; applies_at: AppliesAt; min: number; max: number; description: string; parse(raw: string): number }> = {
@@ -41,6 +41,11 @@ export const SETTINGS: Record<SettingKey, { default: number; unit: string; appli
     default: DEFAULTS.backoff_cap, unit: "seconds", applies_at: "retry", ...LIMITS.backoff_cap,
     description: "longest retry backoff (a duration); read when a retry is scheduled",
     parse: (raw) => parseDuration("backoff_cap", raw, LIMITS.backoff_cap.min, LIMITS.backoff_cap.max),
+  },
+  output_cap: {
+    default: DEFAULTS.output_cap, unit: "bytes", applies_at: "run", ...LIMITS.output_cap,
+    description: "bytes of each stream of an attempt that a worker ships into a shared (PostgreSQL) database for readers on other hosts; beyond it the stream ends with a truncation marker; read when a worker starts",
+    parse: (raw) => parseInteger("output_cap", raw, LIMITS.output_cap.min, LIMITS.output_cap.max),
   },
 };
 

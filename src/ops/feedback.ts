@@ -5,9 +5,10 @@
  */
 import type { Warning } from "../contract/errors.ts";
 import type { FailureReason, Job, JobState } from "../store/model.ts";
-import type { Store } from "../store/store.ts";
+import type { Attempt } from "../store/model.ts";
+import type { Store, StoreReader } from "../store/store.ts";
 import { resolveJob } from "./jobs.ts";
-import { pickAttempt, readTail } from "./output.ts";
+import { pickAttempt, streamTail, type StreamName } from "./output.ts";
 import { JOB_NOT_FOUND_REMEDIATION } from "./retry.ts";
 import { isTerminal } from "./states.ts";
 
@@ -62,16 +63,17 @@ function nextCommand(job: Job): string | null {
   }
 }
 
-function tail(path: string | null, maxBytes: number): StreamTail {
-  const v = readTail(path, maxBytes);
+async function tail(tx: StoreReader, attempt: Attempt | null, stream: StreamName, maxBytes: number): Promise<StreamTail> {
+  const v = await streamTail(tx, attempt, stream, maxBytes);
   return { path: v.path, missing: v.missing, size_bytes: v.size_bytes, tail: v.text, truncated: v.truncated };
 }
 
 /** Builds the verdict of the job named by `ref`. Raises `NOT_FOUND`. */
 export async function jobFeedback(store: Store, ref: string, tailBytes: number): Promise<{ data: FeedbackData; warnings: Warning[] }> {
-  const { job, attempt } = await store.read(async (tx) => {
+  const { job, attempt, stdout, stderr } = await store.read(async (tx) => {
     const job = await resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION);
-    return { job, attempt: await pickAttempt(tx, job, null) };
+    const attempt = await pickAttempt(tx, job, null);
+    return { job, attempt, stdout: await tail(tx, attempt, "stdout", tailBytes), stderr: await tail(tx, attempt, "stderr", tailBytes) };
   });
   const terminal = isTerminal(job.state);
   const finished = attempt && attempt.finished_at !== null;
@@ -88,7 +90,7 @@ export async function jobFeedback(store: Store, ref: string, tailBytes: number):
     last_error: job.last_error,
     duration_seconds: finished ? Math.max(0, attempt.finished_at! - attempt.started_at) : null,
     remediation: nextCommand(job),
-    streams: { stdout: tail(attempt?.stdout_path ?? null, tailBytes), stderr: tail(attempt?.stderr_path ?? null, tailBytes) },
+    streams: { stdout, stderr },
   };
   const warnings: Warning[] = attempt ? [] : [{ code: "NO_ATTEMPTS_YET", message: `job ${job.id} has not been executed yet` }];
   return { data, warnings };

@@ -17,7 +17,11 @@ export interface FollowChunk {
 
 const CHUNK = 64 * 1024;
 
-/** Reads a file from an offset onwards; the file may not exist yet. */
+/**
+ * Reads a stream from an offset onwards: from its file when this host has it
+ * (the file may not exist yet), else from the copy its worker ships into a
+ * shared database. Shipped bytes are a prefix of the file, at the same offsets.
+ */
 class Tail {
   private fd: number | null = null;
   offset = 0;
@@ -25,15 +29,19 @@ class Tail {
   constructor(
     readonly stream: StreamName,
     private readonly path: string,
+    private readonly store: Store,
+    private readonly attempt: Attempt,
   ) {}
 
   /** The bytes written since the last call, in chunks of at most 64 KiB. */
-  *read(): Generator<FollowChunk> {
+  async *read(): AsyncGenerator<FollowChunk> {
     if (this.fd === null) {
       try {
         this.fd = openSync(this.path, "r");
       } catch {
-        return; // not created yet (or removed): nothing to show
+        // Not created yet, removed, or written on another host.
+        if (this.store.shipsOutput) yield* this.readShipped();
+        return;
       }
     }
     for (;;) {
@@ -43,6 +51,17 @@ class Tail {
       this.offset += n;
       yield { stream: this.stream, bytes: buffer.subarray(0, n) };
       if (n < CHUNK) return;
+    }
+  }
+
+  private async *readShipped(): AsyncGenerator<FollowChunk> {
+    for (;;) {
+      const { job_id, attempt_no } = this.attempt;
+      const shipped = await this.store.read(async (tx) => tx.readAttemptOutput(job_id, attempt_no, this.stream, this.offset, CHUNK));
+      if (!shipped || shipped.bytes.length === 0) return;
+      this.offset += shipped.bytes.length;
+      yield { stream: this.stream, bytes: shipped.bytes };
+      if (shipped.bytes.length < CHUNK) return;
     }
   }
 
@@ -57,17 +76,28 @@ class Tail {
  * the attempt row as it ended (or as it was, when it was not running).
  */
 export async function* followAttempt(store: Store, attempt: Attempt, streams: StreamName[], pollMs = 100): AsyncGenerator<FollowChunk, Attempt> {
-  const tails = streams.map((s) => new Tail(s, s === "stdout" ? attempt.stdout_path : attempt.stderr_path));
+  const tails = streams.map((s) => new Tail(s, s === "stdout" ? attempt.stdout_path : attempt.stderr_path, store, attempt));
   try {
     for (;;) {
       // The state is read before the bytes: once it says the attempt ended, the
       // read that follows sees everything the process wrote.
-      const now = await store.read(async (tx) => await tx.getAttempt(attempt.job_id, attempt.attempt_no)) ?? attempt;
+      const now = (await store.read(async (tx) => tx.getAttempt(attempt.job_id, attempt.attempt_no))) ?? attempt;
       for (const tail of tails) yield* tail.read();
       if (now.state !== "running") return now;
       await Bun.sleep(pollMs);
     }
   } finally {
     for (const tail of tails) tail.close();
+  }
+}
+
+/** Every byte of one stream an attempt's worker shipped into a shared database, in chunks (nothing when none was shipped). */
+export async function* shippedChunks(store: Store, attempt: Attempt, stream: StreamName): AsyncGenerator<FollowChunk> {
+  let offset = 0;
+  for (;;) {
+    const shipped = await store.read(async (tx) => tx.readAttemptOutput(attempt.job_id, attempt.attempt_no, stream, offset, CHUNK));
+    if (!shipped || shipped.bytes.length === 0) return;
+    offset += shipped.bytes.length;
+    yield { stream, bytes: shipped.bytes };
   }
 }

@@ -12,6 +12,8 @@ export const DEFAULTS = {
   queue: "default",
   backoff_base: 2,
   backoff_cap: 60,
+  /** Bytes of each stream of an attempt shipped to a shared database (1 MiB). */
+  output_cap: 1024 * 1024,
 } as const;
 
 /** Accepted ranges and shapes. */
@@ -30,6 +32,8 @@ export const LIMITS = {
   argv: { maxBytes: 256 * 1024 },
   backoff_base: { min: 1, max: 1000 },
   backoff_cap: { min: 0, max: 30 * 86400 },
+  /** Shipped output per stream of an attempt, bytes (0: ship nothing). */
+  output_cap: { min: 0, max: 256 * 1024 * 1024 },
   /** `--after` / `--at`: up to ten years ahead. */
   delay_seconds: { max: 10 * 365 * 86400 },
   slots: { min: 1, max: 100000 },

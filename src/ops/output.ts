@@ -74,9 +74,28 @@ export function parseStream(raw: string | undefined): StreamName[] {
   throw invalidValue("--stream", raw, "stdout, stderr or both");
 }
 
+/**
+ * The last `maxBytes` of one stream of an attempt: from its file when this host
+ * has it, else from the output its worker shipped into a shared database
+ * (docs/architecture.md "Output"), with a truncation marker when the worker's
+ * `output_cap` cut the stream.
+ */
+export async function streamTail(tx: StoreReader, attempt: Attempt | null, stream: StreamName, maxBytes: number): Promise<StreamView> {
+  const path = attempt === null ? null : stream === "stdout" ? attempt.stdout_path : attempt.stderr_path;
+  const local = readTail(path, maxBytes);
+  if (!local.missing || attempt === null) return local;
+  const head = await tx.readAttemptOutput(attempt.job_id, attempt.attempt_no, stream, 0, 0);
+  if (head === null) return local;
+  const from = Math.max(0, head.size - maxBytes);
+  const shipped = await tx.readAttemptOutput(attempt.job_id, attempt.attempt_no, stream, from, maxBytes);
+  const text = Buffer.from(shipped?.bytes ?? new Uint8Array(0)).toString("utf8");
+  const marker = head.truncated ? `\n[spoolctl: output truncated at ${head.size} bytes (the output_cap setting)]\n` : "";
+  return { path, missing: false, size_bytes: head.size, text: text + marker, truncated: from > 0 || head.truncated };
+}
+
 /** The output of one attempt, each requested stream capped at `maxBytes` (its tail). */
-export function attemptOutput(attempt: Attempt, streams: StreamName[], maxBytes: number): AttemptOutput {
+export async function attemptOutput(tx: StoreReader, attempt: Attempt, streams: StreamName[], maxBytes: number): Promise<AttemptOutput> {
   const out: AttemptOutput = { job_id: attempt.job_id, attempt_no: attempt.attempt_no, state: attempt.state };
-  for (const s of streams) out[s] = readTail(s === "stdout" ? attempt.stdout_path : attempt.stderr_path, maxBytes);
+  for (const s of streams) out[s] = await streamTail(tx, attempt, s, maxBytes);
   return out;
 }

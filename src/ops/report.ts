@@ -9,7 +9,7 @@ import type { Attempt, Job, JobState } from "../store/model.ts";
 import type { StoreReader } from "../store/store.ts";
 import { resolveJob } from "./jobs.ts";
 import { describeExit } from "./outcome.ts";
-import { readTail } from "./output.ts";
+import { streamTail, type StreamName } from "./output.ts";
 import { parseDuration, parseTimestamp } from "./values.ts";
 
 /** How a job reads as a test case: done → passed, dead → failed, canceled → skipped, queued/running → pending. */
@@ -105,9 +105,9 @@ function resultOf(state: JobState): CaseResult {
   return "pending";
 }
 
-/** The last `TAIL_LINES` lines of a file's last `TAIL_BYTES` bytes ("" when missing). */
-export function outputTail(path: string | null): string {
-  const view = readTail(path, TAIL_BYTES);
+/** The last `TAIL_LINES` lines of a stream's last `TAIL_BYTES` bytes ("" when missing), from its file or the shipped copy. */
+async function outputTail(tx: StoreReader, attempt: Attempt, stream: StreamName): Promise<string> {
+  const view = await streamTail(tx, attempt, stream, TAIL_BYTES);
   if (view.missing || view.text === "") return "";
   let lines = view.text.split("\n");
   if (view.truncated) lines = lines.slice(1); // the first line was cut mid-way
@@ -134,8 +134,8 @@ function messageOf(job: Job, result: CaseResult, last: Attempt | undefined): str
   }
 }
 
-/** Builds one case from a job and its attempts (oldest first). */
-export function toCase(job: Job, attempts: Attempt[], now: number): ReportCase {
+/** Builds one case from a job and its attempts (oldest first), reading the output tails of a case that did not pass. */
+async function toCase(tx: StoreReader, job: Job, attempts: Attempt[], now: number): Promise<ReportCase> {
   const result = resultOf(job.state);
   const last = attempts.at(-1);
   const time = attempts.reduce((sum, a) => sum + Math.max(0, (a.finished_at ?? now) - a.started_at), 0);
@@ -156,8 +156,8 @@ export function toCase(job: Job, attempts: Attempt[], now: number): ReportCase {
     signal: last?.signal ?? null,
     failure_reason: result === "passed" ? null : (last?.failure_reason ?? null),
     message: messageOf(job, result, last),
-    stderr_tail: showTails ? outputTail(last.stderr_path) : "",
-    stdout_tail: showTails ? outputTail(last.stdout_path) : "",
+    stderr_tail: showTails ? await outputTail(tx, last, "stderr") : "",
+    stdout_tail: showTails ? await outputTail(tx, last, "stdout") : "",
   };
 }
 
@@ -189,7 +189,7 @@ export async function buildReport(tx: StoreReader, q: ReportQuery, now = Date.no
   });
   const truncated = rows.length > q.limit;
   const jobs = rows.slice(0, q.limit).reverse();
-  const cases = await mapInOrder(jobs, async (job) => toCase(job, await tx.attemptsOf(job.id), now));
+  const cases = await mapInOrder(jobs, async (job) => toCase(tx, job, await tx.attemptsOf(job.id), now));
   const lanes: Record<string, ReportTotals> = {};
   for (const lane of [...new Set(cases.map((c) => c.queue))].sort()) lanes[lane] = totalsOf(cases.filter((c) => c.queue === lane));
   return {

@@ -12,10 +12,12 @@ export interface QueueSettings {
   timeout: number;
   backoff_base: number;
   backoff_cap: number;
+  /** Bytes of each stream of an attempt a worker ships to a shared database. */
+  output_cap: number;
 }
 
 /** Setting keys, canonical (underscore) spelling. */
-export const SETTING_KEYS = ["max_retries", "timeout", "backoff_base", "backoff_cap"] as const;
+export const SETTING_KEYS = ["max_retries", "timeout", "backoff_base", "backoff_cap", "output_cap"] as const;
 
 /** Reads every setting, falling back to the defaults of SPEC §4. */
 export async function readSettings(tx: StoreReader): Promise<QueueSettings> {
@@ -31,5 +33,6 @@ export async function readSettings(tx: StoreReader): Promise<QueueSettings> {
     timeout: num("timeout", DEFAULTS.timeout_seconds),
     backoff_base: num("backoff_base", DEFAULTS.backoff_base),
     backoff_cap: num("backoff_cap", DEFAULTS.backoff_cap),
+    output_cap: num("output_cap", DEFAULTS.output_cap),
   };
 }

@@ -58,6 +58,6 @@ export async function latestOutput(store: Store, id: number, maxBytes: number): 
   return await store.read(async (tx) => {
     const job = await tx.getJob(id);
     const attempt = job ? await pickAttempt(tx, job, null) : null;
-    return attempt ? attemptOutput(attempt, [...STREAMS], maxBytes) : null;
+    return attempt ? attemptOutput(tx, attempt, [...STREAMS], maxBytes) : null;
   });
 }

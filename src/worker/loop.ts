@@ -11,6 +11,8 @@ import { recordAttemptEnd } from "../ops/record.ts";
 import type { AttemptKey, Store, Waker } from "../store/store.ts";
 import { attemptMarker, startAttempt } from "./executor.ts";
 import { killOrphans, reapDeadWorkers, type ReapedJob } from "./reaper.ts";
+import { OutputShipper, SHIP_INTERVAL_MS } from "./ship.ts";
+import { readSettings } from "../ops/settings.ts";
 import { registerWorker } from "./registry.ts";
 import { readTiming, type Timing } from "./timing.ts";
 
@@ -103,12 +105,18 @@ export class Worker {
     const { store, opts } = this;
     await registerWorker(store, opts.workerId, opts.queue);
     await this.sweepOrphans();
+    if (store.shipsOutput) {
+      const { output_cap } = await store.read(async (tx) => readSettings(tx));
+      this.shipper = new OutputShipper(store, opts.workerId, output_cap);
+    }
+    const ship = this.shipper ? setInterval(() => void this.shipRunning(), SHIP_INTERVAL_MS) : null;
     this.waker = store.watch();
     const beat = setInterval(() => void this.heartbeat(), this.timing.heartbeat * 1000);
     try {
       await this.loop();
     } finally {
       clearInterval(beat);
+      if (ship) clearInterval(ship);
       this.waker.close();
       try {
         await store.write(async (tx) => tx.markWorkerStopped(opts.workerId, store.now()));
@@ -120,6 +128,21 @@ export class Worker {
   }
 
   private beating = false;
+  /** Ships attempt output into a shared database; null when the store keeps output in files only. */
+  private shipper: OutputShipper | null = null;
+  private shipping = false;
+
+  private async shipRunning(): Promise<void> {
+    if (this.shipping || !this.shipper) return;
+    this.shipping = true;
+    try {
+      await this.shipper.shipAll();
+    } catch (error) {
+      this.transient(error);
+    } finally {
+      this.shipping = false;
+    }
+  }
   /** When the lease was last renewed (performance.now(), ms). */
   private renewedAt = performance.now();
   /** Set when {@link checkLease} stopped the children; cleared by the next renewal. */
@@ -276,6 +299,7 @@ export class Worker {
     });
     // In flight from now on, so that the next heartbeat renews its lease.
     this.inFlight.set(flightKey(claimed), { claimed, stop: running.stop });
+    this.shipper?.track(claimed);
     if (running.pid !== null) {
       // The reaper needs the group to kill an orphan if this worker dies: retry through LOCKED.
       // (If it still cannot be written, the reaper finds the processes by their marker.)
@@ -301,6 +325,8 @@ export class Worker {
     const { job, attemptNo } = claimed;
     let outcome: Outcome | null;
     try {
+      // The rest of the output goes before the result: a reader that sees the end sees all of it.
+      await this.shipper?.finish(claimed);
       outcome = await this.retryLocked(() => recordAttemptEnd(this.store, { jobId: job.id, attemptNo, workerId: this.opts.workerId }, end));
     } catch (error) {
       if (!isTransient(error)) throw error;
