@@ -3,7 +3,7 @@ import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TempQueue } from "./helpers.ts";
-import { addJob, jobRow } from "./operator-helpers.ts";
+import { addJob } from "./operator-helpers.ts";
 
 setDefaultTimeout(60_000);
 
@@ -29,7 +29,7 @@ test("config show explains the db path, its source, and each setting's effect", 
   expect(text.stdout).toContain("(from environment)");
   expect(text.stdout).toContain("copied into jobs when added");
   expect(text.stdout).toContain("read when a retry is scheduled");
-  expect(await Bun.file(q.db).exists()).toBe(false);
+  expect(await q.exists()).toBe(false);
 });
 
 test("config show reads the project config (db_path relative to the file)", async () => {
@@ -59,7 +59,7 @@ test("config set / get / unset, QueueCTL spellings, stored in the queue", async 
   expect(r.env.data.value).toBe(120);
   // Copied into jobs at add time.
   const id = await addJob(q, "--", "true");
-  expect(jobRow(q, id)).toMatchObject({ max_retries: 5, timeout_seconds: 600 });
+  expect(await q.job(id)).toMatchObject({ max_retries: 5, timeout_seconds: 600 });
   r = await q.json(["config", "unset", "max-retries"]);
   expect(r.env.data).toMatchObject({ removed: true, value: 3, source: "default" });
   expect((await q.json(["config", "get", "max-retries"])).env.data.source).toBe("default");
@@ -105,8 +105,8 @@ test("backoff settings are read when a retry is scheduled, so they apply to jobs
   await q.run(["config", "set", "backoff-base", "7"]);
   await q.run(["config", "set", "backoff-cap", "5m"]);
   expect((await q.run(["work", "--once"])).code).toBe(0);
-  const row = jobRow(q, id);
-  const attempt = q.query("SELECT finished_at FROM attempts WHERE job_id = ? AND attempt_no = 1", id)[0];
+  const row = (await q.job(id))!;
+  const attempt = (await q.attempt(id, 1))!;
   expect(row.state).toBe("queued");
-  expect(row.next_run_at - attempt.finished_at).toBeCloseTo(7, 3);
+  expect(row.next_run_at - attempt.finished_at!).toBeCloseTo(7, 3);
 });

@@ -1,17 +1,31 @@
 /**
  * Test helpers: a temp queue per test, the real CLI as a subprocess, and
  * polling with a generous deadline (never sleep-and-hope).
+ *
+ * The queue's database is chosen by SPOOLCTL_TEST_DB (see
+ * support/queue-fixtures.ts): a SQLite file by default, a fresh PostgreSQL
+ * database per TempQueue with a postgres:// URL. Tests check state through the
+ * CLI's JSON or through the driver (TempQueue.job(), .attempts() …), never with
+ * SQL, so that the same test runs on either.
  */
-import { Database } from "bun:sqlite";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { openQueue, type Store, type StoreReader, type StoreWriter } from "../src/store/index.ts";
+import { resolveLocation, type QueueLocation } from "../src/store/location.ts";
+import type { Attempt, Job, JobEvent, WorkerRecord } from "../src/store/model.ts";
+import { ON_POSTGRES, TEST_DB, createPgDatabase, dropPgDatabase } from "./support/queue-fixtures.ts";
+
+export { ON_POSTGRES, TEST_DB };
 
 /** Absolute path of the CLI entry. */
 export const CLI = resolve(import.meta.dir, "../src/cli.ts");
 
 /** Fast timing knobs for tests (seconds). */
 export const FAST_KNOBS = { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "0.2", SPOOLCTL_TEST_REAP_THRESHOLD: "1" };
+
+/** More rows than any test makes: "all of them" for the driver's paged reads. */
+const ALL = 1_000_000;
 
 /** Result of one CLI run. */
 export interface CliResult {
@@ -22,19 +36,61 @@ export interface CliResult {
   json: any;
 }
 
-/** A scratch queue: a temp folder with `queue.db`. */
+/** Everything a queue holds, read in one snapshot through the driver (for "nothing changed" checks). */
+export interface QueueSnapshot {
+  queue_id: string;
+  jobs: Job[];
+  attempts: Attempt[];
+  events: JobEvent[];
+  workers: WorkerRecord[];
+  settings: Record<string, string>;
+}
+
+/**
+ * A scratch queue: a temp folder (the CLI's cwd, the spool, scratch files) and
+ * a database, SQLite `queue.db` in that folder or a fresh PostgreSQL database.
+ */
 export class TempQueue {
   readonly dir: string;
+  /** What SPOOLCTL_DB is set to: the SQLite file `dir/queue.db`, or the PostgreSQL database URL. */
   readonly db: string;
+  /** The spool folder, `dir/queue.spool` (attempt output under `output/JOB/ATTEMPT/`). */
+  readonly spool: string;
+  readonly driver: "sqlite" | "postgres";
+  private readonly pgName: string | null = null;
 
   constructor() {
     this.dir = mkdtempSync(join(tmpdir(), "spoolctl-test-"));
-    this.db = join(this.dir, "queue.db");
+    this.spool = join(this.dir, "queue.spool");
+    this.driver = TEST_DB.driver;
+    if (TEST_DB.driver === "postgres") {
+      try {
+        const created = createPgDatabase();
+        this.pgName = created.name;
+        this.db = created.url;
+      } catch (error) {
+        rmSync(this.dir, { recursive: true, force: true });
+        throw error;
+      }
+    } else {
+      this.db = join(this.dir, "queue.db");
+    }
+  }
+
+  /**
+   * The variables that point the CLI at this queue. On PostgreSQL the spool
+   * stays in the temp folder (SPOOLCTL_SPOOL_DIR); SQLite keeps its default,
+   * the folder beside the file.
+   */
+  queueEnv(): Record<string, string> {
+    return this.driver === "postgres" ? { SPOOLCTL_DB: this.db, SPOOLCTL_SPOOL_DIR: this.spool } : { SPOOLCTL_DB: this.db };
   }
 
   /** Env for CLI runs against this queue. */
   env(extra: Record<string, string> = {}): Record<string, string> {
-    const env: Record<string, string> = { ...(process.env as Record<string, string>), SPOOLCTL_DB: this.db, NO_COLOR: "1", ...extra };
+    const env: Record<string, string> = { ...(process.env as Record<string, string>), ...this.queueEnv(), NO_COLOR: "1", ...extra };
+    // Bun's SQL client would take PGDATABASE over the database in SPOOLCTL_DB.
+    if (this.driver === "postgres" && extra.PGDATABASE === undefined) delete env.PGDATABASE;
     return env;
   }
 
@@ -82,9 +138,139 @@ export class TempQueue {
     return r.json.data.job_id as number;
   }
 
-  /** Writes to the database directly: a test-only shortcut (e.g. make a backoff due now). */
+  /** `config set KEY VALUE` (a queue-wide setting, e.g. a short backoff_cap), throwing on failure. */
+  async setConfig(key: string, value: string): Promise<void> {
+    const r = await this.run(["config", "set", key, value]);
+    if (r.code !== 0) throw new Error(`config set ${key} ${value} failed (exit ${r.code}): ${r.stdout} ${r.stderr}`);
+  }
+
+  // --- The driver: state checks go through the same Store the CLI uses. ---
+
+  /** Where the CLI finds this queue, resolved by the CLI's own rules from {@link queueEnv}. */
+  location(): QueueLocation {
+    return resolveLocation(undefined, { ...this.queueEnv() }, this.dir);
+  }
+
+  /**
+   * Opens the queue through the driver for reading, runs `fn`, closes it. A
+   * queue that does not exist yet reads as empty and is not created.
+   */
+  async use<T>(fn: (store: Store) => Promise<T>): Promise<T> {
+    const store = await openQueue(this.location(), { create: false, readOnly: true });
+    try {
+      return await fn(store);
+    } finally {
+      await store.close();
+    }
+  }
+
+  /** Runs `fn` in one read snapshot of the queue (through the driver). */
+  read<T>(fn: (tx: StoreReader) => Promise<T>): Promise<T> {
+    return this.use((store) => store.read(fn));
+  }
+
+  /**
+   * Runs `fn` in one write transaction through the driver (test-only shortcuts
+   * that a driver method covers). The queue must exist already.
+   */
+  async write<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T> {
+    const store = await openQueue(this.location(), { create: false });
+    try {
+      if (!store.exists) throw new Error(`TempQueue.write: the queue ${this.db} does not exist yet`);
+      return await store.write(fn);
+    } finally {
+      await store.close();
+    }
+  }
+
+  /** The job, or null. */
+  job(id: number): Promise<Job | null> {
+    return this.read((tx) => tx.getJob(id));
+  }
+
+  /** Every job, oldest first. */
+  async jobs(): Promise<Job[]> {
+    return (await this.read((tx) => tx.listJobs({ limit: ALL }))).reverse();
+  }
+
+  /** One attempt of a job (default: its first), or null. */
+  attempt(jobId: number, attemptNo = 1): Promise<Attempt | null> {
+    return this.read((tx) => tx.getAttempt(jobId, attemptNo));
+  }
+
+  /** A job's attempts, oldest first. */
+  attempts(jobId: number): Promise<Attempt[]> {
+    return this.read((tx) => tx.attemptsOf(jobId));
+  }
+
+  /** Every attempt of every job, by job id then attempt number. */
+  allAttempts(): Promise<Attempt[]> {
+    return this.read(allAttemptsIn);
+  }
+
+  /** A job's ledger, oldest first. */
+  events(jobId: number): Promise<JobEvent[]> {
+    return this.read((tx) => tx.eventsOf(jobId));
+  }
+
+  /** The event names of a job's ledger, oldest first. */
+  async eventNames(jobId: number): Promise<string[]> {
+    return (await this.events(jobId)).map((e) => e.event);
+  }
+
+  /** The whole ledger, oldest first. */
+  allEvents(): Promise<JobEvent[]> {
+    return this.read((tx) => tx.listEvents({ afterId: 0, limit: ALL }));
+  }
+
+  /** The workers registry, most recently seen first. */
+  workers(): Promise<WorkerRecord[]> {
+    return this.read((tx) => tx.listWorkers(ALL));
+  }
+
+  /** One worker's registry row, or null. */
+  worker(workerId: string): Promise<WorkerRecord | null> {
+    return this.read((tx) => tx.getWorker(workerId));
+  }
+
+  /** Whether the worker is registered and has not stopped (it has started up). */
+  async registered(workerId: string): Promise<boolean> {
+    const w = await this.worker(workerId);
+    return w !== null && w.stopped_at === null;
+  }
+
+  /** The queue's identity (attempt markers are made of it); "" before the queue exists. */
+  queueId(): Promise<string> {
+    return this.use(async (store) => store.queueId);
+  }
+
+  /** Everything the queue holds, in one snapshot: for "nothing changed" checks. */
+  snapshot(): Promise<QueueSnapshot> {
+    return this.use(async (store) =>
+      store.read(async (tx) => ({
+        queue_id: store.queueId,
+        jobs: (await tx.listJobs({ limit: ALL })).reverse(),
+        attempts: await allAttemptsIn(tx),
+        events: await tx.listEvents({ afterId: 0, limit: ALL }),
+        workers: (await tx.listWorkers(ALL)).sort((a, b) => (a.worker_id < b.worker_id ? -1 : a.worker_id > b.worker_id ? 1 : 0)),
+        settings: await tx.listSettings(),
+      })),
+    );
+  }
+
+  /**
+   * Whether the queue has been created. SQLite: whether the file exists (read
+   * verbs must not even create an empty one). PostgreSQL: the database is made
+   * by the test, so whether the driver finds a queue (its schema) in it.
+   */
+  async exists(): Promise<boolean> {
+    if (this.driver === "sqlite") return existsSync(this.db);
+    return this.use(async (store) => store.exists);
+  }
+
+  /** @deprecated TRANSITION ONLY (removed once every test reads through the driver): raw SQLite write. */
   exec(sql: string, ...params: any[]): void {
-    const db = new Database(this.db);
+    const db = new (require("bun:sqlite").Database)(this.db);
     try {
       db.exec("PRAGMA busy_timeout = 5000");
       db.query(sql).run(...params);
@@ -93,11 +279,10 @@ export class TempQueue {
     }
   }
 
-  /** Reads the database directly (read-only), for assertions. */
+  /** @deprecated TRANSITION ONLY (removed once every test reads through the driver): raw SQLite read. */
   query<T = any>(sql: string, ...params: any[]): T[] {
-    const db = new Database(this.db, { readonly: true });
+    const db = new (require("bun:sqlite").Database)(this.db, { readonly: true });
     try {
-      // A worker opening or closing the file can hold it busy for a moment (WAL recovery, checkpoint).
       db.exec("PRAGMA busy_timeout = 5000");
       return db.query(sql).all(...params) as T[];
     } finally {
@@ -105,10 +290,19 @@ export class TempQueue {
     }
   }
 
-  /** Removes the folder. */
+  /** Removes the folder (and on PostgreSQL drops the database). */
   cleanup(): void {
     rmSync(this.dir, { recursive: true, force: true });
+    if (this.pgName) dropPgDatabase(this.pgName);
   }
+}
+
+/** Every attempt of every job in `tx`, by job id then attempt number. */
+async function allAttemptsIn(tx: StoreReader): Promise<Attempt[]> {
+  const jobs = (await tx.listJobs({ limit: ALL })).reverse();
+  const out: Attempt[] = [];
+  for (const job of jobs) out.push(...(await tx.attemptsOf(job.id)));
+  return out;
 }
 
 /** Polls `check` until it returns a truthy value or `timeoutMs` passes (then throws `what`). */

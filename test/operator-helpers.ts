@@ -1,10 +1,9 @@
 /**
  * Helpers for the operator-verb tests (wait, retry, cancel, prune, events,
- * config): add jobs through the CLI, drain, direct database writes for
- * test-only shortcuts (e.g. ageing a job for prune), and a job that blocks
- * until the test lets it go.
+ * config): add jobs through the CLI, drain, and a job that blocks until the
+ * test lets it go. Queue state is read through TempQueue (the driver);
+ * test-only shortcuts are in support/queue-fixtures.ts.
  */
-import { Database } from "bun:sqlite";
 import { expect } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -21,32 +20,6 @@ export async function addJob(q: TempQueue, ...args: string[]): Promise<number> {
 export async function drain(q: TempQueue, ...args: string[]): Promise<void> {
   const r = await q.run(["work", "--drain", ...args], { env: FAST_KNOBS });
   expect(r.code).toBe(0);
-}
-
-/** Writes to the queue directly (a test-only shortcut). */
-export function exec(q: TempQueue, sql: string, ...params: any[]): void {
-  const db = new Database(q.db);
-  try {
-    db.exec("PRAGMA busy_timeout = 5000");
-    db.query(sql).run(...params);
-  } finally {
-    db.close();
-  }
-}
-
-/** One job row. */
-export function jobRow(q: TempQueue, id: number): any {
-  return q.query("SELECT * FROM jobs WHERE id = ?", id)[0];
-}
-
-/** One attempt row. */
-export function attemptRow(q: TempQueue, id: number, no: number): any {
-  return q.query("SELECT * FROM attempts WHERE job_id = ? AND attempt_no = ?", id, no)[0];
-}
-
-/** Event names of a job, oldest first. */
-export function eventNames(q: TempQueue, id: number): string[] {
-  return q.query<{ event: string }>("SELECT event FROM job_events WHERE job_id = ? ORDER BY id", id).map((r) => r.event);
 }
 
 /**

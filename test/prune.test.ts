@@ -1,9 +1,13 @@
-/** `prune` (SPEC §4–§5, issue 4) through the real CLI. Ages jobs by writing `finished_at` directly. */
+/**
+ * `prune` (SPEC §4–§5, issue 4) through the real CLI. Ages jobs by setting
+ * `finished_at` / `created_at` directly (patchJobs, a test-only shortcut: no verb moves time).
+ */
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { TempQueue } from "./helpers.ts";
-import { addJob, drain, exec, jobRow, keysOf, reference } from "./operator-helpers.ts";
+import { addJob, drain, keysOf, reference } from "./operator-helpers.ts";
+import { patchJobs } from "./support/queue-fixtures.ts";
 
 setDefaultTimeout(60_000);
 
@@ -14,8 +18,8 @@ afterEach(() => q.cleanup());
 const DAY = 86400;
 
 /** Makes a terminal job look finished `days` ago. */
-function age(id: number, days: number): void {
-  exec(q, "UPDATE jobs SET finished_at = ? WHERE id = ?", Date.now() / 1000 - days * DAY, id);
+function age(id: number, days: number): Promise<void> {
+  return patchJobs(q, [id], { finished_at: Date.now() / 1000 - days * DAY });
 }
 
 test("prune needs --older-than, and --yes or --dry-run (SAFETY_BLOCK)", async () => {
@@ -38,7 +42,7 @@ test("an empty dry run matches envelope-prune-empty.json and creates nothing", a
   const ref = reference("envelope-prune-empty.json");
   expect(r.env.data).toEqual(ref ? ref.data : r.env.data);
   if (ref) expect(keysOf(r.env)).toEqual(keysOf(ref));
-  expect(await Bun.file(q.db).exists()).toBe(false);
+  expect(await q.exists()).toBe(false);
 });
 
 test("dry run reports, --yes deletes files first then rows; queued and young jobs stay", async () => {
@@ -47,30 +51,32 @@ test("dry run reports, --yes deletes files first then rows; queued and young job
   const dead = await addJob(q, "--max-retries", "0", "--", "sh", "-c", "echo boom >&2; exit 1");
   await drain(q);
   const queued = await addJob(q, "--", "true");
-  age(old, 10);
-  age(dead, 10);
-  exec(q, "UPDATE jobs SET created_at = ? WHERE id = ?", Date.now() / 1000 - 30 * DAY, queued);
-  const outDir = (id: number) => join(q.dir, "queue.spool", "output", String(id));
+  await age(old, 10);
+  await age(dead, 10);
+  await patchJobs(q, [queued], { created_at: Date.now() / 1000 - 30 * DAY });
+  const outDir = (id: number) => join(q.spool, "output", String(id));
   expect(existsSync(outDir(old))).toBe(true);
 
   const preview = await q.json(["prune", "--older-than", "7d", "--dry-run"]);
   expect(preview.code).toBe(0);
   expect(preview.env.data).toMatchObject({ actual: false, dry_run: true, matched: 2, deleted_jobs: 2, deleted_attempts: 2, deleted_events: 7 });
   expect(preview.env.data.freed_bytes).toBe(4 + 5);
-  expect(jobRow(q, old)).toBeDefined();
+  expect(await q.job(old)).not.toBeNull();
 
   const r = await q.json(["prune", "--older-than", "7d", "--yes"]);
   expect(r.code).toBe(0);
   expect(r.env.data).toEqual({ actual: true, dry_run: false, irreversible: true, matched: 2, deleted_jobs: 2, deleted_attempts: 2, deleted_events: 7, freed_bytes: 9 });
-  expect(jobRow(q, old)).toBeUndefined();
-  expect(jobRow(q, dead)).toBeUndefined();
-  expect(q.query("SELECT count(*) AS n FROM attempts WHERE job_id IN (?, ?)", old, dead)[0].n).toBe(0);
-  expect(q.query("SELECT count(*) AS n FROM job_events WHERE job_id IN (?, ?)", old, dead)[0].n).toBe(0);
+  expect(await q.job(old)).toBeNull();
+  expect(await q.job(dead)).toBeNull();
+  for (const id of [old, dead]) {
+    expect(await q.attempts(id)).toEqual([]);
+    expect(await q.events(id)).toEqual([]);
+  }
   expect(existsSync(outDir(old))).toBe(false);
   expect(existsSync(outDir(dead))).toBe(false);
-  expect(jobRow(q, young).state).toBe("done");
+  expect((await q.job(young))?.state).toBe("done");
   expect(existsSync(outDir(young))).toBe(true);
-  expect(jobRow(q, queued).state).toBe("queued");
+  expect((await q.job(queued))?.state).toBe("queued");
 
   const again = await q.run(["prune", "--older-than", "7d", "--yes"]);
   expect(again.stdout).toBe("nothing to prune\n");
@@ -84,19 +90,20 @@ test("--state narrows to some terminal states; --older-than 0 takes every termin
   await q.run(["cancel", String(canceled)]);
   let r = await q.json(["prune", "--older-than", "0", "--state", "dead", "--state", "canceled", "--yes"]);
   expect(r.env.data.deleted_jobs).toBe(2);
-  expect(jobRow(q, dead)).toBeUndefined();
-  expect(jobRow(q, canceled)).toBeUndefined();
-  expect(jobRow(q, done).state).toBe("done");
+  expect(await q.job(dead)).toBeNull();
+  expect(await q.job(canceled)).toBeNull();
+  expect((await q.job(done))?.state).toBe("done");
   r = await q.json(["prune", "--older-than", "0", "--state", "completed", "--yes"]);
   expect(r.env.data.deleted_jobs).toBe(1);
 });
 
 test("a running job is never pruned, even with an old finished_at", async () => {
   const id = await addJob(q, "--", "true");
-  exec(q, "UPDATE jobs SET state = 'running', finished_at = 1, created_at = 1 WHERE id = ?", id);
+  // Staged: a running job (no worker needed) that looks finished and added long ago.
+  await patchJobs(q, [id], { state: "running", finished_at: 1, created_at: 1 });
   const r = await q.json(["prune", "--older-than", "0", "--yes"]);
   expect(r.env.data.deleted_jobs).toBe(0);
-  expect(jobRow(q, id).state).toBe("running");
+  expect((await q.job(id))?.state).toBe("running");
 });
 
 test("human text of a dry run and of a prune", async () => {

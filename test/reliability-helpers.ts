@@ -1,10 +1,9 @@
 /**
  * Helpers for the reliability tests (issue 3): background workers whose stderr
  * is collected as it comes, process-group inspection through /proc (zombies do
- * not count: PID 1 here does not reap orphans), direct database writes for
- * test-only shortcuts, and a cleanup that leaves no process behind.
+ * not count: PID 1 here does not reap orphans), and a cleanup that leaves no
+ * process behind. Queue state is read through TempQueue (the driver).
  */
-import { Database } from "bun:sqlite";
 import { readFileSync, readdirSync } from "node:fs";
 import { afterEach, beforeEach } from "bun:test";
 import { CLI, TempQueue } from "./helpers.ts";
@@ -126,16 +125,16 @@ export function startTimeOf(pid: number): string | null {
  * Kills what is left of every job's process group recorded in `q` (test
  * cleanup). A group whose leader now has another start time is someone else's.
  */
-export function killJobGroups(q: TempQueue): void {
-  let rows: { pgid: number; pgid_start_time: string | null }[] = [];
+export async function killJobGroups(q: TempQueue): Promise<void> {
+  let rows: { pgid: number | null; pgid_start_time: string | null }[] = [];
   try {
-    rows = q.query("SELECT pgid, pgid_start_time FROM attempts WHERE pgid IS NOT NULL");
+    rows = await q.allAttempts();
   } catch {
-    return; // no database
+    return; // no queue
   }
   const live = liveGroups();
   for (const { pgid, pgid_start_time } of rows) {
-    if (!live.has(pgid)) continue;
+    if (pgid === null || !live.has(pgid)) continue;
     const now = startTimeOf(pgid);
     if (now !== null && pgid_start_time !== null && now !== pgid_start_time) continue;
     try {
@@ -146,30 +145,29 @@ export function killJobGroups(q: TempQueue): void {
   }
 }
 
-/** Runs one statement against the queue directly (test-only shortcuts, e.g. settings). */
+/** @deprecated TRANSITION ONLY: raw SQLite write (removed once every test reads through the driver). */
 export function exec(q: TempQueue, sql: string, ...params: any[]): void {
-  const db = new Database(q.db);
-  try {
-    db.exec("PRAGMA busy_timeout = 5000");
-    db.query(sql).run(...params);
-  } finally {
-    db.close();
-  }
+  q.exec(sql, ...params);
 }
-
-/** One row of `jobs`. */
+/** @deprecated TRANSITION ONLY. */
 export function job(q: TempQueue, id: number): any {
   return q.query("SELECT * FROM jobs WHERE id = ?", id)[0];
 }
-
-/** One row of `attempts`. */
+/** @deprecated TRANSITION ONLY. */
 export function attempt(q: TempQueue, id: number, no = 1): any {
   return q.query("SELECT * FROM attempts WHERE job_id = ? AND attempt_no = ?", id, no)[0];
 }
-
-/** The ledger of a job, oldest first. */
+/** @deprecated TRANSITION ONLY. */
 export function events(q: TempQueue, id: number): string[] {
   return q.query<{ event: string }>("SELECT event FROM job_events WHERE job_id = ? ORDER BY id", id).map((e) => e.event);
+}
+/** @deprecated TRANSITION ONLY. */
+export function registered(q: TempQueue, workerId: string): boolean {
+  try {
+    return q.query("SELECT 1 FROM workers WHERE worker_id = ? AND stopped_at IS NULL", workerId).length === 1;
+  } catch {
+    return false;
+  }
 }
 
 /** `add --json …`, returning the job id. */
@@ -191,15 +189,6 @@ function idsOf(data: any): number[] {
   const ids = list.map((x) => (typeof x === "number" ? x : (x.job_id ?? x.id)));
   if (!ids.length || ids.some((id) => typeof id !== "number")) throw new Error(`cannot read job ids from add --from: ${JSON.stringify(data).slice(0, 300)}`);
   return ids;
-}
-
-/** Whether the worker's registry row says it is registered (it has started up). */
-export function registered(q: TempQueue, workerId: string): boolean {
-  try {
-    return q.query("SELECT 1 FROM workers WHERE worker_id = ? AND stopped_at IS NULL", workerId).length === 1;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -289,7 +278,7 @@ export function withFreshQueue(set: (q: TempQueue) => void): void {
   beforeEach(() => set((current = new TempQueue())));
   afterEach(async () => {
     await killSpawned();
-    killJobGroups(current);
+    await killJobGroups(current);
     current.cleanup();
   });
 }

@@ -1,7 +1,7 @@
 /** `retry`, `cancel` and QueueCTL's `dlq` (SPEC §4–§5, issue 4) through the real CLI. */
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { FAST_KNOBS, TempQueue, processLives, waitFor } from "./helpers.ts";
-import { addJob, attemptRow, drain, eventNames, gatedJob, jobRow, keysOf, reference } from "./operator-helpers.ts";
+import { addJob, drain, gatedJob, keysOf, reference } from "./operator-helpers.ts";
 
 setDefaultTimeout(60_000);
 
@@ -29,7 +29,7 @@ function worker(): ReturnType<TempQueue["spawn"]> {
 async function deadJob(): Promise<number> {
   const id = await addJob(q, "--max-retries", "0", "--", "sh", "-c", "exit 2");
   await drain(q);
-  expect(jobRow(q, id).state).toBe("dead");
+  expect((await q.job(id))?.state).toBe("dead");
   return id;
 }
 
@@ -38,12 +38,12 @@ test("retry a dead job: queued with a fresh budget, history kept, event retried"
   const r = await q.json(["retry", String(id)]);
   expect(r.code).toBe(0);
   expect(r.env.data).toEqual({ job_id: id, state: "queued" });
-  const row = jobRow(q, id);
+  const row = (await q.job(id))!;
   expect([row.state, row.attempts, row.crashes, row.finished_at, row.locked_by]).toEqual(["queued", 0, 0, null, null]);
-  expect(attemptRow(q, id, 1).state).toBe("failed");
-  expect(eventNames(q, id)).toEqual(["added", "claimed", "failed", "dead", "retried"]);
+  expect((await q.attempt(id, 1))?.state).toBe("failed");
+  expect(await q.eventNames(id)).toEqual(["added", "claimed", "failed", "dead", "retried"]);
   await drain(q);
-  expect(jobRow(q, id).last_attempt_no).toBe(2);
+  expect((await q.job(id))?.last_attempt_no).toBe(2);
   expect((await q.run(["retry", String(id)])).stdout).toBe(`Retried job ${id}; now queued\n`);
 });
 
@@ -71,7 +71,7 @@ test("retry without ids or --all fails fast with MISSING_REQUIRED; filters need 
   expect([r.code, r.env.errors[0].code]).toEqual([1, "INVALID_INPUT"]);
   r = await q.json(["retry", "--all", "--state", "done"]);
   expect([r.code, r.env.errors[0].code]).toEqual([1, "INVALID_INPUT"]);
-  expect(await Bun.file(q.db).exists()).toBe(false);
+  expect(await q.exists()).toBe(false);
 });
 
 test("retry several ids is all or nothing", async () => {
@@ -80,7 +80,7 @@ test("retry several ids is all or nothing", async () => {
   await drain(q);
   const r = await q.json(["retry", String(a), String(b)]);
   expect(r.code).toBe(5);
-  expect(jobRow(q, a).state).toBe("dead");
+  expect((await q.job(a))?.state).toBe("dead");
   const c = await deadJob();
   const ok = await q.json(["retry", String(a), String(c)]);
   expect(ok.code).toBe(0);
@@ -98,7 +98,7 @@ test("retry --all --state dead --queue Q --tag K=V requeues exactly the matches 
   expect(r.code).toBe(0);
   expect(r.env.data.count).toBe(2);
   expect(r.env.data.jobs.map((j: any) => j.job_id)).toEqual([ids[0], ids[3]]);
-  expect(ids.map((id) => jobRow(q, id).state)).toEqual(["queued", "dead", "dead", "queued"]);
+  expect(await Promise.all(ids.map(async (id) => (await q.job(id))?.state))).toEqual(["queued", "dead", "dead", "queued"]);
   const none = await q.json(["retry", "--all", "--queue", "nothing-here"]);
   expect([none.code, none.env.data.count]).toEqual([0, 0]);
 });
@@ -117,24 +117,24 @@ test("retry a running job needs --force; forced, the old worker's late result ch
   const gate = gatedJob(q, "force");
   const id = await addJob(q, "--", ...gate.argv);
   const w = worker();
-  await waitFor("the job to run", () => gate.pid() !== null && jobRow(q, id).state === "running");
+  await waitFor("the job to run", async () => gate.pid() !== null && (await q.job(id))?.state === "running");
   let r = await q.json(["retry", String(id)]);
   expect([r.code, r.env.errors[0].code]).toEqual([2, "SAFETY_BLOCK"]);
   expect(r.env.errors[0].remediation).toContain("--force");
   r = await q.json(["retry", String(id), "--force"]);
   expect(r.code).toBe(0);
-  expect(jobRow(q, id)).toMatchObject({ state: "queued", locked_by: null, attempts: 0 });
-  expect(attemptRow(q, id, 1)).toMatchObject({ state: "canceled", failure_reason: "canceled", error: "abandoned by retry --force" });
+  expect(await q.job(id)).toMatchObject({ state: "queued", locked_by: null, attempts: 0 });
+  expect(await q.attempt(id, 1)).toMatchObject({ state: "canceled", failure_reason: "canceled", error: "abandoned by retry --force" });
   gate.release();
   expect(await w.exited).toBe(0);
   const stderr = await new Response(w.stderr).text();
   expect(stderr).toContain("result not recorded");
   // The late "succeeded" of attempt 1 was refused: still queued, attempt 1 still canceled.
-  expect(jobRow(q, id).state).toBe("queued");
-  expect(attemptRow(q, id, 1).state).toBe("canceled");
+  expect((await q.job(id))?.state).toBe("queued");
+  expect((await q.attempt(id, 1))?.state).toBe("canceled");
   await drain(q);
-  expect(jobRow(q, id).state).toBe("done");
-  expect(attemptRow(q, id, 2).state).toBe("succeeded");
+  expect((await q.job(id))?.state).toBe("done");
+  expect((await q.attempt(id, 2))?.state).toBe("succeeded");
 });
 
 test("cancel a queued job: canceled at once, event canceled, shape of envelope-cancel-queued.json", async () => {
@@ -144,11 +144,11 @@ test("cancel a queued job: canceled at once, event canceled, shape of envelope-c
   const ref = reference("envelope-cancel-queued.json");
   expect(r.env.data).toEqual(ref ? ref.data : { job_id: 1, state: "canceled", was_running: false });
   if (ref) expect(keysOf(r.env.meta)).toEqual(keysOf(ref.meta));
-  expect(jobRow(q, id).state).toBe("canceled");
-  expect(eventNames(q, id)).toEqual(["added", "canceled"]);
+  expect((await q.job(id))?.state).toBe("canceled");
+  expect(await q.eventNames(id)).toEqual(["added", "canceled"]);
   // A worker never runs it.
   await drain(q);
-  expect(jobRow(q, id).last_attempt_no).toBe(0);
+  expect((await q.job(id))?.last_attempt_no).toBe(0);
   // Canceling it again: it is terminal → CONFLICT; retry brings it back.
   const again = await q.json(["cancel", String(id)]);
   expect([again.code, again.env.errors[0].code]).toEqual([5, "CONFLICT"]);
@@ -161,7 +161,7 @@ test("cancel several ids is all or nothing; no id → MISSING_REQUIRED", async (
   await q.run(["cancel", String(b)]);
   const r = await q.json(["cancel", String(a), String(b)]);
   expect(r.code).toBe(5);
-  expect(jobRow(q, a).state).toBe("queued");
+  expect((await q.job(a))?.state).toBe("queued");
   const c = await addJob(q, "--", "true");
   const ok = await q.run(["cancel", String(a), String(c)]);
   expect(ok.code).toBe(0);
@@ -174,7 +174,7 @@ test("cancel a running job needs --running --yes; its worker kills the group and
   const gate = gatedJob(q, "cancel");
   const id = await addJob(q, "--", ...gate.argv);
   const w = worker();
-  await waitFor("the job to run", () => gate.pid() !== null && jobRow(q, id).state === "running");
+  await waitFor("the job to run", async () => gate.pid() !== null && (await q.job(id))?.state === "running");
   for (const flags of [[], ["--running"], ["--yes"]]) {
     const r = await q.json(["cancel", String(id), ...flags]);
     expect([r.code, r.env.errors[0].code]).toEqual([2, "SAFETY_BLOCK"]);
@@ -184,10 +184,10 @@ test("cancel a running job needs --running --yes; its worker kills the group and
   expect(r.env.data).toEqual({ job_id: id, state: "running", was_running: true });
   expect(r.env.warnings.map((x: any) => x.code)).toEqual(["KILL_ASYNC"]);
   expect(await w.exited).toBe(0);
-  expect(jobRow(q, id).state).toBe("canceled");
-  expect(attemptRow(q, id, 1)).toMatchObject({ state: "canceled", failure_reason: "canceled" });
+  expect((await q.job(id))?.state).toBe("canceled");
+  expect(await q.attempt(id, 1)).toMatchObject({ state: "canceled", failure_reason: "canceled" });
   expect(processLives(gate.pid()!)).toBe(false);
-  expect(eventNames(q, id)).toEqual(["added", "claimed", "cancel_requested", "canceled"]);
+  expect(await q.eventNames(id)).toEqual(["added", "claimed", "cancel_requested", "canceled"]);
 });
 
 test("dlq list = list --state dead; dlq retry ID = retry ID", async () => {
@@ -204,7 +204,7 @@ test("a cancel requested while the job's worker is dead is honoured when the job
   const gate = gatedJob(q, "orphan");
   const id = await addJob(q, "--", ...gate.argv);
   const w = worker();
-  await waitFor("the job to run", () => gate.pid() !== null && jobRow(q, id).state === "running");
+  await waitFor("the job to run", async () => gate.pid() !== null && (await q.job(id))?.state === "running");
   w.kill("SIGKILL");
   await w.exited;
   const r = await q.json(["cancel", String(id), "--running", "--yes"]);
@@ -213,8 +213,8 @@ test("a cancel requested while the job's worker is dead is honoured when the job
   const reaper = q.spawn(["work", "--drain"], { env: FAST_KNOBS });
   workers.push(reaper);
   expect(await reaper.exited).toBe(0);
-  expect(jobRow(q, id).state).toBe("canceled");
-  expect(attemptRow(q, id, 1)).toMatchObject({ state: "abandoned", failure_reason: "worker_crash" });
-  expect(eventNames(q, id)).toEqual(["added", "claimed", "cancel_requested", "reaped", "canceled"]);
+  expect((await q.job(id))?.state).toBe("canceled");
+  expect(await q.attempt(id, 1)).toMatchObject({ state: "abandoned", failure_reason: "worker_crash" });
+  expect(await q.eventNames(id)).toEqual(["added", "claimed", "cancel_requested", "reaped", "canceled"]);
   expect(processLives(gate.pid()!)).toBe(false);
 });

@@ -3,14 +3,14 @@
  * REAL pseudo-terminal: each flow runs in its own tmux server (test/tmux.ts),
  * the test reads the screen with `capture-pane` and types with `send-keys`,
  * waiting for every prompt to appear before answering it (never sleep-and-hope).
- * The database is then checked directly. Off a terminal, or under --json, the
+ * The queue is then checked through the driver. Off a terminal, or under --json, the
  * same verbs must fail fast with MISSING_REQUIRED / INVALID_INPUT.
  */
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { TempQueue, waitFor } from "./helpers.ts";
-import { addJob, drain, eventNames, gatedJob, jobRow } from "./operator-helpers.ts";
+import { addJob, drain, gatedJob } from "./operator-helpers.ts";
 import { killJobGroups } from "./reliability-helpers.ts";
 import { HAVE_TMUX, Tty } from "./tmux.ts";
 
@@ -28,7 +28,7 @@ afterEach(async () => {
     w.kill("SIGKILL");
     await w.exited;
   }
-  killJobGroups(q); // a SIGKILLed worker's job would otherwise outlive the test
+  await killJobGroups(q); // a SIGKILLed worker's job would otherwise outlive the test
   q.cleanup();
 });
 
@@ -39,7 +39,7 @@ const DEADLINE_MS = 30_000;
 
 /** Starts `spoolctl ARGS` in a fresh terminal on this test's queue. */
 function terminal(args: string[]): Tty {
-  tty = new Tty(args, { cwd: q.dir, env: { SPOOLCTL_DB: q.db, NO_COLOR: "1" }, width: 160, height: 60 });
+  tty = new Tty(args, { cwd: q.dir, env: { ...q.queueEnv(), NO_COLOR: "1" }, width: 160, height: 60 });
   return tty;
 }
 
@@ -65,17 +65,14 @@ const menu = (id: number) => new RegExp(`◆  Job ${id}: what now\\?`);
 async function deadJob(marker: string): Promise<number> {
   const id = await addJob(q, "--max-retries", "0", "--", "sh", "-c", `echo out-${marker}; echo err-${marker} >&2; exit 3`);
   await drain(q);
-  expect(jobRow(q, id).state).toBe("dead");
+  expect((await q.job(id))?.state).toBe("dead");
   return id;
 }
 
 /** Every job, attempt and ledger row, as text: equal dumps mean nothing changed. */
-function dump(): { jobs: string; attempts: string; events: string } {
-  return {
-    jobs: JSON.stringify(q.query("SELECT * FROM jobs ORDER BY id")),
-    attempts: JSON.stringify(q.query("SELECT * FROM attempts ORDER BY job_id, attempt_no")),
-    events: JSON.stringify(q.query("SELECT * FROM job_events ORDER BY id")),
-  };
+async function dump(): Promise<{ jobs: string; attempts: string; events: string }> {
+  const all = await q.snapshot();
+  return { jobs: JSON.stringify(all.jobs), attempts: JSON.stringify(all.attempts), events: JSON.stringify(all.events) };
 }
 
 test.skipIf(!HAVE_TMUX)("triage: skip one, retry the chosen dead job, view another's output and delete it after a confirm", async () => {
@@ -112,15 +109,15 @@ test.skipIf(!HAVE_TMUX)("triage: skip one, retry the chosen dead job, view anoth
   expect(end).toContain(`Skipped job ${newest}.`);
   expect(await exitCode(t)).toBe(0);
 
-  expect(jobRow(q, newest).state).toBe("dead");
-  const retried = jobRow(q, middle);
+  expect((await q.job(newest))?.state).toBe("dead");
+  const retried = (await q.job(middle))!;
   expect([retried.state, retried.attempts, retried.crashes, retried.finished_at]).toEqual(["queued", 0, 0, null]);
-  expect(eventNames(q, middle)).toEqual(["added", "claimed", "failed", "dead", "retried"]);
-  expect(jobRow(q, oldest)).toBeUndefined();
-  expect(q.query("SELECT * FROM attempts WHERE job_id = ?", oldest)).toEqual([]);
-  expect(q.query("SELECT * FROM job_events WHERE job_id = ?", oldest)).toEqual([]);
-  expect(existsSync(join(q.dir, "queue.spool", "output", String(oldest)))).toBe(false);
-  expect(existsSync(join(q.dir, "queue.spool", "output", String(middle)))).toBe(true);
+  expect(await q.eventNames(middle)).toEqual(["added", "claimed", "failed", "dead", "retried"]);
+  expect(await q.job(oldest)).toBeNull();
+  expect(await q.attempts(oldest)).toEqual([]);
+  expect(await q.events(oldest)).toEqual([]);
+  expect(existsSync(join(q.spool, "output", String(oldest)))).toBe(false);
+  expect(existsSync(join(q.spool, "output", String(middle)))).toBe(true);
 });
 
 test.skipIf(!HAVE_TMUX)("triage: retry with a new timeout, a new retry budget and changed env; a bad value is refused in place", async () => {
@@ -136,14 +133,16 @@ test.skipIf(!HAVE_TMUX)("triage: retry with a new timeout, a new retry budget an
   t.keys("abc");
   t.keys("Enter");
   await screenShows(t, `invalid value for timeout: "abc"`); // refused under the field; nothing written
-  expect(jobRow(q, timeoutJob).state).toBe("dead");
+  expect((await q.job(timeoutJob))?.state).toBe("dead");
   t.keys("BSpace", "BSpace", "BSpace");
   t.keys("90s");
   t.keys("Enter");
   await screenShows(t, `Retried job ${timeoutJob} (timeout 300s → 90s); now queued`);
 
   // The other two died in one drain: take them in the order the flow shows them.
-  const order = [budgetJob, envJob].sort((a, b) => (jobRow(q, b).finished_at - jobRow(q, a).finished_at) || b - a);
+  const finishedAt = new Map<number, number>();
+  for (const id of [budgetJob, envJob]) finishedAt.set(id, (await q.job(id))!.finished_at!);
+  const order = [budgetJob, envJob].sort((a, b) => finishedAt.get(b)! - finishedAt.get(a)! || b - a);
   for (const id of order) {
     await screenShows(t, menu(id));
     if (id === budgetJob) {
@@ -164,24 +163,24 @@ test.skipIf(!HAVE_TMUX)("triage: retry with a new timeout, a new retry budget an
   }
   expect(await exitCode(t)).toBe(0);
 
-  const a = jobRow(q, timeoutJob);
+  const a = (await q.job(timeoutJob))!;
   expect([a.state, a.timeout_seconds]).toEqual(["queued", 90]);
-  const b = jobRow(q, budgetJob);
+  const b = (await q.job(budgetJob))!;
   expect([b.state, b.max_retries]).toEqual(["queued", 7]);
-  const c = jobRow(q, envJob);
+  const c = (await q.job(envJob))!;
   expect(c.state).toBe("queued");
-  expect(JSON.parse(c.env)).toEqual({ KEEP: "1", GREETING: "hello world" });
+  expect(c.env).toEqual({ KEEP: "1", GREETING: "hello world" });
   // The ledger says what changed; env by name only (values stay out of the ledger).
-  const detail = (id: number) => JSON.parse(q.query<{ detail: string }>("SELECT detail FROM job_events WHERE job_id = ? AND event = 'retried'", id)[0]!.detail);
-  expect(detail(timeoutJob).changed).toEqual({ timeout_seconds: { from: 300, to: 90 } });
-  expect(detail(budgetJob).changed).toEqual({ max_retries: { from: 0, to: 7 } });
-  expect(detail(envJob).changed).toEqual({ env_set: ["GREETING"] });
+  const detail = async (id: number) => JSON.parse((await q.events(id)).find((e) => e.event === "retried")!.detail!);
+  expect((await detail(timeoutJob)).changed).toEqual({ timeout_seconds: { from: 300, to: 90 } });
+  expect((await detail(budgetJob)).changed).toEqual({ max_retries: { from: 0, to: 7 } });
+  expect((await detail(envJob)).changed).toEqual({ env_set: ["GREETING"] });
 });
 
 test.skipIf(!HAVE_TMUX)("triage: Ctrl-C at a text prompt and at the delete confirm leaves every job row byte for byte unchanged, exit 0", async () => {
   const first = await deadJob("x");
   const second = await deadJob("y");
-  const before = dump();
+  const before = await dump();
 
   let t = terminal(["triage"]);
   await screenShows(t, menu(second));
@@ -195,7 +194,7 @@ test.skipIf(!HAVE_TMUX)("triage: Ctrl-C at a text prompt and at the delete confi
   expect(end).toContain("Nothing changed.");
   expect(end).not.toMatch(/INTERNAL|\bat .*\.ts:\d+/); // no stack trace
   expect(await exitCode(t)).toBe(0);
-  expect(dump()).toEqual(before);
+  expect(await dump()).toEqual(before);
   t.close();
 
   t = terminal(["triage"]);
@@ -208,7 +207,7 @@ test.skipIf(!HAVE_TMUX)("triage: Ctrl-C at a text prompt and at the delete confi
   end = await screenShows(t, "EXIT=");
   expect(end).toContain("Interrupted");
   expect(await exitCode(t)).toBe(0);
-  expect(dump()).toEqual(before);
+  expect(await dump()).toEqual(before);
 });
 
 test("off a terminal or under --json: triage and the pickers fail fast, never prompt", async () => {
@@ -253,13 +252,13 @@ test.skipIf(!HAVE_TMUX)("retry picker on a terminal: the chosen dead job is requ
   t.keys("Enter");
   await screenShows(t, `Retried job ${older}; now queued`);
   expect(await exitCode(t)).toBe(0);
-  expect(jobRow(q, older).state).toBe("queued");
-  expect(jobRow(q, newer).state).toBe("dead");
+  expect((await q.job(older))?.state).toBe("queued");
+  expect((await q.job(newer))?.state).toBe("dead");
 });
 
 test.skipIf(!HAVE_TMUX)("retry picker: Ctrl-C retries nothing and exits 0", async () => {
   await deadJob("z");
-  const before = dump();
+  const before = await dump();
   const t = terminal(["retry"]);
   await screenShows(t, "◆  Jobs to retry");
   t.keys("Space");
@@ -269,7 +268,7 @@ test.skipIf(!HAVE_TMUX)("retry picker: Ctrl-C retries nothing and exits 0", asyn
   expect(end).toContain("Canceled: nothing changed.");
   expect(end).toContain("no jobs to retry");
   expect(await exitCode(t)).toBe(0);
-  expect(dump()).toEqual(before);
+  expect(await dump()).toEqual(before);
 });
 
 test.skipIf(!HAVE_TMUX)("cancel picker with --running: a running job needs the confirmation --yes would give", async () => {
@@ -277,7 +276,7 @@ test.skipIf(!HAVE_TMUX)("cancel picker with --running: a running job needs the c
   const running = await addJob(q, "--", ...gate.argv);
   const w = q.spawn(["work", "--once"]);
   workers.push(w);
-  await waitFor("the gated job to run", () => gate.pid() !== null && jobRow(q, running).state === "running", DEADLINE_MS);
+  await waitFor("the gated job to run", async () => gate.pid() !== null && (await q.job(running))?.state === "running", DEADLINE_MS);
   const queued = await addJob(q, "--", "true");
   const t = terminal(["cancel", "--running"]);
   await screenShows(t, "◆  Jobs to cancel");
@@ -290,7 +289,7 @@ test.skipIf(!HAVE_TMUX)("cancel picker with --running: a running job needs the c
   t.keys("y");
   await screenShows(t, `Canceled job ${queued}`);
   expect(await exitCode(t)).toBe(0);
-  expect(jobRow(q, queued).state).toBe("canceled");
-  expect(eventNames(q, running)).toContain("cancel_requested");
+  expect((await q.job(queued))?.state).toBe("canceled");
+  expect(await q.eventNames(running)).toContain("cancel_requested");
   gate.release();
 });

@@ -1,0 +1,216 @@
+/**
+ * The only place where the end-to-end tests speak a database's own language.
+ *
+ * Two things live here:
+ *
+ * 1. Which database the suite runs against, from `SPOOLCTL_TEST_DB`:
+ *    unset or `sqlite` → a SQLite file per {@link TempQueue} (today's default);
+ *    a `postgres://…` URL (an admin URL: a role that may CREATE DATABASE) → a
+ *    fresh database per TempQueue on that server, dropped by its cleanup.
+ *
+ * 2. Test-only state shortcuts that no verb and no driver method offers, each
+ *    one statement per driver (PostgreSQL has the same table and column names as
+ *    SQLite: jobs, attempts, job_events, workers, settings, meta; times are
+ *    epoch seconds there too). Every shortcut says why a test needs it. State
+ *    CHECKS never come here: they go through the CLI's JSON or the driver
+ *    (TempQueue.job(), .attempts(), .events() …).
+ */
+import { Database } from "bun:sqlite";
+import { SQL } from "bun";
+import type { JobState } from "../../src/store/model.ts";
+
+/** Which database the tests run against. */
+export type TestDb = { driver: "sqlite" } | { driver: "postgres"; adminUrl: string };
+
+function readTestDb(): TestDb {
+  const value = process.env.SPOOLCTL_TEST_DB ?? "";
+  if (value === "" || value === "sqlite") return { driver: "sqlite" };
+  if (/^postgres(ql)?:\/\//i.test(value)) return { driver: "postgres", adminUrl: value };
+  throw new Error(`SPOOLCTL_TEST_DB must be unset, "sqlite" or a postgres:// URL, not ${JSON.stringify(value)}`);
+}
+
+/** `SPOOLCTL_TEST_DB`, parsed once. */
+export const TEST_DB: TestDb = readTestDb();
+
+/** True when the suite runs against PostgreSQL: SQLite-only tests skip (`test.skipIf(ON_POSTGRES)`). */
+export const ON_POSTGRES = TEST_DB.driver === "postgres";
+
+// Bun's SQL client takes PGDATABASE over the database named in a URL: with it set,
+// every client here (and every CLI run) would open the same database.
+if (ON_POSTGRES) delete process.env.PGDATABASE;
+
+/** What a fixture needs of a queue (TempQueue has it). */
+export interface FixtureQueue {
+  readonly driver: "sqlite" | "postgres";
+  /** The SQLite file, or the PostgreSQL database URL. */
+  readonly db: string;
+}
+
+// ---------------------------------------------------------------------------
+// One database per TempQueue on the PostgreSQL server.
+
+let counter = 0;
+
+/** A database name unique across processes: spoolctl_t_<pid>_<n>_<random>. */
+function databaseName(): string {
+  const rand = Math.floor(Math.random() * 0x10000)
+    .toString(16)
+    .padStart(4, "0");
+  return `spoolctl_t_${process.pid}_${++counter}_${rand}`;
+}
+
+/** `adminUrl` with its database replaced by `name`. */
+function withDatabase(adminUrl: string, name: string): string {
+  const u = new URL(adminUrl);
+  u.pathname = `/${encodeURIComponent(name)}`;
+  return u.toString();
+}
+
+/** Env for a child bun that talks to the server: PGDATABASE would override the URL's database. */
+function childEnv(extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && k !== "PGDATABASE") env[k] = v;
+  return { ...env, ...extra };
+}
+
+const ADMIN_SCRIPT = `
+const { SQL } = require("bun");
+const sql = new SQL(process.env.ADMIN_URL, { max: 1, connectionTimeout: 10 });
+try {
+  await sql.unsafe(process.env.STATEMENT);
+} finally {
+  await sql.close({ timeout: 0 });
+}
+`;
+
+/**
+ * Runs one admin statement (CREATE/DROP DATABASE) synchronously, in a child
+ * bun: a TempQueue is made in synchronous hooks (`beforeEach(() => q = new
+ * TempQueue())`), and CREATE DATABASE cannot run inside a transaction anyway.
+ */
+function adminStatementSync(adminUrl: string, statement: string): void {
+  const r = Bun.spawnSync([process.execPath, "-e", ADMIN_SCRIPT], {
+    env: childEnv({ ADMIN_URL: adminUrl, STATEMENT: statement }),
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  if (r.exitCode !== 0) throw new Error(`${statement} failed on ${redact(adminUrl)} (exit ${r.exitCode}): ${r.stderr.toString().trim()}`);
+}
+
+function redact(url: string): string {
+  const u = new URL(url);
+  if (u.password) u.password = "***";
+  return u.toString();
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** Creates a fresh, empty database on the SPOOLCTL_TEST_DB server; returns its name and URL. */
+export function createPgDatabase(): { name: string; url: string } {
+  if (TEST_DB.driver !== "postgres") throw new Error("createPgDatabase: SPOOLCTL_TEST_DB is not a postgres:// URL");
+  const name = databaseName();
+  adminStatementSync(TEST_DB.adminUrl, `CREATE DATABASE ${quoteIdent(name)}`);
+  return { name, url: withDatabase(TEST_DB.adminUrl, name) };
+}
+
+/** Drops a database made by {@link createPgDatabase}, closing whatever connection a killed worker left (PostgreSQL 13+). */
+export function dropPgDatabase(name: string): void {
+  if (TEST_DB.driver !== "postgres") return;
+  if (process.env.SPOOLCTL_TEST_PG_KEEP === "1") return; // kept for a post-mortem
+  adminStatementSync(TEST_DB.adminUrl, `DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`);
+}
+
+// ---------------------------------------------------------------------------
+// Raw statements, one per driver.
+
+/**
+ * Runs one statement on the queue: `sqlite` with `?` placeholders, `postgres`
+ * with `$1, $2 …`. Returns the rows (for the few fixtures that read).
+ */
+async function statement(q: FixtureQueue, sqlite: string, postgres: string, params: (string | number | null)[]): Promise<Record<string, unknown>[]> {
+  if (q.driver === "sqlite") {
+    const db = new Database(q.db);
+    try {
+      db.exec("PRAGMA busy_timeout = 5000"); // a worker may hold the write lock for a moment
+      return db.query(sqlite).all(...params) as Record<string, unknown>[];
+    } finally {
+      db.close();
+    }
+  }
+  const sql = new SQL(q.db, { max: 1, connectionTimeout: 10 });
+  try {
+    return [...(await sql.unsafe(postgres, params))] as Record<string, unknown>[];
+  } finally {
+    await sql.close({ timeout: 0 });
+  }
+}
+
+/** Job columns a test may set directly, and only these (they go into the statement by name). */
+export interface JobPatch {
+  /** When the job is due: move a retry backoff or a user delay to now, or order due times for the claim-order test. */
+  next_run_at?: number;
+  /** When it was added: age a job for `prune` / `list` windows. */
+  created_at?: number;
+  /** When it finished: age a terminal job for `prune --older-than`. */
+  finished_at?: number | null;
+  /** Its state, to stage a state no verb can produce on demand (a "running" job with no worker, for prune). */
+  state?: JobState;
+}
+
+const JOB_PATCH_COLUMNS = ["next_run_at", "created_at", "finished_at", "state"] as const;
+
+/**
+ * Sets job columns directly. Why: no verb or driver method moves time. A
+ * retry backoff (2 s, 4 s … 60 s) or an `--after 1h` would otherwise have to be
+ * slept through, and prune's `--older-than 7d` needs jobs that finished days
+ * ago. Every use says which of those it stands for.
+ */
+export async function patchJobs(q: FixtureQueue, ids: number[], patch: JobPatch): Promise<void> {
+  const cols = JOB_PATCH_COLUMNS.filter((c) => patch[c] !== undefined);
+  if (cols.length === 0 || ids.length === 0) return;
+  const values = cols.map((c) => patch[c] as string | number | null);
+  for (const id of ids) {
+    await statement(
+      q,
+      `UPDATE jobs SET ${cols.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`,
+      `UPDATE jobs SET ${cols.map((c, i) => `${c} = $${i + 1}`).join(", ")} WHERE id = $${cols.length + 1}`,
+      [...values, id],
+    );
+  }
+}
+
+/**
+ * Forgets the process group recorded on a job's attempts. Why: it stages the
+ * window in which a worker spawned the job's child but died before recording
+ * its group — too short to hit with a real SIGKILL — so that the reaper must
+ * find the orphan by its attempt marker instead.
+ */
+export async function forgetAttemptGroups(q: FixtureQueue, jobId: number): Promise<void> {
+  await statement(
+    q,
+    "UPDATE attempts SET pgid = NULL, pgid_start_time = NULL WHERE job_id = ?",
+    "UPDATE attempts SET pgid = NULL, pgid_start_time = NULL WHERE job_id = $1",
+    [jobId],
+  );
+}
+
+/**
+ * Sets the schema version in `meta`. Why: a queue written by a newer spoolctl
+ * cannot be made any other way, and the binary must refuse it untouched.
+ */
+export async function setSchemaVersion(q: FixtureQueue, version: number): Promise<void> {
+  await statement(q, "UPDATE meta SET value = ? WHERE key = 'schema_version'", "UPDATE meta SET value = $1 WHERE key = 'schema_version'", [String(version)]);
+}
+
+/**
+ * The schema version in `meta`, read directly. Why: a queue newer than the
+ * binary is refused by every open, the driver's included, so only a raw read
+ * can show it was left as it was.
+ */
+export async function schemaVersion(q: FixtureQueue): Promise<string | null> {
+  const rows = await statement(q, "SELECT value FROM meta WHERE key = 'schema_version'", "SELECT value FROM meta WHERE key = 'schema_version'", []);
+  return rows[0] ? String(rows[0].value) : null;
+}
