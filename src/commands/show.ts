@@ -51,7 +51,7 @@ export default defineVerb<JobDetail>({
       lines.push("", "attempts:");
       lines.push(
         table(
-          ["#", "STATE", "STARTED", "FINISHED", "TOOK", "RESULT", "WORKER"],
+          ["#", "STATE", "STARTED", "FINISHED", "TOOK", "RESULT", "WORKER", "HOST"],
           data.attempts.map((a) => [
             String(a.attempt_no),
             color.state(a.state),
@@ -60,6 +60,7 @@ export default defineVerb<JobDetail>({
             humanDuration(Math.max(0, (a.finished_at ?? now) - a.started_at)) + (a.finished_at === null ? " so far" : ""),
             a.state === "running" ? "-" : a.failure_reason === "spawn_failed" || a.failure_reason === "worker_crash" ? (a.error ?? "-") : describeExit(a.exit_code, a.signal),
             a.worker_id,
+            escapeControl(a.host ?? "-"),
           ]),
         ),
       );

@@ -62,7 +62,8 @@ export const attempt = object({
   failure_reason: nullable(enumOf(FAILURE_REASONS)),
   stdout_path: str,
   stderr_path: str,
-});
+  host: nullable(str),
+}, ["host"]);
 
 /** What `add` reports per job. */
 export const addedJob = object({

@@ -156,18 +156,31 @@ export async function listJobs(tx: StoreReader, q: ListQuery, now = Date.now() /
 /** `show` data: the whole row (env values included), attempts and events. */
 export interface JobDetail {
   job: JobSummary & { env: Record<string, string>; cancel_requested: boolean; locked_pid: number | null; heartbeat_at: number | null };
-  attempts: Attempt[];
+  attempts: AttemptWithHost[];
   events: JobEvent[];
 }
+
+/** An attempt row and the host its worker ran on (null when unknown). */
+export type AttemptWithHost = Attempt & { host: string | null };
 
 /** One job in full. Raises `NOT_FOUND`. */
 export async function showJob(tx: StoreReader, ref: string, now = Date.now() / 1000): Promise<JobDetail> {
   const job = await resolveJob(tx, ref);
   return {
     job: { ...summarize(job, now), env: job.env, cancel_requested: job.cancel_requested, locked_pid: job.locked_pid, heartbeat_at: job.heartbeat_at },
-    attempts: await tx.attemptsOf(job.id),
+    attempts: await withHosts(tx, await tx.attemptsOf(job.id)),
     events: await tx.eventsOf(job.id),
   };
+}
+
+/**
+ * Each attempt with the host its worker ran on (from the workers registry;
+ * null when the row is gone): the attempt's output files are on that host.
+ */
+async function withHosts(tx: StoreReader, attempts: Attempt[]): Promise<AttemptWithHost[]> {
+  const hosts = new Map<string, string | null>();
+  for (const a of attempts) if (!hosts.has(a.worker_id)) hosts.set(a.worker_id, (await tx.getWorker(a.worker_id))?.host ?? null);
+  return attempts.map((a) => ({ ...a, host: hosts.get(a.worker_id) ?? null }));
 }
 
 /** The default and bounds of `--limit`. */
