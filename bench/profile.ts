@@ -48,14 +48,15 @@ export async function profileWorker(jobs: number, concurrency: number): Promise<
   const { resolveLocation } = await import(join(SRC, "store/location.ts"));
   const { openQueue } = await import(join(SRC, "store/index.ts"));
   const { Worker } = await import(join(SRC, "worker/loop.ts"));
-  const store = openQueue(resolveLocation(db), { create: true });
+  const store = await openQueue(resolveLocation(db), { create: true });
 
   const transactions: ProfileResult["transactions"] = {};
-  const wrapTx = (kind: "read" | "write", real: (fn: (tx: any) => unknown) => unknown) => (fn: (tx: any) => unknown) => {
-    const called: string[] = [];
+  // Times each transaction from its call to its commit (the wait for the connection lock included).
+  const wrapTx = (kind: "read" | "write", real: (fn: (tx: any) => Promise<unknown>) => Promise<unknown>, label?: string) => async (fn: (tx: any) => Promise<unknown>) => {
+    const called: string[] = label ? [label] : [];
     const t0 = performance.now();
     try {
-      return real((tx: any) =>
+      return await real((tx: any) =>
         fn(
           new Proxy(tx, {
             get(target, prop, receiver) {
@@ -83,6 +84,8 @@ export async function profileWorker(jobs: number, concurrency: number): Promise<
     get(target, prop, receiver) {
       const v = Reflect.get(target, prop, receiver);
       if (prop === "read" || prop === "write") return wrapTx(prop, v.bind(target));
+      // The claim is one transaction of its own (claim + attempts + events).
+      if (prop === "claimJobs") return (req: unknown) => wrapTx("write", async () => v.call(target, req), "claimJobs")(async () => undefined);
       return typeof v === "function" ? v.bind(target) : v;
     },
   });
@@ -131,7 +134,7 @@ export async function profileWorker(jobs: number, concurrency: number): Promise<
   } catch {
     // ignore
   }
-  store.close();
+  await store.close();
   if (summary.executed !== jobs) throw new Error(`profile: worker executed ${summary.executed} of ${jobs} jobs`);
   return { jobs, concurrency, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, spawn, watchEvents, transactions };
 }
