@@ -6,6 +6,7 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TempQueue, waitFor } from "./helpers.ts";
+import { patchJobs } from "./support/queue-fixtures.ts";
 
 
 let q: TempQueue;
@@ -14,15 +15,14 @@ afterEach(() => q.cleanup());
 
 const add = (...args: string[]) => q.addJob(...args);
 
-const exec = (sql: string, ...params: any[]) => q.exec(sql, ...params);
-
-function states(): Record<number, string> {
-  return Object.fromEntries(q.query<{ id: number; state: string }>("SELECT id, state FROM jobs ORDER BY id").map((r) => [r.id, r.state]));
+/** Every job's state by id. */
+async function states(): Promise<Record<number, string>> {
+  return Object.fromEntries((await q.jobs()).map((j) => [j.id, j.state]));
 }
 
 /** Job ids in the order they were claimed. */
-function claimOrder(): number[] {
-  return q.query<{ job_id: number }>("SELECT job_id FROM job_events WHERE event = 'claimed' ORDER BY id").map((r) => r.job_id);
+async function claimOrder(): Promise<number[]> {
+  return (await q.allEvents()).filter((e) => e.event === "claimed").map((e) => e.job_id);
 }
 
 /**
@@ -70,17 +70,17 @@ test("a worker with --queue X runs only lane X", async () => {
   expect(r.env.data.drained).toBe(true);
   expect(r.env.data.executed).toBe(2);
   expect(r.env.data.job_ids.sort()).toEqual([a1, a2]);
-  expect(states()).toEqual({ [a1]: "done", [b1]: "queued", [d1]: "queued", [a2]: "done" });
+  expect(await states()).toEqual({ [a1]: "done", [b1]: "queued", [d1]: "queued", [a2]: "done" });
 
   // The default lane is "default"; lane names are case-sensitive.
   const upper = await q.json(["work", "--queue", "BETA", "--drain"]);
   expect(upper.env.data.executed).toBe(0);
   const def = await q.json(["work", "--drain"]);
   expect(def.env.data.job_ids).toEqual([d1]);
-  expect(states()[b1]).toBe("queued");
+  expect((await states())[b1]).toBe("queued");
   const beta = await q.json(["work", "--queue", "beta", "--once"]);
   expect(beta.env.data.job_ids).toEqual([b1]);
-  expect(states()[b1]).toBe("done");
+  expect((await states())[b1]).toBe("done");
 
   // The lane is stored per job and shown by list --queue.
   const list = await q.json(["list", "--queue", "alpha"]);
@@ -98,18 +98,19 @@ test("claim order: priority DESC, then next_run_at, then id", async () => {
   const top = await add("--priority", "2147483647", "--", "true");
   const bottom = await add("--priority", "-2147483648", "--", "true");
   const now = Date.now() / 1000;
-  // Due times in the past, so that every job is due and only the order differs.
-  exec("UPDATE jobs SET next_run_at = ? WHERE id = ?", now - 50, zeroLate);
-  exec("UPDATE jobs SET next_run_at = ? WHERE id = ?", now - 100, zeroEarly);
-  exec("UPDATE jobs SET next_run_at = ? WHERE id IN (?, ?)", now - 75, zeroTie1, zeroTie2);
-  exec("UPDATE jobs SET next_run_at = ? WHERE id = ?", now - 10, highB);
-  exec("UPDATE jobs SET next_run_at = ? WHERE id = ?", now - 20, highA);
-  exec("UPDATE jobs SET next_run_at = ? WHERE id IN (?, ?, ?)", now - 30, low, top, bottom);
+  // Due times in the past, so that every job is due and only the order differs
+  // (test-only shortcut: `--at` clamps a past time to now, so no verb can set these).
+  await patchJobs(q, [zeroLate], { next_run_at: now - 50 });
+  await patchJobs(q, [zeroEarly], { next_run_at: now - 100 });
+  await patchJobs(q, [zeroTie1, zeroTie2], { next_run_at: now - 75 });
+  await patchJobs(q, [highB], { next_run_at: now - 10 });
+  await patchJobs(q, [highA], { next_run_at: now - 20 });
+  await patchJobs(q, [low, top, bottom], { next_run_at: now - 30 });
 
   const r = await q.json(["work", "--drain"]);
   expect(r.code).toBe(0);
   expect(r.env.data.executed).toBe(9);
-  expect(claimOrder()).toEqual([top, highA, highB, zeroEarly, zeroTie1, zeroTie2, zeroLate, low, bottom]);
+  expect(await claimOrder()).toEqual([top, highA, highB, zeroEarly, zeroTie1, zeroTie2, zeroLate, low, bottom]);
 });
 
 test("a job whose next_run_at is in the future is not claimed, whatever its priority", async () => {
@@ -117,7 +118,7 @@ test("a job whose next_run_at is in the future is not claimed, whatever its prio
   const now1 = await add("--", "true");
   const r = await q.json(["work", "--drain"]);
   expect(r.env.data.job_ids).toEqual([now1]);
-  expect(states()[later]).toBe("queued");
+  expect((await states())[later]).toBe("queued");
   expect((await q.json(["show", String(later)])).env.data.job.scheduled).toBe(true);
 });
 
@@ -133,9 +134,9 @@ test("--slots is a fleet-wide ceiling: two workers with --slots 1 never overlap"
   const { max, started } = maxOverlap(log);
   expect(max).toBe(1);
   expect(started.sort()).toEqual(names);
-  expect(Object.values(states())).toEqual(["done", "done", "done", "done"]);
+  expect(Object.values(await states())).toEqual(["done", "done", "done", "done"]);
   // Each job ran exactly once.
-  expect(q.query("SELECT count(*) AS n FROM attempts")[0].n).toBe(4);
+  expect((await q.allAttempts()).length).toBe(4);
 });
 
 test("--slots N allows up to N at once within one worker's --concurrency", async () => {
@@ -155,7 +156,7 @@ test("--slots counts only the worker's lane", async () => {
   await add("--queue", "other", "-c", `while [ ! -e '${release}' ]; do sleep 0.05; done`);
   const otherWorker = q.spawn(["work", "--queue", "other", "--once"]);
   try {
-    await waitFor("the other lane's job to run", () => q.query("SELECT state FROM jobs WHERE id = 1")[0]?.state === "running");
+    await waitFor("the other lane's job to run", async () => (await q.job(1))?.state === "running");
     const mine = await add("--queue", "mine", "--", "true");
     const r = await q.json(["work", "--queue", "mine", "--slots", "1", "--drain"]);
     expect(r.env.data.job_ids).toEqual([mine]);
@@ -178,8 +179,8 @@ test("--concurrency N runs N jobs at once in one process", async () => {
   expect(r.code).toBe(0);
   expect(r.env.data.executed).toBe(3);
   expect(r.env.data.succeeded).toBe(3);
-  expect(Object.values(states())).toEqual(["done", "done", "done"]);
-  const workers = new Set(q.query("SELECT worker_id FROM attempts").map((a: any) => a.worker_id));
+  expect(Object.values(await states())).toEqual(["done", "done", "done"]);
+  const workers = new Set((await q.allAttempts()).map((a) => a.worker_id));
   expect(workers.size).toBe(1);
 });
 

@@ -2,18 +2,20 @@
  * Retries, backoff and the dead letter (SPEC §4 "Retries"), end to end through
  * the real CLI. Backoff is checked through `next_run_at`, never by sleeping
  * through it: to run the next attempt at once, the test moves `next_run_at` to 0
- * directly in the database (a test-only shortcut).
+ * directly in the database (dueNow: patchJobs, a test-only shortcut).
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
+import type { Attempt, Job } from "../src/store/model.ts";
 import { TempQueue } from "./helpers.ts";
+import { patchJobs } from "./support/queue-fixtures.ts";
 
 
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));
 afterEach(() => q.cleanup());
 
-/** Writes to the queue directly (test-only shortcuts). */
-const exec = (sql: string, ...params: any[]) => q.exec(sql, ...params);
+/** Ends a job's retry backoff now (test-only shortcut: the backoff would otherwise be slept through). */
+const dueNow = (id: number) => patchJobs(q, [id], { next_run_at: 0 });
 
 /** `add --json …` (the flag goes before `--`, which would otherwise make it part of the command). */
 async function add(...args: string[]): Promise<number> {
@@ -22,16 +24,16 @@ async function add(...args: string[]): Promise<number> {
   return r.json.data.job_id as number;
 }
 
-function job(id: number): any {
-  return q.query("SELECT * FROM jobs WHERE id = ?", id)[0];
+async function job(id: number): Promise<Job> {
+  return (await q.job(id))!;
 }
 
-function attempt(id: number, no: number): any {
-  return q.query("SELECT * FROM attempts WHERE job_id = ? AND attempt_no = ?", id, no)[0];
+async function attempt(id: number, no: number): Promise<Attempt> {
+  return (await q.attempt(id, no))!;
 }
 
-function events(id: number): string[] {
-  return q.query<{ event: string }>("SELECT event FROM job_events WHERE job_id = ? ORDER BY id", id).map((e) => e.event);
+function events(id: number): Promise<string[]> {
+  return q.eventNames(id);
 }
 
 /** Runs one attempt of whatever is due (human mode, to see the worker line). */
@@ -49,19 +51,19 @@ test("a failing job is retried with backoff 2, 4, 8 … then dead", async () => 
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(new RegExp(`^spoolctl: job ${id} attempt ${n} failed: exit 3 \\(\\d+\\.\\ds\\) -> queued, retry in ${expectedBackoff[n - 1]}s\\n$`));
 
-    const j = job(id);
+    const j = await job(id);
     expect(j.state).toBe("queued");
     expect(j.attempts).toBe(n);
     expect(j.last_exit_code).toBe(3);
     expect(j.last_error).toBe("exit 3");
     expect(j.locked_by).toBeNull();
-    const a = attempt(id, n);
+    const a = await attempt(id, n);
     expect(a.state).toBe("failed");
     expect(a.failure_reason).toBe("process_exit");
     expect(a.exit_code).toBe(3);
     expect(a.finished_at).toBeGreaterThan(0);
     // The backoff is visible in next_run_at: finished_at + base^attempts.
-    expect(j.next_run_at - a.finished_at).toBeCloseTo(expectedBackoff[n - 1]!, 6);
+    expect(j.next_run_at - a.finished_at!).toBeCloseTo(expectedBackoff[n - 1]!, 6);
 
     // show --json reports the same schedule, and the job as scheduled.
     const show = await q.json(["show", String(id)]);
@@ -75,31 +77,29 @@ test("a failing job is retried with backoff 2, 4, 8 … then dead", async () => 
     expect(idle.code).toBe(0);
     expect(idle.env.data.claimed).toBe(false);
     expect(idle.env.data.executed).toBe(0);
-    expect(job(id).attempts).toBe(n);
+    expect((await job(id)).attempts).toBe(n);
 
-    exec("UPDATE jobs SET next_run_at = 0 WHERE id = ?", id);
+    await dueNow(id);
   }
 
   // Attempt 4 exhausts max_retries 3: dead, with a dead event and no further schedule.
   const last = await runOnce();
   expect(last.code).toBe(0);
   expect(last.stderr).toMatch(new RegExp(`^spoolctl: job ${id} attempt 4 failed: exit 3 \\(\\d+\\.\\ds\\) -> dead\\n$`));
-  const dead = job(id);
+  const dead = await job(id);
   expect(dead.state).toBe("dead");
   expect(dead.attempts).toBe(4);
   expect(dead.finished_at).toBeGreaterThan(0);
-  expect(attempt(id, 4).failure_reason).toBe("process_exit");
+  expect((await attempt(id, 4)).failure_reason).toBe("process_exit");
 
-  expect(events(id)).toEqual([
+  expect(await events(id)).toEqual([
     "added",
     "claimed", "failed",
     "claimed", "failed",
     "claimed", "failed",
     "claimed", "failed", "dead",
   ]);
-  const retryIn = q
-    .query<{ detail: string }>("SELECT detail FROM job_events WHERE job_id = ? AND event = 'failed' ORDER BY id", id)
-    .map((e) => JSON.parse(e.detail).retry_in);
+  const retryIn = (await q.events(id)).filter((e) => e.event === "failed").map((e) => JSON.parse(e.detail!).retry_in);
   expect(retryIn).toEqual([2, 4, 8, undefined]);
 
   const show = await q.json(["show", String(id)]);
@@ -120,7 +120,7 @@ test("a failing job is retried with backoff 2, 4, 8 … then dead", async () => 
   // A dead job is never claimed again.
   const after = await q.json(["work", "--once"]);
   expect(after.env.data.claimed).toBe(false);
-  expect(q.query("SELECT count(*) AS n FROM attempts WHERE job_id = ?", id)[0].n).toBe(4);
+  expect((await q.attempts(id)).length).toBe(4);
 
   const status = await q.run(["status"]);
   expect(status.stdout.split("\n")[0]).toBe("canceled 0  dead 1  done 0  failed 0  queued 0  running 0");
@@ -133,15 +133,15 @@ test("backoff doubles up to the cap of 60: 2, 4, 8, 16, 32, 60, 60", async () =>
     const r = await q.json(["work", "--once"]);
     expect(r.code).toBe(0);
     expect(r.env.data.failed).toBe(1);
-    const j = job(id);
+    const j = await job(id);
     expect(j.state).toBe("queued");
-    seen.push(Math.round((j.next_run_at - attempt(id, n).finished_at) * 1000) / 1000);
-    exec("UPDATE jobs SET next_run_at = 0 WHERE id = ?", id);
+    seen.push(Math.round((j.next_run_at - (await attempt(id, n)).finished_at!) * 1000) / 1000);
+    await dueNow(id);
   }
   expect(seen).toEqual([2, 4, 8, 16, 32, 60, 60]);
   await q.json(["work", "--once"]);
-  expect(job(id).state).toBe("dead");
-  expect(job(id).attempts).toBe(8);
+  expect((await job(id)).state).toBe("dead");
+  expect((await job(id)).attempts).toBe(8);
 });
 
 test("--max-retries 0 sends a failure straight to the dead letter", async () => {
@@ -149,20 +149,21 @@ test("--max-retries 0 sends a failure straight to the dead letter", async () => 
   const r = await q.run(["work", "--drain"]);
   expect(r.code).toBe(0);
   expect(r.stderr).toMatch(/^spoolctl: job 1 attempt 1 failed: exit 7 \(\d+\.\ds\) -> dead\n$/);
-  expect(job(id).state).toBe("dead");
-  expect(job(id).last_exit_code).toBe(7);
-  expect(events(id)).toEqual(["added", "claimed", "failed", "dead"]);
+  expect((await job(id)).state).toBe("dead");
+  expect((await job(id)).last_exit_code).toBe(7);
+  expect(await events(id)).toEqual(["added", "claimed", "failed", "dead"]);
 });
 
 test("backoff_base and backoff_cap settings apply to jobs already queued", async () => {
   const id = await add("--max-retries", "5", "--", "false");
   // Settings are read when a retry is scheduled (SPEC §6), so changing them after add counts.
-  exec("INSERT INTO settings (key, value) VALUES ('backoff_base', '3'), ('backoff_cap', '20')");
+  await q.setConfig("backoff_base", "3");
+  await q.setConfig("backoff_cap", "20");
   const seen: number[] = [];
   for (let n = 1; n <= 4; n++) {
     await q.json(["work", "--once"]);
-    seen.push(Math.round((job(id).next_run_at - attempt(id, n).finished_at) * 1000) / 1000);
-    exec("UPDATE jobs SET next_run_at = 0 WHERE id = ?", id);
+    seen.push(Math.round(((await job(id)).next_run_at - (await attempt(id, n)).finished_at!) * 1000) / 1000);
+    await dueNow(id);
   }
   expect(seen).toEqual([3, 9, 20, 20]);
 });
@@ -171,15 +172,15 @@ test("a job that fails once then succeeds ends done, with both attempts kept", a
   const marker = `${q.dir}/marker`;
   const id = await add("-c", `if [ -e '${marker}' ]; then echo second; else touch '${marker}'; exit 1; fi`);
   await q.json(["work", "--once"]);
-  expect(job(id).state).toBe("queued");
-  exec("UPDATE jobs SET next_run_at = 0 WHERE id = ?", id);
+  expect((await job(id)).state).toBe("queued");
+  await dueNow(id);
   const r = await q.run(["work", "--once"]);
   expect(r.stderr).toMatch(new RegExp(`^spoolctl: job ${id} attempt 2 succeeded \\(\\d+\\.\\ds\\) -> done\\n$`));
-  const j = job(id);
+  const j = await job(id);
   expect(j.state).toBe("done");
   expect(j.attempts).toBe(1); // failures charged to the budget
   expect(j.last_exit_code).toBe(0);
-  expect(q.query("SELECT state FROM attempts WHERE job_id = ? ORDER BY attempt_no", id).map((a: any) => a.state)).toEqual(["failed", "succeeded"]);
-  expect(events(id)).toEqual(["added", "claimed", "failed", "claimed", "succeeded"]);
+  expect((await q.attempts(id)).map((a) => a.state)).toEqual(["failed", "succeeded"]);
+  expect(await events(id)).toEqual(["added", "claimed", "failed", "claimed", "succeeded"]);
   expect((await q.run(["output", String(id), "--stream", "stdout", "--raw"])).stdout).toBe("second\n");
 });
