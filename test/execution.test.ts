@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, readdirSync, realpathSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Attempt, Job } from "../src/store/model.ts";
 import { CLI, TempQueue, processLives, waitFor } from "./helpers.ts";
 
 
@@ -15,16 +16,16 @@ afterEach(() => q.cleanup());
 
 const add = (...args: string[]) => q.addJob(...args);
 
-function job(id: number): any {
-  return q.query("SELECT * FROM jobs WHERE id = ?", id)[0];
+async function job(id: number): Promise<Job> {
+  return (await q.job(id))!;
 }
 
-function attempt(id: number, no = 1): any {
-  return q.query("SELECT * FROM attempts WHERE job_id = ? AND attempt_no = ?", id, no)[0];
+async function attempt(id: number, no = 1): Promise<Attempt> {
+  return (await q.attempt(id, no))!;
 }
 
-function events(id: number): string[] {
-  return q.query<{ event: string }>("SELECT event FROM job_events WHERE job_id = ? ORDER BY id", id).map((e) => e.event);
+function events(id: number): Promise<string[]> {
+  return q.eventNames(id);
 }
 
 /** Live (non-zombie) processes whose process group is `pgid`, read from /proc. */
@@ -59,19 +60,19 @@ test("a timeout kills the whole process group, grandchildren included", async ()
   expect(r.code).toBe(0);
   expect(r.stderr).toMatch(new RegExp(`^spoolctl: job ${id} attempt 1 timed out after 1s \\(\\d+\\.\\ds\\) -> dead\\n$`));
 
-  const a = attempt(id);
+  const a = await attempt(id);
   expect(a.state).toBe("timed_out");
   expect(a.failure_reason).toBe("timeout");
   expect(a.pgid).toBeGreaterThan(1);
   expect(a.pgid_start_time).not.toBeNull();
   // No process of the job's group remains: neither the shell nor either sleep.
-  await waitFor("the job's process group to be gone", () => groupMembers(a.pgid).length === 0, 10000);
-  expect(groupMembers(a.pgid)).toEqual([]);
+  await waitFor("the job's process group to be gone", () => groupMembers(a.pgid!).length === 0, 10000);
+  expect(groupMembers(a.pgid!)).toEqual([]);
 
-  const j = job(id);
+  const j = await job(id);
   expect(j.state).toBe("dead");
   expect(j.last_error).toBe("timed out after 1s");
-  expect(events(id)).toEqual(["added", "claimed", "timed_out", "dead"]);
+  expect(await events(id)).toEqual(["added", "claimed", "timed_out", "dead"]);
 });
 
 test("a timeout escalates to SIGKILL when the group ignores SIGTERM", async () => {
@@ -79,12 +80,12 @@ test("a timeout escalates to SIGKILL when the group ignores SIGTERM", async () =
   const id = await add("--timeout", "0.5", "--max-retries", "0", "-c", "trap '' TERM; sleep 100 & sleep 100");
   const r = await q.json(["work", "--once"]);
   expect(r.code).toBe(0);
-  const a = attempt(id);
+  const a = await attempt(id);
   expect(a.state).toBe("timed_out");
   expect(a.failure_reason).toBe("timeout");
   expect(a.signal).toBe(9);
-  await waitFor("the job's process group to be gone", () => groupMembers(a.pgid).length === 0, 10000);
-  expect(job(id).state).toBe("dead");
+  await waitFor("the job's process group to be gone", () => groupMembers(a.pgid!).length === 0, 10000);
+  expect((await job(id)).state).toBe("dead");
 }, 30000);
 
 test("after a timeout the group is SIGKILLed while any member lives, even after the leader died", async () => {
@@ -93,23 +94,23 @@ test("after a timeout the group is SIGKILLed while any member lives, even after 
   const pidFile = join(q.dir, "survivor.pid");
   const id = await add("--timeout", "0.5", "--max-retries", "0", "-c", `(trap '' TERM; exec sleep 100) & echo $! > '${pidFile}'; sleep 100`);
   await q.json(["work", "--once"]);
-  const a = attempt(id);
+  const a = await attempt(id);
   expect(a.state).toBe("timed_out");
   expect(a.failure_reason).toBe("timeout");
   const survivor = Number(readFileSync(pidFile, "utf8").trim());
   expect(survivor).toBeGreaterThan(1);
-  await waitFor("the job's process group to be gone", () => groupMembers(a.pgid).length === 0, 10000);
+  await waitFor("the job's process group to be gone", () => groupMembers(a.pgid!).length === 0, 10000);
   expect(processLives(survivor)).toBe(false);
 }, 30000);
 
 test("a timed-out job is retried with backoff like any job-owned failure", async () => {
   const id = await add("--timeout", "0.3", "--max-retries", "2", "--", "sleep", "100");
   await q.json(["work", "--once"]);
-  const j = job(id);
+  const j = await job(id);
   expect(j.state).toBe("queued");
   expect(j.attempts).toBe(1);
-  expect(j.next_run_at - attempt(id).finished_at).toBeCloseTo(2, 6);
-  expect(attempt(id).failure_reason).toBe("timeout");
+  expect(j.next_run_at - (await attempt(id)).finished_at!).toBeCloseTo(2, 6);
+  expect((await attempt(id)).failure_reason).toBe("timeout");
 });
 
 test("a missing program is spawn_failed with a clear error", async () => {
@@ -117,30 +118,30 @@ test("a missing program is spawn_failed with a clear error", async () => {
   const r = await q.run(["work", "--once"]);
   expect(r.code).toBe(0);
   expect(r.stderr).toMatch(new RegExp(`^spoolctl: job ${id} attempt 1 could not start: .*spoolctl-no-such-program-xyz.* -> dead\\n$`));
-  const a = attempt(id);
+  const a = await attempt(id);
   expect(a.state).toBe("failed");
   expect(a.failure_reason).toBe("spawn_failed");
   expect(a.error).toContain("spoolctl-no-such-program-xyz");
   expect(a.error).toMatch(/not found|no such file/i);
   expect(a.exit_code).toBeNull();
-  const j = job(id);
+  const j = await job(id);
   expect(j.state).toBe("dead");
   expect(j.last_error).toBe(a.error);
-  expect(events(id)).toEqual(["added", "claimed", "failed", "dead"]);
+  expect(await events(id)).toEqual(["added", "claimed", "failed", "dead"]);
 
   // show renders the spawn error rather than an exit status.
   const show = await q.run(["show", String(id)]);
-  expect(show.stdout).toContain(a.error);
+  expect(show.stdout).toContain(a.error!);
 });
 
 test("a missing program by absolute path is spawn_failed too, and retried by budget", async () => {
   const id = await add("--max-retries", "1", "--", join(q.dir, "nope", "prog"));
   await q.json(["work", "--once"]);
-  const a = attempt(id);
+  const a = await attempt(id);
   expect(a.failure_reason).toBe("spawn_failed");
   expect(a.error).toContain(join(q.dir, "nope", "prog"));
-  expect(job(id).state).toBe("queued");
-  expect(job(id).attempts).toBe(1);
+  expect((await job(id)).state).toBe("queued");
+  expect((await job(id)).attempts).toBe(1);
 });
 
 test("a program that is not executable is spawn_failed", async () => {
@@ -148,10 +149,10 @@ test("a program that is not executable is spawn_failed", async () => {
   writeFileSync(script, "#!/bin/sh\necho hi\n", { mode: 0o644 });
   const id = await add("--max-retries", "0", "--", script);
   await q.json(["work", "--once"]);
-  const a = attempt(id);
+  const a = await attempt(id);
   expect(a.failure_reason).toBe("spawn_failed");
   expect(a.error).toContain(script);
-  expect(job(id).state).toBe("dead");
+  expect((await job(id)).state).toBe("dead");
 });
 
 test("a missing --cwd is spawn_failed, naming the folder", async () => {
@@ -163,10 +164,10 @@ test("a missing --cwd is spawn_failed, naming the folder", async () => {
   const r = await q.run(["work", "--once"]);
   expect(r.code).toBe(0);
   expect(r.stderr).toContain(`could not start: cwd ${missing} does not exist`);
-  const a = attempt(id);
+  const a = await attempt(id);
   expect(a.failure_reason).toBe("spawn_failed");
   expect(a.error).toBe(`cwd ${missing} does not exist`);
-  expect(job(id).state).toBe("dead");
+  expect((await job(id)).state).toBe("dead");
 });
 
 test("a --cwd that is a file is spawn_failed", async () => {
@@ -174,8 +175,8 @@ test("a --cwd that is a file is spawn_failed", async () => {
   writeFileSync(file, "x");
   const id = await add("--max-retries", "0", "--cwd", file, "--", "true");
   await q.json(["work", "--once"]);
-  expect(attempt(id).failure_reason).toBe("spawn_failed");
-  expect(attempt(id).error).toBe(`cwd ${file} is not a directory`);
+  expect((await attempt(id)).failure_reason).toBe("spawn_failed");
+  expect((await attempt(id)).error).toBe(`cwd ${file} is not a directory`);
 });
 
 test("--env and --cwd reach the child; env is layered over the worker's", async () => {
@@ -193,7 +194,7 @@ test("--env and --cwd reach the child; env is layered over the worker's", async 
   );
   const r = await q.json(["work", "--drain"], { env: { SPOOL_WORKER_ONLY: "from-worker", SPOOL_OVERRIDE: "from-worker" } });
   expect(r.code).toBe(0);
-  expect(job(id).state).toBe("done");
+  expect((await job(id)).state).toBe("done");
   expect(await stdoutOf(id)).toBe(`${realpathSync(dir)}\nlast wins||a=b=c|from-job|from-worker|${q.db}\n`);
 
   const show = await q.json(["show", String(id)]);
@@ -244,18 +245,18 @@ test("arguments reach the program byte for byte", async () => {
   expect(shown.env.data.job.argv).toEqual(["sh", "-c", 'for a in "$@"; do printf "%s\\0" "$a"; done', "sh", ...args]);
   const r = await q.json(["work", "--drain"]);
   expect(r.code).toBe(0);
-  expect(job(id).state).toBe("done");
+  expect((await job(id)).state).toBe("done");
   const raw = await q.run(["output", String(id), "--stream", "stdout", "--raw"]);
   expect(raw.stdout.split("\0").slice(0, -1)).toEqual(args);
   // Compare bytes too, straight from the attempt's file.
-  const bytes = readFileSync(attempt(id).stdout_path);
+  const bytes = readFileSync((await attempt(id)).stdout_path);
   expect(bytes.equals(Buffer.from(args.map((a) => a + "\0").join(""), "utf8"))).toBe(true);
 });
 
 test("a -c string is run through sh verbatim", async () => {
   const script = `printf '%s\\n' "a  b" 'c"d' $((1+2)); echo "héllo" | tr 'h' 'H'`;
   const id = await add("-c", script);
-  expect(job(id).argv).toBe(JSON.stringify(["sh", "-c", script]));
+  expect((await job(id)).argv).toEqual(["sh", "-c", script]);
   await q.json(["work", "--drain"]);
   expect(await stdoutOf(id)).toBe('a  b\nc"d\n3\nHéllo\n');
 });
@@ -278,8 +279,8 @@ test("stdin is /dev/null: a job reading stdin ends at once, even when the worker
   } finally {
     worker.stdin.end();
   }
-  expect(attempt(cat).state).toBe("succeeded");
-  expect(attempt(read).state).toBe("succeeded");
+  expect((await attempt(cat)).state).toBe("succeeded");
+  expect((await attempt(read)).state).toBe("succeeded");
   expect(await stdoutOf(cat)).toBe("");
   expect(await stdoutOf(read)).toBe("eof\n/dev/null\n");
 });
@@ -291,7 +292,7 @@ test("a job runs in its own session and process group", async () => {
   const [pid, pgrp, session] = (await stdoutOf(id)).trim().split(" ").map(Number);
   expect(pgrp).toBe(pid!);
   expect(session).toBe(pid!);
-  expect(attempt(id).pgid).toBe(pid!);
+  expect((await attempt(id)).pgid).toBe(pid!);
 });
 
 test("exit by signal is reported as signal N (NAME)", async () => {
@@ -306,13 +307,13 @@ test("exit by signal is reported as signal N (NAME)", async () => {
   expect(lines[2]).toMatch(new RegExp(`^spoolctl: job ${rt} attempt 1 failed: signal 37 \\(SIGRTMIN\\+3\\) \\(\\d+\\.\\ds\\) -> dead$`));
 
   for (const [id, n, name] of [[term, 15, "SIGTERM"], [kill, 9, "SIGKILL"], [rt, 37, "SIGRTMIN+3"]] as const) {
-    const a = attempt(id);
+    const a = await attempt(id);
     expect(a.state).toBe("failed");
     expect(a.failure_reason).toBe("process_exit");
     expect(a.signal).toBe(n);
     expect(a.exit_code).toBeNull();
-    expect(job(id).last_error).toBe(`signal ${n} (${name})`);
-    expect(job(id).state).toBe("dead");
+    expect((await job(id)).last_error).toBe(`signal ${n} (${name})`);
+    expect((await job(id)).state).toBe("dead");
   }
   const show = await q.run(["show", String(term)]);
   expect(show.stdout).toContain("signal 15 (SIGTERM)");
@@ -322,11 +323,11 @@ test("exit codes are reported as exit N, and exit 0 is success", async () => {
   const ok = await add("--", "true");
   const bad = await add("--max-retries", "0", "--", "sh", "-c", "exit 42");
   await q.json(["work", "--drain"]);
-  expect(attempt(ok).state).toBe("succeeded");
-  expect(attempt(ok).exit_code).toBe(0);
-  expect(job(ok).state).toBe("done");
-  expect(attempt(bad).exit_code).toBe(42);
-  expect(job(bad).last_error).toBe("exit 42");
+  expect((await attempt(ok)).state).toBe("succeeded");
+  expect((await attempt(ok)).exit_code).toBe(0);
+  expect((await job(ok)).state).toBe("done");
+  expect((await attempt(bad)).exit_code).toBe(42);
+  expect((await job(bad)).last_error).toBe("exit 42");
 });
 
 test("a job's leftover background process does not hold the job open", async () => {
@@ -334,7 +335,7 @@ test("a job's leftover background process does not hold the job open", async () 
   const pidFile = join(q.dir, "bg.pid");
   const id = await add("-c", `sleep 30 > /dev/null 2>&1 & echo $! > '${pidFile}'`);
   await q.json(["work", "--drain"]);
-  expect(job(id).state).toBe("done");
+  expect((await job(id)).state).toBe("done");
   const bg = Number(readFileSync(pidFile, "utf8").trim());
   try {
     process.kill(bg, "SIGKILL");

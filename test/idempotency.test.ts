@@ -23,11 +23,10 @@ async function add(...args: string[]): Promise<{ code: number; env: any; stderr:
   return { code: r.code, env, stderr: r.stderr };
 }
 
-function dump(): string {
-  return JSON.stringify({
-    jobs: q.query("SELECT * FROM jobs ORDER BY id"),
-    events: q.query("SELECT * FROM job_events ORDER BY id"),
-  });
+/** Every job and ledger row, as text: equal dumps mean nothing was added. */
+async function dump(): Promise<string> {
+  const all = await q.snapshot();
+  return JSON.stringify({ jobs: all.jobs, events: all.events });
 }
 
 test("same key and same payload returns the active job, deduplicated", async () => {
@@ -48,8 +47,8 @@ test("same key and same payload returns the active job, deduplicated", async () 
   expect(human.code).toBe(0);
   expect(human.stdout).toBe(`Job ${id} is already queued (deduplicated by --key)\n`);
 
-  expect(q.query("SELECT count(*) AS n FROM jobs")[0].n).toBe(1);
-  expect(q.query("SELECT event FROM job_events").map((e: any) => e.event)).toEqual(["added"]);
+  expect(await q.jobs()).toHaveLength(1);
+  expect((await q.allEvents()).map((e) => e.event)).toEqual(["added"]);
   // The key names the job wherever an ID is taken.
   const show = await q.json(["show", "build-1"]);
   expect(show.env.data.job.id).toBe(id);
@@ -71,9 +70,10 @@ test("same payload with different tags, note or priority warns IDEMPOTENCY_METAD
     expect(r.env.warnings[0].code).toBe("IDEMPOTENCY_METADATA_DIFFERS");
     expect(r.env.warnings[0].message).toContain(`job ${id}`);
   }
-  const job = q.query("SELECT * FROM jobs")[0];
-  expect(q.query("SELECT count(*) AS n FROM jobs")[0].n).toBe(1);
-  expect(JSON.parse(job.tags)).toEqual({ team: "a" });
+  const jobs = await q.jobs();
+  expect(jobs).toHaveLength(1);
+  const job = jobs[0]!;
+  expect(job.tags).toEqual({ team: "a" });
   expect(job.note).toBe("first");
   expect(job.priority).toBe(1);
 
@@ -91,7 +91,7 @@ test("a different payload under an active key is IDEMPOTENCY_CONFLICT (exit 5) a
   mkdirSync(cwdB);
   const first = await add("--key", "deploy", "--cwd", cwdA, "--env", "X=1", "--", "echo", "v1");
   const id = first.env.data.job_id;
-  const before = dump();
+  const before = await dump();
 
   const variants = [
     ["--cwd", cwdA, "--env", "X=1", "--", "echo", "v2"], // argv
@@ -114,13 +114,13 @@ test("a different payload under an active key is IDEMPOTENCY_CONFLICT (exit 5) a
     expect(r.env.errors[0].detail).toEqual({ job_id: id, key: "deploy" });
     expect(r.stderr).not.toContain("    at ");
   }
-  expect(dump()).toBe(before);
+  expect(await dump()).toBe(before);
 
   const human = await q.run(["add", "--key", "deploy", "--", "echo", "other"]);
   expect(human.code).toBe(5);
   expect(human.stdout).toBe("");
   expect(human.stderr).toMatch(/^spoolctl: error: IDEMPOTENCY_CONFLICT: key "deploy" belongs to active job \d+.*\n$/);
-  expect(dump()).toBe(before);
+  expect(await dump()).toBe(before);
 });
 
 test("a running job holds its key; once it ends the key is free again", async () => {
@@ -130,7 +130,7 @@ test("a running job holds its key; once it ends the key is free again", async ()
   const id = first.env.data.job_id;
   const worker = q.spawn(["work", "--drain"]);
   try {
-    await waitFor("the job to run", () => q.query("SELECT state FROM jobs WHERE id = ?", id)[0]?.state === "running");
+    await waitFor("the job to run", async () => (await q.job(id))?.state === "running");
     const running = await add("--key", "nightly", "-c", script);
     expect(running.code).toBe(0);
     expect(running.env.data.job_id).toBe(id);
@@ -145,7 +145,7 @@ test("a running job holds its key; once it ends the key is free again", async ()
     writeFileSync(release, "");
     worker.kill();
   }
-  expect(q.query("SELECT state FROM jobs WHERE id = ?", id)[0].state).toBe("done");
+  expect((await q.job(id))?.state).toBe("done");
 
   // Done: the same key adds a new job, even with a different payload.
   const again = await add("--key", "nightly", "-c", script);
@@ -163,7 +163,7 @@ test("a dead job frees its key", async () => {
   const first = await add("--key", "flaky", "--max-retries", "0", "--", "false");
   const id = first.env.data.job_id;
   await q.json(["work", "--drain"]);
-  expect(q.query("SELECT state FROM jobs WHERE id = ?", id)[0].state).toBe("dead");
+  expect((await q.job(id))?.state).toBe("dead");
   const again = await add("--key", "flaky", "--", "true");
   expect(again.code).toBe(0);
   expect(again.env.data.deduplicated).toBe(false);
@@ -178,13 +178,13 @@ test("add --from: keys deduplicate within the file, and a conflict adds nothing 
   expect(r.env.data.count).toBe(3);
   expect(r.env.data.jobs.map((j: any) => [j.job_id, j.deduplicated])).toEqual([[1, false], [1, true], [2, false]]);
 
-  const before = dump();
+  const before = await dump();
   const bad = join(q.dir, "bad.ndjson");
   writeFileSync(bad, ['{"argv": ["echo", "c"]}', '{"argv": ["echo", "not a"], "key": "x"}'].join("\n") + "\n");
   const c = await add("--from", bad);
   expect(c.code).toBe(5);
   expect(c.env.errors[0].code).toBe("IDEMPOTENCY_CONFLICT");
-  expect(dump()).toBe(before);
+  expect(await dump()).toBe(before);
 });
 
 test("concurrent adds with one key create exactly one job", async () => {
@@ -193,5 +193,5 @@ test("concurrent adds with one key create exactly one job", async () => {
   const ids = new Set(results.map((r) => r.env.data.job_id));
   expect(ids.size).toBe(1);
   expect(results.filter((r) => !r.env.data.deduplicated)).toHaveLength(1);
-  expect(q.query("SELECT count(*) AS n FROM jobs")[0].n).toBe(1);
+  expect(await q.jobs()).toHaveLength(1);
 });
