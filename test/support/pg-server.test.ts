@@ -7,16 +7,18 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { pgDatabaseForTest, type PgServer, sharedPgServer, startPgServer } from "./pg-server";
 
 let server: PgServer;
+/** With SPOOLCTL_TEST_PG_URL the suite uses that server and starts none: skip what needs our own. */
+const external = process.env.SPOOLCTL_TEST_PG_URL;
 
 beforeAll(async () => {
-  server = await startPgServer();
+  if (!external) server = await startPgServer();
 }, 120_000);
 
 afterAll(async () => {
   await server?.stop();
 }, 60_000);
 
-test("two databases on one server are separate, and Bun's SQL client reaches each", async () => {
+test.skipIf(!!external)("two databases on one server are separate, and Bun's SQL client reaches each", async () => {
   const urlA = await server.createDatabase("pg_server_test_a");
   const urlB = await server.createDatabase("pg_server_test_b");
   expect(urlA).toBe(server.url("pg_server_test_a"));
@@ -50,10 +52,16 @@ test("pgDatabaseForTest: one shared server per process, a fresh database per cal
   const first = await pgDatabaseForTest(import.meta.file);
   const second = await pgDatabaseForTest(import.meta.file);
   expect(first).not.toBe(second);
-  const shared = await sharedPgServer();
-  expect(await sharedPgServer()).toBe(shared);
-  expect(new URL(first).port).toBe(String(shared.port));
-  expect(new URL(second).port).toBe(String(shared.port));
+  let port: string;
+  if (external) {
+    port = new URL(external).port;
+  } else {
+    const shared = await sharedPgServer();
+    expect(await sharedPgServer()).toBe(shared);
+    port = String(shared.port);
+  }
+  expect(new URL(first).port).toBe(port);
+  expect(new URL(second).port).toBe(port);
   expect(new URL(first).pathname).toMatch(/^\/t_pg_server_\d+_\d+_[0-9a-f]{4}$/);
 
   const sql = new SQL(second, { max: 1 });

@@ -39,7 +39,7 @@ import { basename, dirname, join } from "node:path";
 
 /** A running throwaway server. */
 export interface PgServer {
-  /** postgres:// URL of database `dbName` on this server (user postgres, no password). */
+  /** postgres:// URL of database `dbName` on this server (user postgres, no password, sslmode=disable). */
   url(dbName: string): string;
   /** Creates database `name` (an identifier, quoted for you) and returns its URL. */
   createDatabase(name: string): Promise<string>;
@@ -219,7 +219,9 @@ export async function startPgServer(opts: StartPgServerOptions = {}): Promise<Pg
     throw new Error(`${(lastError as Error).message}\n--- server.log ---\n${tail(log)}`);
   }
 
-  const url = (dbName: string) => `postgres://postgres@127.0.0.1:${port}/${encodeURIComponent(dbName)}`;
+  // sslmode=disable: this server has no TLS, and a PGSSLMODE in the caller's
+  // environment (which Bun's SQL reads next to a URL) must not ask for it.
+  const url = (dbName: string) => `postgres://postgres@127.0.0.1:${port}/${encodeURIComponent(dbName)}?sslmode=disable`;
 
   // A watchdog that stops the server once this process is gone without having
   // stopped it: it polls our pid, detached into its own session. Under
