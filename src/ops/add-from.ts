@@ -1,5 +1,5 @@
 /**
- * `add --from FILE|-` (SPEC §5): one JSON job spec per line, `{"command": …}` or
+ * `add --from FILE|-` (docs/architecture.md "Adding a job"): one JSON job spec per line, `{"command": …}` or
  * `{"argv": […]}` plus any add option (snake_case or kebab-case keys). Blank
  * lines are skipped. Every error names the line.
  */

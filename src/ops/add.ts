@@ -1,5 +1,5 @@
 /**
- * `add` (SPEC §4): validate a job spec, apply defaults, deduplicate by
+ * `add` (docs/architecture.md "Adding a job"): validate a job spec, apply defaults, deduplicate by
  * idempotency key, insert, and append the `added` event — one transaction for
  * one job or a whole `--from` file.
  */
@@ -161,7 +161,7 @@ const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringif
 const sortedEntries = (o: Record<string, string>) => Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
 /**
- * The idempotency rule (SPEC §4): an active job with the same key and the same
+ * The idempotency rule (docs/architecture.md "Idempotency"): an active job with the same key and the same
  * execution payload (argv, cwd, env) is returned instead of a new one; a
  * different payload is `IDEMPOTENCY_CONFLICT` (exit 5).
  */

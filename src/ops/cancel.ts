@@ -1,5 +1,5 @@
 /**
- * `cancel` (SPEC §4 "Cancel"): a queued job becomes `canceled` at once. A
+ * `cancel` (docs/architecture.md "Cancel"): a queued job becomes `canceled` at once. A
  * running job needs explicit confirmation; then `cancel_requested` is set and
  * the owning worker, which reads it on every heartbeat, kills the job's process
  * group and records the attempt `canceled`. Terminal jobs are a `CONFLICT`.

@@ -1,6 +1,5 @@
 /**
- * Claiming jobs (docs/contract.md "Claim order", docs/architecture.md "The
- * claim"): the store's claim moves up to N eligible jobs to `running` with
+ * Claiming jobs (docs/architecture.md "The claim", "Claim order"): the store's claim moves up to N eligible jobs to `running` with
  * their attempt rows and `claimed` events, in one short transaction.
  */
 import type { Job } from "../store/model.ts";

@@ -1,5 +1,5 @@
 /**
- * `config` (SPEC §5–§6): where the queue is and why (the project config file
+ * `config` (docs/architecture.md "Location", "Settings"): where the queue is and why (the project config file
  * and the `--db` precedence), and the queue-wide settings stored in the
  * database: `max_retries` and `timeout` are copied into a job when it is added;
  * `backoff_base` and `backoff_cap` are read when a retry is scheduled.
@@ -123,7 +123,7 @@ const SOURCE_NAMES: Record<DbPathSource, "flag" | "environment" | "project_confi
   default: "default",
 };
 
-/** The database path precedence, highest first (SPEC §4). */
+/** The database path precedence, highest first (docs/architecture.md "Location"). */
 export const DB_PATH_PRECEDENCE = ["flag", "environment", "project_config", "default"] as const;
 
 /** Where the queue is and why. `db_path` is null when the project config is broken and nothing overrides it. */

@@ -1,7 +1,7 @@
 /**
  * Deleting one job (triage's "delete"): the job's output files, then its rows
  * (attempts, events, job), in one write transaction, by the same code path as
- * `prune` (SPEC §4 "Prune"), so the two can never disagree about what a
+ * `prune` (docs/architecture.md "Prune"), so the two can never disagree about what a
  * deletion removes. Only terminal jobs: a queued or running job must be
  * canceled first, because a worker may be about to claim or be running it.
  */

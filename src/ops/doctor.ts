@@ -1,5 +1,5 @@
 /**
- * `doctor` (SPEC §5): read-only readiness checks — project config, database
+ * `doctor` (docs/architecture.md "The driver contract"): read-only readiness checks — project config, database
  * opens, WAL on, integrity, schema version, folders writable, Bun version —
  * each with a remediation. Nothing is created, migrated or repaired.
  */
@@ -66,7 +66,7 @@ async function databaseChecks(loc: LocationReport, diagnose: Diagnose): Promise<
 /** The driver's read-only checks of the queue at a location (a path or URL). */
 export type Diagnose = (dbPath: string) => Promise<StoreCheck[]>;
 
-/** Runs every check (docs/contract.md `doctor`); nothing is created, migrated or changed. */
+/** Runs every check (docs/architecture.md "The driver contract"); nothing is created, migrated or changed. */
 export async function runDoctor(dbFlag: string | undefined, diagnose: Diagnose, schemaVersion: number): Promise<DoctorData> {
   const loc = describeLocation(dbFlag);
   const checks: DoctorCheck[] = [];

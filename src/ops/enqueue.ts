@@ -1,5 +1,5 @@
 /**
- * QueueCTL's `enqueue JSON` (SPEC §5): `{"id":"job1","command":"echo hello","max_retries":3}`
+ * QueueCTL's `enqueue JSON` (docs/architecture.md "Adding a job"): `{"id":"job1","command":"echo hello","max_retries":3}`
  * becomes an add request whose idempotency key is the id, so the id names the
  * job wherever an ID is taken. `command` runs through `sh -c`, as in QueueCTL.
  */

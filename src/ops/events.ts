@@ -1,5 +1,5 @@
 /**
- * `events` (SPEC §5): pages of the append-only ledger after a cursor, a
+ * `events` (docs/contract.md "Paging: meta.pagination", "Long-poll: meta.wait"): pages of the append-only ledger after a cursor, a
  * long-poll that returns as soon as records exist (or at a deadline), and a
  * follow loop for streams. The ledger id is the cursor.
  */

@@ -1,5 +1,5 @@
 /**
- * `feedback` (SPEC §5): one verdict about a job for an agent — is it over, did
+ * `feedback`: one verdict about a job for an agent — is it over, did
  * it succeed, how did its latest attempt end, the tails of its output, and the
  * next command to run.
  */
@@ -51,7 +51,7 @@ function nextCommand(job: Job): string | null {
   const lane = job.queue === "default" ? "" : ` --queue ${job.queue}`;
   switch (job.state) {
     case "queued":
-      // --drain does not wait for a job the user delayed (SPEC §4): a loop worker will run it.
+      // --drain does not wait for a job the user delayed (docs/architecture.md "Drain"): a loop worker will run it.
       return job.next_run_at > Date.now() / 1000 && job.attempts === 0 && job.crashes === 0 ? `spoolctl work${lane}` : `spoolctl work --drain${lane}`;
     case "running":
       return `spoolctl wait ${job.id}`;

@@ -1,5 +1,6 @@
 /**
- * Following a running attempt's output (SPEC §5 `output --follow`): yields the
+ * Following a running attempt's output (`output --follow`, docs/architecture.md
+ * "Output"): yields the
  * bytes of its stdout/stderr files as they grow, until the attempt is no longer
  * running; then the last bytes and the final attempt row. An attempt that has
  * already ended yields what exists and returns at once.

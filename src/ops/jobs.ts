@@ -1,6 +1,6 @@
 /**
  * Reading jobs: resolve a job reference, list with filters, show one job with
- * its attempts and events (SPEC §5 `list`, `show`).
+ * its attempts and events (`list`, `show`).
  */
 import { SpoolError } from "../contract/errors.ts";
 import { JOB_STATES, type Attempt, type Job, type JobEvent, type JobState } from "../store/model.ts";
@@ -8,7 +8,7 @@ import type { StoreReader } from "../store/store.ts";
 import { LIMITS } from "./limits.ts";
 import { invalidValue } from "../contract/errors.ts";
 
-/** QueueCTL spellings of states (SPEC §5). */
+/** QueueCTL spellings of states (docs/architecture.md "Job states"). */
 const STATE_ALIASES: Record<string, JobState> = { pending: "queued", processing: "running", completed: "done" };
 
 /**
@@ -33,7 +33,7 @@ export function parseStates(raws: string[]): { states: JobState[]; matchesNothin
 
 /**
  * Resolves a job reference: a positive integer id, or an idempotency key (the
- * newest job holding it, SPEC §5 QueueCTL `enqueue`). Raises `INVALID_INPUT` for
+ * newest job holding it, docs/architecture.md "Idempotency"). Raises `INVALID_INPUT` for
  * an empty reference, `NOT_FOUND` when no job matches.
  */
 export async function resolveJob(tx: StoreReader, ref: string, remediation = "run: spoolctl list  (to see job ids)"): Promise<Job> {
@@ -49,7 +49,7 @@ export async function resolveJob(tx: StoreReader, ref: string, remediation = "ru
   return job;
 }
 
-/** A job as `list --json` reports it: the row without env values (SPEC §5: env values only in `show`). */
+/** A job as `list --json` reports it: the row without env values (docs/architecture.md "Adding a job": env values only in `show`). */
 export interface JobSummary {
   id: number;
   state: JobState;

@@ -1,10 +1,10 @@
 /**
- * Bounds and defaults of job fields (SPEC §4). The parser, `--help` and
+ * Bounds and defaults of job fields (docs/architecture.md "Adding a job"). The parser, `--help` and
  * `capabilities` all read them from here.
  */
 import { CONFIG_FILE_MAX_BYTES } from "../store/location.ts";
 
-/** Defaults of a new job (overridable queue-wide with `config set`, SPEC §6). */
+/** Defaults of a new job (overridable queue-wide with `config set`, docs/architecture.md "Settings"). */
 export const DEFAULTS = {
   timeout_seconds: 300,
   max_retries: 3,

@@ -1,5 +1,5 @@
 /**
- * Live views (SPEC §7): the snapshot `status --watch` redraws (counts, running
+ * Live views: the snapshot `status --watch` redraws (counts, running
  * jobs with their elapsed time and worker, recent failures) and the backlog
  * `work --drain` shows as progress. Reads only; times are epoch seconds.
  */
@@ -73,7 +73,7 @@ export async function readLiveStatus(tx: StoreReader, judge: JudgeWorker, now = 
   return { at: now, status, running, failures };
 }
 
-/** What `work --drain` still waits for in its lane (SPEC §4 "Drain"). */
+/** What `work --drain` still waits for in its lane (docs/architecture.md "Drain"). */
 export interface DrainBacklog {
   running: number;
   /** Queued jobs that are due or wait out a retry/reap backoff. */

@@ -1,5 +1,6 @@
 /**
- * What happens after an attempt ends (SPEC §4 "Retries", "Timeout", "Reaping"):
+ * What happens after an attempt ends (docs/architecture.md "Retries and backoff",
+ * "Timeouts", "Reaping", "Cancel"):
  * a pure function from the job, how its process ended and the queue settings to
  * the attempt's state and the job's next state. No I/O.
  */
@@ -49,7 +50,7 @@ export function signalName(signal: number): string {
   return `SIG${signal}`;
 }
 
-/** `exit N` or `signal N (NAME)` (SPEC §4 "Exit status"). */
+/** `exit N` or `signal N (NAME)` (docs/architecture.md "Execution"). */
 export function describeExit(code: number | null, signal: number | null): string {
   if (signal !== null) return `signal ${signal} (${signalName(signal)})`;
   if (code !== null) return `exit ${code}`;
@@ -58,7 +59,8 @@ export function describeExit(code: number | null, signal: number | null): string
 
 /**
  * Backoff before a retry, in seconds: `min(cap, base ^ n)` where n is the
- * failures charged so far to the budget being spent (SPEC §4: 2, 4, 8, … 60).
+ * failures charged so far to the budget being spent: 2, 4, 8, … 60
+ * (docs/architecture.md "Retries and backoff").
  */
 export function backoffSeconds(n: number, settings: Pick<QueueSettings, "backoff_base" | "backoff_cap">): number {
   return Math.min(settings.backoff_cap, Math.pow(settings.backoff_base, n));

@@ -1,5 +1,5 @@
 /**
- * Captured output of attempts (SPEC §5 `output`, `feedback`): which attempt,
+ * Captured output of attempts (`output`, `feedback`; docs/architecture.md "Output"): which attempt,
  * and each stream's path, size and text (the tail when it is large).
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * `prune` (SPEC §4 "Prune"): delete terminal jobs that finished longer ago than
+ * `prune` (docs/architecture.md "Prune"): delete terminal jobs that finished longer ago than
  * a cutoff — their output files first, then their rows (attempts, events,
  * jobs) — in one write transaction, so no retry can slip in between. Never
  * touches queued or running jobs. A dry run reports what would go and writes

@@ -1,7 +1,7 @@
 /**
  * Recording how an attempt ended: decide the outcome ({@link decideOutcome}),
  * write it guarded by owner and attempt number, and append its events — one
- * transaction (SPEC §4).
+ * transaction (docs/architecture.md "Fencing", "Retries and backoff").
  */
 import type { Store } from "../store/store.ts";
 import { decideOutcome, type Outcome, type ProcessEnd } from "./outcome.ts";
@@ -20,7 +20,7 @@ export interface AttemptRef {
 /**
  * Records an attempt's end. Returns the outcome, or null when the worker no
  * longer owns the attempt (canceled, force-retried or reaped meanwhile): then
- * nothing was written (SPEC §4 "late write … changes nothing").
+ * nothing was written (docs/architecture.md "Fencing").
  */
 export async function recordAttemptEnd(store: Store, ref: AttemptRef, end: ProcessEnd, now = store.now(), eventWorkerId: string | null = ref.workerId): Promise<Outcome | null> {
   return await store.write(async (tx) => {

@@ -1,5 +1,5 @@
 /**
- * CI reports (SPEC §8 `report`): the jobs of a run, or those matching filters,
+ * CI reports (`report`): the jobs of a run, or those matching filters,
  * as test cases with a result, timing from their attempts, and the failure
  * reason plus output tails of what did not pass. Renderers (JUnit XML,
  * markdown) live in `src/ui/`; this module only reads and decides.

@@ -1,5 +1,5 @@
 /**
- * `retry` (SPEC §4 "Retry"): a dead or canceled job goes back to `queued` with a
+ * `retry` (docs/architecture.md "Retry"): a dead or canceled job goes back to `queued` with a
  * fresh budget (`attempts` and `crashes` reset, history kept) and a `retried`
  * event. A running job only with `--force`: its attempt is closed as canceled
  * and its ownership cleared, so the old worker's late writes change nothing.
@@ -82,7 +82,7 @@ async function requeue(tx: StoreWriter, job: Job, now: number, extra: Record<str
   const detail: Record<string, unknown> = { from: job.state, ...extra };
   if (job.state === "running") {
     // Close the attempt for its worker: its heartbeat and result are then refused
-    // (they are guarded by locked_by and last_attempt_no, SPEC §4).
+    // (they are guarded by locked_by and last_attempt_no, docs/architecture.md "Fencing").
     await tx.closeAttempt({
       jobId: job.id,
       attemptNo: job.last_attempt_no,
@@ -128,7 +128,7 @@ export interface RetryOverrides {
 
 /**
  * Parses overrides as a person types them, with the rules and bounds of `add`
- * (SPEC §4), so a retried job can hold nothing `add` would refuse. Raises
+ * (docs/architecture.md "Adding a job"), so a retried job can hold nothing `add` would refuse. Raises
  * `INVALID_INPUT` naming the field.
  */
 export function parseRetryOverrides(input: { timeout?: string; maxRetries?: string; env?: string[] }): RetryOverrides {

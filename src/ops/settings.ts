@@ -1,5 +1,5 @@
 /**
- * Queue-wide settings (SPEC §6): stored in the database so every worker sees
+ * Queue-wide settings (docs/architecture.md "Settings"): stored in the database so every worker sees
  * them. `max_retries` and `timeout` are copied into a job when it is added;
  * `backoff_base` and `backoff_cap` are read when a retry is scheduled.
  */
@@ -19,7 +19,7 @@ export interface QueueSettings {
 /** Setting keys, canonical (underscore) spelling. */
 export const SETTING_KEYS = ["max_retries", "timeout", "backoff_base", "backoff_cap", "output_cap"] as const;
 
-/** Reads every setting, falling back to the defaults of SPEC §4. */
+/** Reads every setting, falling back to its default (docs/architecture.md "Settings"). */
 export async function readSettings(tx: StoreReader): Promise<QueueSettings> {
   const set = await tx.listSettings();
   const num = (key: string, fallback: number): number => {

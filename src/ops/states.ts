@@ -1,5 +1,5 @@
 /**
- * The job state machine, written down once (SPEC §3–§4). Operations check a
+ * The job state machine, written down once (docs/architecture.md "Job states"). Operations check a
  * transition here before they ask the store to make it.
  */
 import type { JobState } from "../store/model.ts";

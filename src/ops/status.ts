@@ -1,4 +1,4 @@
-/** `status` (SPEC §5): counts per state, scheduled, per-lane counts, recent dead jobs. */
+/** `status` (docs/architecture.md "Job states"): counts per state, scheduled, per-lane counts, recent dead jobs. */
 import { REPORTED_STATES } from "../store/model.ts";
 import type { StoreReader } from "../store/store.ts";
 import { summarize, type JobSummary } from "./jobs.ts";

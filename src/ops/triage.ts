@@ -1,5 +1,5 @@
 /**
- * What `triage` and the `retry`/`cancel` pickers read (SPEC §7): the jobs to
+ * What `triage` and the `retry`/`cancel` pickers read: the jobs to
  * walk through, and one job's card (its verdict and output tails). Every change
  * they make goes through the verbs' own operations (retry, cancel, delete).
  */

@@ -1,7 +1,7 @@
 /**
  * Parsing of user-supplied values (flags and NDJSON specs): integers, numbers,
  * durations, timestamps, lane names and K=V pairs. Every rejection names the
- * flag, the value and what is accepted (SPEC §6).
+ * flag, the value and what is accepted (docs/contract.md "Error objects and warnings").
  */
 import { SpoolError, invalidValue } from "../contract/errors.ts";
 import { LIMITS } from "./limits.ts";
@@ -55,7 +55,7 @@ const MAX_EPOCH_SECONDS = 8.64e12;
 /**
  * A point in time, epoch seconds (float). Accepts epoch seconds or ISO-8601.
  * A local time (no zone) that does not exist or is ambiguous in the local zone
- * (a DST gap or overlap) is rejected (SPEC §4); so are calendar dates that do
+ * (a DST gap or overlap) is rejected (docs/architecture.md "Adding a job"); so are calendar dates that do
  * not exist (February 30) and zone offsets beyond ±14:00 or with minutes ≥ 60.
  * `latest` bounds the result (epoch seconds, with the rule for the message);
  * without it, the latest time a `Date` can show.
@@ -117,7 +117,7 @@ function parseTimestampUnbounded(flag: string, raw: string): number {
   return [...matches][0]! / 1000;
 }
 
-/** A lane name (SPEC §4): `^[A-Za-z0-9][A-Za-z0-9._-]*$`, 1–64 characters. */
+/** A lane name (docs/architecture.md "Lanes and slots"): `^[A-Za-z0-9][A-Za-z0-9._-]*$`, 1–64 characters. */
 export function parseLane(flag: string, raw: string): string {
   const { pattern, maxLength } = LIMITS.queue;
   if (raw.length > maxLength || !pattern.test(raw)) {

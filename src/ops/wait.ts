@@ -1,5 +1,5 @@
 /**
- * `wait` (SPEC §5): block until every awaited job is terminal, polling the
+ * `wait` (docs/contract.md "Exit codes and codes"): block until every awaited job is terminal, polling the
  * database at a short interval (never a busy loop). The verdict: all done, or
  * some ended dead or canceled (exit 6 with `ok: true`); `TIMEOUT` (exit 4) when
  * the deadline passes first.

@@ -1,5 +1,6 @@
 /**
- * The workers registry as operators see it (SPEC §5 `workers`, `stop`): who is
+ * The workers registry as operators see it (`workers`, `stop`; docs/architecture.md
+ * "Heartbeat and lease", "Graceful stop"): who is
  * live, what each runs, and asking workers to stop through the registry.
  */
 import { mapInOrder } from "./in-order.ts";

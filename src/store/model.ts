@@ -1,9 +1,10 @@
 /**
- * The persisted shapes of SPEC §3. Times are epoch seconds (float, UTC) everywhere
+ * The persisted shapes (docs/architecture.md "Job states", "Attempt states",
+ * "Migrations"). Times are epoch seconds (float, UTC) everywhere
  * in this module; renderers turn them into ISO-8601.
  */
 
-/** States a job can be stored in. `failed` is reserved and never stored (SPEC §3). */
+/** States a job can be stored in. `failed` is reserved and never stored (docs/architecture.md "Job states"). */
 export const JOB_STATES = ["queued", "running", "done", "dead", "canceled"] as const;
 /** A stored job state. */
 export type JobState = (typeof JOB_STATES)[number];
@@ -12,17 +13,17 @@ export const REPORTED_STATES = ["canceled", "dead", "done", "failed", "queued", 
 /** Terminal states: the job will not run again unless retried. */
 export const TERMINAL_STATES: readonly JobState[] = ["done", "dead", "canceled"];
 
-/** States of an attempt (SPEC §3). */
+/** States of an attempt (docs/architecture.md "Attempt states"). */
 export const ATTEMPT_STATES = ["running", "succeeded", "failed", "timed_out", "abandoned", "canceled"] as const;
 /** A stored attempt state. */
 export type AttemptState = (typeof ATTEMPT_STATES)[number];
 
-/** Why an attempt did not succeed (SPEC §3). */
+/** Why an attempt did not succeed (docs/architecture.md "Attempt states"). */
 export const FAILURE_REASONS = ["process_exit", "timeout", "spawn_failed", "worker_crash", "canceled"] as const;
 /** A failure reason. */
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
-/** Ledger event names (SPEC §3). */
+/** Ledger event names (docs/architecture.md "Job states"). */
 export const EVENTS = ["added", "claimed", "succeeded", "failed", "timed_out", "reaped", "dead", "retried", "canceled", "cancel_requested", "interrupted"] as const;
 /** A ledger event name. */
 export type EventName = (typeof EVENTS)[number];
@@ -110,7 +111,7 @@ export interface NewJob {
   env: Record<string, string>;
 }
 
-/** A registered `work` process (SPEC §3 `workers`). */
+/** A registered `work` process (docs/architecture.md "Heartbeat and lease"). */
 export interface WorkerRecord {
   worker_id: string;
   pid: number;

@@ -1,7 +1,8 @@
 /**
  * Reading a user-named file (or stdin) with a size cap. `config validate
  * /dev/zero` or `add --from -` fed by an endless pipe must fail with a clear
- * error instead of growing memory until the process dies (SPEC §6 totality).
+ * error instead of growing memory until the process dies (docs/contract.md
+ * "The envelope": no input produces a stack trace or a hang).
  */
 import { closeSync, openSync, readSync } from "node:fs";
 

@@ -1,5 +1,6 @@
 /**
- * The spool folder: `output/<job>/<attempt>/stdout|stderr` (SPEC §3), created
+ * The spool folder: `output/<job>/<attempt>/stdout|stderr` (docs/architecture.md
+ * "Output"), created
  * owner-only (0700 folders, 0600 files).
  */
 import { chmodSync, existsSync, mkdirSync, rmSync, statSync, unlinkSync } from "node:fs";
@@ -11,7 +12,7 @@ export function attemptOutputPaths(spoolDir: string, jobId: number, attemptNo: n
   return { stdout: join(dir, "stdout"), stderr: join(dir, "stderr") };
 }
 
-/** Creates the spool root owner-only if missing (SPEC §3: 0700). */
+/** Creates the spool root owner-only if missing (0700, docs/architecture.md "Output"). */
 export function ensureSpool(spoolDir: string): void {
   if (!existsSync(spoolDir)) {
     mkdirSync(spoolDir, { recursive: true, mode: 0o700 });

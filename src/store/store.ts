@@ -4,7 +4,8 @@
  * reached over a network pays one round trip per call. Each driver (SQLite in
  * `src/store/sqlite/`, PostgreSQL in `src/store/postgres/`) passes the one
  * conformance suite in `test/store/`. The driver contract, and which rules rest
- * on isolation, are in docs/architecture.md ("The driver contract").
+ * on isolation, are in docs/architecture.md ("The driver contract", "Rules that
+ * rest on isolation").
  *
  * Every method of {@link StoreWriter} runs inside the transaction opened by
  * {@link Store.write}, so an operation that reads, decides and writes does so
@@ -29,7 +30,7 @@ import type {
 export interface StoreReader {
   /** The job with this id, or null. */
   getJob(id: number): Promise<Job | null>;
-  /** The queued or running job holding this idempotency key, or null (SPEC §4). */
+  /** The queued or running job holding this idempotency key, or null (docs/architecture.md "Idempotency"). */
   findActiveJobByKey(key: string): Promise<Job | null>;
   /** The most recent job (any state) holding this idempotency key, or null. */
   findLatestJobByKey(key: string): Promise<Job | null>;
@@ -44,7 +45,7 @@ export interface StoreReader {
   /** The most recently finished failed, timed-out or abandoned attempts of the newest 10,000 jobs, newest first. */
   recentFailedAttempts(limit: number): Promise<Attempt[]>;
   /**
-   * Jobs of a lane that hold `work --drain` open (SPEC §4): `running`, and
+   * Jobs of a lane that hold `work --drain` open (docs/architecture.md "Drain"): `running`, and
    * `waiting` = queued jobs that are due at `now` or wait out a retry/reap backoff.
    */
   laneBacklog(queue: string, now: number): Promise<{ running: number; waiting: number }>;
@@ -65,7 +66,7 @@ export interface StoreReader {
   /** A queue-wide setting's raw JSON text, or null when unset. */
   getSetting(key: string): Promise<string | null>;
   /**
-   * Whether a lane is settled for `work --drain` (SPEC §4): nothing running,
+   * Whether a lane is settled for `work --drain` (docs/architecture.md "Drain"): nothing running,
    * nothing due at `now`, no retry/reap backoff pending.
    */
   laneSettled(queue: string, now: number): Promise<boolean>;
@@ -121,7 +122,7 @@ export interface OutputChunk {
   truncated: boolean;
 }
 
-/** A page of the ledger (SPEC §5 `events`). */
+/** A page of the ledger (`events`, docs/contract.md "Paging: meta.pagination"). */
 export interface EventQuery {
   /** Only rows with a larger id (the cursor). */
   afterId: number;
@@ -140,7 +141,7 @@ export interface AttemptClosing {
   now: number;
 }
 
-/** The claim request (docs/contract.md "Claim order", "Lanes and slots"). */
+/** The claim request (docs/architecture.md "Claim order", "Lanes and slots"). */
 export interface ClaimRequest {
   queue: string;
   workerId: string;
@@ -251,7 +252,7 @@ export interface StoreWriter extends StoreReader {
    * Returns false when the attempt is not running.
    */
   closeAttempt(closing: AttemptClosing): Promise<boolean>;
-  /** Cancels a queued job at once (SPEC §4 "Cancel"). Returns false when it is not queued. */
+  /** Cancels a queued job at once (docs/architecture.md "Cancel"). Returns false when it is not queued. */
   cancelQueuedJob(jobId: number, now: number): Promise<boolean>;
   /**
    * Sets `cancel_requested` on a running job; its worker sees it on the next

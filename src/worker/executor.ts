@@ -1,5 +1,5 @@
 /**
- * The executor (SPEC §4 "Execution", "Timeout"): runs one attempt's argv in its
+ * The executor (docs/architecture.md "Execution", "Timeouts"): runs one attempt's argv in its
  * own session and process group (`Bun.spawn` with `detached: true`), stdin from
  * /dev/null, stdout/stderr written by the child straight into the attempt's
  * files, and on timeout or cancel kills the whole group: SIGTERM, grace while
@@ -11,7 +11,7 @@ import { dirname } from "node:path";
 import type { ProcessEnd } from "../ops/outcome.ts";
 import { groupHasLiveMembers, groupsWithEnv, processStartTime } from "./liveness.ts";
 
-/** Grace between SIGTERM and SIGKILL, milliseconds (SPEC §4: up to 5 s). */
+/** Grace between SIGTERM and SIGKILL, milliseconds (docs/architecture.md "Timeouts": up to 5 s). */
 export const KILL_GRACE_MS = 5000;
 
 /** Longest delay setTimeout accepts (2^31 − 1 ms, about 24.8 days); longer timeouts are chained. */
@@ -172,7 +172,7 @@ export function startAttempt(spec: AttemptSpec): RunningAttempt {
     if (reason === "canceled") return { kind: "canceled", code, signal };
     if (reason === "interrupted") return { kind: "interrupted", code, signal };
     if (signal !== null) return { kind: "signaled", signal };
-    // A missing exit code is never success (SPEC §4).
+    // A missing exit code is never success (docs/architecture.md "Execution").
     return code === null ? { kind: "signaled", signal: 0 } : { kind: "exited", code };
   })();
   return { pid, startTime, done, stop: (why) => kill(why) };

@@ -1,5 +1,5 @@
 /**
- * Process identity for reaping (SPEC §4): a process is known by (host, PID,
+ * Process identity for reaping (docs/architecture.md "Reaping"): a process is known by (host, PID,
  * start time). Linux: field 22 of `/proc/PID/stat` (clock ticks since boot) plus
  * the kernel's boot id; macOS: `ps -o lstart=`.
  */
@@ -87,7 +87,7 @@ export interface ProcessIdentity {
 }
 
 /**
- * Whether the process recorded as `who` is still that process (SPEC §4):
+ * Whether the process recorded as `who` is still that process (docs/architecture.md "Reaping"):
  * PID gone → dead; PID alive with another start time (recycled) → dead;
  * recorded under another boot → dead; another host → unknown (not ours to judge);
  * anything inconclusive → unknown.

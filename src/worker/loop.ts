@@ -1,5 +1,5 @@
 /**
- * The work loop (SPEC §4–§5 `work`): reap, claim up to `concurrency` jobs,
+ * The work loop (`work`; docs/architecture.md "The claim", "Waking", "Drain"): reap, claim up to `concurrency` jobs,
  * run each in its own process group with a heartbeat, record outcomes, and
  * wait on file changes plus a slow poll when idle. Modes: `loop` (until
  * stopped), `once` (one claim at most), `drain` (until the lane is settled).
@@ -75,7 +75,7 @@ export class Worker {
     this.summary = { worker_id: opts.workerId, executed: 0, succeeded: 0, failed: 0, reaped: 0, claimed: false, drained: false, job_ids: [] };
   }
 
-  /** First signal: stop claiming, let in-flight jobs finish (SPEC §4 "Graceful stop"). */
+  /** First signal: stop claiming, let in-flight jobs finish (docs/architecture.md "Graceful stop"). */
   requestStop(reason: string): void {
     if (this.stopping) return;
     this.stopping = true;

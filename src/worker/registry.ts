@@ -1,5 +1,5 @@
 /**
- * The workers registry (SPEC §3 `workers`): a `work` process registers its
+ * The workers registry (docs/architecture.md "Heartbeat and lease"): a `work` process registers its
  * identity (host, PID, process start time, boot id) so that reapers can judge
  * its liveness, heartbeats, and reads stop requests from `spoolctl stop`.
  */

@@ -1,5 +1,5 @@
 /**
- * Heartbeat and reap timing (SPEC §4), in seconds. The test knobs
+ * Heartbeat and reap timing (docs/architecture.md "Heartbeat and lease"), in seconds. The test knobs
  * `SPOOLCTL_TEST_HEARTBEAT_INTERVAL` and `SPOOLCTL_TEST_REAP_THRESHOLD` shrink
  * both for tests; `capabilities` publishes them.
  */

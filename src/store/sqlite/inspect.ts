@@ -1,6 +1,6 @@
 /**
- * Read-only inspection of a SQLite queue file for `doctor` (docs/contract.md
- * `doctor`): opens the file read-only — no migration, no pragma change, nothing
+ * Read-only inspection of a SQLite queue file for `doctor` (docs/architecture.md
+ * "The driver contract"): opens the file read-only — no migration, no pragma change, nothing
  * created — and reports journal mode, schema version, the integrity check and
  * whether the folder is writable, as the driver's readiness checks.
  */

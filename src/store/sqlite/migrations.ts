@@ -8,7 +8,7 @@ import { SpoolError } from "../../contract/errors.ts";
 
 /** Schema steps; step N takes the file from version N-1 to N. */
 const STEPS: string[] = [
-  // v1: the schema of SPEC §3.
+  // v1: the first schema (docs/architecture.md "Migrations").
   `
   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   CREATE TABLE jobs (

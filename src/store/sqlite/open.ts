@@ -1,5 +1,6 @@
 /**
- * Opening a SQLite queue: file and folder permissions, pragmas (SPEC §4), the
+ * Opening a SQLite queue: file and folder permissions, pragmas (docs/architecture.md
+ * "The driver contract"), the
  * migration runner, and the transaction wrapper that maps SQLITE_BUSY to `LOCKED`.
  */
 import { Database } from "bun:sqlite";
@@ -11,7 +12,7 @@ import { SCHEMA_VERSION, migrate, readQueueId, readSchemaVersion, refuseIfForeig
 import { SqliteQueries } from "./queries.ts";
 import { watchQueue } from "./wake.ts";
 
-/** busy_timeout in milliseconds (SPEC §4). */
+/** busy_timeout in milliseconds (docs/architecture.md "The driver contract"). */
 export const BUSY_TIMEOUT_MS = 5000;
 
 /** Whether an error is SQLite's "database is locked/busy". */
@@ -29,7 +30,8 @@ function lockedError(path: string): SpoolError {
 /**
  * Runs `fn`, turning SQLITE_BUSY into `LOCKED`, and a full disk or an I/O error
  * into `INTERNAL` with `detail.storage` ("full" | "io"), which a worker treats
- * as a condition to wait out rather than a bug (SPEC §4: a worker keeps running).
+ * as a condition to wait out rather than a bug (docs/architecture.md "The driver
+ * contract": a worker keeps running).
  */
 function mapStorageError<T>(path: string, fn: () => T): T {
   try {
@@ -58,7 +60,7 @@ function mapError(path: string, error: unknown): unknown {
   return error;
 }
 
-/** Creates the parent folder (0700 when we create it) and the file (0600), SPEC §3. */
+/** Creates the parent folder (0700 when we create it) and the file (0600), docs/architecture.md "Location". */
 function ensureFile(path: string): void {
   const dir = dirname(path);
   if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -203,7 +205,7 @@ export interface OpenOptions {
   /**
    * Create the file (and its folder) when missing. When false and the file does
    * not exist, an empty in-memory queue is returned, so read-only verbs never
-   * create files ("parent folders are created on first write", SPEC §4).
+   * create files (docs/architecture.md "Location").
    */
   create: boolean;
   /**

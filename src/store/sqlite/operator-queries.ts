@@ -1,7 +1,8 @@
 /**
  * SQL of the operator verbs (retry, cancel, prune, events, config) for the
  * SQLite driver. {@link SqliteQueries} delegates to these functions, so every
- * statement still runs inside the caller's transaction (SPEC §2).
+ * statement still runs inside the caller's transaction (docs/architecture.md
+ * "The driver contract").
  */
 import type { Database } from "bun:sqlite";
 import type { Job, JobEvent, JobState } from "../model.ts";
