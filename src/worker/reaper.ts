@@ -107,11 +107,15 @@ export async function killOrphans(store: Store): Promise<{ jobId: number; attemp
     seen.add(pgid);
     const [jobId, attemptNo] = entry.slice(prefix.length).split("-").map(Number);
     if (!Number.isSafeInteger(jobId) || !Number.isSafeInteger(attemptNo)) continue;
-    const job = await store.read(async (tx) => tx.getJob(jobId!));
+    const { job, attempt } = await store.read(async (tx) => ({ job: await tx.getJob(jobId!), attempt: await tx.getAttempt(jobId!, attemptNo!) }));
     if (job && job.state === "running" && job.last_attempt_no === attemptNo) {
       const who = await identityOf(store, job);
       // Its owner is alive (here or elsewhere, as far as we can tell): not an orphan.
       if (!who || who.host !== HOST || judge(who) !== "dead") continue;
+    } else if (attempt && attempt.state !== "abandoned") {
+      // An attempt that ended normally: what it left running in the background is left alone
+      // (docs/architecture.md "Execution"); only the runs of dead workers are orphans.
+      continue;
     }
     await killGroup(pgid);
     killed.push({ jobId: jobId!, attemptNo: attemptNo!, pgid });
