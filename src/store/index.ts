@@ -3,7 +3,8 @@
  * (docs/architecture.md "The driver contract").
  */
 import { existsSync } from "node:fs";
-import type { QueueLocation } from "./location.ts";
+import { connectionUrlFor, type QueueLocation } from "./location.ts";
+import { isPgUrl } from "./postgres/url.ts";
 import { sqliteChecks } from "./sqlite/inspect.ts";
 import { openSqliteStore } from "./sqlite/open.ts";
 import type { Store, StoreCheck } from "./store.ts";
@@ -21,12 +22,35 @@ export { SCHEMA_VERSION } from "./sqlite/migrations.ts";
  * migration waits out the lock.
  */
 export async function openQueue(location: QueueLocation, opts: { create: boolean; readOnly?: boolean }): Promise<Store> {
+  const url = location.url ?? (isPgUrl(location.dbPath) ? connectionUrlFor(location.dbPath) : null);
+  if (url !== null) {
+    // Loaded only for a PostgreSQL queue: the SQLite start path stays as lean as it was.
+    const { openPgStore } = await import("./postgres/open.ts");
+    return openPgStore({ url, spoolDir: location.spoolDir, create: opts.create });
+  }
   return openSqliteStore({ path: location.dbPath, spoolDir: location.spoolDir, create: opts.create, readOnly: opts.readOnly });
 }
 
-/** The driver's read-only readiness checks of the queue at `dbPath`, for `doctor`: nothing is created, migrated or changed. */
+/**
+ * The driver's read-only readiness checks of the queue at `dbPath` (a path, or
+ * a URL as printed: the password resolveLocation saw for it is used), for
+ * `doctor`: nothing is created, migrated or changed.
+ */
 export async function diagnoseQueue(dbPath: string): Promise<StoreCheck[]> {
+  if (isPgUrl(dbPath)) {
+    const { pgChecks } = await import("./postgres/inspect.ts");
+    return pgChecks(connectionUrlFor(dbPath));
+  }
   return sqliteChecks(dbPath);
+}
+
+/** Whether an absent queue (`store.exists` false) has since been created by a writer. */
+async function queueAppeared(location: QueueLocation, store: Store): Promise<boolean> {
+  if (store.driver === "postgres") {
+    const absent = store as Store & { appeared?: () => Promise<boolean> };
+    return absent.appeared ? absent.appeared() : false;
+  }
+  return existsSync(location.dbPath);
 }
 
 /** A reader of a queue that may not exist yet (see {@link openAppearing}). */
@@ -46,7 +70,7 @@ export async function openAppearing(location: QueueLocation, opened: (store: Sto
   opened(store);
   return {
     async read(fn) {
-      if (!store.exists && existsSync(location.dbPath)) {
+      if (!store.exists && (await queueAppeared(location, store))) {
         store = await openQueue(location, { create: false, readOnly: true });
         opened(store);
       }

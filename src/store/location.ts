@@ -1,20 +1,82 @@
 /**
- * Where the queue lives (SPEC §4 "Database path"): `--db` > `SPOOLCTL_DB` >
+ * Where the queue lives (docs/architecture.md "Location"): `--db` > `SPOOLCTL_DB` >
  * `db_path` in `.spoolctl/config.json` (relative to that file) > `./.spoolctl/queue.db`.
+ *
+ * Each of them may also be a `postgres://` or `postgresql://` URL (a queue
+ * shared by several hosts): it is kept as is, never resolved as a path; any
+ * other `scheme://` is refused. A URL's spool folder is local to this host:
+ * `$XDG_STATE_HOME/spoolctl/pg-HOST-PORT-DATABASE-HASH.spool` (default
+ * `~/.local/state/spoolctl/…`), HASH naming the server and database.
  */
 import { existsSync } from "node:fs";
+import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { SpoolError } from "../contract/errors.ts";
+import { PG_SCHEMES, isPgUrl, parsePgUrl, redactUrl, schemeOf } from "./postgres/url.ts";
 import { formatBytes, readBounded } from "./read-bounded.ts";
 
 /** Where the database path came from. */
 export type DbPathSource = "flag" | "env" | "config" | "default";
 
-/** A resolved location: database file and its spool folder, both absolute. */
+/**
+ * A resolved location: database file and its spool folder, both absolute. For
+ * a PostgreSQL queue `dbPath` is the URL without its password (fit to print:
+ * `config`, `doctor`) and `url` the URL as given, which only the driver reads.
+ */
 export interface QueueLocation {
   dbPath: string;
   spoolDir: string;
   source: DbPathSource;
+  /** The full `postgres://` URL, password included; absent for a SQLite file. */
+  url?: string;
+}
+
+/** Full URLs by their printable form, for callers handed `dbPath` only (doctor's diagnoseQueue). */
+const fullUrls = new Map<string, string>();
+
+/**
+ * The URL to connect with for a location string: the full URL that
+ * {@link resolveLocation} saw for this printable form in this process, else
+ * the string itself (a URL without password, or a path).
+ */
+export function connectionUrlFor(dbPath: string): string {
+  return fullUrls.get(dbPath) ?? dbPath;
+}
+
+/**
+ * Refuses a `scheme://` location of a scheme spoolctl has no driver for
+ * (`INVALID_INPUT`); a plain path or a PostgreSQL URL passes.
+ */
+export function checkScheme(value: string, where: string): void {
+  const scheme = schemeOf(value);
+  if (scheme === null || isPgUrl(value)) return;
+  throw new SpoolError("INVALID_INPUT", `${where}: unsupported database URL scheme ${scheme}:// in ${JSON.stringify(redactUrl(value))}`, {
+    remediation: `give a SQLite file path, or a ${PG_SCHEMES.map((s) => `${s}://`).join(" or ")} URL`,
+    detail: { scheme, supported: [...PG_SCHEMES] },
+  });
+}
+
+/**
+ * The local spool folder of a PostgreSQL queue: under `$XDG_STATE_HOME`
+ * (default `~/.local/state`), named after server and database, with a hash
+ * of both so that two servers never share one folder.
+ */
+export function pgSpoolDir(url: string, env: NodeJS.ProcessEnv = process.env): string {
+  const s = parsePgUrl(url, env, { lookupPassword: false });
+  const identity = `${s.hostname}:${s.port}/${s.database}`;
+  const hash = new Bun.CryptoHasher("sha256").update(identity).digest("hex").slice(0, 12);
+  const slug = (text: string) => text.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[._]+/, "").slice(0, 40) || "x";
+  const host = s.hostname.startsWith("/") ? "socket" : s.hostname;
+  const base = env.XDG_STATE_HOME && env.XDG_STATE_HOME.startsWith("/") ? env.XDG_STATE_HOME : join(env.HOME || homedir(), ".local", "state");
+  return join(base, "spoolctl", `pg-${slug(host)}-${s.port}-${slug(s.database)}-${hash}.spool`);
+}
+
+/** The location of a PostgreSQL URL (validated: INVALID_INPUT when malformed). */
+function pgLocation(url: string, source: DbPathSource, env: NodeJS.ProcessEnv): QueueLocation {
+  const spoolDir = pgSpoolDir(url, env);
+  const dbPath = redactUrl(url);
+  fullUrls.set(dbPath, url);
+  return { dbPath, spoolDir, source, url };
 }
 
 /** A project config file is read no further than this (bytes); published in `capabilities` limits. */
@@ -69,6 +131,11 @@ export function readProjectConfig(file: string): ProjectConfig {
   const dbPath = (parsed as { db_path?: unknown }).db_path;
   if (dbPath === undefined) return out;
   if (typeof dbPath !== "string" || dbPath === "") return fail("db_path must be a non-empty string");
+  if (schemeOf(dbPath) !== null) {
+    // A URL is kept as written, never resolved against the file's folder.
+    if (!isPgUrl(dbPath)) return fail(`db_path: unsupported database URL scheme ${schemeOf(dbPath)}:// (supported: ${PG_SCHEMES.map((x) => `${x}://`).join(", ")}, or a SQLite file path)`);
+    return { ...out, dbPath };
+  }
   return { ...out, dbPath: resolve(dirname(file), dbPath) };
 }
 
@@ -83,22 +150,27 @@ function fromConfig(cwd: string): string | null {
 /**
  * Resolves the queue location.
  * @param flag the `--db` value, if given.
- * Raises `INVALID_INPUT` for an empty path or a broken config file.
+ * Raises `INVALID_INPUT` for an empty path, a broken config file, a malformed
+ * PostgreSQL URL or a `scheme://` other than postgres:// and postgresql://.
  */
 export function resolveLocation(flag: string | undefined, env = process.env, cwd = process.cwd()): QueueLocation {
-  let dbPath: string;
+  let given: string;
   let source: DbPathSource;
   if (flag !== undefined) {
     if (flag === "") throw new SpoolError("INVALID_INPUT", "--db needs a path", { remediation: "write --db PATH" });
-    dbPath = resolve(cwd, flag);
+    checkScheme(flag, "--db");
+    given = flag;
     source = "flag";
   } else if (env.SPOOLCTL_DB) {
-    dbPath = resolve(cwd, env.SPOOLCTL_DB);
+    checkScheme(env.SPOOLCTL_DB, "SPOOLCTL_DB");
+    given = env.SPOOLCTL_DB;
     source = "env";
   } else {
     const configured = fromConfig(cwd);
-    dbPath = configured ?? resolve(cwd, ".spoolctl/queue.db");
+    given = configured ?? ".spoolctl/queue.db";
     source = configured ? "config" : "default";
   }
+  if (isPgUrl(given)) return pgLocation(given, source, env);
+  const dbPath = resolve(cwd, given);
   return { dbPath, spoolDir: spoolDirFor(dbPath), source };
 }

@@ -1,0 +1,138 @@
+/**
+ * Opening a PostgreSQL queue (`--db postgres://…`): connect, read the schema
+ * version and the clock in one round trip, migrate when needed, and the
+ * {@link Store} over it. A database without spoolctl's schema opened for
+ * reading is an absent queue (absent.ts): it reads as empty and nothing is
+ * created in it; the first write verb (create: true) migrates it.
+ */
+import type { SQL } from "bun";
+import type { ClaimRequest, ClaimedJob, Store, StoreReader, StoreWriter, Waker } from "../store.ts";
+import { AbsentPgStore } from "./absent.ts";
+import { QueueClock, createClient, measureClockOffset } from "./connect.ts";
+import { type ErrorContext, mapPgError, sqlstate } from "./errors.ts";
+import { channelOf } from "./events.ts";
+import { watchChannel } from "./listen.ts";
+import { PG_SCHEMA_VERSION, existingSpoolctlTables, migrate, readSchemaState, refuseForeign, refuseNewer, type SchemaState } from "./migrations.ts";
+import { runTransaction } from "./transaction.ts";
+import { parsePgUrl, redactUrl } from "./url.ts";
+
+/** The PostgreSQL driver's {@link Store}. */
+export class PgStore implements Store {
+  readonly driver = "postgres" as const;
+  /** Several hosts: workers ship attempt output into the database. */
+  readonly shipsOutput = true;
+  readonly exists = true;
+  private readonly channel: string;
+  private readonly wakers = new Set<Waker>();
+
+  constructor(
+    private readonly sql: SQL,
+    private readonly ctx: ErrorContext,
+    private readonly clock: QueueClock,
+    readonly spoolDir: string,
+    readonly queueId: string,
+  ) {
+    this.channel = channelOf(queueId);
+  }
+
+  get location(): string {
+    return this.ctx.location;
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  read<T>(fn: (tx: StoreReader) => Promise<T>): Promise<T> {
+    return runTransaction(this.sql, "read", null, this.ctx, fn);
+  }
+
+  write<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T> {
+    return runTransaction(this.sql, "write", this.channel, this.ctx, fn);
+  }
+
+  claimJobs(req: ClaimRequest): Promise<ClaimedJob[]> {
+    return runTransaction(this.sql, "write", this.channel, this.ctx, (q) => q.claim(req, this.spoolDir));
+  }
+
+  watch(): Waker {
+    const waker = watchChannel(this.sql, this.channel);
+    this.wakers.add(waker);
+    return {
+      wait: (ms) => waker.wait(ms),
+      poke: () => waker.poke(),
+      close: () => {
+        this.wakers.delete(waker);
+        waker.close();
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    for (const waker of this.wakers) waker.close();
+    this.wakers.clear();
+    await this.sql.close({ timeout: 5 });
+  }
+}
+
+/** Options of {@link openPgStore}. */
+export interface PgOpenOptions {
+  /** The full URL (with its password, if any). */
+  url: string;
+  /** Absolute spool folder on this host. */
+  spoolDir: string;
+  /** Create (migrate) the schema when missing; when false, a database without it reads as an empty queue. */
+  create: boolean;
+}
+
+/** The schema state and the clock offset, in one round trip when the queue exists. */
+async function probe(sql: SQL): Promise<SchemaState & { offset: number | null }> {
+  try {
+    const rows = (await sql`SELECT key, value, extract(epoch from clock_timestamp())::float8 AS db_now
+      FROM meta WHERE key IN ('schema_version', 'queue_id')`) as { key: string; value: string; db_now: number }[];
+    // The first statement also paid for connecting: the server's time is nearest the answer's arrival.
+    const offset = rows.length > 0 ? rows[0]!.db_now - Date.now() / 1000 : null;
+    const get = (k: string) => rows.find((r) => r.key === k)?.value;
+    return { version: Number(get("schema_version") ?? 0), queueId: get("queue_id") ?? "", offset };
+  } catch (error) {
+    if (sqlstate(error) !== "42P01") throw error; // no meta table: a database without the schema
+    return { version: 0, queueId: "", offset: null };
+  }
+}
+
+/**
+ * Opens (and, with `create`, migrates) the queue at a `postgres://` URL.
+ * Raises `INVALID_INPUT` for a malformed URL, `INTERNAL` when the database
+ * cannot be reached (`detail.storage: "unreachable"`), refuses the login, is
+ * newer than this binary or holds someone else's tables; `LOCKED` when a
+ * migration waits out the lock.
+ */
+export async function openPgStore(opts: PgOpenOptions): Promise<Store> {
+  const settings = parsePgUrl(opts.url);
+  const ctx: ErrorContext = { location: redactUrl(opts.url), user: settings.username, password: settings.password };
+  const sql = createClient(settings);
+  try {
+    let state = await probe(sql);
+    if (state.version > PG_SCHEMA_VERSION) refuseNewer(state.version, ctx.location);
+    if (state.version === 0 && !opts.create) {
+      // Tables but no version: someone else's, or another process migrating right now (read again).
+      if ((await existingSpoolctlTables(sql)).length > 0) state = { ...(await readSchemaState(sql)), offset: state.offset };
+      if (state.version === 0) {
+        const tables = await existingSpoolctlTables(sql);
+        if (tables.length > 0) refuseForeign(ctx.location, tables);
+        const offset = await measureClockOffset(sql);
+        return new AbsentPgStore(sql, ctx, new QueueClock(sql, offset), opts.spoolDir);
+      }
+    }
+    // migrate() re-reads the version under its lock, and refuses a foreign schema there.
+    if (state.version < PG_SCHEMA_VERSION) {
+      await migrate(sql, ctx.location);
+      state = { ...(await readSchemaState(sql)), offset: state.offset };
+    }
+    const offset = state.offset ?? (await measureClockOffset(sql));
+    return new PgStore(sql, ctx, new QueueClock(sql, offset), opts.spoolDir, state.queueId);
+  } catch (error) {
+    await sql.close({ timeout: 0 }).catch(() => {});
+    throw mapPgError(ctx, error);
+  }
+}

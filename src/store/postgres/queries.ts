@@ -1,0 +1,337 @@
+/**
+ * The PostgreSQL implementation of {@link StoreWriter}, bound to one
+ * transaction. Reads run in a REPEATABLE READ READ ONLY snapshot, writes in
+ * READ COMMITTED (see open.ts), so every write that decides on what it read
+ * is guarded in its own statement (state, owner, attempt number), and a write
+ * transaction's getJob() locks the row (FOR UPDATE): the read-decide-write of
+ * recording, reaping, retrying or canceling one job is atomic, as it is
+ * under SQLite's single writer.
+ */
+import type { SQL } from "bun";
+import type { Attempt, EventName, Job, JobEvent, JobFilter, JobState, LaneCount, NewJob, WorkerRecord } from "../model.ts";
+import type {
+  AttemptClosing,
+  AttemptKey,
+  AttemptLease,
+  AttemptRecord,
+  ClaimRequest,
+  ClaimedJob,
+  EventQuery,
+  JobSettingsChange,
+  OutputChunk,
+  OutputStream,
+  ShippedOutput,
+  StoreWriter,
+} from "../store.ts";
+import { claim } from "./claim.ts";
+import type { TxEffects } from "./events.ts";
+import * as op from "./operator-queries.ts";
+import { appendOutput, readOutput } from "./output.ts";
+import { num, toAttempt, toEvent, toJob, toWorker } from "./rows.ts";
+
+type Row = Record<string, unknown>;
+
+/** The database's clock inside a statement, epoch seconds. */
+const DB_NOW = "extract(epoch from now())::float8";
+
+/** Statements of one transaction. */
+export class PgQueries implements StoreWriter {
+  constructor(
+    private readonly tx: SQL,
+    private readonly effects: TxEffects,
+    /** Whether this is a write transaction (getJob locks the row). */
+    private readonly writing: boolean,
+  ) {}
+
+  async getJob(id: number): Promise<Job | null> {
+    const [row] = this.writing ? await this.tx`SELECT * FROM jobs WHERE id = ${id} FOR UPDATE` : await this.tx`SELECT * FROM jobs WHERE id = ${id}`;
+    return row ? toJob(row) : null;
+  }
+
+  async findActiveJobByKey(key: string): Promise<Job | null> {
+    const [row] = await this.tx`SELECT * FROM jobs WHERE idempotency_key = ${key} AND state IN ('queued','running') ORDER BY id DESC LIMIT 1`;
+    return row ? toJob(row) : null;
+  }
+
+  async findLatestJobByKey(key: string): Promise<Job | null> {
+    const [row] = await this.tx`SELECT * FROM jobs WHERE idempotency_key = ${key} ORDER BY id DESC LIMIT 1`;
+    return row ? toJob(row) : null;
+  }
+
+  async listJobs(filter: JobFilter): Promise<Job[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const p = (v: unknown) => {
+      params.push(v);
+      return `$${params.length}`;
+    };
+    if (filter.states?.length) where.push(`state = ANY(${p(filter.states)}::text[])`);
+    if (filter.queue !== undefined) where.push(`queue = ${p(filter.queue)}`);
+    for (const [k, v] of Object.entries(filter.tags ?? {})) where.push(tagMatch(k, v, p));
+    if (filter.priorityMin !== undefined) where.push(`priority >= ${p(filter.priorityMin)}`);
+    if (filter.beforeId !== undefined) where.push(`id < ${p(filter.beforeId)}`);
+    if (filter.ids !== undefined) where.push(`id = ANY(${p(filter.ids)}::bigint[])`);
+    if (filter.createdSince !== undefined) where.push(`created_at >= ${p(filter.createdSince)}`);
+    if (filter.runAfter !== undefined) where.push(`next_run_at > ${p(filter.runAfter)}`);
+    const sql = `SELECT * FROM jobs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT ${p(filter.limit)}`;
+    return ((await this.tx.unsafe(sql, params)) as Row[]).map(toJob);
+  }
+
+  async countByStateAndLane(): Promise<LaneCount[]> {
+    // Signed deltas kept by triggers (schema v2): a few rows, whatever the number of jobs.
+    return (await this.tx`SELECT state, queue, sum(n)::float8 AS n FROM lane_counts GROUP BY state, queue HAVING sum(n) > 0`) as LaneCount[];
+  }
+
+  async countScheduledByLane(now: number): Promise<{ queue: string; n: number }[]> {
+    return (await this.tx`SELECT queue, count(*)::int AS n FROM jobs WHERE state = 'queued' AND next_run_at > ${now} GROUP BY queue`) as { queue: string; n: number }[];
+  }
+
+  async recentDead(limit: number): Promise<Job[]> {
+    return ((await this.tx`SELECT * FROM jobs WHERE state = 'dead' ORDER BY finished_at DESC, id DESC LIMIT ${limit}`) as Row[]).map(toJob);
+  }
+
+  async recentFailedAttempts(limit: number): Promise<Attempt[]> {
+    // Bounded to the newest 10,000 jobs so that a live view stays cheap on a huge queue.
+    const rows = await this.tx`SELECT * FROM attempts WHERE job_id > (SELECT coalesce(max(id), 0) - 10000 FROM jobs)
+        AND state IN ('failed','timed_out','abandoned')
+      ORDER BY finished_at DESC, job_id DESC, attempt_no DESC LIMIT ${limit}`;
+    return (rows as Row[]).map(toAttempt);
+  }
+
+  async laneBacklog(queue: string, now: number): Promise<{ running: number; waiting: number }> {
+    const [row] = await this.tx`SELECT count(*) FILTER (WHERE state = 'running')::int AS running,
+        count(*) FILTER (WHERE state = 'queued' AND (next_run_at <= ${now} OR attempts > 0 OR crashes > 0))::int AS waiting
+      FROM jobs WHERE queue = ${queue} AND state IN ('queued','running')`;
+    return { running: row.running, waiting: row.waiting };
+  }
+
+  async attemptsOf(jobId: number): Promise<Attempt[]> {
+    return ((await this.tx`SELECT * FROM attempts WHERE job_id = ${jobId} ORDER BY attempt_no`) as Row[]).map(toAttempt);
+  }
+
+  async getAttempt(jobId: number, attemptNo: number): Promise<Attempt | null> {
+    const [row] = await this.tx`SELECT * FROM attempts WHERE job_id = ${jobId} AND attempt_no = ${attemptNo}`;
+    return row ? toAttempt(row) : null;
+  }
+
+  async eventsOf(jobId: number): Promise<JobEvent[]> {
+    await this.effects.flush(this.tx); // this transaction's own events first
+    return ((await this.tx`SELECT * FROM job_events WHERE job_id = ${jobId} ORDER BY id`) as Row[]).map(toEvent);
+  }
+
+  async readAttemptOutput(jobId: number, attemptNo: number, stream: OutputStream, offset: number, maxBytes: number): Promise<ShippedOutput | null> {
+    return readOutput(this.tx, jobId, attemptNo, stream, offset, maxBytes);
+  }
+
+  async appendAttemptOutput(chunk: OutputChunk): Promise<boolean> {
+    return appendOutput(this.tx, chunk);
+  }
+
+  async listSettings(): Promise<Record<string, string>> {
+    const rows = (await this.tx`SELECT key, value FROM settings`) as { key: string; value: string }[];
+    return Object.fromEntries(rows.map((r) => [r.key, r.value]));
+  }
+
+  async getSetting(key: string): Promise<string | null> {
+    const [row] = await this.tx`SELECT value FROM settings WHERE key = ${key}`;
+    return row?.value ?? null;
+  }
+
+  async laneSettled(queue: string, now: number): Promise<boolean> {
+    const [row] = await this.tx`SELECT EXISTS (
+        SELECT 1 FROM jobs WHERE queue = ${queue} AND state = 'running'
+        UNION ALL
+        SELECT 1 FROM jobs WHERE queue = ${queue} AND state = 'queued' AND (next_run_at <= ${now} OR attempts > 0 OR crashes > 0)
+      ) AS busy`;
+    return row.busy === false;
+  }
+
+  async nextDueAt(queue: string): Promise<number | null> {
+    const [row] = await this.tx`SELECT min(next_run_at) AS t FROM jobs WHERE state = 'queued' AND queue = ${queue}`;
+    return row.t ?? null;
+  }
+
+  async runningInLane(queue: string): Promise<number> {
+    const [row] = await this.tx`SELECT count(*)::int AS n FROM jobs WHERE state = 'running' AND queue = ${queue}`;
+    return row.n;
+  }
+
+  async hasDueJob(queue: string, now: number): Promise<boolean> {
+    const rows = await this.tx`SELECT 1 FROM jobs WHERE state = 'queued' AND queue = ${queue} AND next_run_at <= ${now} LIMIT 1`;
+    return rows.length > 0;
+  }
+
+  async staleRunningJobs(leaseSeconds: number): Promise<Job[]> {
+    // The database's clock: heartbeats are written with it (heartbeatJobs, claim).
+    const rows = await this.tx.unsafe(`SELECT * FROM jobs WHERE state = 'running' AND heartbeat_at < ${DB_NOW} - $1::float8 ORDER BY id`, [leaseSeconds]);
+    return (rows as Row[]).map(toJob);
+  }
+
+  async getWorker(workerId: string): Promise<WorkerRecord | null> {
+    const [row] = await this.tx`SELECT * FROM workers WHERE worker_id = ${workerId}`;
+    return row ? toWorker(row) : null;
+  }
+
+  async runningJobsByWorker(): Promise<{ worker_id: string; job_id: number }[]> {
+    const rows = await this.tx`SELECT locked_by AS worker_id, id AS job_id FROM jobs WHERE state = 'running' AND locked_by IS NOT NULL ORDER BY id`;
+    return (rows as Row[]).map((r) => ({ worker_id: r.worker_id as string, job_id: num(r.job_id) }));
+  }
+
+  async listWorkers(limit: number): Promise<WorkerRecord[]> {
+    return ((await this.tx`SELECT * FROM workers ORDER BY heartbeat_at DESC LIMIT ${limit}`) as Row[]).map(toWorker);
+  }
+
+  async insertJob(job: NewJob, now: number): Promise<Job> {
+    const [row] = await this.tx`INSERT INTO jobs (argv, state, priority, queue, next_run_at, timeout_seconds, max_retries, max_crashes,
+        idempotency_key, tags, note, cwd, env, created_at)
+      VALUES (${JSON.stringify(job.argv)}, 'queued', ${job.priority}, ${job.queue}, ${job.next_run_at}::float8, ${job.timeout_seconds}::float8,
+        ${job.max_retries}, ${job.max_crashes}::int, ${job.idempotency_key}::text, ${JSON.stringify(job.tags)}, ${job.note}::text, ${job.cwd}::text,
+        ${JSON.stringify(job.env)}, ${now}::float8)
+      RETURNING *`;
+    this.effects.notify = true;
+    return toJob(row);
+  }
+
+  async appendEvent(jobId: number, event: EventName, workerId: string | null, detail: string | null, now: number): Promise<void> {
+    this.effects.append({ jobId, event, workerId, detail, at: now });
+  }
+
+  /** The claim (claim.ts), inside this transaction. */
+  claim(req: ClaimRequest, spoolDir: string): Promise<ClaimedJob[]> {
+    return claim(this.tx, this.effects, req, spoolDir);
+  }
+
+  async setAttemptProcess(jobId: number, attemptNo: number, pgid: number, startTime: string | null): Promise<void> {
+    await this.tx`UPDATE attempts SET pgid = ${pgid}, pgid_start_time = ${startTime}::text WHERE job_id = ${jobId} AND attempt_no = ${attemptNo}`;
+  }
+
+  async recordAttempt(r: AttemptRecord): Promise<boolean> {
+    // Fenced by (job, attempt, worker) in the UPDATE itself; the attempt row is closed only if the job row was.
+    const [row] = await this.tx`
+      WITH job AS (
+        UPDATE jobs SET state = ${r.jobState}, attempts = ${r.attempts}, crashes = ${r.crashes}, next_run_at = ${r.nextRunAt}::float8,
+          last_exit_code = ${r.exitCode}::int, last_error = ${r.error}::text, finished_at = ${r.jobState === "queued" ? null : r.now}::float8,
+          locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = false
+        WHERE id = ${r.jobId} AND state = 'running' AND locked_by = ${r.workerId} AND last_attempt_no = ${r.attemptNo}
+        RETURNING id),
+      attempt AS (
+        UPDATE attempts SET state = ${r.attemptState}, finished_at = ${r.now}::float8, exit_code = ${r.exitCode}::int, signal = ${r.signal}::int,
+          error = ${r.error}::text, failure_reason = ${r.failureReason}::text
+        WHERE job_id = ${r.jobId} AND attempt_no = ${r.attemptNo} AND state = 'running' AND EXISTS (SELECT 1 FROM job)
+        RETURNING 1)
+      SELECT (SELECT count(*) FROM job)::int AS n`;
+    if (row.n === 0) return false;
+    for (const e of r.events) this.effects.append({ jobId: r.jobId, event: e.event, workerId: e.workerId, detail: e.detail, at: r.now });
+    this.effects.notify = true;
+    return true;
+  }
+
+  async setSetting(key: string, value: string): Promise<void> {
+    await this.tx`INSERT INTO settings (key, value) VALUES (${key}, ${value}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+  }
+
+  async upsertWorker(w: WorkerRecord): Promise<void> {
+    await this.tx`INSERT INTO workers (worker_id, pid, host, boot_id, start_time, queue, started_at, heartbeat_at, stop_requested, stopped_at)
+      VALUES (${w.worker_id}, ${w.pid}, ${w.host}, ${w.boot_id}::text, ${w.start_time}::text, ${w.queue}, ${w.started_at}::float8,
+        ${w.heartbeat_at}::float8, ${w.stop_requested}, ${w.stopped_at}::float8)
+      ON CONFLICT (worker_id) DO UPDATE SET pid = excluded.pid, host = excluded.host, boot_id = excluded.boot_id,
+        start_time = excluded.start_time, queue = excluded.queue, started_at = excluded.started_at,
+        heartbeat_at = excluded.heartbeat_at, stop_requested = excluded.stop_requested, stopped_at = excluded.stopped_at`;
+  }
+
+  async markWorkerStopped(workerId: string, now: number): Promise<void> {
+    await this.tx`UPDATE workers SET stopped_at = ${now}::float8, heartbeat_at = ${now}::float8 WHERE worker_id = ${workerId}`;
+  }
+
+  async heartbeatJobs(workerId: string, attempts: AttemptKey[], _now: number): Promise<AttemptLease[]> {
+    if (attempts.length === 0) return [];
+    // One statement for all of the worker's attempts, on the database's clock; a pair it no longer owns is not updated.
+    const rows = (await this.tx.unsafe(
+      `UPDATE jobs SET heartbeat_at = ${DB_NOW}
+       WHERE state = 'running' AND locked_by = $1
+         AND (id, last_attempt_no) IN (SELECT * FROM unnest($2::bigint[], $3::int[]))
+       RETURNING id, last_attempt_no, cancel_requested`,
+      [workerId, attempts.map((a) => a.jobId), attempts.map((a) => a.attemptNo)],
+    )) as Row[];
+    const seen = new Map(rows.map((r) => [`${num(r.id)}:${r.last_attempt_no}`, r.cancel_requested === true]));
+    return attempts.map((a) => {
+      const cancel = seen.get(`${a.jobId}:${a.attemptNo}`);
+      return { jobId: a.jobId, attemptNo: a.attemptNo, owned: cancel !== undefined, cancelRequested: cancel === true };
+    });
+  }
+
+  async heartbeatWorker(workerId: string, now: number): Promise<{ stopRequested: boolean }> {
+    const [row] = await this.tx`UPDATE workers SET heartbeat_at = ${now}::float8 WHERE worker_id = ${workerId} RETURNING stop_requested`;
+    return { stopRequested: row?.stop_requested === true };
+  }
+
+  async requestWorkerStop(workerId: string | null): Promise<string[]> {
+    const rows = (await this.tx`UPDATE workers SET stop_requested = true
+      WHERE stopped_at IS NULL AND (${workerId}::text IS NULL OR worker_id = ${workerId}::text) RETURNING worker_id`) as { worker_id: string }[];
+    if (rows.length > 0) this.effects.notify = true; // idle workers look at their flag when woken
+    return rows.map((r) => r.worker_id);
+  }
+
+  // Operator verbs (retry, cancel, prune, events, config): SQL in operator-queries.ts.
+  async listEvents(query: EventQuery): Promise<JobEvent[]> {
+    await this.effects.flush(this.tx);
+    return op.listEvents(this.tx, query);
+  }
+
+  async pruneCandidates(states: JobState[], finishedBefore: number): Promise<Job[]> {
+    return op.pruneCandidates(this.tx, states, finishedBefore);
+  }
+
+  async historyCounts(jobIds: number[]): Promise<{ attempts: number; events: number }> {
+    await this.effects.flush(this.tx);
+    return op.historyCounts(this.tx, jobIds);
+  }
+
+  async deleteSetting(key: string): Promise<boolean> {
+    return op.deleteSetting(this.tx, key);
+  }
+
+  async requeueJob(jobId: number, from: JobState, now: number): Promise<boolean> {
+    const done = await op.requeueJob(this.tx, jobId, from, now);
+    if (done) this.effects.notify = true;
+    return done;
+  }
+
+  async closeAttempt(closing: AttemptClosing): Promise<boolean> {
+    return op.closeAttempt(this.tx, closing);
+  }
+
+  async cancelQueuedJob(jobId: number, now: number): Promise<boolean> {
+    const done = await op.cancelQueuedJob(this.tx, jobId, now);
+    if (done) this.effects.notify = true;
+    return done;
+  }
+
+  async requestCancel(jobId: number): Promise<boolean> {
+    return op.requestCancel(this.tx, jobId);
+  }
+
+  async deleteJobs(jobIds: number[]): Promise<{ jobs: number; attempts: number; events: number }> {
+    await this.effects.flush(this.tx);
+    const out = await op.deleteJobs(this.tx, jobIds);
+    if (out.jobs > 0) this.effects.notify = true;
+    return out;
+  }
+
+  async updateJobSettings(jobId: number, from: JobState, changes: JobSettingsChange): Promise<boolean> {
+    return op.updateJobSettings(this.tx, jobId, from, changes);
+  }
+}
+
+/**
+ * A `list --tag k=v` condition. Tags are stored as JSON text; jsonb
+ * containment matches the pair exactly, but jsonb refuses the escape \u0000
+ * (a NUL byte), so rows (and filters) holding one are matched on the
+ * serialized pair instead: `"k":"v"` as JSON.stringify writes it.
+ */
+function tagMatch(key: string, value: string, p: (v: unknown) => string): string {
+  const pair = `${JSON.stringify(key)}:${JSON.stringify(value)}`;
+  const textual = `(strpos(tags, ${p(pair + ",")}) > 0 OR strpos(tags, ${p(pair + "}")}) > 0)`;
+  if (pair.includes("\\u0000")) return textual;
+  return `(CASE WHEN strpos(tags, '\\u0000') > 0 THEN ${textual} ELSE tags::jsonb @> ${p(`{${pair}}`)}::jsonb END)`;
+}

@@ -1,0 +1,61 @@
+/**
+ * Running a store transaction on PostgreSQL, with the driver's retries.
+ *
+ * Reads run in `REPEATABLE READ READ ONLY` (one snapshot, as Store.read
+ * promises), writes and claims in READ COMMITTED (every decision guarded in
+ * its statement or by a row lock: queries.ts, claim.ts). The transaction is
+ * run again, callback and all (callbacks touch nothing but the transaction):
+ *  - on a serialization failure or deadlock (40001, 40P01), a few times;
+ *  - on a unique violation of the active-key index (two `add --key` at
+ *    once): the second run finds the job the other one added;
+ *  - on a lost or refused connection, but only when it failed before the
+ *    callback had finished: a COMMIT whose answer was lost may have
+ *    committed, so that one is reported (unreachable), not repeated.
+ * What still fails is mapped by errors.ts.
+ */
+import type { SQL } from "bun";
+import { SpoolError } from "../../contract/errors.ts";
+import { type ErrorContext, isActiveKeyViolation, isConflict, isConnectionError, mapPgError } from "./errors.ts";
+import { TxEffects } from "./events.ts";
+import { PgQueries } from "./queries.ts";
+
+/** Tries of a transaction that keeps hitting serialization failures or deadlocks. */
+const CONFLICT_TRIES = 8;
+/** Tries of a transaction whose connection failed before it could commit. */
+const CONNECTION_TRIES = 3;
+/** Tries of a transaction that lost an idempotency-key race. */
+const KEY_TRIES = 3;
+
+export type TxKind = "read" | "write";
+
+/** Runs `fn` in one transaction of `kind` on `sql`, retrying as described above. */
+export async function runTransaction<T>(sql: SQL, kind: TxKind, channel: string | null, ctx: ErrorContext, fn: (q: PgQueries) => Promise<T>): Promise<T> {
+  let conflicts = 0;
+  let lostConnections = 0;
+  let keyRaces = 0;
+  for (;;) {
+    let finished = false;
+    try {
+      const body = async (tx: SQL) => {
+        const effects = new TxEffects(kind === "write" ? channel : null);
+        const out = await fn(new PgQueries(tx, effects, kind === "write"));
+        await effects.flush(tx);
+        finished = true;
+        return out;
+      };
+      return (kind === "read" ? await sql.begin("isolation level repeatable read read only", body) : await sql.begin(body)) as T;
+    } catch (error) {
+      if (error instanceof SpoolError) throw error;
+      if (isConflict(error) && ++conflicts < CONFLICT_TRIES) {
+        await Bun.sleep(Math.random() * 5 * conflicts);
+        continue;
+      }
+      if (isActiveKeyViolation(error) && ++keyRaces < KEY_TRIES) continue;
+      if (isConnectionError(error) && (kind === "read" || !finished) && ++lostConnections < CONNECTION_TRIES) {
+        await Bun.sleep(100 * 3 ** (lostConnections - 1));
+        continue;
+      }
+      throw mapPgError(ctx, error);
+    }
+  }
+}
