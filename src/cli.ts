@@ -1,15 +1,20 @@
 #!/usr/bin/env bun
 /**
- * Entry point: finds the verb, parses its flags strictly, runs it, renders text
- * or the JSON envelope, and maps every failure to an exit code (SPEC §6). No
- * input ever produces a stack trace.
+ * Entry point: finds the verb, parses its argv against the verb's definitions
+ * (split, then checked and typed), runs it, renders text or the JSON envelope,
+ * and maps every failure to an exit code (docs/contract.md "Exit codes and
+ * codes"). No input ever produces a stack trace.
  */
 import { buildEnvelope, type VerbResult } from "./contract/envelope.ts";
 import { SpoolError, toErrorObject } from "./contract/errors.ts";
-import { closest, parseFlags } from "./contract/flags.ts";
+import { closest } from "./contract/flags.ts";
 import { TOOL_VERSION } from "./contract/version.ts";
-import { ALIASES, COMPOUND, VERBS } from "./commands/registry.ts";
-import { makeContext, type Verb } from "./commands/verb.ts";
+import { checkArgs } from "./commands/args.ts";
+import { splitArgv } from "./commands/argv.ts";
+import { loadCatalog } from "./commands/catalog.ts";
+import { VERB_SUMMARIES } from "./commands/names.ts";
+import { COMPOUND, VERBS } from "./commands/registry.ts";
+import { makeContext, terminalAttached, type AnyVerb } from "./commands/verb.ts";
 import type { Store } from "./store/store.ts";
 
 /** Turns anything thrown into a {@link SpoolError}; unknown failures become `INTERNAL`. */
@@ -38,12 +43,11 @@ async function printError(error: SpoolError, json: boolean, startedAt: number): 
   log.error(`${error.code}: ${error.message} — ${error.remediation}`);
 }
 
-async function resolveVerb(name: string): Promise<Verb<any>> {
+async function resolveVerb(name: string): Promise<AnyVerb> {
   // Own keys only: "constructor" or "__proto__" name no verb.
-  const own = <T>(table: Record<string, T>, key: string): T | undefined => (Object.hasOwn(table, key) ? table[key] : undefined);
-  const entry = own(VERBS, name) ?? own(VERBS, own(ALIASES, name) ?? "");
+  const entry = Object.hasOwn(VERBS, name) ? VERBS[name] : undefined;
   if (!entry) {
-    const guess = closest(name, [...Object.keys(VERBS), ...Object.keys(ALIASES)]);
+    const guess = closest(name, Object.keys(VERBS));
     throw new SpoolError("UNKNOWN_COMMAND", `unknown command ${JSON.stringify(name)}` + (guess ? ` (did you mean ${guess}?)` : ""), {
       did_you_mean: guess,
     });
@@ -51,15 +55,18 @@ async function resolveVerb(name: string): Promise<Verb<any>> {
   return entry.load();
 }
 
-/** Rewrites a two-word QueueCTL command (`worker start`) to its verb; other argv is returned as is. */
-function rewriteCompound(argv: string[]): string[] {
+/**
+ * Rewrites a two-word QueueCTL command (`worker start`) to its verb, with the
+ * words the user wrote (`spoken`, for messages); other argv is returned as is.
+ */
+function rewriteCompound(argv: string[]): { argv: string[]; spoken?: string } {
   const [first, second, ...rest] = argv;
   const group = first === undefined || !Object.hasOwn(COMPOUND, first) ? undefined : COMPOUND[first];
-  if (!group) return argv;
+  if (!group) return { argv };
   const actions = Object.keys(group);
   const remediation = `use one of: ${actions.map((k) => `spoolctl ${first} ${k}`).join(", ")}`;
   if (second === undefined || second.startsWith("-")) {
-    if (second === "--help" || second === "-h") return ["--help"];
+    if (second === "--help" || second === "-h") return { argv: ["--help"] };
     throw new SpoolError("MISSING_REQUIRED", `${first} needs an action (${actions.join(", ")})`, { remediation });
   }
   const rewrite = Object.hasOwn(group, second) ? group[second] : undefined;
@@ -70,17 +77,16 @@ function rewriteCompound(argv: string[]): string[] {
       remediation,
     });
   }
-  return rewrite(rest);
+  return { argv: rewrite(rest), spoken: `${first} ${second}` };
 }
 
 /** Runs the CLI on `argv` (without the program name); returns the exit code. */
 export async function main(rawArgv: string[]): Promise<number> {
   const startedAt = performance.now();
-  let argv = rawArgv;
-  const json = wantsJson(argv);
+  const json = wantsJson(rawArgv);
   const stores: Store[] = [];
   try {
-    argv = rewriteCompound(rawArgv);
+    const { argv, spoken } = rewriteCompound(rawArgv);
     const [name, ...rest] = argv;
     // Help and version are text, or an envelope of that text under --json.
     const say = (data: Record<string, string>, text: string) => {
@@ -90,7 +96,8 @@ export async function main(rawArgv: string[]): Promise<number> {
     if (name === "help" && rest[0] !== undefined && !rest[0].startsWith("-")) return main([rest[0], "--help", ...rest.slice(1)]);
     if (name === undefined || name === "--help" || name === "-h" || name === "help" || (name === "--json" && rest.length === 0)) {
       const { rootUsage } = await import("./ui/help.ts");
-      return say({ usage: rootUsage() }, rootUsage());
+      const usage = rootUsage(VERB_SUMMARIES);
+      return say({ usage }, usage);
     }
     if (name === "--version" || name === "-v" || name === "version") return say({ version: TOOL_VERSION }, TOOL_VERSION);
     if (name.startsWith("-")) {
@@ -102,7 +109,10 @@ export async function main(rawArgv: string[]): Promise<number> {
       const usage = await verbUsage(verb);
       return say({ verb: verb.name, usage }, usage);
     }
-    const ctx = makeContext(parseFlags(rest, verb.flags), stores, Boolean(verb.mutates));
+    const raw = splitArgv(rest, verb.flags);
+    // A picker may stand in for a missing argument only for a person: at a terminal, and not under --json.
+    const args = checkArgs(verb, raw, { spoken: spoken ?? verb.name, canAsk: terminalAttached() && raw.values.json !== true });
+    const ctx = makeContext(raw, args, { stores, mutates: Boolean(verb.mutates), catalog: loadCatalog });
     const result: VerbResult = await verb.run(ctx);
     if (result.streamed) return result.exitCode ?? 0;
     if (json) process.stdout.write(JSON.stringify(buildEnvelope(startedAt, result)) + "\n");

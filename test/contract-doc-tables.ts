@@ -9,7 +9,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { buildCapabilities } from "../src/contract/capabilities.ts";
+import { buildCapabilities } from "../src/describe/capabilities.ts";
 import { ERROR_CODES, WARNING_CODES } from "../src/contract/errors.ts";
 
 export const DOC = resolve(import.meta.dir, "../docs/contract.md");
@@ -21,7 +21,7 @@ const yesNo = (v: boolean | null) => (v === null ? "—" : v ? "yes" : "no");
 
 /** The generated block, markers included. */
 export function generatedTables(): string {
-  const exits = buildCapabilities({ verbs: [], aliases: {}, compound: {} }).exit_codes as Record<string, { meaning: string; retryable: boolean | null }>;
+  const exits = buildCapabilities({ verbs: [], compound: {} }).exit_codes as Record<string, { meaning: string; retryable: boolean | null }>;
   const codesByExit = (exit: number) =>
     Object.entries(ERROR_CODES)
       .filter(([, info]) => info.exit_code === exit)

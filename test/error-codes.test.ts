@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VERBS } from "../src/commands/registry.ts";
 import { ERROR_CODES, type ErrorCode } from "../src/contract/errors.ts";
-import { schemaExport } from "../src/contract/schemas.ts";
+import { schemaExport } from "../src/describe/schemas.ts";
 import { compileContract } from "./contract-helpers.ts";
 import { TempQueue, waitFor } from "./helpers.ts";
 import { killSpawned, startBg } from "./reliability-helpers.ts";

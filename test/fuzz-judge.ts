@@ -5,9 +5,9 @@
  * agrees with the envelope; no stack trace or runtime error text on stderr.
  * Shared by the in-process driver and the subprocess runs.
  */
-import { ALIASES, COMPOUND, VERBS } from "../src/commands/registry.ts";
+import { COMPOUND, VERBS } from "../src/commands/registry.ts";
 import { ERROR_CODES } from "../src/contract/errors.ts";
-import { schemaExport } from "../src/contract/schemas.ts";
+import { schemaExport } from "../src/describe/schemas.ts";
 import { compileContract, verbOf, type Contract } from "./contract-helpers.ts";
 
 let contract: Contract | null = null;
@@ -91,7 +91,7 @@ export function judge(argv: string[], code: number | null, stdout: string, stder
     }
   }
   const first = argv[0];
-  if (first !== undefined && !first.startsWith("-") && !ROOT_WORDS.has(first) && !Object.hasOwn(VERBS, first) && !Object.hasOwn(COMPOUND, first) && !Object.hasOwn(ALIASES, first) && outcome !== "UNKNOWN_COMMAND") {
+  if (first !== undefined && !first.startsWith("-") && !ROOT_WORDS.has(first) && !Object.hasOwn(VERBS, first) && !Object.hasOwn(COMPOUND, first) && outcome !== "UNKNOWN_COMMAND") {
     problems.push(`${JSON.stringify(first)} names no verb, but the outcome is ${outcome}`);
   }
   return { problems, outcome, message };

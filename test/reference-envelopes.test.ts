@@ -25,7 +25,7 @@ import { VERBS } from "../src/commands/registry.ts";
 import { compileContract } from "./contract-helpers.ts";
 import { TempQueue } from "./helpers.ts";
 import { addJob, drain, reference } from "./operator-helpers.ts";
-import { schemaExport } from "../src/contract/schemas.ts";
+import { schemaExport } from "../src/describe/schemas.ts";
 
 // The preload's default timeout does not reach every file when the whole suite runs (Bun 1.4.5): real processes on a loaded machine need more than 5 s.
 setDefaultTimeout(120_000);

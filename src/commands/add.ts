@@ -1,33 +1,48 @@
-/** `spoolctl add` (SPEC §4): enqueue one job, or many with `--from`. */
+/** `spoolctl add`: enqueue one job, or many with `--from` (all lines in one transaction). */
 import { existsSync } from "node:fs";
 import { SpoolError } from "../contract/errors.ts";
 import { addJobs, validateAddInput, type AddedJob, type AddInput } from "../ops/add.ts";
 import { parseJobLines } from "../ops/add-from.ts";
 import { DEFAULTS, LIMITS } from "../ops/limits.ts";
 import { formatBytes, readBounded } from "../store/read-bounded.ts";
-import { COMMON_FLAGS, defineVerb, list, str, type VerbContext } from "./verb.ts";
+import type { VerbResult } from "../contract/envelope.ts";
+import type { RawArgs } from "../contract/flags.ts";
+import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 /** `add --json` data: one job's fields, or `{count, jobs}` with `--from`. */
 export type AddData = AddedJob | { count: number; jobs: AddedJob[] };
 
-function inputFromFlags(ctx: VerbContext): AddInput {
-  const f = ctx.flags;
-  const argv = [...f.positionals, ...(f.rest ?? [])];
+/**
+ * The job spec as typed. The parser has checked each value against its
+ * definition already; `add` still hands the text, not the typed values, to
+ * the job-spec rules of src/ops/add.ts, which `--from` lines and `enqueue`
+ * share: they also check what spans fields, and a field left out takes the
+ * queue's setting (`config set timeout`), not the default shown in `--help`.
+ */
+function inputFromFlags(raw: RawArgs, argv: string[]): AddInput {
+  const text = (name: string) => {
+    const v = raw.values[name];
+    return typeof v === "string" ? v : undefined;
+  };
+  const texts = (name: string) => {
+    const v = raw.values[name];
+    return Array.isArray(v) ? v : [];
+  };
   return {
     argv: argv.length ? argv : undefined,
-    command: str(f, "command"),
-    timeout: str(f, "timeout"),
-    maxRetries: str(f, "max-retries"),
-    maxCrashes: str(f, "max-crashes"),
-    priority: str(f, "priority"),
-    queue: str(f, "queue"),
-    after: str(f, "after"),
-    at: str(f, "at"),
-    cwd: str(f, "cwd"),
-    env: list(f, "env"),
-    tag: list(f, "tag"),
-    note: str(f, "note"),
-    key: str(f, "key"),
+    command: text("command"),
+    timeout: text("timeout"),
+    maxRetries: text("max-retries"),
+    maxCrashes: text("max-crashes"),
+    priority: text("priority"),
+    queue: text("queue"),
+    after: text("after"),
+    at: text("at"),
+    cwd: text("cwd"),
+    env: texts("env"),
+    tag: texts("tag"),
+    note: text("note"),
+    key: text("key"),
   };
 }
 
@@ -50,7 +65,7 @@ function readFrom(source: string): string {
   return read.bytes.toString("utf8");
 }
 
-export default defineVerb<AddData>({
+export default defineVerb({
   name: "add",
   aliases: [],
   description: "Add a job to the queue. The command runs without a shell: argv is stored verbatim.",
@@ -65,24 +80,24 @@ export default defineVerb<AddData>({
   flags: {
     ...COMMON_FLAGS,
     command: { type: "string", alias: "c", description: "run a shell string: stored as [sh, -c, STRING]", valueHint: "STRING" },
-    timeout: { type: "string", description: `kill the job after this long (${LIMITS.timeout_seconds.min}s-30d)`, valueHint: "DURATION", default: `${DEFAULTS.timeout_seconds}s`, min: LIMITS.timeout_seconds.min, max: LIMITS.timeout_seconds.max },
-    "max-retries": { type: "string", description: "retries after a failed, timed-out or unstartable attempt", valueHint: "N", default: String(DEFAULTS.max_retries), min: LIMITS.max_retries.min, max: LIMITS.max_retries.max },
-    "max-crashes": { type: "string", description: "requeues after a worker crash (default: unbounded)", valueHint: "N", min: LIMITS.max_crashes.min, max: LIMITS.max_crashes.max },
-    priority: { type: "string", description: "higher runs first (32-bit integer)", valueHint: "N", default: "0", min: LIMITS.priority.min, max: LIMITS.priority.max },
-    queue: { type: "string", description: "lane name", valueHint: "NAME", default: DEFAULTS.queue },
-    after: { type: "string", description: "run no sooner than this delay: 30, 90s, 5m, 2h, 1d", valueHint: "DURATION", min: 0, max: LIMITS.delay_seconds.max },
-    at: { type: "string", description: "run no sooner than this time: epoch seconds or ISO-8601", valueHint: "TIME" },
-    cwd: { type: "string", description: "working directory of the job (made absolute now)", valueHint: "DIR" },
-    env: { type: "string", repeatable: true, description: "environment variable for the job; last wins", valueHint: "K=V" },
-    tag: { type: "string", repeatable: true, description: `tag for filtering (at most ${LIMITS.tags.max})`, valueHint: "K=V" },
+    timeout: { type: "string", description: `kill the job after this long (${LIMITS.timeout_seconds.min}s-30d)`, valueHint: "DURATION", valueType: "duration", default: `${DEFAULTS.timeout_seconds}s`, min: LIMITS.timeout_seconds.min, max: LIMITS.timeout_seconds.max },
+    "max-retries": { type: "string", description: "retries after a failed, timed-out or unstartable attempt", valueHint: "N", valueType: "integer", default: String(DEFAULTS.max_retries), min: LIMITS.max_retries.min, max: LIMITS.max_retries.max },
+    "max-crashes": { type: "string", description: "requeues after a worker crash (default: unbounded)", valueHint: "N", valueType: "integer", min: LIMITS.max_crashes.min, max: LIMITS.max_crashes.max },
+    priority: { type: "string", description: "higher runs first (32-bit integer)", valueHint: "N", valueType: "integer", default: "0", min: LIMITS.priority.min, max: LIMITS.priority.max },
+    queue: { type: "string", description: "lane name", valueHint: "NAME", format: "lane", default: DEFAULTS.queue },
+    after: { type: "string", description: "run no sooner than this delay: 30, 90s, 5m, 2h, 1d", valueHint: "DURATION", valueType: "duration", min: 0, max: LIMITS.delay_seconds.max },
+    at: { type: "string", description: "run no sooner than this time: epoch seconds or ISO-8601", valueHint: "TIME", valueType: "timestamp" },
+    cwd: { type: "string", description: "working directory of the job (made absolute now)", valueHint: "DIR", valueType: "path" },
+    env: { type: "string", repeatable: true, description: "environment variable for the job; last wins", valueHint: "K=V", valueType: "pair" },
+    tag: { type: "string", repeatable: true, description: `tag for filtering (at most ${LIMITS.tags.max})`, valueHint: "K=V", valueType: "pair" },
     note: { type: "string", description: "free text kept with the job", valueHint: "TEXT" },
     key: { type: "string", description: "idempotency key: reuse the active job with this key", valueHint: "KEY" },
-    from: { type: "string", description: "add one JSON job spec per line from FILE (- for stdin), in one transaction", valueHint: "FILE" },
+    from: { type: "string", description: "add one JSON job spec per line from FILE (- for stdin), in one transaction", valueHint: "FILE", valueType: "path" },
     cmd: { type: "positional", variadic: true, description: "the command and its arguments (after --)", valueHint: "CMD ARGS…" },
   },
-  async run(ctx) {
-    const input = inputFromFlags(ctx);
-    const from = str(ctx.flags, "from");
+  async run(ctx): Promise<VerbResult<AddData>> {
+    const input = inputFromFlags(ctx.raw, ctx.args.cmd);
+    const from = ctx.args.from;
     const cwd = process.cwd();
     if (from !== undefined) {
       if (input.argv || input.command !== undefined) {
@@ -111,7 +126,7 @@ export default defineVerb<AddData>({
     const spec = validateAddInput(input, (name) => (name.length === 1 ? `-${name}` : `--${name}`), cwd);
     const { jobs, warnings } = await addJobs(await ctx.open({ create: true }), [spec]);
     if (spec.cwd !== null && !existsSync(spec.cwd)) {
-      // Not an error: the folder may be made before the job runs (SPEC §4 makes a missing cwd a job failure).
+      // Not an error: the folder may be made before the job runs (a missing cwd fails the job when it starts: CWD_MISSING).
       warnings.push({ code: "CWD_MISSING", message: `--cwd ${spec.cwd} does not exist yet; job ${jobs[0]!.job_id} will fail to start unless it is created first` });
     }
     return { data: jobs[0]!, warnings };

@@ -1,12 +1,12 @@
-/** `spoolctl cancel [ID…]` (SPEC §4–§5): cancel queued jobs at once; running ones with `--running --yes`. */
-import { SpoolError } from "../contract/errors.ts";
+/** `spoolctl cancel [ID…]`: cancel queued jobs at once; running ones with `--running --yes`. */
+import type { VerbResult } from "../contract/envelope.ts";
 import { cancelJobs, type CanceledJob } from "../ops/cancel.ts";
-import { COMMON_FLAGS, bool, defineVerb } from "./verb.ts";
+import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 /** `cancel --json` data: one job, or `{count, jobs}` for several. */
 export type CancelData = CanceledJob | { count: number; jobs: CanceledJob[] };
 
-export default defineVerb<CancelData>({
+export default defineVerb({
   name: "cancel",
   description: "Cancel queued jobs at once. A running job needs --running --yes: its worker kills the job's process group within a heartbeat and records the attempt canceled.",
   examples: ["spoolctl cancel 3", "spoolctl cancel 3 4 nightly-1", "spoolctl cancel 5 --running --yes", "spoolctl cancel            # at a terminal: pick queued jobs from a list (--running lists running ones too)"],
@@ -15,20 +15,23 @@ export default defineVerb<CancelData>({
     ...COMMON_FLAGS,
     running: { type: "boolean", description: "also cancel running jobs (needs --yes): their process groups are killed" },
     yes: { type: "boolean", description: "confirm canceling running jobs" },
-    ids: { type: "positional", variadic: true, description: "job ids or idempotency keys (at a terminal, leave out to pick from a list)", valueHint: "ID…", required: true },
+    ids: {
+      type: "positional", variadic: true, description: "job ids or idempotency keys (at a terminal, leave out to pick from a list)", valueHint: "ID…",
+      required: true, prompt: true, noun: "job ids", hint: "spoolctl cancel ID…  (spoolctl list --state queued shows ids)",
+    },
   },
-  async run(ctx) {
-    let refs = [...ctx.flags.positionals, ...(ctx.flags.rest ?? [])];
-    let confirmed = bool(ctx.flags, "running") && bool(ctx.flags, "yes");
-    if (refs.length === 0 && ctx.interactive && !ctx.json) {
-      // A person at a terminal picks the jobs (a prompt stands in for --yes); CI gets MISSING_REQUIRED below.
+  async run(ctx): Promise<VerbResult<CancelData>> {
+    const { args } = ctx;
+    let refs = args.ids;
+    let confirmed = args.running && args.yes;
+    if (refs.length === 0) {
+      // Only at a terminal (the parser asks for ids everywhere else): a person picks the jobs, and a prompt stands in for --yes.
       const { pickToCancel } = await import("../ui/pickers.ts");
-      const picked = await pickToCancel(await ctx.open({ create: false }), { running: bool(ctx.flags, "running"), yes: bool(ctx.flags, "yes") });
+      const picked = await pickToCancel(await ctx.open({ create: false }), { running: args.running, yes: args.yes });
       if (picked.ids.length === 0) return { data: { count: 0, jobs: [] } };
       refs = picked.ids.map(String);
       confirmed = picked.confirmedRunning;
     }
-    if (refs.length === 0) throw new SpoolError("MISSING_REQUIRED", "cancel needs job ids", { remediation: "spoolctl cancel ID…  (spoolctl list --state queued shows ids)" });
     const { jobs, warnings } = await cancelJobs(await ctx.open({ create: false }), refs, confirmed);
     return { data: refs.length === 1 && jobs.length === 1 ? jobs[0]! : { count: jobs.length, jobs }, warnings };
   },

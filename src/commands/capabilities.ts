@@ -1,21 +1,14 @@
-/** `spoolctl capabilities` (SPEC §5): the machine-readable contract, built from the verbs' own definitions. */
-import { SpoolError } from "../contract/errors.ts";
-import { buildCapabilities } from "../contract/capabilities.ts";
-import { aliasForms, compoundForms, loadCatalog } from "./catalog.ts";
-import { defineVerb } from "./verb.ts";
-import { COMMON_FLAGS } from "./verb.ts";
+/** `spoolctl capabilities`: the machine-readable contract, built from the verbs' own definitions. */
+import { buildCapabilities } from "../describe/capabilities.ts";
+import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
-type Capabilities = ReturnType<typeof buildCapabilities>;
-
-export default defineVerb<Capabilities>({
+export default defineVerb({
   name: "capabilities",
   description: "Print the machine-readable contract: verbs and their flags (types, defaults, ranges), exit codes, error and warning codes, states, failure reasons, events, limits, settings and environment variables.",
   examples: ["spoolctl capabilities --json", "spoolctl capabilities --json | jq '.data.verbs.add.flags'"],
   flags: { json: COMMON_FLAGS.json },
   async run(ctx) {
-    const extra = [...ctx.flags.positionals, ...(ctx.flags.rest ?? [])];
-    if (extra.length) throw new SpoolError("INVALID_INPUT", `capabilities takes no arguments (got ${JSON.stringify(extra.join(" "))})`);
-    return { data: buildCapabilities({ verbs: await loadCatalog(), aliases: aliasForms(), compound: compoundForms() }) };
+    return { data: buildCapabilities(await ctx.catalog()) };
   },
   render({ data }) {
     const lines = [`spoolctl ${data.tool_version} (contract ${data.contract_version})`, "", "verbs:"];

@@ -1,24 +1,15 @@
 /**
  * Every verb loaded from the registry, for the verbs that describe the CLI
- * itself (`capabilities`, `schema`, `brief`): they read the same definitions
- * the parser and `--help` use, so they cannot drift apart.
+ * itself (`capabilities`, `completion`): they read the same definitions the
+ * parser and `--help` use, so they cannot drift apart. The runner hands this
+ * to them through their context, so that no verb imports the registry that
+ * loads it.
  */
-import { ALIASES, COMPOUND, VERBS } from "./registry.ts";
-import type { Verb } from "./verb.ts";
-
-/** A loaded verb with its root-help summary. */
-export interface CatalogEntry {
-  verb: Verb<unknown>;
-  summary: string;
-}
-
-/** Loads every registered verb, in registry order. */
-export async function loadCatalog(): Promise<CatalogEntry[]> {
-  return Promise.all(Object.values(VERBS).map(async ({ summary, load }) => ({ verb: (await load()) as Verb<unknown>, summary })));
-}
+import { COMPOUND, VERBS } from "./registry.ts";
+import type { Catalog } from "./verb.ts";
 
 /** Two-word forms and what they run, e.g. `"dlq list": "list --state dead"`. */
-export function compoundForms(): Record<string, string> {
+function compoundForms(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [first, group] of Object.entries(COMPOUND)) {
     for (const [second, rewrite] of Object.entries(group)) out[`${first} ${second}`] = rewrite([]).join(" ");
@@ -26,7 +17,8 @@ export function compoundForms(): Record<string, string> {
   return out;
 }
 
-/** One-word aliases and their verbs. */
-export function aliasForms(): Record<string, string> {
-  return { ...ALIASES };
+/** Loads every registered verb, in registry order, with the two-word forms. */
+export async function loadCatalog(): Promise<Catalog> {
+  const verbs = await Promise.all(Object.values(VERBS).map(async ({ summary, load }) => ({ spec: await load(), summary })));
+  return { verbs, compound: compoundForms() };
 }

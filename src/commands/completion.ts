@@ -2,11 +2,9 @@
  * `spoolctl completion bash|zsh|fish`: prints a completion script listing every
  * verb and each verb's flags, built from the verbs' own flag definitions.
  */
-import { SpoolError, invalidValue } from "../contract/errors.ts";
-import type { FlagDef } from "../contract/flags.ts";
+import type { FlagDef, VerbSpec } from "../contract/flags.ts";
 import { renderCompletion, SHELLS, type CompletionFlag, type CompletionVerb, type Shell } from "../ui/completion.ts";
-import { ALIASES, COMPOUND, VERBS } from "./registry.ts";
-import { defineVerb, type Verb } from "./verb.ts";
+import { defineVerb, type Catalog } from "./verb.ts";
 
 /** `completion --json` data. */
 export interface CompletionData {
@@ -29,7 +27,7 @@ function toFlag(name: string, def: FlagDef): CompletionFlag {
   };
 }
 
-function describe(name: string, summary: string, verb: Verb<any>): CompletionVerb {
+function describe(name: string, summary: string, verb: VerbSpec): CompletionVerb {
   const flags = Object.entries(verb.flags).filter(([, d]) => d.type !== "positional");
   const positionals = Object.values(verb.flags).filter((d) => d.type === "positional");
   return {
@@ -41,23 +39,24 @@ function describe(name: string, summary: string, verb: Verb<any>): CompletionVer
   };
 }
 
-/** Every verb, alias and two-word group, described for completion (loads every verb module). */
-export async function completionVerbs(): Promise<CompletionVerb[]> {
-  const out: CompletionVerb[] = [];
-  for (const [name, entry] of Object.entries(VERBS)) out.push(describe(name, entry.summary, await entry.load()));
-  for (const [alias, target] of Object.entries(ALIASES)) {
-    const entry = VERBS[target];
-    if (entry && !VERBS[alias]) out.push(describe(alias, `alias of ${target}: ${entry.summary}`, await entry.load()));
+/** Every verb and two-word group of the catalog, described for completion. */
+function completionVerbs(catalog: Catalog): CompletionVerb[] {
+  const out = catalog.verbs.map(({ spec, summary }) => describe(spec.name, summary, spec));
+  // "dlq list" → "list --state dead": the group dlq, whose word list runs the verb list.
+  const groups = new Map<string, Record<string, string>>();
+  for (const [form, runs] of Object.entries(catalog.compound)) {
+    const [group, sub] = form.split(" ") as [string, string];
+    groups.set(group, { ...groups.get(group), [sub]: runs.split(" ")[0]! });
   }
-  for (const [group, subs] of Object.entries(COMPOUND)) {
-    if (VERBS[group] || ALIASES[group]) continue;
-    const subcommands = Object.fromEntries(Object.entries(subs).map(([sub, rewrite]) => [sub, rewrite([])[0] ?? sub]));
-    out.push({ name: group, summary: Object.keys(subs).map((s) => `${group} ${s}`).join(", "), flags: [], positionalChoices: Object.keys(subs), positionalFiles: false, subcommands });
+  for (const [group, subcommands] of groups) {
+    if (out.some((v) => v.name === group)) continue;
+    const subs = Object.keys(subcommands);
+    out.push({ name: group, summary: subs.map((s) => `${group} ${s}`).join(", "), flags: [], positionalChoices: subs, positionalFiles: false, subcommands });
   }
   return out;
 }
 
-export default defineVerb<CompletionData>({
+export default defineVerb({
   name: "completion",
   description: "Print a shell completion script (verbs and each verb's flags) for bash, zsh or fish.",
   examples: [
@@ -68,15 +67,14 @@ export default defineVerb<CompletionData>({
   ],
   flags: {
     json: { type: "boolean", description: "print one JSON envelope on stdout (the script in data.script)" },
-    shell: { type: "positional", description: "bash, zsh or fish", valueHint: "SHELL", choices: SHELLS, valueType: "enum", required: true },
+    shell: {
+      type: "positional", description: "bash, zsh or fish", valueHint: "SHELL", choices: SHELLS, valueType: "enum", required: true,
+      noun: "a shell", hint: "spoolctl completion bash  (or zsh, fish)",
+    },
   },
   async run(ctx) {
-    const args = [...ctx.flags.positionals, ...(ctx.flags.rest ?? [])];
-    if (args.length === 0) throw new SpoolError("MISSING_REQUIRED", "completion needs a shell: bash, zsh or fish", { remediation: "spoolctl completion bash  (or zsh, fish)" });
-    if (args.length > 1) throw new SpoolError("INVALID_INPUT", `completion takes one shell (got ${args.length}: ${args.join(" ")})`);
-    const shell = args[0]!;
-    if (!(SHELLS as readonly string[]).includes(shell)) throw invalidValue("SHELL", shell, SHELLS.join(", "));
-    return { data: { shell: shell as Shell, script: renderCompletion(shell as Shell, await completionVerbs()) } };
+    const { shell } = ctx.args;
+    return { data: { shell, script: renderCompletion(shell, completionVerbs(await ctx.catalog())) } satisfies CompletionData };
   },
   render({ data }) {
     return data.script;

@@ -1,15 +1,14 @@
 /**
- * `spoolctl config show|validate|get|set|unset` (SPEC §5–§6), reached as
- * `config <action>` (rewritten to `config-<action>` by the registry) or by the
- * hyphenated names. Settings live in the queue database, so every worker sees them.
+ * `spoolctl config show|validate|get|set|unset`, reached as `config <action>`
+ * (rewritten to `config-<action>` by the registry) or by the hyphenated names.
+ * Settings live in the queue database, so every worker sees them.
  */
-import { SpoolError } from "../contract/errors.ts";
+import type { VerbResult } from "../contract/envelope.ts";
 import {
   describeLocation,
   readAllSettings,
   readSetting,
   setSetting,
-  settingKey,
   unsetSetting,
   validateConfig,
   type ConfigValidation,
@@ -17,19 +16,18 @@ import {
   type SettingView,
 } from "../ops/config.ts";
 import { SETTING_KEYS } from "../ops/settings.ts";
-import { COMMON_FLAGS, defineVerb, str, type VerbContext } from "./verb.ts";
+import type { FlagDef } from "../contract/flags.ts";
+import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 const KEY_HINT = `${SETTING_KEYS.join(", ")} (dashes or underscores)`;
+const KEYS = `keys: ${SETTING_KEYS.join(", ")}; dashes or underscores`;
 
-function args(ctx: VerbContext, verb: string, names: string[]): string[] {
-  const got = [...ctx.flags.positionals, ...(ctx.flags.rest ?? [])];
-  if (got.length < names.length) {
-    throw new SpoolError("MISSING_REQUIRED", `config ${verb} needs ${names.slice(got.length).join(" and ")}`, {
-      remediation: `spoolctl config ${verb} ${names.join(" ")}   (keys: ${KEY_HINT})`,
-    });
-  }
-  if (got.length > names.length) throw new SpoolError("INVALID_INPUT", `config ${verb} takes ${names.length ? names.join(" ") : "no arguments"} (got ${got.length}: ${got.join(" ")})`);
-  return got;
+/** The setting-key positional of `config <action>`; `usage` is the rest of the command line, for the remediation. */
+function keyPositional(action: string, usage: string) {
+  return {
+    type: "positional", description: KEY_HINT, valueHint: "KEY", required: true, choices: SETTING_KEYS, looseChoices: true,
+    noun: "a setting key", hint: `spoolctl config ${action} ${usage}   (${KEYS})`,
+  } as const satisfies FlagDef;
 }
 
 function settingLine(s: SettingView): string {
@@ -45,15 +43,14 @@ export type ConfigShowData = Omit<LocationReport, "db_path" | "db_source" | "spo
 };
 
 /** `config show`. */
-export const show = defineVerb<ConfigShowData>({
+export const show = defineVerb({
   name: "config-show",
   aliases: ["config show"],
   description: "Show where the queue database is and why (--db > SPOOLCTL_DB > .spoolctl/config.json > default), and the queue-wide settings: which are copied into jobs when added, which are read at retry time.",
   examples: ["spoolctl config show", "spoolctl config show --json", "spoolctl config show --db /tmp/q.db"],
   flags: { ...COMMON_FLAGS },
-  async run(ctx) {
-    args(ctx, "show", []);
-    const { db_path, db_source, spool_dir, ...rest } = describeLocation(str(ctx.flags, "db"));
+  async run(ctx): Promise<VerbResult<ConfigShowData>> {
+    const { db_path, db_source, spool_dir, ...rest } = describeLocation(ctx.args.db);
     const settings = db_path === null ? null : Object.fromEntries((await (await ctx.open({ create: false })).read(async (tx) => readAllSettings(tx))).map((s) => [s.key, s]));
     return { data: { ...rest, sources: { db_path: db_source }, values: { db_path, spool_dir }, settings } };
   },
@@ -71,16 +68,14 @@ export const show = defineVerb<ConfigShowData>({
 });
 
 /** `config validate [PATH]`. */
-export const validate = defineVerb<ConfigValidation>({
+export const validate = defineVerb({
   name: "config-validate",
   aliases: ["config validate"],
   description: "Check a project config file (default ./.spoolctl/config.json) without opening the queue. Invalid: INVALID_INPUT with the findings in detail.",
   examples: ["spoolctl config validate", "spoolctl config validate ci/spoolctl.json --json"],
-  flags: { json: COMMON_FLAGS.json, path: { type: "positional", description: "config file (default ./.spoolctl/config.json)", valueHint: "PATH" } },
-  run(ctx) {
-    const got = [...ctx.flags.positionals, ...(ctx.flags.rest ?? [])];
-    if (got.length > 1) throw new SpoolError("INVALID_INPUT", `config validate takes one PATH (got ${got.length})`);
-    return { data: validateConfig(got[0]) };
+  flags: { json: COMMON_FLAGS.json, path: { type: "positional", description: "config file (default ./.spoolctl/config.json)", valueHint: "PATH", valueType: "path", noun: "a PATH" } },
+  run(ctx): VerbResult<ConfigValidation> {
+    return { data: validateConfig(ctx.args.path) };
   },
   render({ data }) {
     if (!data.exists) return `no config file at ${data.config_path} (defaults apply)`;
@@ -89,15 +84,14 @@ export const validate = defineVerb<ConfigValidation>({
 });
 
 /** `config get KEY`. */
-export const get = defineVerb<SettingView>({
+export const get = defineVerb({
   name: "config-get",
   aliases: ["config get"],
   description: `Print one queue-wide setting: ${KEY_HINT}.`,
   examples: ["spoolctl config get max-retries", "spoolctl config get backoff_cap --json"],
-  flags: { ...COMMON_FLAGS, key: { type: "positional", description: KEY_HINT, valueHint: "KEY", required: true, choices: SETTING_KEYS } },
-  async run(ctx) {
-    const [raw] = args(ctx, "get", ["KEY"]);
-    const key = settingKey(raw!);
+  flags: { ...COMMON_FLAGS, key: keyPositional("get", "KEY") },
+  async run(ctx): Promise<VerbResult<SettingView>> {
+    const { key } = ctx.args;
     return { data: await (await ctx.open({ create: false })).read(async (tx) => await readSetting(tx, key)) };
   },
   render({ data }) {
@@ -106,7 +100,7 @@ export const get = defineVerb<SettingView>({
 });
 
 /** `config set KEY VALUE`. */
-export const set = defineVerb<SettingView & { previous: number }>({
+export const set = defineVerb({
   name: "config-set",
   aliases: ["config set"],
   description: "Set a queue-wide setting in the database. max_retries and timeout are copied into jobs when they are added (new jobs only); backoff_base and backoff_cap are read when a retry is scheduled (queued jobs too).",
@@ -114,13 +108,15 @@ export const set = defineVerb<SettingView & { previous: number }>({
   mutates: true,
   flags: {
     ...COMMON_FLAGS,
-    key: { type: "positional", description: KEY_HINT, valueHint: "KEY", required: true, choices: SETTING_KEYS },
-    value: { type: "positional", description: "an integer (max_retries), a number (backoff_base) or a duration (timeout, backoff_cap)", valueHint: "VALUE", required: true },
+    key: keyPositional("set", "KEY VALUE"),
+    value: {
+      type: "positional", description: "an integer (max_retries), a number (backoff_base) or a duration (timeout, backoff_cap)", valueHint: "VALUE", required: true,
+      noun: "a value", hint: `spoolctl config set KEY VALUE   (${KEYS})`,
+    },
   },
-  async run(ctx) {
-    const [key, value] = args(ctx, "set", ["KEY", "VALUE"]);
-    settingKey(key!);
-    return { data: await setSetting(await ctx.open({ create: true }), key!, value!) };
+  async run(ctx): Promise<VerbResult<SettingView & { previous: number }>> {
+    // The value's grammar depends on the key (an integer, a number or a duration): the setting's own rule checks it.
+    return { data: await setSetting(await ctx.open({ create: true }), ctx.args.key, ctx.args.value) };
   },
   render({ data }) {
     return `${data.key} = ${data.value} (was ${data.previous}); ${data.applies_at === "add" ? "applies to jobs added from now on" : data.applies_at === "run" ? "applies to workers started from now on" : "applies to the next retry scheduled"}`;
@@ -128,17 +124,15 @@ export const set = defineVerb<SettingView & { previous: number }>({
 });
 
 /** `config unset KEY`. */
-export const unset = defineVerb<SettingView & { removed: boolean }>({
+export const unset = defineVerb({
   name: "config-unset",
   aliases: ["config unset"],
   description: "Remove a queue-wide setting so its default applies again.",
   examples: ["spoolctl config unset max-retries"],
   mutates: true,
-  flags: { ...COMMON_FLAGS, key: { type: "positional", description: KEY_HINT, valueHint: "KEY", required: true, choices: SETTING_KEYS } },
-  async run(ctx) {
-    const [key] = args(ctx, "unset", ["KEY"]);
-    settingKey(key!);
-    return { data: await unsetSetting(await ctx.open({ create: false }), key!) };
+  flags: { ...COMMON_FLAGS, key: keyPositional("unset", "KEY") },
+  async run(ctx): Promise<VerbResult<SettingView & { removed: boolean }>> {
+    return { data: await unsetSetting(await ctx.open({ create: false }), ctx.args.key) };
   },
   render({ data }) {
     return data.removed ? `${data.key} reset to its default ${data.value}` : `${data.key} was not set (default ${data.value})`;

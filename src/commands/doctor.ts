@@ -1,20 +1,19 @@
-/** `spoolctl doctor` (SPEC §5): read-only readiness checks; exit 3 (with ok:true) when not ready. */
-import { EXIT, SpoolError } from "../contract/errors.ts";
+/** `spoolctl doctor`: read-only readiness checks; exit 3 (with ok:true) when not ready (docs/contract.md "Exit codes and codes"). */
+import { EXIT } from "../contract/errors.ts";
+import type { VerbResult } from "../contract/envelope.ts";
 import { runDoctor, type DoctorData } from "../ops/doctor.ts";
 import { SCHEMA_VERSION, diagnoseQueue } from "../store/index.ts";
-import { COMMON_FLAGS, defineVerb, str } from "./verb.ts";
+import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 const MARKS = { pass: "ok  ", warn: "warn", fail: "FAIL", skip: "skip" } as const;
 
-export default defineVerb<DoctorData>({
+export default defineVerb({
   name: "doctor",
   description: "Check readiness without changing anything: project config, database opens, WAL, integrity, schema version, writable folders, Bun version. Exit 3 (ok:true, data.ready=false) when a check fails.",
   examples: ["spoolctl doctor", "spoolctl doctor --json", "spoolctl doctor --db /srv/queue.db"],
   flags: { ...COMMON_FLAGS },
-  async run(ctx) {
-    const extra = [...ctx.flags.positionals, ...(ctx.flags.rest ?? [])];
-    if (extra.length) throw new SpoolError("INVALID_INPUT", `doctor takes no arguments (got ${JSON.stringify(extra.join(" "))})`);
-    const data = await runDoctor(str(ctx.flags, "db"), diagnoseQueue, SCHEMA_VERSION);
+  async run(ctx): Promise<VerbResult<DoctorData>> {
+    const data = await runDoctor(ctx.args.db, diagnoseQueue, SCHEMA_VERSION);
     return { data, exitCode: data.ready ? EXIT.OK : EXIT.ENVIRONMENT };
   },
   render({ data }) {

@@ -1,16 +1,18 @@
 /**
- * `spoolctl events` (SPEC §5): the job ledger. One page after a cursor, a
- * long-poll (`--wait`), or a stream (`--follow`: NDJSON data frames plus one
- * `end` or `error` control frame under `--json`).
+ * `spoolctl events`: the job ledger. One page after a cursor, a long-poll
+ * (`--wait`, docs/contract.md "Long-poll: meta.wait"), or a stream
+ * (`--follow`: NDJSON data frames plus one `end` or `error` control frame under
+ * `--json`, docs/contract.md "Stream: the NDJSON frames of `events --follow --json`").
  */
+import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
+import type { FlagsDef } from "../contract/flags.ts";
 import { EVENTS_LIMIT, followEvents, readEvents, resolveEventsJob, waitForEvents, type FollowEnd } from "../ops/events.ts";
 import { LIMITS } from "../ops/limits.ts";
-import { parseDuration, parseInteger, parseNumber } from "../ops/values.ts";
 import type { JobEvent } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { escapeControl, iso, rerunCommand, table } from "../ui/text.ts";
-import { COMMON_FLAGS, bool, defineVerb, str, type VerbContext } from "./verb.ts";
+import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 
 const DEFAULT_POLL = 0.1;
 const DEFAULT_WAIT = 30;
@@ -20,15 +22,30 @@ function line(e: JobEvent): string {
   return `${e.id}  ${iso(e.at)}  job ${e.job_id}  ${e.event}${e.worker_id ? `  ${e.worker_id}` : ""}${e.detail ? `  ${escapeControl(e.detail)}` : ""}`;
 }
 
-/** Flags that only make sense in one mode. */
-const MODE_FLAGS: Record<string, "wait" | "follow" | "page"> = { "wait-timeout": "wait", "max-events": "follow", "idle-timeout": "follow", limit: "page" };
+const FLAGS = {
+  ...COMMON_FLAGS,
+  "since-id": { type: "string", description: "only events after this id (meta.pagination.cursor of the previous page)", valueHint: "N", valueType: "integer", default: "0", min: 0, max: Number.MAX_SAFE_INTEGER },
+  job: { type: "string", description: "only this job's events (id or idempotency key)", valueHint: "ID" },
+  limit: { type: "string", description: "at most N events per page", valueHint: "N", valueType: "integer", default: String(EVENTS_LIMIT.default), min: EVENTS_LIMIT.min, max: EVENTS_LIMIT.max },
+  wait: { type: "boolean", description: "block until at least one event exists after the cursor, or --wait-timeout" },
+  "wait-timeout": { type: "string", description: "with --wait: return an empty page after this long", valueHint: "DURATION", valueType: "duration", default: `${DEFAULT_WAIT}s`, min: 0, max: MAX_WAIT },
+  follow: { type: "boolean", description: "stream events as they are appended (NDJSON under --json)" },
+  "max-events": { type: "string", description: "with --follow: end after N events", valueHint: "N", valueType: "integer", min: 1, max: Number.MAX_SAFE_INTEGER },
+  "idle-timeout": { type: "string", description: "with --follow: end after this long without an event", valueHint: "DURATION", valueType: "duration", min: 0, max: MAX_WAIT * 24 },
+  "poll-interval": { type: "string", description: "seconds between two looks at the ledger", valueHint: "SECONDS", valueType: "number", default: String(DEFAULT_POLL), min: LIMITS.poll_interval.min, max: 60 },
+} as const satisfies FlagsDef;
 
-function checkModes(ctx: VerbContext): "page" | "wait" | "follow" {
-  const f = ctx.flags;
-  if (bool(f, "wait") && bool(f, "follow")) throw new SpoolError("INVALID_INPUT", "give --wait or --follow, not both", { remediation: "--wait returns one page when records exist; --follow streams" });
-  const mode = bool(f, "follow") ? "follow" : bool(f, "wait") ? "wait" : "page";
+type Context = VerbContext<typeof FLAGS>;
+
+/** Flags that only make sense in one mode. */
+const MODE_FLAGS = { "wait-timeout": "wait", "max-events": "follow", "idle-timeout": "follow", limit: "page" } as const;
+
+function checkModes(ctx: Context): "page" | "wait" | "follow" {
+  const { wait, follow } = ctx.args;
+  if (wait && follow) throw new SpoolError("INVALID_INPUT", "give --wait or --follow, not both", { remediation: "--wait returns one page when records exist; --follow streams" });
+  const mode = follow ? "follow" : wait ? "wait" : "page";
   for (const [flag, needs] of Object.entries(MODE_FLAGS)) {
-    if (f.values[flag] === undefined) continue;
+    if (!ctx.given(flag as keyof typeof MODE_FLAGS)) continue;
     if (needs === "page" ? mode === "follow" : needs !== mode) {
       throw new SpoolError("INVALID_INPUT", `--${flag} ${needs === "page" ? "does not apply with --follow (use --max-events)" : `only applies with --${needs}`}`);
     }
@@ -36,12 +53,10 @@ function checkModes(ctx: VerbContext): "page" | "wait" | "follow" {
   return mode;
 }
 
-async function follow(ctx: VerbContext, store: Pick<Store, "read" | "watch">, sinceId: number, jobId: number | undefined, pollSeconds: number): Promise<number> {
-  const f = ctx.flags;
-  const maxRaw = str(f, "max-events");
-  const idleRaw = str(f, "idle-timeout");
-  const maxEvents = maxRaw === undefined ? null : parseInteger("--max-events", maxRaw, 1, Number.MAX_SAFE_INTEGER);
-  const idleSeconds = idleRaw === undefined ? null : parseDuration("--idle-timeout", idleRaw, 0, MAX_WAIT * 24);
+async function follow(ctx: Context, store: Pick<Store, "read" | "watch">, jobId: number | undefined): Promise<number> {
+  const { "since-id": sinceId, "poll-interval": pollSeconds } = ctx.args;
+  const maxEvents = ctx.args["max-events"] ?? null;
+  const idleSeconds = ctx.args["idle-timeout"] ?? null;
   let stop = false;
   const onSignal = () => void (stop = true);
   process.on("SIGINT", onSignal);
@@ -69,7 +84,7 @@ async function follow(ctx: VerbContext, store: Pick<Store, "read" | "watch">, si
   }
 }
 
-export default defineVerb<{ count: number; events: JobEvent[] }>({
+export default defineVerb({
   name: "events",
   description: "Read the job ledger after a cursor (--since-id). --wait long-polls until records exist; --follow streams them (NDJSON frames with --json).",
   examples: [
@@ -78,33 +93,17 @@ export default defineVerb<{ count: number; events: JobEvent[] }>({
     "spoolctl events --follow --json --since-id 0 --max-events 10",
     "spoolctl events --follow --job 4 --idle-timeout 5s",
   ],
-  flags: {
-    ...COMMON_FLAGS,
-    "since-id": { type: "string", description: "only events after this id (meta.pagination.cursor of the previous page)", valueHint: "N", default: "0", min: 0, max: Number.MAX_SAFE_INTEGER },
-    job: { type: "string", description: "only this job's events (id or idempotency key)", valueHint: "ID" },
-    limit: { type: "string", description: "at most N events per page", valueHint: "N", default: String(EVENTS_LIMIT.default), min: EVENTS_LIMIT.min, max: EVENTS_LIMIT.max },
-    wait: { type: "boolean", description: "block until at least one event exists after the cursor, or --wait-timeout" },
-    "wait-timeout": { type: "string", description: "with --wait: return an empty page after this long", valueHint: "DURATION", default: `${DEFAULT_WAIT}s`, min: 0, max: MAX_WAIT },
-    follow: { type: "boolean", description: "stream events as they are appended (NDJSON under --json)" },
-    "max-events": { type: "string", description: "with --follow: end after N events", valueHint: "N", min: 1, max: Number.MAX_SAFE_INTEGER },
-    "idle-timeout": { type: "string", description: "with --follow: end after this long without an event", valueHint: "DURATION", min: 0, max: MAX_WAIT * 24 },
-    "poll-interval": { type: "string", description: "seconds between two looks at the ledger", valueHint: "SECONDS", default: String(DEFAULT_POLL), min: LIMITS.poll_interval.min, max: 60 },
-  },
-  async run(ctx) {
-    const f = ctx.flags;
-    const extra = [...f.positionals, ...(f.rest ?? [])];
-    if (extra.length) throw new SpoolError("INVALID_INPUT", `events takes no arguments (got ${JSON.stringify(extra.join(" "))})`, { remediation: "use --job ID for one job's events" });
+  flags: FLAGS,
+  noArgsHint: "use --job ID for one job's events",
+  async run(ctx): Promise<VerbResult<{ count: number; events: JobEvent[] }>> {
     const mode = checkModes(ctx);
-    const sinceId = parseInteger("--since-id", str(f, "since-id") ?? "0", 0, Number.MAX_SAFE_INTEGER);
-    const pollSeconds = parseNumber("--poll-interval", str(f, "poll-interval") ?? String(DEFAULT_POLL), LIMITS.poll_interval.min, 60);
-    const limit = parseInteger("--limit", str(f, "limit") ?? String(EVENTS_LIMIT.default), EVENTS_LIMIT.min, EVENTS_LIMIT.max);
-    const waitTimeout = parseDuration("--wait-timeout", str(f, "wait-timeout") ?? String(DEFAULT_WAIT), 0, MAX_WAIT);
+    const { "since-id": sinceId, limit, "poll-interval": pollSeconds } = ctx.args;
     const store = await ctx.openAppearing();
-    const jobId = await store.read(async (tx) => resolveEventsJob(tx, str(f, "job")));
-    if (mode === "follow") return { data: { count: 0, events: [] }, streamed: true, exitCode: await follow(ctx, store, sinceId, jobId, pollSeconds) };
+    const jobId = await store.read(async (tx) => resolveEventsJob(tx, ctx.args.job));
+    if (mode === "follow") return { data: { count: 0, events: [] }, streamed: true, exitCode: await follow(ctx, store, jobId) };
     const query = { sinceId, jobId, limit };
     if (mode === "wait") {
-      const { page, wait } = await waitForEvents(store, query, waitTimeout, pollSeconds);
+      const { page, wait } = await waitForEvents(store, query, ctx.args["wait-timeout"], pollSeconds);
       const { pagination, ...data } = page;
       return { data, pagination, wait: { ...wait } };
     }
@@ -114,8 +113,8 @@ export default defineVerb<{ count: number; events: JobEvent[] }>({
   render({ data, pagination }, ctx) {
     if (data.count === 0) return "no events";
     const rows = data.events.map((e) => [String(e.id), iso(e.at), String(e.job_id), e.event, e.worker_id ?? "-", escapeControl(e.detail ?? "")]);
-    const full = data.count >= Number(str(ctx.flags, "limit") ?? EVENTS_LIMIT.default);
-    const more = full ? `\n(more may follow: ${rerunCommand("events", ctx.flags.values, { "since-id": String(pagination?.cursor) })})` : "";
+    const full = data.count >= ctx.args.limit;
+    const more = full ? `\n(more may follow: ${rerunCommand("events", ctx.raw.values, { "since-id": String(pagination?.cursor) })})` : "";
     return table(["ID", "AT", "JOB", "EVENT", "WORKER", "DETAIL"], rows) + more;
   },
 });

@@ -1,10 +1,9 @@
-/** `spoolctl feedback ID` (SPEC §5): one verdict — terminal, succeeded, exit, reason, output tails, next command. */
+/** `spoolctl feedback ID`: one verdict — terminal, succeeded, exit, reason, output tails, next command. */
+import type { VerbResult } from "../contract/envelope.ts";
 import { jobFeedback, TAIL_BYTES, type FeedbackData } from "../ops/feedback.ts";
 import { parseStream } from "../ops/output.ts";
-import { parseInteger } from "../ops/values.ts";
 import { escapeControl, humanDuration } from "../ui/text.ts";
-import { COMMON_FLAGS, defineVerb, str } from "./verb.ts";
-import { jobRef } from "./show.ts";
+import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
 
 function verdict(d: FeedbackData): string {
   if (!d.terminal) return `job ${d.job_id} is ${d.state}${d.latest_attempt_no === null ? " (not run yet)" : ` (attempt ${d.latest_attempt_no})`}`;
@@ -14,27 +13,23 @@ function verdict(d: FeedbackData): string {
   return `job ${d.job_id} ${d.state}${why ? ` — ${why}` : ""} after ${d.attempts_total} attempt(s)`;
 }
 
-export default defineVerb<FeedbackData>({
+export default defineVerb({
   name: "feedback",
   description: "One verdict about a job: is it over, did it succeed, how did its latest attempt end, its output tails, and the next command to run.",
   examples: ["spoolctl feedback 1", "spoolctl feedback 1 --json --tail-bytes 8192", "spoolctl feedback nightly-1 --stream stderr"],
   flags: {
     ...COMMON_FLAGS,
-    "tail-bytes": { type: "string", description: "bytes of each stream's tail", valueHint: "N", default: String(TAIL_BYTES.default), min: TAIL_BYTES.min, max: TAIL_BYTES.max },
+    "tail-bytes": { type: "string", description: "bytes of each stream's tail", valueHint: "N", valueType: "integer", default: String(TAIL_BYTES.default), min: TAIL_BYTES.min, max: TAIL_BYTES.max },
     stream: { type: "string", description: "text output only: stdout, stderr or both (JSON always has both)", valueHint: "STREAM", default: "both", choices: ["stdout", "stderr", "both"] },
-    id: { type: "positional", description: "job id or idempotency key", valueHint: "ID", required: true },
+    id: jobIdPositional("feedback"),
   },
-  async run(ctx) {
-    const f = ctx.flags;
-    const ref = jobRef(f.positionals, f.rest, "feedback");
-    parseStream(str(f, "stream"));
-    const tailBytes = parseInteger("--tail-bytes", str(f, "tail-bytes") ?? String(TAIL_BYTES.default), TAIL_BYTES.min, TAIL_BYTES.max);
-    return await jobFeedback(await ctx.open({ create: false }), ref, tailBytes);
+  async run(ctx): Promise<VerbResult<FeedbackData>> {
+    return await jobFeedback(await ctx.open({ create: false }), ctx.args.id, ctx.args["tail-bytes"]);
   },
   render({ data }, ctx) {
     const lines = [verdict(data)];
     if (data.exit_code !== null && data.terminal) lines.push(`exit code ${data.exit_code}`);
-    for (const s of parseStream(str(ctx.flags, "stream"))) {
+    for (const s of parseStream(ctx.args.stream)) {
       const view = data.streams[s];
       if (view.missing || view.size_bytes === 0) continue;
       lines.push(`--- ${s}${view.truncated ? ` (last ${Buffer.byteLength(view.tail)} of ${view.size_bytes} bytes)` : ""} ---`);

@@ -1,5 +1,6 @@
-/** `spoolctl output ID` (SPEC §5): an attempt's captured stdout and stderr. */
+/** `spoolctl output ID`: an attempt's captured stdout and stderr. */
 import { closeSync, openSync, readSync, writeSync } from "node:fs";
+import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import { resolveJob } from "../ops/jobs.ts";
 import { describeExit } from "../ops/outcome.ts";
@@ -7,9 +8,7 @@ import { attemptOutput, parseStream, pickAttempt, type AttemptOutput, type Strea
 import { shippedChunks, type FollowChunk } from "../ops/follow.ts";
 import type { Attempt } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
-import { parseInteger } from "../ops/values.ts";
-import { COMMON_FLAGS, bool, defineVerb, str } from "./verb.ts";
-import { jobRef } from "./show.ts";
+import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
 
 /** Streams larger than this are shown as their tail (bytes). */
 const MAX_TEXT_BYTES = 1024 * 1024;
@@ -89,33 +88,28 @@ async function streamAttempt(store: Store, attempt: Attempt, streams: StreamName
   }
 }
 
-export default defineVerb<{ attempts: AttemptOutput[] }>({
+export default defineVerb({
   name: "output",
   description: "Print the captured stdout and stderr of a job's latest attempt (or --attempt N).",
   examples: ["spoolctl output 1", "spoolctl output 1 --attempt 2 --stream stderr", "spoolctl output 1 --stream stdout --raw > out.txt", "spoolctl output 7 --follow            # like tail -f, until the attempt ends"],
   flags: {
     ...COMMON_FLAGS,
-    attempt: { type: "string", description: "attempt number (default: the latest)", valueHint: "N" },
+    attempt: { type: "string", description: "attempt number (default: the latest)", valueHint: "N", valueType: "integer", min: 1, max: Number.MAX_SAFE_INTEGER },
     stream: { type: "string", description: "stdout, stderr or both", valueHint: "STREAM", default: "both", choices: ["stdout", "stderr", "both"] },
     raw: { type: "boolean", description: "write the stream's bytes only, no headers (needs --stream stdout|stderr)" },
     follow: { type: "boolean", description: "stream a running attempt's output until it ends, then exit 0 (bytes only: the job's stdout to stdout, its stderr to stderr; one --stream goes to stdout); an attempt that has ended prints what exists" },
-    id: { type: "positional", description: "job id or idempotency key", valueHint: "ID" },
+    id: jobIdPositional("output"),
   },
-  async run(ctx) {
-    const f = ctx.flags;
-    const ref = jobRef(f.positionals, f.rest, "output");
-    const streams = parseStream(str(f, "stream"));
-    const raw = bool(f, "raw");
-    const follow = bool(f, "follow");
+  async run(ctx): Promise<VerbResult<{ attempts: AttemptOutput[] }>> {
+    const { raw, follow } = ctx.args;
+    const streams = parseStream(ctx.args.stream);
     if (follow && ctx.json) throw new SpoolError("INVALID_INPUT", "--follow streams bytes, not JSON; drop --json or --follow", { remediation: "spoolctl output ID --json reads what exists so far" });
     if (raw && ctx.json) throw new SpoolError("INVALID_INPUT", "--raw writes bytes, not JSON; drop --json or --raw");
     if (raw && !follow && streams.length !== 1) throw new SpoolError("INVALID_INPUT", "--raw needs one stream", { remediation: "add --stream stdout or --stream stderr" });
-    const attemptRaw = str(f, "attempt");
-    const attemptNo = attemptRaw === undefined ? null : parseInteger("--attempt", attemptRaw, 1, Number.MAX_SAFE_INTEGER);
     const store = await ctx.open({ create: false });
     const { job, attempt } = await store.read(async (tx) => {
-      const job = await resolveJob(tx, ref);
-      return { job, attempt: await pickAttempt(tx, job, attemptNo) };
+      const job = await resolveJob(tx, ctx.args.id);
+      return { job, attempt: await pickAttempt(tx, job, ctx.args.attempt ?? null) };
     });
     if (!attempt) {
       return { data: { attempts: [] }, warnings: [{ code: "NO_ATTEMPTS_YET", message: `job ${job.id} has not been executed yet` }] };

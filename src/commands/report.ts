@@ -1,19 +1,19 @@
 /**
- * `spoolctl report` (SPEC §8): the jobs of a run, or those matching filters, as
+ * `spoolctl report`: the jobs of a run, or those matching filters, as
  * JUnit XML (`--junit FILE`) and/or a markdown summary (`--markdown [FILE]`,
  * stdout without FILE), or as a text table when neither is asked for.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { dirname, resolve } from "node:path";
+import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import { buildReport, parseSince, REPORT_LIMIT, type ReportData } from "../ops/report.ts";
-import { parseInteger, parseLane, parsePairs } from "../ops/values.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { renderJunit } from "../ui/junit.ts";
 import { renderMarkdown } from "../ui/markdown.ts";
 import { renderReportText } from "../ui/report-text.ts";
-import { COMMON_FLAGS, defineVerb, list, str } from "./verb.ts";
+import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 function writeReport(flag: string, path: string, text: string): string {
   const absolute = resolve(path);
@@ -35,7 +35,7 @@ function markdownToStdout(value: string | undefined): boolean {
   return value === "" || value === "-";
 }
 
-export default defineVerb<ReportData>({
+export default defineVerb({
   name: "report",
   description:
     "Report jobs for CI: JUnit XML test cases (--junit FILE; dead → failure, canceled and unfinished → skipped) and/or a markdown summary table (--markdown [FILE], stdout without FILE, e.g. >> $GITHUB_STEP_SUMMARY). Without either, prints a table. Filters combine: job ids, --queue, --tag, --since.",
@@ -48,21 +48,18 @@ export default defineVerb<ReportData>({
   ],
   flags: {
     ...COMMON_FLAGS,
-    junit: { type: "string", description: "write JUnit XML to FILE (parent folders are created)", valueHint: "FILE", valueType: "path" },
+    junit: { type: "string", description: "write JUnit XML to FILE (parent folders are created)", valueHint: "FILE", valueType: "path", hint: "write --junit reports/spoolctl.xml" },
     markdown: { type: "string", optionalValue: true, description: "write a markdown summary to FILE, or to stdout when FILE is left out or is -", valueHint: "[FILE]", valueType: "path" },
     title: { type: "string", description: "heading of the markdown summary", valueHint: "TEXT", default: "spoolctl report" },
-    queue: { type: "string", description: "only jobs of this lane", valueHint: "NAME" },
-    tag: { type: "string", repeatable: true, description: "only jobs with this tag", valueHint: "K=V" },
+    queue: { type: "string", description: "only jobs of this lane", valueHint: "NAME", format: "lane" },
+    tag: { type: "string", repeatable: true, description: "only jobs with this tag", valueHint: "K=V", valueType: "pair" },
     since: { type: "string", description: "only jobs created since: a duration back from now (30m, 2h, 1d) or a time (ISO-8601, epoch seconds)", valueHint: "DURATION|TIME" },
     limit: { type: "string", description: `at most N jobs, the newest (${REPORT_LIMIT.min}-${REPORT_LIMIT.max})`, valueHint: "N", default: String(REPORT_LIMIT.default), valueType: "integer", min: REPORT_LIMIT.min, max: REPORT_LIMIT.max },
     ids: { type: "positional", variadic: true, description: "job ids or idempotency keys (default: every job matching the filters)", valueHint: "ID…" },
   },
-  async run(ctx) {
-    const f = ctx.flags;
-    if (f.rest?.length) throw new SpoolError("INVALID_INPUT", `report takes no arguments after -- (got ${JSON.stringify(f.rest.join(" "))})`, { remediation: "give job ids before any --" });
-    const junit = str(f, "junit");
-    const markdown = str(f, "markdown");
-    if (junit !== undefined && junit.trim() === "") throw new SpoolError("INVALID_INPUT", "--junit needs a file path", { remediation: "write --junit reports/spoolctl.xml" });
+  async run(ctx): Promise<VerbResult<ReportData>> {
+    const { args } = ctx;
+    const { junit, markdown } = args;
     if (markdown !== undefined && /^\d+$/.test(markdown)) {
       throw new SpoolError("INVALID_INPUT", `--markdown ${markdown}: a file name of digits only looks like a job id`, {
         remediation: `put job ids before --markdown (spoolctl report ${markdown} --markdown), or write --markdown ./${markdown}`,
@@ -72,27 +69,17 @@ export default defineVerb<ReportData>({
     if (ctx.json && markdownToStdout(markdown)) {
       throw new SpoolError("INVALID_INPUT", "--markdown without a FILE writes to stdout, which --json uses for the envelope", { remediation: "give --markdown a FILE, or drop --json" });
     }
-    const queue = str(f, "queue");
-    const since = str(f, "since");
     const now = Date.now() / 1000;
+    // A duration back from now, or a time: which one depends on the text, so --since is read here.
+    const since = args.since === undefined ? undefined : parseSince(args.since, now);
     const report = await (await ctx.open({ create: false })).read(async (tx) =>
-      await buildReport(
-        tx,
-        {
-          refs: f.positionals,
-          queue: queue === undefined ? undefined : parseLane("--queue", queue),
-          tags: parsePairs("--tag", list(f, "tag"), /^.+$/, "non-empty"),
-          since: since === undefined ? undefined : parseSince(since, now),
-          limit: parseInteger("--limit", str(f, "limit") ?? String(REPORT_LIMIT.default), REPORT_LIMIT.min, REPORT_LIMIT.max),
-        },
-        now,
-      ),
+      await buildReport(tx, { refs: args.ids, queue: args.queue, tags: args.tag, since, limit: args.limit }, now),
     );
     if (junit !== undefined) report.files.junit = writeReport("--junit", junit, renderJunit(report, hostname()));
-    if (markdown !== undefined && !markdownToStdout(markdown)) report.files.markdown = writeReport("--markdown", markdown, renderMarkdown(report, str(f, "title")));
+    if (markdown !== undefined && !markdownToStdout(markdown)) report.files.markdown = writeReport("--markdown", markdown, renderMarkdown(report, args.title));
     return {
       data: report,
-      warnings: report.truncated ? [{ code: "REPORT_TRUNCATED", message: `more jobs matched than --limit ${str(f, "limit") ?? REPORT_LIMIT.default}; the oldest were left out` }] : [],
+      warnings: report.truncated ? [{ code: "REPORT_TRUNCATED", message: `more jobs matched than --limit ${args.limit}; the oldest were left out` }] : [],
     };
   },
   render({ data }, ctx) {
@@ -101,9 +88,9 @@ export default defineVerb<ReportData>({
     // Straight to stderr (not through consola, whose level hides info lines under NODE_ENV=test).
     if (data.files.junit) process.stderr.write(`spoolctl: wrote JUnit report (${counts}) to ${data.files.junit}\n`);
     if (data.files.markdown) process.stderr.write(`spoolctl: wrote markdown summary (${counts}) to ${data.files.markdown}\n`);
-    const markdown = str(ctx.flags, "markdown");
-    if (markdownToStdout(markdown)) return renderMarkdown(data, str(ctx.flags, "title"));
-    if (markdown === undefined && str(ctx.flags, "junit") === undefined) return renderReportText(data, stdoutPaint());
+    const { markdown, junit, title } = ctx.args;
+    if (markdownToStdout(markdown)) return renderMarkdown(data, title);
+    if (markdown === undefined && junit === undefined) return renderReportText(data, stdoutPaint());
     return "";
   },
 });

@@ -1,18 +1,34 @@
-/** `spoolctl retry [ID…]` (SPEC §4–§5): requeue dead or canceled jobs with a fresh budget; `--all` with filters. */
-import { SpoolError, invalidValue } from "../contract/errors.ts";
+/** `spoolctl retry [ID…]`: requeue dead or canceled jobs with a fresh budget; `--all` with filters. */
+import type { VerbResult } from "../contract/envelope.ts";
+import { SpoolError } from "../contract/errors.ts";
+import type { FlagsDef } from "../contract/flags.ts";
 import { parseStates } from "../ops/jobs.ts";
 import { RETRYABLE_STATES, retryJobs, type RetriedJob, type RetryTarget } from "../ops/retry.ts";
-import { parseLane, parsePairs } from "../ops/values.ts";
-import type { JobState } from "../store/model.ts";
-import { COMMON_FLAGS, bool, defineVerb, list, str, type VerbContext } from "./verb.ts";
+import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 
 /** `retry --json` data: one job, or `{count, jobs}` for several or `--all`. */
 export type RetryData = RetriedJob | { count: number; jobs: RetriedJob[] };
 
-function target(ctx: VerbContext, refs: string[]): RetryTarget {
-  const f = ctx.flags;
-  const filters = ["state", "queue", "tag"].filter((k) => f.values[k] !== undefined);
-  if (!bool(f, "all")) {
+const FLAGS = {
+  ...COMMON_FLAGS,
+  force: { type: "boolean", description: "also requeue a running job: its attempt is abandoned and its worker's late result ignored (its process is not killed)" },
+  all: { type: "boolean", description: "requeue every dead or canceled job matching --state, --queue, --tag" },
+  state: {
+    type: "string", repeatable: true, separator: ",", looseChoices: true, description: "with --all: dead or canceled (default both)", valueHint: "STATE", choices: RETRYABLE_STATES, noun: "a state retry --all can select",
+    hint: "retry --all selects dead or canceled jobs only; a running one is retried by id with --force",
+  },
+  queue: { type: "string", description: "with --all: only this lane", valueHint: "NAME", format: "lane" },
+  tag: { type: "string", repeatable: true, description: "with --all: only jobs with this tag", valueHint: "K=V", valueType: "pair" },
+  ids: { type: "positional", variadic: true, description: "job ids or idempotency keys (at a terminal, leave out to pick from a list)", valueHint: "ID…" },
+} as const satisfies FlagsDef;
+
+/** The flags that select jobs for --all. */
+const FILTERS = ["state", "queue", "tag"] as const;
+
+function target(ctx: VerbContext<typeof FLAGS>, refs: string[]): RetryTarget {
+  const { args } = ctx;
+  const filters = FILTERS.filter((k) => ctx.given(k));
+  if (!args.all) {
     if (filters.length) throw new SpoolError("INVALID_INPUT", `--${filters[0]} selects jobs only with --all`, { remediation: "spoolctl retry --all --state dead [--queue Q] [--tag K=V]" });
     if (refs.length === 0) {
       throw new SpoolError("MISSING_REQUIRED", "retry needs job ids, or --all with filters", { remediation: "spoolctl retry ID…  or  spoolctl retry --all --state dead" });
@@ -20,28 +36,17 @@ function target(ctx: VerbContext, refs: string[]): RetryTarget {
     return { refs };
   }
   if (refs.length) throw new SpoolError("INVALID_INPUT", "give job ids or --all, not both", { remediation: "spoolctl retry ID…  or  spoolctl retry --all --state dead" });
-  if (bool(f, "force")) throw new SpoolError("INVALID_INPUT", "--force applies to named running jobs; --all only selects dead or canceled jobs", { remediation: "spoolctl retry ID --force" });
-  const { states } = parseStates(list(f, "state"));
-  for (const s of states) {
-    if (!(RETRYABLE_STATES as readonly string[]).includes(s)) throw invalidValue("--state", s, `${RETRYABLE_STATES.join(" or ")} (only those can be retried in bulk)`);
-  }
-  const queue = str(f, "queue");
-  return {
-    filter: {
-      states: (states.length ? states : [...RETRYABLE_STATES]) as JobState[],
-      queue: queue === undefined ? undefined : parseLane("--queue", queue),
-      tags: parsePairs("--tag", list(f, "tag"), /^.+$/, "non-empty"),
-    },
-  };
+  if (args.force) throw new SpoolError("INVALID_INPUT", "--force applies to named running jobs; --all only selects dead or canceled jobs", { remediation: "spoolctl retry ID --force" });
+  const { states } = parseStates(args.state);
+  return { filter: { states: states.length ? states : [...RETRYABLE_STATES], queue: args.queue, tags: args.tag } };
 }
 
 /** Whether a missing ID opens the picker: a terminal, no --json, and no --all or filters (those select without one). */
-function wantsPicker(ctx: VerbContext): boolean {
-  const f = ctx.flags;
-  return ctx.interactive && !ctx.json && !bool(f, "all") && ["state", "queue", "tag"].every((k) => f.values[k] === undefined);
+function wantsPicker(ctx: VerbContext<typeof FLAGS>): boolean {
+  return ctx.interactive && !ctx.json && !ctx.args.all && FILTERS.every((k) => !ctx.given(k));
 }
 
-export default defineVerb<RetryData>({
+export default defineVerb({
   name: "retry",
   description: "Requeue dead or canceled jobs with a fresh retry budget (history is kept). A running job only with --force. --all requeues every match in one transaction.",
   examples: [
@@ -52,17 +57,9 @@ export default defineVerb<RetryData>({
     "spoolctl retry                # at a terminal: pick dead or canceled jobs from a list",
   ],
   mutates: true,
-  flags: {
-    ...COMMON_FLAGS,
-    force: { type: "boolean", description: "also requeue a running job: its attempt is abandoned and its worker's late result ignored (its process is not killed)" },
-    all: { type: "boolean", description: "requeue every dead or canceled job matching --state, --queue, --tag" },
-    state: { type: "string", repeatable: true, description: "with --all: dead or canceled (default both)", valueHint: "STATE", choices: [...RETRYABLE_STATES] },
-    queue: { type: "string", description: "with --all: only this lane", valueHint: "NAME" },
-    tag: { type: "string", repeatable: true, description: "with --all: only jobs with this tag", valueHint: "K=V" },
-    ids: { type: "positional", variadic: true, description: "job ids or idempotency keys (at a terminal, leave out to pick from a list)", valueHint: "ID…" },
-  },
-  async run(ctx) {
-    let refs = [...ctx.flags.positionals, ...(ctx.flags.rest ?? [])];
+  flags: FLAGS,
+  async run(ctx): Promise<VerbResult<RetryData>> {
+    let refs = ctx.args.ids;
     if (refs.length === 0 && wantsPicker(ctx)) {
       // A person at a terminal picks the jobs; CI (no TTY, or --json) gets MISSING_REQUIRED below instead.
       const { pickToRetry } = await import("../ui/pickers.ts");
@@ -72,7 +69,7 @@ export default defineVerb<RetryData>({
     }
     const t = target(ctx, refs);
     // A missing queue has no jobs to retry: open it without creating it.
-    const jobs = await retryJobs(await ctx.open({ create: false }), t, { force: bool(ctx.flags, "force") });
+    const jobs = await retryJobs(await ctx.open({ create: false }), t, { force: ctx.args.force });
     return { data: "refs" in t && refs.length === 1 && jobs.length === 1 ? jobs[0]! : { count: jobs.length, jobs } };
   },
   render({ data }) {

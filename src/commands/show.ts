@@ -1,27 +1,18 @@
-/** `spoolctl show ID` (SPEC §5): one job with its attempts and events; env values only here. */
-import { SpoolError } from "../contract/errors.ts";
+/** `spoolctl show ID`: one job with its attempts and events; env values only here. */
+import type { VerbResult } from "../contract/envelope.ts";
 import { showJob, type JobDetail } from "../ops/jobs.ts";
 import { describeExit } from "../ops/outcome.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { escapeControl, formatArgv, humanDuration, iso, table } from "../ui/text.ts";
-import { COMMON_FLAGS, defineVerb } from "./verb.ts";
+import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
 
-/** The one positional a job verb takes. */
-export function jobRef(positionals: string[], rest: string[] | null, verb: string): string {
-  const args = [...positionals, ...(rest ?? [])];
-  if (args.length === 0) throw new SpoolError("MISSING_REQUIRED", `${verb} needs a job id`, { remediation: `spoolctl ${verb} ID  (spoolctl list shows ids)` });
-  if (args.length > 1) throw new SpoolError("INVALID_INPUT", `${verb} takes one job id (got ${args.length}: ${args.join(" ")})`);
-  return args[0]!;
-}
-
-export default defineVerb<JobDetail>({
+export default defineVerb({
   name: "show",
   description: "Show one job: its fields, attempts and events.",
   examples: ["spoolctl show 1", "spoolctl show nightly-1 --json   # by idempotency key"],
-  flags: { ...COMMON_FLAGS, id: { type: "positional", description: "job id or idempotency key", valueHint: "ID" } },
-  async run(ctx) {
-    const ref = jobRef(ctx.flags.positionals, ctx.flags.rest, "show");
-    return { data: await (await ctx.open({ create: false })).read(async (tx) => await showJob(tx, ref)) };
+  flags: { ...COMMON_FLAGS, id: jobIdPositional("show") },
+  async run(ctx): Promise<VerbResult<JobDetail>> {
+    return { data: await (await ctx.open({ create: false })).read(async (tx) => await showJob(tx, ctx.args.id)) };
   },
   render({ data }) {
     const j = data.job;

@@ -1,11 +1,11 @@
-/** `spoolctl status` (SPEC §5): counts per state, scheduled, lanes, recent dead jobs. */
+/** `spoolctl status`: counts per state, scheduled, lanes, recent dead jobs; `--watch` redraws them live. */
+import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import { readLiveStatus } from "../ops/live.ts";
 import { readStatus, type StatusData } from "../ops/status.ts";
-import { parseNumber } from "../ops/values.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { renderStatus, renderLiveStatus } from "../ui/status-view.ts";
-import { COMMON_FLAGS, bool, defineVerb, str, type VerbContext } from "./verb.ts";
+import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 import { judgeRecord } from "./workers.ts";
 
 /** Bounds of `--interval` (seconds). */
@@ -44,7 +44,7 @@ async function watch(ctx: VerbContext, intervalSeconds: number): Promise<StatusD
   return last ?? (await store.read(async (tx) => readStatus(tx, judgeRecord)));
 }
 
-export default defineVerb<StatusData>({
+export default defineVerb({
   name: "status",
   description: "Show job counts per state (and per lane), scheduled jobs, and recent dead jobs.",
   examples: ["spoolctl status", "spoolctl status --json", "spoolctl status --watch --interval 2   # live, on a terminal; Ctrl-C to quit"],
@@ -53,15 +53,9 @@ export default defineVerb<StatusData>({
     watch: { type: "boolean", description: "redraw live on a terminal (lanes, running jobs, recent failures) until Ctrl-C; refused off a terminal and with --json" },
     interval: { type: "string", description: `seconds between redraws with --watch (${INTERVAL.min}-${INTERVAL.max}; queue changes also redraw)`, valueHint: "SECONDS", default: INTERVAL.default, valueType: "number", min: INTERVAL.min, max: INTERVAL.max },
   },
-  async run(ctx) {
-    const extra = [...ctx.flags.positionals, ...(ctx.flags.rest ?? [])];
-    if (extra.length) throw new SpoolError("INVALID_INPUT", `status takes no arguments (got ${JSON.stringify(extra.join(" "))})`);
-    const intervalRaw = str(ctx.flags, "interval");
-    if (intervalRaw !== undefined && !bool(ctx.flags, "watch")) throw new SpoolError("INVALID_INPUT", "--interval only applies to --watch", { remediation: "add --watch, or drop --interval" });
-    if (bool(ctx.flags, "watch")) {
-      const interval = parseNumber("--interval", intervalRaw ?? INTERVAL.default, INTERVAL.min, INTERVAL.max);
-      return { data: await watch(ctx, interval), streamed: true };
-    }
+  async run(ctx): Promise<VerbResult<StatusData>> {
+    if (ctx.given("interval") && !ctx.args.watch) throw new SpoolError("INVALID_INPUT", "--interval only applies to --watch", { remediation: "add --watch, or drop --interval" });
+    if (ctx.args.watch) return { data: await watch(ctx, ctx.args.interval), streamed: true };
     const store = await ctx.open({ create: false });
     return { data: await store.read(async (tx) => await readStatus(tx, judgeRecord)) };
   },

@@ -1,11 +1,14 @@
-/** `spoolctl stop` (SPEC §4 "Graceful stop"): ask workers, through the registry, to finish their jobs and exit. */
+/** `spoolctl stop`: ask workers, through the registry, to finish their running jobs and exit (like one Ctrl-C). */
+import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import { listWorkers, requestStop } from "../ops/workers.ts";
-import { parseDuration } from "../ops/values.ts";
-import { COMMON_FLAGS, bool, defineVerb, str } from "./verb.ts";
+import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { judgeRecord } from "./workers.ts";
 
-export default defineVerb<{ requested: string[]; stopped: string[] | null }>({
+/** Longest `--wait --timeout`, seconds. */
+const MAX_TIMEOUT = 30 * 86400;
+
+export default defineVerb({
   name: "stop",
   description: "Ask running workers to stop claiming, finish their running jobs and exit (like Ctrl-C in their terminal).",
   mutates: true,
@@ -14,18 +17,15 @@ export default defineVerb<{ requested: string[]; stopped: string[] | null }>({
     ...COMMON_FLAGS,
     "worker-id": { type: "string", description: "only this worker (default: all)", valueHint: "ID" },
     wait: { type: "boolean", description: "return when the workers have exited" },
-    timeout: { type: "string", description: "with --wait: give up after this long (TIMEOUT, exit 4)", valueHint: "DURATION" },
+    timeout: { type: "string", description: "with --wait: give up after this long (TIMEOUT, exit 4)", valueHint: "DURATION", valueType: "duration", min: 0, max: MAX_TIMEOUT },
   },
-  async run(ctx) {
-    const f = ctx.flags;
-    const extra = [...f.positionals, ...(f.rest ?? [])];
-    if (extra.length) throw new SpoolError("INVALID_INPUT", `stop takes no arguments (got ${JSON.stringify(extra.join(" "))})`, { remediation: "use --worker-id ID for one worker" });
-    const timeoutRaw = str(f, "timeout");
-    if (timeoutRaw !== undefined && !bool(f, "wait")) throw new SpoolError("INVALID_INPUT", "--timeout only applies with --wait");
-    const timeout = timeoutRaw === undefined ? null : parseDuration("--timeout", timeoutRaw, 0, 30 * 86400);
+  noArgsHint: "use --worker-id ID for one worker",
+  async run(ctx): Promise<VerbResult<{ requested: string[]; stopped: string[] | null }>> {
+    if (ctx.given("timeout") && !ctx.args.wait) throw new SpoolError("INVALID_INPUT", "--timeout only applies with --wait");
+    const timeout = ctx.args.timeout ?? null;
     const store = await ctx.open({ create: false });
-    const requested = await requestStop(store, str(f, "worker-id") ?? null, judgeRecord);
-    if (!bool(f, "wait")) return { data: { requested, stopped: null } };
+    const requested = await requestStop(store, ctx.args["worker-id"] ?? null, judgeRecord);
+    if (!ctx.args.wait) return { data: { requested, stopped: null } };
     const deadline = timeout === null ? Infinity : performance.now() + timeout * 1000;
     for (;;) {
       const views = (await store.read(async (tx) => listWorkers(tx, judgeRecord, 10000))).filter((w) => requested.includes(w.worker_id));

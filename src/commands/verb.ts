@@ -1,24 +1,52 @@
 /**
- * What a verb is: its flags (one definition drives parsing, `--help` and later
- * `capabilities`), its operation call, and its text rendering. JSON rendering is
- * the same result object in an envelope (SPEC §2 "Commands are thin").
+ * What a verb is: its definition (flags and positionals: one definition drives
+ * the parser, `--help`, `capabilities` and completion), its operation call,
+ * and its text rendering. JSON rendering is the same result object in an
+ * envelope (docs/contract.md "The envelope"). A verb stays thin: it receives
+ * checked, typed values and calls `src/ops/`.
  */
 import type { VerbResult } from "../contract/envelope.ts";
-import type { FlagsDef, ParsedFlags } from "../contract/flags.ts";
+import type { Args, FlagDef, FlagsDef, RawArgs, VerbSpec } from "../contract/flags.ts";
 import { resolveLocation, type QueueLocation } from "../store/location.ts";
 import { openAppearing, openQueue, type AppearingQueue, type Store } from "../store/index.ts";
 
 /** Flags every queue-reading verb takes. */
 export const COMMON_FLAGS = {
-  db: { type: "string", description: "queue database path (default: $SPOOLCTL_DB, .spoolctl/config.json db_path, ./.spoolctl/queue.db)", valueHint: "PATH" },
+  db: { type: "string", description: "queue database path (default: $SPOOLCTL_DB, .spoolctl/config.json db_path, ./.spoolctl/queue.db)", valueHint: "PATH", valueType: "path", hint: "write --db PATH" },
   json: { type: "boolean", description: "print one JSON envelope on stdout" },
 } as const satisfies FlagsDef;
 
-/** What a verb's `run` receives. */
-export interface VerbContext {
-  flags: ParsedFlags;
+/** The job positional of `show`, `output` and `feedback`: one job id or idempotency key, named in `verb`'s messages. */
+export function jobIdPositional(verb: string) {
+  return {
+    type: "positional",
+    description: "job id or idempotency key",
+    valueHint: "ID",
+    required: true,
+    noun: "a job id",
+    hint: `spoolctl ${verb} ID  (spoolctl list shows ids)`,
+  } as const satisfies FlagDef;
+}
+
+/** Every verb with its summary, and the two-word forms: what the verbs that describe the CLI read. */
+export interface Catalog {
+  verbs: { spec: VerbSpec; summary: string }[];
+  /** Two-word forms and what they run, e.g. `"dlq list": "list --state dead"`. */
+  compound: Record<string, string>;
+}
+
+/** What a verb's `run` and `render` receive. */
+export interface VerbContext<F extends FlagsDef = FlagsDef> {
+  /** The flags and positionals, checked against the definitions and typed (defaults filled in). */
+  args: Args<F>;
+  /** The argv as typed, before checking: for "more" hints that repeat the command, and `add`, which hands it to the job-spec rules. */
+  raw: RawArgs;
+  /** Whether a flag was given on the command line (not merely defaulted). */
+  given(name: keyof F & string): boolean;
   json: boolean;
-  /** Resolves `--db` and friends (SPEC §4). */
+  /** Whether stdin and stdout are terminals (interactive pickers, progress). */
+  interactive: boolean;
+  /** Resolves `--db` and friends. */
   location(): QueueLocation;
   /**
    * Opens the queue. `create: false`: a missing file reads as an empty queue
@@ -28,74 +56,64 @@ export interface VerbContext {
   open(opts: { create: boolean }): Promise<Store>;
   /** Opens the queue for a reader that waits: it reads as empty until a writer creates it. Closed by the runner. */
   openAppearing(): Promise<AppearingQueue>;
-  /** Whether stdin and stdout are terminals (interactive pickers, progress). */
-  interactive: boolean;
+  /** Every verb, loaded (for `capabilities` and `completion`; passed in by the runner, which owns the registry). */
+  catalog(): Promise<Catalog>;
 }
 
-/** A verb of the CLI. */
-export interface Verb<T = unknown> {
-  name: string;
-  /** Other names that reach this verb (QueueCTL spellings). */
-  aliases?: string[];
-  description: string;
-  /** Usage lines shown under `--help`. */
-  examples: string[];
-  flags: FlagsDef;
-  /**
-   * Whether the verb may change the queue (published by `capabilities`). A verb
-   * without it opens the queue read-only, so a verb that writes must say so.
-   */
-  mutates?: boolean;
-  run(ctx: VerbContext): Promise<VerbResult<T>> | VerbResult<T>;
+/** A verb of the CLI: its definition, what it does, and how its result reads as text. */
+export interface Verb<T = unknown, F extends FlagsDef = FlagsDef> extends VerbSpec<F> {
+  run(ctx: VerbContext<F>): Promise<VerbResult<T>> | VerbResult<T>;
   /** Human text for stdout (empty string: print nothing). */
-  render(result: VerbResult<T>, ctx: VerbContext): string;
+  render(result: VerbResult<T>, ctx: VerbContext<F>): string;
 }
 
-/** Identity helper that keeps a verb's result type. */
-export function defineVerb<T>(verb: Verb<T>): Verb<T> {
+/** Any verb, as the registry holds it. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyVerb = Verb<any, FlagsDef>;
+
+/** Identity helper that infers a verb's flag definitions (for typed `ctx.args`) and its result type. */
+export function defineVerb<T, const F extends FlagsDef>(verb: Verb<T, F>): Verb<T, F> {
   return verb;
 }
 
-/**
- * Builds a {@link VerbContext}; `stores` collects opened stores for closing.
- * `mutates` is the verb's flag: when false, the queue is opened read-only.
- */
-export function makeContext(flags: ParsedFlags, stores: Store[], mutates = true): VerbContext {
+/** Whether stdin and stdout are both terminals. */
+export function terminalAttached(): boolean {
+  return Boolean(process.stdin.isTTY && process.stdout.isTTY);
+}
+
+/** What {@link makeContext} needs besides the parsed argv. */
+export interface ContextOptions {
+  /** Collects opened stores, for the runner to close. */
+  stores: Store[];
+  /** The verb's `mutates`: when false, the queue is opened read-only. */
+  mutates: boolean;
+  /** Loads every verb (the runner's registry). */
+  catalog(): Promise<Catalog>;
+}
+
+/** Builds a {@link VerbContext} from checked `args` and the `raw` argv they came from. */
+export function makeContext<F extends FlagsDef>(raw: RawArgs, args: Args<F>, opts: ContextOptions): VerbContext<F> {
   let location: QueueLocation | null = null;
-  const ctx: VerbContext = {
-    flags,
-    json: flags.values.json === true,
-    interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY),
+  const ctx: VerbContext<F> = {
+    args,
+    raw,
+    given: (name) => raw.values[name] !== undefined,
+    json: raw.values.json === true,
+    interactive: terminalAttached(),
     location() {
-      location ??= resolveLocation(typeof flags.values.db === "string" ? flags.values.db : undefined);
+      location ??= resolveLocation(typeof raw.values.db === "string" ? raw.values.db : undefined);
       return location;
     },
-    async open(opts) {
+    async open({ create }) {
       // Reading verbs never write, so they work on a queue the user may only read (and never change it).
-      const store = await openQueue(ctx.location(), { create: opts.create, readOnly: !mutates && !opts.create });
-      stores.push(store);
+      const store = await openQueue(ctx.location(), { create, readOnly: !opts.mutates && !create });
+      opts.stores.push(store);
       return store;
     },
     openAppearing() {
-      return openAppearing(ctx.location(), (store) => stores.push(store));
+      return openAppearing(ctx.location(), (store) => opts.stores.push(store));
     },
+    catalog: opts.catalog,
   };
   return ctx;
-}
-
-/** A string flag's value, or undefined. */
-export function str(flags: ParsedFlags, name: string): string | undefined {
-  const v = flags.values[name];
-  return typeof v === "string" ? v : undefined;
-}
-
-/** A repeatable flag's values ([] when absent). */
-export function list(flags: ParsedFlags, name: string): string[] {
-  const v = flags.values[name];
-  return Array.isArray(v) ? v : [];
-}
-
-/** A boolean flag. */
-export function bool(flags: ParsedFlags, name: string): boolean {
-  return flags.values[name] === true;
 }

@@ -1,31 +1,27 @@
-/** `spoolctl wait IDS…` (SPEC §5): block until every job is terminal; exit 6 if any ended dead or canceled. */
-import { EXIT, SpoolError } from "../contract/errors.ts";
+/** `spoolctl wait IDS…`: block until every job is terminal; exit 6 if any ended dead or canceled (docs/contract.md "Exit codes and codes"). */
+import type { VerbResult } from "../contract/envelope.ts";
+import { EXIT } from "../contract/errors.ts";
 import { LIMITS } from "../ops/limits.ts";
-import { parseDuration, parseNumber } from "../ops/values.ts";
 import { waitForJobs, type WaitData } from "../ops/wait.ts";
 import { escapeControl } from "../ui/text.ts";
-import { COMMON_FLAGS, defineVerb, str } from "./verb.ts";
+import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 /** Default pause between two looks at the queue, seconds. */
 const DEFAULT_POLL = 0.1;
 
-export default defineVerb<WaitData>({
+export default defineVerb({
   name: "wait",
   description: "Wait until every given job is done, dead or canceled. Exit 0 when all succeeded, 6 when any ended dead or canceled, 4 (TIMEOUT) after --timeout.",
   examples: ["spoolctl wait 1 2 3", "spoolctl wait nightly-1 --timeout 10m --json", "spoolctl work --drain && spoolctl wait 1 2"],
   flags: {
     ...COMMON_FLAGS,
     timeout: { type: "string", description: "give up after this long (TIMEOUT, exit 4); default: wait for ever", valueHint: "DURATION", valueType: "duration", min: 0, max: LIMITS.delay_seconds.max },
-    "poll-interval": { type: "string", description: "seconds between two looks at the queue", valueHint: "SECONDS", default: String(DEFAULT_POLL), min: LIMITS.poll_interval.min, max: 60 },
-    ids: { type: "positional", variadic: true, description: "job ids or idempotency keys", valueHint: "ID…", required: true },
+    "poll-interval": { type: "string", description: "seconds between two looks at the queue", valueHint: "SECONDS", valueType: "number", default: String(DEFAULT_POLL), min: LIMITS.poll_interval.min, max: 60 },
+    ids: { type: "positional", variadic: true, description: "job ids or idempotency keys", valueHint: "ID…", required: true, noun: "at least one job id", hint: "spoolctl wait ID…  (spoolctl list shows ids)" },
   },
-  async run(ctx) {
-    const f = ctx.flags;
-    const refs = [...f.positionals, ...(f.rest ?? [])];
-    if (refs.length === 0) throw new SpoolError("MISSING_REQUIRED", "wait needs at least one job id", { remediation: "spoolctl wait ID…  (spoolctl list shows ids)" });
-    const timeoutRaw = str(f, "timeout");
-    const timeoutSeconds = timeoutRaw === undefined ? null : parseDuration("--timeout", timeoutRaw, 0, LIMITS.delay_seconds.max);
-    const pollSeconds = parseNumber("--poll-interval", str(f, "poll-interval") ?? String(DEFAULT_POLL), LIMITS.poll_interval.min, 60);
+  async run(ctx): Promise<VerbResult<WaitData>> {
+    const { ids: refs, "poll-interval": pollSeconds } = ctx.args;
+    const timeoutSeconds = ctx.args.timeout ?? null;
     const progress = !ctx.json && Boolean(process.stderr.isTTY);
     let shown = false;
     const onProgress = progress

@@ -1,18 +1,18 @@
-/** `spoolctl work` (SPEC §4–§5): run jobs from one lane until stopped, once, or drained. */
+/** `spoolctl work`: run jobs from one lane until stopped, once, or drained. */
+import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import { DEFAULTS, LIMITS } from "../ops/limits.ts";
-import { parseInteger, parseLane, parseNumber } from "../ops/values.ts";
 import { drainBacklog } from "../ops/live.ts";
 import { ProgressLine } from "../ui/live.ts";
 import { workerLine } from "../ui/worker-lines.ts";
 import { Worker, type WorkSummary } from "../worker/loop.ts";
 import { newWorkerId } from "../worker/registry.ts";
-import { COMMON_FLAGS, bool, defineVerb, str } from "./verb.ts";
+import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 /** `work --json` data. */
 export type WorkData = WorkSummary;
 
-export default defineVerb<WorkData>({
+export default defineVerb({
   name: "work",
   description: "Run jobs: claim, execute in their own process group, record, retry. Ctrl-C stops after running jobs finish; a second Ctrl-C kills them.",
   mutates: true,
@@ -26,30 +26,22 @@ export default defineVerb<WorkData>({
     ...COMMON_FLAGS,
     once: { type: "boolean", description: "claim at most one job, run it, exit" },
     drain: { type: "boolean", description: "exit when nothing is running, due or waiting on a retry backoff" },
-    queue: { type: "string", description: "lane to serve", valueHint: "NAME", default: DEFAULTS.queue },
-    slots: { type: "string", description: "fleet-wide ceiling of running jobs in the lane", valueHint: "N", min: LIMITS.slots.min, max: LIMITS.slots.max },
-    concurrency: { type: "string", description: "jobs this process runs at once", valueHint: "N", default: "1", min: LIMITS.concurrency.min, max: LIMITS.concurrency.max },
-    "poll-interval": { type: "string", description: "seconds between polls when no file change wakes the worker", valueHint: "SECONDS", default: "1", min: LIMITS.poll_interval.min, max: LIMITS.poll_interval.max },
-    "worker-id": { type: "string", description: "name of this worker in the registry", valueHint: "ID" },
+    queue: { type: "string", description: "lane to serve", valueHint: "NAME", format: "lane", default: DEFAULTS.queue },
+    slots: { type: "string", description: "fleet-wide ceiling of running jobs in the lane", valueHint: "N", valueType: "integer", min: LIMITS.slots.min, max: LIMITS.slots.max },
+    concurrency: { type: "string", description: "jobs this process runs at once", valueHint: "N", valueType: "integer", default: "1", min: LIMITS.concurrency.min, max: LIMITS.concurrency.max },
+    "poll-interval": { type: "string", description: "seconds between polls when no file change wakes the worker", valueHint: "SECONDS", valueType: "number", default: "1", min: LIMITS.poll_interval.min, max: LIMITS.poll_interval.max },
+    "worker-id": { type: "string", description: "name of this worker in the registry", valueHint: "ID", format: "worker-id" },
   },
-  async run(ctx) {
-    const f = ctx.flags;
-    if (bool(f, "once") && bool(f, "drain")) {
+  async run(ctx): Promise<VerbResult<WorkData>> {
+    const { once, drain, queue, concurrency, "poll-interval": pollInterval } = ctx.args;
+    if (once && drain) {
       throw new SpoolError("INVALID_INPUT", "give --once or --drain, not both", { remediation: "--once runs one job; --drain runs until the lane is settled" });
     }
-    if (f.positionals.length || f.rest) throw new SpoolError("INVALID_INPUT", `work takes no arguments (got ${JSON.stringify([...f.positionals, ...(f.rest ?? [])].join(" "))})`);
-    const queue = parseLane("--queue", str(f, "queue") ?? DEFAULTS.queue);
-    const slotsRaw = str(f, "slots");
-    const slots = slotsRaw === undefined ? null : parseInteger("--slots", slotsRaw, LIMITS.slots.min, LIMITS.slots.max);
-    const concurrency = parseInteger("--concurrency", str(f, "concurrency") ?? "1", LIMITS.concurrency.min, LIMITS.concurrency.max);
-    const pollInterval = parseNumber("--poll-interval", str(f, "poll-interval") ?? "1", LIMITS.poll_interval.min, LIMITS.poll_interval.max);
-    const workerId = str(f, "worker-id") ?? newWorkerId();
-    if (!/^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/.test(workerId)) {
-      throw new SpoolError("INVALID_INPUT", `invalid value for --worker-id: ${JSON.stringify(workerId)} (expected 1-128 letters, digits, '.', '_', ':', '@' or '-')`);
-    }
+    const slots = ctx.args.slots ?? null;
+    const workerId = ctx.args["worker-id"] ?? newWorkerId();
     const store = await ctx.open({ create: true });
-    const mode = bool(f, "once") ? "once" : bool(f, "drain") ? "drain" : "loop";
-    // Progress (SPEC §7): `--drain` on a terminal only; never on a pipe or under --json.
+    const mode = once ? "once" : drain ? "drain" : "loop";
+    // Progress: `--drain` on a terminal only; never on a pipe or under --json.
     const progress = new ProgressLine(process.stderr, mode === "drain" && !ctx.json && Boolean(process.stderr.isTTY) && process.env.TERM !== "dumb");
     let executed = 0;
     const refresh = async () => {

@@ -1,26 +1,24 @@
-/** `spoolctl workers` (SPEC §5): live and recently seen workers from the registry. */
-import { SpoolError } from "../contract/errors.ts";
+/** `spoolctl workers`: live and recently seen workers from the registry. */
+import type { VerbResult } from "../contract/envelope.ts";
 import { listWorkers, type WorkerView } from "../ops/workers.ts";
 import type { WorkerRecord } from "../store/model.ts";
 import { humanDuration, iso, table } from "../ui/text.ts";
 import { judge } from "../worker/liveness.ts";
-import { COMMON_FLAGS, bool, defineVerb } from "./verb.ts";
+import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
-/** Judges a registry row by its recorded process identity (SPEC §4). */
+/** Judges a registry row by its recorded process identity: live, or how it died (see src/worker/liveness.ts). */
 export function judgeRecord(w: WorkerRecord) {
   return judge({ host: w.host, pid: w.pid, bootId: w.boot_id, startTime: w.start_time });
 }
 
-export default defineVerb<{ count: number; workers: WorkerView[] }>({
+export default defineVerb({
   name: "workers",
   description: "List live and recently seen workers: id, pid, host, lane, started, last heartbeat, running jobs.",
   examples: ["spoolctl workers", "spoolctl workers --all --json"],
   flags: { ...COMMON_FLAGS, all: { type: "boolean", description: "include stopped and dead workers" } },
-  async run(ctx) {
-    const extra = [...ctx.flags.positionals, ...(ctx.flags.rest ?? [])];
-    if (extra.length) throw new SpoolError("INVALID_INPUT", `workers takes no arguments (got ${JSON.stringify(extra.join(" "))})`);
+  async run(ctx): Promise<VerbResult<{ count: number; workers: WorkerView[] }>> {
     const all = await (await ctx.open({ create: false })).read(async (tx) => await listWorkers(tx, judgeRecord));
-    const workers = bool(ctx.flags, "all") ? all : all.filter((w) => w.status === "live");
+    const workers = ctx.args.all ? all : all.filter((w) => w.status === "live");
     return { data: { count: workers.length, workers } };
   },
   render({ data }) {

@@ -1,11 +1,12 @@
 /**
- * The JSON envelope of SPEC §6: every verb under `--json` prints exactly one
- * `{ok, tool_version, data, meta, warnings, commands, errors}` object on stdout.
+ * The JSON envelope (docs/contract.md "The envelope"): every verb under
+ * `--json` prints exactly one `{ok, tool_version, data, meta, warnings,
+ * commands, errors}` object on stdout.
  */
 import { type ErrorObject, type Warning } from "./errors.ts";
 import { TOOL_VERSION } from "./version.ts";
 
-/** Contract version of the envelope (SPEC §6). */
+/** Contract version of the envelope (docs/contract.md "Stability"). */
 export const CONTRACT_VERSION = "2";
 
 /** Pagination block of list-like verbs. */

@@ -1,10 +1,11 @@
 /**
- * The one registry of error and warning codes (SPEC §6). Every failure the CLI
- * reports is a {@link SpoolError} carrying one of these codes; the exit code and
- * retryability come from here, never from the call site.
+ * The one registry of error and warning codes (docs/contract.md "Exit codes
+ * and codes"). Every failure the CLI reports is a {@link SpoolError} carrying
+ * one of these codes; the exit code and retryability come from here, never
+ * from the call site.
  */
 
-/** Exit codes of SPEC §6. */
+/** The exit codes (docs/contract.md "Exit codes"). */
 export const EXIT = {
   OK: 0,
   USER_INPUT: 1,
@@ -22,7 +23,7 @@ export interface ErrorCodeInfo {
   remediation: string;
 }
 
-/** Every error code spoolctl can emit, with its exit code (SPEC §6). */
+/** Every error code spoolctl can emit, with its exit code (docs/contract.md "Error codes"). */
 export const ERROR_CODES = {
   INVALID_INPUT: { exit_code: EXIT.USER_INPUT, retryable: false, remediation: "fix the value and run the command again; see --help" },
   MISSING_REQUIRED: { exit_code: EXIT.USER_INPUT, retryable: false, remediation: "supply the missing argument; see --help" },
@@ -84,7 +85,7 @@ export class SpoolError extends Error {
     this.detail = options.detail;
   }
 
-  /** The exit code of this error's code (SPEC §6). */
+  /** The exit code of this error's code (from {@link ERROR_CODES}). */
   get exitCode(): number {
     return ERROR_CODES[this.code].exit_code;
   }

@@ -1,57 +1,135 @@
 /**
- * Flag definitions and the strict argv parser. citty renders `--help` from the
- * same definitions, but it accepts unknown flags and abbreviations, so parsing is
- * ours (SPEC §6: unknown flags are rejected with a suggestion; no abbreviation).
+ * What a verb's flags and positionals are, as plain definitions and types,
+ * and the spelling guess behind `did_you_mean`. One definition drives the
+ * strict parser (src/commands/args.ts), `--help`, `capabilities` and shell
+ * completion, so they cannot drift apart (docs/contract.md "Error objects and
+ * warnings": unknown flags are rejected with a suggestion, never abbreviated).
  */
-import { SpoolError } from "./errors.ts";
+
+/**
+ * What a value is. The parser checks it and hands the verb the parsed value:
+ * `integer` and `number` (within `min`..`max`), `duration` (`30`, `90s`, `5m`,
+ * `2h`, `1d`: seconds, within `min`..`max`) and `timestamp` (epoch seconds or
+ * ISO-8601: epoch seconds) as numbers; `enum` (one of `choices`) as that
+ * choice; `pair` (`KEY=VALUE`, a non-empty KEY) gathered into one object;
+ * `path` (a non-blank path) and `string` and `json` as the text given.
+ */
+export type ValueType = "string" | "integer" | "number" | "duration" | "timestamp" | "enum" | "pair" | "path" | "json";
+
+/** A named grammar of a string value, checked by the parser: `lane` (a lane name), `worker-id` (a worker's name). */
+export type StringFormat = "lane" | "worker-id";
 
 /** One flag or positional of a verb. Keys of {@link FlagsDef} are the long names, kebab-case. */
 export interface FlagDef {
   type: "string" | "boolean" | "positional";
   description: string;
-  /** Shown in help after the flag, e.g. `SECONDS`. */
+  /** Shown in help after the flag, e.g. `SECONDS`; a positional's label in messages (`invalid value for SHELL`). */
   valueHint?: string;
   /** A one-letter short form, e.g. `c` for `-c`. */
   alias?: string;
   /** The flag may be given several times; its values are collected in order. */
   repeatable?: boolean;
-  /** Default shown in help and capabilities (the verb applies it). */
+  /** Default shown in help and capabilities, and handed to the verb when the flag is left out (parsed like a given value). */
   default?: string | boolean;
-  /** Positional: consumes every remaining positional argument. */
+  /** Positional: consumes every remaining positional argument (and everything after a bare `--`). */
   variadic?: boolean;
-  /**
-   * What the value means, for `capabilities` (the parser sees strings): e.g.
-   * `integer`, `number`, `duration`, `timestamp`, `enum`, `pair`, `path`, `json`.
-   * When absent, `capabilities` infers it from `valueHint`.
-   */
-  valueType?: string;
+  /** What the value is (see {@link ValueType}); `string` when absent, `enum` implied by `choices`. Published by `capabilities`. */
+  valueType?: ValueType;
+  /** A named grammar the value must follow, beyond its type. */
+  format?: StringFormat;
   /** Smallest accepted value (seconds for durations). */
   min?: number;
-  /** Largest accepted value (seconds for durations). */
+  /** Largest accepted value (seconds for durations, epoch seconds for timestamps). */
   max?: number;
   /** The accepted values of an enumerated flag or positional. */
   choices?: readonly string[];
+  /**
+   * `choices` match whatever the case, blanks around, and `-` for `_`
+   * (`MAX-RETRIES` is `max_retries`); the verb receives the listed spelling.
+   */
+  looseChoices?: boolean;
+  /** One value may hold several, separated by this (`--state queued,running`); each is checked. */
+  separator?: string;
   /** The verb fails with `MISSING_REQUIRED` without it. */
   required?: boolean;
+  /**
+   * A required positional that, at a terminal and without `--json`, the verb
+   * asks for instead (a picker): only there may it be left out.
+   */
+  prompt?: boolean;
   /**
    * String flag whose value may be left out (`--markdown` or `--markdown FILE`):
    * given alone, or followed by another flag or nothing, its value is "".
    */
   optionalValue?: boolean;
+  /**
+   * How messages name one value, with its article: a positional's (`a job id`:
+   * "show needs a job id", "show takes one job id"), and what a bad choice
+   * should have been (`a terminal state`: "expected a terminal state: done, …").
+   */
+  noun?: string;
+  /** The remediation of an error about this flag (a bad value, a missing one), when more precise than the code's default. */
+  hint?: string;
 }
 
 /** A verb's flags and positionals, in help order. */
 export type FlagsDef = Record<string, FlagDef>;
 
-/** The result of {@link parseFlags}. */
-export interface ParsedFlags {
-  /** Flag values by long name: string, boolean, or string[] for repeatable flags. */
+/** What describes a verb, without running it: what `--help`, `capabilities` and completion read. */
+export interface VerbSpec<F extends FlagsDef = FlagsDef> {
+  name: string;
+  /** Other names that reach this verb (the QueueCTL two-word spellings, e.g. `config show`). */
+  aliases?: string[];
+  description: string;
+  /** Usage lines shown under `--help`. */
+  examples: string[];
+  flags: F;
+  /**
+   * Whether the verb may change the queue (published by `capabilities`). A verb
+   * without it opens the queue read-only, so a verb that writes must say so.
+   */
+  mutates?: boolean;
+  /** The remediation when a verb without positionals is given arguments ("use --job ID for one job's events"). */
+  noArgsHint?: string;
+}
+
+/** The argv as typed, split by the flag definitions before any value is checked. */
+export interface RawArgs {
+  /** Flag values by long name as given: string, boolean, or string[] for repeatable flags. */
   values: Record<string, string | boolean | string[]>;
   /** Positional arguments in order (before any `--`). */
   positionals: string[];
   /** Arguments after a bare `--`, verbatim; null when there was no `--`. */
   rest: string[] | null;
 }
+
+/** One checked value of a definition, before `repeatable` and defaults are taken into account. */
+type ScalarOf<D extends FlagDef> = D extends { valueType: "integer" | "number" | "duration" | "timestamp" }
+  ? number
+  : D extends { choices: readonly (infer C extends string)[] }
+    ? C
+    : string;
+
+/**
+ * The value a verb receives for one definition: a boolean for a switch, an
+ * object for `pair` flags, an array for repeatable flags and variadic
+ * positionals, and otherwise the value, or undefined when it was left out and
+ * has neither a default nor `required`.
+ */
+export type ArgValue<D extends FlagDef> = D extends { type: "boolean" }
+  ? boolean
+  : D extends { valueType: "pair" }
+    ? Record<string, string>
+    : D extends { repeatable: true } | { variadic: true }
+      ? ScalarOf<D>[]
+      : D extends { prompt: true }
+        ? ScalarOf<D> | undefined
+        : D extends { default: string } | { required: true }
+          ? ScalarOf<D>
+          : ScalarOf<D> | undefined;
+
+/** The checked, typed values of a verb's flags and positionals, by name. */
+export type Args<F extends FlagsDef> = { -readonly [K in keyof F]: ArgValue<F[K]> };
 
 /** Levenshtein distance, for `did_you_mean`. */
 function editDistance(a: string, b: string): number {
@@ -68,8 +146,12 @@ function editDistance(a: string, b: string): number {
   return row[b.length]!;
 }
 
-/** The closest candidate within a small edit distance, or null. */
-export function closest(input: string, candidates: string[]): string | null {
+/**
+ * The candidate closest to `input` within a small edit distance, or null: the
+ * `did_you_mean` of an unknown flag, verb, setting or choice. A guess keeps
+ * something of the input ("--日本" is not a typo of "--db").
+ */
+export function closest(input: string, candidates: readonly string[]): string | null {
   let best: string | null = null;
   let bestDistance = Infinity;
   for (const c of candidates) {
@@ -79,102 +161,5 @@ export function closest(input: string, candidates: string[]): string | null {
       bestDistance = d;
     }
   }
-  // A guess must keep something of the input ("--日本" is not a typo of "--db").
   return bestDistance <= Math.max(2, Math.floor(input.length / 3)) && bestDistance < input.length ? best : null;
-}
-
-/**
- * Parses argv strictly against `defs`.
- * Accepts `--name value`, `--name=value`, `-x value`, boolean `--name`; a bare `--`
- * ends flag parsing. Rejects unknown flags (`UNKNOWN_FLAG` with `did_you_mean`),
- * a missing value, a boolean given a value other than true/false, and a
- * non-repeatable flag given twice (`INVALID_INPUT`).
- */
-export function parseFlags(argv: string[], defs: FlagsDef): ParsedFlags {
-  const values: ParsedFlags["values"] = {};
-  const positionals: string[] = [];
-  let rest: string[] | null = null;
-  const byAlias = new Map<string, string>();
-  for (const [name, def] of Object.entries(defs)) if (def.alias) byAlias.set(def.alias, name);
-  const flagNames = Object.entries(defs)
-    .filter(([, d]) => d.type !== "positional")
-    .map(([n]) => n);
-
-  const assign = (name: string, def: FlagDef, value: string | boolean, shown: string) => {
-    if (def.repeatable) {
-      const list = (values[name] as string[] | undefined) ?? [];
-      list.push(String(value));
-      values[name] = list;
-      return;
-    }
-    if (Object.hasOwn(values, name)) {
-      throw new SpoolError("INVALID_INPUT", `${shown} was given more than once`, {
-        remediation: `give ${shown} once`,
-        detail: { flag: shown },
-      });
-    }
-    values[name] = value;
-  };
-
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === "--") {
-      rest = argv.slice(i + 1);
-      break;
-    }
-    let name: string | undefined;
-    let inline: string | undefined;
-    let shown = arg;
-    if (arg.startsWith("--")) {
-      const eq = arg.indexOf("=");
-      const raw = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
-      inline = eq === -1 ? undefined : arg.slice(eq + 1);
-      shown = "--" + raw;
-      const def = Object.hasOwn(defs, raw) ? defs[raw] : undefined; // "--constructor" is no flag
-      if (!def || def.type === "positional") {
-        const guess = closest(raw, flagNames);
-        throw new SpoolError("UNKNOWN_FLAG", `unknown flag ${shown}` + (guess ? ` (did you mean --${guess}?)` : ""), {
-          did_you_mean: guess ? `--${guess}` : null,
-          detail: { flag: shown },
-        });
-      }
-      name = raw;
-    } else if (arg.length >= 2 && arg[0] === "-" && !/^-\d/.test(arg)) {
-      const short = arg.slice(1, 2);
-      name = byAlias.get(short);
-      shown = "-" + short;
-      if (!name) {
-        throw new SpoolError("UNKNOWN_FLAG", `unknown flag ${shown}`, { did_you_mean: null, detail: { flag: shown } });
-      }
-      if (arg.length > 2) inline = arg.slice(2).replace(/^=/, "");
-    } else {
-      positionals.push(arg);
-      continue;
-    }
-    const def = defs[name]!;
-    if (def.type === "boolean") {
-      if (inline === undefined) assign(name, def, true, shown);
-      else if (inline === "true" || inline === "false") assign(name, def, inline === "true", shown);
-      else throw new SpoolError("INVALID_INPUT", `${shown} is a switch and takes no value (got ${JSON.stringify(inline)})`, { detail: { flag: shown, value: inline } });
-      continue;
-    }
-    let value = inline;
-    if (value === undefined) {
-      const next = argv[i + 1];
-      if (def.optionalValue && (next === undefined || next === "--" || (next.startsWith("-") && next.length > 1))) {
-        assign(name, def, "", shown);
-        continue;
-      }
-      if (next === undefined || next === "--" || (next.startsWith("--") && next.length > 2)) {
-        throw new SpoolError("INVALID_INPUT", `${shown} needs a value${def.valueHint ? ` (${def.valueHint})` : ""}`, {
-          remediation: `write ${shown} ${def.valueHint ?? "VALUE"}`,
-          detail: { flag: shown },
-        });
-      }
-      value = next;
-      i++;
-    }
-    assign(name, def, value, shown);
-  }
-  return { values, positionals, rest };
 }

@@ -1,8 +1,8 @@
 /**
- * `spoolctl brief` (SPEC §8): a compact usage text to put in an agent's
- * context. The verb list comes from the registry; the rest is the workflow.
+ * `spoolctl brief`: a compact usage text to put in an agent's context. The
+ * verb names are given by the caller (the registry); the rest is the workflow.
  */
-import { ERROR_CODES } from "./errors.ts";
+import { ERROR_CODES } from "../contract/errors.ts";
 
 /** The token budget the brief is written to stay under. */
 export const BRIEF_BUDGET_TOKENS = 900;

@@ -1,14 +1,14 @@
 /**
- * The machine-readable contract (`spoolctl capabilities`, SPEC §5–§6): verbs
- * with their flags (from the very definitions the parser and `--help` use),
- * exit and error codes, states, events, limits, settings and environment
- * variables. Built from the sources of truth, never written by hand.
+ * The machine-readable contract (`spoolctl capabilities`, docs/contract.md):
+ * verbs with their flags (from the very definitions the parser and `--help`
+ * use), exit and error codes, states, events, limits, settings and
+ * environment variables. Built from the sources of truth, never written by
+ * hand.
  */
-import type { FlagDef } from "./flags.ts";
-import { ERROR_CODES, EXIT, WARNING_CODES } from "./errors.ts";
-import { CONTRACT_VERSION } from "./envelope.ts";
-import { TOOL_VERSION } from "./version.ts";
-import type { Verb } from "../commands/verb.ts";
+import { ERROR_CODES, EXIT, WARNING_CODES } from "../contract/errors.ts";
+import { CONTRACT_VERSION } from "../contract/envelope.ts";
+import type { FlagDef, VerbSpec } from "../contract/flags.ts";
+import { TOOL_VERSION } from "../contract/version.ts";
 import { DB_PATH_PRECEDENCE, SETTINGS } from "../ops/config.ts";
 import { DEFAULTS, LIMITS } from "../ops/limits.ts";
 import { CONFIG_FILE, CONFIG_KEYS } from "../store/location.ts";
@@ -22,7 +22,10 @@ export interface FlagCapability {
   flag: string;
   kind: "flag" | "positional";
   aliases: string[];
+  /** `boolean`, or the value's type (src/contract/flags.ts `ValueType`). */
   type: string;
+  /** A named grammar the value follows (`lane`, `worker-id`), or null. */
+  format: string | null;
   value_hint: string | null;
   description: string;
   default: string | boolean | null;
@@ -30,34 +33,27 @@ export interface FlagCapability {
   required: boolean;
   value_required: boolean;
   choices: string[] | null;
+  /** Smallest and largest accepted value (seconds for durations), or null. */
   minimum: number | null;
   maximum: number | null;
 }
 
-/** What a value hint says about the value, when a flag does not declare `valueType`. */
-function inferType(def: FlagDef): string {
-  if (def.valueType) return def.valueType;
+/** The published type of a definition: what the parser checks the value as. */
+function typeOf(def: FlagDef): string {
   if (def.type === "boolean") return "boolean";
-  if (def.choices) return "enum";
-  const hint = def.valueHint ?? "";
-  if (hint === "N") return "integer";
-  if (hint === "DURATION") return "duration";
-  if (hint === "SECONDS") return "number";
-  if (hint === "TIME") return "timestamp";
-  if (hint === "K=V") return "pair";
-  if (/^(PATH|FILE|DIR)$/.test(hint)) return "path";
-  return "string";
+  return def.valueType ?? (def.choices ? "enum" : "string");
 }
 
 /** Publishes one flag definition. */
-export function flagCapability(name: string, def: FlagDef): FlagCapability {
+function flagCapability(name: string, def: FlagDef): FlagCapability {
   const positional = def.type === "positional";
   return {
     name,
     flag: positional ? name : `--${name}`,
     kind: positional ? "positional" : "flag",
     aliases: def.alias ? [`-${def.alias}`] : [],
-    type: inferType(def),
+    type: typeOf(def),
+    format: def.format ?? null,
     value_hint: def.valueHint ?? null,
     description: def.description,
     default: def.default ?? null,
@@ -71,7 +67,7 @@ export function flagCapability(name: string, def: FlagDef): FlagCapability {
 }
 
 /** A verb's entry. */
-function verbCapability(summary: string, verb: Verb<unknown>) {
+function verbCapability(summary: string, verb: VerbSpec) {
   const all = Object.entries(verb.flags).map(([name, def]) => flagCapability(name, def));
   return {
     summary,
@@ -100,14 +96,17 @@ const EXIT_MEANINGS: Record<number, { meaning: string; retryable: boolean | null
   [EXIT.JOB_FAILED]: { meaning: "an awaited job ended dead or canceled (ok: true)", retryable: false },
 };
 
-/** Input of {@link buildCapabilities}: the loaded verbs, their summaries, and the two-word aliases. */
+/** Input of {@link buildCapabilities}: every verb's definition with its summary, and the two-word forms with what they run. */
 export interface CapabilitiesInput {
-  verbs: { verb: Verb<unknown>; summary: string }[];
-  aliases: Record<string, string>;
+  verbs: { spec: VerbSpec; summary: string }[];
   compound: Record<string, string>;
 }
 
-/** The whole capabilities document (`capabilities --json` data). */
+/**
+ * The whole capabilities document (`capabilities --json` data). `aliases`
+ * (one-word alternative verb names) is empty: there are none, and the key
+ * stays for contract version 2 (docs/contract.md "Stability").
+ */
 export function buildCapabilities(input: CapabilitiesInput) {
   const codeRegistry: Record<string, unknown> = {};
   for (const [code, info] of Object.entries(ERROR_CODES)) {
@@ -122,8 +121,8 @@ export function buildCapabilities(input: CapabilitiesInput) {
     tool_name: "spoolctl",
     tool_version: TOOL_VERSION,
     contract_version: CONTRACT_VERSION,
-    verbs: Object.fromEntries(input.verbs.map(({ verb, summary }) => [verb.name, verbCapability(summary, verb)])),
-    aliases: input.aliases,
+    verbs: Object.fromEntries(input.verbs.map(({ spec, summary }) => [spec.name, verbCapability(summary, spec)])),
+    aliases: {},
     compound_commands: input.compound,
     global_flags: {
       db_scope: "every verb that reads or writes the queue",

@@ -1,7 +1,7 @@
 /**
- * JSON Schemas of the data of `report` and `completion` (SPEC §8, issue 5),
- * mirroring `ReportData` (src/ops/report.ts) and `CompletionData`. Times are
- * epoch seconds.
+ * JSON Schemas of the data of `report` and `completion`, mirroring
+ * `ReportData` (src/ops/report.ts) and `CompletionData`
+ * (src/commands/completion.ts). Times are epoch seconds.
  */
 import { FAILURE_REASONS } from "../store/model.ts";
 import { jobState, stringMap } from "./schemas-core.ts";

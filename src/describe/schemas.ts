@@ -1,9 +1,10 @@
 /**
- * The JSON Schemas of the contract (SPEC §6, `spoolctl schema`): the envelope,
- * each verb's `data`, and the frames of raw streams. Codes come from the error
- * registry, so the schema cannot drift from what the CLI emits.
+ * The JSON Schemas of the contract (`spoolctl schema`, docs/contract.md "JSON
+ * Schema export"): the envelope, each verb's `data`, and the frames of raw
+ * streams. Codes come from the error registry, so the schema cannot drift from
+ * what the CLI emits.
  */
-import { ERROR_CODES, WARNING_CODES } from "./errors.ts";
+import { ERROR_CODES, WARNING_CODES } from "../contract/errors.ts";
 import { CORE_DATA_SCHEMAS } from "./schemas-core.ts";
 import { OPERATOR_DATA_SCHEMAS, STREAM_SCHEMAS } from "./schemas-operator.ts";
 import { REPORT_DATA_SCHEMAS } from "./schemas-reports.ts";

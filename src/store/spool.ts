@@ -3,27 +3,13 @@
  * "Output"), created
  * owner-only (0700 folders, 0600 files).
  */
-import { chmodSync, existsSync, mkdirSync, rmSync, statSync, unlinkSync } from "node:fs";
+import { rmSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 
 /** Absolute paths of an attempt's captured output. */
 export function attemptOutputPaths(spoolDir: string, jobId: number, attemptNo: number): { stdout: string; stderr: string } {
   const dir = join(spoolDir, "output", String(jobId), String(attemptNo));
   return { stdout: join(dir, "stdout"), stderr: join(dir, "stderr") };
-}
-
-/** Creates the spool root owner-only if missing (0700, docs/architecture.md "Output"). */
-export function ensureSpool(spoolDir: string): void {
-  if (!existsSync(spoolDir)) {
-    mkdirSync(spoolDir, { recursive: true, mode: 0o700 });
-    chmodSync(spoolDir, 0o700);
-  }
-}
-
-/** Creates an attempt's folder (0700); raises the fs error (ENOSPC, EACCES…) if it cannot. */
-export function ensureAttemptDir(spoolDir: string, jobId: number, attemptNo: number): void {
-  ensureSpool(spoolDir);
-  mkdirSync(join(spoolDir, "output", String(jobId), String(attemptNo)), { recursive: true, mode: 0o700 });
 }
 
 /** Total size in bytes of the files that exist among `paths`. */

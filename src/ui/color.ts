@@ -1,5 +1,5 @@
 /**
- * Colors for human output (SPEC §7): on only when the stream is a terminal,
+ * Colors for human output: on only when the stream is a terminal,
  * `NO_COLOR` is unset or empty and `TERM` is not `dumb`; `FORCE_COLOR` (non-empty,
  * not `0`) turns them on off a terminal, but `NO_COLOR` still wins. No library:
  * a handful of SGR codes, so that simple verbs import nothing heavy.

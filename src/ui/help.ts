@@ -3,13 +3,11 @@
  * definitions (the same ones the parser uses), followed by its examples.
  */
 import { defineCommand, renderUsage, type ArgsDef } from "citty";
-import type { FlagsDef } from "../contract/flags.ts";
+import type { FlagsDef, VerbSpec } from "../contract/flags.ts";
 import { TOOL_VERSION } from "../contract/version.ts";
-import { VERBS } from "../commands/registry.ts";
-import type { Verb } from "../commands/verb.ts";
 
 /** citty argument definitions from ours (citty ignores the fields it does not know). */
-export function toCittyArgs(flags: FlagsDef): ArgsDef {
+function toCittyArgs(flags: FlagsDef): ArgsDef {
   const out: ArgsDef = {};
   for (const [name, def] of Object.entries(flags)) {
     const description = def.repeatable ? `${def.description} (repeatable)` : def.description;
@@ -29,14 +27,14 @@ export function toCittyArgs(flags: FlagsDef): ArgsDef {
 
 const ANSI = /\u001b\[[0-9;]*m/g;
 
-/** citty colors unconditionally; keep color for a terminal only (SPEC §7: NO_COLOR, non-TTY). */
+/** citty colors unconditionally; keep color for a terminal only, and never with NO_COLOR. */
 function maybeColor(text: string): string {
   const trimmed = text.split("\n").map((line) => line.trimEnd()).join("\n"); // citty pads every row to the widest
   return process.stdout.isTTY && !process.env.NO_COLOR ? trimmed : trimmed.replace(ANSI, "");
 }
 
 /** The usage of one verb, with examples; colored only on a terminal. */
-export async function verbUsage(verb: Verb<unknown>): Promise<string> {
+export async function verbUsage(verb: VerbSpec): Promise<string> {
   const root = defineCommand({ meta: { name: "spoolctl", version: TOOL_VERSION } });
   const cmd = defineCommand({ meta: { name: verb.name, description: verb.description }, args: toCittyArgs(verb.flags) });
   const usage = maybeColor(await renderUsage(cmd, root));
@@ -44,10 +42,10 @@ export async function verbUsage(verb: Verb<unknown>): Promise<string> {
   return `${usage}\n${aliases}\nExamples:\n${verb.examples.map((e) => `  ${e}`).join("\n")}\n`;
 }
 
-/** The root usage: every verb with its summary. */
-export function rootUsage(): string {
-  const width = Math.max(...Object.keys(VERBS).map((n) => n.length));
-  const lines = Object.entries(VERBS).map(([name, v]) => `  ${name.padEnd(width)}  ${v.summary}`);
+/** The root usage: every verb (name → one-line summary, in the order given) with its summary. */
+export function rootUsage(summaries: Readonly<Record<string, string>>): string {
+  const width = Math.max(...Object.keys(summaries).map((n) => n.length));
+  const lines = Object.entries(summaries).map(([name, summary]) => `  ${name.padEnd(width)}  ${summary}`);
   return [
     `spoolctl ${TOOL_VERSION}: a daemonless, crash-safe job queue for shell commands`,
     "",

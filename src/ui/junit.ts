@@ -1,5 +1,5 @@
 /**
- * JUnit XML rendering of a report (SPEC §8). Layout, chosen for what CI
+ * JUnit XML rendering of a report (`report --junit`). Layout, chosen for what CI
  * systems display (GitHub test reporters, GitLab, Jenkins, Azure):
  *
  * - `<testsuites name="spoolctl">` with the overall counts;

@@ -1,5 +1,5 @@
 /**
- * Terminal drivers for live views (SPEC §7): the `status --watch` screen that
+ * Terminal drivers for live views: the `status --watch` screen that
  * redraws in place until Ctrl-C, and the single updating progress line of
  * `work --drain` on stderr. Callers decide whether a terminal is there; these
  * only draw.

@@ -1,7 +1,7 @@
 /**
- * Human messages on stderr through consola, one line each (SPEC §6: "Human mode
- * prints errors on stderr through consola, one line, with the same code").
- * Color only on a TTY and without NO_COLOR (SPEC §7).
+ * Human messages on stderr through consola, one line each: an error is
+ * `spoolctl: error: CODE: message — remediation` (docs/contract.md "Error
+ * objects and warnings"). Color only on a TTY and without NO_COLOR.
  */
 import { createConsola, type ConsolaInstance, type LogObject } from "consola";
 

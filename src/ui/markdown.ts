@@ -1,5 +1,5 @@
 /**
- * Markdown rendering of a report (SPEC §8): a summary suitable for a CI step
+ * Markdown rendering of a report (`report --markdown`): a summary suitable for a CI step
  * summary (`$GITHUB_STEP_SUMMARY`): one headline, counts per lane when there are
  * several, a table of jobs (failures first) and the failures' output tails in
  * collapsible blocks. Cell text is escaped so that a command cannot break the

@@ -1,5 +1,5 @@
 /**
- * Interactive pickers for `retry` and `cancel` without an ID (SPEC §7): a
+ * Interactive pickers for `retry` and `cancel` without an ID: a
  * @clack/prompts multi-select of the eligible jobs. Only ever opened when stdin
  * and stdout are terminals and --json is off; the verbs decide that. The
  * pickers only choose: the verbs then run their usual operation on the chosen

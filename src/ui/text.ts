@@ -1,6 +1,6 @@
 /** Small text helpers shared by the human renderers. */
 
-/** Escapes control characters so one job stays on one line (SPEC §4). */
+/** Escapes control characters (as `\n`, `\t`, `\xNN`) so that one job stays on one line of human output. */
 export function escapeControl(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => {
     if (c === "\n") return "\\n";

@@ -1,5 +1,5 @@
 /**
- * The text of `spoolctl triage` (SPEC §7): one job's card (command, failure,
+ * The text of `spoolctl triage`: one job's card (command, failure,
  * exit code, budgets, last error, output tails), its full output, and the
  * closing summary. Pure functions of the data, so the flow stays about prompts.
  */

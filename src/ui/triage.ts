@@ -1,5 +1,5 @@
 /**
- * The `spoolctl triage` flow (SPEC §7), on @clack/prompts: one card per dead
+ * The `spoolctl triage` flow, on @clack/prompts: one card per dead
  * (then canceled) job and a one-key action menu. Every change goes through an
  * operation of src/ops (retry, retry with overrides, delete) that runs in one
  * transaction, and only after the person's last answer for it: Ctrl-C or Esc at

@@ -1,4 +1,4 @@
-/** The worker's log lines, in the seed's wording (SPEC §5). */
+/** The worker's log lines on stderr (`spoolctl: job 1 attempt 1 succeeded (0.0s) -> done`), one per event. */
 import type { Outcome } from "../ops/outcome.ts";
 import type { WorkerEvent } from "../worker/loop.ts";
 import { HOST } from "../worker/liveness.ts";

@@ -1,0 +1,42 @@
+/**
+ * The verbs' names and one-line summaries, as plain data: what the root
+ * `--help`, `brief` and `schema --verb` need, without loading a single verb.
+ * src/commands/registry.ts pairs each name with its loader.
+ */
+
+/** Every verb, in the order of the root `--help`, with its summary. */
+export const VERB_SUMMARIES = {
+  add: "add a job: spoolctl add -- CMD ARGS…",
+  work: "run jobs: loop, --once or --drain",
+  status: "counts per state and lane, recent dead jobs",
+  list: "jobs, newest first, with filters",
+  show: "one job: fields, attempts and events",
+  workers: "live and recently seen workers",
+  stop: "ask workers to finish their running jobs and exit",
+  output: "captured stdout/stderr of an attempt",
+  wait: "block until jobs end; exit 6 if any ended dead or canceled",
+  feedback: "one verdict about a job, with output tails and the next command",
+  retry: "requeue dead or canceled jobs (--all with filters, --force for running)",
+  cancel: "cancel queued jobs; running ones with --running --yes",
+  triage: "at a terminal: walk through dead jobs and retry, change, delete or skip each",
+  prune: "delete old terminal jobs and their output (--dry-run / --yes)",
+  events: "the job ledger: pages, --wait long-poll, --follow stream",
+  "config-show": "where the queue is and why; queue-wide settings",
+  "config-validate": "check .spoolctl/config.json without opening the queue",
+  "config-get": "print one queue-wide setting",
+  "config-set": "set a queue-wide setting (max-retries, timeout, backoff-base, backoff-cap)",
+  "config-unset": "reset a queue-wide setting to its default",
+  doctor: "read-only readiness checks (exit 3 when not ready)",
+  capabilities: "the machine-readable contract: verbs, flags, codes, limits, env",
+  schema: "JSON Schemas of the envelope and each verb's data",
+  brief: "compact usage text for agents",
+  enqueue: "QueueCTL add: enqueue '{\"id\":\"job1\",\"command\":\"echo hi\"}'",
+  report: "JUnit XML / markdown summary of jobs for CI",
+  completion: "print a shell completion script: bash, zsh or fish",
+} as const;
+
+/** A verb's name. */
+export type VerbName = keyof typeof VERB_SUMMARIES;
+
+/** Every verb's name, in registry order. */
+export const VERB_NAMES = Object.keys(VERB_SUMMARIES) as VerbName[];
