@@ -1,12 +1,12 @@
 /** `spoolctl add`: enqueue one job, or many with `--from` (all lines in one transaction). */
 import { existsSync } from "node:fs";
+import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
+import type { RawArgs } from "../contract/flags.ts";
 import { addJobs, validateAddInput, type AddedJob, type AddInput } from "../ops/add.ts";
 import { parseJobLines } from "../ops/add-from.ts";
 import { DEFAULTS, LIMITS } from "../ops/limits.ts";
 import { formatBytes, readBounded } from "../store/read-bounded.ts";
-import type { VerbResult } from "../contract/envelope.ts";
-import type { RawArgs } from "../contract/flags.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 /** `add --json` data: one job's fields, or `{count, jobs}` with `--from`. */
@@ -67,7 +67,6 @@ function readFrom(source: string): string {
 
 export default defineVerb({
   name: "add",
-  aliases: [],
   description: "Add a job to the queue. The command runs without a shell: argv is stored verbatim.",
   mutates: true,
   examples: [

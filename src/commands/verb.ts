@@ -67,8 +67,7 @@ export interface Verb<T = unknown, F extends FlagsDef = FlagsDef> extends VerbSp
   render(result: VerbResult<T>, ctx: VerbContext<F>): string;
 }
 
-/** Any verb, as the registry holds it. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+/** Any verb, as the registry holds it (its result type is the verb's own business). */
 export type AnyVerb = Verb<any, FlagsDef>;
 
 /** Identity helper that infers a verb's flag definitions (for typed `ctx.args`) and its result type. */
