@@ -15,7 +15,7 @@
 import { expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { TempQueue, waitFor } from "./helpers.ts";
-import { RUN_LOGGER, addMany, exec, parseRunLog, registered, runsByJob, startWorker, type BgProc, withFreshQueue } from "./reliability-helpers.ts";
+import { RUN_LOGGER, addMany, parseRunLog, runsByJob, startWorker, type BgProc, withFreshQueue } from "./reliability-helpers.ts";
 
 let q: TempQueue;
 withFreshQueue((fresh) => (q = fresh));
@@ -74,9 +74,9 @@ test(`SIGKILLed workers under ${JOBS} jobs: all done, no overlapping runs, crash
   });
   const ids = await addMany(q, specs);
   expect(ids.length).toBe(JOBS);
-  // Test-only shortcut: a short crash backoff, so a killed job is retried soon — and
-  // an orphan that nobody killed would still be running when its job runs again.
-  exec(q, "INSERT INTO settings (key, value) VALUES ('backoff_cap', '0.2')");
+  // A short crash backoff, so a killed job is retried soon — and an orphan that
+  // nobody killed would still be running when its job runs again.
+  await q.setConfig("backoff_cap", "0.2");
 
   let next = 0;
   const live = new Map<string, BgProc>();
@@ -87,13 +87,14 @@ test(`SIGKILLed workers under ${JOBS} jobs: all done, no overlapping runs, crash
   };
   for (let n = 0; n < WORKERS; n++) spawnWorker();
 
-  const remaining = () => q.query("SELECT count(*) AS n FROM jobs WHERE state != 'done'")[0].n as number;
+  const remaining = async () => (await q.jobs()).filter((j) => j.state !== "done").length;
   const kills: Kill[] = [];
   let freshLongHit = false;
-  while (remaining() > 0 && (kills.length < MIN_KILLS || (!freshLongHit && kills.length < MAX_KILLS))) {
+  while ((await remaining()) > 0 && (kills.length < MIN_KILLS || (!freshLongHit && kills.length < MAX_KILLS))) {
     // A random moment (sleeping here is the randomness, not a wait for a state).
     await Bun.sleep(150 + random() * 650);
-    const candidates = [...live.keys()].filter((id) => registered(q, id));
+    const candidates: string[] = [];
+    for (const id of live.keys()) if (await q.registered(id)) candidates.push(id);
     if (candidates.length === 0) continue;
     const victim = candidates[Math.floor(random() * candidates.length)]!;
     const bg = live.get(victim)!;
@@ -102,51 +103,42 @@ test(`SIGKILLed workers under ${JOBS} jobs: all done, no overlapping runs, crash
     await bg.exited;
     live.delete(victim);
     // What the dead worker held: attempts it never finished (still running, or already reaped).
-    const held = q.query<{ job_id: number; started_at: number }>(
-      "SELECT job_id, started_at FROM attempts WHERE worker_id = ? AND state IN ('running', 'abandoned') ORDER BY job_id",
-      victim,
-    );
+    const held = (await q.allAttempts()).filter((a) => a.worker_id === victim && (a.state === "running" || a.state === "abandoned"));
     kills.push({ workerId: victim, at, runningJobs: held.map((h) => h.job_id) });
     if (held.some((h) => isLong(h.job_id) && h.started_at > at - 1)) freshLongHit = true;
     spawnWorker();
   }
   console.log(`${kills.length} kills: ${kills.map((k) => `${k.workerId}[${k.runningJobs.join(",")}]`).join(" ")}`);
 
-  await waitFor("every job to be done", () => remaining() === 0, 120000, 100);
+  await waitFor("every job to be done", async () => (await remaining()) === 0, 120000, 100);
   for (const bg of live.values()) bg.proc.kill("SIGTERM");
   for (const [id, bg] of live) expect({ worker: id, code: await bg.exited }).toEqual({ worker: id, code: 0 });
 
   // --- Every job done; every attempt settled; the only failures are reaped crashes.
-  expect(q.query("SELECT state, count(*) AS n FROM jobs GROUP BY state")).toEqual([{ state: "done", n: JOBS }]);
-  expect(q.query("SELECT count(*) AS n FROM attempts WHERE state = 'running'")[0].n).toBe(0);
-  expect(q.query("SELECT count(*) AS n FROM attempts WHERE state NOT IN ('succeeded', 'abandoned')")).toEqual([{ n: 0 }]);
-  expect(q.query("SELECT count(*) AS n FROM attempts WHERE state = 'abandoned' AND failure_reason IS NOT 'worker_crash'")).toEqual([{ n: 0 }]);
-  expect(q.query("SELECT count(*) AS n FROM jobs WHERE attempts != 0")).toEqual([{ n: 0 }]);
+  const { jobs, attempts, events } = await q.snapshot();
+  const countBy = <T,>(rows: T[], key: (row: T) => string) => rows.reduce<Record<string, number>>((acc, r) => ({ ...acc, [key(r)]: (acc[key(r)] ?? 0) + 1 }), {});
+  expect(countBy(jobs, (j) => j.state)).toEqual({ done: JOBS });
+  expect(attempts.filter((a) => a.state === "running")).toEqual([]);
+  expect(attempts.filter((a) => a.state !== "succeeded" && a.state !== "abandoned")).toEqual([]);
+  expect(attempts.filter((a) => a.state === "abandoned" && a.failure_reason !== "worker_crash")).toEqual([]);
+  expect(jobs.filter((j) => j.attempts !== 0)).toEqual([]);
 
   // --- Crash counts match the kills: a worker killed while running K jobs leaves K reaped attempts.
-  const abandonedBy = new Map(
-    q.query<{ worker_id: string; jobs: string }>("SELECT worker_id, group_concat(job_id) AS jobs FROM attempts WHERE state = 'abandoned' GROUP BY worker_id").map((r) => [
-      r.worker_id,
-      r.jobs.split(",").map(Number).sort((a, b) => a - b),
-    ]),
-  );
+  const abandonedBy = new Map<string, number[]>();
+  for (const a of attempts.filter((a) => a.state === "abandoned")) abandonedBy.set(a.worker_id, [...(abandonedBy.get(a.worker_id) ?? []), a.job_id]);
+  for (const ids of abandonedBy.values()) ids.sort((a, b) => a - b);
   const killed = new Set(kills.map((k) => k.workerId));
   for (const k of kills) expect({ worker: k.workerId, reaped: abandonedBy.get(k.workerId) ?? [] }).toEqual({ worker: k.workerId, reaped: k.runningJobs });
   expect([...abandonedBy.keys()].filter((w) => !killed.has(w))).toEqual([]); // no live worker was ever reaped
   const totalHit = kills.reduce((n, k) => n + k.runningJobs.length, 0);
-  expect(q.query("SELECT coalesce(sum(crashes), 0) AS n FROM jobs")[0].n).toBe(totalHit);
-  expect(q.query("SELECT count(*) AS n FROM job_events WHERE event = 'reaped'")[0].n).toBe(totalHit);
-  expect(
-    q.query("SELECT j.id FROM jobs j WHERE j.crashes != (SELECT count(*) FROM attempts a WHERE a.job_id = j.id AND a.state = 'abandoned')"),
-  ).toEqual([]);
+  expect(jobs.reduce((n, j) => n + j.crashes, 0)).toBe(totalHit);
+  expect(events.filter((e) => e.event === "reaped")).toHaveLength(totalHit);
+  expect(jobs.filter((j) => j.crashes !== attempts.filter((a) => a.job_id === j.id && a.state === "abandoned").length).map((j) => j.id)).toEqual([]);
   expect(totalHit).toBeGreaterThan(0);
 
   // --- The run log: every job ran, its last run ended, no two runs of a job overlapped.
   const { runs, problems } = parseRunLog(readFileSync(log, "utf8"));
   expect(problems).toEqual([]);
-  const attempts = q.query<{ job_id: number; attempt_no: number; pgid: number | null; state: string; started_at: number; finished_at: number | null }>(
-    "SELECT job_id, attempt_no, pgid, state, started_at, finished_at FROM attempts",
-  );
   const byPgid = new Map(attempts.filter((a) => a.pgid !== null).map((a) => [`${a.job_id}/${a.pgid}`, a]));
   /** The attempt a run belongs to: by its recorded group, or — when its worker died before recording one — by time. */
   const attemptOfRun = (run: { job: number; pid: number; start: number }) =>

@@ -4,7 +4,6 @@
  * keys, Object.prototype names, unbounded reads, `mutates` flags, and
  * `add --from` key conflicts inside one batch.
  */
-import { Database } from "bun:sqlite";
 import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,7 +11,8 @@ import { join } from "node:path";
 import { SpoolError } from "../src/contract/errors.ts";
 import { openSqliteStore } from "../src/store/sqlite/open.ts";
 import { parseTimestamp } from "../src/ops/values.ts";
-import { CLI, TempQueue } from "./helpers.ts";
+import { CLI, ON_POSTGRES, TempQueue } from "./helpers.ts";
+import { makeForeignSqliteFile, setSqliteJournalMode, sqliteFileFacts } from "./support/queue-fixtures.ts";
 
 // Real processes need more than Bun's 5 s default on a loaded machine, even under a plain `bun test`.
 setDefaultTimeout(60_000);
@@ -47,13 +47,11 @@ async function json(args: string[], opts: { env?: Record<string, string>; stdin?
   return { code: r.code, env, stderr: r.stderr };
 }
 
-describe("A. a foreign SQLite file is refused and left untouched", () => {
+// SQLite-only: these are about SQLite files as files (a foreign one, an empty one), skipped on PostgreSQL.
+describe.skipIf(ON_POSTGRES)("A. a foreign SQLite file is refused and left untouched", () => {
   test("read and write verbs say 'not a spoolctl queue' (exit 3) and change no byte", async () => {
     const app = join(q.dir, "app.db");
-    const db = new Database(app);
-    db.exec("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)");
-    db.exec("INSERT INTO users (name) VALUES ('ada')");
-    db.close();
+    makeForeignSqliteFile(app);
     const before = snapshot(app);
     await Bun.sleep(20); // so that a write would show in the mtime
     const verbs = [["status"], ["list"], ["show", "1"], ["output", "1"], ["config", "get", "timeout"], ["add", "--", "true"], ["work", "--drain"], ["config", "set", "timeout", "5m"], ["cancel", "1"]];
@@ -72,39 +70,32 @@ describe("A. a foreign SQLite file is refused and left untouched", () => {
     }
     expect(snapshot(app)).toEqual(before);
     expect(existsSync(`${app}-wal`)).toBe(false);
-    const check = new Database(app, { readonly: true });
-    try {
-      expect((check.query("PRAGMA journal_mode").get() as { journal_mode: string }).journal_mode).toBe("delete");
-      expect(check.query("SELECT name FROM sqlite_master WHERE type = 'table'").all()).toEqual([{ name: "users" }]);
-    } finally {
-      check.close();
-    }
+    expect(sqliteFileFacts(app)).toEqual({ journal_mode: "delete", tables: ["users"] });
   });
 
   test("an empty file is still a new queue for a write verb", async () => {
     writeFileSync(q.db, "");
     expect((await q.run(["add", "--", "true"])).code).toBe(0);
-    expect(q.query("SELECT count(*) AS n FROM jobs")[0].n).toBe(1);
+    expect(await q.jobs()).toHaveLength(1);
   });
 });
 
-describe("B. reading verbs open the queue read-only", () => {
+// SQLite-only: SQLite's read-only open, file bytes, journal modes and file permissions, skipped on PostgreSQL.
+describe.skipIf(ON_POSTGRES)("B. reading verbs open the queue read-only", () => {
   test("a read-only open reads the queue and cannot write it", async () => {
     await q.addJob("--", "true");
-    const store = openSqliteStore({ path: q.db, spoolDir: join(q.dir, "queue.spool"), create: false, readOnly: true });
+    const store = openSqliteStore({ path: q.db, spoolDir: q.spool, create: false, readOnly: true });
     try {
-      expect(store.read((tx) => tx.getJob(1))?.argv).toEqual(["true"]);
-      expect(() => store.write((tx) => tx.setSetting("timeout", "5"))).toThrow(/readonly/i);
+      expect((await store.read((tx) => tx.getJob(1)))?.argv).toEqual(["true"]);
+      await expect(store.write((tx) => tx.setSetting("timeout", "5"))).rejects.toThrow(/readonly/i);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
   test("reading verbs do not change a current queue file, nor switch a rollback-journal file to WAL", async () => {
     await q.addJob("--", "true");
-    const db = new Database(q.db);
-    db.exec("PRAGMA journal_mode = DELETE");
-    db.close();
+    setSqliteJournalMode(q.db, "DELETE");
     const before = snapshot(q.db);
     await Bun.sleep(20);
     for (const verb of [["status"], ["list"], ["show", "1"], ["feedback", "1"], ["events"], ["workers"], ["report"], ["config", "show"], ["wait", "1", "--timeout", "0"]]) {
@@ -112,12 +103,7 @@ describe("B. reading verbs open the queue read-only", () => {
       expect([verb.join(" "), r.stderr.includes("INTERNAL")]).toEqual([verb.join(" "), false]);
     }
     expect(snapshot(q.db)).toEqual(before);
-    const check = new Database(q.db, { readonly: true });
-    try {
-      expect((check.query("PRAGMA journal_mode").get() as { journal_mode: string }).journal_mode).toBe("delete");
-    } finally {
-      check.close();
-    }
+    expect(sqliteFileFacts(q.db).journal_mode).toBe("delete");
   });
 
   // Root bypasses file permissions, so the permission cases run the CLI as `nobody` (setpriv) when the suite runs as root.
@@ -214,7 +200,7 @@ describe("C. output --raw writes the exact bytes, streamed", () => {
   test("a large output file is copied in constant memory", async () => {
     const id = await q.addJob("--", "true");
     expect((await q.run(["work", "--drain"])).code).toBe(0);
-    const path = q.query("SELECT stdout_path FROM attempts WHERE job_id = ?", id)[0].stdout_path as string;
+    const path = (await q.attempt(id))!.stdout_path;
     const size = 256 * 1024 * 1024;
     truncateSync(path, size); // sparse: no disk used
     const proc = Bun.spawn(["bun", CLI, "output", String(id), "--stream", "stdout", "--raw"], { env: q.env(), cwd: q.dir, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
@@ -303,7 +289,7 @@ describe("E. idempotency keys that are only digits or blank", () => {
     expect(from.env.errors[0].message).toContain("line 2");
     const enqueue = await json(["enqueue", '{"id":"  ","command":"true"}']);
     expect([enqueue.code, enqueue.env.errors[0]?.code]).toEqual([1, "INVALID_INPUT"]);
-    expect(existsSync(q.db)).toBe(false); // nothing was added, so no queue was created
+    expect(await q.exists()).toBe(false); // nothing was added, so no queue was created
     // A key with digits and letters still names its job.
     await q.addJob("--key", "2a", "--", "true");
     expect((await json(["show", "2a"])).env.data.job.idempotency_key).toBe("2a");
@@ -379,7 +365,7 @@ describe("G. reads are bounded", () => {
     expect(await proc.exited).toBe(1);
     expect(out.errors[0].code).toBe("INVALID_INPUT");
     expect(out.errors[0].message).toContain("64 MiB");
-    expect(existsSync(q.db)).toBe(false);
+    expect(await q.exists()).toBe(false);
   });
 });
 
@@ -401,7 +387,7 @@ describe("I. add --from: a key reused inside one batch", () => {
     expect(message).toContain("line 3");
     expect(message).toContain("line 1 of this batch");
     expect(message).not.toMatch(/job \d/);
-    expect(q.query("SELECT count(*) AS n FROM jobs")[0].n).toBe(0);
+    expect(await q.jobs()).toEqual([]);
   });
 
   test("the same command twice is deduplicated to one job; an older active job is still named by id", async () => {
@@ -414,7 +400,8 @@ describe("I. add --from: a key reused inside one batch", () => {
   });
 });
 
-test("SpoolError stays the only failure type of the open path (sanity for A/B)", () => {
+// SQLite-only: the SQLite driver's open of a file that is not SQLite at all, skipped on PostgreSQL.
+test.skipIf(ON_POSTGRES)("SpoolError stays the only failure type of the open path (sanity for A/B)", () => {
   writeFileSync(q.db, "not sqlite at all\n".repeat(50));
   expect(() => openSqliteStore({ path: q.db, spoolDir: join(q.dir, "s"), create: false, readOnly: true })).toThrow(SpoolError);
   expect(() => openSqliteStore({ path: q.db, spoolDir: join(q.dir, "s"), create: true })).toThrow(SpoolError);

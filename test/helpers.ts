@@ -54,14 +54,11 @@ export class TempQueue {
   readonly dir: string;
   /** What SPOOLCTL_DB is set to: the SQLite file `dir/queue.db`, or the PostgreSQL database URL. */
   readonly db: string;
-  /** The spool folder, `dir/queue.spool` (attempt output under `output/JOB/ATTEMPT/`). */
-  readonly spool: string;
   readonly driver: "sqlite" | "postgres";
   private readonly pgName: string | null = null;
 
   constructor() {
     this.dir = mkdtempSync(join(tmpdir(), "spoolctl-test-"));
-    this.spool = join(this.dir, "queue.spool");
     this.driver = TEST_DB.driver;
     if (TEST_DB.driver === "postgres") {
       try {
@@ -78,12 +75,18 @@ export class TempQueue {
   }
 
   /**
-   * The variables that point the CLI at this queue. On PostgreSQL the spool
-   * stays in the temp folder (SPOOLCTL_SPOOL_DIR); SQLite keeps its default,
-   * the folder beside the file.
+   * The variables that point the CLI at this queue. SQLite: the spool is the
+   * folder beside the file. PostgreSQL: the CLI keeps a URL's spool under
+   * $XDG_STATE_HOME/spoolctl/ (src/store/location.ts; there is no
+   * SPOOLCTL_SPOOL_DIR), so XDG_STATE_HOME points into the temp folder.
    */
   queueEnv(): Record<string, string> {
-    return this.driver === "postgres" ? { SPOOLCTL_DB: this.db, SPOOLCTL_SPOOL_DIR: this.spool } : { SPOOLCTL_DB: this.db };
+    return this.driver === "postgres" ? { SPOOLCTL_DB: this.db, XDG_STATE_HOME: join(this.dir, "state") } : { SPOOLCTL_DB: this.db };
+  }
+
+  /** The spool folder (attempt output under `output/JOB/ATTEMPT/`), where the CLI puts it: `dir/queue.spool` for SQLite. */
+  get spool(): string {
+    return this.location().spoolDir;
   }
 
   /** Env for CLI runs against this queue. */
@@ -266,28 +269,6 @@ export class TempQueue {
   async exists(): Promise<boolean> {
     if (this.driver === "sqlite") return existsSync(this.db);
     return this.use(async (store) => store.exists);
-  }
-
-  /** @deprecated TRANSITION ONLY (removed once every test reads through the driver): raw SQLite write. */
-  exec(sql: string, ...params: any[]): void {
-    const db = new (require("bun:sqlite").Database)(this.db);
-    try {
-      db.exec("PRAGMA busy_timeout = 5000");
-      db.query(sql).run(...params);
-    } finally {
-      db.close();
-    }
-  }
-
-  /** @deprecated TRANSITION ONLY (removed once every test reads through the driver): raw SQLite read. */
-  query<T = any>(sql: string, ...params: any[]): T[] {
-    const db = new (require("bun:sqlite").Database)(this.db, { readonly: true });
-    try {
-      db.exec("PRAGMA busy_timeout = 5000");
-      return db.query(sql).all(...params) as T[];
-    } finally {
-      db.close();
-    }
   }
 
   /** Removes the folder (and on PostgreSQL drops the database). */

@@ -39,7 +39,8 @@ async function addJson(args: string[]): Promise<number> {
 /** Each read of the pane is a tmux round trip: poll the screen a few times a second. */
 const SCREEN_POLL_MS = 150;
 
-const attemptState = (id: number) => q.query<{ state: string }>("SELECT state FROM attempts WHERE job_id = ? ORDER BY attempt_no DESC LIMIT 1", id)[0]?.state;
+/** The state of a job's latest attempt (undefined before its first claim). */
+const attemptState = async (id: number) => (await q.attempts(id)).at(-1)?.state;
 
 test("status keeps its one-shot text; --watch is refused off a terminal and with --json", async () => {
   await q.run(["add", "--", "echo", "a"]);
@@ -70,9 +71,9 @@ test.skipIf(!HAVE_TMUX)("status --watch redraws lanes, running jobs and recent f
   const gated = await addJson(["--queue", "builds", "-c", GATED("gate")]);
   const worker = q.spawn(["work", "--queue", "builds", "--worker-id", "watch-worker"]);
   workers.push(worker);
-  await waitFor("the gated job to run", () => attemptState(gated) === "running");
+  await waitFor("the gated job to run", async () => (await attemptState(gated)) === "running");
 
-  tty = new Tty(["status", "--watch", "--interval", "0.2"], { cwd: q.dir, env: { SPOOLCTL_DB: q.db } });
+  tty = new Tty(["status", "--watch", "--interval", "0.2"], { cwd: q.dir, env: q.queueEnv() });
   const first = await waitFor("the first frame", () => {
     const s = tty!.screen();
     return s.includes("RUNNING (1)") && s.includes("watch-worker") && s.includes(`process_exit: exit 7`) ? s : null;
@@ -118,7 +119,7 @@ test.skipIf(!HAVE_TMUX)("work --drain on a terminal shows executed/left on one u
   await q.run(["add", "--", "echo", "first"]);
   await q.run(["add", "-c", GATED("gate")]);
   await q.run(["add", "--", "echo", "third"]);
-  tty = new Tty(["work", "--drain"], { cwd: q.dir, env: { SPOOLCTL_DB: q.db } });
+  tty = new Tty(["work", "--drain"], { cwd: q.dir, env: q.queueEnv() });
   const during = await waitFor("the progress line", () => {
     const s = tty!.screen();
     return s.includes("spoolctl: draining default: 1 executed, 2 left (1 running)") ? s : null;
@@ -139,7 +140,7 @@ test.skipIf(!HAVE_TMUX)("work --drain on a terminal shows executed/left on one u
 test("output --follow streams a running attempt until it ends, then exits 0", async () => {
   const id = await addJson(["-c", GATED("gate", "; exit 5")]);
   workers.push(q.spawn(["work"]));
-  await waitFor("the job to run", () => attemptState(id) === "running");
+  await waitFor("the job to run", async () => (await attemptState(id)) === "running");
 
   const follow = Bun.spawn(["bun", join(import.meta.dir, "../src/cli.ts"), "output", String(id), "--follow"], { env: q.env(), cwd: q.dir, stdout: "pipe", stderr: "pipe" });
   let out = "";
@@ -150,7 +151,7 @@ test("output --follow streams a running attempt until it ends, then exits 0", as
   };
   const pumps = Promise.all([pump(follow.stdout, (s) => (out += s)), pump(follow.stderr, (s) => (err += s))]);
   await waitFor("the first lines while the job still runs", () => out === "one\n" && err === "err-one\n");
-  expect(attemptState(id)).toBe("running");
+  expect(await attemptState(id)).toBe("running");
   expect(follow.exitCode).toBeNull(); // still following
 
   writeFileSync(join(q.dir, "gate"), "");
@@ -158,7 +159,7 @@ test("output --follow streams a running attempt until it ends, then exits 0", as
   await pumps;
   expect(out).toBe("one\ntwo\n");
   expect(err).toBe("err-one\nerr-two\n"); // the job's stderr on stderr; no end line off a terminal
-  expect(attemptState(id)).toBe("failed");
+  expect(await attemptState(id)).toBe("failed");
 
   // Not running any more: prints what exists and exits at once; one stream goes to stdout.
   const ended = await q.run(["output", String(id), "--follow", "--stream", "stderr", "--attempt", "1"]);
@@ -200,5 +201,5 @@ test("colors by state only when asked for a terminal: never on a pipe, never wit
   expect(status.stdout).toContain("\u001b[31mdead 1\u001b[39m");
   const show = await q.run(["show", "1"], { env: { NO_COLOR: "", FORCE_COLOR: "1" } });
   expect(show.stdout).toContain("\u001b[32mdone\u001b[39m");
-  expect(strip(show.stdout)).toMatch(/\n# +STATE +STARTED +FINISHED +TOOK +RESULT +WORKER\n1 +succeeded +\S+ +\S+ +\d+\.\ds +exit 0/);
+  expect(strip(show.stdout)).toMatch(/\n# +STATE +STARTED +FINISHED +TOOK +RESULT +WORKER +HOST\n1 +succeeded +\S+ +\S+ +\d+\.\ds +exit 0/);
 }, 60000);

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { bootId, HOST, judge, processStartTime } from "../src/worker/liveness.ts";
 import { CLI, TempQueue, waitFor } from "./helpers.ts";
-import { add, attempt, events, job, killJobGroups, killSpawned, procState, registered, startWorker } from "./reliability-helpers.ts";
+import { add, killJobGroups, killSpawned, procState, startWorker } from "./reliability-helpers.ts";
 
 const children: ReturnType<typeof Bun.spawn>[] = [];
 afterEach(async () => {
@@ -99,7 +99,7 @@ describe("end to end", () => {
   });
   afterEach(async () => {
     await killSpawned();
-    killJobGroups(q);
+    await killJobGroups(q);
     q.cleanup();
     rmSync(plain, { recursive: true, force: true });
   });
@@ -115,13 +115,13 @@ describe("end to end", () => {
     const knobs = { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "0.2", SPOOLCTL_TEST_REAP_THRESHOLD: "0.05" };
     // One worker through a symlink named `q`, one as `bun <plain>/src/cli.ts`; both with cwd `plain`.
     const w1 = startWorker(q, ["--worker-id", "one"], { env: knobs, cwd: plain, argv0: ["bun", join(plain, "q")] });
-    await waitFor("worker one to register", () => registered(q, "one"));
+    await waitFor("worker one to register", () => q.registered("one"));
     const first = await add(q, "--", "sleep", "4");
-    await waitFor("job 1 to run on worker one", () => job(q, first).locked_by === "one");
+    await waitFor("job 1 to run on worker one", async () => (await q.job(first))?.locked_by === "one");
     const w2 = startWorker(q, ["--worker-id", "two"], { env: knobs, cwd: plain, argv0: ["bun", join(plain, "src", "cli.ts")] });
-    await waitFor("worker two to register", () => registered(q, "two"));
+    await waitFor("worker two to register", () => q.registered("two"));
     const second = await add(q, "--", "sleep", "4");
-    await waitFor("job 2 to run on worker two", () => job(q, second).locked_by === "two");
+    await waitFor("job 2 to run on worker two", async () => (await q.job(second))?.locked_by === "two");
 
     for (const w of [w1, w2]) {
       const cmdline = readFileSync(`/proc/${w.pid}/cmdline`, "utf8").replaceAll("\0", " ");
@@ -129,14 +129,14 @@ describe("end to end", () => {
       expect(readlinkSync(`/proc/${w.pid}/cwd`)).toBe(realpathSync(plain));
     }
     // The jobs are reap candidates: heartbeats older than the threshold are seen.
-    await waitFor("a stale heartbeat", () => Date.now() / 1000 - (job(q, first).heartbeat_at ?? Infinity) > 0.05, 10000, 5);
+    await waitFor("a stale heartbeat", async () => Date.now() / 1000 - ((await q.job(first))?.heartbeat_at ?? Infinity) > 0.05, 10000, 5);
 
-    await waitFor("both jobs to be done", () => job(q, first).state === "done" && job(q, second).state === "done", 30000);
+    await waitFor("both jobs to be done", async () => (await q.job(first))?.state === "done" && (await q.job(second))?.state === "done", 30000);
     for (const id of [first, second]) {
-      expect(attempt(q, id).state).toBe("succeeded");
-      expect(job(q, id).crashes).toBe(0);
-      expect(q.query("SELECT count(*) AS n FROM attempts WHERE job_id = ?", id)[0].n).toBe(1);
-      expect(events(q, id)).toEqual(["added", "claimed", "succeeded"]);
+      expect((await q.attempt(id))!.state).toBe("succeeded");
+      expect((await q.job(id))!.crashes).toBe(0);
+      expect(await q.attempts(id)).toHaveLength(1);
+      expect(await q.eventNames(id)).toEqual(["added", "claimed", "succeeded"]);
     }
     expect(w1.stderr() + w2.stderr()).not.toContain("reaped");
   }, 60000);

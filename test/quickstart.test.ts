@@ -32,14 +32,14 @@ test("add → status → work --drain → output, with the seed's exact lines", 
 test("the database and spool are owner-only", async () => {
   await q.run(["add", "--", "echo", "hi"]);
   await q.run(["work", "--drain"]);
-  expect(statSync(q.db).mode & 0o777).toBe(0o600);
-  expect(statSync(`${q.dir}/queue.spool`).mode & 0o777).toBe(0o700);
-  expect(statSync(`${q.dir}/queue.spool/output/1/1/stdout`).mode & 0o777).toBe(0o600);
+  if (q.driver === "sqlite") expect(statSync(q.db).mode & 0o777).toBe(0o600); // a PostgreSQL queue has no file
+  expect(statSync(q.spool).mode & 0o777).toBe(0o700);
+  expect(statSync(`${q.spool}/output/1/1/stdout`).mode & 0o777).toBe(0o600);
 });
 
 test("read-only verbs on a missing queue create nothing", async () => {
   const r = await q.json(["status"]);
   expect(r.code).toBe(0);
   expect(r.env.data.counts.queued).toBe(0);
-  expect(await Bun.file(q.db).exists()).toBe(false);
+  expect(await q.exists()).toBe(false);
 });

@@ -7,7 +7,8 @@
 import { expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
-import { add, attempt, events, exec, groupMembers, job, procState, registered, startWorker, withFreshQueue } from "./reliability-helpers.ts";
+import { add, groupMembers, procState, startWorker, withFreshQueue } from "./reliability-helpers.ts";
+import { forgetAttemptGroups } from "./support/queue-fixtures.ts";
 
 let q: TempQueue;
 withFreshQueue((fresh) => (q = fresh));
@@ -21,34 +22,36 @@ test("a SIGSTOPped worker is not reaped while it lives; after SIGKILL it is, and
   const tick = `${q.dir}/tick`;
   const id = await add(q, "-c", `trap '' TERM; while :; do date +%s.%N >> '${tick}'; sleep 0.05; done`);
   const a = startWorker(q, ["--worker-id", "A"], { env: FAST_KNOBS });
-  const pgid = await waitFor("the job to run", () => attempt(q, id)?.pgid as number | undefined, 30000);
+  const pgid = await waitFor("the job to run", async () => (await q.attempt(id))?.pgid as number | undefined, 30000);
   await waitFor("the job to tick", () => existsSync(tick) && readFileSync(tick, "utf8").length > 0);
 
   a.proc.kill("SIGSTOP");
   await waitFor("worker A to be stopped", () => procState(a.pid) === "T");
   const b = startWorker(q, ["--worker-id", "B"], { env: FAST_KNOBS });
-  await waitFor("worker B to register", () => registered(q, "B"));
-  await waitFor("the job's heartbeat to go stale", () => Date.now() / 1000 - job(q, id).heartbeat_at > THRESHOLD * 1.5, 30000);
+  await waitFor("worker B to register", () => q.registered("B"));
+  await waitFor("the job's heartbeat to go stale", async () => Date.now() / 1000 - (await q.job(id))?.heartbeat_at! > THRESHOLD * 1.5, 30000);
   // Proving a non-event: B runs its reaper every heartbeat (0.2 s) all this time.
   await Bun.sleep(THRESHOLD * 3000);
-  expect(Date.now() / 1000 - job(q, id).heartbeat_at).toBeGreaterThan(THRESHOLD * 3);
-  const held = job(q, id);
-  expect({ state: held.state, locked_by: held.locked_by, crashes: held.crashes, attempt: attempt(q, id).state }).toEqual({
+  expect(Date.now() / 1000 - (await q.job(id))!.heartbeat_at!).toBeGreaterThan(THRESHOLD * 3);
+  const held = (await q.job(id))!;
+  expect({ state: held.state, locked_by: held.locked_by, crashes: held.crashes, attempt: (await q.attempt(id))!.state }).toEqual({
     state: "running",
     locked_by: "A",
     crashes: 0,
     attempt: "running",
   });
-  expect(events(q, id)).toEqual(["added", "claimed"]);
+  expect(await q.eventNames(id)).toEqual(["added", "claimed"]);
   expect(b.stderr()).not.toContain("reaped");
   expect(groupMembers(pgid).length).toBeGreaterThan(0); // the job runs on
 
   a.proc.kill("SIGKILL");
   await a.exited;
   // Watch closely for the moment the attempt is settled: by then the orphan must be gone.
-  const settled = await waitFor("the attempt to be reaped", () => {
-    const row = attempt(q, id);
-    return row.state === "running" ? null : { row, j: job(q, id), members: groupMembers(pgid) };
+  const settled = await waitFor("the attempt to be reaped", async () => {
+    const row = (await q.attempt(id))!;
+    if (row.state === "running") return null;
+    const members = groupMembers(pgid); // at once: the orphan must be gone by the time the attempt is settled
+    return { row, j: (await q.job(id))!, members };
   }, 30000, 5);
   expect(settled.members).toEqual([]);
   expect(settled.row.state).toBe("abandoned");
@@ -56,11 +59,11 @@ test("a SIGSTOPped worker is not reaped while it lives; after SIGKILL it is, and
   expect(settled.j.state).toBe("queued");
   expect(settled.j.crashes).toBe(1);
   expect(settled.j.attempts).toBe(0); // a crash is not charged to the retry budget
-  expect(settled.j.next_run_at - settled.row.finished_at).toBeCloseTo(2, 3); // backoff 2^1
+  expect(settled.j.next_run_at - settled.row.finished_at!).toBeCloseTo(2, 3); // backoff 2^1
   const ticks = readFileSync(tick, "utf8").trim().split("\n").map(Number);
-  expect(Math.max(...ticks)).toBeLessThan(settled.row.finished_at); // no tick after the requeue
-  expect(events(q, id).slice(0, 3)).toEqual(["added", "claimed", "reaped"]);
-  expect(q.query("SELECT worker_id FROM job_events WHERE job_id = ? AND event = 'reaped'", id)).toEqual([{ worker_id: "B" }]);
+  expect(Math.max(...ticks)).toBeLessThan(settled.row.finished_at!); // no tick after the requeue
+  expect((await q.eventNames(id)).slice(0, 3)).toEqual(["added", "claimed", "reaped"]);
+  expect((await q.events(id)).filter((e) => e.event === "reaped").map((e) => ({ worker_id: e.worker_id }))).toEqual([{ worker_id: "B" }]);
   await waitFor("B's reaped line", () => b.stderr().includes("reaped"));
   expect(b.stderr()).toContain(`spoolctl: reaped job ${id} (worker pid ${a.pid} died); now queued\n`);
 }, 60000);
@@ -68,20 +71,20 @@ test("a SIGSTOPped worker is not reaped while it lives; after SIGKILL it is, and
 test("--max-crashes 0: a reaped job goes dead, and its orphan is killed", async () => {
   const id = await add(q, "--max-crashes", "0", "--", "sleep", "60");
   const a = startWorker(q, ["--worker-id", "A"], { env: FAST_KNOBS });
-  const pgid = await waitFor("the job to run", () => attempt(q, id)?.pgid as number | undefined, 30000);
+  const pgid = await waitFor("the job to run", async () => (await q.attempt(id))?.pgid as number | undefined, 30000);
   expect(groupMembers(pgid).length).toBeGreaterThan(0);
   a.proc.kill("SIGKILL");
   await a.exited;
   expect(groupMembers(pgid).length).toBeGreaterThan(0); // the orphan outlives its worker
 
   const b = startWorker(q, ["--worker-id", "B"], { env: FAST_KNOBS });
-  await waitFor("the job to be dead", () => job(q, id).state === "dead", 30000);
+  await waitFor("the job to be dead", async () => (await q.job(id))?.state === "dead", 30000);
   expect(groupMembers(pgid)).toEqual([]);
-  const j = job(q, id);
+  const j = (await q.job(id))!;
   expect({ crashes: j.crashes, attempts: j.attempts, locked_by: j.locked_by }).toEqual({ crashes: 1, attempts: 0, locked_by: null });
-  const row = attempt(q, id);
+  const row = (await q.attempt(id))!;
   expect({ state: row.state, failure_reason: row.failure_reason }).toEqual({ state: "abandoned", failure_reason: "worker_crash" });
-  expect(events(q, id)).toEqual(["added", "claimed", "reaped", "dead"]);
+  expect(await q.eventNames(id)).toEqual(["added", "claimed", "reaped", "dead"]);
   await waitFor("B's reaped line", () => b.stderr().includes("reaped"));
   expect(b.stderr()).toContain(`spoolctl: reaped job ${id} (worker pid ${a.pid} died); now dead\n`);
 }, 60000);
@@ -91,19 +94,19 @@ test("an orphan whose process group was never recorded (worker killed right afte
   // the attempt. Simulated by clearing the recorded group after the SIGKILL.
   const id = await add(q, "-c", "sleep 60 & sleep 60");
   const a = startWorker(q, ["--worker-id", "A"], { env: FAST_KNOBS });
-  const pgid = await waitFor("the job to run", () => attempt(q, id)?.pgid as number | undefined, 30000);
+  const pgid = await waitFor("the job to run", async () => (await q.attempt(id))?.pgid as number | undefined, 30000);
   await waitFor("the grandchild", () => groupMembers(pgid).length >= 2);
   a.proc.kill("SIGKILL");
   await a.exited;
-  exec(q, "UPDATE attempts SET pgid = NULL, pgid_start_time = NULL WHERE job_id = ?", id);
+  await forgetAttemptGroups(q, id);
   expect(groupMembers(pgid).length).toBeGreaterThanOrEqual(2); // the orphan runs on
 
   startWorker(q, ["--worker-id", "B"], { env: FAST_KNOBS });
-  const settled = await waitFor("the attempt to be reaped", () => {
-    const row = attempt(q, id);
+  const settled = await waitFor("the attempt to be reaped", async () => {
+    const row = (await q.attempt(id))!;
     return row.state === "running" ? null : { row, members: groupMembers(pgid) };
   }, 30000, 5);
   expect(settled.members).toEqual([]);
   expect(settled.row.state).toBe("abandoned");
-  expect(job(q, id).crashes).toBe(1);
+  expect((await q.job(id))!.crashes).toBe(1);
 }, 60000);

@@ -145,31 +145,6 @@ export async function killJobGroups(q: TempQueue): Promise<void> {
   }
 }
 
-/** @deprecated TRANSITION ONLY: raw SQLite write (removed once every test reads through the driver). */
-export function exec(q: TempQueue, sql: string, ...params: any[]): void {
-  q.exec(sql, ...params);
-}
-/** @deprecated TRANSITION ONLY. */
-export function job(q: TempQueue, id: number): any {
-  return q.query("SELECT * FROM jobs WHERE id = ?", id)[0];
-}
-/** @deprecated TRANSITION ONLY. */
-export function attempt(q: TempQueue, id: number, no = 1): any {
-  return q.query("SELECT * FROM attempts WHERE job_id = ? AND attempt_no = ?", id, no)[0];
-}
-/** @deprecated TRANSITION ONLY. */
-export function events(q: TempQueue, id: number): string[] {
-  return q.query<{ event: string }>("SELECT event FROM job_events WHERE job_id = ? ORDER BY id", id).map((e) => e.event);
-}
-/** @deprecated TRANSITION ONLY. */
-export function registered(q: TempQueue, workerId: string): boolean {
-  try {
-    return q.query("SELECT 1 FROM workers WHERE worker_id = ? AND stopped_at IS NULL", workerId).length === 1;
-  } catch {
-    return false;
-  }
-}
-
 /** `add --json …`, returning the job id. */
 export async function add(q: TempQueue, ...args: string[]): Promise<number> {
   const r = await q.run(["add", "--json", ...args]);

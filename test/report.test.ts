@@ -4,7 +4,7 @@
  * database; markdown for a CI step summary; filters; refusals.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { TempQueue } from "./helpers.ts";
@@ -37,9 +37,9 @@ afterAll(() => q.cleanup());
 
 const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "", isArray: (name) => ["testsuite", "testcase", "property"].includes(name), parseTagValue: false, parseAttributeValue: false, trimValues: false });
 
-function attemptTime(jobId: number): number {
-  const rows = q.query<{ started_at: number; finished_at: number }>("SELECT started_at, finished_at FROM attempts WHERE job_id = ?", jobId);
-  return rows.reduce((sum, a) => sum + (a.finished_at - a.started_at), 0);
+async function attemptTime(jobId: number): Promise<number> {
+  const rows = await q.attempts(jobId);
+  return rows.reduce((sum, a) => sum + (a.finished_at! - a.started_at), 0);
 }
 
 test("--junit writes valid JUnit XML: suites per lane, cases field by field", async () => {
@@ -75,7 +75,7 @@ test("--junit writes valid JUnit XML: suites per lane, cases field by field", as
   const ok = byId.get(ids.ok!);
   expect(ok.name).toBe(`job ${ids.ok}: echo 'all good'`);
   expect(ok.classname).toBe("spoolctl.default");
-  expect(Number(ok.time)).toBeCloseTo(attemptTime(ids.ok!), 2);
+  expect(Number(ok.time)).toBeCloseTo(await attemptTime(ids.ok!), 2);
   expect(ok.failure).toBeUndefined();
   expect(ok.skipped).toBeUndefined();
   expect(prop(ok, "state")).toBe("done");
@@ -92,13 +92,13 @@ test("--junit writes valid JUnit XML: suites per lane, cases field by field", as
   expect(body).toContain(`first line\nboom red <&> "q" ]]>`);
   expect(dead["system-err"]).toBe(`first line\nboom red <&> "q" ]]>`);
   expect(dead["system-out"]).toBe("partial");
-  expect(Number(dead.time)).toBeCloseTo(attemptTime(ids.dead!), 2);
+  expect(Number(dead.time)).toBeCloseTo(await attemptTime(ids.dead!), 2);
 
   const flaky = byId.get(ids.flaky!);
   expect(prop(flaky, "attempts")).toBe("2");
   expect(flaky.failure.message).toBe("process_exit: exit 1");
   expect(flaky.failure["#text"]).toBe("process_exit: exit 1\n\nstderr (tail):\nnope");
-  expect(Number(flaky.time)).toBeCloseTo(attemptTime(ids.flaky!), 2);
+  expect(Number(flaky.time)).toBeCloseTo(await attemptTime(ids.flaky!), 2);
 
   const canceled = byId.get(ids.canceled!);
   expect(canceled.skipped.message).toBe("canceled before it ran");
@@ -192,7 +192,9 @@ test("refusals name the flag and what to do", async () => {
   expect(stdoutJson.code).toBe(1);
   expect(stdoutJson.env.errors[0].message).toContain("--markdown without a FILE");
 
-  const unwritable = await q.json(["report", "--junit", join(q.db, "inside-a-file.xml")]);
+  const aFile = join(q.dir, "a-file");
+  writeFileSync(aFile, "");
+  const unwritable = await q.json(["report", "--junit", join(aFile, "inside-a-file.xml")]);
   expect(unwritable.code).toBe(1);
   expect(unwritable.env.errors[0].message).toContain("cannot write --junit");
 

@@ -85,7 +85,7 @@ beforeAll(async () => {
 afterAll(async () => {
   gate?.release();
   await killSpawned();
-  killJobGroups(q);
+  await killJobGroups(q);
   q.cleanup();
 }, 120_000);
 

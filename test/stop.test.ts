@@ -12,7 +12,7 @@
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { CLI, FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
-import { add, attempt, events, groupMembers, job, registered, startBg, startWorker, type BgProc, withFreshQueue } from "./reliability-helpers.ts";
+import { add, groupMembers, startBg, startWorker, type BgProc, withFreshQueue } from "./reliability-helpers.ts";
 
 let q: TempQueue;
 withFreshQueue((fresh) => (q = fresh));
@@ -25,8 +25,11 @@ async function gated(name: string): Promise<{ id: number; go: () => void }> {
 }
 
 async function running(id: number, worker: string): Promise<number> {
-  await waitFor(`job ${id} to run on ${worker}`, () => job(q, id).state === "running" && job(q, id).locked_by === worker);
-  return waitFor(`job ${id}'s process group to be recorded`, () => attempt(q, id, job(q, id).last_attempt_no)?.pgid as number | undefined);
+  await waitFor(`job ${id} to run on ${worker}`, async () => {
+    const j = await q.job(id);
+    return j?.state === "running" && j.locked_by === worker;
+  });
+  return waitFor(`job ${id}'s process group to be recorded`, async () => (await q.attempt(id, (await q.job(id))!.last_attempt_no))?.pgid as number | undefined);
 }
 
 async function stoppingLine(w: BgProc, n: number): Promise<void> {
@@ -44,19 +47,19 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
     w.proc.kill(signal);
     await stoppingLine(w, 1);
     expect(w.stderr()).toContain(`spoolctl: got ${signal}: finishing 1 running job(s), then exiting (signal again to kill them)\n`);
-    expect(job(q, first.id).state).toBe("running"); // not killed by the first signal
+    expect((await q.job(first.id))!.state).toBe("running"); // not killed by the first signal
     first.go();
     expect(await w.exited).toBe(0);
 
-    expect(job(q, first.id).state).toBe("done");
-    expect(attempt(q, first.id).state).toBe("succeeded");
+    expect((await q.job(first.id))!.state).toBe("done");
+    expect((await q.attempt(first.id))!.state).toBe("succeeded");
     for (const id of [second, third]) {
-      const j = job(q, id);
+      const j = (await q.job(id))!;
       expect({ id, state: j.state, last_attempt_no: j.last_attempt_no }).toEqual({ id, state: "queued", last_attempt_no: 0 });
-      expect(events(q, id)).toEqual(["added"]);
+      expect(await q.eventNames(id)).toEqual(["added"]);
     }
     // It left the registry cleanly.
-    expect(q.query("SELECT stopped_at IS NOT NULL AS stopped FROM workers WHERE worker_id = 'A'")).toEqual([{ stopped: 1 }]);
+    expect(typeof (await q.worker("A"))?.stopped_at).toBe("number");
   }, 60000);
 
   test(`a second ${signal}: in-flight groups are killed, attempts canceled, jobs requeued with no budget charged`, async () => {
@@ -72,29 +75,29 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
 
     w.proc.kill(signal);
     await stoppingLine(w, 2);
-    expect(job(q, a).state).toBe("running");
+    expect((await q.job(a))!.state).toBe("running");
     w.proc.kill(signal);
     expect(await w.exited).toBe(0);
 
     for (const [n, id] of [a, b].entries()) {
       expect(groupMembers(pgids[n]!)).toEqual([]);
-      const at = attempt(q, id);
+      const at = (await q.attempt(id))!;
       expect({ state: at.state, failure_reason: at.failure_reason }).toEqual({ state: "canceled", failure_reason: "canceled" });
-      const j = job(q, id);
+      const j = (await q.job(id))!;
       expect({ state: j.state, attempts: j.attempts, crashes: j.crashes, locked_by: j.locked_by }).toEqual({ state: "queued", attempts: 0, crashes: 0, locked_by: null });
-      expect(j.next_run_at).toBeLessThanOrEqual(at.finished_at + 1e-6); // requeued at once: no backoff
-      expect(events(q, id)).toEqual(["added", "claimed", "interrupted"]);
+      expect(j.next_run_at).toBeLessThanOrEqual(at.finished_at! + 1e-6); // requeued at once: no backoff
+      expect(await q.eventNames(id)).toEqual(["added", "claimed", "interrupted"]);
       expect(w.stderr()).toMatch(new RegExp(`^spoolctl: job ${id} attempt 1 interrupted \\(\\d+\\.\\ds\\) -> queued$`, "m"));
     }
-    expect(job(q, queued).state).toBe("queued");
-    expect(job(q, queued).last_attempt_no).toBe(0);
+    expect((await q.job(queued))!.state).toBe("queued");
+    expect((await q.job(queued))!.last_attempt_no).toBe(0);
 
     // A requeued job runs normally the next time, as attempt 2.
     writeFileSync(go, "");
     const again = await q.json(["work", "--drain", "--concurrency", "3"], { env: FAST_KNOBS });
     expect(again.code).toBe(0);
-    for (const id of [a, b]) expect({ state: job(q, id).state, attempt2: attempt(q, id, 2)?.state }).toEqual({ state: "done", attempt2: "succeeded" });
-    expect(job(q, queued).state).toBe("done");
+    for (const id of [a, b]) expect({ state: (await q.job(id))!.state, attempt2: (await q.attempt(id, 2))?.state }).toEqual({ state: "done", attempt2: "succeeded" });
+    expect((await q.job(queued))!.state).toBe("done");
   }, 60000);
 }
 
@@ -125,10 +128,10 @@ test("`spoolctl stop` asks every live worker to finish its job and exit; `worker
   expect(await w1.exited).toBe(0);
   expect(await w2.exited).toBe(0);
 
-  expect(job(q, one.id).state).toBe("done");
-  expect(job(q, two.id).state).toBe("done");
-  expect(job(q, third).state).toBe("queued");
-  expect(job(q, third).last_attempt_no).toBe(0);
+  expect((await q.job(one.id))!.state).toBe("done");
+  expect((await q.job(two.id))!.state).toBe("done");
+  expect((await q.job(third))!.state).toBe("queued");
+  expect((await q.job(third))!.last_attempt_no).toBe(0);
   expect((await q.json(["workers"])).env.data.count).toBe(0);
   expect((await q.json(["status"])).env.data.live_workers).toBe(0);
   const all = await q.json(["workers", "--all"]);
@@ -143,7 +146,7 @@ test("`stop --worker-id ID --wait` stops that worker only, and returns once it h
   const w1 = startWorker(q, ["--worker-id", "A"], { env: FAST_KNOBS });
   await running(one.id, "A");
   const w2 = startWorker(q, ["--worker-id", "B"], { env: FAST_KNOBS });
-  await waitFor("worker B to register", () => registered(q, "B"));
+  await waitFor("worker B to register", () => q.registered("B"));
 
   const stop = startBg(q, ["stop", "--worker-id", "A", "--wait", "--json"]);
   await stoppingLine(w1, 1);
@@ -156,14 +159,14 @@ test("`stop --worker-id ID --wait` stops that worker only, and returns once it h
   expect(out.data).toEqual({ requested: ["A"], stopped: ["A"] });
   // A is out of the registry as live (it marks itself stopped as it exits) and exits 0.
   expect(await w1.exited).toBe(0);
-  expect(job(q, one.id).state).toBe("done");
+  expect((await q.job(one.id))!.state).toBe("done");
 
   // B was not asked: it is live and serves the next job.
   const listed = await q.json(["workers"]);
   expect(listed.env.data.workers.map((w: any) => [w.worker_id, w.status, w.stop_requested])).toEqual([["B", "live", false]]);
   const next = await add(q, "--", "true");
-  await waitFor("B to run the next job", () => job(q, next).state === "done");
-  expect(attempt(q, next).worker_id).toBe("B");
+  await waitFor("B to run the next job", async () => (await q.job(next))?.state === "done");
+  expect((await q.attempt(next))!.worker_id).toBe("B");
   expect(w2.proc.exitCode).toBeNull();
 
   // An unknown id is NOT_FOUND.
@@ -185,20 +188,20 @@ describe.skipIf(!hasCancel)("cancel of a running job", () => {
     const blocked = await q.json(["cancel", String(id)]);
     expect(blocked.code).toBe(2);
     expect(blocked.env.errors[0].code).toBe("SAFETY_BLOCK");
-    expect(job(q, id).state).toBe("running");
-    expect(job(q, id).cancel_requested).toBe(0);
+    expect((await q.job(id))!.state).toBe("running");
+    expect((await q.job(id))!.cancel_requested).toBe(false);
 
     const r = await q.json(["cancel", String(id), "--running", "--yes"]);
     expect(r.code).toBe(0);
-    await waitFor("the job to be canceled", () => job(q, id).state === "canceled", 30000);
+    await waitFor("the job to be canceled", async () => (await q.job(id))?.state === "canceled", 30000);
     expect(groupMembers(pgid)).toEqual([]);
-    const at = attempt(q, id);
+    const at = (await q.attempt(id))!;
     expect({ state: at.state, failure_reason: at.failure_reason }).toEqual({ state: "canceled", failure_reason: "canceled" });
-    expect(job(q, id).attempts).toBe(0);
-    expect(events(q, id)).toContain("canceled");
+    expect((await q.job(id))!.attempts).toBe(0);
+    expect(await q.eventNames(id)).toContain("canceled");
     // The worker lives on.
     const next = await add(q, "--", "true");
-    await waitFor("the worker to run the next job", () => job(q, next).state === "done");
+    await waitFor("the worker to run the next job", async () => (await q.job(next))?.state === "done");
     expect(w.proc.exitCode).toBeNull();
   }, 60000);
 });

@@ -8,7 +8,7 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { TempQueue, waitFor } from "./helpers.ts";
-import { add, attempt, job, groupMembers, procState, withFreshQueue } from "./reliability-helpers.ts";
+import { add, groupMembers, procState, withFreshQueue } from "./reliability-helpers.ts";
 
 let q: TempQueue;
 withFreshQueue((fresh) => (q = fresh));
@@ -27,29 +27,29 @@ test("groups that ignore SIGTERM are SIGKILLed after the grace; a job that obeys
   expect(r.code).toBe(0);
 
   for (const id of [leader, grandchild, prompt]) {
-    const a = attempt(q, id);
-    expect({ id, state: a.state, failure_reason: a.failure_reason, job: job(q, id).state }).toEqual({ id, state: "timed_out", failure_reason: "timeout", job: "dead" });
+    const a = (await q.attempt(id))!;
+    expect({ id, state: a.state, failure_reason: a.failure_reason, job: (await q.job(id))!.state }).toEqual({ id, state: "timed_out", failure_reason: "timeout", job: "dead" });
     expect(a.pgid).toBeGreaterThan(1);
-    await waitFor(`job ${id}'s process group to be gone`, () => groupMembers(a.pgid).length === 0, 10000);
+    await waitFor(`job ${id}'s process group to be gone`, () => groupMembers(a.pgid!).length === 0, 10000);
   }
 
   // The leader that ignored SIGTERM was killed by SIGKILL, after the timeout plus the grace.
-  const l = attempt(q, leader);
+  const l = (await q.attempt(leader))!;
   expect(l.signal).toBe(9);
-  expect(l.finished_at - l.started_at).toBeGreaterThanOrEqual(1 + GRACE_SECONDS - 0.1);
+  expect(l.finished_at! - l.started_at).toBeGreaterThanOrEqual(1 + GRACE_SECONDS - 0.1);
 
   // The grandchild case: the leader died of SIGTERM at once, yet the group was held
   // for the grace (it still lived) and then SIGKILLed — the grandchild included.
-  const g = attempt(q, grandchild);
+  const g = (await q.attempt(grandchild))!;
   expect(g.signal).toBe(15);
-  expect(g.finished_at - g.started_at).toBeGreaterThanOrEqual(1 + GRACE_SECONDS - 0.1);
+  expect(g.finished_at! - g.started_at).toBeGreaterThanOrEqual(1 + GRACE_SECONDS - 0.1);
   const orphanPid = Number(readFileSync(g.stdout_path, "utf8").trim());
   expect(orphanPid).toBeGreaterThan(1);
   const left = procState(orphanPid);
   expect(left === null || left === "Z").toBe(true);
 
   // The obedient job died of its SIGTERM (no SIGKILL needed).
-  const p = attempt(q, prompt);
+  const p = (await q.attempt(prompt))!;
   expect(p.signal).toBe(15);
   expect(r.stderr).toMatch(new RegExp(`^spoolctl: job ${prompt} attempt 1 timed out after 1s \\(\\d+\\.\\ds\\) -> dead$`, "m"));
 }, 60000);

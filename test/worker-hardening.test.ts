@@ -4,14 +4,16 @@
  * --concurrency, orphans whose group was never recorded or that left it, a
  * closed log pipe, and a queue whose writes fail.
  */
-import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { attemptMarker } from "../src/worker/executor.ts";
 import { groupsWithEnv } from "../src/worker/liveness.ts";
-import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
-import { attempt, events, job, killSpawned, startBg, startWorker, withFreshQueue } from "./reliability-helpers.ts";
+import { openQueue } from "../src/store/index.ts";
+import { resolveLocation } from "../src/store/location.ts";
+import { FAST_KNOBS, ON_POSTGRES, TempQueue, waitFor } from "./helpers.ts";
+import { killSpawned, startBg, startWorker, withFreshQueue } from "./reliability-helpers.ts";
+import { forgetAttemptGroups } from "./support/queue-fixtures.ts";
 
 let q: TempQueue;
 withFreshQueue((fresh) => (q = fresh));
@@ -21,7 +23,7 @@ test("a timeout beyond setTimeout's 24.8-day limit does not fire at once", async
   const r = await q.run(["work", "--drain"]);
   expect(r.code).toBe(0);
   expect(r.stderr).not.toContain("TimeoutOverflowWarning");
-  expect(job(q, id).state).toBe("done");
+  expect((await q.job(id))!.state).toBe("done");
 });
 
 test("a worker restarted under the same --worker-id still gets its dead predecessor's job reaped", async () => {
@@ -32,10 +34,10 @@ test("a worker restarted under the same --worker-id still gets its dead predeces
   first.proc.kill("SIGKILL");
   await first.exited;
   const second = startWorker(q, ["--worker-id", "same"], { env: FAST_KNOBS });
-  await waitFor("the job to be reaped", () => attempt(q, id, 1).state === "abandoned", 30000);
-  expect(attempt(q, id, 1).failure_reason).toBe("worker_crash");
+  await waitFor("the job to be reaped", async () => (await q.attempt(id, 1))?.state === "abandoned", 30000);
+  expect((await q.attempt(id, 1))!.failure_reason).toBe("worker_crash");
   // The orphaned `sleep 30` of attempt 1 was killed before the requeue.
-  expect(groupsWithEnv(attemptMarker(q.db, id, 1))).toEqual([]);
+  expect(groupsWithEnv(attemptMarker(await q.queueId(), id, 1))).toEqual([]);
   await waitFor("the second run", () => readFileSync(marker, "utf8").split("\n").length >= 3, 30000);
   second.proc.kill("SIGKILL");
 });
@@ -45,24 +47,28 @@ test("a cancel requested while a failing attempt ends is honoured instead of a r
   const id = await q.addJob("--", "sh", "-c", `while [ ! -e ${gate} ]; do sleep 0.05; done; exit 1`);
   // A slow heartbeat, so the failure is recorded before the worker sees the cancel.
   const w = startWorker(q, [], { env: { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "30" } });
-  await waitFor("the job to run", () => job(q, id).state === "running");
+  await waitFor("the job to run", async () => (await q.job(id))?.state === "running");
   expect((await q.run(["cancel", String(id), "--running", "--yes"])).code).toBe(0);
   await Bun.write(gate, "");
-  await waitFor("the job to settle", () => job(q, id).state !== "running");
-  expect(job(q, id).state).toBe("canceled");
-  expect(events(q, id)).toEqual(["added", "claimed", "cancel_requested", "failed", "canceled"]);
+  await waitFor("the job to settle", async () => (await q.job(id))!.state !== "running");
+  expect((await q.job(id))!.state).toBe("canceled");
+  expect(await q.eventNames(id)).toEqual(["added", "claimed", "cancel_requested", "failed", "canceled"]);
   w.proc.kill("SIGKILL");
 });
 
 test("retry --force of a job re-claimed by the same --concurrency worker keeps both attempts apart", async () => {
   const id = await q.addJob("--", "sleep", "30");
   const w = startWorker(q, ["--concurrency", "2"], { env: FAST_KNOBS });
-  await waitFor("attempt 1 to run", () => job(q, id).state === "running");
+  await waitFor("attempt 1 to run", async () => (await q.job(id))?.state === "running");
   expect((await q.run(["retry", String(id), "--force"])).code).toBe(0);
-  await waitFor("attempt 2 to run", () => job(q, id).last_attempt_no === 2 && job(q, id).state === "running");
+  await waitFor("attempt 2 to run", async () => {
+    const j = await q.job(id);
+    return j?.last_attempt_no === 2 && j.state === "running";
+  });
   // Attempt 1's process is killed (its job was taken away); attempt 2 goes on.
-  await waitFor("attempt 1's processes to be gone", () => groupsWithEnv(attemptMarker(q.db, id, 1)).length === 0);
-  expect(groupsWithEnv(attemptMarker(q.db, id, 2)).length).toBe(1);
+  const queueId = await q.queueId();
+  await waitFor("attempt 1's processes to be gone", () => groupsWithEnv(attemptMarker(queueId, id, 1)).length === 0);
+  expect(groupsWithEnv(attemptMarker(queueId, id, 2)).length).toBe(1);
   // The worker has settled attempt 1 (its late result refused) before we stop it.
   await waitFor("attempt 1's end to be refused", () => w.stderr().includes(`job ${id} attempt 1 ended after the job was taken`));
   w.proc.kill("SIGTERM");
@@ -70,7 +76,7 @@ test("retry --force of a job re-claimed by the same --concurrency worker keeps b
   w.proc.kill("SIGTERM");
   expect(await w.exited).toBe(0);
   expect(w.stderr()).not.toContain("INTERNAL");
-  expect(job(q, id).state).toBe("queued");
+  expect((await q.job(id))!.state).toBe("queued");
 });
 
 test("the reaper kills an orphan that left its group (setsid) and one whose group was never recorded", async () => {
@@ -79,14 +85,15 @@ test("the reaper kills an orphan that left its group (setsid) and one whose grou
   const id = await q.addJob("--", "sh", "-c", `setsid sh -c 'echo start >> ${log}; sleep 30' & sleep 30`);
   const w = startWorker(q, [], { env: FAST_KNOBS });
   await waitFor("the escaped child to start", () => existsSync(log));
-  await waitFor("both groups", () => groupsWithEnv(attemptMarker(q.db, id, 1)).length === 2);
+  const queueId = await q.queueId();
+  await waitFor("both groups", () => groupsWithEnv(attemptMarker(queueId, id, 1)).length === 2);
   w.proc.kill("SIGKILL");
   await w.exited;
   // Forget the recorded group, as if the worker had died before writing it.
-  q.exec("UPDATE attempts SET pgid = NULL, pgid_start_time = NULL WHERE job_id = ?", id);
+  await forgetAttemptGroups(q, id);
   const reaper = startWorker(q, ["--drain"], { env: FAST_KNOBS });
-  await waitFor("the job to be reaped", () => attempt(q, id, 1).state === "abandoned", 30000);
-  expect(groupsWithEnv(attemptMarker(q.db, id, 1))).toEqual([]);
+  await waitFor("the job to be reaped", async () => (await q.attempt(id, 1))?.state === "abandoned", 30000);
+  expect(groupsWithEnv(attemptMarker(queueId, id, 1))).toEqual([]);
   reaper.proc.kill("SIGKILL");
 });
 
@@ -96,7 +103,7 @@ test("a worker whose log reader went away keeps working", async () => {
   const sh = startBg(q, [], { argv0: ["bash", "-c", `bun ${JSON.stringify(join(import.meta.dir, "../src/cli.ts"))} work --drain 2>&1 | head -1; echo "rc=\${PIPESTATUS[0]}"`] });
   expect(await sh.exited).toBe(0);
   expect(sh.stdout()).toContain("rc=0");
-  expect(q.query("SELECT count(*) AS n FROM jobs WHERE state = 'done'")[0].n).toBe(4);
+  expect((await q.jobs()).filter((j) => j.state === "done")).toHaveLength(4);
 });
 
 /** Mounts a tiny tmpfs (needs root); null where that is not allowed. */
@@ -107,7 +114,9 @@ function tinyDisk(dir: string): string | null {
   return r.exitCode === 0 ? mnt : null;
 }
 
-test("a full disk pauses the worker instead of killing it; it records the result once space is back", async () => {
+// SQLite-only: the full disk is the tmpfs holding the SQLite file (and its spool);
+// a PostgreSQL queue's storage is the server's. Its state is read through the driver.
+test.skipIf(ON_POSTGRES)("a full disk pauses the worker instead of killing it; it records the result once space is back", async () => {
   const mnt = tinyDisk(q.dir);
   if (!mnt) return console.warn("skipped: cannot mount a tmpfs here");
   try {
@@ -120,17 +129,16 @@ test("a full disk pauses the worker instead of killing it; it records the result
     await waitFor("the worker to hit the full disk", () => w.stderr().includes("full"), 30000);
     expect(w.proc.exitCode).toBeNull(); // still running
     rmSync(big, { force: true });
-    const state = (id: number) => {
-      const conn = new Database(db, { readonly: true });
+    const state = async (id: number) => {
+      const store = await openQueue(resolveLocation(db, {}, q.dir), { create: false, readOnly: true });
       try {
-        conn.exec("PRAGMA busy_timeout = 5000");
-        return (conn.query("SELECT state FROM jobs WHERE id = ?").get(id) as { state: string } | null)?.state;
+        return (await store.read((tx) => tx.getJob(id)))?.state;
       } finally {
-        conn.close();
+        await store.close();
       }
     };
-    await waitFor("both jobs to settle", () => state(first) !== "running" && state(second) === "done", 60000);
-    expect(state(first)).toBe("dead");
+    await waitFor("both jobs to settle", async () => (await state(first)) !== "running" && (await state(second)) === "done", 60000);
+    expect(await state(first)).toBe("dead");
     w.proc.kill("SIGTERM");
     expect(await w.exited).toBe(0);
     expect(w.stderr()).toMatch(/cannot record job \d+ attempt 1 yet: the disk holding the queue .* is full; will retry/);

@@ -214,3 +214,56 @@ export async function schemaVersion(q: FixtureQueue): Promise<string | null> {
   const rows = await statement(q, "SELECT value FROM meta WHERE key = 'schema_version'", "SELECT value FROM meta WHERE key = 'schema_version'", []);
   return rows[0] ? String(rows[0].value) : null;
 }
+
+// ---------------------------------------------------------------------------
+// SQLite files as files: fixtures of the SQLite-only tests (each test that uses
+// them skips on PostgreSQL and says why). They touch no queue state a driver
+// method could read.
+
+/** Makes a SQLite file that is not a queue: an application's database with one table, `users`, and one row. */
+export function makeForeignSqliteFile(path: string): void {
+  const db = new Database(path);
+  try {
+    db.exec("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)");
+    db.exec("INSERT INTO users (name) VALUES ('ada')");
+  } finally {
+    db.close();
+  }
+}
+
+/** What SQLite itself says about a file (opened read-only): its journal mode and its tables. */
+export function sqliteFileFacts(path: string): { journal_mode: string; tables: string[] } {
+  const db = new Database(path, { readonly: true });
+  try {
+    const { journal_mode } = db.query("PRAGMA journal_mode").get() as { journal_mode: string };
+    const tables = (db.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((t) => t.name);
+    return { journal_mode, tables };
+  } finally {
+    db.close();
+  }
+}
+
+/** Switches a SQLite file's journal mode (e.g. a queue file back to a rollback journal, `DELETE`). */
+export function setSqliteJournalMode(path: string, mode: "DELETE" | "WAL"): void {
+  const db = new Database(path);
+  try {
+    db.exec(`PRAGMA journal_mode = ${mode}`);
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * A script (`bun SCRIPT FILE SECONDS`) that takes SQLite's write lock on FILE
+ * (`BEGIN IMMEDIATE`), prints `locked`, holds it for SECONDS, lets go and
+ * prints `released`: the lock another process holds, for the LOCKED tests.
+ */
+export const SQLITE_LOCK_HOLDER = `import { Database } from "bun:sqlite";
+const db = new Database(process.argv[2]);
+db.exec("PRAGMA busy_timeout = 5000");
+db.exec("BEGIN IMMEDIATE");
+console.log("locked");
+await Bun.sleep(Number(process.argv[3]) * 1000);
+db.exec("ROLLBACK");
+console.log("released");
+`;
