@@ -11,6 +11,7 @@
  * `lock_timeout` and conflicts still failing after the driver's retries are
  * `LOCKED` (exit 4), as SQLITE_BUSY is.
  */
+import { SQL } from "bun";
 import { SpoolError } from "../../contract/errors.ts";
 
 /** Client-side codes of a connection that failed or went away. */
@@ -31,6 +32,16 @@ const CONNECTION_CODES = new Set([
   "ENETUNREACH",
   "ENOENT", // a unix socket that is not there: the server is down
 ]);
+
+/** Plain words for Bun's terse connection failures ("Failed to connect"). */
+const CONNECTION_WORDS: Record<string, string> = {
+  ERR_POSTGRES_CONNECTION_REFUSED: "could not connect (refused, or the host name did not resolve)",
+  ERR_POSTGRES_CONNECTION_TIMEOUT: "connection timed out",
+  ERR_POSTGRES_CONNECTION_CLOSED: "connection closed",
+  ERR_POSTGRES_CONNECTION_FAILED: "connection failed",
+  ECONNREFUSED: "connection refused",
+  ENOTFOUND: "host name not found",
+};
 
 /** The SQLSTATE of a server error, or null. */
 export function sqlstate(error: unknown): string | null {
@@ -79,16 +90,25 @@ export interface ErrorContext {
   password?: string;
 }
 
-/** A driver error as the {@link SpoolError} it means; a SpoolError is returned unchanged. */
-export function mapPgError(ctx: ErrorContext, error: unknown): SpoolError {
-  if (error instanceof SpoolError) return error;
+/** Whether an error comes from the driver (Bun's SQL client), not from a caller's callback. */
+export function isDriverError(error: unknown): boolean {
+  return error instanceof SQL.SQLError || isConnectionError(error);
+}
+
+/**
+ * A driver error as the {@link SpoolError} it means; a SpoolError, and any
+ * error that is not the driver's (a bug in a callback), is returned unchanged.
+ */
+export function mapPgError(ctx: ErrorContext, error: unknown): unknown {
+  if (error instanceof SpoolError || !isDriverError(error)) return error;
   const state = sqlstate(error);
   const code = clientCode(error);
   const driverCode = state ?? code;
   const message = messageOf(error, ctx.password);
   const at = ctx.location;
   if (isConnectionError(error)) {
-    const why = state === "53300" ? `the server has no connection slot left (${message})` : message;
+    const plain = code !== null ? CONNECTION_WORDS[code] : undefined; // Bun says only "Failed to connect"
+    const why = state === "53300" ? `the server has no connection slot left (${message})` : plain ? (/^(failed to connect|connection closed)\.?$/i.test(message) ? plain : `${plain}: ${message}`) : message;
     return new SpoolError("INTERNAL", `cannot reach the queue's database at ${at}: ${why}`, {
       remediation: "check that the PostgreSQL server is running and reachable from this host (spoolctl doctor); a worker keeps its jobs and retries",
       detail: { storage: "unreachable", driver_code: driverCode },

@@ -5,19 +5,25 @@
  * commits after a reader passed its id would be skipped for ever. A sequence
  * hands out ids in call order, not commit order: a transaction that took id 7
  * may commit after another that took 8. So ids come from a one-row counter
- * table instead (`event_ids`), bumped by the statement that inserts the rows:
- * the UPDATE holds the counter's row lock until COMMIT, so the next writer of
+ * table (`event_ids`) instead, and are taken at COMMIT: rows are inserted with
+ * a negative placeholder id, and a deferred constraint trigger
+ * (`job_events_number`, migrations.ts) bumps the counter and numbers the
+ * transaction's rows while the server commits. The counter's row lock is held
+ * from there to the end of the commit, so the next transaction numbering
  * events waits for this one to commit (PostgreSQL makes a transaction visible
- * before it releases its locks) and then reads the counter it left. Ids are
- * thus dense and increasing in commit order, and a reader that sees id N sees
- * every id below N. Chosen over an advisory lock plus a sequence because it is
- * one statement and needs no lock key shared with other applications.
+ * before it releases its locks) and reads the counter it left. Ids are thus
+ * dense and increasing in commit order, and a reader that sees id N sees every
+ * id below N. Only transactions that append events pay the wait, and for no
+ * longer than the server's own commit: never across a round trip to a client
+ * (a busy or paused client cannot stall the others). Chosen over an advisory
+ * lock plus a sequence: no lock key shared with other applications, and no
+ * gaps. NOTIFY serialises notifying commits the same way anyway.
  *
- * Only transactions that append events pay the wait, and for as short as
- * possible: appendEvent() only buffers, and the buffer is written by one
- * multi-row statement as the transaction's last statement, right before
- * COMMIT. A read of the ledger inside the same transaction writes the buffer
- * first, so the transaction sees its own events.
+ * appendEvent() only buffers; the buffer is written by one multi-row INSERT as
+ * the transaction's last statement. A read of the ledger inside a write
+ * transaction writes the buffer first and numbers it at once (SET CONSTRAINTS
+ * … IMMEDIATE: the lock is then held from there to COMMIT), so the transaction
+ * sees its own events with their final ids.
  *
  * The same statement calls pg_notify on the queue's channel, delivered to
  * listeners at commit (see listen.ts).
@@ -44,6 +50,7 @@ export class TxEffects {
   events: PendingEvent[] = [];
   /** Whether waiting processes should be woken at commit (a job inserted, requeued, finished; events appended). */
   notify = false;
+  private numberedNow = false;
 
   constructor(private readonly channel: string | null) {}
 
@@ -52,27 +59,39 @@ export class TxEffects {
     this.notify = true;
   }
 
-  /** Writes the buffered events (ids from the counter) and the notification; empties the buffer. */
+  /** Writes the buffered events (numbered at COMMIT) and the notification; empties the buffer. */
   async flush(tx: SQL): Promise<void> {
     const events = this.events;
     const notify = this.notify && this.channel !== null;
     this.events = [];
     this.notify = false;
     if (events.length > 0) {
-      const n = events.length;
       await tx`
-        WITH ids AS (UPDATE event_ids SET last_id = last_id + ${n}::int RETURNING last_id - ${n}::int AS base),
-        inserted AS (
-          INSERT INTO job_events (id, job_id, at, event, worker_id, detail)
-          SELECT ids.base + e.ord, e.job_id, e.at, e.event, e.worker_id, e.detail
-          FROM ids, unnest(${events.map((e) => e.jobId)}::bigint[], ${events.map((e) => e.at)}::float8[],
-                           ${events.map((e) => e.event)}::text[], ${events.map((e) => e.workerId)}::text[],
-                           ${events.map((e) => e.detail)}::text[])
+        WITH inserted AS (
+          INSERT INTO job_events (job_id, at, event, worker_id, detail)
+          SELECT e.job_id, e.at, e.event, e.worker_id, e.detail
+          FROM unnest(${events.map((e) => e.jobId)}::bigint[], ${events.map((e) => e.at)}::float8[],
+                      ${events.map((e) => e.event)}::text[], ${events.map((e) => e.workerId)}::text[],
+                      ${events.map((e) => e.detail)}::text[])
                WITH ORDINALITY AS e(job_id, at, event, worker_id, detail, ord)
+          ORDER BY e.ord
           RETURNING 1)
         SELECT count(*)::int AS n, CASE WHEN ${notify} THEN pg_notify(${this.channel ?? ""}, '') END AS notified FROM inserted`;
     } else if (notify) {
       await tx`SELECT pg_notify(${this.channel}, '')`;
+    }
+  }
+
+  /**
+   * Before the transaction reads the ledger: writes the buffer and gives its
+   * rows their final ids now (the counter lock is then held until COMMIT).
+   */
+  async settle(tx: SQL): Promise<void> {
+    const had = this.events.length > 0;
+    await this.flush(tx);
+    if (had && !this.numberedNow) {
+      this.numberedNow = true;
+      await tx`SET CONSTRAINTS job_events_number IMMEDIATE`;
     }
   }
 }

@@ -39,8 +39,8 @@ export async function pgChecks(url: string): Promise<StoreCheck[]> {
     try {
       await sql`SELECT 1`;
     } catch (error) {
-      const e = mapPgError({ location: where, user: settings.username, password: settings.password }, error);
-      return [check("db_opens", "fail", e.message, e.remediation), ...AFTER_OPEN.map((id) => check(id, "skip", "the database did not open"))];
+      const e = mapPgError({ location: where, user: settings.username, password: settings.password }, error) as Error & { remediation?: string };
+      return [check("db_opens", "fail", e.message, e.remediation ?? null), ...AFTER_OPEN.map((id) => check(id, "skip", "the database did not open"))];
     }
     const out: StoreCheck[] = [check("db_opens", "pass", `connected to ${where} as ${settings.username}${settings.passwordSource ? ` (password from ${settings.passwordSource === "url" ? "the URL" : settings.passwordSource === "passfile" ? "the password file" : "PGPASSWORD"})` : ""}`)];
     out.push(await serverVersion(sql));
@@ -86,7 +86,7 @@ async function clockSkew(sql: SQL): Promise<StoreCheck> {
   try {
     const skew = await measureClockOffset(sql);
     const abs = Math.abs(skew);
-    const text = abs < 0.001 ? "under a millisecond" : abs < 1 ? `${Math.round(abs * 1000)} ms` : `${abs.toFixed(1)} s`;
+    const text = abs < 1 ? `${Math.max(1, Math.round(abs * 1000))} ms` : `${abs.toFixed(1)} s`;
     const side = skew > 0 ? "behind" : "ahead of";
     return abs <= SKEW_WARN_SECONDS
       ? check("clock_skew", "pass", `this host's clock is within ${text} of the database's`)

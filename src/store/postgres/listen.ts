@@ -4,8 +4,9 @@
  * finishes a job or appends events; PostgreSQL delivers it at commit). Bun's
  * client (1.4.5) receives notifications: `sql.listen()` opens one dedicated
  * connection per client, shared by every registration, and after losing it
- * reconnects with backoff and subscribes again. Notifications sent while it
- * was away are lost, so every re-subscription wakes the waiter once, and the
+ * reconnects with backoff and subscribes again. Notifications sent before the
+ * subscription (the first one, or again after a reconnect) are not heard, so
+ * each subscription wakes the waiter once (it reads again), and the
  * caller's poll (`wait(ms)` resolves after `ms` anyway) stays the fallback,
  * also when LISTEN fails altogether.
  */
@@ -26,15 +27,12 @@ export function watchChannel(sql: SQL | null, channel: string | null): Waker {
     } else dirty = true;
   };
   if (sql && channel) {
-    let subscribed = 0;
     sql
       .listen(
         channel,
         () => fire(),
-        () => {
-          // Initially nothing was missed; after a reconnect, something may have been.
-          if (subscribed++ > 0) fire();
-        },
+        // Subscribed (first time, or again after a reconnect): a commit may have come before, unheard.
+        () => fire(),
       )
       .then(
         (sub) => {

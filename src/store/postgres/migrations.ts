@@ -26,7 +26,7 @@ export const SPOOLCTL_TABLES = ["meta", "jobs", "attempts", "job_events", "worke
 /** Schema steps; step N takes the database from version N-1 to N. */
 const STEPS: string[] = [
   // v1: SQLite's v1 tables, plus the PostgreSQL driver's own:
-  //  - event_ids: the one-row counter job_events ids are taken from (commit order: see events.ts);
+  //  - event_ids: the one-row counter job_events ids are taken from, at COMMIT (commit order: see events.ts);
   //  - lanes: one row per lane, locked by a claim under --slots (see claim.ts);
   //  - attempt_output: output shipped by workers, in chunks keyed by byte offset.
   `
@@ -80,8 +80,9 @@ const STEPS: string[] = [
     stderr_path text NOT NULL,
     PRIMARY KEY (job_id, attempt_no)
   );
+  CREATE SEQUENCE job_events_pending_ids;
   CREATE TABLE job_events (
-    id bigint PRIMARY KEY,
+    id bigint PRIMARY KEY DEFAULT -nextval('job_events_pending_ids'),
     job_id bigint NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
     at double precision NOT NULL,
     event text NOT NULL,
@@ -89,6 +90,27 @@ const STEPS: string[] = [
     detail text
   );
   CREATE INDEX idx_job_events_job ON job_events (job_id, id);
+  -- Ledger ids in commit order (events.ts): rows are inserted with a negative
+  -- placeholder id, and numbered from the event_ids counter at COMMIT by this
+  -- deferred trigger. The counter's row lock is then held only while the
+  -- server commits, never across a round trip to the client. The first firing
+  -- numbers every pending row of the transaction (the only negative ids it can
+  -- see), in insertion order; the others find their row numbered already.
+  CREATE FUNCTION spoolctl_number_events() RETURNS trigger LANGUAGE plpgsql AS $$
+  DECLARE
+    pending bigint;
+    base bigint;
+  BEGIN
+    IF NOT EXISTS (SELECT 1 FROM job_events WHERE id = NEW.id) THEN RETURN NULL; END IF;
+    SELECT count(*) INTO pending FROM job_events WHERE id < 0;
+    UPDATE event_ids SET last_id = last_id + pending RETURNING last_id - pending INTO base;
+    UPDATE job_events e SET id = base + p.n
+      FROM (SELECT id, row_number() OVER (ORDER BY id DESC) AS n FROM job_events WHERE id < 0) p
+      WHERE e.id = p.id;
+    RETURN NULL;
+  END $$;
+  CREATE CONSTRAINT TRIGGER job_events_number AFTER INSERT ON job_events
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION spoolctl_number_events();
   CREATE TABLE workers (
     worker_id text PRIMARY KEY,
     pid integer NOT NULL,

@@ -8,12 +8,13 @@
 import type { SQL } from "bun";
 import type { ClaimRequest, ClaimedJob, Store, StoreReader, StoreWriter, Waker } from "../store.ts";
 import { AbsentPgStore } from "./absent.ts";
+import { ClaimBook, runClaim } from "./claim-runner.ts";
 import { QueueClock, createClient, measureClockOffset } from "./connect.ts";
 import { type ErrorContext, mapPgError, sqlstate } from "./errors.ts";
 import { channelOf } from "./events.ts";
 import { watchChannel } from "./listen.ts";
 import { PG_SCHEMA_VERSION, existingSpoolctlTables, migrate, readSchemaState, refuseForeign, refuseNewer, type SchemaState } from "./migrations.ts";
-import { runTransaction } from "./transaction.ts";
+import { FifoLock, runTransaction } from "./transaction.ts";
 import { parsePgUrl, redactUrl } from "./url.ts";
 
 /** The PostgreSQL driver's {@link Store}. */
@@ -24,6 +25,9 @@ export class PgStore implements Store {
   readonly exists = true;
   private readonly channel: string;
   private readonly wakers = new Set<Waker>();
+  private readonly claims = new ClaimBook();
+  /** Writes and claims of this store, one at a time (transaction.ts). */
+  private readonly writes = new FifoLock();
 
   constructor(
     private readonly sql: SQL,
@@ -48,11 +52,11 @@ export class PgStore implements Store {
   }
 
   write<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T> {
-    return runTransaction(this.sql, "write", this.channel, this.ctx, fn);
+    return this.writes.run(() => runTransaction(this.sql, "write", this.channel, this.ctx, fn));
   }
 
   claimJobs(req: ClaimRequest): Promise<ClaimedJob[]> {
-    return runTransaction(this.sql, "write", this.channel, this.ctx, (q) => q.claim(req, this.spoolDir));
+    return this.writes.run(() => runClaim(this.sql, req, this.spoolDir, this.channel, this.ctx, this.claims));
   }
 
   watch(): Waker {

@@ -14,8 +14,6 @@ import type {
   AttemptKey,
   AttemptLease,
   AttemptRecord,
-  ClaimRequest,
-  ClaimedJob,
   EventQuery,
   JobSettingsChange,
   OutputChunk,
@@ -23,7 +21,6 @@ import type {
   ShippedOutput,
   StoreWriter,
 } from "../store.ts";
-import { claim } from "./claim.ts";
 import type { TxEffects } from "./events.ts";
 import * as op from "./operator-queries.ts";
 import { appendOutput, readOutput } from "./output.ts";
@@ -115,7 +112,7 @@ export class PgQueries implements StoreWriter {
   }
 
   async eventsOf(jobId: number): Promise<JobEvent[]> {
-    await this.effects.flush(this.tx); // this transaction's own events first
+    await this.effects.settle(this.tx); // this transaction's own events first
     return ((await this.tx`SELECT * FROM job_events WHERE job_id = ${jobId} ORDER BY id`) as Row[]).map(toEvent);
   }
 
@@ -196,11 +193,6 @@ export class PgQueries implements StoreWriter {
     this.effects.append({ jobId, event, workerId, detail, at: now });
   }
 
-  /** The claim (claim.ts), inside this transaction. */
-  claim(req: ClaimRequest, spoolDir: string): Promise<ClaimedJob[]> {
-    return claim(this.tx, this.effects, req, spoolDir);
-  }
-
   async setAttemptProcess(jobId: number, attemptNo: number, pgid: number, startTime: string | null): Promise<void> {
     await this.tx`UPDATE attempts SET pgid = ${pgid}, pgid_start_time = ${startTime}::text WHERE job_id = ${jobId} AND attempt_no = ${attemptNo}`;
   }
@@ -274,7 +266,7 @@ export class PgQueries implements StoreWriter {
 
   // Operator verbs (retry, cancel, prune, events, config): SQL in operator-queries.ts.
   async listEvents(query: EventQuery): Promise<JobEvent[]> {
-    await this.effects.flush(this.tx);
+    await this.effects.settle(this.tx);
     return op.listEvents(this.tx, query);
   }
 
@@ -283,7 +275,7 @@ export class PgQueries implements StoreWriter {
   }
 
   async historyCounts(jobIds: number[]): Promise<{ attempts: number; events: number }> {
-    await this.effects.flush(this.tx);
+    await this.effects.settle(this.tx);
     return op.historyCounts(this.tx, jobIds);
   }
 
@@ -312,7 +304,7 @@ export class PgQueries implements StoreWriter {
   }
 
   async deleteJobs(jobIds: number[]): Promise<{ jobs: number; attempts: number; events: number }> {
-    await this.effects.flush(this.tx);
+    await this.effects.settle(this.tx);
     const out = await op.deleteJobs(this.tx, jobIds);
     if (out.jobs > 0) this.effects.notify = true;
     return out;
@@ -327,11 +319,12 @@ export class PgQueries implements StoreWriter {
  * A `list --tag k=v` condition. Tags are stored as JSON text; jsonb
  * containment matches the pair exactly, but jsonb refuses the escape \u0000
  * (a NUL byte), so rows (and filters) holding one are matched on the
- * serialized pair instead: `"k":"v"` as JSON.stringify writes it.
+ * serialized pair instead: `"k":"v"` as JSON.stringify writes it. (The
+ * parameter is cast from text: a parameter typed json(b) is JSON-encoded again by Bun.)
  */
 function tagMatch(key: string, value: string, p: (v: unknown) => string): string {
   const pair = `${JSON.stringify(key)}:${JSON.stringify(value)}`;
   const textual = `(strpos(tags, ${p(pair + ",")}) > 0 OR strpos(tags, ${p(pair + "}")}) > 0)`;
   if (pair.includes("\\u0000")) return textual;
-  return `(CASE WHEN strpos(tags, '\\u0000') > 0 THEN ${textual} ELSE tags::jsonb @> ${p(`{${pair}}`)}::jsonb END)`;
+  return `(CASE WHEN strpos(tags, '\\u0000') > 0 THEN ${textual} ELSE tags::jsonb @> (${p(`{${pair}}`)}::text)::jsonb END)`;
 }

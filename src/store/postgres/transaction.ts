@@ -15,7 +15,7 @@
  */
 import type { SQL } from "bun";
 import { SpoolError } from "../../contract/errors.ts";
-import { type ErrorContext, isActiveKeyViolation, isConflict, isConnectionError, mapPgError } from "./errors.ts";
+import { type ErrorContext, isActiveKeyViolation, isConflict, isConnectionError, isDriverError, mapPgError } from "./errors.ts";
 import { TxEffects } from "./events.ts";
 import { PgQueries } from "./queries.ts";
 
@@ -27,6 +27,26 @@ const CONNECTION_TRIES = 3;
 const KEY_TRIES = 3;
 
 export type TxKind = "read" | "write";
+
+/**
+ * A FIFO lock: one write transaction (or claim) at a time per store, as the
+ * SQLite driver's per-connection lock gives: two async writes of one process
+ * (a heartbeat timer firing while a result is recorded) never interleave, and
+ * a callback that reads, decides and writes is not raced by its own process.
+ * Reads are not queued: each has its own snapshot on the pool.
+ */
+export class FifoLock {
+  private tail: Promise<void> = Promise.resolve();
+
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(fn);
+    this.tail = result.then(
+      () => {},
+      () => {},
+    );
+    return result;
+  }
+}
 
 /** Runs `fn` in one transaction of `kind` on `sql`, retrying as described above. */
 export async function runTransaction<T>(sql: SQL, kind: TxKind, channel: string | null, ctx: ErrorContext, fn: (q: PgQueries) => Promise<T>): Promise<T> {
@@ -45,7 +65,7 @@ export async function runTransaction<T>(sql: SQL, kind: TxKind, channel: string 
       };
       return (kind === "read" ? await sql.begin("isolation level repeatable read read only", body) : await sql.begin(body)) as T;
     } catch (error) {
-      if (error instanceof SpoolError) throw error;
+      if (error instanceof SpoolError || !isDriverError(error)) throw error; // the callback's own error, unchanged
       if (isConflict(error) && ++conflicts < CONFLICT_TRIES) {
         await Bun.sleep(Math.random() * 5 * conflicts);
         continue;

@@ -29,15 +29,28 @@ export function isPgUrl(location: string): boolean {
 }
 
 /**
+ * Splits what follows `scheme://` into the user info (before the `@` that
+ * ends it) and the rest. The `@` is the last one before the query, or, when
+ * there is none there, the last one at all: a password with an unencoded `/`,
+ * `?`, `#` or `@` is still recognised as the password (and never printed).
+ */
+function splitUserinfo(rest: string): { info: string | null; after: string } {
+  const query = rest.indexOf("?");
+  let at = (query >= 0 ? rest.slice(0, query) : rest).lastIndexOf("@");
+  if (at < 0) at = rest.lastIndexOf("@");
+  return at < 0 ? { info: null, after: rest } : { info: rest.slice(0, at), after: rest.slice(at + 1) };
+}
+
+/**
  * The URL without its password, fit to print: the password of the user info
  * and a `password=` query parameter are dropped, everything else is kept as
  * written. Works on malformed URLs too (it never parses them).
  */
 export function redactUrl(url: string): string {
-  let out = url.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)([^@/?#]*)@/, (_all, scheme: string, info: string) => {
-    const colon = info.indexOf(":");
-    return `${scheme}${colon >= 0 ? info.slice(0, colon) : info}@`;
-  });
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)/.exec(url);
+  if (!m) return url;
+  const { info, after } = splitUserinfo(url.slice(m[1]!.length));
+  let out = m[1]! + (info === null ? after : `${info.split(":")[0]}@${after}`);
   out = out.replace(/([?&])password=[^&#]*(&?)/gi, (_all, lead: string, tail: string) => (tail ? lead : ""));
   return out.replace(/[?&]$/, "");
 }
@@ -70,11 +83,12 @@ function invalidUrl(url: string, why: string): SpoolError {
   });
 }
 
-function decode(url: string, part: string): string {
+/** Percent-decodes one part of the URL; `what` names it in the error (never the password's value). */
+function decode(url: string, part: string, what: string): string {
   try {
     return decodeURIComponent(part);
   } catch {
-    throw invalidUrl(url, `bad percent-encoding in ${JSON.stringify(redactUrl(part))}`);
+    throw invalidUrl(url, `bad percent-encoding in the ${what}`);
   }
 }
 
@@ -86,18 +100,16 @@ function decode(url: string, part: string): string {
  */
 export function parsePgUrl(url: string, env: NodeJS.ProcessEnv = process.env, opts: { lookupPassword?: boolean } = {}): PgConnectionSettings {
   if (!isPgUrl(url)) throw invalidUrl(url, "not a postgres:// or postgresql:// URL");
-  const rest = url.slice(url.indexOf("://") + 3);
-  const hashAt = rest.indexOf("#");
-  const noHash = hashAt >= 0 ? rest.slice(0, hashAt) : rest;
+  const { info: userinfo, after } = splitUserinfo(url.slice(url.indexOf("://") + 3));
+  const info = userinfo ?? "";
+  const hashAt = after.indexOf("#");
+  const noHash = hashAt >= 0 ? after.slice(0, hashAt) : after;
   const queryAt = noHash.indexOf("?");
   const beforeQuery = queryAt >= 0 ? noHash.slice(0, queryAt) : noHash;
   const query = new URLSearchParams(queryAt >= 0 ? noHash.slice(queryAt + 1) : "");
   const slash = beforeQuery.indexOf("/");
-  const authority = slash >= 0 ? beforeQuery.slice(0, slash) : beforeQuery;
+  const hostPort = slash >= 0 ? beforeQuery.slice(0, slash) : beforeQuery;
   const path = slash >= 0 ? beforeQuery.slice(slash + 1) : "";
-  const at = authority.lastIndexOf("@");
-  const info = at >= 0 ? authority.slice(0, at) : "";
-  const hostPort = at >= 0 ? authority.slice(at + 1) : authority;
 
   for (const key of query.keys()) {
     if (!KNOWN_PARAMS.includes(key)) throw invalidUrl(url, `unknown parameter ${JSON.stringify(key)} (known: ${KNOWN_PARAMS.join(", ")})`);
@@ -107,8 +119,8 @@ export function parsePgUrl(url: string, env: NodeJS.ProcessEnv = process.env, op
   let password: string | undefined;
   if (info) {
     const colon = info.indexOf(":");
-    user = decode(url, colon >= 0 ? info.slice(0, colon) : info);
-    if (colon >= 0) password = decode(url, info.slice(colon + 1));
+    user = decode(url, colon >= 0 ? info.slice(0, colon) : info, "user name");
+    if (colon >= 0) password = decode(url, info.slice(colon + 1), "password");
   }
   let host = "";
   let port = "";
@@ -123,14 +135,14 @@ export function parsePgUrl(url: string, env: NodeJS.ProcessEnv = process.env, op
     throw invalidUrl(url, "several hosts are not supported");
   } else {
     const colon = hostPort.lastIndexOf(":");
-    host = decode(url, colon >= 0 ? hostPort.slice(0, colon) : hostPort);
+    host = decode(url, colon >= 0 ? hostPort.slice(0, colon) : hostPort, "host");
     port = colon >= 0 ? hostPort.slice(colon + 1) : "";
   }
   host = query.get("host") ?? host;
   port = query.get("port") ?? port;
   user = query.get("user") ?? user;
   if (query.has("password")) password = query.get("password")!;
-  let database = query.get("dbname") ?? decode(url, path);
+  let database = query.get("dbname") ?? decode(url, path, "database name");
 
   host ||= env.PGHOST || "localhost";
   port ||= env.PGPORT || "5432";

@@ -1,0 +1,79 @@
+/**
+ * Running a claim (claim.ts) with the driver's retries. Conflicts (40001,
+ * 40P01) are retried. A lost connection is the hard case: the claim may have
+ * committed without our hearing it, and jobs moved to running for a worker
+ * that does not know it has them would never be run (their owner is alive, so
+ * nobody reaps them) — nor may they be claimed a second time. So after a lost
+ * connection the runner asks the database what that claim holds
+ * ({@link findClaimed}: the worker's running jobs locked at the claim's
+ * `now`) and returns it; only when it holds nothing does it claim again. A
+ * claim still uncertain when the retries run out is looked up again before
+ * the worker's next claim.
+ */
+import type { SQL } from "bun";
+import type { ClaimRequest, ClaimedJob } from "../store.ts";
+import { claimStatement, findClaimed, lockLane } from "./claim.ts";
+import { type ErrorContext, isConflict, isConnectionError, isDriverError, mapPgError } from "./errors.ts";
+
+const CONFLICT_TRIES = 8;
+const CONNECTION_TRIES = 3;
+
+/** What a store's claims handed out, and which claims ended uncertain. */
+export class ClaimBook {
+  private readonly handed = new Set<string>();
+  /** Claims whose outcome is unknown (connection lost), oldest first. */
+  uncertain: ClaimRequest[] = [];
+
+  /** `job:attempt` pairs already returned (a recovery never returns them again). */
+  get handedOut(): Set<string> {
+    return this.handed;
+  }
+
+  record(claimed: ClaimedJob[]): void {
+    for (const c of claimed) this.handed.add(`${c.job.id}:${c.attempt.attempt_no}`);
+    if (this.handed.size > 10_000) for (const k of [...this.handed].slice(0, 5_000)) this.handed.delete(k);
+  }
+}
+
+/** Claims for `req`, retrying conflicts and recovering from lost connections (see above). */
+export async function runClaim(sql: SQL, req: ClaimRequest, spoolDir: string, channel: string, ctx: ErrorContext, book: ClaimBook): Promise<ClaimedJob[]> {
+  let conflicts = 0;
+  let lost = 0;
+  for (;;) {
+    try {
+      // Earlier claims of this worker and lane whose outcome is unknown, this one included after a lost connection.
+      for (const earlier of book.uncertain.filter((u) => u.workerId === req.workerId && u.queue === req.queue)) {
+        const found = await findClaimed(sql, earlier, book.handedOut);
+        book.uncertain = book.uncertain.filter((u) => u !== earlier);
+        if (found.length > 0) {
+          book.record(found);
+          return found;
+        }
+      }
+      const claimed =
+        req.slots === null
+          ? await claimStatement(sql, req, spoolDir, channel)
+          : await sql.begin(async (tx) => {
+              await lockLane(tx, req.queue);
+              return claimStatement(tx, req, spoolDir, channel);
+            });
+      book.record(claimed);
+      return claimed;
+    } catch (error) {
+      if (!isDriverError(error)) throw error;
+      if (isConflict(error) && ++conflicts < CONFLICT_TRIES) {
+        await Bun.sleep(Math.random() * 5 * conflicts);
+        continue;
+      }
+      if (isConnectionError(error)) {
+        if (!book.uncertain.includes(req)) book.uncertain.push(req);
+        if (book.uncertain.length > 100) book.uncertain.shift();
+        if (++lost < CONNECTION_TRIES) {
+          await Bun.sleep(100 * 3 ** (lost - 1));
+          continue;
+        }
+      }
+      throw mapPgError(ctx, error);
+    }
+  }
+}

@@ -1,0 +1,488 @@
+/**
+ * Smoke tests of the PostgreSQL driver against a real server (the throwaway
+ * server of test/support/pg-server.ts): what the conformance suite in
+ * test/store/ does not cover — migrations raced by 10 processes, ledger ids
+ * in commit order under 4 writer processes, NOTIFY wake-up latency, lost
+ * connections, password redaction, PGPASSWORD and ~/.pgpass, locations, the
+ * doctor checks, shipped output, and refusing newer or foreign schemas.
+ */
+import { SQL } from "bun";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { SpoolError } from "../../src/contract/errors.ts";
+import { diagnoseQueue, openQueue } from "../../src/store/index.ts";
+import { resolveLocation } from "../../src/store/location.ts";
+import type { NewJob } from "../../src/store/model.ts";
+import { passwordFromPassfile } from "../../src/store/postgres/pgpass.ts";
+import { parsePgUrl, redactUrl } from "../../src/store/postgres/url.ts";
+import type { Store } from "../../src/store/store.ts";
+import { pgDatabaseForTest } from "../support/pg-server.ts";
+
+const CHILD = resolve(import.meta.dir, "child.ts");
+let tmp: string;
+let admin: SQL;
+let adminUrl: string;
+
+/** A fresh database URL (nothing created in it yet). */
+const freshUrl = () => pgDatabaseForTest(import.meta.file);
+
+function job(over: Partial<NewJob> = {}): NewJob {
+  return {
+    argv: ["true"], priority: 0, queue: "default", next_run_at: 0, timeout_seconds: 300, max_retries: 3, max_crashes: null,
+    idempotency_key: null, tags: {}, note: null, cwd: null, env: {}, ...over,
+  };
+}
+
+async function openUrl(url: string, create = true): Promise<Store> {
+  return openQueue({ dbPath: url, spoolDir: join(tmp, "spool"), source: "flag" }, { create });
+}
+
+/** `url` with user and password replaced. */
+function asUser(url: string, user: string, password?: string): string {
+  const u = new URL(url);
+  u.username = user;
+  u.password = password ?? "";
+  return u.toString();
+}
+
+async function errorOf(p: Promise<unknown>): Promise<SpoolError> {
+  try {
+    await p;
+  } catch (error) {
+    return error as SpoolError;
+  }
+  throw new Error("expected an error");
+}
+
+async function runChildren(args: string[][], timeoutMs = 90_000): Promise<unknown[]> {
+  const procs = args.map((a) => Bun.spawn([process.execPath, CHILD, ...a], { stdout: "pipe", stderr: "pipe", stdin: "ignore" }));
+  const timer = setTimeout(() => procs.forEach((p) => p.kill("SIGKILL")), timeoutMs);
+  try {
+    return await Promise.all(
+      procs.map(async (p) => {
+        const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+        if (code !== 0) throw new Error(`child exited ${code}: ${err}`);
+        return JSON.parse(out.trim().split("\n").pop()!);
+      }),
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+beforeAll(async () => {
+  tmp = mkdtempSync(join(tmpdir(), "spoolctl-pg-smoke-"));
+  const first = await freshUrl();
+  const u = new URL(first);
+  u.pathname = "/postgres";
+  adminUrl = u.toString();
+  admin = new SQL(adminUrl, { max: 2 });
+}, 120_000);
+
+afterAll(async () => {
+  await admin?.close({ timeout: 0 });
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+describe("migrations", () => {
+  test("10 processes opening one empty database at once: one schema, one queue id, no failure", async () => {
+    const url = await freshUrl();
+    const go = join(tmp, `go-migrate-${Date.now()}`);
+    const running = runChildren(Array.from({ length: 10 }, () => ["open", url, join(tmp, "spool"), go]));
+    await Bun.sleep(1500); // let them all start and reach the go file
+    writeFileSync(go, "");
+    const results = (await running) as { queueId: string; exists: boolean }[];
+    expect(new Set(results.map((r) => r.queueId)).size).toBe(1);
+    expect(results[0]!.queueId).toMatch(/^[0-9a-f]{32}$/);
+    const db = new SQL(url, { max: 1 });
+    try {
+      const meta = await db`SELECT key, value FROM meta ORDER BY key`;
+      expect([...meta]).toEqual([{ key: "queue_id", value: results[0]!.queueId }, { key: "schema_version", value: "4" }]);
+      expect((await db`SELECT last_id FROM event_ids`)[0].last_id).toBe("0");
+    } finally {
+      await db.close();
+    }
+  }, 120_000);
+
+  test("a newer schema is refused untouched; a foreign table set is refused; doctor says so", async () => {
+    const newer = await freshUrl();
+    (await openUrl(newer)).close();
+    const db = new SQL(newer, { max: 1 });
+    await db`UPDATE meta SET value = '99' WHERE key = 'schema_version'`;
+    await db.close();
+    const e = await errorOf(openUrl(newer));
+    expect(e.code).toBe("INTERNAL");
+    expect(e.message).toContain("newer than this spoolctl understands");
+    expect((await diagnoseQueue(newer)).find((c) => c.id === "schema_version")?.status).toBe("fail");
+
+    const foreign = await freshUrl();
+    const f = new SQL(foreign, { max: 1 });
+    await f`CREATE TABLE jobs (x int)`;
+    const e2 = await errorOf(openUrl(foreign));
+    expect(e2.message).toContain("is not a spoolctl queue");
+    expect(await f`SELECT to_regclass('meta') AS m`).toEqual([{ m: null }] as never);
+    await f.close();
+  }, 60_000);
+});
+
+describe("queue operations", () => {
+  let store: Store;
+  let url: string;
+  beforeAll(async () => {
+    url = await freshUrl();
+    store = await openUrl(url);
+  }, 60_000);
+  afterAll(async () => {
+    await store?.close();
+  });
+
+  test("numbers are numbers and shapes match SQLite's", async () => {
+    const j = await store.write(async (tx) => tx.insertJob(job({ tags: { b: "2", a: "1" }, env: { X: "1" }, argv: ["echo", "é"] }), 1234.5));
+    expect(typeof j.id).toBe("number");
+    expect(j).toMatchObject({ argv: ["echo", "é"], tags: { b: "2", a: "1" }, env: { X: "1" }, cancel_requested: false, created_at: 1234.5, state: "queued" });
+    expect(Object.keys(j.tags)).toEqual(["b", "a"]); // key order kept (text, not jsonb)
+    const counts = await store.read(async (tx) => tx.countByStateAndLane());
+    expect(counts.every((c) => typeof c.n === "number")).toBe(true);
+  });
+
+  test("claim takes jobs in claim order with one attempt and one event each; --slots caps the lane", async () => {
+    const lane = "claims";
+    const now = store.now();
+    const jobs = await store.write(async (tx) => {
+      const out = [];
+      for (const p of [1, 5, 3, 5]) out.push(await tx.insertJob(job({ queue: lane, priority: p }), now));
+      return out;
+    });
+    const got = await store.claimJobs({ queue: lane, workerId: "w", workerPid: 1, slots: 3, limit: 10, now });
+    expect(got.map((c) => c.job.id)).toEqual([jobs[1]!.id, jobs[3]!.id, jobs[2]!.id]);
+    expect(got.map((c) => c.attempt.attempt_no)).toEqual([1, 1, 1]);
+    expect(await store.claimJobs({ queue: lane, workerId: "w", workerPid: 1, slots: 3, limit: 10, now })).toEqual([]);
+    const events = await store.read(async (tx) => tx.listEvents({ afterId: 0, jobId: jobs[1]!.id, limit: 10 }));
+    expect(events.map((e) => e.event)).toEqual(["claimed"]);
+  });
+
+  test("fencing: heartbeat, result, output and the process group of a lost attempt change nothing", async () => {
+    const lane = "fence";
+    const j = await store.write(async (tx) => tx.insertJob(job({ queue: lane }), store.now()));
+    await store.claimJobs({ queue: lane, workerId: "old", workerPid: 1, slots: null, limit: 1, now: store.now() });
+    const chunk = { jobId: j.id, attemptNo: 1, workerId: "old", stream: "stdout" as const, offset: 0, bytes: new TextEncoder().encode("hello "), truncated: false };
+    expect(await store.write(async (tx) => tx.appendAttemptOutput(chunk))).toBe(true);
+    expect(await store.write(async (tx) => tx.appendAttemptOutput(chunk))).toBe(true); // the same chunk again: stored once
+    expect(await store.write(async (tx) => tx.appendAttemptOutput({ ...chunk, workerId: "intruder", offset: 6 }))).toBe(false);
+    // Taken over: retry --force then a new claim by another worker.
+    await store.write(async (tx) => {
+      await tx.closeAttempt({ jobId: j.id, attemptNo: 1, state: "canceled", failureReason: "canceled", error: "forced", now: store.now() });
+      expect(await tx.requeueJob(j.id, "running", store.now())).toBe(true);
+    });
+    await store.claimJobs({ queue: lane, workerId: "new", workerPid: 2, slots: null, limit: 1, now: store.now() });
+    const leases = await store.write(async (tx) => tx.heartbeatJobs("old", [{ jobId: j.id, attemptNo: 1 }], store.now()));
+    expect(leases[0]!.owned).toBe(false);
+    expect(await store.write(async (tx) => tx.appendAttemptOutput({ ...chunk, offset: 6, bytes: new TextEncoder().encode("late") }))).toBe(false);
+    const late = await store.write(async (tx) =>
+      tx.recordAttempt({
+        jobId: j.id, attemptNo: 1, workerId: "old", now: store.now(), attemptState: "succeeded", exitCode: 0, signal: null, error: null,
+        failureReason: null, jobState: "done", events: [{ event: "succeeded", workerId: "old", detail: null }], attempts: 0, crashes: 0, nextRunAt: 0,
+      }),
+    );
+    expect(late).toBe(false);
+    const after = await store.read(async (tx) => ({ job: await tx.getJob(j.id), out: await tx.readAttemptOutput(j.id, 1, "stdout", 0, 100), events: await tx.eventsOf(j.id) }));
+    expect(after.job).toMatchObject({ state: "running", locked_by: "new", last_attempt_no: 2 });
+    expect(new TextDecoder().decode(after.out!.bytes)).toBe("hello ");
+    expect(after.events.map((e) => e.event)).toEqual(["claimed", "claimed"]);
+  });
+
+  test("shipped output: chunks by offset, read from any offset, size and truncation", async () => {
+    const lane = "output";
+    const j = await store.write(async (tx) => tx.insertJob(job({ queue: lane }), store.now()));
+    await store.claimJobs({ queue: lane, workerId: "w", workerPid: 1, slots: null, limit: 1, now: store.now() });
+    const enc = (s: string) => new TextEncoder().encode(s);
+    const put = (offset: number, text: string, truncated = false) =>
+      store.write(async (tx) => tx.appendAttemptOutput({ jobId: j.id, attemptNo: 1, workerId: "w", stream: "stderr", offset, bytes: enc(text), truncated }));
+    expect(await store.read(async (tx) => tx.readAttemptOutput(j.id, 1, "stderr", 0, 100))).toBeNull();
+    await put(0, "abc");
+    await put(3, "defg");
+    await put(3, "de"); // a shorter repeat keeps the longer chunk
+    await put(7, "\u0000\xff", true);
+    const all = await store.read(async (tx) => tx.readAttemptOutput(j.id, 1, "stderr", 0, 100));
+    expect(all!.size).toBe(7 + enc("\u0000\xff").length);
+    expect(all!.truncated).toBe(true);
+    expect(new TextDecoder().decode(all!.bytes)).toBe("abcdefg\u0000\xff");
+    const middle = await store.read(async (tx) => tx.readAttemptOutput(j.id, 1, "stderr", 2, 3));
+    expect(new TextDecoder().decode(middle!.bytes)).toBe("cde");
+    const past = await store.read(async (tx) => tx.readAttemptOutput(j.id, 1, "stderr", 50, 3));
+    expect(past!.bytes.length).toBe(0);
+    expect(await store.read(async (tx) => tx.readAttemptOutput(j.id, 1, "stdout", 0, 3))).toBeNull();
+  });
+
+  test("tags filter exactly, NUL bytes included", async () => {
+    const lane = "tags";
+    const [a, b, c] = await store.write(async (tx) => [
+      await tx.insertJob(job({ queue: lane, tags: { k: "v", "n\u0000": "x" } }), 1),
+      await tx.insertJob(job({ queue: lane, tags: { k: "vv", z: "v\u0000" } }), 1),
+      await tx.insertJob(job({ queue: lane, tags: { k: "v", "a\"b": "c,d}" } }), 1),
+    ]);
+    const ids = (tags: Record<string, string>) => store.read(async (tx) => (await tx.listJobs({ queue: lane, tags, limit: 10 })).map((x) => x.id));
+    expect(await ids({ k: "v" })).toEqual([c!.id, a!.id]);
+    expect(await ids({ k: "v", "a\"b": "c,d}" })).toEqual([c!.id]);
+    expect(await ids({ k: "vv" })).toEqual([b!.id]);
+    expect(await ids({ "n\u0000": "x" })).toEqual([a!.id]);
+    expect(await ids({ z: "v\u0000" })).toEqual([b!.id]);
+    expect(await ids({ k: "w" })).toEqual([]);
+  });
+
+  test("lane counts stay exact through many small writes (deltas folded back now and then)", async () => {
+    const lane = "counts";
+    for (let i = 0; i < 300; i++) await store.write(async (tx) => tx.insertJob(job({ queue: lane }), 1));
+    for (let i = 0; i < 40; i++) await store.claimJobs({ queue: lane, workerId: "w", workerPid: 1, slots: null, limit: 3, now: store.now() });
+    const counts = await store.read(async (tx) => tx.countByStateAndLane());
+    const mine = Object.fromEntries(counts.filter((c) => c.queue === lane).map((c) => [c.state, c.n]));
+    expect(mine).toEqual({ queued: 180, running: 120 });
+  }, 60_000);
+
+  test("clock: now() follows the database's; leases are judged by it", async () => {
+    const db = new SQL(url, { max: 1 });
+    const [row] = await db`SELECT extract(epoch from clock_timestamp())::float8 AS t`;
+    await db.close();
+    expect(Math.abs(store.now() - row.t)).toBeLessThan(0.5);
+  });
+
+  test("a connection killed in the middle of a write: the write is run again and lands once", async () => {
+    const lane = "killed";
+    let killed = false;
+    const ids = await store.write(async (tx) => {
+      const first = await tx.insertJob(job({ queue: lane }), 1);
+      if (!killed) {
+        killed = true;
+        await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE datname = ${new URL(url).pathname.slice(1)} AND application_name = 'spoolctl' AND state = 'idle in transaction'`;
+        await Bun.sleep(50);
+      }
+      const second = await tx.insertJob(job({ queue: lane }), 1);
+      return [first.id, second.id];
+    });
+    expect(killed).toBe(true);
+    const stored = await store.read(async (tx) => tx.listJobs({ queue: lane, limit: 10 }));
+    expect(stored.map((j) => j.id).sort()).toEqual(ids.sort());
+  });
+
+  test("NOTIFY wakes a watcher in another process's store within milliseconds of the commit", async () => {
+    const other = await openUrl(url);
+    const waker = store.watch();
+    try {
+      await Bun.sleep(300); // LISTEN acknowledged
+      await waker.wait(1); // drain anything pending
+      const latencies: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        const woke = waker.wait(5000).then(() => performance.now());
+        await other.write(async (tx) => tx.insertJob(job({ queue: "wake" }), 1));
+        const committed = performance.now();
+        latencies.push((await woke) - committed);
+      }
+      latencies.sort((a, b) => a - b);
+      console.log(`NOTIFY wake after commit: median ${latencies[5]!.toFixed(1)} ms, max ${latencies[9]!.toFixed(1)} ms`);
+      expect(latencies[5]!).toBeLessThan(250);
+    } finally {
+      waker.close();
+      await other.close();
+    }
+  }, 60_000);
+});
+
+test("ledger ids in commit order: 4 writer processes, a reader paging by cursor sees every id exactly once", async () => {
+  const url = await freshUrl();
+  const reader = await openUrl(url);
+  const go = join(tmp, `go-events-${Date.now()}`);
+  const PER_WRITER = 60;
+  const writers = runChildren([1, 2, 3, 4].map((seed) => ["events", url, join(tmp, "spool"), go, String(PER_WRITER), String(seed)]));
+  await Bun.sleep(1500);
+  writeFileSync(go, "");
+  let done = false;
+  const finished = writers.then((r) => {
+    done = true;
+    return r as { ids: number[]; written: number }[];
+  });
+  const seen: number[] = [];
+  let cursor = 0;
+  for (;;) {
+    const last = done; // one more full read after the writers are done
+    for (;;) {
+      const page = await reader.read(async (tx) => tx.listEvents({ afterId: cursor, limit: 7 }));
+      for (const e of page) seen.push(e.id);
+      if (page.length > 0) cursor = page[page.length - 1]!.id;
+      if (page.length < 7) break;
+    }
+    if (last) break;
+    await Bun.sleep(Math.random() * 3);
+  }
+  const results = await finished;
+  await reader.close();
+  const total = results.reduce((n, r) => n + r.written, 0);
+  expect(total).toBeGreaterThanOrEqual(4 * PER_WRITER);
+  // Every id exactly once, in increasing order, none skipped: 1..total (the 4 `added` rows of the writers' jobs are not events here).
+  expect(seen).toEqual(Array.from({ length: seen.length }, (_, i) => i + 1));
+  expect(seen.length).toBe(total);
+  // Ids a writer read inside its transaction are the final ones.
+  const insideIds = results.flatMap((r) => r.ids);
+  expect(insideIds.every((id) => id > 0 && seen.includes(id))).toBe(true);
+}, 120_000);
+
+describe("connecting", () => {
+  test("an unreachable server is INTERNAL storage=unreachable, naming the URL without its password", async () => {
+    const e = await errorOf(openUrl("postgres://bob:hunter2secret@127.0.0.1:1/q"));
+    expect(e.code).toBe("INTERNAL");
+    expect(e.detail?.storage).toBe("unreachable");
+    expect(e.message).toContain("postgres://bob@127.0.0.1:1/q");
+    expect(JSON.stringify({ m: e.message, r: e.remediation, d: e.detail })).not.toContain("hunter2secret");
+    const checks = await diagnoseQueue("postgres://bob:hunter2secret@127.0.0.1:1/q");
+    expect(checks[0]).toMatchObject({ id: "db_opens", status: "fail" });
+    expect(JSON.stringify(checks)).not.toContain("hunter2secret");
+  }, 60_000);
+
+  test("redactUrl drops every password and keeps the rest", () => {
+    expect(redactUrl("postgres://u:p%40ss@h:5432/db?sslmode=require")).toBe("postgres://u@h:5432/db?sslmode=require");
+    expect(redactUrl("postgresql://u:@h/db")).toBe("postgresql://u@h/db");
+    expect(redactUrl("postgres://h/db?password=x&sslmode=disable")).toBe("postgres://h/db?sslmode=disable");
+    expect(redactUrl("postgres://h/db?sslmode=disable&password=x")).toBe("postgres://h/db?sslmode=disable");
+    expect(redactUrl("postgres://u:a:b@c@h/db")).toBe("postgres://u@h/db");
+    expect(redactUrl("postgres://u:pa/ss@h/db")).toBe("postgres://u@h/db");
+    expect(redactUrl("postgres://u:pa?ss@h/db")).toBe("postgres://u@h/db");
+    expect(redactUrl("/tmp/queue.db")).toBe("/tmp/queue.db");
+    // What is parsed is what is redacted: user, host and database survive an unencoded @ or / in the password.
+    expect(parsePgUrl("postgres://u:a/b@c@h:7/db", {})).toMatchObject({ username: "u", password: "a/b@c", hostname: "h", port: 7, database: "db" });
+    const bad = (() => {
+      try {
+        parsePgUrl("postgres://u:sec%zzret@h/db", {});
+      } catch (error) {
+        return (error as Error).message;
+      }
+    })();
+    expect(bad).toContain("bad percent-encoding in the password");
+    expect(bad).not.toContain("sec");
+  });
+
+  test("locations: URLs kept (flag, env, config), printed without password; other schemes refused; local spool folder", () => {
+    const env = { HOME: "/home/x", XDG_STATE_HOME: "/state" };
+    const flag = resolveLocation("postgres://u:secret@db.example:6543/jobs", env, tmp);
+    expect(flag).toMatchObject({ dbPath: "postgres://u@db.example:6543/jobs", url: "postgres://u:secret@db.example:6543/jobs", source: "flag" });
+    expect(flag.spoolDir).toMatch(/^\/state\/spoolctl\/pg-db\.example-6543-jobs-[0-9a-f]{12}\.spool$/);
+    expect(resolveLocation(undefined, { ...env, SPOOLCTL_DB: "postgresql://h/q" }, tmp)).toMatchObject({ dbPath: "postgresql://h/q", source: "env" });
+    const dir = mkdtempSync(join(tmp, "cfg-"));
+    Bun.spawnSync(["mkdir", "-p", join(dir, ".spoolctl")]);
+    writeFileSync(join(dir, ".spoolctl/config.json"), JSON.stringify({ db_path: "postgres://h:1/q" }));
+    expect(resolveLocation(undefined, env, dir)).toMatchObject({ dbPath: "postgres://h:1/q", source: "config" });
+    expect(resolveLocation(undefined, { HOME: "/home/x" }, dir).spoolDir.startsWith("/home/x/.local/state/spoolctl/pg-h-1-q-")).toBe(true);
+    for (const bad of ["mysql://h/q", "sqlite:///tmp/q.db", "file:///tmp/q.db"]) {
+      const e = (() => {
+        try {
+          resolveLocation(bad, env, tmp);
+        } catch (error) {
+          return error as SpoolError;
+        }
+      })();
+      expect(e?.code).toBe("INVALID_INPUT");
+      expect(e?.message).toContain("unsupported database URL scheme");
+      expect(e?.remediation).toContain("postgres://");
+    }
+    writeFileSync(join(dir, ".spoolctl/config.json"), JSON.stringify({ db_path: "redis://h/0" }));
+    expect(() => resolveLocation(undefined, env, dir)).toThrow(/unsupported database URL scheme/);
+    expect(() => resolveLocation("postgres://h/q?bogus=1", env, tmp)).toThrow(/unknown parameter "bogus"/);
+  });
+
+  describe("passwords", () => {
+    const ROLE = `spool_pw_${process.pid}`;
+    const PASSWORD = "p:w@d/\\ s3cret";
+    let url: string;
+    let hbaBackup: string | null = null;
+    let hbaFile = "";
+
+    beforeAll(async () => {
+      url = await freshUrl();
+      await admin.unsafe(`CREATE ROLE ${ROLE} LOGIN PASSWORD '${PASSWORD.replace(/'/g, "''")}'`);
+      await admin.unsafe(`GRANT ALL ON DATABASE "${new URL(url).pathname.slice(1)}" TO ${ROLE}`);
+      const db = new SQL(url, { max: 1 });
+      await db.unsafe(`GRANT ALL ON SCHEMA public TO ${ROLE}`);
+      await db.close();
+      // This role alone must give a password (scram); everyone else keeps trust.
+      hbaFile = (await admin`SHOW hba_file`)[0].hba_file;
+      hbaBackup = await Bun.file(hbaFile).text();
+      writeFileSync(hbaFile, `host all ${ROLE} 127.0.0.1/32 scram-sha-256\nlocal all ${ROLE} scram-sha-256\n${hbaBackup}`);
+      await admin`SELECT pg_reload_conf()`;
+      await Bun.sleep(300);
+    }, 60_000);
+
+    afterAll(async () => {
+      if (hbaBackup !== null) {
+        writeFileSync(hbaFile, hbaBackup);
+        await admin`SELECT pg_reload_conf()`;
+      }
+    });
+
+    const withEnv = async <T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> => {
+      const saved: Record<string, string | undefined> = {};
+      for (const [k, v] of Object.entries(vars)) {
+        saved[k] = process.env[k];
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+      try {
+        return await fn();
+      } finally {
+        for (const [k, v] of Object.entries(saved)) {
+          if (v === undefined) delete process.env[k];
+          else process.env[k] = v;
+        }
+      }
+    };
+
+    test("no password: a login refusal (not unreachable), naming where to put one", async () => {
+      const e = await withEnv({ PGPASSWORD: undefined, PGPASSFILE: join(tmp, "none") }, () => errorOf(openUrl(asUser(url, ROLE))));
+      expect(e.code).toBe("INTERNAL");
+      expect(e.detail?.storage).toBeUndefined();
+      expect(e.message).toContain("refused the login");
+      expect(e.remediation).toContain(".pgpass");
+    });
+
+    test("the password in the URL works and is never printed", async () => {
+      const full = asUser(url, ROLE, PASSWORD);
+      const store = await withEnv({ PGPASSWORD: undefined }, () => openUrl(full));
+      try {
+        expect(store.location).not.toContain("s3cret");
+        expect(store.location).toBe(redactUrl(full));
+        const loc = resolveLocation(full, process.env, tmp);
+        expect(loc.dbPath).not.toContain("s3cret");
+        const checks = await diagnoseQueue(loc.dbPath); // doctor gets the printable form, and still logs in
+        expect(checks.find((c) => c.id === "db_opens")?.status).toBe("pass");
+        expect(JSON.stringify(checks)).not.toContain("s3cret");
+      } finally {
+        await store.close();
+      }
+      const wrong = await withEnv({ PGPASSWORD: undefined }, () => errorOf(openUrl(asUser(url, ROLE, "wrong-s3cret"))));
+      expect(wrong.message).toContain("refused the login");
+      expect(JSON.stringify({ m: wrong.message, d: wrong.detail })).not.toContain("wrong-s3cret");
+    });
+
+    test("PGPASSWORD works", async () => {
+      const store = await withEnv({ PGPASSWORD: PASSWORD, PGPASSFILE: join(tmp, "none") }, () => openUrl(asUser(url, ROLE)));
+      expect(store.exists).toBe(true);
+      await store.close();
+    });
+
+    test("~/.pgpass (and PGPASSFILE) work, with * wildcards and \\: escapes; a file others may read is ignored", async () => {
+      const home = mkdtempSync(join(tmp, "home-"));
+      const file = join(home, ".pgpass");
+      const escaped = PASSWORD.replace(/\\/g, "\\\\").replace(/:/g, "\\:");
+      writeFileSync(file, `# comment\nother:*:*:*:nope\n127.0.0.1:*:*:${ROLE}:${escaped}\n`);
+      chmodSync(file, 0o600);
+      const port = Number(new URL(url).port);
+      expect(passwordFromPassfile({ host: "127.0.0.1", port, database: "x", user: ROLE }, { HOME: home })).toBe(PASSWORD);
+      const store = await withEnv({ HOME: home, PGPASSWORD: undefined, PGPASSFILE: undefined }, () => openUrl(asUser(url, ROLE)));
+      expect(store.exists).toBe(true);
+      await store.close();
+      expect(parsePgUrl(asUser(url, ROLE), { PGPASSFILE: file }).passwordSource).toBe("passfile");
+      chmodSync(file, 0o644);
+      expect(passwordFromPassfile({ host: "127.0.0.1", port, database: "x", user: ROLE }, { HOME: home })).toBeNull();
+    });
+  });
+});
