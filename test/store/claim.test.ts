@@ -1,0 +1,191 @@
+/**
+ * Store.claimJobs: claim order, limit, due time, lanes, the rows a claim
+ * writes, and a real race between OS processes claiming from one lane.
+ */
+import { expect, test } from "bun:test";
+import { openQueue } from "../../src/store/index.ts";
+import { attemptOutputPaths } from "../../src/store/spool.ts";
+import { childScript, raceChildren } from "./children.ts";
+import { CLOCK_SLACK, attemptRecord, claim, claimOne, forEachDriver, insertJob, insertJobs, jobOf, record, sorted } from "./support.ts";
+
+forEachDriver("claimJobs", (q) => {
+  test("claims one at a time in claim order: priority DESC, next_run_at ASC, id ASC; skips not-due jobs and other lanes", async () => {
+    const t = q.store.now();
+    const [a, b, c, , , d] = await insertJobs(q.store, [
+      { priority: 0, next_run_at: t - 10 }, // a
+      { priority: 5, next_run_at: t - 5 }, // b
+      { priority: 5, next_run_at: t - 10 }, // c
+      { priority: 9, next_run_at: t + 3600 }, // not due
+      { priority: 99, queue: "other" }, // other lane
+      { priority: 0, next_run_at: t - 10 }, // d: a's twin, later id
+    ]);
+    const order: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const got = await claim(q.store, { now: t });
+      if (got.length === 0) break;
+      expect(got).toHaveLength(1);
+      order.push(got[0]!.job.id);
+    }
+    expect(order).toEqual([c!.id, b!.id, a!.id, d!.id]);
+  });
+
+  test("one call claims up to limit jobs, in claim order", async () => {
+    const t = q.store.now();
+    const jobs = await insertJobs(q.store, [
+      { priority: 1, next_run_at: t - 1 },
+      { priority: 3, next_run_at: t - 1 },
+      { priority: 2, next_run_at: t - 2 },
+      { priority: 2, next_run_at: t - 3 },
+      { priority: -1, next_run_at: t - 100 },
+    ]);
+    const ids = jobs.map((j) => j.id);
+    const first = await claim(q.store, { limit: 3, now: t });
+    expect(first.map((c) => c.job.id)).toEqual([ids[1]!, ids[3]!, ids[2]!]);
+    const second = await claim(q.store, { limit: 3, now: t });
+    expect(second.map((c) => c.job.id)).toEqual([ids[0]!, ids[4]!]);
+    expect(await claim(q.store, { limit: 3, now: t })).toEqual([]);
+  });
+
+  test("an empty lane claims nothing", async () => {
+    expect(await claim(q.store, { limit: 5 })).toEqual([]);
+    await insertJob(q.store, { queue: "elsewhere" });
+    expect(await claim(q.store, { limit: 5 })).toEqual([]);
+  });
+
+  test("a job is due at next_run_at, not before", async () => {
+    const t = q.store.now();
+    const job = await insertJob(q.store, { next_run_at: t + 100 });
+    expect(await claim(q.store, { now: t })).toEqual([]);
+    expect(await claim(q.store, { now: t + 99.5 })).toEqual([]);
+    expect((await jobOf(q.store, job.id)).state).toBe("queued");
+    const got = await claim(q.store, { now: t + 100 });
+    expect(got.map((c) => c.job.id)).toEqual([job.id]);
+  });
+
+  test("a claim moves the job to running for the worker, opens the attempt row and writes a claimed event", async () => {
+    const t = q.store.now();
+    const inserted = await insertJob(q.store, { next_run_at: t - 1 });
+    const { job, attempt } = await claimOne(q.store, { workerId: "worker-a", workerPid: 777, now: t });
+    expect(job).toMatchObject({
+      id: inserted.id,
+      state: "running",
+      locked_by: "worker-a",
+      locked_pid: 777,
+      locked_at: t,
+      started_at: t,
+      finished_at: null,
+      last_attempt_no: 1,
+      cancel_requested: false,
+    });
+    // The lease may be written with the database's clock (PostgreSQL), not the claim's now.
+    expect(Math.abs(job.heartbeat_at! - t)).toBeLessThan(CLOCK_SLACK);
+    const paths = attemptOutputPaths(q.store.spoolDir, job.id, 1);
+    expect(attempt).toMatchObject({
+      job_id: job.id,
+      attempt_no: 1,
+      state: "running",
+      worker_id: "worker-a",
+      worker_pid: 777,
+      pgid: null,
+      started_at: t,
+      finished_at: null,
+      exit_code: null,
+      signal: null,
+      error: null,
+      failure_reason: null,
+      stdout_path: paths.stdout,
+      stderr_path: paths.stderr,
+    });
+    // What the claim returned is what was stored.
+    expect(await jobOf(q.store, job.id)).toEqual(job);
+    const stored = await q.store.read(async (tx) => ({ attempt: await tx.getAttempt(job.id, 1), events: await tx.eventsOf(job.id) }));
+    expect(stored.attempt).toEqual(attempt);
+    expect(stored.events).toHaveLength(1);
+    expect(stored.events[0]).toMatchObject({ job_id: job.id, event: "claimed", worker_id: "worker-a", at: t });
+  });
+
+  test("a claim of several jobs writes one attempt row and one claimed event per job", async () => {
+    const jobs = await insertJobs(q.store, [{}, {}, {}]);
+    const got = await claim(q.store, { limit: 3, workerId: "w-multi" });
+    expect(sorted(got.map((c) => c.job.id))).toEqual(jobs.map((j) => j.id));
+    for (const { job, attempt } of got) {
+      expect(attempt.job_id).toBe(job.id);
+      const events = await q.store.read(async (tx) => tx.eventsOf(job.id));
+      expect(events.map((e) => [e.event, e.worker_id])).toEqual([["claimed", "w-multi"]]);
+      expect(await q.store.read(async (tx) => tx.attemptsOf(job.id))).toEqual([attempt]);
+    }
+  });
+
+  test("a requeued job's next claim opens attempt 2, keeping attempt 1", async () => {
+    const job = await insertJob(q.store);
+    const first = await claimOne(q.store, { workerId: "w1" });
+    const t = q.store.now();
+    expect(
+      await record(
+        q.store,
+        attemptRecord(job.id, 1, "w1", t, {
+          attemptState: "failed", exitCode: 1, error: "exit 1", failureReason: "process_exit", jobState: "queued", attempts: 1, nextRunAt: t,
+          events: [{ event: "failed", workerId: "w1", detail: null }],
+        }),
+      ),
+    ).toBe(true);
+    const second = await claimOne(q.store, { workerId: "w2", now: t });
+    expect(second.job.id).toBe(job.id);
+    expect(second.job.last_attempt_no).toBe(2);
+    expect(second.job.attempts).toBe(1); // the charged failure stays
+    expect(second.attempt.attempt_no).toBe(2);
+    expect(second.attempt.worker_id).toBe("w2");
+    const attempts = await q.store.read(async (tx) => tx.attemptsOf(job.id));
+    expect(attempts.map((a) => [a.attempt_no, a.state, a.worker_id])).toEqual([
+      [1, "failed", "w1"],
+      [2, "running", "w2"],
+    ]);
+    expect(first.attempt.stdout_path).not.toBe(second.attempt.stdout_path);
+  });
+
+  test("two stores on one queue, claiming in turn, never get the same job", async () => {
+    const other = await openQueue(q.location, { create: true });
+    try {
+      const jobs = await insertJobs(q.store, Array.from({ length: 50 }, () => ({})));
+      const seen = new Set<number>();
+      for (let i = 0; i < 60; i++) {
+        const s = i % 2 ? q.store : other;
+        const got = await claim(s, { workerId: `w${i % 2}`, limit: 1 + (i % 3) });
+        for (const { job } of got) {
+          expect(seen.has(job.id)).toBe(false);
+          seen.add(job.id);
+          expect(job.last_attempt_no).toBe(1);
+        }
+      }
+      expect(sorted([...seen])).toEqual(jobs.map((j) => j.id));
+    } finally {
+      await other.close();
+    }
+  });
+
+  test(
+    "race: 4 processes claiming from one lane of 300 jobs never get the same job and together get all of them",
+    async () => {
+      const jobs = await insertJobs(q.store, Array.from({ length: 300 }, (_, i) => ({ priority: i % 7, tags: { n: String(i) } })));
+      await insertJobs(q.store, Array.from({ length: 20 }, () => ({ queue: "bystander" })));
+      type Out = { workerId: string; claimed: number[]; locked: number };
+      const results = await raceChildren<Out>(
+        childScript("claimant.ts"),
+        q.location,
+        [0, 1, 2, 3].map((i) => ["--worker", `racer-${i}`, "--limit", String(1 + (i % 3))]),
+      );
+      const all = results.flatMap((r) => r.claimed);
+      expect(all.length).toBe(300);
+      expect(new Set(all).size).toBe(300);
+      expect(sorted(all)).toEqual(jobs.map((j) => j.id));
+      // The driver agrees: each job is running for the process that reported it, with one attempt and one claimed event.
+      const owner = new Map(results.flatMap((r) => r.claimed.map((id) => [id, r.workerId] as const)));
+      const byWorker = await q.store.read(async (tx) => tx.runningJobsByWorker());
+      expect(byWorker).toHaveLength(300);
+      for (const row of byWorker) expect(row.worker_id).toBe(owner.get(row.job_id)!);
+      expect(await q.store.read(async (tx) => tx.historyCounts(all))).toEqual({ attempts: 300, events: 300 });
+      expect(await q.store.read(async (tx) => tx.runningInLane("bystander"))).toBe(0);
+    },
+    120_000,
+  );
+});

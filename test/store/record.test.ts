@@ -1,0 +1,131 @@
+/**
+ * recordAttempt: writing an attempt's outcome, fenced by (job, attempt,
+ * worker); and setAttemptProcess.
+ */
+import { expect, test } from "bun:test";
+import type { Store } from "../../src/store/store.ts";
+import { attemptRecord, claimOne, forEachDriver, insertJob, jobOf, record } from "./support.ts";
+
+/** Everything the store holds about a job, to show a refused write changed nothing. */
+async function snapshot(store: Store, jobId: number) {
+  return store.read(async (tx) => ({ job: await tx.getJob(jobId), attempts: await tx.attemptsOf(jobId), events: await tx.eventsOf(jobId) }));
+}
+
+forEachDriver("recordAttempt", (q) => {
+  test("a success closes the attempt, finishes the job, clears its owner and writes the events", async () => {
+    const job = await insertJob(q.store);
+    const { attempt } = await claimOne(q.store, { workerId: "w1" });
+    const t = q.store.now() + 5;
+    expect(await record(q.store, attemptRecord(job.id, attempt.attempt_no, "w1", t, { events: [{ event: "succeeded", workerId: "w1", detail: '{"attempt":1}' }] }))).toBe(true);
+    const { job: stored, attempts, events } = await snapshot(q.store, job.id);
+    expect(stored).toMatchObject({
+      state: "done", attempts: 0, crashes: 0, last_exit_code: 0, last_error: null, finished_at: t,
+      locked_by: null, locked_pid: null, locked_at: null, heartbeat_at: null, cancel_requested: false, last_attempt_no: 1,
+    });
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]).toMatchObject({ attempt_no: 1, state: "succeeded", finished_at: t, exit_code: 0, signal: null, error: null, failure_reason: null, worker_id: "w1" });
+    expect(events.map((e) => [e.event, e.worker_id, e.detail, e.at])).toEqual([
+      ["claimed", "w1", events[0]!.detail, attempt.started_at],
+      ["succeeded", "w1", '{"attempt":1}', t],
+    ]);
+  });
+
+  test("a failure that is retried requeues the job with its budgets, due at nextRunAt, finished_at unset", async () => {
+    const job = await insertJob(q.store);
+    await claimOne(q.store, { workerId: "w1" });
+    const t = q.store.now();
+    const written = await record(
+      q.store,
+      attemptRecord(job.id, 1, "w1", t, {
+        attemptState: "timed_out", exitCode: null, signal: 15, error: "timed out after 300s", failureReason: "timeout",
+        jobState: "queued", attempts: 1, crashes: 0, nextRunAt: t + 2, events: [{ event: "timed_out", workerId: "w1", detail: '{"retry_in":2}' }],
+      }),
+    );
+    expect(written).toBe(true);
+    const { job: stored, attempts, events } = await snapshot(q.store, job.id);
+    expect(stored).toMatchObject({
+      state: "queued", attempts: 1, crashes: 0, next_run_at: t + 2, last_exit_code: null, last_error: "timed out after 300s",
+      finished_at: null, locked_by: null, heartbeat_at: null,
+    });
+    expect(attempts[0]).toMatchObject({ state: "timed_out", signal: 15, exit_code: null, error: "timed out after 300s", failure_reason: "timeout", finished_at: t });
+    expect(events.map((e) => e.event)).toEqual(["claimed", "timed_out"]);
+  });
+
+  test("several events are written in order with the record; their worker id is the event's own", async () => {
+    const job = await insertJob(q.store);
+    await claimOne(q.store, { workerId: "w1" });
+    const t = q.store.now();
+    const written = await record(
+      q.store,
+      attemptRecord(job.id, 1, "w1", t, {
+        attemptState: "abandoned", exitCode: null, error: "worker died", failureReason: "worker_crash", jobState: "dead", crashes: 1,
+        events: [
+          { event: "reaped", workerId: "reaper-9", detail: "a" },
+          { event: "dead", workerId: "reaper-9", detail: "b" },
+        ],
+      }),
+    );
+    expect(written).toBe(true);
+    const { job: stored, events } = await snapshot(q.store, job.id);
+    expect(stored).toMatchObject({ state: "dead", crashes: 1, finished_at: t });
+    expect(events.slice(1).map((e) => [e.event, e.worker_id, e.detail])).toEqual([
+      ["reaped", "reaper-9", "a"],
+      ["dead", "reaper-9", "b"],
+    ]);
+    expect(events[2]!.id).toBeGreaterThan(events[1]!.id);
+  });
+
+  test("fencing: a wrong worker or a wrong attempt number changes nothing and returns false (no events either)", async () => {
+    const job = await insertJob(q.store);
+    await claimOne(q.store, { workerId: "w1" });
+    const before = await snapshot(q.store, job.id);
+    const t = q.store.now();
+    expect(await record(q.store, attemptRecord(job.id, 1, "intruder", t))).toBe(false);
+    expect(await record(q.store, attemptRecord(job.id, 2, "w1", t))).toBe(false);
+    expect(await record(q.store, attemptRecord(job.id, 0, "w1", t))).toBe(false);
+    expect(await record(q.store, attemptRecord(job.id + 1000, 1, "w1", t))).toBe(false);
+    expect(await snapshot(q.store, job.id)).toEqual(before);
+    // The owner's record still goes through, once.
+    expect(await record(q.store, attemptRecord(job.id, 1, "w1", t))).toBe(true);
+    const after = await snapshot(q.store, job.id);
+    expect(await record(q.store, attemptRecord(job.id, 1, "w1", t + 1))).toBe(false);
+    expect(await snapshot(q.store, job.id)).toEqual(after);
+  });
+
+  test("fencing: after the job was requeued and claimed again, the first attempt's late record is refused even from the same worker", async () => {
+    const job = await insertJob(q.store);
+    await claimOne(q.store, { workerId: "w1" });
+    await q.store.write(async (tx) => {
+      await tx.closeAttempt({ jobId: job.id, attemptNo: 1, state: "canceled", failureReason: "canceled", error: "abandoned by retry --force", now: q.store.now() });
+      expect(await tx.requeueJob(job.id, "running", q.store.now())).toBe(true);
+    });
+    // Requeued, not yet reclaimed: the old owner's record is refused.
+    expect(await record(q.store, attemptRecord(job.id, 1, "w1", q.store.now()))).toBe(false);
+    await claimOne(q.store, { workerId: "w1" });
+    const before = await snapshot(q.store, job.id);
+    expect(await record(q.store, attemptRecord(job.id, 1, "w1", q.store.now()))).toBe(false);
+    expect(await snapshot(q.store, job.id)).toEqual(before);
+    expect(before.attempts.map((a) => [a.attempt_no, a.state])).toEqual([
+      [1, "canceled"],
+      [2, "running"],
+    ]);
+    expect(await record(q.store, attemptRecord(job.id, 2, "w1", q.store.now()))).toBe(true);
+  });
+
+  test("a record with no events writes none", async () => {
+    const job = await insertJob(q.store);
+    await claimOne(q.store, { workerId: "w1" });
+    expect(await record(q.store, attemptRecord(job.id, 1, "w1", q.store.now(), { events: [] }))).toBe(true);
+    expect((await snapshot(q.store, job.id)).events.map((e) => e.event)).toEqual(["claimed"]);
+  });
+
+  test("setAttemptProcess records the process group and its start time on the attempt", async () => {
+    const job = await insertJob(q.store);
+    await claimOne(q.store, { workerId: "w1" });
+    await q.store.write(async (tx) => tx.setAttemptProcess(job.id, 1, 31337, "123456"));
+    expect(await q.store.read(async (tx) => tx.getAttempt(job.id, 1))).toMatchObject({ pgid: 31337, pgid_start_time: "123456", state: "running" });
+    await q.store.write(async (tx) => tx.setAttemptProcess(job.id, 1, 31338, null));
+    expect(await q.store.read(async (tx) => tx.getAttempt(job.id, 1))).toMatchObject({ pgid: 31338, pgid_start_time: null });
+    expect((await jobOf(q.store, job.id)).state).toBe("running");
+  });
+});
