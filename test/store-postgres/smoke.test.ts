@@ -15,6 +15,7 @@ import { SpoolError } from "../../src/contract/errors.ts";
 import { diagnoseQueue, openQueue } from "../../src/store/index.ts";
 import { resolveLocation } from "../../src/store/location.ts";
 import type { NewJob } from "../../src/store/model.ts";
+import { ClaimBook, runClaim } from "../../src/store/postgres/claim-runner.ts";
 import { passwordFromPassfile } from "../../src/store/postgres/pgpass.ts";
 import { parsePgUrl, redactUrl } from "../../src/store/postgres/url.ts";
 import type { Store } from "../../src/store/store.ts";
@@ -265,6 +266,81 @@ describe("queue operations", () => {
     expect(killed).toBe(true);
     const stored = await store.read(async (tx) => tx.listJobs({ queue: lane, limit: 10 }));
     expect(stored.map((j) => j.id).sort()).toEqual(ids.sort());
+  });
+
+  test("a claim whose COMMIT answer is lost is found again, not repeated: nothing lost, nothing doubled", async () => {
+    const lane = "lost-claim";
+    await store.write(async (tx) => {
+      for (let i = 0; i < 3; i++) await tx.insertJob(job({ queue: lane }), 1);
+    });
+    const db = new SQL(url, { max: 1 });
+    try {
+      // A client whose claim statement commits, but whose answer never arrives.
+      let failNext = true;
+      const lossy = new Proxy(db, {
+        get(target, prop, receiver) {
+          if (prop !== "unsafe") return Reflect.get(target, prop, receiver);
+          return async (text: string, params: unknown[]) => {
+            const rows = await target.unsafe(text, params);
+            if (failNext && text.includes("claimed_events")) {
+              failNext = false;
+              throw Object.assign(new Error("Connection closed"), { code: "ERR_POSTGRES_CONNECTION_CLOSED" });
+            }
+            return rows;
+          };
+        },
+      }) as SQL;
+      const req = { queue: lane, workerId: "w-lossy", workerPid: 1, slots: null, limit: 2, now: store.now() };
+      const book = new ClaimBook();
+      const ctx = { location: "test", user: "postgres" };
+      const got = await runClaim(lossy, req, join(tmp, "spool"), "spoolctl_x", ctx, book);
+      expect(failNext).toBe(false);
+      expect(got).toHaveLength(2);
+      const after = await store.read(async (tx) => tx.listJobs({ queue: lane, limit: 10 }));
+      expect(after.filter((j) => j.state === "running").map((j) => j.id).sort()).toEqual(got.map((c) => c.job.id).sort());
+      expect(after.every((j) => j.last_attempt_no <= 1)).toBe(true);
+      // A later claim at the same `now` does not hand the same jobs out again.
+      const again = await runClaim(db, { ...req, limit: 5 }, join(tmp, "spool"), "spoolctl_x", ctx, book);
+      expect(again.map((c) => c.job.id)).toEqual(after.filter((j) => j.state === "queued").map((j) => j.id));
+    } finally {
+      await db.close();
+    }
+  });
+
+  test("pg_terminate_backend of a claim waiting on its lane: the claim is run again and takes the job once", async () => {
+    const lane = "killed-claim";
+    const [j] = await store.write(async (tx) => [await tx.insertJob(job({ queue: lane }), 1)]);
+    await store.claimJobs({ queue: lane, workerId: "w0", workerPid: 1, slots: 5, limit: 0, now: store.now() }); // nothing (limit 0)
+    const dbName = new URL(url).pathname.slice(1);
+    const lockHolder = new SQL(url, { max: 1 });
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const holding = lockHolder.begin(async (tx) => {
+      await tx`INSERT INTO lanes (queue) VALUES (${lane}) ON CONFLICT DO NOTHING`;
+      await tx`SELECT 1 FROM lanes WHERE queue = ${lane} FOR UPDATE`;
+      await released;
+    });
+    await Bun.sleep(100);
+    const claiming = store.claimJobs({ queue: lane, workerId: "w-killed", workerPid: 1, slots: 1, limit: 1, now: store.now() });
+    const killed = await (async () => {
+      for (let i = 0; i < 200; i++) {
+        const rows = await admin`SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
+          WHERE datname = ${dbName} AND application_name = 'spoolctl' AND wait_event_type = 'Lock'`;
+        if (rows.length > 0) return true;
+        await Bun.sleep(10);
+      }
+      return false;
+    })();
+    expect(killed).toBe(true);
+    await Bun.sleep(150);
+    release();
+    await holding;
+    await lockHolder.close();
+    const got = await claiming;
+    expect(got.map((c) => c.job.id)).toEqual([j!.id]);
+    const events = await store.read(async (tx) => tx.eventsOf(j!.id));
+    expect(events.map((e) => e.event)).toEqual(["claimed"]);
+    expect((await store.read(async (tx) => tx.getJob(j!.id)))!.last_attempt_no).toBe(1);
   });
 
   test("NOTIFY wakes a watcher in another process's store within milliseconds of the commit", async () => {

@@ -8,7 +8,7 @@
  * table (`event_ids`) instead, and are taken at COMMIT: rows are inserted with
  * a negative placeholder id, and a deferred constraint trigger
  * (`job_events_number`, migrations.ts) bumps the counter and numbers the
- * transaction's rows while the server commits. The counter's row lock is held
+ * transaction's rows, one by one in insertion order, while the server commits. The counter's row lock is held
  * from there to the end of the commit, so the next transaction numbering
  * events waits for this one to commit (PostgreSQL makes a transaction visible
  * before it releases its locks) and reads the counter it left. Ids are thus

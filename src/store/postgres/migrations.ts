@@ -92,21 +92,17 @@ const STEPS: string[] = [
   CREATE INDEX idx_job_events_job ON job_events (job_id, id);
   -- Ledger ids in commit order (events.ts): rows are inserted with a negative
   -- placeholder id, and numbered from the event_ids counter at COMMIT by this
-  -- deferred trigger. The counter's row lock is then held only while the
-  -- server commits, never across a round trip to the client. The first firing
-  -- numbers every pending row of the transaction (the only negative ids it can
-  -- see), in insertion order; the others find their row numbered already.
+  -- deferred trigger, one row at a time in insertion order (deferred triggers
+  -- fire in the order their rows were inserted). The counter's row lock is
+  -- then held only while the server commits, never across a round trip to the
+  -- client. Point look-ups only: no scan of other rows.
   CREATE FUNCTION spoolctl_number_events() RETURNS trigger LANGUAGE plpgsql AS $$
   DECLARE
-    pending bigint;
-    base bigint;
+    next_id bigint;
   BEGIN
-    IF NOT EXISTS (SELECT 1 FROM job_events WHERE id = NEW.id) THEN RETURN NULL; END IF;
-    SELECT count(*) INTO pending FROM job_events WHERE id < 0;
-    UPDATE event_ids SET last_id = last_id + pending RETURNING last_id - pending INTO base;
-    UPDATE job_events e SET id = base + p.n
-      FROM (SELECT id, row_number() OVER (ORDER BY id DESC) AS n FROM job_events WHERE id < 0) p
-      WHERE e.id = p.id;
+    IF NOT EXISTS (SELECT 1 FROM job_events WHERE id = NEW.id) THEN RETURN NULL; END IF; -- deleted before COMMIT
+    UPDATE event_ids SET last_id = last_id + 1 RETURNING last_id INTO next_id;
+    UPDATE job_events SET id = next_id WHERE id = NEW.id;
     RETURN NULL;
   END $$;
   CREATE CONSTRAINT TRIGGER job_events_number AFTER INSERT ON job_events
