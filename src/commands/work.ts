@@ -7,7 +7,31 @@ import { ProgressLine } from "../ui/live.ts";
 import { workerLine } from "../ui/worker-lines.ts";
 import { Worker, type WorkSummary } from "../worker/loop.ts";
 import { newWorkerId } from "../worker/registry.ts";
-import { COMMON_FLAGS, defineVerb } from "./verb.ts";
+import type { Store } from "../store/store.ts";
+import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
+
+/** How long a starting worker waits for a database it reached but lost (seconds). */
+const OPEN_PATIENCE_SECONDS = 30;
+
+/**
+ * Opens the queue for a worker. A connection cut while opening (a restarting
+ * server, a killed backend) is waited out with a growing pause for up to
+ * {@link OPEN_PATIENCE_SECONDS}, as the worker rides out the same condition
+ * later; then, or at once for any other error, the error is raised.
+ */
+async function openRidingOut(ctx: VerbContext): Promise<Store> {
+  const deadline = performance.now() + OPEN_PATIENCE_SECONDS * 1000;
+  for (let pause = 100; ; pause = Math.min(pause * 2, 2000)) {
+    try {
+      return await ctx.open({ create: true });
+    } catch (error) {
+      const transient = error instanceof SpoolError && (error.code === "LOCKED" || error.detail?.storage !== undefined);
+      if (!transient || performance.now() + pause > deadline) throw error;
+      if (!ctx.json) process.stderr.write(`spoolctl: ${(error as SpoolError).message}; will retry\n`);
+      await Bun.sleep(pause);
+    }
+  }
+}
 
 /** `work --json` data. */
 export type WorkData = WorkSummary;
@@ -39,7 +63,7 @@ export default defineVerb({
     }
     const slots = ctx.args.slots ?? null;
     const workerId = ctx.args["worker-id"] ?? newWorkerId();
-    const store = await ctx.open({ create: true });
+    const store = await openRidingOut(ctx);
     const mode = once ? "once" : drain ? "drain" : "loop";
     // Progress: `--drain` on a terminal only; never on a pipe or under --json.
     const progress = new ProgressLine(process.stderr, mode === "drain" && !ctx.json && Boolean(process.stderr.isTTY) && process.env.TERM !== "dumb");

@@ -103,10 +103,12 @@ export class Worker {
   /** Runs until the mode says stop; resolves with the summary. */
   async run(): Promise<WorkSummary> {
     const { store, opts } = this;
-    await registerWorker(store, opts.workerId, opts.queue);
+    // A database that cannot be reached yet is waited for, like a lock (a CONFLICT on the id is not).
+    await this.untilDone(() => registerWorker(store, opts.workerId, opts.queue));
+    this.renewedAt = performance.now();
     await this.sweepOrphans();
     if (store.shipsOutput) {
-      const { output_cap } = await store.read(async (tx) => readSettings(tx));
+      const { output_cap } = await this.untilDone(() => store.read(async (tx) => readSettings(tx)));
       this.shipper = new OutputShipper(store, opts.workerId, output_cap);
     }
     const ship = this.shipper ? setInterval(() => void this.shipRunning(), SHIP_INTERVAL_MS) : null;
@@ -164,6 +166,8 @@ export class Worker {
    * that reaps and re-runs it elsewhere. One heartbeat of margin.
    */
   private checkLease(): void {
+    // On one host (SQLite) a job is reaped only once its worker is confirmed dead: stopping protects nothing.
+    if (!this.store.shipsOutput) return;
     const silentSeconds = (performance.now() - this.renewedAt) / 1000;
     const limit = Math.max(this.timing.reapThreshold - this.timing.heartbeat, 2 * this.timing.heartbeat);
     if (this.leaseStopped || this.inFlight.size === 0 || silentSeconds < limit) return;
@@ -237,39 +241,105 @@ export class Worker {
       if (!(await store.read(async (tx) => tx.hasDueJob(opts.queue, now)))) return 0;
       claimed = await claimJobs(store, { queue: opts.queue, workerId: opts.workerId, workerPid: process.pid, slots: opts.slots }, room, now);
     } catch (error) {
+      // Over a network a claim can commit and its answer be lost: jobs may now be ours without our knowing.
+      this.claimUncertain = true;
       this.transient(error);
       return 0;
     }
-    if (claimed.length > 0) this.summary.claimed = true;
+    if (claimed.length > 0) {
+      this.summary.claimed = true;
+      this.renewedAt = performance.now(); // a claim writes the lease of what it claims
+    }
     for (const next of claimed) await this.start(next);
     return claimed.length;
   }
 
-  private async loop(): Promise<void> {
+  /** Set when a claim failed in a way that may have committed (see {@link releaseStrays}). */
+  private claimUncertain = false;
+
+  /**
+   * Gives back jobs the store says this worker runs but that it never started:
+   * a claim whose commit succeeded while its answer was lost (a connection cut
+   * at the wrong moment). They are requeued without charge, as an interrupted
+   * attempt; otherwise they would stay `running` under a live worker forever.
+   */
+  private async releaseStrays(): Promise<void> {
     const { store, opts } = this;
-    let lastReap = -Infinity;
-    let lastStopCheck = -Infinity;
+    try {
+      const mine = (await store.read(async (tx) => tx.runningJobsByWorker())).filter((r) => r.worker_id === opts.workerId);
+      for (const { job_id } of mine) {
+        if ([...this.inFlight.values()].some((f) => f.claimed.job.id === job_id)) continue;
+        const job = await store.read(async (tx) => tx.getJob(job_id));
+        if (!job || job.state !== "running" || job.locked_by !== opts.workerId) continue;
+        await recordAttemptEnd(store, { jobId: job.id, attemptNo: job.last_attempt_no, workerId: opts.workerId }, { kind: "interrupted", code: null, signal: null });
+        this.emit({ type: "transient", message: `gave back job ${job.id}: its claim committed but the answer was lost` });
+      }
+      this.claimUncertain = false;
+    } catch (error) {
+      this.transient(error);
+    }
+  }
+
+  /**
+   * Runs `fn` until it succeeds, waiting out transient conditions (a lock, a
+   * full disk, a database that cannot be reached) with a growing pause (50 ms
+   * to 2 s); other errors propagate.
+   */
+  private async untilDone<T>(fn: () => Promise<T>): Promise<T> {
+    for (let pause = 50; ; pause = Math.min(pause * 2, 2000)) {
+      try {
+        return await fn();
+      } catch (error) {
+        this.transient(error);
+        await Bun.sleep(pause);
+      }
+    }
+  }
+
+  private async loop(): Promise<void> {
+    let pause = 50;
     for (;;) {
+      try {
+        if (await this.turn()) return;
+        pause = 50;
+      } catch (error) {
+        // A read between the steps failed (the database went away): wait it out, then go on.
+        this.transient(error);
+        await this.waker!.wait(pause);
+        pause = Math.min(pause * 2, 2000);
+      }
+    }
+  }
+
+  private lastReap = -Infinity;
+  private lastStopCheck = -Infinity;
+
+  /** One turn of the loop; resolves true when the worker is done. */
+  private async turn(): Promise<boolean> {
+    const { store, opts } = this;
+    {
       // Our own commits wake this loop ~2 times a job; the stop flag needs no fresher look than 250 ms.
-      if (!this.stopping && performance.now() - lastStopCheck >= STOP_CHECK_MS) {
-        lastStopCheck = performance.now();
+      if (!this.stopping && performance.now() - this.lastStopCheck >= STOP_CHECK_MS) {
+        this.lastStopCheck = performance.now();
         if ((await store.read(async (tx) => tx.getWorker(opts.workerId)))?.stop_requested) this.requestStop("stop requested through the registry");
       }
-      if (!this.stopping && performance.now() - lastReap >= this.timing.heartbeat * 1000) {
-        lastReap = performance.now();
+      if (!this.stopping && performance.now() - this.lastReap >= this.timing.heartbeat * 1000) {
+        this.lastReap = performance.now();
         await this.reap();
       }
       await this.recordPending();
       // While results cannot be written, claiming more would only pile up unrecorded runs.
+      if (this.claimUncertain) await this.releaseStrays();
       if (this.unrecorded.length === 0) await this.claimWhileRoom();
       if (this.inFlight.size === 0) {
-        if (this.stopping || opts.mode === "once") return;
+        if (this.stopping || opts.mode === "once") return true;
         if (opts.mode === "drain" && (await store.read(async (tx) => tx.laneSettled(opts.queue, store.now())))) {
           this.summary.drained = true;
-          return;
+          return true;
         }
       }
       await this.waker!.wait(await this.idleWaitMs());
+      return false;
     }
   }
 

@@ -51,6 +51,8 @@ export interface PgServer {
   readonly dir: string;
   /** Stops the server at once (pg_ctl -m immediate) and removes the folder, synchronously: for process "exit" hooks. */
   stopSync(): void;
+  /** Restarts the server in place (connections are cut; data kept): `fast` (clean) or `immediate` (as after a crash). */
+  restart(mode?: "fast" | "immediate"): Promise<void>;
 }
 
 export interface StartPgServerOptions {
@@ -295,6 +297,10 @@ export async function startPgServer(opts: StartPgServerOptions = {}): Promise<Pg
       return stopping;
     },
     stopSync,
+    async restart(mode: "fast" | "immediate" = "fast"): Promise<void> {
+      // pg_ctl restart starts the server again with the options it was started with.
+      await run(runAs.wrap([pgCtl, "-D", data, "-l", log, "-m", mode, "-w", "-t", String(timeoutSec), "restart"]), "pg_ctl restart");
+    },
   };
 }
 

@@ -172,8 +172,11 @@ export function refuseIfNewer(db: Database, path: string): void {
  * file keeps every byte (no WAL switch, no tables added).
  */
 export function refuseIfForeign(db: Database, path: string): void {
-  if (readSchemaVersion(db) !== 0) return;
-  const objects = db.query("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 6").all() as { name: string }[];
+  // Both reads in one snapshot: another opener may commit the first migration step between them.
+  const objects = db.transaction(() => {
+    if (readSchemaVersion(db) !== 0) return [];
+    return db.query("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 6").all() as { name: string }[];
+  })();
   if (objects.length === 0) return; // an empty file: a new queue
   const names = objects.slice(0, 5).map((o) => o.name).join(", ") + (objects.length > 5 ? ", …" : "");
   throw new SpoolError("INTERNAL", `${path} is not a spoolctl queue: it is a SQLite database with other tables (${names}); it was left untouched`, {

@@ -196,6 +196,23 @@ export class SqliteStore implements Store {
   }
 }
 
+/**
+ * `PRAGMA journal_mode = WAL`, retried while another opener holds the file:
+ * the switch needs an exclusive lock for a moment, and SQLite answers busy at
+ * once there instead of waiting out the busy timeout.
+ */
+function switchToWal(db: Database): { journal_mode: string } {
+  const deadline = performance.now() + BUSY_TIMEOUT_MS;
+  for (;;) {
+    try {
+      return db.query("PRAGMA journal_mode = WAL").get() as { journal_mode: string };
+    } catch (error) {
+      if (!isBusyError(error) || performance.now() > deadline) throw error;
+      Bun.sleepSync(5);
+    }
+  }
+}
+
 /** Options of {@link openSqliteStore}. */
 export interface OpenOptions {
   /** Absolute database path. */
@@ -284,8 +301,7 @@ export function openSqliteStore(opts: OpenOptions): SqliteStore {
       // A newer or foreign file is refused before the WAL switch below, which would rewrite its header.
       refuseIfNewer(db, opts.path);
       refuseIfForeign(db, opts.path);
-      // Switching to WAL needs an exclusive lock briefly; the busy handler covers it.
-      const mode = db.query("PRAGMA journal_mode = WAL").get() as { journal_mode: string };
+      const mode = switchToWal(db);
       if (mode.journal_mode !== "wal") throw new Error(`journal_mode is ${mode.journal_mode}, not wal`);
       db.exec("PRAGMA synchronous = NORMAL");
       db.exec("PRAGMA foreign_keys = ON");

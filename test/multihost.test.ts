@@ -1,0 +1,270 @@
+/**
+ * Many machines, one queue (docs/architecture.md "Reaping", "Orphans",
+ * "Fencing", "Heartbeat and lease"): workers on separate "hosts" — PID and UTS
+ * namespaces with their own host names and colliding PID numbers
+ * (test/support/hosts.ts) — share one real PostgreSQL database. Needs root
+ * and util-linux; skipped (visibly) where namespaces cannot be made.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SQL } from "bun";
+import { openQueue } from "../src/store/index.ts";
+import type { Store } from "../src/store/store.ts";
+import { CLI, waitFor } from "./helpers.ts";
+import { Host, hostsUsable, type HostProcess } from "./support/hosts.ts";
+import { startPgServer, type PgServer } from "./support/pg-server.ts";
+
+const USABLE = hostsUsable();
+/** Heartbeat 0.2 s, lease (reap threshold) 1 s: for the tests that wait for a lease to expire. */
+const SHORT_LEASE = { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "0.2", SPOOLCTL_TEST_REAP_THRESHOLD: "1" };
+/**
+ * Heartbeat 0.5 s, lease 8 s: for the tests where no worker dies. A lease must
+ * outlast the longest stall of a live worker, and on a loaded 2-core machine
+ * running eight workers a 1 s lease expires under live workers.
+ */
+const LONG_LEASE = { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "0.5", SPOOLCTL_TEST_REAP_THRESHOLD: "8" };
+let KNOBS: Record<string, string> = SHORT_LEASE;
+
+let server: PgServer;
+let dir: string;
+let dbCount = 0;
+let url: string;
+let store: Store;
+const hosts: Host[] = [];
+
+/** The environment of a process on host `name` (its own spool folder: output files stay on their host). */
+function envFor(name: string): Record<string, string> {
+  return { ...(process.env as Record<string, string>), ...KNOBS, SPOOLCTL_DB: url, XDG_STATE_HOME: join(dir, `state-${name}`), NO_COLOR: "1" };
+}
+
+/** The CLI from the test process (a third host), parsed `--json` envelope. */
+async function cli(...args: string[]): Promise<any> {
+  const [verb, ...rest] = args;
+  const proc = Bun.spawn(["bun", CLI, verb!, "--json", ...rest], { env: envFor("client"), stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  try {
+    return JSON.parse(out);
+  } catch {
+    throw new Error(`spoolctl ${args.join(" ")}: exit ${code}\n${out}\n${err}`);
+  }
+}
+
+async function addJob(...args: string[]): Promise<number> {
+  const env = await cli("add", ...args);
+  if (!env.ok) throw new Error(JSON.stringify(env));
+  return env.data.job_id;
+}
+
+async function job(id: number) {
+  return (await store.read(async (tx) => tx.getJob(id)))!;
+}
+
+async function startHost(name: string): Promise<Host> {
+  const host = await Host.start(name);
+  hosts.push(host);
+  return host;
+}
+
+function worker(host: Host, ...args: string[]): Promise<HostProcess> {
+  return host.spawn(["bun", CLI, "work", ...args], envFor(host.name));
+}
+
+/** Whether a process whose command line contains `needle` runs on `host`. */
+async function runsOn(host: Host, needle: string): Promise<boolean> {
+  for (const pid of host.processes()) {
+    try {
+      if ((await Bun.file(`/proc/${pid}/cmdline`).text()).replaceAll("\0", " ").includes(needle)) return true;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return false;
+}
+
+beforeAll(async () => {
+  if (!USABLE) return;
+  dir = mkdtempSync(join(tmpdir(), "spoolctl-multihost-"));
+  server = await startPgServer();
+}, 120_000);
+
+afterAll(async () => {
+  if (!USABLE) return;
+  await server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+// A fresh database per test, and every host torn down after it.
+async function freshQueue(knobs = SHORT_LEASE): Promise<void> {
+  KNOBS = knobs;
+  url = await server.createDatabase(`multihost_${++dbCount}`);
+  store = await openQueue({ dbPath: url, spoolDir: join(dir, "client.spool"), source: "flag" }, { create: true });
+}
+
+afterEach(async () => {
+  if (!USABLE) return;
+  for (const host of hosts.splice(0)) await host.stop();
+  await store?.close();
+});
+
+describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
+  test("a worker SIGKILLed on host A is reaped by host B's worker after its lease; the next worker on host A kills the orphan", async () => {
+    await freshQueue();
+    const a = await startHost("host-a");
+    const b = await startHost("host-b");
+    const id = await addJob("--max-crashes", "0", "--", "sleep", "61");
+    const wa = await worker(a, "--worker-id", "a1");
+    await waitFor("the job to run on host A", async () => (await job(id)).locked_by === "a1", 30_000);
+    await waitFor("the child to run on host A", () => runsOn(a, "sleep 61"));
+    process.kill(wa.outerPid, "SIGKILL");
+
+    const wb = await worker(b, "--worker-id", "b1");
+    // B cannot see A's PIDs: the expired lease alone is the verdict.
+    await waitFor("host B to reap the job", async () => (await job(id)).state === "dead", 30_000);
+    const events = await store.read(async (tx) => tx.eventsOf(id));
+    expect(events.map((e) => e.event)).toEqual(["added", "claimed", "reaped", "dead"]);
+    expect(events[2]!.worker_id).toBe("b1");
+    const attempt = (await store.read(async (tx) => tx.getAttempt(id, 1)))!;
+    expect(attempt.state).toBe("abandoned");
+    expect(attempt.failure_reason).toBe("worker_crash");
+    await waitFor("B's log line", () => wb.stderr().includes(`reaped job ${id}`) && wb.stderr().includes("on host-a lost its lease"));
+    // The orphan still runs on A: nobody there has looked yet.
+    expect(await runsOn(a, "sleep 61")).toBe(true);
+
+    const wa2 = await worker(a, "--worker-id", "a2");
+    await waitFor("the orphan on host A to be killed", async () => !(await runsOn(a, "sleep 61")), 30_000);
+    await waitFor("A's log line", () => wa2.stderr().includes("killed 1 orphaned process group"));
+    expect(wa2.stderr()).toContain(`job ${id} attempt 1`);
+  }, 90_000);
+
+  test("a SIGSTOPped worker past its lease changes nothing when it resumes, kills its child and says so", async () => {
+    await freshQueue();
+    const a = await startHost("host-a");
+    const b = await startHost("host-b");
+    // On host A the job would run for a minute; wherever else it runs, it ends at once.
+    const id = await addJob("--", "sh", "-c", 'if [ "$(hostname)" = host-a ]; then exec sleep 62; else echo ran on $(hostname); fi');
+    const wa = await worker(a, "--worker-id", "a1");
+    await waitFor("the job to run on host A", () => runsOn(a, "sleep 62"), 30_000);
+    process.kill(wa.outerPid, "SIGSTOP");
+
+    const wb = await worker(b, "--worker-id", "b1");
+    await waitFor("host B to reap and re-run the job", async () => (await job(id)).state === "done", 30_000);
+    expect((await job(id)).last_attempt_no).toBe(2);
+
+    process.kill(wa.outerPid, "SIGCONT");
+    await waitFor("A's child to be killed", async () => !(await runsOn(a, "sleep 62")), 30_000);
+    await waitFor("A to say it lost the job", () => wa.stderr().includes(`job ${id} attempt 1 ended after the job was taken from this worker`), 30_000);
+    // The late result changed nothing: attempt 1 stays abandoned, the job done by B's attempt 2.
+    const attempts = await store.read(async (tx) => tx.attemptsOf(id));
+    expect(attempts.map((x) => [x.attempt_no, x.state, x.worker_id])).toEqual([
+      [1, "abandoned", "a1"],
+      [2, "succeeded", "b1"],
+    ]);
+    expect((await job(id)).state).toBe("done");
+    expect(wb.stderr()).toContain(`reaped job ${id}`);
+  }, 90_000);
+
+  test("output of a job run on another host is read through the database (output, --raw, feedback)", async () => {
+    await freshQueue();
+    const b = await startHost("host-b");
+    const id = await addJob("--", "sh", "-c", "echo out-from-$(hostname); echo err-from-$(hostname) >&2");
+    const wb = await worker(b, "--drain");
+    expect(await wb.proc.exited).toBe(0);
+    expect((await job(id)).state).toBe("done");
+    // The client's spool has no file for it: this is the shipped copy.
+    const out = await cli("output", String(id));
+    expect(out.data.attempts[0].stdout.text).toBe("out-from-host-b\n");
+    expect(out.data.attempts[0].stderr.text).toBe("err-from-host-b\n");
+    const raw = Bun.spawnSync(["bun", CLI, "output", String(id), "--stream", "stdout", "--raw"], { env: envFor("client") });
+    expect(raw.stdout.toString()).toBe("out-from-host-b\n");
+    const feedback = await cli("feedback", String(id));
+    expect(feedback.data.streams.stderr.tail).toBe("err-from-host-b\n");
+    const show = await cli("show", String(id));
+    expect(show.data.attempts[0].host).toBe("host-b");
+  }, 60_000);
+
+  test("8 workers on 2 hosts drain 2,000 jobs, each run exactly once", async () => {
+    await freshQueue(LONG_LEASE);
+    const a = await startHost("host-a");
+    const b = await startHost("host-b");
+    const lines = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ argv: ["true"], tags: { n: String(i) } })).join("\n");
+    const file = join(dir, "jobs.ndjson");
+    writeFileSync(file, lines + "\n");
+    expect((await cli("add", "--from", file)).ok).toBe(true);
+    const workers: HostProcess[] = [];
+    for (let i = 0; i < 4; i++) workers.push(await worker(a, "--drain", "--worker-id", `a${i}`), await worker(b, "--drain", "--worker-id", `b${i}`));
+    for (const w of workers) expect(await w.proc.exited).toBe(0);
+    const sql = new SQL(url, { max: 1 });
+    try {
+      const [counts] = await sql`SELECT count(*)::int AS jobs, count(*) FILTER (WHERE state = 'done')::int AS done, max(last_attempt_no)::int AS max_attempt FROM jobs`;
+      expect(counts).toEqual({ jobs: 2000, done: 2000, max_attempt: 1 });
+      const [claims] = await sql`SELECT count(*)::int AS n, count(DISTINCT job_id)::int AS jobs FROM job_events WHERE event = 'claimed'`;
+      expect(claims).toEqual({ n: 2000, jobs: 2000 });
+      const byHost = await sql`SELECT w.host, count(*)::int AS n FROM attempts a JOIN workers w ON w.worker_id = a.worker_id GROUP BY w.host ORDER BY w.host`;
+      expect(byHost.map((r: any) => r.host)).toEqual(["host-a", "host-b"]);
+    } finally {
+      await sql.close();
+    }
+  }, 240_000);
+
+  test("connections cut mid-claim and mid-record (pg_terminate_backend, again and again): nothing lost, nothing run twice", async () => {
+    await freshQueue(LONG_LEASE);
+    const a = await startHost("host-a");
+    const b = await startHost("host-b");
+    const runs = join(dir, "runs.log");
+    writeFileSync(runs, "");
+    const lines = Array.from({ length: 150 }, (_, i) => JSON.stringify({ argv: ["sh", "-c", `echo ${i} >> ${runs}`] })).join("\n");
+    writeFileSync(join(dir, "cut.ndjson"), lines + "\n");
+    expect((await cli("add", "--from", join(dir, "cut.ndjson"))).ok).toBe(true);
+    const admin = new SQL(server.url("postgres"), { max: 1 });
+    const dbName = new URL(url).pathname.slice(1);
+    let cutting = true;
+    let cuts = 0;
+    // Every worker connection is cut every 250 ms, 20 rounds: claims and records are cut mid-way many times.
+    const cutter = (async () => {
+      for (let round = 0; cutting && round < 20; round++) {
+        await Bun.sleep(250);
+        const killed = await admin`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = ${dbName} AND pid <> pg_backend_pid() AND backend_type = 'client backend'`;
+        cuts += killed[0].n;
+      }
+    })();
+    const workers = [await worker(a, "--drain", "--concurrency", "2"), await worker(b, "--drain", "--concurrency", "2")];
+    try {
+      for (const w of workers) await w.proc.exited;
+    } finally {
+      cutting = false;
+      await cutter;
+      await admin.close();
+    }
+    expect(cuts).toBeGreaterThan(0);
+    if (workers.some((w) => w.proc.exitCode !== 0)) throw new Error(workers.map((w) => w.stderr()).join("\n---\n"));
+    // Every job ran exactly once and is done (a lost commit answer is given back, not run again).
+    const ran = (await Bun.file(runs).text()).trim().split("\n").map(Number).sort((x, y) => x - y);
+    expect(ran).toEqual(Array.from({ length: 150 }, (_, i) => i));
+    const status = await cli("status");
+    expect(status.data.counts.done).toBe(150);
+  }, 240_000);
+
+  test("the server restarted under load: the workers ride it out and finish every job once", async () => {
+    await freshQueue(LONG_LEASE);
+    const a = await startHost("host-a");
+    const b = await startHost("host-b");
+    const runs = join(dir, "restart-runs.log");
+    writeFileSync(runs, "");
+    const lines = Array.from({ length: 200 }, (_, i) => JSON.stringify({ argv: ["sh", "-c", `echo ${i} >> ${runs}; sleep 0.02`] })).join("\n");
+    writeFileSync(join(dir, "restart.ndjson"), lines + "\n");
+    expect((await cli("add", "--from", join(dir, "restart.ndjson"))).ok).toBe(true);
+    const workers = [await worker(a, "--drain"), await worker(b, "--drain")];
+    await waitFor("some jobs to be done", async () => (await Bun.file(runs).text()).split("\n").length > 20, 60_000);
+    await store.close();
+    await server.restart("fast");
+    store = await openQueue({ dbPath: url, spoolDir: join(dir, "client.spool"), source: "flag" }, { create: true });
+    for (const w of workers) await w.proc.exited;
+    if (workers.some((w) => w.proc.exitCode !== 0)) throw new Error(workers.map((w) => w.stderr()).join("\n---\n"));
+    const ran = (await Bun.file(runs).text()).trim().split("\n").map(Number).sort((x, y) => x - y);
+    expect(ran).toEqual(Array.from({ length: 200 }, (_, i) => i));
+    expect((await cli("status")).data.counts.done).toBe(200);
+    expect(workers.map((w) => w.stderr()).join("")).toContain("will retry");
+  }, 240_000);
+});
