@@ -125,6 +125,14 @@ export class Host {
 
   /** Kills the host and everything in it. */
   async stop(): Promise<void> {
+    // Everything in the namespace first (a process entered with nsenter has its parent outside it).
+    for (const pid of this.processes()) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // gone meanwhile
+      }
+    }
     try {
       process.kill(this.initPid, "SIGKILL"); // PID 1 gone: the kernel kills the whole namespace
     } catch {
@@ -132,6 +140,7 @@ export class Host {
     }
     this.unshare.kill("SIGKILL");
     await this.unshare.exited;
-    await poll(`host ${this.name} to be gone`, () => (existsSync(`/proc/${this.initPid}/ns`) ? null : true));
+    // Best effort: a killed process lingers as a zombie until its parent outside reaps it.
+    await poll(`host ${this.name} to be gone`, () => (this.processes().length === 0 ? true : null)).catch(() => {});
   }
 }
