@@ -14,7 +14,8 @@ import { type ErrorContext, mapPgError, sqlstate } from "./errors.ts";
 import { channelOf } from "./events.ts";
 import { watchChannel } from "./listen.ts";
 import { PG_SCHEMA_VERSION, existingSpoolctlTables, migrate, readSchemaState, refuseForeign, refuseNewer, type SchemaState } from "./migrations.ts";
-import { FifoLock, runTransaction } from "./transaction.ts";
+import { FifoLock } from "../fifo-lock.ts";
+import { runTransaction } from "./transaction.ts";
 import { parsePgUrl, redactUrl } from "./url.ts";
 
 /** The PostgreSQL driver's {@link Store}. */

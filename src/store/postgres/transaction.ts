@@ -28,25 +28,7 @@ const KEY_TRIES = 3;
 
 export type TxKind = "read" | "write";
 
-/**
- * A FIFO lock: one write transaction (or claim) at a time per store, as the
- * SQLite driver's per-connection lock gives: two async writes of one process
- * (a heartbeat timer firing while a result is recorded) never interleave, and
- * a callback that reads, decides and writes is not raced by its own process.
- * Reads are not queued: each has its own snapshot on the pool.
- */
-export class FifoLock {
-  private tail: Promise<void> = Promise.resolve();
 
-  run<T>(fn: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(fn);
-    this.tail = result.then(
-      () => {},
-      () => {},
-    );
-    return result;
-  }
-}
 
 /** Runs `fn` in one transaction of `kind` on `sql`, retrying as described above. */
 export async function runTransaction<T>(sql: SQL, kind: TxKind, channel: string | null, ctx: ErrorContext, fn: (q: PgQueries) => Promise<T>): Promise<T> {

@@ -11,6 +11,7 @@ import type { ClaimRequest, ClaimedJob, Store, StoreReader, StoreWriter, Waker }
 import { SCHEMA_VERSION, migrate, readQueueId, readSchemaVersion, refuseIfForeign, refuseIfNewer } from "./migrations.ts";
 import { SqliteQueries } from "./queries.ts";
 import { watchQueue } from "./wake.ts";
+import { FifoLock } from "../fifo-lock.ts";
 
 /** busy_timeout in milliseconds (docs/architecture.md "The driver contract"). */
 export const BUSY_TIMEOUT_MS = 5000;
@@ -118,32 +119,13 @@ function openFailure(path: string, error: unknown, writing: boolean): SpoolError
   });
 }
 
-/**
- * A FIFO lock: one transaction at a time on a connection, so two async
- * operations of one process (a heartbeat timer firing while a claim is open)
- * never interleave their statements inside one SQLite transaction.
- */
-class ConnectionLock {
-  private tail: Promise<void> = Promise.resolve();
-
-  /** Runs `fn` once every earlier holder has finished. */
-  run<T>(fn: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(fn);
-    this.tail = result.then(
-      () => {},
-      () => {},
-    );
-    return result;
-  }
-}
-
 /** The SQLite driver's {@link Store}. */
 export class SqliteStore implements Store {
   readonly driver = "sqlite" as const;
   /** One host: readers find the output files where the worker wrote them. */
   readonly shipsOutput = false;
   private readonly queries: SqliteQueries;
-  private readonly lock = new ConnectionLock();
+  private readonly lock = new FifoLock();
   readonly queueId: string;
 
   constructor(
