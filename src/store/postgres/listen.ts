@@ -12,20 +12,13 @@
  */
 import type { SQL } from "bun";
 import type { Waker } from "../store.ts";
+import { WakeSignal } from "../wake-signal.ts";
 
 /** A waker on `channel` of `sql` (null: no channel yet, poll only). */
 export function watchChannel(sql: SQL | null, channel: string | null): Waker {
-  let pending: (() => void) | null = null;
-  let dirty = false;
-  let closed = false;
+  const signal = new WakeSignal();
+  const fire = signal.fire;
   let subscription: { unlisten(): Promise<void> } | null = null;
-  const fire = () => {
-    if (pending) {
-      const resolve = pending;
-      pending = null;
-      resolve();
-    } else dirty = true;
-  };
   if (sql && channel) {
     sql
       .listen(
@@ -36,32 +29,17 @@ export function watchChannel(sql: SQL | null, channel: string | null): Waker {
       )
       .then(
         (sub) => {
-          if (closed) void sub.unlisten().catch(() => {});
+          if (signal.closed) void sub.unlisten().catch(() => {});
           else subscription = sub;
         },
         () => {}, // no LISTEN (connection refused, closed client): the poll remains
       );
   }
   return {
-    wait(ms) {
-      if (dirty || closed) {
-        dirty = false;
-        return Promise.resolve();
-      }
-      return new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          pending = null;
-          resolve();
-        }, ms);
-        pending = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    },
+    wait: (ms) => signal.wait(ms),
     poke: fire,
     close() {
-      closed = true;
+      signal.closed = true;
       const sub = subscription;
       subscription = null;
       if (sub) void sub.unlisten().catch(() => {});

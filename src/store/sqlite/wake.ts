@@ -8,6 +8,7 @@
 import { watch, type FSWatcher } from "node:fs";
 import { basename, dirname } from "node:path";
 import type { Waker } from "../store.ts";
+import { WakeSignal } from "../wake-signal.ts";
 
 
 /** Delay of the second wake after a burst of file events, milliseconds. */
@@ -16,15 +17,8 @@ export const TRAILING_WAKE_MS = 15;
 /** Watches `dbPath`'s folder for changes to the database, its WAL or shm file. */
 export function watchQueue(dbPath: string): Waker {
   const name = basename(dbPath);
-  let pending: (() => void) | null = null;
-  let dirty = false;
-  const fire = () => {
-    if (pending) {
-      const resolve = pending;
-      pending = null;
-      resolve();
-    } else dirty = true;
-  };
+  const signal = new WakeSignal();
+  const fire = signal.fire;
   // A commit appends WAL frames (file events) and then publishes them in the
   // shared-memory index (an mmap write: no event). The first event can thus
   // arrive before the commit is visible, and the last one too; so wake now and
@@ -48,22 +42,7 @@ export function watchQueue(dbPath: string): Waker {
     watcher = null; // no file events here: rely on the poll
   }
   return {
-    wait(ms) {
-      if (dirty) {
-        dirty = false;
-        return Promise.resolve();
-      }
-      return new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          pending = null;
-          resolve();
-        }, ms);
-        pending = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    },
+    wait: (ms) => signal.wait(ms),
     poke: fire,
     close() {
       if (trailing) clearTimeout(trailing);
