@@ -10,11 +10,11 @@ import { SpoolError, toErrorObject } from "./contract/errors.ts";
 import { closest } from "./contract/flags.ts";
 import { TOOL_VERSION } from "./contract/version.ts";
 import { checkArgs } from "./commands/args.ts";
-import { splitArgv } from "./commands/argv.ts";
+import { leadingGlobals, splitArgv } from "./commands/argv.ts";
 import { loadCatalog } from "./commands/catalog.ts";
 import { VERB_SUMMARIES } from "./commands/names.ts";
 import { COMPOUND, VERBS } from "./commands/registry.ts";
-import { makeContext, terminalAttached, type AnyVerb } from "./commands/verb.ts";
+import { COMMON_FLAGS, makeContext, terminalAttached, type AnyVerb } from "./commands/verb.ts";
 import type { Store } from "./store/store.ts";
 
 /** Turns anything thrown into a {@link SpoolError}; unknown failures become `INTERNAL`. */
@@ -59,14 +59,14 @@ async function resolveVerb(name: string): Promise<AnyVerb> {
  * Rewrites a two-word QueueCTL command (`worker start`) to its verb, with the
  * words the user wrote (`spoken`, for messages); other argv is returned as is.
  */
-function rewriteCompound(argv: string[]): { argv: string[]; spoken?: string } {
+function rewriteCompound(argv: string[]): { argv: string[]; spoken?: string; groupHelp?: string } {
   const [first, second, ...rest] = argv;
   const group = first === undefined || !Object.hasOwn(COMPOUND, first) ? undefined : COMPOUND[first];
   if (!group) return { argv };
   const actions = Object.keys(group);
   const remediation = `use one of: ${actions.map((k) => `spoolctl ${first} ${k}`).join(", ")}`;
   if (second === undefined || second.startsWith("-")) {
-    if (second === "--help" || second === "-h") return { argv: ["--help"] };
+    if (second === "--help" || second === "-h") return { argv, groupHelp: first };
     throw new SpoolError("MISSING_REQUIRED", `${first} needs an action (${actions.join(", ")})`, { remediation });
   }
   const rewrite = Object.hasOwn(group, second) ? group[second] : undefined;
@@ -86,13 +86,20 @@ export async function main(rawArgv: string[]): Promise<number> {
   const json = wantsJson(rawArgv);
   const stores: Store[] = [];
   try {
-    const { argv, spoken } = rewriteCompound(rawArgv);
-    const [name, ...rest] = argv;
+    // `spoolctl --db X status`: global flags before the verb are the verb's own.
+    const lead = leadingGlobals(rawArgv, COMMON_FLAGS);
+    const { argv, spoken, groupHelp } = rewriteCompound(lead.rest);
+    const [name, ...rest] = argv.length ? [argv[0]!, ...lead.globals, ...argv.slice(1)] : lead.globals;
     // Help and version are text, or an envelope of that text under --json.
     const say = (data: Record<string, string>, text: string) => {
       process.stdout.write((json ? JSON.stringify(buildEnvelope(startedAt, { data })) : text) + "\n");
       return 0;
     };
+    if (groupHelp !== undefined) {
+      const { groupUsage } = await import("./ui/help.ts");
+      const usage = groupUsage(groupHelp, COMPOUND[groupHelp]!, VERB_SUMMARIES);
+      return say({ verb: groupHelp, usage }, usage);
+    }
     if (name === "help" && rest[0] !== undefined && !rest[0].startsWith("-")) return main([rest[0], "--help", ...rest.slice(1)]);
     if (name === undefined || name === "--help" || name === "-h" || name === "help" || (name === "--json" && rest.length === 0)) {
       const { rootUsage } = await import("./ui/help.ts");

@@ -104,3 +104,24 @@ export function splitArgv(argv: string[], defs: FlagsDef): RawArgs {
   }
   return { values, positionals, rest };
 }
+
+/**
+ * The flags of `globals` (the queue selection and `--json`: COMMON_FLAGS)
+ * written before the verb, as in `spoolctl --db X status`: returns them and
+ * the argv from the verb on, so the runner can hand them to the verb as if
+ * written after it. Stops at the first word that is not such a flag; a
+ * string flag takes the next word as its value (or `--db=X`).
+ */
+export function leadingGlobals(argv: string[], globals: FlagsDef): { globals: string[]; rest: string[] } {
+  let i = 0;
+  while (i < argv.length) {
+    const arg = argv[i]!;
+    if (!arg.startsWith("--") || arg === "--") break;
+    const eq = arg.indexOf("=");
+    const name = arg.slice(2, eq === -1 ? undefined : eq);
+    const def = Object.hasOwn(globals, name) ? globals[name] : undefined;
+    if (!def || def.type === "positional") break;
+    i += def.type === "string" && eq === -1 && i + 1 < argv.length ? 2 : 1;
+  }
+  return { globals: argv.slice(0, i), rest: argv.slice(i) };
+}

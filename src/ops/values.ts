@@ -26,10 +26,22 @@ export function parseNumber(flag: string, raw: string, min: number, max: number)
 
 const UNIT_SECONDS: Record<string, number> = { "": 1, s: 1, m: 60, h: 3600, d: 86400 };
 
+/**
+ * A number of seconds in the largest unit that writes it exactly, in the
+ * grammar {@link parseDuration} reads: `30d`, `1h`, `90s`, `0.001s`. Limits in
+ * messages read this way, never as `315360000s`.
+ */
+export function durationText(seconds: number): string {
+  for (const [unit, size] of [["d", 86400], ["h", 3600], ["m", 60]] as const) {
+    if (seconds >= size && Number.isInteger(seconds / size)) return `${seconds / size}${unit}`;
+  }
+  return `${seconds}s`;
+}
+
 /** A duration `<number>[s|m|h|d]` or bare seconds, in seconds, within [min, max]. */
 export function parseDuration(flag: string, raw: string, min: number, max: number): number {
   const m = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*([smhd]?)\s*$/.exec(raw);
-  const accepted = `a duration such as 30, 90s, 5m, 2h or 1d, from ${min}s to ${max}s`;
+  const accepted = `a duration such as 30, 90s, 5m, 2h or 1d, from ${durationText(min)} to ${durationText(max)}`;
   if (!m) throw invalidValue(flag, raw, accepted);
   const seconds = Number(m[1]) * UNIT_SECONDS[m[2]!]!;
   if (!Number.isFinite(seconds) || seconds < min || seconds > max) throw invalidValue(flag, raw, accepted);

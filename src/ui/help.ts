@@ -60,3 +60,24 @@ export function rootUsage(summaries: Readonly<Record<string, string>>): string {
     "  spoolctl output 1               # read what it printed",
   ].join("\n");
 }
+
+/**
+ * The usage of a two-word group (`config`, `worker`, `dlq`): its actions, each
+ * with the summary of the verb it runs and, when it adds words, what it runs
+ * (`dlq list` = `list --state dead`).
+ */
+export function groupUsage(group: string, actions: Record<string, (rest: string[]) => string[]>, summaries: Readonly<Record<string, string>>): string {
+  const width = Math.max(...Object.keys(actions).map((a) => a.length));
+  const lines = Object.entries(actions).map(([action, rewrite]) => {
+    const target = rewrite([]);
+    const summary = summaries[target[0]!] ?? "";
+    const same = target.length > 1 || !target[0]!.startsWith(`${group}-`) ? `  (= spoolctl ${target.join(" ")})` : "";
+    return `  ${action.padEnd(width)}  ${summary}${same}`;
+  });
+  return [
+    `Usage: spoolctl ${group} <action> [flags]   (spoolctl ${group} <action> --help for its flags)`,
+    "",
+    "Actions:",
+    ...lines,
+  ].join("\n");
+}
