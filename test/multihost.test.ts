@@ -252,19 +252,23 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     const b = await startHost("host-b");
     const runs = join(dir, "restart-runs.log");
     writeFileSync(runs, "");
-    const lines = Array.from({ length: 200 }, (_, i) => JSON.stringify({ argv: ["sh", "-c", `echo ${i} >> ${runs}; sleep 0.02`] })).join("\n");
+    const lines = Array.from({ length: 200 }, (_, i) => JSON.stringify({ argv: ["sh", "-c", `echo ${i} >> ${runs}; sleep 0.05`] })).join("\n");
     writeFileSync(join(dir, "restart.ndjson"), lines + "\n");
     expect((await cli("add", "--from", join(dir, "restart.ndjson"))).ok).toBe(true);
     const workers = [await worker(a, "--drain"), await worker(b, "--drain")];
     await waitFor("some jobs to be done", async () => (await Bun.file(runs).text()).split("\n").length > 20, 60_000);
     await store.close();
     await server.restart("fast");
+    // The restart must land mid-drain, or the test proves nothing. Whether a worker logs
+    // "will retry" depends on whether it had a statement in flight at that moment (an idle
+    // connection is re-opened silently), so the proof is the count of runs, not the log.
+    const ranBeforeRestart = (await Bun.file(runs).text()).trim().split("\n").length;
+    expect(ranBeforeRestart).toBeLessThan(200);
     store = await openQueue({ dbPath: url, spoolDir: join(dir, "client.spool"), source: "flag" }, { create: true });
     for (const w of workers) await w.proc.exited;
     if (workers.some((w) => w.proc.exitCode !== 0)) throw new Error(workers.map((w) => w.stderr()).join("\n---\n"));
     const ran = (await Bun.file(runs).text()).trim().split("\n").map(Number).sort((x, y) => x - y);
     expect(ran).toEqual(Array.from({ length: 200 }, (_, i) => i));
     expect((await cli("status")).data.counts.done).toBe(200);
-    expect(workers.map((w) => w.stderr()).join("")).toContain("will retry");
   }, 240_000);
 });
