@@ -62,6 +62,7 @@ export const attempt = object({
   failure_reason: nullable(enumOf(FAILURE_REASONS)),
   stdout_path: str,
   stderr_path: str,
+  stderr_last_line: nullable(str),
   host: nullable(str),
 }, ["host"]);
 

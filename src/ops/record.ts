@@ -15,6 +15,8 @@ export interface AttemptRef {
   workerId: string;
   /** Reaping only: write nothing unless the heartbeat is still older than this (epoch seconds). */
   staleBefore?: number;
+  /** The attempt's last non-empty stderr line, read before the write (see failure-signature.ts); absent: not read. */
+  stderrLastLine?: string | null;
 }
 
 /**
@@ -43,6 +45,7 @@ export async function recordAttemptEnd(store: Store, ref: AttemptRef, end: Proce
       signal: outcome.signal,
       error: outcome.error,
       failureReason: outcome.failureReason,
+      stderrLastLine: ref.stderrLastLine ?? null,
       jobState: outcome.jobState,
       attempts: outcome.attempts,
       crashes: outcome.crashes,

@@ -83,6 +83,8 @@ export interface Attempt {
   failure_reason: FailureReason | null;
   stdout_path: string;
   stderr_path: string;
+  /** The last non-empty stderr line its worker read at the end (schema v5); null when not recorded. */
+  stderr_last_line: string | null;
 }
 
 /** A ledger row; `id` is the cursor. */

@@ -192,6 +192,12 @@ export interface AttemptRecord {
   signal: number | null;
   error: string | null;
   failureReason: FailureReason | null;
+  /**
+   * The last non-empty line of the attempt's stderr as its worker read it at
+   * the end (at most {@link STDERR_LINE_MAX} characters), kept for triage's
+   * failure signatures; null or absent when not read (docs/architecture.md "Triage").
+   */
+  stderrLastLine?: string | null;
   jobState: JobState;
   /** Ledger rows written with the outcome, only when it was written. */
   events: EventToAppend[];
@@ -199,6 +205,9 @@ export interface AttemptRecord {
   crashes: number;
   nextRunAt: number;
 }
+
+/** Longest stderr line an attempt row keeps (characters; longer lines are cut). */
+export const STDERR_LINE_MAX = 500;
 
 /** Writes; only valid inside {@link Store.write}. */
 export interface StoreWriter extends StoreReader {

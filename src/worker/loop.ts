@@ -7,6 +7,7 @@
 import { SpoolError } from "../contract/errors.ts";
 import { claimJobs, type ClaimedAttempt } from "../ops/claim.ts";
 import type { Outcome, ProcessEnd } from "../ops/outcome.ts";
+import { readLastStderrLine } from "../ops/failure-signature.ts";
 import { recordAttemptEnd } from "../ops/record.ts";
 import type { AttemptKey, Store, Waker } from "../store/store.ts";
 import { attemptMarker, startAttempt } from "./executor.ts";
@@ -397,7 +398,9 @@ export class Worker {
     try {
       // The rest of the output goes before the result: a reader that sees the end sees all of it.
       await this.shipper?.finish(claimed);
-      outcome = await this.retryLocked(() => recordAttemptEnd(this.store, { jobId: job.id, attemptNo, workerId: this.opts.workerId }, end));
+      // Read outside the write transaction: one bounded read of the file's end (triage's signature).
+      const stderrLastLine = readLastStderrLine(claimed.stderrPath);
+      outcome = await this.retryLocked(() => recordAttemptEnd(this.store, { jobId: job.id, attemptNo, workerId: this.opts.workerId, stderrLastLine }, end));
     } catch (error) {
       if (!isTransient(error)) throw error;
       if (!this.unrecorded.some((u) => u.claimed === claimed)) this.unrecorded.push({ claimed, end, started });

@@ -17,6 +17,7 @@ import { resolveLocation } from "../../src/store/location.ts";
 import type { NewJob } from "../../src/store/model.ts";
 import { ClaimBook, runClaim } from "../../src/store/postgres/claim-runner.ts";
 import { passwordFromPassfile } from "../../src/store/postgres/pgpass.ts";
+import { PG_SCHEMA_VERSION } from "../../src/store/postgres/migrations.ts";
 import { parsePgUrl, redactUrl } from "../../src/store/postgres/url.ts";
 import type { Store } from "../../src/store/store.ts";
 import { pgDatabaseForTest } from "../support/pg-server.ts";
@@ -100,7 +101,7 @@ describe("migrations", () => {
     const db = new SQL(url, { max: 1 });
     try {
       const meta = await db`SELECT key, value FROM meta ORDER BY key`;
-      expect([...meta]).toEqual([{ key: "queue_id", value: results[0]!.queueId }, { key: "schema_version", value: "4" }]);
+      expect([...meta]).toEqual([{ key: "queue_id", value: results[0]!.queueId }, { key: "schema_version", value: String(PG_SCHEMA_VERSION) }]);
       expect((await db`SELECT last_id FROM event_ids`)[0].last_id).toBe("0");
     } finally {
       await db.close();

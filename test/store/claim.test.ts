@@ -95,6 +95,7 @@ forEachDriver("claimJobs", (q) => {
       failure_reason: null,
       stdout_path: paths.stdout,
       stderr_path: paths.stderr,
+      stderr_last_line: null,
     });
     // What the claim returned is what was stored.
     expect(await jobOf(q.store, job.id)).toEqual(job);

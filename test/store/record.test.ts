@@ -3,7 +3,7 @@
  * worker); and setAttemptProcess.
  */
 import { expect, test } from "bun:test";
-import type { Store } from "../../src/store/store.ts";
+import type { AttemptRecord, Store } from "../../src/store/store.ts";
 import { attemptRecord, claimOne, forEachDriver, insertJob, jobOf, record } from "./support.ts";
 
 /** Everything the store holds about a job, to show a refused write changed nothing. */
@@ -49,6 +49,18 @@ forEachDriver("recordAttempt", (q) => {
     });
     expect(attempts[0]).toMatchObject({ state: "timed_out", signal: 15, exit_code: null, error: "timed out after 300s", failure_reason: "timeout", finished_at: t });
     expect(events.map((e) => e.event)).toEqual(["claimed", "timed_out"]);
+  });
+
+  test("the attempt keeps the stderr line its worker read (UTF-8 as is); null when none was given", async () => {
+    const [a, b] = [await insertJob(q.store), await insertJob(q.store)];
+    await claimOne(q.store, { workerId: "w1" });
+    await claimOne(q.store, { workerId: "w1" });
+    const t = q.store.now();
+    const failed = { attemptState: "failed", exitCode: 3, error: "exited with code 3", failureReason: "process_exit", jobState: "dead", events: [] } satisfies Partial<AttemptRecord>;
+    expect(await record(q.store, attemptRecord(a.id, 1, "w1", t, { ...failed, stderrLastLine: "Fehler: Zeitüberschreitung — 接続 3" }))).toBe(true);
+    expect(await record(q.store, attemptRecord(b.id, 1, "w1", t, failed))).toBe(true);
+    expect((await snapshot(q.store, a.id)).attempts[0]!.stderr_last_line).toBe("Fehler: Zeitüberschreitung — 接続 3");
+    expect((await snapshot(q.store, b.id)).attempts[0]!.stderr_last_line).toBeNull();
   });
 
   test("several events are written in order with the record; their worker id is the event's own", async () => {

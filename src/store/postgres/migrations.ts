@@ -200,6 +200,10 @@ const STEPS: string[] = [
     WHERE idempotency_key IS NOT NULL AND state IN ('queued','running');
   INSERT INTO meta (key, value) VALUES ('queue_id', replace(gen_random_uuid()::text, '-', ''));
   `,
+  // v5: each attempt's last non-empty stderr line (see the SQLite driver's v5).
+  `
+  ALTER TABLE attempts ADD COLUMN stderr_last_line text;
+  `,
 ];
 
 /** The schema version this binary writes (equal to the SQLite driver's). */

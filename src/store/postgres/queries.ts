@@ -208,7 +208,7 @@ export class PgQueries implements StoreWriter {
         RETURNING id),
       attempt AS (
         UPDATE attempts SET state = ${r.attemptState}, finished_at = ${r.now}::float8, exit_code = ${r.exitCode}::int, signal = ${r.signal}::int,
-          error = ${r.error}::text, failure_reason = ${r.failureReason}::text
+          error = ${r.error}::text, failure_reason = ${r.failureReason}::text, stderr_last_line = ${r.stderrLastLine ?? null}::text
         WHERE job_id = ${r.jobId} AND attempt_no = ${r.attemptNo} AND state = 'running' AND EXISTS (SELECT 1 FROM job)
         RETURNING 1)
       SELECT (SELECT count(*) FROM job)::int AS n`;

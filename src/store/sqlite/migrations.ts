@@ -124,6 +124,12 @@ const STEPS: string[] = [
     WHERE idempotency_key IS NOT NULL AND state IN ('queued','running');
   INSERT INTO meta (key, value) VALUES ('queue_id', lower(hex(randomblob(16))));
   `,
+  // v5: each attempt's last non-empty stderr line, written with its outcome, so
+  // triage groups dead jobs by failure signature without opening 10,000 output
+  // files (docs/architecture.md "Triage"). NULL: not recorded (older rows, reaped attempts).
+  `
+  ALTER TABLE attempts ADD COLUMN stderr_last_line TEXT;
+  `,
 ];
 
 /** The v1 schema, for the test that migrates an old file. */

@@ -295,10 +295,10 @@ export class SqliteQueries implements StoreWriter {
     if (job.changes === 0) return false;
     this.db
       .query(
-        `UPDATE attempts SET state = ?, finished_at = ?, exit_code = ?, signal = ?, error = ?, failure_reason = ?
+        `UPDATE attempts SET state = ?, finished_at = ?, exit_code = ?, signal = ?, error = ?, failure_reason = ?, stderr_last_line = ?
          WHERE job_id = ? AND attempt_no = ? AND state = 'running'`,
       )
-      .run(r.attemptState, r.now, r.exitCode, r.signal, r.error, r.failureReason, r.jobId, r.attemptNo);
+      .run(r.attemptState, r.now, r.exitCode, r.signal, r.error, r.failureReason, r.stderrLastLine ?? null, r.jobId, r.attemptNo);
     for (const e of r.events) this.insertEvent(r.jobId, e.event, e.workerId, e.detail, r.now);
     return true;
   }
