@@ -4,6 +4,7 @@
  */
 import { existsSync } from "node:fs";
 import { connectionUrlFor, type QueueLocation } from "./location.ts";
+import { refuseUnsafeQueue } from "./ownership.ts";
 import { isPgUrl } from "./postgres/url.ts";
 import { sqliteChecks } from "./sqlite/inspect.ts";
 import { openSqliteStore } from "./sqlite/open.ts";
@@ -19,10 +20,12 @@ export { SCHEMA_VERSION } from "./sqlite/migrations.ts";
  * empty (`store.exists` false) and nothing is created; with `readOnly` (verbs
  * that never write) it is opened read-only. Raises `INTERNAL` when it cannot be
  * opened, is newer than this binary or is not a spoolctl queue; `LOCKED` when a
- * migration waits out the lock.
+ * migration waits out the lock. A writer refuses a queue another user owns or
+ * may write (`INTERNAL` with `detail.unsafe`, docs/architecture.md "Folder ownership").
  */
 export async function openQueue(location: QueueLocation, opts: { create: boolean; readOnly?: boolean }): Promise<Store> {
   const url = location.url ?? (isPgUrl(location.dbPath) ? connectionUrlFor(location.dbPath) : null);
+  if (!opts.readOnly) refuseUnsafeQueue(url === null ? location.dbPath : null, location.spoolDir);
   if (url !== null) {
     // Loaded only for a PostgreSQL queue: the SQLite start path stays as lean as it was.
     const { openPgStore } = await import("./postgres/open.ts");

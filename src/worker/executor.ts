@@ -6,9 +6,9 @@
  * the group lives, SIGKILL, then wait.
  */
 import { constants } from "node:os";
-import { closeSync, mkdirSync, openSync, statSync } from "node:fs";
-import { dirname } from "node:path";
+import { closeSync, statSync } from "node:fs";
 import type { ProcessEnd } from "../ops/outcome.ts";
+import { createAttemptFile } from "../store/ownership.ts";
 import { groupHasLiveMembers, groupsWithEnv, processStartTime } from "./liveness.ts";
 
 /** Grace between SIGTERM and SIGKILL, milliseconds (docs/architecture.md "Timeouts": up to 5 s). */
@@ -104,11 +104,6 @@ function spawnFailed(error: string): RunningAttempt {
   return { pid: null, startTime: null, done: Promise.resolve({ kind: "spawn_failed", error }), stop() {} };
 }
 
-function openOutput(path: string): number {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  return openSync(path, "w", 0o600);
-}
-
 /** Starts an attempt. Never throws: a failure to start is a `spawn_failed` end. */
 export function startAttempt(spec: AttemptSpec): RunningAttempt {
   if (spec.cwd !== null) {
@@ -121,8 +116,8 @@ export function startAttempt(spec: AttemptSpec): RunningAttempt {
   let outFd: number | null = null;
   let errFd: number | null = null;
   try {
-    outFd = openOutput(spec.stdoutPath);
-    errFd = openOutput(spec.stderrPath);
+    outFd = createAttemptFile(spec.stdoutPath);
+    errFd = createAttemptFile(spec.stderrPath);
   } catch (error) {
     if (outFd !== null) closeSync(outFd);
     return spawnFailed(`cannot write the attempt's output: ${(error as Error).message}`);

@@ -12,6 +12,7 @@ import { SCHEMA_VERSION, migrate, readQueueId, readSchemaVersion, refuseIfForeig
 import { SqliteQueries } from "./queries.ts";
 import { watchQueue } from "./wake.ts";
 import { FifoLock } from "../fifo-lock.ts";
+import { refuseUnsafePath } from "../ownership.ts";
 
 /** busy_timeout in milliseconds (docs/architecture.md "The driver contract"). */
 export const BUSY_TIMEOUT_MS = 5000;
@@ -65,10 +66,16 @@ function mapError(path: string, error: unknown): unknown {
 function ensureFile(path: string): void {
   const dir = dirname(path);
   if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (!existsSync(path)) {
-    closeSync(openSync(path, "a", 0o600));
-    chmodSync(path, 0o600);
+  if (existsSync(path)) return;
+  try {
+    // Exclusive and never through a link: a file someone else slipped in meanwhile is checked, not adopted.
+    closeSync(openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600));
+  } catch (error) {
+    if ((error as { code?: string }).code !== "EEXIST") throw error;
+    refuseUnsafePath(path, "database");
+    return;
   }
+  chmodSync(path, 0o600);
 }
 
 /** Whether this process may access `path` in `mode` (root passes every check). */
