@@ -134,13 +134,13 @@ test("a missing program is spawn_failed with a clear error", async () => {
   expect(show.stdout).toContain(a.error!);
 });
 
-test("a missing program by absolute path is spawn_failed too, and retried by budget", async () => {
+test("a missing program by absolute path is spawn_failed too, and dead at once whatever the budget", async () => {
   const id = await add("--max-retries", "1", "--", join(q.dir, "nope", "prog"));
   await q.json(["work", "--once"]);
   const a = await attempt(id);
   expect(a.failure_reason).toBe("spawn_failed");
   expect(a.error).toContain(join(q.dir, "nope", "prog"));
-  expect((await job(id)).state).toBe("queued");
+  expect((await job(id)).state).toBe("dead");
   expect((await job(id)).attempts).toBe(1);
 });
 
@@ -170,10 +170,13 @@ test("a missing --cwd is spawn_failed, naming the folder", async () => {
   expect((await job(id)).state).toBe("dead");
 });
 
-test("a --cwd that is a file is spawn_failed", async () => {
+test("a --cwd that became a file is spawn_failed", async () => {
   const file = join(q.dir, "a-file");
-  writeFileSync(file, "x");
+  mkdirSync(file);
   const id = await add("--max-retries", "0", "--cwd", file, "--", "true");
+  // add refuses a file as --cwd; this one was a folder then.
+  rmdirSync(file);
+  writeFileSync(file, "x");
   await q.json(["work", "--once"]);
   expect((await attempt(id)).failure_reason).toBe("spawn_failed");
   expect((await attempt(id)).error).toBe(`cwd ${file} is not a directory`);

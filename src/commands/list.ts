@@ -5,7 +5,7 @@ import { LIST_LIMIT, listJobs, parseStates, type ListPage } from "../ops/jobs.ts
 import { LIMITS } from "../ops/limits.ts";
 import { JOB_STATES } from "../store/model.ts";
 import { stdoutPaint } from "../ui/color.ts";
-import { escapeControl, formatArgv, humanDuration, rerunCommand, table } from "../ui/text.ts";
+import { clip, escapeControl, formatArgv, humanDuration, rerunCommand, table } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 export default defineVerb({
@@ -49,8 +49,8 @@ export default defineVerb({
       String(j.priority),
       String(j.attempts_total),
       humanDuration(Math.max(0, now - j.created_at)),
-      escapeControl(j.last_error ?? ""),
-      formatArgv(j.argv),
+      clip(escapeControl(j.last_error ?? "")),
+      clip(formatArgv(j.argv)),
     ]);
     const more = pagination?.truncated ? `\n(more: ${rerunCommand("list", ctx.raw.values, { cursor: String(pagination.cursor) })})` : "";
     return table(["ID", "STATE", "QUEUE", "PRI", "TRIES", "AGE", "LAST ERROR", "COMMAND"], rows) + more;

@@ -4,6 +4,7 @@
  * one job or a whole `--from` file.
  */
 import { mapInOrder } from "./in-order.ts";
+import { statSync } from "node:fs";
 import { resolve } from "node:path";
 import { SpoolError, type Warning, invalidValue } from "../contract/errors.ts";
 import type { Job, NewJob } from "../store/model.ts";
@@ -108,6 +109,14 @@ export function validateAddInput(input: AddInput, flag: (name: string) => string
   if (input.cwd !== undefined) {
     if (input.cwd === "" || input.cwd.includes("\0")) throw invalidValue(flag("cwd"), input.cwd, "a directory path");
     jobCwd = resolve(cwd, input.cwd);
+    // A missing folder may be made before the job runs (CWD_MISSING); a file never becomes a working directory.
+    let kind: ReturnType<typeof statSync> | undefined;
+    try {
+      kind = statSync(jobCwd, { throwIfNoEntry: false });
+    } catch {
+      kind = undefined; // unreadable from here: the worker decides when it runs
+    }
+    if (kind && !kind.isDirectory()) throw invalidValue(flag("cwd"), input.cwd, "a directory (this is a file)");
   }
   const env = parsePairs(flag("env"), input.env ?? [], ENV_KEY, "a variable name ([A-Za-z_][A-Za-z0-9_]*)");
   if (Object.values(env).some((v) => v.includes("\0"))) throw invalidValue(flag("env"), "…", "values without NUL bytes");

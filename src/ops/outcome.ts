@@ -13,7 +13,8 @@ export type ProcessEnd =
   | { kind: "exited"; code: number }
   | { kind: "signaled"; signal: number }
   | { kind: "timed_out"; code: number | null; signal: number | null }
-  | { kind: "spawn_failed"; error: string }
+  /** `permanent`: the command can never start (missing program, not executable, E2BIG): dead at once. */
+  | { kind: "spawn_failed"; error: string; permanent?: boolean }
   | { kind: "canceled"; code: number | null; signal: number | null }
   /** The worker was told to stop twice: requeue without charging a budget. */
   | { kind: "interrupted"; code: number | null; signal: number | null }
@@ -123,7 +124,10 @@ function decideEnd(job: Job, end: ProcessEnd, settings: QueueSettings, now: numb
       };
     }
     case "spawn_failed": {
-      const next = retryOrDead(job, "attempts", settings, now);
+      // A command that can never start is not retried (docs/architecture.md "Execution"): one attempt charged, dead.
+      const next = end.permanent
+        ? { jobState: "dead" as const, attempts: job.attempts + 1, crashes: job.crashes, nextRunAt: job.next_run_at, backoffSeconds: null, events: ["dead" as const] }
+        : retryOrDead(job, "attempts", settings, now);
       return {
         attemptState: "failed", failureReason: "spawn_failed", ...base, error: end.error, ...next, events: ["failed", ...next.events],
       };

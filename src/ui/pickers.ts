@@ -10,14 +10,14 @@ import { RETRYABLE_STATES } from "../ops/retry.ts";
 import { jobsInStates } from "../ops/triage.ts";
 import type { Job, JobState } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
-import { escapeControl, formatArgv } from "./text.ts";
+import { clip, escapeControl, formatArgv } from "./text.ts";
 
 /** Rows of the list shown at once; the rest scroll. */
 const MAX_ITEMS = 12;
 
 /** One job as a picker option: id, state and command on one line, its last error as the hint. */
 function option(job: Job, width: number): { value: number; label: string; hint?: string } {
-  const label = `${String(job.id).padStart(4)}  ${job.state.padEnd(8)}  ${job.queue === "default" ? "" : `[${job.queue}] `}${formatArgv(job.argv)}`;
+  const label = `${String(job.id).padStart(4)}  ${job.state.padEnd(8)}  ${job.queue === "default" ? "" : `[${job.queue}] `}${clip(formatArgv(job.argv))}`;
   const room = Math.max(20, width - 12);
   return {
     value: job.id,

@@ -1,7 +1,7 @@
 /** Human text of `spoolctl report` when no file format is asked for: totals and a job table. */
 import type { ReportData } from "../ops/report.ts";
 import { paint, type Paint } from "./color.ts";
-import { escapeControl, formatArgv, humanDuration, table } from "./text.ts";
+import { clip, escapeControl, formatArgv, humanDuration, table } from "./text.ts";
 
 /** Totals line, then one row per job (oldest first). */
 export function renderReportText(report: ReportData, color: Paint = paint(false)): string {
@@ -15,7 +15,7 @@ export function renderReportText(report: ReportData, color: Paint = paint(false)
     String(c.attempts_total),
     humanDuration(c.time_seconds),
     escapeControl(c.message ?? ""),
-    formatArgv(c.argv),
+    clip(formatArgv(c.argv)),
   ]);
   return `${head}\n${table(["ID", "RESULT", "QUEUE", "TRIES", "TIME", "REASON", "COMMAND"], rows)}`;
 }

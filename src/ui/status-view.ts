@@ -6,7 +6,7 @@ import type { LiveStatus } from "../ops/live.ts";
 import type { StateCounts, StatusData } from "../ops/status.ts";
 import { REPORTED_STATES } from "../store/model.ts";
 import { paint as makePaint, type Paint } from "./color.ts";
-import { escapeControl, formatArgv, humanDuration, iso, table } from "./text.ts";
+import { clip, escapeControl, formatArgv, humanDuration, iso, table } from "./text.ts";
 
 /** `canceled 0  dead 0  done 0  failed 0  queued 3  running 0`, non-zero counts in their state's color. */
 export function countsLine(c: StateCounts, color: Paint = makePaint(false)): string {
@@ -23,7 +23,7 @@ export function renderStatus(data: StatusData, color: Paint = makePaint(false)):
   }
   if (data.recent_dead.length) {
     lines.push("recent dead:");
-    for (const j of data.recent_dead) lines.push(`  ${color.state("dead", `job ${j.id}`)}  ${escapeControl(j.last_error ?? "-")}  ${formatArgv(j.argv)}`);
+    for (const j of data.recent_dead) lines.push(`  ${color.state("dead", `job ${j.id}`)}  ${clip(escapeControl(j.last_error ?? "-"))}  ${clip(formatArgv(j.argv))}`);
   }
   return lines.join("\n");
 }
@@ -57,7 +57,7 @@ export function renderLiveStatus(live: LiveStatus, color: Paint, intervalSeconds
     lines.push(
       ...table(
         ["ID", "LANE", "ATTEMPT", "ELAPSED", "WORKER", "COMMAND"],
-        live.running.map((r) => [color.state("running", String(r.id)), r.queue, String(r.attempt_no), humanDuration(r.elapsed_seconds), r.worker_id ?? "-", formatArgv(r.argv)]),
+        live.running.map((r) => [color.state("running", String(r.id)), r.queue, String(r.attempt_no), humanDuration(r.elapsed_seconds), r.worker_id ?? "-", clip(formatArgv(r.argv))]),
       ).split("\n"),
     );
     if (s.counts.running > live.running.length) lines.push(color.dim(`  … ${s.counts.running - live.running.length} more`));
@@ -74,7 +74,7 @@ export function renderLiveStatus(live: LiveStatus, color: Paint, intervalSeconds
           f.finished_at === null ? "-" : `${humanDuration(Math.max(0, live.at - f.finished_at))} ago`,
           color.red(escapeControl(`${f.failure_reason ?? f.attempt_state}: ${f.error ?? "-"}`)),
           f.job_state ? color.state(f.job_state) : "-",
-          formatArgv(f.argv),
+          clip(formatArgv(f.argv)),
         ]),
       ).split("\n"),
     );

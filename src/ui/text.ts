@@ -18,6 +18,19 @@ export function formatArgv(argv: string[]): string {
     .join(" ");
 }
 
+/** Longest command or error a table cell shows, characters; `show` and `--json` have the whole text. */
+export const CELL_MAX = 200;
+
+/**
+ * `text` cut to `max` characters with what was left out counted
+ * (`… (+239800 chars)`), so that one huge command stays one readable row.
+ */
+export function clip(text: string, max = CELL_MAX): string {
+  if (text.length <= max) return text;
+  const keep = Math.max(1, max - 20);
+  return `${text.slice(0, keep)}… (+${text.length - keep} chars)`;
+}
+
 /** Epoch seconds → ISO-8601 UTC, or "-" for null. */
 export function iso(epochSeconds: number | null): string {
   return epochSeconds === null ? "-" : new Date(epochSeconds * 1000).toISOString();

@@ -6,7 +6,8 @@
  * the group lives, SIGKILL, then wait.
  */
 import { constants } from "node:os";
-import { closeSync, statSync } from "node:fs";
+import { accessSync, closeSync, constants as fsConstants, existsSync, statSync } from "node:fs";
+import { resolve } from "node:path";
 import type { ProcessEnd } from "../ops/outcome.ts";
 import { createAttemptFile } from "../store/ownership.ts";
 import { groupHasLiveMembers, groupsWithEnv, processStartTime } from "./liveness.ts";
@@ -100,8 +101,50 @@ function markerEnv(marker: string | undefined): Record<string, string> {
   return { [marker.slice(0, eq)]: marker.slice(eq + 1) };
 }
 
-function spawnFailed(error: string): RunningAttempt {
-  return { pid: null, startTime: null, done: Promise.resolve({ kind: "spawn_failed", error }), stop() {} };
+/** `permanent`: the command itself can never start, so retrying it is pointless (docs/architecture.md "Execution"). */
+function spawnFailed(error: string, permanent = false): RunningAttempt {
+  return { pid: null, startTime: null, done: Promise.resolve({ kind: "spawn_failed", error, permanent }), stop() {} };
+}
+
+/** Bytes the kernel counts for argv or the environment: each string and its NUL. */
+function execBytes(strings: string[]): number {
+  return strings.reduce((n, s) => n + Buffer.byteLength(s) + 1, 0);
+}
+
+/**
+ * Why `Bun.spawn` refused to start the attempt, and whether that can ever
+ * change (docs/architecture.md "Execution"): the command's own faults (program
+ * missing, not executable, not an executable format, argv and environment too
+ * large) are permanent; where it runs (a cwd that cannot be entered) is not.
+ */
+function spawnError(error: unknown, spec: AttemptSpec, env: Record<string, string | undefined>): RunningAttempt {
+  const { code, message } = error as { code?: string; message: string };
+  const program = spec.argv[0]!;
+  if (spec.cwd !== null && (code === "EACCES" || code === "ENOENT")) {
+    try {
+      accessSync(spec.cwd, fsConstants.X_OK);
+    } catch {
+      // posix_spawn blames the program for a chdir it could not do.
+      return spawnFailed(`cannot enter cwd ${spec.cwd}: permission denied`);
+    }
+  }
+  switch (code) {
+    case "ENOENT":
+      return spawnFailed(program.includes("/") && existsSync(resolve(spec.cwd ?? ".", program)) ? `cannot start ${program}: the interpreter on its #! line was not found` : `program not found: ${program}`, true);
+    case "EACCES":
+      return spawnFailed(`cannot start ${program}: permission denied (not an executable file)`, true);
+    case "ENOEXEC":
+      return spawnFailed(`cannot start ${program}: not an executable format (a script needs a #! line)`, true);
+    case "E2BIG": {
+      const vars = Object.entries(env).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`);
+      const longest = Math.max(...spec.argv.map((a) => Buffer.byteLength(a)));
+      return spawnFailed(
+        `cannot start ${program}: argument list too long (argv ${execBytes(spec.argv)} bytes in ${spec.argv.length} arguments, the longest ${longest}; environment ${execBytes(vars)} bytes in ${vars.length} variables; Linux allows 128 KiB per argument and about 2 MiB for both)`,
+        true,
+      );
+    }
+  }
+  return spawnFailed(/not found/i.test(message) ? `program not found: ${program}` : `cannot start ${program}: ${message}`, /not found/i.test(message));
 }
 
 /** Starts an attempt. Never throws: a failure to start is a `spawn_failed` end. */
@@ -123,18 +166,18 @@ export function startAttempt(spec: AttemptSpec): RunningAttempt {
     return spawnFailed(`cannot write the attempt's output: ${(error as Error).message}`);
   }
   let proc: ReturnType<typeof Bun.spawn>;
+  const env = { ...process.env, ...spec.env, ...markerEnv(spec.marker) };
   try {
     proc = Bun.spawn(spec.argv, {
       cwd: spec.cwd ?? undefined,
-      env: { ...process.env, ...spec.env, ...markerEnv(spec.marker) },
+      env,
       stdin: "ignore",
       stdout: outFd,
       stderr: errFd,
       detached: true,
     });
   } catch (error) {
-    const message = (error as Error).message;
-    return spawnFailed(/not found/i.test(message) ? `program not found: ${spec.argv[0]}` : `cannot start ${spec.argv[0]}: ${message}`);
+    return spawnError(error, spec, env);
   } finally {
     closeSync(outFd);
     closeSync(errFd);
