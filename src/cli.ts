@@ -16,6 +16,15 @@ import { VERB_SUMMARIES } from "./commands/names.ts";
 import { COMPOUND, VERBS } from "./commands/registry.ts";
 import { COMMON_FLAGS, makeContext, terminalAttached, type AnyVerb } from "./commands/verb.ts";
 import type { Store } from "./store/store.ts";
+import { guardStdio, writeOut } from "./ui/stdio.ts";
+
+/**
+ * Verbs that print only through {@link writeOut} (and `log` for warnings,
+ * which guards itself): they never build Node's stdio streams, so that they
+ * start at Bun's speed (docs/benchmarks.md "CLI start"). Every other verb gets
+ * the stream error handlers before it runs.
+ */
+const PLAIN_OUTPUT = new Set(["add", "status", "list", "show"]);
 
 /** Turns anything thrown into a {@link SpoolError}; unknown failures become `INTERNAL`. */
 function asSpoolError(error: unknown): SpoolError {
@@ -36,7 +45,7 @@ function wantsHelp(argv: string[]): boolean {
 
 async function printError(error: SpoolError, json: boolean, startedAt: number): Promise<void> {
   if (json) {
-    process.stdout.write(JSON.stringify(buildEnvelope(startedAt, null, [toErrorObject(error)])) + "\n");
+    writeOut(JSON.stringify(buildEnvelope(startedAt, null, [toErrorObject(error)])) + "\n");
     return;
   }
   const { log } = await import("./ui/log.ts");
@@ -92,7 +101,7 @@ export async function main(rawArgv: string[]): Promise<number> {
     const [name, ...rest] = argv.length ? [argv[0]!, ...lead.globals, ...argv.slice(1)] : lead.globals;
     // Help and version are text, or an envelope of that text under --json.
     const say = (data: Record<string, string>, text: string) => {
-      process.stdout.write((json ? JSON.stringify(buildEnvelope(startedAt, { data })) : text) + "\n");
+      writeOut((json ? JSON.stringify(buildEnvelope(startedAt, { data })) : text) + "\n");
       return 0;
     };
     if (groupHelp !== undefined) {
@@ -116,20 +125,23 @@ export async function main(rawArgv: string[]): Promise<number> {
       const usage = await verbUsage(verb);
       return say({ verb: verb.name, usage }, usage);
     }
+    if (!PLAIN_OUTPUT.has(verb.name)) guardStdio();
     const raw = splitArgv(rest, verb.flags);
     // A picker may stand in for a missing argument only for a person: at a terminal, and not under --json.
-    const args = checkArgs(verb, raw, { spoken: spoken ?? verb.name, canAsk: terminalAttached() && raw.values.json !== true });
+    // (Only a verb with a picker asks about the terminal: the question costs an fstat, or more.)
+    const canAsk = raw.values.json !== true && Object.values(verb.flags).some((d) => d.prompt) && terminalAttached();
+    const args = checkArgs(verb, raw, { spoken: spoken ?? verb.name, canAsk });
     const ctx = makeContext(raw, args, { stores, mutates: Boolean(verb.mutates), catalog: loadCatalog });
     const result: VerbResult = await verb.run(ctx);
     if (result.streamed) return result.exitCode ?? 0;
-    if (json) process.stdout.write(JSON.stringify(buildEnvelope(startedAt, result)) + "\n");
+    if (json) writeOut(JSON.stringify(buildEnvelope(startedAt, result)) + "\n");
     else {
       if (result.warnings?.length) {
         const { log } = await import("./ui/log.ts");
         for (const w of result.warnings) log.warn(`${w.code}: ${w.message}`);
       }
       const text = verb.render(result, ctx);
-      if (text) process.stdout.write(text.endsWith("\n") ? text : text + "\n");
+      if (text) writeOut(text.endsWith("\n") ? text : text + "\n");
     }
     return result.exitCode ?? 0;
   } catch (error) {
@@ -154,9 +166,9 @@ if (import.meta.main) {
   };
   process.on("uncaughtException", guard);
   process.on("unhandledRejection", guard);
-  process.stdout.on("error", () => process.exit(0)); // EPIPE: the reader went away
-  // A worker must outlive the reader of its log (e.g. `work 2>&1 | head -1`): drop the lines, keep working.
-  process.stderr.on("error", () => {});
-  const code = await main(process.argv.slice(2));
-  process.exitCode = code;
+  // Stream error handlers (EPIPE on stdout → exit 0; stderr errors dropped, so a worker outlives
+  // the reader of its log) are installed by guardStdio(), per verb: building the streams costs.
+  void main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
 }

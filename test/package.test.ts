@@ -1,13 +1,16 @@
 /**
- * Packaging (issue 5): the tarball from `npm pack` installs into an empty
- * folder with `bun add`, and `bunx spoolctl --version`, `--help` and the
- * quickstart (add → work --drain → output) run from it, with no build step.
- * Installing resolves citty, consola and @clack/prompts through bun (its cache,
- * or the npm registry on a fresh machine).
+ * Packaging (issue 5, issue 13 item 4): `npm pack` runs the `prepack` script,
+ * which bundles src/ with `bun build` into dist/ (the user never runs a
+ * build); the tarball installs into an empty folder with `bun add`, and
+ * `bunx spoolctl --version`, `--help` and the quickstart (add → work --drain →
+ * output) run from it, and what runs is the bundle: the tarball holds no
+ * sources, and the bin that `bunx` resolves is dist/cli.js. Installing
+ * resolves citty, consola and @clack/prompts through bun (its cache, or the
+ * npm registry on a fresh machine).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -26,7 +29,8 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "spoolctl-pack-"));
   const packed = run(["npm", "pack", "--json", "--pack-destination", dir], ROOT);
   expect(packed.code).toBe(0);
-  const [info] = JSON.parse(packed.stdout);
+  // The prepack build prints its own lines first; npm's JSON is the array after them.
+  const [info] = JSON.parse(packed.stdout.slice(packed.stdout.search(/^\[/m)));
   tarball = join(dir, info.filename);
   project = join(dir, "project");
   mkdirSync(project);
@@ -36,15 +40,21 @@ beforeAll(() => {
 }, 180_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-test("the tarball holds the sources, the README and the bin, and no tests", () => {
+test("the tarball holds the bundle built by prepack, the README and the bin, and no sources or tests", () => {
   expect(tarball.endsWith(`spoolctl-${pkg.version}.tgz`)).toBe(true);
+  expect(pkg.bin.spoolctl).toBe("dist/cli.js");
   const files = run(["tar", "tzf", tarball], dir).stdout.split("\n").filter(Boolean);
   expect(files).toContain("package/package.json");
   expect(files).toContain("package/README.md");
   expect(files).toContain(`package/${pkg.bin.spoolctl}`);
+  expect(files).toContain(`package/${pkg.bin.spoolctl}.jsc`); // the bytecode cache: no parsing at start-up
+  expect(files.some((f) => f.startsWith("package/src/"))).toBe(false);
   expect(files.some((f) => f.startsWith("package/test/"))).toBe(false);
   expect(files.some((f) => f.startsWith("package/node_modules/"))).toBe(false);
-  expect(readFileSync(join(project, "node_modules", "spoolctl", pkg.bin.spoolctl), "utf8").startsWith("#!/usr/bin/env bun\n")).toBe(true);
+  const bin = readFileSync(join(project, "node_modules", "spoolctl", pkg.bin.spoolctl), "utf8");
+  expect(bin.startsWith("#!/usr/bin/env bun\n// @bun")).toBe(true); // bun build's output, not a source file
+  // The command bunx runs is that bundle.
+  expect(realpathSync(join(project, "node_modules", ".bin", "spoolctl"))).toBe(realpathSync(join(project, "node_modules", "spoolctl", pkg.bin.spoolctl)));
 });
 
 test("bunx spoolctl --version, --help and the quickstart run from the installed tarball", () => {

@@ -4,6 +4,7 @@ import { SpoolError } from "../contract/errors.ts";
 import { readLiveStatus } from "../ops/live.ts";
 import { readStatus, type StatusData } from "../ops/status.ts";
 import { stdoutPaint } from "../ui/color.ts";
+import { guardStdio } from "../ui/stdio.ts";
 import { renderStatus, renderLiveStatus } from "../ui/status-view.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 import { judgeRecord } from "./workers.ts";
@@ -20,6 +21,7 @@ async function watch(ctx: VerbContext, intervalSeconds: number): Promise<StatusD
   if (ctx.json) {
     throw new SpoolError("INVALID_INPUT", "--watch redraws a terminal and cannot be combined with --json", { remediation: "drop --watch: spoolctl status --json prints one snapshot" });
   }
+  guardStdio(); // the screen writes through process.stdout
   if (!process.stdout.isTTY) {
     throw new SpoolError("INVALID_INPUT", "--watch needs a terminal, and stdout is not one", { remediation: "drop --watch to print the status once (or poll: spoolctl status --json)" });
   }

@@ -9,6 +9,7 @@ import type { VerbResult } from "../contract/envelope.ts";
 import type { Args, FlagDef, FlagsDef, RawArgs, VerbSpec } from "../contract/flags.ts";
 import { resolveLocation, type QueueLocation } from "../store/location.ts";
 import { openAppearing, openQueue, type AppearingQueue, type Store } from "../store/index.ts";
+import { isTerminal } from "../ui/stdio.ts";
 
 /** Flags every queue-reading verb takes. */
 export const COMMON_FLAGS = {
@@ -44,8 +45,8 @@ export interface VerbContext<F extends FlagsDef = FlagsDef> {
   /** Whether a flag was given on the command line (not merely defaulted). */
   given(name: keyof F & string): boolean;
   json: boolean;
-  /** Whether stdin and stdout are terminals (interactive pickers, progress). */
-  interactive: boolean;
+  /** Whether stdin and stdout are terminals (interactive pickers, progress); asked on first read. */
+  readonly interactive: boolean;
   /** Resolves `--db` and friends. */
   location(): QueueLocation;
   /**
@@ -77,7 +78,7 @@ export function defineVerb<T, const F extends FlagsDef>(verb: Verb<T, F>): Verb<
 
 /** Whether stdin and stdout are both terminals. */
 export function terminalAttached(): boolean {
-  return Boolean(process.stdin.isTTY && process.stdout.isTTY);
+  return isTerminal(0) && isTerminal(1);
 }
 
 /** What {@link makeContext} needs besides the parsed argv. */
@@ -98,7 +99,9 @@ export function makeContext<F extends FlagsDef>(raw: RawArgs, args: Args<F>, opt
     raw,
     given: (name) => raw.values[name] !== undefined,
     json: raw.values.json === true,
-    interactive: terminalAttached(),
+    get interactive() {
+      return terminalAttached();
+    },
     location() {
       location ??= resolveLocation(typeof raw.values.db === "string" ? raw.values.db : undefined);
       return location;

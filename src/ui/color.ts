@@ -5,13 +5,14 @@
  * a handful of SGR codes, so that simple verbs import nothing heavy.
  */
 import type { CaseResult } from "../ops/report.ts";
+import { isTerminal } from "./stdio.ts";
 
-/** Whether `stream` may be colored. */
-export function colorEnabled(stream: { isTTY?: boolean } = process.stdout): boolean {
+/** Whether `stream` (default: stdout, asked without building Node's stream) may be colored. */
+export function colorEnabled(stream?: { isTTY?: boolean }): boolean {
   if (process.env.NO_COLOR) return false;
   const force = process.env.FORCE_COLOR;
   if (force && force !== "0" && force !== "false") return true;
-  return Boolean(stream.isTTY) && process.env.TERM !== "dumb";
+  return (stream ? Boolean(stream.isTTY) : isTerminal(1)) && process.env.TERM !== "dumb";
 }
 
 /** SGR codes by state (and the derived `scheduled`, and report results). */
@@ -68,5 +69,5 @@ export function paint(on: boolean): Paint {
 
 /** Colorizers for stdout, decided once per process. */
 export function stdoutPaint(): Paint {
-  return paint(colorEnabled(process.stdout));
+  return paint(colorEnabled());
 }

@@ -5,6 +5,7 @@
 import { defineCommand, renderUsage, type ArgsDef } from "citty";
 import type { FlagsDef, VerbSpec } from "../contract/flags.ts";
 import { TOOL_VERSION } from "../contract/version.ts";
+import { isTerminal } from "./stdio.ts";
 
 /** citty argument definitions from ours (citty ignores the fields it does not know). */
 function toCittyArgs(flags: FlagsDef): ArgsDef {
@@ -30,7 +31,7 @@ const ANSI = /\u001b\[[0-9;]*m/g;
 /** citty colors unconditionally; keep color for a terminal only, and never with NO_COLOR. */
 function maybeColor(text: string): string {
   const trimmed = text.split("\n").map((line) => line.trimEnd()).join("\n"); // citty pads every row to the widest
-  return process.stdout.isTTY && !process.env.NO_COLOR ? trimmed : trimmed.replace(ANSI, "");
+  return isTerminal(1) && !process.env.NO_COLOR ? trimmed : trimmed.replace(ANSI, "");
 }
 
 /** The usage of one verb, with examples; colored only on a terminal. */

@@ -4,6 +4,10 @@
  * objects and warnings"). Color only on a TTY and without NO_COLOR.
  */
 import { createConsola, type ConsolaInstance, type LogObject } from "consola";
+import { guardStdio } from "./stdio.ts";
+
+// Writing through process.stderr: its error handlers first (loading this module is the moment).
+guardStdio();
 
 /** Whether stderr may be colored. */
 export function colorOn(stream: NodeJS.WriteStream = process.stderr): boolean {
