@@ -298,6 +298,13 @@ export interface Waker {
   close(): void;
 }
 
+/** How the database answers one statement: the plan's lines, as the driver's EXPLAIN prints them. */
+export interface QueryPlan {
+  /** The statement's name (the driver's hot-path table: src/store/<driver>/hot-path.ts). */
+  name: string;
+  plan: string[];
+}
+
 /** One readiness check a driver reports to `doctor`. */
 export interface StoreCheck {
   id: string;
@@ -350,6 +357,14 @@ export interface Store {
   claimJobs(req: ClaimRequest): Promise<ClaimedJob[]>;
   /** A wake-up source for idle workers and `events --follow`. */
   watch(): Waker;
+  /**
+   * The plan of every statement on the worker's hot path (the claim, the idle
+   * and drain reads, the result, the heartbeat, the reaper's look-ups): SQLite's
+   * `EXPLAIN QUERY PLAN`, PostgreSQL's `EXPLAIN` with sequential scans priced
+   * out. Nothing is run or written. Each must be answered from an index
+   * (docs/architecture.md "The driver contract"); an absent queue has none.
+   */
+  explainHotPath(): Promise<QueryPlan[]>;
   /** Closes the connection. */
   close(): Promise<void>;
 }

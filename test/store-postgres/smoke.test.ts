@@ -12,7 +12,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { SpoolError } from "../../src/contract/errors.ts";
-import { diagnoseQueue, openQueue } from "../../src/store/index.ts";
+import { SCHEMA_VERSION, diagnoseQueue, openQueue } from "../../src/store/index.ts";
 import { resolveLocation } from "../../src/store/location.ts";
 import type { NewJob } from "../../src/store/model.ts";
 import { ClaimBook, runClaim } from "../../src/store/postgres/claim-runner.ts";

@@ -12,7 +12,7 @@ import { Database } from "bun:sqlite";
 import type { SQL } from "bun";
 import { migrate as migrateSqlite } from "../sqlite/migrations.ts";
 import { SqliteStore } from "../sqlite/open.ts";
-import type { ClaimRequest, ClaimedJob, Store, StoreReader, StoreWriter, Waker } from "../store.ts";
+import type { ClaimRequest, ClaimedJob, QueryPlan, Store, StoreReader, StoreWriter, Waker } from "../store.ts";
 import type { QueueClock } from "./connect.ts";
 import type { ErrorContext } from "./errors.ts";
 import { watchChannel } from "./listen.ts";
@@ -60,6 +60,11 @@ export class AbsentPgStore implements Store {
   /** No channel before the queue has an id: the caller's poll wakes it. */
   watch(): Waker {
     return watchChannel(null, null);
+  }
+
+  /** No schema, no statements to plan. */
+  async explainHotPath(): Promise<QueryPlan[]> {
+    return [];
   }
 
   /** Whether a writer has since created the whole schema (errors: not yet). */

@@ -49,21 +49,12 @@ function toClaimed(rows: Row[]): ClaimedJob[] {
   return rows.map((r) => ({ job: toJob(parse(r.job)) as Job, attempt: toAttempt(parse(r.attempt)) as Attempt })).sort(byClaimOrder);
 }
 
-/**
- * Runs the claim statement on `sql` (the pool, or a transaction holding the
- * lane lock) and returns the claimed jobs in claim order.
- */
-export async function claimStatement(sql: SQL, req: ClaimRequest, spoolDir: string, channel: string): Promise<ClaimedJob[]> {
-  if (req.limit < 1) return [];
-  const limit =
-    req.slots === null
-      ? "$5::int"
-      : "greatest(0, least($5::int, $6::int - (SELECT count(*) FROM jobs WHERE state = 'running' AND queue = $1)))::int";
-  // Attempt output paths as attemptOutputPaths() makes them: <spool>/output/<job>/<attempt>/stdout|stderr.
-  const outputDir = join(spoolDir, "output");
-  const params: unknown[] = [req.queue, req.now, req.workerId, req.workerPid, req.limit, req.slots ?? 0, outputDir, channel];
-  const rows = (await sql.unsafe(
-    `WITH next AS MATERIALIZED (
+/** The claim statement; `slotted`: the lane has a `--slots` ceiling ($6). Parameters: see {@link claimParams}. */
+export function claimSql(slotted: boolean): string {
+  const limit = slotted
+    ? "greatest(0, least($5::int, $6::int - (SELECT count(*) FROM jobs WHERE state = 'running' AND queue = $1)))::int"
+    : "$5::int";
+  return `WITH next AS MATERIALIZED (
        SELECT id FROM jobs
        WHERE state = 'queued' AND queue = $1 AND next_run_at <= $2::float8
        ORDER BY priority DESC, next_run_at ASC, id ASC
@@ -86,9 +77,22 @@ export async function claimStatement(sql: SQL, req: ClaimRequest, spoolDir: stri
        FROM claimed c ORDER BY c.priority DESC, c.next_run_at ASC, c.id ASC
        RETURNING 1)
      SELECT row_to_json(c) AS job, row_to_json(a) AS attempt, (SELECT pg_notify($8::text, '')) AS notified
-     FROM claimed c JOIN attempt a ON a.job_id = c.id`,
-    params,
-  )) as Row[];
+     FROM claimed c JOIN attempt a ON a.job_id = c.id`;
+}
+
+/** The parameters of {@link claimSql}. */
+export function claimParams(req: ClaimRequest, spoolDir: string, channel: string): unknown[] {
+  // Attempt output paths as attemptOutputPaths() makes them: <spool>/output/<job>/<attempt>/stdout|stderr.
+  return [req.queue, req.now, req.workerId, req.workerPid, req.limit, req.slots ?? 0, join(spoolDir, "output"), channel];
+}
+
+/**
+ * Runs the claim statement on `sql` (the pool, or a transaction holding the
+ * lane lock) and returns the claimed jobs in claim order.
+ */
+export async function claimStatement(sql: SQL, req: ClaimRequest, spoolDir: string, channel: string): Promise<ClaimedJob[]> {
+  if (req.limit < 1) return [];
+  const rows = (await sql.unsafe(claimSql(req.slots !== null), claimParams(req, spoolDir, channel))) as Row[];
   return toClaimed(rows);
 }
 

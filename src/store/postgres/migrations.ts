@@ -204,6 +204,12 @@ const STEPS: string[] = [
   `
   ALTER TABLE attempts ADD COLUMN stderr_last_line text;
   `,
+  // v6: SQLite's v6 indexes: the lane's earliest due time and its jobs waiting
+  // out a backoff, so the worker's idle reads never walk the backlog.
+  `
+  CREATE INDEX idx_jobs_due ON jobs (queue, next_run_at) WHERE state = 'queued';
+  CREATE INDEX idx_jobs_backoff ON jobs (queue) WHERE state = 'queued' AND (attempts > 0 OR crashes > 0);
+  `,
 ];
 
 /** The schema version this binary writes (equal to the SQLite driver's). */

@@ -6,7 +6,8 @@
  * created in it; the first write verb (create: true) migrates it.
  */
 import type { SQL } from "bun";
-import type { ClaimRequest, ClaimedJob, Store, StoreReader, StoreWriter, Waker } from "../store.ts";
+import type { ClaimRequest, ClaimedJob, QueryPlan, Store, StoreReader, StoreWriter, Waker } from "../store.ts";
+import { explainHotPath } from "./hot-path.ts";
 import { AbsentPgStore } from "./absent.ts";
 import { ClaimBook, runClaim } from "./claim-runner.ts";
 import { QueueClock, createClient, measureClockOffset } from "./connect.ts";
@@ -71,6 +72,10 @@ export class PgStore implements Store {
         waker.close();
       },
     };
+  }
+
+  explainHotPath(): Promise<QueryPlan[]> {
+    return explainHotPath(this.sql);
   }
 
   async close(): Promise<void> {

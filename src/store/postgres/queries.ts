@@ -25,11 +25,9 @@ import type { TxEffects } from "./events.ts";
 import * as op from "./operator-queries.ts";
 import { appendOutput, readOutput } from "./output.ts";
 import { num, toAttempt, toEvent, toJob, toWorker } from "./rows.ts";
+import { HOT_SQL } from "./hot-path.ts";
 
 type Row = Record<string, unknown>;
-
-/** The database's clock inside a statement, epoch seconds. */
-const DB_NOW = "extract(epoch from now())::float8";
 
 /** Statements of one transaction. */
 export class PgQueries implements StoreWriter {
@@ -41,7 +39,7 @@ export class PgQueries implements StoreWriter {
   ) {}
 
   async getJob(id: number): Promise<Job | null> {
-    const [row] = this.writing ? await this.tx`SELECT * FROM jobs WHERE id = ${id} FOR UPDATE` : await this.tx`SELECT * FROM jobs WHERE id = ${id}`;
+    const [row] = this.writing ? await this.tx.unsafe(HOT_SQL.getJobForUpdate, [id]) : await this.tx`SELECT * FROM jobs WHERE id = ${id}`;
     return row ? toJob(row) : null;
   }
 
@@ -135,17 +133,13 @@ export class PgQueries implements StoreWriter {
   }
 
   async laneSettled(queue: string, now: number): Promise<boolean> {
-    const [row] = await this.tx`SELECT EXISTS (
-        SELECT 1 FROM jobs WHERE queue = ${queue} AND state = 'running'
-        UNION ALL
-        SELECT 1 FROM jobs WHERE queue = ${queue} AND state = 'queued' AND (next_run_at <= ${now} OR attempts > 0 OR crashes > 0)
-      ) AS busy`;
+    const [row] = await this.tx.unsafe(HOT_SQL.laneSettled, [queue, now]);
     return row.busy === false;
   }
 
   async nextDueAt(queue: string): Promise<number | null> {
-    const [row] = await this.tx`SELECT min(next_run_at) AS t FROM jobs WHERE state = 'queued' AND queue = ${queue}`;
-    return row.t ?? null;
+    const [row] = await this.tx.unsafe(HOT_SQL.nextDueAt, [queue]);
+    return row?.t ?? null;
   }
 
   async runningInLane(queue: string): Promise<number> {
@@ -154,13 +148,13 @@ export class PgQueries implements StoreWriter {
   }
 
   async hasDueJob(queue: string, now: number): Promise<boolean> {
-    const rows = await this.tx`SELECT 1 FROM jobs WHERE state = 'queued' AND queue = ${queue} AND next_run_at <= ${now} LIMIT 1`;
+    const rows = await this.tx.unsafe(HOT_SQL.hasDueJob, [queue, now]);
     return rows.length > 0;
   }
 
   async staleRunningJobs(leaseSeconds: number): Promise<Job[]> {
     // The database's clock: heartbeats are written with it (heartbeatJobs, claim).
-    const rows = await this.tx.unsafe(`SELECT * FROM jobs WHERE state = 'running' AND heartbeat_at < ${DB_NOW} - $1::float8 ORDER BY id`, [leaseSeconds]);
+    const rows = await this.tx.unsafe(HOT_SQL.staleRunningJobs, [leaseSeconds]);
     return (rows as Row[]).map(toJob);
   }
 
@@ -170,7 +164,7 @@ export class PgQueries implements StoreWriter {
   }
 
   async runningJobsByWorker(): Promise<{ worker_id: string; job_id: number }[]> {
-    const rows = await this.tx`SELECT locked_by AS worker_id, id AS job_id FROM jobs WHERE state = 'running' AND locked_by IS NOT NULL ORDER BY id`;
+    const rows = await this.tx.unsafe(HOT_SQL.runningJobsByWorker, []);
     return (rows as Row[]).map((r) => ({ worker_id: r.worker_id as string, job_id: num(r.job_id) }));
   }
 
@@ -199,19 +193,10 @@ export class PgQueries implements StoreWriter {
 
   async recordAttempt(r: AttemptRecord): Promise<boolean> {
     // Fenced by (job, attempt, worker) in the UPDATE itself; the attempt row is closed only if the job row was.
-    const [row] = await this.tx`
-      WITH job AS (
-        UPDATE jobs SET state = ${r.jobState}, attempts = ${r.attempts}, crashes = ${r.crashes}, next_run_at = ${r.nextRunAt}::float8,
-          last_exit_code = ${r.exitCode}::int, last_error = ${r.error}::text, finished_at = ${r.jobState === "queued" ? null : r.now}::float8,
-          locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = false
-        WHERE id = ${r.jobId} AND state = 'running' AND locked_by = ${r.workerId} AND last_attempt_no = ${r.attemptNo}
-        RETURNING id),
-      attempt AS (
-        UPDATE attempts SET state = ${r.attemptState}, finished_at = ${r.now}::float8, exit_code = ${r.exitCode}::int, signal = ${r.signal}::int,
-          error = ${r.error}::text, failure_reason = ${r.failureReason}::text, stderr_last_line = ${r.stderrLastLine ?? null}::text
-        WHERE job_id = ${r.jobId} AND attempt_no = ${r.attemptNo} AND state = 'running' AND EXISTS (SELECT 1 FROM job)
-        RETURNING 1)
-      SELECT (SELECT count(*) FROM job)::int AS n`;
+    const [row] = await this.tx.unsafe(HOT_SQL.recordAttempt, [
+      r.jobState, r.attempts, r.crashes, r.nextRunAt, r.exitCode, r.error, r.jobState === "queued" ? null : r.now,
+      r.jobId, r.workerId, r.attemptNo, r.attemptState, r.now, r.signal, r.failureReason, r.stderrLastLine ?? null,
+    ]);
     if (row.n === 0) return false;
     for (const e of r.events) this.effects.append({ jobId: r.jobId, event: e.event, workerId: e.workerId, detail: e.detail, at: r.now });
     this.effects.notify = true;
@@ -239,10 +224,7 @@ export class PgQueries implements StoreWriter {
     if (attempts.length === 0) return [];
     // One statement for all of the worker's attempts, on the database's clock; a pair it no longer owns is not updated.
     const rows = (await this.tx.unsafe(
-      `UPDATE jobs SET heartbeat_at = ${DB_NOW}
-       WHERE state = 'running' AND locked_by = $1
-         AND (id, last_attempt_no) IN (SELECT * FROM unnest($2::bigint[], $3::int[]))
-       RETURNING id, last_attempt_no, cancel_requested`,
+      HOT_SQL.heartbeatJobs,
       [workerId, attempts.map((a) => a.jobId), attempts.map((a) => a.attemptNo)],
     )) as Row[];
     const seen = new Map(rows.map((r) => [`${num(r.id)}:${r.last_attempt_no}`, r.cancel_requested === true]));

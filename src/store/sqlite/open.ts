@@ -7,7 +7,8 @@ import { Database } from "bun:sqlite";
 import { accessSync, chmodSync, closeSync, constants, existsSync, mkdirSync, openSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { SpoolError } from "../../contract/errors.ts";
-import type { ClaimRequest, ClaimedJob, Store, StoreReader, StoreWriter, Waker } from "../store.ts";
+import type { ClaimRequest, ClaimedJob, QueryPlan, Store, StoreReader, StoreWriter, Waker } from "../store.ts";
+import { explainHotPath } from "./hot-path.ts";
 import { SCHEMA_VERSION, migrate, readQueueId, readSchemaVersion, refuseIfForeign, refuseIfNewer } from "./migrations.ts";
 import { SqliteQueries } from "./queries.ts";
 import { watchQueue } from "./wake.ts";
@@ -163,6 +164,10 @@ export class SqliteStore implements Store {
 
   watch(): Waker {
     return watchQueue(this.location);
+  }
+
+  explainHotPath(): Promise<QueryPlan[]> {
+    return this.lock.run(async () => explainHotPath(this.db));
   }
 
   /** Runs `fn` between `begin` and COMMIT, alone on the connection; rolls back when it throws. */

@@ -8,6 +8,7 @@ import type { AttemptClosing, AttemptKey, AttemptLease, AttemptRecord, ClaimRequ
 import { attemptOutputPaths } from "../spool.ts";
 import type { Attempt, EventName, Job, JobEvent, JobFilter, JobState, LaneCount, NewJob, WorkerRecord } from "../model.ts";
 import * as op from "./operator-queries.ts";
+import { HOT_SQL } from "./hot-path.ts";
 
 type Row = Record<string, unknown>;
 
@@ -33,7 +34,7 @@ export class SqliteQueries implements StoreWriter {
   constructor(private readonly db: Database) {}
 
   async getJob(id: number): Promise<Job | null> {
-    const row = this.db.query("SELECT * FROM jobs WHERE id = ?").get(id) as Row | null;
+    const row = this.db.query(HOT_SQL.getJob).get(id) as Row | null;
     return row ? toJob(row) : null;
   }
 
@@ -154,22 +155,13 @@ export class SqliteQueries implements StoreWriter {
   }
 
   async laneSettled(queue: string, now: number): Promise<boolean> {
-    const busy = this.db
-      .query(
-        `SELECT EXISTS (
-           SELECT 1 FROM jobs WHERE queue = ?1 AND state = 'running'
-           UNION ALL
-           SELECT 1 FROM jobs WHERE queue = ?1 AND state = 'queued'
-             AND (next_run_at <= ?2 OR attempts > 0 OR crashes > 0)
-         ) AS busy`,
-      )
-      .get(queue, now) as { busy: number };
+    const busy = this.db.query(HOT_SQL.laneSettled).get(queue, now) as { busy: number };
     return busy.busy === 0;
   }
 
   async nextDueAt(queue: string): Promise<number | null> {
-    const row = this.db.query("SELECT min(next_run_at) AS t FROM jobs WHERE state = 'queued' AND queue = ?").get(queue) as { t: number | null };
-    return row.t;
+    const row = this.db.query(HOT_SQL.nextDueAt).get(queue) as { t: number } | null;
+    return row?.t ?? null;
   }
 
   async runningInLane(queue: string): Promise<number> {
@@ -177,12 +169,12 @@ export class SqliteQueries implements StoreWriter {
   }
 
   async hasDueJob(queue: string, now: number): Promise<boolean> {
-    return this.db.query("SELECT 1 FROM jobs WHERE state = 'queued' AND queue = ? AND next_run_at <= ? LIMIT 1").get(queue, now) !== null;
+    return this.db.query(HOT_SQL.hasDueJob).get(queue, now) !== null;
   }
 
   async staleRunningJobs(leaseSeconds: number): Promise<Job[]> {
     const cutoff = Date.now() / 1000 - leaseSeconds;
-    return (this.db.query("SELECT * FROM jobs WHERE state = 'running' AND heartbeat_at < ? ORDER BY id").all(cutoff) as Row[]).map(toJob);
+    return (this.db.query(HOT_SQL.staleRunningJobs).all(cutoff) as Row[]).map(toJob);
   }
 
   async getWorker(workerId: string): Promise<WorkerRecord | null> {
@@ -191,7 +183,7 @@ export class SqliteQueries implements StoreWriter {
   }
 
   async runningJobsByWorker(): Promise<{ worker_id: string; job_id: number }[]> {
-    return this.db.query("SELECT locked_by AS worker_id, id AS job_id FROM jobs WHERE state = 'running' AND locked_by IS NOT NULL ORDER BY id").all() as {
+    return this.db.query(HOT_SQL.runningJobsByWorker).all() as {
       worker_id: string;
       job_id: number;
     }[];
@@ -244,15 +236,7 @@ export class SqliteQueries implements StoreWriter {
    */
   claim(req: ClaimRequest, spoolDir: string): ClaimedJob[] {
     const claimed: ClaimedJob[] = [];
-    const statement = this.db.query(
-      `UPDATE jobs SET state = 'running', locked_by = ?1, locked_pid = ?2, locked_at = ?3, heartbeat_at = ?3,
-         started_at = ?3, finished_at = NULL, cancel_requested = 0, last_attempt_no = last_attempt_no + 1
-       WHERE id = (
-         SELECT id FROM jobs WHERE state = 'queued' AND queue = ?4 AND next_run_at <= ?3
-         ORDER BY priority DESC, next_run_at ASC, id ASC LIMIT 1)
-       AND (?5 IS NULL OR (SELECT count(*) FROM jobs WHERE state = 'running' AND queue = ?4) < ?5)
-       RETURNING *`,
-    );
+    const statement = this.db.query(HOT_SQL.claimNext);
     const insertAttempt = this.db.query(
       `INSERT INTO attempts (job_id, attempt_no, state, worker_id, worker_pid, started_at, stdout_path, stderr_path)
        VALUES (?, ?, 'running', ?, ?, ?, ?, ?) RETURNING *`,
@@ -275,11 +259,7 @@ export class SqliteQueries implements StoreWriter {
 
   async recordAttempt(r: AttemptRecord): Promise<boolean> {
     const job = this.db
-      .query(
-        `UPDATE jobs SET state = ?, attempts = ?, crashes = ?, next_run_at = ?, last_exit_code = ?, last_error = ?,
-           finished_at = ?, locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = 0
-         WHERE id = ? AND state = 'running' AND locked_by = ? AND last_attempt_no = ?`,
-      )
+      .query(HOT_SQL.recordJob)
       .run(
         r.jobState,
         r.attempts,
@@ -294,10 +274,7 @@ export class SqliteQueries implements StoreWriter {
       );
     if (job.changes === 0) return false;
     this.db
-      .query(
-        `UPDATE attempts SET state = ?, finished_at = ?, exit_code = ?, signal = ?, error = ?, failure_reason = ?, stderr_last_line = ?
-         WHERE job_id = ? AND attempt_no = ? AND state = 'running'`,
-      )
+      .query(HOT_SQL.recordAttempt)
       .run(r.attemptState, r.now, r.exitCode, r.signal, r.error, r.failureReason, r.stderrLastLine ?? null, r.jobId, r.attemptNo);
     for (const e of r.events) this.insertEvent(r.jobId, e.event, e.workerId, e.detail, r.now);
     return true;
@@ -327,12 +304,7 @@ export class SqliteQueries implements StoreWriter {
     if (attempts.length === 0) return [];
     // One statement for all of the worker's attempts: a pair it no longer owns is simply not updated.
     const rows = this.db
-      .query(
-        `UPDATE jobs SET heartbeat_at = ?1
-         WHERE state = 'running' AND locked_by = ?2
-           AND (id, last_attempt_no) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?3))
-         RETURNING id, last_attempt_no, cancel_requested`,
-      )
+      .query(HOT_SQL.heartbeatJobs)
       .all(now, workerId, JSON.stringify(attempts.map((a) => [a.jobId, a.attemptNo]))) as { id: number; last_attempt_no: number; cancel_requested: number }[];
     const seen = new Map(rows.map((r) => [`${r.id}:${r.last_attempt_no}`, r.cancel_requested === 1]));
     return attempts.map((a) => {

@@ -1,0 +1,66 @@
+/**
+ * The SQLite statements on the worker's hot path (docs/architecture.md "The
+ * claim", "Waking", "Drain"), kept here so that queries.ts runs them and
+ * {@link explainHotPath} shows how SQLite answers each: every one must be
+ * answered from an index in time independent of the backlog (the plan test in
+ * test/store/plans.test.ts). Where SQLite's planner, having no statistics,
+ * could pick an index that sorts the whole backlog, the index is named
+ * (`INDEXED BY`); schema v6 made them all.
+ */
+import type { Database } from "bun:sqlite";
+import type { QueryPlan } from "../store.ts";
+
+/** Hot-path statement texts, by name. */
+export const HOT_SQL = {
+  /** The next eligible job of a lane, in claim order; ?1 worker, ?2 pid, ?3 now, ?4 lane, ?5 slots or NULL. */
+  claimNext: `UPDATE jobs SET state = 'running', locked_by = ?1, locked_pid = ?2, locked_at = ?3, heartbeat_at = ?3,
+       started_at = ?3, finished_at = NULL, cancel_requested = 0, last_attempt_no = last_attempt_no + 1
+     WHERE id = (
+       SELECT id FROM jobs INDEXED BY idx_jobs_claimable WHERE state = 'queued' AND queue = ?4 AND next_run_at <= ?3
+       ORDER BY priority DESC, next_run_at ASC, id ASC LIMIT 1)
+     AND (?5 IS NULL OR (SELECT count(*) FROM jobs WHERE state = 'running' AND queue = ?4) < ?5)
+     RETURNING *`,
+  /** The lane's earliest due time: the first entry of idx_jobs_due. */
+  nextDueAt: "SELECT next_run_at AS t FROM jobs INDEXED BY idx_jobs_due WHERE state = 'queued' AND queue = ? ORDER BY next_run_at LIMIT 1",
+  hasDueJob: "SELECT 1 FROM jobs INDEXED BY idx_jobs_due WHERE state = 'queued' AND queue = ? AND next_run_at <= ? LIMIT 1",
+  /** Three look-ups, each the first entry of an index range. */
+  laneSettled: `SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running' AND queue = ?1)
+      OR EXISTS (SELECT 1 FROM jobs INDEXED BY idx_jobs_due WHERE state = 'queued' AND queue = ?1 AND next_run_at <= ?2)
+      OR EXISTS (SELECT 1 FROM jobs INDEXED BY idx_jobs_backoff WHERE state = 'queued' AND queue = ?1 AND (attempts > 0 OR crashes > 0))
+      AS busy`,
+  recordJob: `UPDATE jobs SET state = ?, attempts = ?, crashes = ?, next_run_at = ?, last_exit_code = ?, last_error = ?,
+       finished_at = ?, locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = 0
+     WHERE id = ? AND state = 'running' AND locked_by = ? AND last_attempt_no = ?`,
+  recordAttempt: `UPDATE attempts SET state = ?, finished_at = ?, exit_code = ?, signal = ?, error = ?, failure_reason = ?, stderr_last_line = ?
+     WHERE job_id = ? AND attempt_no = ? AND state = 'running'`,
+  /** One statement for all of a worker's attempts: ?1 now, ?2 worker, ?3 JSON [[job, attempt], …]. */
+  heartbeatJobs: `UPDATE jobs SET heartbeat_at = ?1
+     WHERE state = 'running' AND locked_by = ?2
+       AND (id, last_attempt_no) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?3))
+     RETURNING id, last_attempt_no, cancel_requested`,
+  staleRunningJobs: "SELECT * FROM jobs WHERE state = 'running' AND heartbeat_at < ? ORDER BY id",
+  runningJobsByWorker: "SELECT locked_by AS worker_id, id AS job_id FROM jobs WHERE state = 'running' AND locked_by IS NOT NULL ORDER BY id",
+  getJob: "SELECT * FROM jobs WHERE id = ?",
+} as const;
+
+/** Sample parameters of each statement, for EXPLAIN. */
+const SAMPLE: Record<keyof typeof HOT_SQL, unknown[]> = {
+  claimNext: ["w", 1, 0, "default", 2],
+  nextDueAt: ["default"],
+  hasDueJob: ["default", 0],
+  laneSettled: ["default", 0],
+  recordJob: ["done", 1, 0, 0, 0, null, 0, 1, "w", 1],
+  recordAttempt: ["succeeded", 0, 0, null, null, null, null, 1, 1],
+  heartbeatJobs: [0, "w", "[[1,1]]"],
+  staleRunningJobs: [0],
+  runningJobsByWorker: [],
+  getJob: [1],
+};
+
+/** `EXPLAIN QUERY PLAN` of every hot-path statement (nothing is run). */
+export function explainHotPath(db: Database): QueryPlan[] {
+  return (Object.keys(HOT_SQL) as (keyof typeof HOT_SQL)[]).map((name) => {
+    const rows = db.query(`EXPLAIN QUERY PLAN ${HOT_SQL[name]}`).all(...(SAMPLE[name] as never[])) as { detail: string }[];
+    return { name, plan: rows.map((r) => r.detail) };
+  });
+}
