@@ -4,6 +4,7 @@
  * lines are skipped. Every error names the line.
  */
 import { SpoolError } from "../contract/errors.ts";
+import { jsonErrorReason } from "./values.ts";
 import type { AddInput } from "./add.ts";
 
 const FIELDS: Record<string, keyof AddInput> = {
@@ -58,7 +59,7 @@ export function parseJobLines(text: string, defaults: AddInput): { input: AddInp
     try {
       spec = JSON.parse(raw);
     } catch (error) {
-      throw bad(line, `not valid JSON (${(error as Error).message})`);
+      throw bad(line, `not valid JSON (${jsonErrorReason(error)})`);
     }
     if (!spec || typeof spec !== "object" || Array.isArray(spec)) throw bad(line, "expected a JSON object");
     const input: AddInput = { ...defaults };

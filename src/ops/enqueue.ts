@@ -4,6 +4,7 @@
  * job wherever an ID is taken. `command` runs through `sh -c`, as in QueueCTL.
  */
 import { SpoolError, invalidValue } from "../contract/errors.ts";
+import { jsonErrorReason } from "./values.ts";
 import type { AddInput } from "./add.ts";
 
 /** JSON fields of an enqueue spec → add inputs (QueueCTL and spoolctl spellings). */
@@ -52,7 +53,7 @@ export function parseEnqueueSpec(text: string): AddInput & { key: string } {
   try {
     spec = JSON.parse(text);
   } catch (error) {
-    throw bad(`not valid JSON (${(error as Error).message})`);
+    throw bad(`not valid JSON (${jsonErrorReason(error)})`);
   }
   if (!spec || typeof spec !== "object" || Array.isArray(spec)) throw bad("expected a JSON object");
   const input: AddInput = {};

@@ -138,15 +138,36 @@ export function parseLane(flag: string, raw: string): string {
   return raw;
 }
 
-/** `K=V` pairs into an object; a later key wins. Keys must be non-empty. */
+/**
+ * `K=V` pairs into an object; a later key wins. Keys must match `keyPattern`.
+ * A refusal names the flag and the key, never the value (an `--env` value is
+ * often a secret, and errors end up in CI logs: docs/contract.md "Error
+ * objects and warnings"): `detail` is `{flag, name, accepted}`, `name` null
+ * for an entry without `=` (which may be all value).
+ */
 export function parsePairs(flag: string, raws: string[], keyPattern: RegExp, keyRule: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const raw of raws) {
+  for (const [index, raw] of raws.entries()) {
     const eq = raw.indexOf("=");
     const key = eq === -1 ? "" : raw.slice(0, eq);
-    if (eq <= 0 || !keyPattern.test(key)) throw invalidValue(flag, raw, `KEY=VALUE where KEY is ${keyRule}`);
+    if (eq <= 0 || !keyPattern.test(key)) {
+      const accepted = `KEY=VALUE where KEY is ${keyRule}`;
+      const what = eq === -1 ? `entry ${index + 1} has no "=" (not shown: it may hold a secret)` : eq === 0 ? `entry ${index + 1} has an empty name` : `the name ${JSON.stringify(key)} is not accepted`;
+      throw new SpoolError("INVALID_INPUT", `invalid value for ${flag}: ${what} (expected ${accepted})`, {
+        detail: { flag, name: eq > 0 ? key : null, accepted },
+      });
+    }
     // An own property even for "__proto__" (plain assignment would set the prototype and drop the pair).
     Object.defineProperty(out, key, { value: raw.slice(eq + 1), enumerable: true, writable: true, configurable: true });
   }
   return out;
+}
+
+/**
+ * A JSON parser's error message without the text it quotes (Bun names the
+ * offending token, which may be part of a secret value): for `not valid JSON
+ * (…)` refusals of `add --from` and `enqueue`.
+ */
+export function jsonErrorReason(error: unknown): string {
+  return String((error as Error)?.message ?? error).replace(/\s*"(?:[^"\\]|\\.)*"/g, "").replace(/\s*'[^']*'/g, "");
 }

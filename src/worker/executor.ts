@@ -10,6 +10,7 @@ import { accessSync, closeSync, constants as fsConstants, existsSync, statSync }
 import { resolve } from "node:path";
 import type { ProcessEnd } from "../ops/outcome.ts";
 import { createAttemptFile } from "../store/ownership.ts";
+import { isPgUrl, redactUrl } from "../store/postgres/url.ts";
 import { groupHasLiveMembers, groupsWithEnv, processStartTime } from "./liveness.ts";
 
 /** Grace between SIGTERM and SIGKILL, milliseconds (docs/architecture.md "Timeouts": up to 5 s). */
@@ -101,6 +102,20 @@ function markerEnv(marker: string | undefined): Record<string, string> {
   return { [marker.slice(0, eq)]: marker.slice(eq + 1) };
 }
 
+/**
+ * A job's environment (docs/architecture.md "Execution"): the worker's, the
+ * job's own variables over it, then the attempt marker. An inherited
+ * `SPOOLCTL_DB` that is a PostgreSQL URL loses its password (a job's output
+ * and its own children must not carry it); a job that runs spoolctl still
+ * reaches the queue through `PGPASSWORD` or `~/.pgpass`. A `SPOOLCTL_DB` the
+ * job sets itself is left as given.
+ */
+export function jobEnvironment(base: Record<string, string | undefined>, jobEnv: Record<string, string>, marker?: string): Record<string, string | undefined> {
+  const env = { ...base };
+  if (env.SPOOLCTL_DB && isPgUrl(env.SPOOLCTL_DB)) env.SPOOLCTL_DB = redactUrl(env.SPOOLCTL_DB);
+  return { ...env, ...jobEnv, ...markerEnv(marker) };
+}
+
 /** `permanent`: the command itself can never start, so retrying it is pointless (docs/architecture.md "Execution"). */
 function spawnFailed(error: string, permanent = false): RunningAttempt {
   return { pid: null, startTime: null, done: Promise.resolve({ kind: "spawn_failed", error, permanent }), stop() {} };
@@ -166,7 +181,7 @@ export function startAttempt(spec: AttemptSpec): RunningAttempt {
     return spawnFailed(`cannot write the attempt's output: ${(error as Error).message}`);
   }
   let proc: ReturnType<typeof Bun.spawn>;
-  const env = { ...process.env, ...spec.env, ...markerEnv(spec.marker) };
+  const env = jobEnvironment(process.env, spec.env, spec.marker);
   try {
     proc = Bun.spawn(spec.argv, {
       cwd: spec.cwd ?? undefined,
