@@ -129,12 +129,13 @@ test.skipIf(ON_POSTGRES)("LOCKED: a writer waits out the 5 s busy timeout while 
   const bg = startBg(q, [], { argv0: ["bun", holder, q.db, "12"] });
   await waitFor("the lock to be held", () => bg.stdout().includes("locked"), 30000);
   const started = performance.now();
-  const e = await expectError("LOCKED", ["add", "--", "echo", "two"]);
+  // cancel, not add: add rides the lock out for SPOOLCTL_LOCK_WAIT (test/contention.test.ts).
+  const e = await expectError("LOCKED", ["cancel", "1"]);
   expect(performance.now() - started).toBeGreaterThanOrEqual(4500);
   expect(e.remediation).toMatch(/retry/);
   bg.proc.kill("SIGKILL");
   await bg.exited;
-  expect(await q.jobs()).toHaveLength(1);
+  expect((await q.jobs()).map((j) => j.state)).toEqual(["queued"]);
 }, 60000);
 
 test("TIMEOUT: wait --timeout on a job nobody runs", async () => {

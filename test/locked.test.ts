@@ -17,7 +17,7 @@ import { SQLITE_LOCK_HOLDER } from "./support/queue-fixtures.ts";
 let q: TempQueue;
 withFreshQueue((fresh) => (q = fresh));
 
-test.skipIf(ON_POSTGRES)("a held write lock: add fails with LOCKED (exit 4) after the busy timeout and adds nothing; a worker rides it out", async () => {
+test.skipIf(ON_POSTGRES)("a held write lock: with SPOOLCTL_LOCK_WAIT=0 add fails with LOCKED (exit 4) after the busy timeout and adds nothing; a worker rides it out", async () => {
   const go = `${q.dir}/GO`;
   const first = await add(q, "-c", `while [ ! -e '${go}' ]; do sleep 0.02; done`);
   const w = startWorker(q, ["--worker-id", "A"], { env: FAST_KNOBS });
@@ -28,7 +28,9 @@ test.skipIf(ON_POSTGRES)("a held write lock: add fails with LOCKED (exit 4) afte
   await waitFor("the lock to be held", () => holder.stdout().includes("locked"), 30000);
 
   const started = performance.now();
-  const [asJsonRun, asText] = await Promise.all([q.run(["add", "--json", "--", "echo", "json"]), q.run(["add", "--", "echo", "text"])]);
+  // SPOOLCTL_LOCK_WAIT=0: no riding out past the busy timeout (test/contention.test.ts covers the default).
+  const noWait = { env: { SPOOLCTL_LOCK_WAIT: "0" } };
+  const [asJsonRun, asText] = await Promise.all([q.run(["add", "--json", "--", "echo", "json"], noWait), q.run(["add", "--", "echo", "text"], noWait)]);
   const asJson = { code: asJsonRun.code, env: asJsonRun.json };
   const waited = performance.now() - started;
   expect(holder.stdout()).not.toContain("released"); // both ran into the held lock

@@ -7,6 +7,7 @@ import { addJobs, validateAddInput, type AddedJob, type AddInput } from "../ops/
 import { parseJobLines } from "../ops/add-from.ts";
 import { DEFAULTS, LIMITS } from "../ops/limits.ts";
 import { formatBytes, readBounded } from "../store/read-bounded.ts";
+import { writeRidingOut } from "./ride-out.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 /** `add --json` data: one job's fields, or `{count, jobs}` with `--from`. */
@@ -119,11 +120,11 @@ export default defineVerb({
           });
         }
       });
-      const { jobs, warnings } = await addJobs(await ctx.open({ create: true }), specs, undefined, lines.map(({ line }) => `line ${line}`));
+      const { jobs, warnings } = await writeRidingOut(ctx, (store) => addJobs(store, specs, undefined, lines.map(({ line }) => `line ${line}`)));
       return { data: { count: jobs.length, jobs }, warnings };
     }
     const spec = validateAddInput(input, (name) => (name.length === 1 ? `-${name}` : `--${name}`), cwd);
-    const { jobs, warnings } = await addJobs(await ctx.open({ create: true }), [spec]);
+    const { jobs, warnings } = await writeRidingOut(ctx, (store) => addJobs(store, [spec]));
     if (spec.cwd !== null && !existsSync(spec.cwd)) {
       // Not an error: the folder may be made before the job runs (a missing cwd fails the job when it starts: CWD_MISSING).
       warnings.push({ code: "CWD_MISSING", message: `--cwd ${spec.cwd} does not exist yet; job ${jobs[0]!.job_id} will fail to start unless it is created first` });

@@ -2,6 +2,7 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { addJobs, validateAddInput, type AddedJob } from "../ops/add.ts";
 import { parseEnqueueSpec } from "../ops/enqueue.ts";
+import { writeRidingOut } from "./ride-out.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 const EXAMPLE = `spoolctl enqueue '{"id":"job1","command":"echo hello"}'`;
@@ -22,7 +23,7 @@ export default defineVerb({
   async run(ctx): Promise<VerbResult<AddedJob & { id: string }>> {
     const input = parseEnqueueSpec(ctx.args.spec);
     const spec = validateAddInput(input, (name) => (name === "c" ? "command" : name === "key" ? "id" : name.replaceAll("-", "_")), process.cwd());
-    const { jobs, warnings } = await addJobs(await ctx.open({ create: true }), [spec]);
+    const { jobs, warnings } = await writeRidingOut(ctx, (store) => addJobs(store, [spec]));
     return { data: { ...jobs[0]!, id: input.key }, warnings };
   },
   render({ data }) {

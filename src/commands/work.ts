@@ -14,9 +14,10 @@ import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 const OPEN_PATIENCE_SECONDS = 30;
 
 /**
- * Opens the queue for a worker. A connection cut while opening (a restarting
- * server, a killed backend) is waited out with a growing pause for up to
- * {@link OPEN_PATIENCE_SECONDS}, as the worker rides out the same condition
+ * Opens the queue for a worker. A held lock or a full disk is waited out for as
+ * long as it lasts (docs/architecture.md "Contention"); a connection cut while
+ * opening (a restarting server, a killed backend) with a growing pause for up
+ * to {@link OPEN_PATIENCE_SECONDS}, as the worker rides out the same condition
  * later; then, or at once for any other error, the error is raised.
  */
 async function openRidingOut(ctx: VerbContext): Promise<Store> {
@@ -26,7 +27,9 @@ async function openRidingOut(ctx: VerbContext): Promise<Store> {
       return await ctx.open({ create: true });
     } catch (error) {
       const transient = error instanceof SpoolError && (error.code === "LOCKED" || error.detail?.storage !== undefined);
-      if (!transient || performance.now() + pause > deadline) throw error;
+      // A held lock or a full disk is waited out for as long as it lasts, as a running worker does.
+      const endless = error instanceof SpoolError && (error.code === "LOCKED" || error.detail?.storage === "full");
+      if (!transient || (!endless && performance.now() + pause > deadline)) throw error;
       if (!ctx.json) process.stderr.write(`spoolctl: ${(error as SpoolError).message}; will retry\n`);
       await Bun.sleep(pause);
     }

@@ -11,6 +11,7 @@ import type { FlagDef, VerbSpec } from "../contract/flags.ts";
 import { TOOL_VERSION } from "../contract/version.ts";
 import { DB_PATH_PRECEDENCE, SETTINGS } from "../ops/config.ts";
 import { DEFAULTS, LIMITS } from "../ops/limits.ts";
+import { LOCK_WAIT_DEFAULT_SECONDS, LOCK_WAIT_MAX_SECONDS } from "../ops/ride-out.ts";
 import { CONFIG_FILE, CONFIG_KEYS } from "../store/location.ts";
 import { ATTEMPT_STATES, EVENTS, FAILURE_REASONS, JOB_STATES, REPORTED_STATES } from "../store/model.ts";
 import { HEARTBEAT_SECONDS, KNOB_BOUNDS, REAP_FLOOR_SECONDS } from "../worker/timing.ts";
@@ -147,6 +148,7 @@ export function buildCapabilities(input: CapabilitiesInput) {
     settings: Object.fromEntries(Object.entries(SETTINGS).map(([k, { parse: _parse, ...meta }]) => [k, meta])),
     env_vars: {
       SPOOLCTL_DB: { type: "path", default: null, consumed_by: ["every queue verb"], shadowed_by: "--db", description: "queue database path" },
+      SPOOLCTL_LOCK_WAIT: { type: "number", unit: "seconds", default: LOCK_WAIT_DEFAULT_SECONDS, minimum: 0, maximum: LOCK_WAIT_MAX_SECONDS, consumed_by: ["add", "enqueue"], description: "how long add rides out a queue locked by other writers before LOCKED (0: give up after the 5 s busy timeout)" },
       SPOOLCTL_TEST_HEARTBEAT_INTERVAL: knob("test knob: heartbeat interval of workers", HEARTBEAT_SECONDS),
       SPOOLCTL_TEST_REAP_THRESHOLD: knob("test knob: heartbeat age after which a running job is a reap candidate", `max(4 × heartbeat, ${REAP_FLOOR_SECONDS})`),
       NO_COLOR: { type: "flag", default: null, consumed_by: ["human output"], description: "any value turns color off" },

@@ -1,0 +1,28 @@
+/**
+ * `add` and `enqueue` ride out a busy queue (docs/architecture.md
+ * "Contention"): the open and the insert are tried again while they meet
+ * `LOCKED`, for up to `SPOOLCTL_LOCK_WAIT` seconds, with one line on stderr
+ * (text mode) the first time so a person knows why the command waits.
+ */
+import type { SpoolError } from "../contract/errors.ts";
+import { lockWaitSeconds, rideOutLock } from "../ops/ride-out.ts";
+import type { Store } from "../store/store.ts";
+import type { VerbContext } from "./verb.ts";
+
+/**
+ * Opens the queue for writing and runs `fn` on it, both riding out `LOCKED`
+ * (see {@link rideOutLock}); the store is opened once. Raises `LOCKED` when the
+ * limit passes, `INVALID_INPUT` for a bad `SPOOLCTL_LOCK_WAIT`, and whatever
+ * `fn` raises otherwise.
+ */
+export async function writeRidingOut<T>(ctx: VerbContext<any>, fn: (store: Store) => Promise<T>): Promise<T> {
+  const limitSeconds = lockWaitSeconds();
+  let told = false;
+  const onWait = (error: SpoolError) => {
+    if (told || ctx.json) return;
+    told = true;
+    process.stderr.write(`spoolctl: ${error.message}; still trying for up to ${limitSeconds}s (SPOOLCTL_LOCK_WAIT)\n`);
+  };
+  const store = await rideOutLock(() => ctx.open({ create: true }), { limitSeconds, onWait });
+  return await rideOutLock(() => fn(store), { limitSeconds, onWait });
+}
