@@ -10,7 +10,7 @@ import { SpoolError, toErrorObject } from "./contract/errors.ts";
 import { closest } from "./contract/flags.ts";
 import { TOOL_VERSION } from "./contract/version.ts";
 import { checkArgs } from "./commands/args.ts";
-import { leadingGlobals, splitArgv } from "./commands/argv.ts";
+import { leadingGlobals, refuseInvalidUtf8, splitArgv } from "./commands/argv.ts";
 import { loadCatalog } from "./commands/catalog.ts";
 import { VERB_SUMMARIES } from "./commands/names.ts";
 import { COMPOUND, VERBS } from "./commands/registry.ts";
@@ -95,6 +95,7 @@ export async function main(rawArgv: string[]): Promise<number> {
   const json = wantsJson(rawArgv);
   const stores: Store[] = [];
   try {
+    refuseInvalidUtf8(rawArgv);
     // `spoolctl --db X status`: global flags before the verb are the verb's own.
     const lead = leadingGlobals(rawArgv, COMMON_FLAGS);
     const { argv, spoken, groupHelp } = rewriteCompound(lead.rest);

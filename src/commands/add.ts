@@ -63,7 +63,13 @@ function readFrom(source: string): string {
       detail: { flag: "--from", value: source, max_bytes: max },
     });
   }
-  return read.bytes.toString("utf8");
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(read.bytes);
+  } catch {
+    throw new SpoolError("INVALID_INPUT", `--from ${source} is not valid UTF-8: commands are stored as UTF-8 text; nothing was added`, {
+      remediation: 'write the file as UTF-8; bytes that are not text can be made by the job itself: {"command": "printf \'\\377\'"}',
+    });
+  }
 }
 
 export default defineVerb({
@@ -93,7 +99,7 @@ export default defineVerb({
     note: { type: "string", description: "free text kept with the job", valueHint: "TEXT" },
     key: { type: "string", description: "idempotency key: reuse the active job with this key", valueHint: "KEY" },
     from: { type: "string", description: "add one JSON job spec per line from FILE (- for stdin), in one transaction", valueHint: "FILE", valueType: "path" },
-    cmd: { type: "positional", variadic: true, description: "the command and its arguments (after --)", valueHint: "CMD ARGS…" },
+    cmd: { type: "positional", variadic: true, afterDashDash: true, description: "the command and its arguments (after --)", valueHint: "CMD ARGS…", hint: "spoolctl add [flags] -- CMD ARGS…  (or -c 'SHELL STRING')" },
   },
   async run(ctx): Promise<VerbResult<AddData>> {
     const input = inputFromFlags(ctx.raw, ctx.args.cmd);

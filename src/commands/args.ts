@@ -11,6 +11,7 @@
  * remediation when it has one.
  */
 import { SpoolError, invalidValue } from "../contract/errors.ts";
+import { commandWithoutDashDash } from "./argv.ts";
 import { closest, type Args, type FlagDef, type FlagsDef, type RawArgs, type StringFormat, type VerbSpec } from "../contract/flags.ts";
 import { parseDuration, parseInteger, parseLane, parseNumber, parsePairs, parseTimestamp } from "../ops/values.ts";
 
@@ -117,6 +118,15 @@ function noun(name: string, def: FlagDef): string {
 function positionals(spec: VerbSpec, raw: RawArgs, opts: CheckOptions): Record<string, unknown> {
   const words = [...raw.positionals, ...(raw.rest ?? [])];
   const defs = Object.entries(spec.flags).filter(([, d]) => d.type === "positional");
+  const dashDashOnly = defs.find(([, d]) => d.afterDashDash)?.[1];
+  if (dashDashOnly && raw.positionals.length) {
+    if (raw.rest === null) throw commandWithoutDashDash(raw.positionals, dashDashOnly);
+    const stray = raw.positionals.map((w) => JSON.stringify(w)).join(", ");
+    throw new SpoolError("INVALID_INPUT", `${opts.spoken}: ${stray} before -- is no flag's value (a value is one word: --timeout 5m, --note "two words"); nothing was added`, {
+      remediation: "quote a value that holds spaces, put the command after --, and nothing else between the flags",
+      detail: { arguments: raw.positionals },
+    });
+  }
   if (defs.length === 0 && words.length) {
     throw new SpoolError("INVALID_INPUT", `${opts.spoken} takes no arguments (got ${JSON.stringify(words.join(" "))})`, { remediation: spec.noArgsHint });
   }

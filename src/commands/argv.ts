@@ -6,8 +6,27 @@
  * `UNKNOWN_FLAG` with `did_you_mean`; flags are never abbreviated). Values are
  * checked afterwards by src/commands/args.ts.
  */
+import { readFileSync } from "node:fs";
 import { SpoolError } from "../contract/errors.ts";
 import { closest, type FlagDef, type FlagsDef, type RawArgs } from "../contract/flags.ts";
+
+/** A word as a shell would need it written (quoted when it holds more than plain characters). */
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The error for a command written without a bare `--` before it (`add ls -la`,
+ * `add echo hi`), for a positional that only `--` may fill
+ * ({@link FlagDef.afterDashDash}): `INVALID_INPUT` showing the words after `--`.
+ */
+export function commandWithoutDashDash(words: string[], def: FlagDef): SpoolError {
+  const fixed = `-- ${words.map(shellWord).join(" ")}`;
+  return new SpoolError("INVALID_INPUT", `${words.map((w) => JSON.stringify(w)).join(" ")} is no flag's value: the command goes after a bare -- (or in one -c 'SHELL STRING'), so that its flags are not taken for spoolctl's: write ${fixed}`, {
+    remediation: def.hint ?? `write the flags first, then ${fixed}`,
+    detail: { arguments: words },
+  });
+}
 
 /**
  * Splits argv by `defs`. Accepts `--name value`, `--name=value`, `-x value`,
@@ -17,6 +36,7 @@ import { closest, type FlagDef, type FlagsDef, type RawArgs } from "../contract/
  * value than true/false, and a non-repeatable flag given twice.
  */
 export function splitArgv(argv: string[], defs: FlagsDef): RawArgs {
+  const dashDashOnly = Object.values(defs).find((d) => d.afterDashDash);
   const values: RawArgs["values"] = {};
   const positionals: string[] = [];
   let rest: string[] | null = null;
@@ -57,6 +77,7 @@ export function splitArgv(argv: string[], defs: FlagsDef): RawArgs {
       inline = eq === -1 ? undefined : arg.slice(eq + 1);
       shown = "--" + raw;
       const def = Object.hasOwn(defs, raw) ? defs[raw] : undefined; // "--constructor" is no flag
+      if (dashDashOnly && positionals.length) throw commandWithoutDashDash(argv.slice(argv.indexOf(positionals[0]!)), dashDashOnly);
       if (!def || def.type === "positional") {
         const guess = closest(raw, flagNames);
         throw new SpoolError("UNKNOWN_FLAG", `unknown flag ${shown}` + (guess ? ` (did you mean --${guess}?)` : ""), {
@@ -69,6 +90,7 @@ export function splitArgv(argv: string[], defs: FlagsDef): RawArgs {
       const short = arg.slice(1, 2);
       name = byAlias.get(short);
       shown = "-" + short;
+      if (dashDashOnly && positionals.length) throw commandWithoutDashDash(argv.slice(argv.indexOf(positionals[0]!)), dashDashOnly);
       if (!name) {
         throw new SpoolError("UNKNOWN_FLAG", `unknown flag ${shown}`, { did_you_mean: null, detail: { flag: shown } });
       }
@@ -124,4 +146,43 @@ export function leadingGlobals(argv: string[], globals: FlagsDef): { globals: st
     i += def.type === "string" && eq === -1 && i + 1 < argv.length ? 2 : 1;
   }
   return { globals: argv.slice(0, i), rest: argv.slice(i) };
+}
+
+/** The bytes of `bytes` with what is not printable ASCII written `\xNN`. */
+function escapedBytes(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => (b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, "0")}`)).join("");
+}
+
+/**
+ * Refuses arguments that are not valid UTF-8 (README "Adding jobs"): the
+ * runtime hands them over with U+FFFD in place of the bytes, so a job would
+ * silently receive other bytes than were typed. Only when an argument holds
+ * U+FFFD are the exact bytes read, from `/proc/self/cmdline` (its last
+ * `argv.length` entries, when they are these arguments). Raises
+ * `INVALID_INPUT` naming the argument with its bytes escaped.
+ */
+export function refuseInvalidUtf8(argv: string[], cmdline = "/proc/self/cmdline"): void {
+  if (!argv.some((a) => a.includes("\uFFFD"))) return;
+  let entries: Uint8Array[];
+  try {
+    const raw = readFileSync(cmdline);
+    entries = [];
+    let start = 0;
+    for (let i = 0; i < raw.length; i++) if (raw[i] === 0) (entries.push(raw.subarray(start, i)), (start = i + 1));
+  } catch {
+    return; // no /proc: nothing more to know
+  }
+  const ours = entries.slice(entries.length - argv.length);
+  if (ours.length !== argv.length || ours.some((b, i) => new TextDecoder().decode(b) !== argv[i])) return;
+  const strict = new TextDecoder("utf-8", { fatal: true });
+  ours.forEach((bytes, i) => {
+    try {
+      strict.decode(bytes);
+    } catch {
+      throw new SpoolError("INVALID_INPUT", `argument ${i + 1} is not valid UTF-8 ("${escapedBytes(bytes)}"): commands, flags and values are stored as UTF-8 text, and these bytes would reach the job changed; nothing was done`, {
+        remediation: "pass text, or let the job's shell make the bytes: spoolctl add -c \"printf '\\377\\376'\"",
+        detail: { argument: i + 1, bytes: escapedBytes(bytes) },
+      });
+    }
+  });
 }

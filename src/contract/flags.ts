@@ -33,6 +33,13 @@ export interface FlagDef {
   default?: string | boolean;
   /** Positional: consumes every remaining positional argument (and everything after a bare `--`). */
   variadic?: boolean;
+  /**
+   * Positional: only the words after a bare `--` fill it (a job's command). A
+   * word before `--` that is no flag's value is an error naming it, and so is a
+   * command without `--` (`add ls -la`): the command is stored verbatim, so a
+   * stray word must never become part of it.
+   */
+  afterDashDash?: boolean;
   /** What the value is (see {@link ValueType}); `string` when absent, `enum` implied by `choices`. Published by `capabilities`. */
   valueType?: ValueType;
   /** A named grammar the value must follow, beyond its type. */

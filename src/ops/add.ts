@@ -4,7 +4,7 @@
  * one job or a whole `--from` file.
  */
 import { mapInOrder } from "./in-order.ts";
-import { statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { SpoolError, type Warning, invalidValue } from "../contract/errors.ts";
 import type { Job, NewJob } from "../store/model.ts";
@@ -57,6 +57,25 @@ export interface AddedJob {
 export const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const TAG_KEY = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$/;
 
+/** Characters no program name holds but a shell command line does: blanks, operators, expansions, quotes. */
+const SHELL_SYNTAX = /[\s|&;<>()$`'"\\]/;
+
+/**
+ * Refuses a program name that is a shell command line (`add -- "make && make
+ * test"`, one argument): argv runs without a shell, so it would fail with
+ * "program not found". A name that is an existing file (a path with a space)
+ * passes. Raises `INVALID_INPUT` suggesting `-c`.
+ */
+function refuseShellLine(argv: string[], jobCwd: string): void {
+  const program = argv[0]!;
+  if (!SHELL_SYNTAX.test(program) || existsSync(resolve(jobCwd, program))) return;
+  const line = argv.length === 1 ? program : argv.join(" ");
+  throw new SpoolError("INVALID_INPUT", `${JSON.stringify(program)} is a shell command line, not a program: the command runs without a shell; nothing was added`, {
+    remediation: `run it through sh: spoolctl add -c '${line.replaceAll("'", `'\\''`)}'  (in a --from line: {"command": ${JSON.stringify(line)}})`,
+    detail: { argv },
+  });
+}
+
 /**
  * Validates an {@link AddInput}. `flag(name)` renders a field's name for
  * messages (`--timeout`, or `line 3: timeout` for `--from`). `cwd` is the
@@ -77,6 +96,7 @@ export function validateAddInput(input: AddInput, flag: (name: string) => string
   } else if (hasArgv) {
     argv = input.argv!;
     if (argv[0] === "") throw invalidValue("command", "", "a program name; the first argument after -- cannot be empty");
+    refuseShellLine(argv, input.cwd === undefined ? cwd : resolve(cwd, input.cwd));
   } else {
     throw new SpoolError("MISSING_REQUIRED", "add needs a command to run", {
       remediation: "spoolctl add -- CMD ARGS…  or  spoolctl add -c 'SHELL STRING'",
