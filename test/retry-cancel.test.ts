@@ -109,8 +109,37 @@ test("retry refuses when the job's key now belongs to another active job", async
   const second = await addJob(q, "--key", "k1", "--", "true");
   expect(second).toBe(2);
   const r = await q.json(["retry", "1"]);
-  expect([r.code, r.env.errors[0].code]).toEqual([5, "CONFLICT"]);
+  expect([r.code, r.env.errors[0].code]).toEqual([5, "IDEMPOTENCY_CONFLICT"]);
   expect(r.env.errors[0].message).toContain("active job 2");
+});
+
+test("two dead jobs with one key: retry 1 2 and dlq retry are refused (IDEMPOTENCY_CONFLICT), retry --all requeues the newest and warns", async () => {
+  for (let i = 0; i < 2; i++) {
+    await addJob(q, "--key", "k", "--max-retries", "0", "--", "false");
+    await drain(q);
+  }
+  await addJob(q, "--max-retries", "0", "--", "false"); // a third dead job, without a key
+  await drain(q);
+  const before = await q.snapshot();
+  const both = await q.json(["retry", "1", "2"]);
+  expect([both.code, both.env.errors[0].code]).toEqual([5, "IDEMPOTENCY_CONFLICT"]);
+  expect(both.env.errors[0].message).toContain("jobs 1 and 2 share the key");
+  expect(both.env.errors[0].message).not.toContain("unexpected");
+  expect(await q.snapshot()).toEqual(before); // all or nothing
+  const human = await q.run(["retry", "1", "2"]);
+  expect([human.code, human.stderr]).toEqual([5, expect.stringContaining("IDEMPOTENCY_CONFLICT")]);
+
+  const all = await q.json(["retry", "--all"]);
+  expect(all.code).toBe(0);
+  expect(all.env.data.jobs.map((j: { job_id: number }) => j.job_id)).toEqual([2, 3]);
+  expect(all.env.warnings).toEqual([{ code: "IDEMPOTENCY_KEY_HELD", message: expect.stringContaining("job 1 was not retried") }]);
+  expect([(await q.job(1))?.state, (await q.job(2))?.state, (await q.job(3))?.state]).toEqual(["dead", "queued", "queued"]);
+
+  const dlq = await q.json(["dlq", "retry", "1"]);
+  expect([dlq.code, dlq.env.errors[0].code]).toEqual([5, "IDEMPOTENCY_CONFLICT"]);
+  // Once the holder ends, the key is free again.
+  await drain(q);
+  expect((await q.json(["retry", "1"])).code).toBe(0);
 });
 
 test("retry a running job needs --force; forced, the old worker's late result changes nothing", async () => {

@@ -3,7 +3,7 @@ import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import type { FlagsDef } from "../contract/flags.ts";
 import { parseStates } from "../ops/jobs.ts";
-import { RETRYABLE_STATES, retryJobs, type RetriedJob, type RetryTarget } from "../ops/retry.ts";
+import { RETRYABLE_STATES, retryJobs, retryWarnings, type RetriedJob, type RetryTarget } from "../ops/retry.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 
 /** `retry --json` data: one job, or `{count, jobs}` for several or `--all`. */
@@ -69,8 +69,9 @@ export default defineVerb({
     }
     const t = target(ctx, refs);
     // A missing queue has no jobs to retry: open it without creating it.
-    const jobs = await retryJobs(await ctx.open({ create: false }), t, { force: ctx.args.force });
-    return { data: "refs" in t && refs.length === 1 && jobs.length === 1 ? jobs[0]! : { count: jobs.length, jobs } };
+    const outcome = await retryJobs(await ctx.open({ create: false }), t, { force: ctx.args.force });
+    const { jobs } = outcome;
+    return { data: "refs" in t && refs.length === 1 && jobs.length === 1 ? jobs[0]! : { count: jobs.length, jobs }, warnings: retryWarnings(outcome) };
   },
   render({ data }) {
     const jobs = "jobs" in data ? data.jobs : [data];

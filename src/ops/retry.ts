@@ -7,7 +7,7 @@
  * transaction: all or none.
  */
 import { mapInOrder } from "./in-order.ts";
-import { SpoolError, invalidValue } from "../contract/errors.ts";
+import { SpoolError, invalidValue, type Warning } from "../contract/errors.ts";
 import type { Job, JobState } from "../store/model.ts";
 import type { JobSettingsChange, Store, StoreWriter } from "../store/store.ts";
 import { ENV_KEY } from "./add.ts";
@@ -66,15 +66,33 @@ async function checkRetry(tx: StoreWriter, job: Job, force: boolean): Promise<vo
   if (!canTransition(job.state, "queued")) {
     throw new SpoolError("CONFLICT", `job ${job.id} is ${job.state} and cannot be retried`, { detail: { job_id: job.id, state: job.state } });
   }
-  if (job.idempotency_key !== null) {
-    const holder = await tx.findActiveJobByKey(job.idempotency_key);
-    if (holder && holder.id !== job.id) {
-      throw new SpoolError("CONFLICT", `job ${job.id}'s key ${JSON.stringify(job.idempotency_key)} now belongs to active job ${holder.id}; requeueing both would break the key`, {
-        remediation: `wait for job ${holder.id} (spoolctl wait ${holder.id}) or cancel it, then retry job ${job.id}`,
-        detail: { job_id: job.id, holder_id: holder.id },
-      });
-    }
-  }
+}
+
+/**
+ * The active job that holds `job`'s idempotency key, other than `job` itself,
+ * read inside the retry's own transaction: a job requeued earlier in the same
+ * transaction counts (docs/architecture.md "Idempotency": one active job per
+ * key, for retry as for add). Null when the key is free or the job has none.
+ */
+async function keyHolder(tx: StoreWriter, job: Job): Promise<Job | null> {
+  if (job.idempotency_key === null) return null;
+  const holder = await tx.findActiveJobByKey(job.idempotency_key);
+  return holder && holder.id !== job.id ? holder : null;
+}
+
+/**
+ * `IDEMPOTENCY_CONFLICT` (exit 5) for a retry of `job` while `holder` holds
+ * its key: an active job, or (`inRequest`) one this same retry requeues.
+ */
+function keyConflict(job: Job, holder: Job, inRequest = false): SpoolError {
+  const key = JSON.stringify(job.idempotency_key);
+  const message = inRequest
+    ? `jobs ${holder.id} and ${job.id} share the key ${key}; requeueing both would make two active jobs with one key; nothing was retried`
+    : `job ${job.id}'s key ${key} belongs to active job ${holder.id}; requeueing job ${job.id} too would make two active jobs with one key; nothing was retried`;
+  const remediation = inRequest
+    ? `retry one of them (spoolctl retry ${job.id}); retry --all picks the newest of each key`
+    : `wait for job ${holder.id} (spoolctl wait ${holder.id}) or cancel it, then retry job ${job.id}`;
+  return new SpoolError("IDEMPOTENCY_CONFLICT", message, { remediation, detail: { job_id: job.id, holder_id: holder.id, key: job.idempotency_key } });
 }
 
 /** Requeues one checked job and appends its `retried` event (`extra` joins the event's detail). */
@@ -102,20 +120,74 @@ async function requeue(tx: StoreWriter, job: Job, now: number, extra: Record<str
   return { job_id: job.id, state: "queued" };
 }
 
+/** A job `retry --all` left alone because another active job holds its idempotency key. */
+export interface SkippedRetry {
+  job_id: number;
+  key: string;
+  holder_id: number;
+}
+
+/** What {@link retryJobs} did: the jobs requeued, oldest first, and those skipped (`--all` only). */
+export interface RetryOutcome {
+  jobs: RetriedJob[];
+  skipped: SkippedRetry[];
+}
+
 /**
- * Retries jobs in one `BEGIN IMMEDIATE` transaction. Raises `NOT_FOUND`,
- * `CONFLICT` (done, queued, or key now held by another job), `SAFETY_BLOCK`
- * (running without `force`); then nothing changed.
+ * Retries jobs in one write transaction (docs/architecture.md "Retry"), one
+ * after another, each checked against the keys the transaction holds so far,
+ * so that no two active jobs ever share an idempotency key:
+ *  - named jobs (`refs`) are all or nothing: `NOT_FOUND`, `CONFLICT` (done,
+ *    queued), `SAFETY_BLOCK` (running without `force`) or
+ *    `IDEMPOTENCY_CONFLICT` (its key is held by an active job, or by another
+ *    job of the same request) and nothing changed;
+ *  - a filter (`--all`) requeues, per key, only the newest matching job whose
+ *    key is free, and reports the others in `skipped`.
+ * The store refuses a requeue that would make a second active job with a key
+ * (IDEMPOTENCY_CONFLICT) whoever calls it: the rule cannot be bypassed.
  */
-export async function retryJobs(store: Store, target: RetryTarget, opts: { force: boolean }, now = store.now()): Promise<RetriedJob[]> {
+export async function retryJobs(store: Store, target: RetryTarget, opts: { force: boolean }, now = store.now()): Promise<RetryOutcome> {
   return await store.write(async (tx) => {
-    const jobs =
-      "refs" in target
-        ? await resolveUnique(tx, target.refs)
-        : (await tx.listJobs({ ...target.filter, limit: Number.MAX_SAFE_INTEGER })).filter((j) => (RETRYABLE_STATES as readonly string[]).includes(j.state)).reverse();
-    for (const job of jobs) await checkRetry(tx, job, opts.force);
-    return mapInOrder(jobs, (job) => requeue(tx, job, now));
+    if ("refs" in target) {
+      const jobs = await resolveUnique(tx, target.refs);
+      for (const job of jobs) await checkRetry(tx, job, opts.force);
+      const requeued = new Set<number>();
+      return {
+        jobs: await mapInOrder(jobs, async (job) => {
+          const holder = await keyHolder(tx, job);
+          if (holder) throw keyConflict(job, holder, requeued.has(holder.id));
+          requeued.add(job.id);
+          return requeue(tx, job, now);
+        }),
+        skipped: [],
+      };
+    }
+    // Newest first, so that of several jobs sharing a key the newest is the one requeued.
+    const matches = (await tx.listJobs({ ...target.filter, limit: Number.MAX_SAFE_INTEGER })).filter((j) => (RETRYABLE_STATES as readonly string[]).includes(j.state));
+    const chosen: Job[] = [];
+    const skipped: SkippedRetry[] = [];
+    const taken = new Map<string, number>();
+    for (const job of matches) {
+      await checkRetry(tx, job, false);
+      const key = job.idempotency_key;
+      const holderId = key === null ? undefined : (taken.get(key) ?? (await keyHolder(tx, job))?.id);
+      if (key !== null && holderId !== undefined) {
+        skipped.push({ job_id: job.id, key, holder_id: holderId });
+        continue;
+      }
+      if (key !== null) taken.set(key, job.id);
+      chosen.push(job);
+    }
+    return { jobs: await mapInOrder(chosen.reverse(), (job) => requeue(tx, job, now)), skipped: skipped.reverse() };
   });
+}
+
+/** The warnings of a {@link RetryOutcome}: one `IDEMPOTENCY_KEY_HELD` per skipped job. */
+export function retryWarnings(outcome: RetryOutcome): Warning[] {
+  return outcome.skipped.map((s) => ({
+    code: "IDEMPOTENCY_KEY_HELD" as const,
+    message: `job ${s.job_id} was not retried: its key ${JSON.stringify(s.key)} belongs to job ${s.holder_id}, which is active now (spoolctl wait ${s.holder_id}, then spoolctl retry ${s.job_id})`,
+  }));
 }
 
 /** Run settings a retry may change on the way (`triage`): absent fields stay as they are. */
@@ -160,6 +232,8 @@ export async function retryWithOverrides(store: Store, ref: string, overrides: R
   return await store.write(async (tx) => {
     const job = await resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION);
     await checkRetry(tx, job, false);
+    const holder = await keyHolder(tx, job);
+    if (holder) throw keyConflict(job, holder);
     const changes: JobSettingsChange = {};
     const changed: RetriedWithOverrides["changed"] = {};
     if (overrides.timeoutSeconds !== undefined) {

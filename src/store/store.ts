@@ -12,6 +12,7 @@
  * atomically. A callback given to `read`/`write` awaits nothing but the
  * transaction's own methods. Times are epoch seconds (float).
  */
+import { SpoolError } from "../contract/errors.ts";
 import type {
   Attempt,
   EventName,
@@ -254,6 +255,9 @@ export interface StoreWriter extends StoreReader {
    * `now`, ownership and `cancel_requested` cleared, history kept. Clearing
    * `locked_by` is what makes the old worker's late writes change nothing.
    * Returns false, changing nothing, when the job is no longer in `from`.
+   * Raises `IDEMPOTENCY_CONFLICT` ({@link activeKeyTaken}) when another active
+   * job holds the job's idempotency key: the schema's one-active-job-per-key
+   * rule (docs/architecture.md "Rules that rest on isolation").
    */
   requeueJob(jobId: number, from: JobState, now: number): Promise<boolean>;
   /**
@@ -367,4 +371,16 @@ export interface Store {
   explainHotPath(): Promise<QueryPlan[]>;
   /** Closes the connection. */
   close(): Promise<void>;
+}
+
+/**
+ * The error both drivers raise when a requeue would make a second active job
+ * with one idempotency key (the unique index refused it): `IDEMPOTENCY_CONFLICT`
+ * (exit 5), never a raw constraint failure.
+ */
+export function activeKeyTaken(jobId: number): SpoolError {
+  return new SpoolError("IDEMPOTENCY_CONFLICT", `job ${jobId} cannot be requeued: another active job holds its idempotency key`, {
+    remediation: `wait for the job holding the key (spoolctl show ${jobId} names the key; spoolctl wait KEY), then retry job ${jobId}`,
+    detail: { job_id: jobId },
+  });
 }

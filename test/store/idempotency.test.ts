@@ -83,9 +83,29 @@ forEachDriver("idempotency", (q) => {
     const old = await insertJob(q.store, { idempotency_key: "k" });
     await finish(old.id, { attemptState: "failed", exitCode: 1, failureReason: "process_exit", jobState: "dead", attempts: 4, events: [] });
     const holder = await insertJob(q.store, { idempotency_key: "k" });
-    await expect(q.store.write(async (tx) => tx.requeueJob(old.id, "dead", q.store.now()))).rejects.toThrow(KEY_VIOLATION);
+    const refused = await q.store.write(async (tx) => tx.requeueJob(old.id, "dead", q.store.now())).then(() => null, (e: unknown) => e);
+    expect(refused).toMatchObject({ code: "IDEMPOTENCY_CONFLICT", detail: { job_id: old.id } });
     expect((await jobOf(q.store, old.id)).state).toBe("dead");
     expect((await q.store.read(async (tx) => tx.findActiveJobByKey("k")))?.id).toBe(holder.id);
+  });
+
+  test("two dead jobs with one key: requeueing both in one write is refused (IDEMPOTENCY_CONFLICT) and neither is requeued", async () => {
+    const dead = async () => {
+      const job = await insertJob(q.store, { idempotency_key: "twice" });
+      await finish(job.id, { attemptState: "failed", exitCode: 1, failureReason: "process_exit", jobState: "dead", attempts: 4, events: [] });
+      return job.id;
+    };
+    const a = await dead();
+    const b = await dead();
+    const refused = await q.store
+      .write(async (tx) => {
+        await tx.requeueJob(a, "dead", q.store.now());
+        await tx.requeueJob(b, "dead", q.store.now());
+      })
+      .then(() => null, (e: unknown) => e);
+    expect(refused).toMatchObject({ code: "IDEMPOTENCY_CONFLICT", detail: { job_id: b } });
+    expect([(await jobOf(q.store, a)).state, (await jobOf(q.store, b)).state]).toEqual(["dead", "dead"]);
+    expect(await q.store.read(async (tx) => tx.findActiveJobByKey("twice"))).toBeNull();
   });
 
   test("add (ops) with one key twice returns the first job, deduplicated, with one added event", async () => {

@@ -5,7 +5,8 @@
  */
 import type { SQL } from "bun";
 import type { Job, JobEvent, JobState } from "../model.ts";
-import type { AttemptClosing, EventQuery, JobSettingsChange } from "../store.ts";
+import { activeKeyTaken, type AttemptClosing, type EventQuery, type JobSettingsChange } from "../store.ts";
+import { isActiveKeyViolation } from "./errors.ts";
 import { toEvent, toJob } from "./rows.ts";
 
 type Row = Record<string, unknown>;
@@ -40,10 +41,16 @@ export async function deleteSetting(tx: SQL, key: string): Promise<boolean> {
 
 /** Back to `queued` with fresh budgets and no owner; guarded by the expected state. */
 export async function requeueJob(tx: SQL, jobId: number, from: JobState, now: number): Promise<boolean> {
-  const rows = await tx`UPDATE jobs SET state = 'queued', attempts = 0, crashes = 0, next_run_at = ${now}::float8, finished_at = NULL,
-      locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = false
-    WHERE id = ${jobId} AND state = ${from} RETURNING 1`;
-  return rows.length > 0;
+  try {
+    const rows = await tx`UPDATE jobs SET state = 'queued', attempts = 0, crashes = 0, next_run_at = ${now}::float8, finished_at = NULL,
+        locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = false
+      WHERE id = ${jobId} AND state = ${from} RETURNING 1`;
+    return rows.length > 0;
+  } catch (error) {
+    // Another active job holds the key (committed, or committed while this UPDATE waited on it).
+    if (isActiveKeyViolation(error)) throw activeKeyTaken(jobId);
+    throw error;
+  }
 }
 
 /** Ends a running attempt row (its worker lost the job). */

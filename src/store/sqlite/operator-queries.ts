@@ -6,7 +6,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { Job, JobEvent, JobState } from "../model.ts";
-import type { AttemptClosing, EventQuery, JobSettingsChange } from "../store.ts";
+import { activeKeyTaken, type AttemptClosing, type EventQuery, type JobSettingsChange } from "../store.ts";
 import { toJob } from "./queries.ts";
 
 type Row = Record<string, unknown>;
@@ -48,14 +48,20 @@ export function deleteSetting(db: Database, key: string): boolean {
 
 /** Back to `queued` with fresh budgets and no owner; guarded by the expected state. */
 export function requeueJob(db: Database, jobId: number, from: JobState, now: number): boolean {
-  const result = db
-    .query(
-      `UPDATE jobs SET state = 'queued', attempts = 0, crashes = 0, next_run_at = ?1, finished_at = NULL,
-         locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = 0
-       WHERE id = ?2 AND state = ?3`,
-    )
-    .run(now, jobId, from);
-  return result.changes > 0;
+  try {
+    const result = db
+      .query(
+        `UPDATE jobs SET state = 'queued', attempts = 0, crashes = 0, next_run_at = ?1, finished_at = NULL,
+           locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = 0
+         WHERE id = ?2 AND state = ?3`,
+      )
+      .run(now, jobId, from);
+    return result.changes > 0;
+  } catch (error) {
+    // The unique index of active keys (schema v4) refused a second active job with this key.
+    if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE" && /idempotency_key/.test(String((error as Error).message))) throw activeKeyTaken(jobId);
+    throw error;
+  }
 }
 
 /** Ends a running attempt row (its worker lost the job). */
