@@ -3,7 +3,7 @@
  * write it guarded by owner and attempt number, and append its events — one
  * transaction (docs/architecture.md "Fencing", "Retries and backoff").
  */
-import type { Store } from "../store/store.ts";
+import type { AttemptProcess, Store } from "../store/store.ts";
 import { decideOutcome, type Outcome, type ProcessEnd } from "./outcome.ts";
 import { readSettings } from "./settings.ts";
 
@@ -17,6 +17,8 @@ export interface AttemptRef {
   staleBefore?: number;
   /** The attempt's last non-empty stderr line, read before the write (see failure-signature.ts); absent: not read. */
   stderrLastLine?: string | null;
+  /** The attempt's process group when no heartbeat recorded it yet (docs/architecture.md "The claim"). */
+  process?: AttemptProcess | null;
 }
 
 /**
@@ -46,6 +48,7 @@ export async function recordAttemptEnd(store: Store, ref: AttemptRef, end: Proce
       error: outcome.error,
       failureReason: outcome.failureReason,
       stderrLastLine: ref.stderrLastLine ?? null,
+      process: ref.process ?? null,
       jobState: outcome.jobState,
       attempts: outcome.attempts,
       crashes: outcome.crashes,

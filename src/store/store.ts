@@ -171,6 +171,18 @@ export interface EventToAppend {
 export interface AttemptKey {
   jobId: number;
   attemptNo: number;
+  /**
+   * The attempt's process group, sent with the first heartbeat after the spawn
+   * (docs/architecture.md "The claim"): recorded on the attempt row when the
+   * worker still owns it. Absent once recorded.
+   */
+  process?: AttemptProcess;
+}
+
+/** An attempt's process group and the start time of its leader (as /proc shows it; null: not read). */
+export interface AttemptProcess {
+  pgid: number;
+  startTime: string | null;
 }
 
 /** What a heartbeat learned about one attempt. */
@@ -202,6 +214,8 @@ export interface AttemptRecord {
   jobState: JobState;
   /** Ledger rows written with the outcome, only when it was written. */
   events: EventToAppend[];
+  /** The attempt's process group, when no heartbeat recorded it yet; kept as is when one did. */
+  process?: AttemptProcess | null;
   attempts: number;
   crashes: number;
   nextRunAt: number;
@@ -216,8 +230,6 @@ export interface StoreWriter extends StoreReader {
   insertJob(job: NewJob, now: number): Promise<Job>;
   /** Appends a ledger row. */
   appendEvent(jobId: number, event: EventName, workerId: string | null, detail: string | null, now: number): Promise<void>;
-  /** Records the child's process group and its start time on the running attempt. */
-  setAttemptProcess(jobId: number, attemptNo: number, pgid: number, startTime: string | null): Promise<void>;
   /**
    * Writes an attempt's outcome, the job's next state and `rec.events`, fenced
    * by (job, attempt, worker) (docs/architecture.md "Fencing"): returns false,
@@ -240,7 +252,8 @@ export interface StoreWriter extends StoreReader {
   /**
    * Renews the lease of each attempt the worker still owns (one statement; the
    * database's clock) and reports, per attempt, whether it is still owned and
-   * whether a cancel was requested.
+   * whether a cancel was requested. An attempt sent with its `process` and
+   * still owned gets its process group recorded (keyed by job and attempt).
    */
   heartbeatJobs(workerId: string, attempts: AttemptKey[], now: number): Promise<AttemptLease[]>;
   /** Advances a worker's registry heartbeat; returns whether a stop was requested. */

@@ -44,8 +44,10 @@ function after(ms: number, fn: () => void): () => void {
 export interface AttemptSpec {
   argv: string[];
   cwd: string | null;
-  /** Variables layered over the worker's environment. */
+  /** Variables layered over `baseEnv`. */
   env: Record<string, string>;
+  /** The worker's environment, copied once per worker ({@link workerEnvironment}); default: {@link jobEnvironment} of process.env now. */
+  baseEnv?: Record<string, string | undefined>;
   stdoutPath: string;
   stderrPath: string;
   /** Seconds. */
@@ -59,8 +61,12 @@ export interface AttemptSpec {
 export interface RunningAttempt {
   /** PID of the child, which leads its own process group; null if it never started. */
   pid: number | null;
-  /** The child's start time, to recognise its group later (orphan cleanup). */
-  startTime: string | null;
+  /**
+   * The child's start time, to recognise its group later (orphan cleanup):
+   * read from /proc at the first call while the child runs (a heartbeat, a
+   * kill), then kept; null when never read before the child ended, or unreadable.
+   */
+  startTime(): string | null;
   /** Resolves when the child has exited (and, after a kill, its group is gone or SIGKILLed). */
   done: Promise<ProcessEnd>;
   /** Kills the group because the job was canceled or the worker is interrupted. */
@@ -111,14 +117,12 @@ function markerEnv(marker: string | undefined): Record<string, string> {
  * job sets itself is left as given.
  */
 export function jobEnvironment(base: Record<string, string | undefined>, jobEnv: Record<string, string>, marker?: string): Record<string, string | undefined> {
-  const env = { ...base };
-  if (env.SPOOLCTL_DB && isPgUrl(env.SPOOLCTL_DB)) env.SPOOLCTL_DB = redactUrl(env.SPOOLCTL_DB);
-  return { ...env, ...jobEnv, ...markerEnv(marker) };
+  return { ...workerEnvironment(base), ...jobEnv, ...markerEnv(marker) };
 }
 
 /** `permanent`: the command itself can never start, so retrying it is pointless (docs/architecture.md "Execution"). */
 function spawnFailed(error: string, permanent = false): RunningAttempt {
-  return { pid: null, startTime: null, done: Promise.resolve({ kind: "spawn_failed", error, permanent }), stop() {} };
+  return { pid: null, startTime: () => null, done: Promise.resolve({ kind: "spawn_failed", error, permanent }), stop() {} };
 }
 
 /** Bytes the kernel counts for argv or the environment: each string and its NUL. */
@@ -162,6 +166,18 @@ function spawnError(error: unknown, spec: AttemptSpec, env: Record<string, strin
   return spawnFailed(/not found/i.test(message) ? `program not found: ${program}` : `cannot start ${program}: ${message}`, /not found/i.test(message));
 }
 
+/**
+ * The worker's environment for its children (docs/architecture.md
+ * "Execution"), copied once per worker: reading process.env is costly in Bun,
+ * and it does not change under a running worker. A PostgreSQL `SPOOLCTL_DB`
+ * loses its password (see {@link jobEnvironment}).
+ */
+export function workerEnvironment(base: Record<string, string | undefined> = process.env): Record<string, string | undefined> {
+  const env = { ...base };
+  if (env.SPOOLCTL_DB && isPgUrl(env.SPOOLCTL_DB)) env.SPOOLCTL_DB = redactUrl(env.SPOOLCTL_DB);
+  return env;
+}
+
 /** Starts an attempt. Never throws: a failure to start is a `spawn_failed` end. */
 export function startAttempt(spec: AttemptSpec): RunningAttempt {
   if (spec.cwd !== null) {
@@ -181,7 +197,7 @@ export function startAttempt(spec: AttemptSpec): RunningAttempt {
     return spawnFailed(`cannot write the attempt's output: ${(error as Error).message}`);
   }
   let proc: ReturnType<typeof Bun.spawn>;
-  const env = jobEnvironment(process.env, spec.env, spec.marker);
+  const env = spec.baseEnv ? { ...spec.baseEnv, ...spec.env, ...markerEnv(spec.marker) } : jobEnvironment(process.env, spec.env, spec.marker);
   try {
     proc = Bun.spawn(spec.argv, {
       cwd: spec.cwd ?? undefined,
@@ -198,11 +214,18 @@ export function startAttempt(spec: AttemptSpec): RunningAttempt {
     closeSync(errFd);
   }
   const pid = proc.pid;
-  const startTime = processStartTime(pid);
+  let ended = false;
+  let startTime: string | null | undefined;
+  // No /proc read per spawn: most trivial jobs end before anyone needs it.
+  const readStartTime = () => {
+    if (startTime === undefined && !ended) startTime = processStartTime(pid);
+    return startTime ?? null;
+  };
   let reason: "timed_out" | "canceled" | "interrupted" | null = null;
   let killing: Promise<void> | null = null;
   const kill = (why: NonNullable<typeof reason>) => {
     if (reason === null) reason = why;
+    readStartTime();
     killing ??= (async () => {
       // The group, and any process of the attempt that left it with setsid (found by its marker).
       const escaped = spec.marker ? groupsWithEnv(spec.marker).filter((g) => g !== pid) : [];
@@ -212,6 +235,7 @@ export function startAttempt(spec: AttemptSpec): RunningAttempt {
   const cancelTimer = after(spec.timeoutSeconds * 1000, () => kill("timed_out"));
   const done = (async (): Promise<ProcessEnd> => {
     await proc.exited;
+    ended = true;
     cancelTimer();
     if (killing) await killing;
     const code = proc.exitCode;
@@ -228,5 +252,5 @@ export function startAttempt(spec: AttemptSpec): RunningAttempt {
     // A missing exit code is never success (docs/architecture.md "Execution").
     return code === null ? { kind: "signaled", signal: 0 } : { kind: "exited", code };
   })();
-  return { pid, startTime, done, stop: (why) => kill(why) };
+  return { pid, startTime: readStartTime, done, stop: (why) => kill(why) };
 }

@@ -10,7 +10,7 @@ import type { Outcome, ProcessEnd } from "../ops/outcome.ts";
 import { readLastStderrLine } from "../ops/failure-signature.ts";
 import { recordAttemptEnd } from "../ops/record.ts";
 import type { AttemptKey, Store, Waker } from "../store/store.ts";
-import { attemptMarker, startAttempt } from "./executor.ts";
+import { attemptMarker, startAttempt, workerEnvironment, type RunningAttempt } from "./executor.ts";
 import { killOrphans, reapDeadWorkers, type ReapedJob } from "./reaper.ts";
 import { OutputShipper, SHIP_INTERVAL_MS } from "./ship.ts";
 import { readSettings } from "../ops/settings.ts";
@@ -53,6 +53,9 @@ export interface WorkSummary {
 
 interface InFlight {
   claimed: ClaimedAttempt;
+  running: RunningAttempt;
+  /** Whether a heartbeat has recorded the attempt's process group (otherwise the result carries it). */
+  processRecorded: boolean;
   stop(reason: "canceled" | "interrupted"): void;
 }
 
@@ -67,6 +70,10 @@ export class Worker {
   private waker: Waker | null = null;
   private readonly timing: Timing;
   private readonly summary: WorkSummary;
+  /** The environment children start from, copied once per worker. */
+  private readonly baseEnv = workerEnvironment();
+  /** Whether the last claim filled the free room (false: idle room, so the idle wait asks when the next job is due). */
+  private claimFilledRoom = false;
 
   constructor(
     private readonly store: Store,
@@ -191,7 +198,13 @@ export class Worker {
     }
     this.beating = true;
     try {
-      const attempts: AttemptKey[] = [...this.inFlight.values()].map((f) => ({ jobId: f.claimed.job.id, attemptNo: f.claimed.attemptNo }));
+      // The first beat after a spawn also records the attempt's process group (docs/architecture.md "The claim").
+      const flights = [...this.inFlight.values()];
+      const attempts: AttemptKey[] = flights.map((f) => {
+        const key: AttemptKey = { jobId: f.claimed.job.id, attemptNo: f.claimed.attemptNo };
+        if (!f.processRecorded && f.running.pid !== null) key.process = { pgid: f.running.pid, startTime: f.running.startTime() };
+        return key;
+      });
       const { stopRequested, leases } = await this.store.write(async (tx) => {
         const now = this.store.now();
         const { stopRequested } = await tx.heartbeatWorker(this.opts.workerId, now);
@@ -199,6 +212,7 @@ export class Worker {
       });
       this.renewedAt = performance.now();
       this.leaseStopped = false;
+      for (const f of flights) f.processRecorded = true;
       for (const lease of leases) {
         // Not owned: the job was taken from us (retry --force); its run must not go on beside the new one.
         if (!lease.owned || lease.cancelRequested) this.inFlight.get(`${lease.jobId}:${lease.attemptNo}`)?.stop("canceled");
@@ -237,9 +251,9 @@ export class Worker {
     if (room <= 0) return 0;
     const now = this.store.now();
     let claimed: ClaimedAttempt[];
+    this.claimFilledRoom = false;
     try {
-      // A cheap read first: most wakes find nothing due, and a claim takes the write lock.
-      if (!(await store.read(async (tx) => tx.hasDueJob(opts.queue, now)))) return 0;
+      // No read first: the claim answers "is anything due?" itself, in one transaction.
       claimed = await claimJobs(store, { queue: opts.queue, workerId: opts.workerId, workerPid: process.pid, slots: opts.slots }, room, now);
     } catch (error) {
       // Over a network a claim can commit and its answer be lost: jobs may now be ours without our knowing.
@@ -247,6 +261,7 @@ export class Worker {
       this.transient(error);
       return 0;
     }
+    this.claimFilledRoom = claimed.length === room;
     if (claimed.length > 0) {
       this.summary.claimed = true;
       this.renewedAt = performance.now(); // a claim writes the lease of what it claims
@@ -344,9 +359,15 @@ export class Worker {
     }
   }
 
-  /** How long to sleep when nothing can be claimed: the poll, or until the next due job. */
+  /**
+   * How long to sleep when nothing more can be claimed: the poll, or until the
+   * next due job. Asked of the store only when the worker has idle room: with
+   * every slot busy, the end of one of its own attempts wakes it.
+   */
   private async idleWaitMs(): Promise<number> {
     let ms = this.opts.pollInterval * 1000;
+    const busy = this.inFlight.size >= this.opts.concurrency || this.claimFilledRoom;
+    if (busy || this.stopping) return Math.min(ms, this.timing.heartbeat * 1000);
     const due = await this.store.read(async (tx) => tx.nextDueAt(this.opts.queue));
     const now = this.store.now();
     // A job already due that could not be claimed is held back by --slots or
@@ -367,19 +388,12 @@ export class Worker {
       stderrPath: claimed.stderrPath,
       timeoutSeconds: job.timeout_seconds,
       marker: attemptMarker(this.store.queueId, job.id, attemptNo),
+      baseEnv: this.baseEnv,
     });
-    // In flight from now on, so that the next heartbeat renews its lease.
-    this.inFlight.set(flightKey(claimed), { claimed, stop: running.stop });
+    // In flight from now on, so that the next heartbeat renews its lease and records the process group.
+    // (Until then, a reaper finds the attempt's processes by their marker: docs/architecture.md "Orphans".)
+    this.inFlight.set(flightKey(claimed), { claimed, running, processRecorded: false, stop: running.stop });
     this.shipper?.track(claimed);
-    if (running.pid !== null) {
-      // The reaper needs the group to kill an orphan if this worker dies: retry through LOCKED.
-      // (If it still cannot be written, the reaper finds the processes by their marker.)
-      try {
-        await this.retryLocked(() => this.store.write(async (tx) => tx.setAttemptProcess(job.id, attemptNo, running.pid!, running.startTime)));
-      } catch (error) {
-        this.transient(error);
-      }
-    }
     if (this.interrupted) running.stop("interrupted");
     void running.done.then(async (end) => {
       await this.finish(claimed, end, started);
@@ -400,7 +414,9 @@ export class Worker {
       await this.shipper?.finish(claimed);
       // Read outside the write transaction: one bounded read of the file's end (triage's signature).
       const stderrLastLine = readLastStderrLine(claimed.stderrPath);
-      outcome = await this.retryLocked(() => recordAttemptEnd(this.store, { jobId: job.id, attemptNo, workerId: this.opts.workerId, stderrLastLine }, end));
+      const flight = this.inFlight.get(flightKey(claimed));
+      const process = flight && !flight.processRecorded && flight.running.pid !== null ? { pgid: flight.running.pid, startTime: flight.running.startTime() } : null;
+      outcome = await this.retryLocked(() => recordAttemptEnd(this.store, { jobId: job.id, attemptNo, workerId: this.opts.workerId, stderrLastLine, process }, end));
     } catch (error) {
       if (!isTransient(error)) throw error;
       if (!this.unrecorded.some((u) => u.claimed === claimed)) this.unrecorded.push({ claimed, end, started });

@@ -37,8 +37,8 @@ const USES: Record<string, Record<string, string[]>> = {
 
 /** Every statement the worker's hot path runs, by the name the drivers give it. */
 const HOT = {
-  sqlite: ["claimNext", "nextDueAt", "hasDueJob", "laneSettled", "recordJob", "recordAttempt", "heartbeatJobs", "staleRunningJobs", "runningJobsByWorker", "getJob"],
-  postgres: ["claimNext", "claimNextSlotted", "nextDueAt", "hasDueJob", "laneSettled", "recordAttempt", "heartbeatJobs", "staleRunningJobs", "runningJobsByWorker", "getJobForUpdate"],
+  sqlite: ["claimNext", "nextDueAt", "hasDueJob", "laneSettled", "recordJob", "recordAttempt", "heartbeatJobs", "attemptProcess", "staleRunningJobs", "runningJobsByWorker", "getJob"],
+  postgres: ["claimNext", "claimNextSlotted", "nextDueAt", "hasDueJob", "laneSettled", "recordAttempt", "heartbeatJobs", "attemptProcess", "staleRunningJobs", "runningJobsByWorker", "getJobForUpdate"],
 };
 
 forEachDriver("hot-path query plans", (q, driver) => {

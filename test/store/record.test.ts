@@ -1,10 +1,10 @@
 /**
  * recordAttempt: writing an attempt's outcome, fenced by (job, attempt,
- * worker); and setAttemptProcess.
+ * worker); and the process group, carried by the first heartbeat or the result.
  */
 import { expect, test } from "bun:test";
 import type { AttemptRecord, Store } from "../../src/store/store.ts";
-import { attemptRecord, claimOne, forEachDriver, insertJob, jobOf, record } from "./support.ts";
+import { attemptRecord, claim, claimOne, forEachDriver, insertJob, jobOf, record } from "./support.ts";
 
 /** Everything the store holds about a job, to show a refused write changed nothing. */
 async function snapshot(store: Store, jobId: number) {
@@ -131,13 +131,32 @@ forEachDriver("recordAttempt", (q) => {
     expect((await snapshot(q.store, job.id)).events.map((e) => e.event)).toEqual(["claimed"]);
   });
 
-  test("setAttemptProcess records the process group and its start time on the attempt", async () => {
+  test("the first heartbeat records the process group and its start time on an attempt the worker still owns", async () => {
+    const job = await insertJob(q.store);
+    const lost = await insertJob(q.store);
+    await claim(q.store, { workerId: "w1", limit: 2 });
+    await q.store.write(async (tx) => tx.requeueJob(lost.id, "running", q.store.now())); // taken from w1
+    const leases = await q.store.write(async (tx) =>
+      tx.heartbeatJobs("w1", [{ jobId: job.id, attemptNo: 1, process: { pgid: 31337, startTime: "123456" } }, { jobId: lost.id, attemptNo: 1, process: { pgid: 4242, startTime: null } }], q.store.now()),
+    );
+    expect(leases.map((l) => l.owned)).toEqual([true, false]);
+    expect(await q.store.read(async (tx) => tx.getAttempt(job.id, 1))).toMatchObject({ pgid: 31337, pgid_start_time: "123456", state: "running" });
+    expect(await q.store.read(async (tx) => tx.getAttempt(lost.id, 1))).toMatchObject({ pgid: null, pgid_start_time: null });
+    // A later beat without it keeps it; the result keeps what the heartbeat recorded.
+    await q.store.write(async (tx) => tx.heartbeatJobs("w1", [{ jobId: job.id, attemptNo: 1 }], q.store.now()));
+    expect(await record(q.store, attemptRecord(job.id, 1, "w1", q.store.now(), { process: { pgid: 1, startTime: "1" } }))).toBe(true);
+    expect(await q.store.read(async (tx) => tx.getAttempt(job.id, 1))).toMatchObject({ pgid: 31337, pgid_start_time: "123456", state: "succeeded" });
+  });
+
+  test("the result records the process group when no heartbeat did (a job shorter than a heartbeat interval)", async () => {
     const job = await insertJob(q.store);
     await claimOne(q.store, { workerId: "w1" });
-    await q.store.write(async (tx) => tx.setAttemptProcess(job.id, 1, 31337, "123456"));
-    expect(await q.store.read(async (tx) => tx.getAttempt(job.id, 1))).toMatchObject({ pgid: 31337, pgid_start_time: "123456", state: "running" });
-    await q.store.write(async (tx) => tx.setAttemptProcess(job.id, 1, 31338, null));
-    expect(await q.store.read(async (tx) => tx.getAttempt(job.id, 1))).toMatchObject({ pgid: 31338, pgid_start_time: null });
-    expect((await jobOf(q.store, job.id)).state).toBe("running");
+    expect(await record(q.store, attemptRecord(job.id, 1, "w1", q.store.now(), { process: { pgid: 31338, startTime: null } }))).toBe(true);
+    expect(await q.store.read(async (tx) => tx.getAttempt(job.id, 1))).toMatchObject({ pgid: 31338, pgid_start_time: null, state: "succeeded" });
+    // A fenced-out result writes no group either.
+    const other = await insertJob(q.store);
+    await claimOne(q.store, { workerId: "w1" });
+    expect(await record(q.store, attemptRecord(other.id, 1, "intruder", q.store.now(), { process: { pgid: 7, startTime: "7" } }))).toBe(false);
+    expect(await q.store.read(async (tx) => tx.getAttempt(other.id, 1))).toMatchObject({ pgid: null, state: "running" });
   });
 });

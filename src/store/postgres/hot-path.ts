@@ -30,7 +30,8 @@ export const HOT_SQL = {
         RETURNING id),
       attempt AS (
         UPDATE attempts SET state = $11, finished_at = $12::float8, exit_code = $5::int, signal = $13::int,
-          error = $6::text, failure_reason = $14::text, stderr_last_line = $15::text
+          error = $6::text, failure_reason = $14::text, stderr_last_line = $15::text,
+          pgid = coalesce(pgid, $16::int), pgid_start_time = coalesce(pgid_start_time, $17::text)
         WHERE job_id = $8::bigint AND attempt_no = $10::int AND state = 'running' AND EXISTS (SELECT 1 FROM job)
         RETURNING 1)
       SELECT (SELECT count(*) FROM job)::int AS n`,
@@ -38,6 +39,10 @@ export const HOT_SQL = {
      WHERE state = 'running' AND locked_by = $1
        AND (id, last_attempt_no) IN (SELECT * FROM unnest($2::bigint[], $3::int[]))
      RETURNING id, last_attempt_no, cancel_requested`,
+  /** Process groups of running attempts, sent with the first heartbeat after their spawn. */
+  attemptProcess: `UPDATE attempts SET pgid = p.pgid, pgid_start_time = p.start_time
+     FROM unnest($1::bigint[], $2::int[], $3::int[], $4::text[]) AS p(job_id, attempt_no, pgid, start_time)
+     WHERE attempts.job_id = p.job_id AND attempts.attempt_no = p.attempt_no AND attempts.state = 'running'`,
   staleRunningJobs: `SELECT * FROM jobs WHERE state = 'running' AND heartbeat_at < ${DB_NOW} - $1::float8 ORDER BY id`,
   runningJobsByWorker: "SELECT locked_by AS worker_id, id AS job_id FROM jobs WHERE state = 'running' AND locked_by IS NOT NULL ORDER BY id",
   getJobForUpdate: "SELECT * FROM jobs WHERE id = $1::bigint FOR UPDATE",
@@ -48,7 +53,8 @@ const SAMPLE: Record<keyof typeof HOT_SQL, unknown[]> = {
   nextDueAt: ["default"],
   hasDueJob: ["default", 0],
   laneSettled: ["default", 0],
-  recordAttempt: ["done", 1, 0, 0, 0, null, 0, 1, "w", 1, "succeeded", 0, null, null, null],
+  recordAttempt: ["done", 1, 0, 0, 0, null, 0, 1, "w", 1, "succeeded", 0, null, null, null, null, null],
+  attemptProcess: [[1], [1], [1], [null]],
   heartbeatJobs: ["w", [1], [1]],
   staleRunningJobs: [30],
   runningJobsByWorker: [],

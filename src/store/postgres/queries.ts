@@ -187,15 +187,12 @@ export class PgQueries implements StoreWriter {
     this.effects.append({ jobId, event, workerId, detail, at: now });
   }
 
-  async setAttemptProcess(jobId: number, attemptNo: number, pgid: number, startTime: string | null): Promise<void> {
-    await this.tx`UPDATE attempts SET pgid = ${pgid}, pgid_start_time = ${startTime}::text WHERE job_id = ${jobId} AND attempt_no = ${attemptNo}`;
-  }
-
   async recordAttempt(r: AttemptRecord): Promise<boolean> {
     // Fenced by (job, attempt, worker) in the UPDATE itself; the attempt row is closed only if the job row was.
     const [row] = await this.tx.unsafe(HOT_SQL.recordAttempt, [
       r.jobState, r.attempts, r.crashes, r.nextRunAt, r.exitCode, r.error, r.jobState === "queued" ? null : r.now,
       r.jobId, r.workerId, r.attemptNo, r.attemptState, r.now, r.signal, r.failureReason, r.stderrLastLine ?? null,
+      r.process?.pgid ?? null, r.process?.startTime ?? null,
     ]);
     if (row.n === 0) return false;
     for (const e of r.events) this.effects.append({ jobId: r.jobId, event: e.event, workerId: e.workerId, detail: e.detail, at: r.now });
@@ -228,6 +225,10 @@ export class PgQueries implements StoreWriter {
       [workerId, attempts.map((a) => a.jobId), attempts.map((a) => a.attemptNo)],
     )) as Row[];
     const seen = new Map(rows.map((r) => [`${num(r.id)}:${r.last_attempt_no}`, r.cancel_requested === true]));
+    const groups = attempts.filter((a) => a.process && seen.has(`${a.jobId}:${a.attemptNo}`));
+    if (groups.length > 0) {
+      await this.tx.unsafe(HOT_SQL.attemptProcess, [groups.map((a) => a.jobId), groups.map((a) => a.attemptNo), groups.map((a) => a.process!.pgid), groups.map((a) => a.process!.startTime)]);
+    }
     return attempts.map((a) => {
       const cancel = seen.get(`${a.jobId}:${a.attemptNo}`);
       return { jobId: a.jobId, attemptNo: a.attemptNo, owned: cancel !== undefined, cancelRequested: cancel === true };

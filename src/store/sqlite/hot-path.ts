@@ -31,8 +31,11 @@ export const HOT_SQL = {
   recordJob: `UPDATE jobs SET state = ?, attempts = ?, crashes = ?, next_run_at = ?, last_exit_code = ?, last_error = ?,
        finished_at = ?, locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = 0
      WHERE id = ? AND state = 'running' AND locked_by = ? AND last_attempt_no = ?`,
-  recordAttempt: `UPDATE attempts SET state = ?, finished_at = ?, exit_code = ?, signal = ?, error = ?, failure_reason = ?, stderr_last_line = ?
+  recordAttempt: `UPDATE attempts SET state = ?, finished_at = ?, exit_code = ?, signal = ?, error = ?, failure_reason = ?, stderr_last_line = ?,
+       pgid = coalesce(pgid, ?), pgid_start_time = coalesce(pgid_start_time, ?)
      WHERE job_id = ? AND attempt_no = ? AND state = 'running'`,
+  /** The process group of a running attempt, sent with the first heartbeat after the spawn. */
+  attemptProcess: "UPDATE attempts SET pgid = ?, pgid_start_time = ? WHERE job_id = ? AND attempt_no = ? AND state = 'running'",
   /** One statement for all of a worker's attempts: ?1 now, ?2 worker, ?3 JSON [[job, attempt], …]. */
   heartbeatJobs: `UPDATE jobs SET heartbeat_at = ?1
      WHERE state = 'running' AND locked_by = ?2
@@ -50,7 +53,8 @@ const SAMPLE: Record<keyof typeof HOT_SQL, unknown[]> = {
   hasDueJob: ["default", 0],
   laneSettled: ["default", 0],
   recordJob: ["done", 1, 0, 0, 0, null, 0, 1, "w", 1],
-  recordAttempt: ["succeeded", 0, 0, null, null, null, null, 1, 1],
+  recordAttempt: ["succeeded", 0, 0, null, null, null, null, null, null, 1, 1],
+  attemptProcess: [1, null, 1, 1],
   heartbeatJobs: [0, "w", "[[1,1]]"],
   staleRunningJobs: [0],
   runningJobsByWorker: [],

@@ -253,10 +253,6 @@ export class SqliteQueries implements StoreWriter {
     return claimed;
   }
 
-  async setAttemptProcess(jobId: number, attemptNo: number, pgid: number, startTime: string | null): Promise<void> {
-    this.db.query("UPDATE attempts SET pgid = ?, pgid_start_time = ? WHERE job_id = ? AND attempt_no = ?").run(pgid, startTime, jobId, attemptNo);
-  }
-
   async recordAttempt(r: AttemptRecord): Promise<boolean> {
     const job = this.db
       .query(HOT_SQL.recordJob)
@@ -275,7 +271,7 @@ export class SqliteQueries implements StoreWriter {
     if (job.changes === 0) return false;
     this.db
       .query(HOT_SQL.recordAttempt)
-      .run(r.attemptState, r.now, r.exitCode, r.signal, r.error, r.failureReason, r.stderrLastLine ?? null, r.jobId, r.attemptNo);
+      .run(r.attemptState, r.now, r.exitCode, r.signal, r.error, r.failureReason, r.stderrLastLine ?? null, r.process?.pgid ?? null, r.process?.startTime ?? null, r.jobId, r.attemptNo);
     for (const e of r.events) this.insertEvent(r.jobId, e.event, e.workerId, e.detail, r.now);
     return true;
   }
@@ -307,6 +303,9 @@ export class SqliteQueries implements StoreWriter {
       .query(HOT_SQL.heartbeatJobs)
       .all(now, workerId, JSON.stringify(attempts.map((a) => [a.jobId, a.attemptNo]))) as { id: number; last_attempt_no: number; cancel_requested: number }[];
     const seen = new Map(rows.map((r) => [`${r.id}:${r.last_attempt_no}`, r.cancel_requested === 1]));
+    for (const a of attempts) {
+      if (a.process && seen.has(`${a.jobId}:${a.attemptNo}`)) this.db.query(HOT_SQL.attemptProcess).run(a.process.pgid, a.process.startTime, a.jobId, a.attemptNo);
+    }
     return attempts.map((a) => {
       const cancel = seen.get(`${a.jobId}:${a.attemptNo}`);
       return { jobId: a.jobId, attemptNo: a.attemptNo, owned: cancel !== undefined, cancelRequested: cancel === true };
