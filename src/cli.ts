@@ -14,6 +14,7 @@ import { leadingGlobals, refuseInvalidUtf8, splitArgv } from "./commands/argv.ts
 import { loadCatalog } from "./commands/catalog.ts";
 import { VERB_SUMMARIES } from "./commands/names.ts";
 import { COMPOUND, VERBS } from "./commands/registry.ts";
+import { carryIntoError, carryIntoResult, suggesterFor } from "./commands/selection.ts";
 import { COMMON_FLAGS, makeContext, terminalAttached, type AnyVerb } from "./commands/verb.ts";
 import type { Store } from "./store/store.ts";
 import { guardStdio, writeOut } from "./ui/stdio.ts";
@@ -94,6 +95,8 @@ export async function main(rawArgv: string[]): Promise<number> {
   const startedAt = performance.now();
   const json = wantsJson(rawArgv);
   const stores: Store[] = [];
+  // Hints keep the queue selection; --db is known once argv is split.
+  let suggest = suggesterFor(undefined);
   try {
     refuseInvalidUtf8(rawArgv);
     // `spoolctl --db X status`: global flags before the verb are the verb's own.
@@ -128,12 +131,13 @@ export async function main(rawArgv: string[]): Promise<number> {
     }
     if (!PLAIN_OUTPUT.has(verb.name)) guardStdio();
     const raw = splitArgv(rest, verb.flags);
+    suggest = suggesterFor(typeof raw.values.db === "string" ? raw.values.db : undefined);
     // A picker may stand in for a missing argument only for a person: at a terminal, and not under --json.
     // (Only a verb with a picker asks about the terminal: the question costs an fstat, or more.)
     const canAsk = raw.values.json !== true && Object.values(verb.flags).some((d) => d.prompt) && terminalAttached();
     const args = checkArgs(verb, raw, { spoken: spoken ?? verb.name, canAsk });
     const ctx = makeContext(raw, args, { stores, mutates: Boolean(verb.mutates), catalog: loadCatalog });
-    const result: VerbResult = await verb.run(ctx);
+    const result: VerbResult = carryIntoResult(await verb.run(ctx), suggest);
     if (result.streamed) return result.exitCode ?? 0;
     if (json) writeOut(JSON.stringify(buildEnvelope(startedAt, result)) + "\n");
     else {
@@ -146,7 +150,7 @@ export async function main(rawArgv: string[]): Promise<number> {
     }
     return result.exitCode ?? 0;
   } catch (error) {
-    const spoolError = asSpoolError(error);
+    const spoolError = carryIntoError(asSpoolError(error), suggest);
     await printError(spoolError, json, startedAt);
     return spoolError.exitCode;
   } finally {

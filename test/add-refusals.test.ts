@@ -13,6 +13,7 @@ import { splitArgv } from "../src/commands/argv.ts";
 import { SpoolError } from "../src/contract/errors.ts";
 import type { FlagsDef } from "../src/contract/flags.ts";
 import { CLI, TempQueue } from "./helpers.ts";
+import { withoutSelection } from "./operator-helpers.ts";
 
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));
@@ -24,7 +25,7 @@ async function refused(args: string[]): Promise<any> {
   expect(r.code).toBe(1);
   expect(r.json.ok).toBe(false);
   expect(await q.jobs()).toEqual([]);
-  return r.json.errors[0];
+  return withoutSelection(q, r.json.errors[0]);
 }
 
 test("add --timeout 5 min -- echo hi: the stray word is named, nothing is stored", async () => {
@@ -65,7 +66,7 @@ test("arguments that are not valid UTF-8 are refused (never stored as U+FFFD); a
   const env = JSON.parse(bad.stdout.toString());
   expect(env.errors[0]).toMatchObject({ code: "INVALID_INPUT", detail: { argument: 6, bytes: "\\xff\\xfe" } });
   expect(env.errors[0].message).toContain("is not valid UTF-8");
-  expect(env.errors[0].remediation).toContain("spoolctl add -c");
+  expect(withoutSelection(q, env.errors[0].remediation)).toContain("spoolctl add -c");
   expect(await q.jobs()).toEqual([]);
   expect(sh(`bun ${CLI} add -- printf '%s' $'\\uFFFD'`).exitCode).toBe(0);
   expect((await q.job(1))!.argv).toEqual(["printf", "%s", "\uFFFD"]);

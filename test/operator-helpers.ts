@@ -7,6 +7,7 @@
 import { expect } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { selectionFlags } from "../src/commands/selection.ts";
 import { FAST_KNOBS, type TempQueue } from "./helpers.ts";
 
 /** `add --json ARGS` → the new job's id. */
@@ -39,6 +40,16 @@ export function gatedJob(q: TempQueue, name: string): { argv: string[]; release(
 /** Data keys of an envelope's `data`, sorted (for shape comparisons with the reference envelopes). */
 export function keysOf(value: unknown): string[] {
   return value && typeof value === "object" ? Object.keys(value).sort() : [];
+}
+
+/**
+ * `value` with this queue's selection (`--db X`, which every hint of a run on
+ * `q` carries: src/commands/selection.ts) taken out of its strings, to compare
+ * with a reference envelope made without one.
+ */
+export function withoutSelection<T>(q: TempQueue, value: T): T {
+  const flags = selectionFlags({ dbPath: q.location().dbPath, source: "env" });
+  return JSON.parse(JSON.stringify(value).replaceAll(` ${JSON.stringify(flags).slice(1, -1)}`, ""));
 }
 
 /** Reads a reference envelope from ../shared/reference/envelopes/. */

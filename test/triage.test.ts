@@ -10,7 +10,7 @@ import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { TempQueue, waitFor } from "./helpers.ts";
-import { addJob, drain, gatedJob } from "./operator-helpers.ts";
+import { addJob, drain, gatedJob, withoutSelection } from "./operator-helpers.ts";
 import { killJobGroups } from "./reliability-helpers.ts";
 import { HAVE_TMUX, Tty } from "./tmux.ts";
 
@@ -217,10 +217,10 @@ test("off a terminal or under --json: triage and the pickers fail fast, never pr
   const triage = await q.run(["triage"]);
   expect(triage.code).toBe(1);
   expect(triage.stderr).toContain("MISSING_REQUIRED: triage needs a terminal");
-  expect(triage.stderr).toContain("spoolctl list --state dead");
+  expect(withoutSelection(q, triage.stderr)).toContain("spoolctl list --state dead");
   const triageJson = await q.json(["triage"]);
   expect([triageJson.code, triageJson.env.errors[0].code]).toEqual([1, "INVALID_INPUT"]);
-  expect(triageJson.env.errors[0].remediation).toContain("spoolctl retry ID");
+  expect(withoutSelection(q, triageJson.env.errors[0].remediation)).toContain("spoolctl retry ID");
   for (const verb of ["retry", "cancel"]) {
     const r = await q.json([verb]);
     expect([r.code, r.env.ok, r.env.errors[0].code]).toEqual([1, false, "MISSING_REQUIRED"]);

@@ -114,7 +114,7 @@ export default defineVerb({
     if (data.count === 0) return "no events";
     const rows = data.events.map((e) => [String(e.id), iso(e.at), String(e.job_id), e.event, e.worker_id ?? "-", escapeControl(e.detail ?? "")]);
     const full = data.count >= ctx.args.limit;
-    const more = full ? `\n(more may follow: ${rerunCommand("events", ctx.raw.values, { "since-id": String(pagination?.cursor) })})` : "";
+    const more = full ? `\n(more may follow: ${ctx.suggest(rerunCommand("events", ctx.raw.values, { "since-id": String(pagination?.cursor) }))})` : "";
     return table(["ID", "AT", "JOB", "EVENT", "WORKER", "DETAIL"], rows) + more;
   },
 });

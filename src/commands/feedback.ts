@@ -24,7 +24,9 @@ export default defineVerb({
     id: jobIdPositional("feedback"),
   },
   async run(ctx): Promise<VerbResult<FeedbackData>> {
-    return await jobFeedback(await ctx.open({ create: false }), ctx.args.id, ctx.args["tail-bytes"]);
+    const verdict = await jobFeedback(await ctx.open({ create: false }), ctx.args.id, ctx.args["tail-bytes"]);
+    const next = verdict.data.remediation;
+    return { ...verdict, data: { ...verdict.data, remediation: next === null ? null : ctx.suggest(next) } };
   },
   render({ data }, ctx) {
     const lines = [verdict(data)];

@@ -52,7 +52,7 @@ export default defineVerb({
       clip(escapeControl(j.last_error ?? "")),
       clip(formatArgv(j.argv)),
     ]);
-    const more = pagination?.truncated ? `\n(more: ${rerunCommand("list", ctx.raw.values, { cursor: String(pagination.cursor) })})` : "";
+    const more = pagination?.truncated ? `\n(more: ${ctx.suggest(rerunCommand("list", ctx.raw.values, { cursor: String(pagination.cursor) }))})` : "";
     return table(["ID", "STATE", "QUEUE", "PRI", "TRIES", "AGE", "LAST ERROR", "COMMAND"], rows) + more;
   },
 });

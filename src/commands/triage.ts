@@ -33,7 +33,7 @@ export default defineVerb({
     const scopeText = [scope.queue === undefined ? "" : ` in lane ${scope.queue}`, ...Object.entries(scope.tags).map(([k, v]) => ` tagged ${k}=${v}`)].join("");
     // The prompt library loads only here: other verbs never pay for it at start-up.
     const { runTriage } = await import("../ui/triage.ts");
-    const summary = await runTriage(await ctx.open({ create: false }), scope, scopeText);
+    const summary = await runTriage(await ctx.open({ create: false }), scope, scopeText, ctx.suggest);
     // The flow already drew everything, ending with its summary.
     return { data: summary, streamed: true };
   },

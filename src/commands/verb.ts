@@ -9,6 +9,7 @@ import type { VerbResult } from "../contract/envelope.ts";
 import type { Args, FlagDef, FlagsDef, RawArgs, VerbSpec } from "../contract/flags.ts";
 import { resolveLocation, type QueueLocation } from "../store/location.ts";
 import { openAppearing, openQueue, type AppearingQueue, type Store } from "../store/index.ts";
+import { suggesterFor } from "./selection.ts";
 import { isTerminal } from "../ui/stdio.ts";
 
 /** Flags every queue-reading verb takes. */
@@ -49,6 +50,8 @@ export interface VerbContext<F extends FlagsDef = FlagsDef> {
   readonly interactive: boolean;
   /** Resolves `--db` and friends. */
   location(): QueueLocation;
+  /** `text` (a hint naming spoolctl commands) with this command's queue selection in each command (src/commands/selection.ts). */
+  suggest(text: string): string;
   /**
    * Opens the queue. `create: false`: a missing file reads as an empty queue
    * and nothing is created. A verb whose `mutates` is false gets a read-only
@@ -106,6 +109,7 @@ export function makeContext<F extends FlagsDef>(raw: RawArgs, args: Args<F>, opt
       location ??= resolveLocation(typeof raw.values.db === "string" ? raw.values.db : undefined);
       return location;
     },
+    suggest: suggesterFor(typeof raw.values.db === "string" ? raw.values.db : undefined),
     async open({ create }) {
       // Reading verbs never write, so they work on a queue the user may only read (and never change it).
       const store = await openQueue(ctx.location(), { create, readOnly: !opts.mutates && !create });

@@ -21,8 +21,8 @@ export default defineVerb({
     const workers = ctx.args.all ? all : all.filter((w) => w.status === "live");
     return { data: { count: workers.length, workers } };
   },
-  render({ data }) {
-    if (data.count === 0) return "no live workers (spoolctl workers --all shows stopped ones)";
+  render({ data }, ctx) {
+    if (data.count === 0) return ctx.suggest("no live workers (spoolctl workers --all shows stopped ones)");
     const now = Date.now() / 1000;
     return table(
       ["WORKER", "PID", "HOST", "LANE", "STATUS", "STARTED", "HEARTBEAT", "RUNNING"],

@@ -61,12 +61,13 @@ export function table(header: string[], rows: string[][]): string {
 /**
  * The same command again with some flags replaced, for "more" hints: keeps the
  * user's filters (`--state dead …`) so the next page means the same query.
- * `--json` is dropped; `--db` is kept.
+ * `--json` and `--db` are dropped: the caller puts the queue selection back
+ * with the verb's `suggest` (src/commands/selection.ts), as in every hint.
  */
 export function rerunCommand(verb: string, values: Record<string, string | boolean | string[]>, overrides: Record<string, string>): string {
   const parts = ["spoolctl", verb];
   for (const [name, value] of Object.entries({ ...values, ...overrides })) {
-    if (name === "json" || value === false) continue;
+    if (name === "json" || name === "db" || value === false) continue;
     if (value === true) parts.push(`--${name}`);
     else for (const v of Array.isArray(value) ? value : [value]) parts.push(`--${name}`, formatArgv([v]));
   }

@@ -70,7 +70,7 @@ async function askOverrides(kind: "t" | "b" | "e", card: TriageCard): Promise<Re
 }
 
 /** Shows one job and runs its action menu until the person moves on. */
-async function triageOne(store: Store, card: TriageCard, summary: TriageSummary): Promise<Outcome> {
+async function triageOne(store: Store, card: TriageCard, summary: TriageSummary, suggest: (text: string) => string): Promise<Outcome> {
   const id = card.job.id;
   for (;;) {
     const action = await ask(
@@ -116,7 +116,7 @@ async function triageOne(store: Store, card: TriageCard, summary: TriageSummary)
           return "next";
         }
         case "v":
-          p.log.message(outputText(await latestOutput(store, id, VIEW_MAX_BYTES), id));
+          p.log.message(suggest(outputText(await latestOutput(store, id, VIEW_MAX_BYTES), id)));
           continue;
         case "s":
           summary.skipped.push(id);
@@ -138,8 +138,11 @@ async function triageOne(store: Store, card: TriageCard, summary: TriageSummary)
  * Runs a triage session over the dead, then canceled, jobs in `scope`, newest
  * first. Ends with a summary of what changed. Ctrl-C or Esc at any prompt ends
  * it at once (resolving, not throwing): the job on screen is left as it was.
+ *
+ * `suggest` puts the queue selection into the commands it suggests (the
+ * verb's, src/commands/selection.ts).
  */
-export async function runTriage(store: Store, scope: JobScope, scopeText: string): Promise<TriageSummary> {
+export async function runTriage(store: Store, scope: JobScope, scopeText: string, suggest: (text: string) => string = (t) => t): Promise<TriageSummary> {
   const jobs = await jobsInStates(store, TRIAGE_STATES, scope);
   const summary: TriageSummary = { looked_at: 0, listed: jobs.length, retried: [], deleted: [], skipped: [], interrupted: false };
   p.intro(`spoolctl triage${scopeText}`);
@@ -162,7 +165,7 @@ export async function runTriage(store: Store, scope: JobScope, scopeText: string
       summary.looked_at++;
       const width = Math.max(40, (process.stdout.columns || 80) - 8);
       p.note(cardText(card, width), cardTitle(card, index, jobs.length));
-      if ((await triageOne(store, card, summary)) === "quit") break;
+      if ((await triageOne(store, card, summary, suggest)) === "quit") break;
     }
   } catch (error) {
     if (!(error instanceof Interrupted)) throw error;
@@ -172,6 +175,6 @@ export async function runTriage(store: Store, scope: JobScope, scopeText: string
   }
   p.note(summaryText(summary), "What changed");
   if (summary.interrupted) p.cancel("Interrupted: the job on screen was left as it was.");
-  else p.outro(nextStep(summary));
+  else p.outro(suggest(nextStep(summary)));
   return summary;
 }
