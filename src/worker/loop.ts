@@ -112,7 +112,10 @@ export class Worker {
   async run(): Promise<WorkSummary> {
     const { store, opts } = this;
     // A database that cannot be reached yet is waited for, like a lock (a CONFLICT on the id is not).
-    await this.untilDone(() => registerWorker(store, opts.workerId, opts.queue));
+    for (const reaped of await this.untilDone(() => registerWorker(store, opts.workerId, opts.queue))) {
+      this.summary.reaped++;
+      this.emit({ type: "reaped", reaped });
+    }
     this.renewedAt = performance.now();
     await this.sweepOrphans();
     if (store.shipsOutput) {

@@ -91,6 +91,37 @@ export async function reapDeadWorkers(store: Store, reaperId: string, thresholdS
 }
 
 /**
+ * Reaps at once (no lease to wait out) the running jobs of `workerId` that
+ * were claimed by the process `who`, confirmed dead on this host: used when a
+ * worker registers under the id of a dead predecessor (docs/architecture.md
+ * "Reaping"). Orphans are killed first, as by {@link reapDeadWorkers}.
+ */
+export async function reapJobsOfDeadWorker(store: Store, workerId: string, who: ProcessIdentity, reaperId: string): Promise<ReapedJob[]> {
+  const jobs = await store.read(async (tx) => {
+    const ids = (await tx.runningJobsByWorker()).filter((r) => r.worker_id === workerId).map((r) => r.job_id);
+    const out: Job[] = [];
+    for (const id of ids) {
+      const job = await tx.getJob(id);
+      if (job && job.state === "running" && job.locked_pid === who.pid) out.push(job);
+    }
+    return out;
+  });
+  const reaped: ReapedJob[] = [];
+  for (const job of jobs) {
+    const killedOrphan = await killOrphan(store, job, who);
+    const outcome = await recordAttemptEnd(
+      store,
+      { jobId: job.id, attemptNo: job.last_attempt_no, workerId },
+      { kind: "worker_crash", error: `worker ${workerId} (pid ${who.pid}) died; a new worker registered under its id` },
+      store.now(),
+      reaperId,
+    );
+    if (outcome) reaped.push({ jobId: job.id, attemptNo: job.last_attempt_no, workerPid: who.pid, host: who.host, outcome, killedOrphan });
+  }
+  return reaped;
+}
+
+/**
  * Kills the process groups on this host that carry this queue's attempt
  * marker but whose attempt no longer has a live owner here: left by a worker
  * that died (its job may since have been reaped by a worker on another host)

@@ -4,28 +4,57 @@
  * its liveness, heartbeats, and reads stop requests from `spoolctl stop`.
  */
 import { SpoolError } from "../contract/errors.ts";
+import type { WorkerRecord } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
-import { HOST, bootId, judge, processStartTime } from "./liveness.ts";
+import { HOST, bootId, judge, processStartTime, type ProcessIdentity } from "./liveness.ts";
+import { reapJobsOfDeadWorker, type ReapedJob } from "./reaper.ts";
 
 /** A fresh worker id: `w-<pid>-<4 hex>`. */
 export function newWorkerId(): string {
   return `w-${process.pid}-${Buffer.from(crypto.getRandomValues(new Uint8Array(2))).toString("hex")}`;
 }
 
+/** Whether registry row `row` describes this very process (a worker re-registering itself). */
+function isSelf(row: WorkerRecord): boolean {
+  return row.host === HOST && row.pid === process.pid && row.start_time === processStartTime(process.pid) && row.boot_id === bootId();
+}
+
+/**
+ * The registry row's process as last registered under `workerId`, judged:
+ * null when there is none, it stopped cleanly or it is this process; its
+ * identity when it is confirmed dead; `CONFLICT` when it lives (or cannot be
+ * judged: another host, an inconclusive look-up). A restarted container's
+ * worker often has the same id and the same PID (1) as the one that died: the
+ * start time tells them apart (docs/architecture.md "Reaping").
+ */
+function deadPredecessor(workerId: string, row: WorkerRecord | null): ProcessIdentity | null {
+  if (!row || row.stopped_at !== null || isSelf(row)) return null;
+  const who = { host: row.host, pid: row.pid, bootId: row.boot_id, startTime: row.start_time };
+  if (judge(who) === "dead") return who;
+  throw new SpoolError("CONFLICT", `worker id ${workerId} is held by a live worker (pid ${row.pid} on ${row.host})`, {
+    remediation: "choose another --worker-id, or stop that worker first (spoolctl stop --worker-id ID)",
+  });
+}
+
 /**
  * Registers this process as `workerId` serving `queue`. Raises `CONFLICT` when a
- * live worker already holds that id.
+ * live worker already holds that id. When the id's previous holder is
+ * confirmed dead, its running jobs are reaped first (orphans killed, attempts
+ * `abandoned`), before its registry row is replaced: once the row describes
+ * this process, nothing would speak for the dead one's jobs any more. Returns
+ * the jobs reaped.
  */
-export async function registerWorker(store: Store, workerId: string, queue: string, now = store.now()): Promise<void> {
+export async function registerWorker(store: Store, workerId: string, queue: string, now = store.now()): Promise<ReapedJob[]> {
+  const before = deadPredecessor(workerId, await store.read(async (tx) => tx.getWorker(workerId)));
+  const reaped = before ? await reapJobsOfDeadWorker(store, workerId, before, workerId) : [];
   await store.write(async (tx) => {
-    const existing = await tx.getWorker(workerId);
-    if (existing && existing.stopped_at === null && existing.pid !== process.pid) {
-      const alive = judge({ host: existing.host, pid: existing.pid, bootId: existing.boot_id, startTime: existing.start_time });
-      if (alive !== "dead") {
-        throw new SpoolError("CONFLICT", `worker id ${workerId} is held by a live worker (pid ${existing.pid} on ${existing.host})`, {
-          remediation: "choose another --worker-id, or stop that worker first (spoolctl stop --worker-id ID)",
-        });
-      }
+    // Judged again inside the write: another process may have registered meanwhile.
+    const row = await tx.getWorker(workerId);
+    const dead = deadPredecessor(workerId, row);
+    if (dead && (dead.pid !== before?.pid || dead.startTime !== before.startTime)) {
+      throw new SpoolError("CONFLICT", `worker id ${workerId} was taken by another process while this one registered`, {
+        remediation: "start the worker again, or choose another --worker-id",
+      });
     }
     await tx.upsertWorker({
       worker_id: workerId,
@@ -40,4 +69,5 @@ export async function registerWorker(store: Store, workerId: string, queue: stri
       stopped_at: null,
     });
   });
+  return reaped;
 }

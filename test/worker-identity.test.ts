@@ -1,0 +1,75 @@
+/**
+ * A worker's identity is its process, not its id or PID (docs/architecture.md
+ * "Reaping"): a container restarted with the same --worker-id runs the worker
+ * as PID 1 again; the new worker must reap its dead predecessor's job instead
+ * of speaking for it. Real PID namespaces (`unshare --pid`), so root only.
+ */
+import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { hostsUsable } from "./support/hosts.ts";
+import { CLI, FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
+
+setDefaultTimeout(90_000);
+
+let q: TempQueue;
+const spawned: ReturnType<typeof Bun.spawn>[] = [];
+beforeEach(() => {
+  q = new TempQueue();
+});
+afterEach(async () => {
+  for (const p of spawned.splice(0)) {
+    p.kill("SIGKILL");
+    await p.exited;
+  }
+  q.cleanup();
+});
+
+/** `work --worker-id ID` as PID 1 of a fresh PID namespace, like a container's entry point. */
+function containerWorker(id: string): ReturnType<typeof Bun.spawn> {
+  const proc = Bun.spawn(["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", "bun", CLI, "work", "--worker-id", id], {
+    env: q.env(FAST_KNOBS),
+    cwd: q.dir,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  spawned.push(proc);
+  return proc;
+}
+
+const runs = (marker: string) => (existsSync(marker) ? readFileSync(marker, "utf8").split("\n").filter(Boolean).length : 0);
+
+test.skipIf(!hostsUsable())("a container restarted with the same --worker-id and PID 1 reaps its predecessor's job at once and runs it again", async () => {
+  const marker = join(q.dir, "runs");
+  const id = await q.addJob("--", "sh", "-c", `echo run >> ${marker}; sleep 60`);
+  const first = containerWorker("ci-1");
+  await waitFor("the first run", () => runs(marker) === 1);
+  expect(await q.job(id)).toMatchObject({ state: "running", locked_by: "ci-1", locked_pid: 1 });
+  first.kill("SIGKILL"); // --kill-child: the namespace's PID 1 (the worker) dies with it
+  await first.exited;
+
+  const second = containerWorker("ci-1");
+  await waitFor("attempt 1 to be reaped", async () => (await q.attempt(id, 1))?.state === "abandoned", 30_000);
+  expect((await q.attempt(id, 1))!.failure_reason).toBe("worker_crash");
+  expect((await q.job(id))!.crashes).toBe(1);
+  await waitFor("the second run, by the new worker", () => runs(marker) === 2, 30_000);
+  expect(await q.job(id)).toMatchObject({ state: "running", locked_by: "ci-1", locked_pid: 1, last_attempt_no: 2 });
+  const events = await q.eventNames(id);
+  expect(events).toEqual(["added", "claimed", "reaped", "claimed"]);
+  second.kill("SIGKILL");
+  await second.exited;
+  const stderr = await new Response(second.stderr).text();
+  expect(stderr).toContain(`reaped job ${id} (worker pid 1 died)`);
+});
+
+test("a worker id held by a live worker is refused (CONFLICT), and that worker's job is left alone", async () => {
+  await q.addJob("--", "sleep", "60");
+  const live = Bun.spawn(["bun", CLI, "work", "--worker-id", "ci-2"], { env: q.env(FAST_KNOBS), cwd: q.dir, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+  spawned.push(live);
+  await waitFor("the job to run", async () => (await q.job(1))?.state === "running");
+  const r = await q.json(["work", "--worker-id", "ci-2", "--once"], { env: FAST_KNOBS });
+  expect([r.code, r.env.errors[0].code]).toEqual([5, "CONFLICT"]);
+  expect(r.env.errors[0].message).toContain(`held by a live worker (pid ${live.pid}`);
+  expect(await q.job(1)).toMatchObject({ state: "running", locked_by: "ci-2", last_attempt_no: 1 });
+});
