@@ -59,7 +59,7 @@ test.skipIf(!hostsUsable())("a container restarted with the same --worker-id and
   expect(events).toEqual(["added", "claimed", "reaped", "claimed"]);
   second.kill("SIGKILL");
   await second.exited;
-  const stderr = await new Response(second.stderr).text();
+  const stderr = await new Response(second.stderr as ReadableStream).text();
   expect(stderr).toContain(`reaped job ${id} (worker pid 1 died)`);
 });
 
