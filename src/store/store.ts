@@ -322,6 +322,20 @@ export interface QueryPlan {
   plan: string[];
 }
 
+/**
+ * A worker's wake-up source (docs/architecture.md "Waking"): resolves when
+ * work it may take appears in its lane — a job added or requeued into it, or,
+ * when asked for, a job of the lane ending (a freed slot) — or a stop or an
+ * operator's retry or cancel is written; not on every commit of every worker.
+ */
+export interface WorkWaker {
+  /** Resolves at the next such signal (`freed`: a lane's job ending counts too), a poke, or after `ms`. */
+  wait(ms: number, freed: boolean): Promise<void>;
+  /** Wakes a pending {@link wait} now (the worker's own attempt ended). */
+  poke(): void;
+  close(): void;
+}
+
 /** One readiness check a driver reports to `doctor`. */
 export interface StoreCheck {
   id: string;
@@ -372,8 +386,10 @@ export interface Store {
    * `spoolDir` names where the attempt output will be written.
    */
   claimJobs(req: ClaimRequest): Promise<ClaimedJob[]>;
-  /** A wake-up source for idle workers and `events --follow`. */
+  /** A wake-up source for readers (`events --follow`, `status --watch`, `wait`): any commit. */
   watch(): Waker;
+  /** A worker's wake-up source for lane `queue` (see {@link WorkWaker}). */
+  watchWork(queue: string): WorkWaker;
   /**
    * The plan of every statement on the worker's hot path (the claim, the idle
    * and drain reads, the result, the heartbeat, the reaper's look-ups): SQLite's

@@ -9,7 +9,7 @@ import { claimJobs, type ClaimedAttempt } from "../ops/claim.ts";
 import type { Outcome, ProcessEnd } from "../ops/outcome.ts";
 import { readLastStderrLine } from "../ops/failure-signature.ts";
 import { recordAttemptEnd } from "../ops/record.ts";
-import type { AttemptKey, Store, Waker } from "../store/store.ts";
+import type { AttemptKey, Store, WorkWaker } from "../store/store.ts";
 import { attemptMarker, startAttempt, workerEnvironment, type RunningAttempt } from "./executor.ts";
 import { killOrphans, reapDeadWorkers, type ReapedJob } from "./reaper.ts";
 import { OutputShipper, SHIP_INTERVAL_MS } from "./ship.ts";
@@ -67,7 +67,7 @@ export class Worker {
   private readonly unrecorded: { claimed: ClaimedAttempt; end: ProcessEnd; started: number }[] = [];
   private stopping = false;
   private interrupted = false;
-  private waker: Waker | null = null;
+  private waker: WorkWaker | null = null;
   private readonly timing: Timing;
   private readonly summary: WorkSummary;
   /** The environment children start from, copied once per worker. */
@@ -123,7 +123,7 @@ export class Worker {
       this.shipper = new OutputShipper(store, opts.workerId, output_cap);
     }
     const ship = this.shipper ? setInterval(() => void this.shipRunning(), SHIP_INTERVAL_MS) : null;
-    this.waker = store.watch();
+    this.waker = store.watchWork(opts.queue);
     const beat = setInterval(() => void this.heartbeat(), this.timing.heartbeat * 1000);
     try {
       await this.loop();
@@ -255,6 +255,9 @@ export class Worker {
     const now = this.store.now();
     let claimed: ClaimedAttempt[];
     this.claimFilledRoom = false;
+    // Claims that keep finding nothing (another worker took the job it was woken for) back off with
+    // jitter, so that a fleet woken by one job does not queue on the write lock all at once.
+    if (this.emptyClaims > 1 && performance.now() - this.lastEmptyClaim < EMPTY_STREAK_MS) await Bun.sleep(Math.random() * Math.min(2 ** (this.emptyClaims - 1), MAX_CLAIM_JITTER_MS));
     try {
       // No read first: the claim answers "is anything due?" itself, in one transaction.
       claimed = await claimJobs(store, { queue: opts.queue, workerId: opts.workerId, workerPid: process.pid, slots: opts.slots }, room, now);
@@ -265,6 +268,12 @@ export class Worker {
       return 0;
     }
     this.claimFilledRoom = claimed.length === room;
+    if (claimed.length > 0) this.emptyClaims = 0;
+    else {
+      // Only a quick run of empty claims is a race lost again and again; an idle worker's polls are not.
+      this.emptyClaims = performance.now() - this.lastEmptyClaim < EMPTY_STREAK_MS ? this.emptyClaims + 1 : 1;
+      this.lastEmptyClaim = performance.now();
+    }
     if (claimed.length > 0) {
       this.summary.claimed = true;
       this.renewedAt = performance.now(); // a claim writes the lease of what it claims
@@ -272,6 +281,10 @@ export class Worker {
     for (const next of claimed) await this.start(next);
     return claimed.length;
   }
+
+  /** Claims in a row that found nothing (see the jitter in {@link claimWhileRoom}). */
+  private emptyClaims = 0;
+  private lastEmptyClaim = -Infinity;
 
   /** Set when a claim failed in a way that may have committed (see {@link releaseStrays}). */
   private claimUncertain = false;
@@ -324,7 +337,7 @@ export class Worker {
       } catch (error) {
         // A read between the steps failed (the database went away): wait it out, then go on.
         this.transient(error);
-        await this.waker!.wait(pause);
+        await this.waker!.wait(pause, false);
         pause = Math.min(pause * 2, 2000);
       }
     }
@@ -357,7 +370,9 @@ export class Worker {
           return true;
         }
       }
-      await this.waker!.wait(await this.idleWaitMs());
+      // A job of the lane ending matters only to a worker held back by --slots or a drain waiting for the lane to settle.
+      const freed = opts.slots !== null || (opts.mode === "drain" && this.inFlight.size === 0);
+      await this.waker!.wait(await this.idleWaitMs(), freed);
       return false;
     }
   }
@@ -460,6 +475,11 @@ export class Worker {
     }
   }
 }
+
+/** Longest pause before a claim after claims that found nothing, milliseconds. */
+const MAX_CLAIM_JITTER_MS = 16;
+/** Empty claims closer together than this count as one streak, milliseconds. */
+const EMPTY_STREAK_MS = 200;
 
 /** How often the loop reads its registry row for a `spoolctl stop`, milliseconds. */
 const STOP_CHECK_MS = 250;

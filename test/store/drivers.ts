@@ -12,7 +12,7 @@
  * the location (`dbPath`: a file path or a postgres:// URL, and `spoolDir`) as
  * arguments, so they run unchanged against every driver.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, watch } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Database } from "bun:sqlite";
@@ -56,6 +56,20 @@ export interface DriverFixture {
    * "Clocks": PostgreSQL writes them with the database's own now()).
    */
   backdateLease(location: QueueLocation, jobId: number, seconds: number): Promise<void>;
+  /**
+   * Records the work signals the driver sends to workers (docs/architecture.md
+   * "Waking"), as `ready:<lane>`, `freed:<lane>` or `all`, in the order they
+   * are delivered, through the driver's own medium (SQLite: file events of the
+   * wake folder; PostgreSQL: LISTEN on the work channel). `lanes` are the
+   * lanes a worker watches (SQLite makes their files by watching them).
+   */
+  observeWork(store: Store, location: QueueLocation, lanes: string[]): Promise<WorkObserver>;
+}
+
+/** What {@link DriverFixture.observeWork} saw so far. */
+export interface WorkObserver {
+  seen: string[];
+  close(): Promise<void>;
 }
 
 /** Opens the queue at a fresh location; the returned cleanup closes it and removes the location. */
@@ -107,6 +121,21 @@ const sqlite: DriverFixture = {
     } finally {
       db.close(false);
     }
+  },
+  async observeWork(store, _location, lanes) {
+    for (const lane of lanes) store.watchWork(lane).close(); // a worker's watch makes the lane's files
+    const seen: string[] = [];
+    const watcher = watch(join(store.spoolDir, "wake"), (_event, file) => {
+      const m = /^lane-(.+)\.(ready|freed)$/.exec(file ?? "");
+      if (m) seen.push(`${m[2]}:${m[1]}`);
+      else if (file === "all") seen.push("all");
+    });
+    return {
+      seen,
+      async close() {
+        watcher.close();
+      },
+    };
   },
 };
 
@@ -167,6 +196,22 @@ const postgres: DriverFixture = {
     } finally {
       await sql.close();
     }
+  },
+  async observeWork(store, location) {
+    const { channelOf, workChannelOf } = await import("../../src/store/postgres/events.ts");
+    const sql = new SQL(location.dbPath, { max: 1 });
+    const seen: string[] = [];
+    let listening!: () => void;
+    const subscribed = new Promise<void>((r) => (listening = r));
+    const sub = await sql.listen(workChannelOf(channelOf(store.queueId)), (payload) => void seen.push(payload), () => listening());
+    await subscribed;
+    return {
+      seen,
+      async close() {
+        await sub.unlisten().catch(() => {});
+        await sql.close();
+      },
+    };
   },
 };
 

@@ -12,7 +12,8 @@ import { Database } from "bun:sqlite";
 import type { SQL } from "bun";
 import { migrate as migrateSqlite } from "../sqlite/migrations.ts";
 import { SqliteStore } from "../sqlite/open.ts";
-import type { ClaimRequest, ClaimedJob, QueryPlan, Store, StoreReader, StoreWriter, Waker } from "../store.ts";
+import type { ClaimRequest, ClaimedJob, QueryPlan, Store, StoreReader, StoreWriter, Waker, WorkWaker } from "../store.ts";
+import { pollingWorkWaker } from "../wake-signal.ts";
 import type { QueueClock } from "./connect.ts";
 import type { ErrorContext } from "./errors.ts";
 import { watchChannel } from "./listen.ts";
@@ -60,6 +61,11 @@ export class AbsentPgStore implements Store {
   /** No channel before the queue has an id: the caller's poll wakes it. */
   watch(): Waker {
     return watchChannel(null, null);
+  }
+
+  /** No queue id yet, no channel: the worker's poll wakes it. */
+  watchWork(): WorkWaker {
+    return pollingWorkWaker();
   }
 
   /** No schema, no statements to plan. */

@@ -30,6 +30,7 @@
  */
 import type { SQL } from "bun";
 import type { EventName } from "../model.ts";
+import { WorkSignals } from "../wake-signal.ts";
 
 /** One buffered ledger row. */
 export interface PendingEvent {
@@ -40,18 +41,36 @@ export interface PendingEvent {
   at: number;
 }
 
-/** The NOTIFY channel of a queue. */
+/** The NOTIFY channel of a queue, for readers: any write that appends events or changes jobs. */
 export function channelOf(queueId: string): string {
   return `spoolctl_${queueId}`;
+}
+
+/**
+ * The NOTIFY channel of a queue's workers, from the readers' {@link channelOf} (docs/architecture.md "Waking"):
+ * only writes that make work available, payload `ready:<lane>`,
+ * `freed:<lane>` or `all` (see {@link WorkSignals}).
+ */
+export function workChannelOf(channel: string): string {
+  return `${channel}_work`;
+}
+
+/** The payloads of what a transaction made available. */
+export function workPayloads(work: WorkSignals): string[] {
+  if (work.all) return ["all"];
+  return [...[...work.ready].map((l) => `ready:${l}`), ...[...work.freed].map((l) => `freed:${l}`)];
 }
 
 /** What a write transaction still has to write before COMMIT. */
 export class TxEffects {
   events: PendingEvent[] = [];
-  /** Whether waiting processes should be woken at commit (a job inserted, requeued, finished; events appended). */
+  /** Whether waiting readers should be woken at commit (a job inserted, requeued, finished; events appended). */
   notify = false;
+  /** What this transaction made available to workers, sent on the work channel at commit. */
+  readonly work = new WorkSignals();
   private numberedNow = false;
 
+  /** `channel`: the readers' channel (null: a read transaction, which notifies nobody); the work channel is derived from it. */
   constructor(private readonly channel: string | null) {}
 
   append(e: PendingEvent): void {
@@ -63,8 +82,11 @@ export class TxEffects {
   async flush(tx: SQL): Promise<void> {
     const events = this.events;
     const notify = this.notify && this.channel !== null;
+    const work = this.channel === null ? [] : workPayloads(this.work);
+    const workChannel = workChannelOf(this.channel ?? "");
     this.events = [];
     this.notify = false;
+    this.work.clear();
     if (events.length > 0) {
       await tx`
         WITH inserted AS (
@@ -76,9 +98,12 @@ export class TxEffects {
                WITH ORDINALITY AS e(job_id, at, event, worker_id, detail, ord)
           ORDER BY e.ord
           RETURNING 1)
-        SELECT count(*)::int AS n, CASE WHEN ${notify} THEN pg_notify(${this.channel ?? ""}, '') END AS notified FROM inserted`;
-    } else if (notify) {
-      await tx`SELECT pg_notify(${this.channel}, '')`;
+        SELECT count(*)::int AS n, CASE WHEN ${notify} THEN pg_notify(${this.channel ?? ""}, '') END AS notified,
+          (SELECT count(pg_notify(${workChannel}, p)) FROM unnest(${work}::text[]) AS p)::int AS woken
+        FROM inserted`;
+    } else if (notify || work.length > 0) {
+      await tx`SELECT CASE WHEN ${notify} THEN pg_notify(${this.channel}, '') END AS notified,
+        (SELECT count(pg_notify(${workChannel}, p)) FROM unnest(${work}::text[]) AS p)::int AS woken`;
     }
   }
 

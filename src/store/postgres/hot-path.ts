@@ -27,14 +27,14 @@ export const HOT_SQL = {
           last_exit_code = $5::int, last_error = $6::text, finished_at = $7::float8,
           locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = false
         WHERE id = $8::bigint AND state = 'running' AND locked_by = $9 AND last_attempt_no = $10::int
-        RETURNING id),
+        RETURNING id, queue),
       attempt AS (
         UPDATE attempts SET state = $11, finished_at = $12::float8, exit_code = $5::int, signal = $13::int,
           error = $6::text, failure_reason = $14::text, stderr_last_line = $15::text,
           pgid = coalesce(pgid, $16::int), pgid_start_time = coalesce(pgid_start_time, $17::text)
         WHERE job_id = $8::bigint AND attempt_no = $10::int AND state = 'running' AND EXISTS (SELECT 1 FROM job)
         RETURNING 1)
-      SELECT (SELECT count(*) FROM job)::int AS n`,
+      SELECT (SELECT count(*) FROM job)::int AS n, (SELECT queue FROM job) AS queue`,
   heartbeatJobs: `UPDATE jobs SET heartbeat_at = ${DB_NOW}
      WHERE state = 'running' AND locked_by = $1
        AND (id, last_attempt_no) IN (SELECT * FROM unnest($2::bigint[], $3::int[]))

@@ -11,7 +11,7 @@
  * also when LISTEN fails altogether.
  */
 import type { SQL } from "bun";
-import type { Waker } from "../store.ts";
+import type { Waker, WorkWaker } from "../store.ts";
 import { WakeSignal } from "../wake-signal.ts";
 
 /** A waker on `channel` of `sql` (null: no channel yet, poll only). */
@@ -44,6 +44,46 @@ export function watchChannel(sql: SQL | null, channel: string | null): Waker {
       subscription = null;
       if (sub) void sub.unlisten().catch(() => {});
       fire();
+    },
+  };
+}
+
+/**
+ * A worker's waker for `lane` on the queue's work channel (events.ts
+ * `workChannelOf`): payload `ready:<lane>` and `all` wake it, `freed:<lane>`
+ * wakes a wait that asks for it; other lanes' payloads are ignored without a
+ * read. Each subscription wakes it once, as in {@link watchChannel}.
+ */
+export function watchWorkChannel(sql: SQL, channel: string, lane: string): WorkWaker {
+  const signal = new WakeSignal();
+  const ready = `ready:${lane}`;
+  const freed = `freed:${lane}`;
+  let subscription: { unlisten(): Promise<void> } | null = null;
+  sql
+    .listen(
+      channel,
+      (payload) => {
+        if (payload === ready || payload === "all") signal.fire();
+        else if (payload === freed) signal.fire("freed");
+      },
+      () => signal.fire(),
+    )
+    .then(
+      (sub) => {
+        if (signal.closed) void sub.unlisten().catch(() => {});
+        else subscription = sub;
+      },
+      () => {}, // no LISTEN: the poll remains
+    );
+  return {
+    wait: (ms, wantFreed) => signal.wait(ms, wantFreed),
+    poke: () => signal.fire(),
+    close() {
+      signal.closed = true;
+      const sub = subscription;
+      subscription = null;
+      if (sub) void sub.unlisten().catch(() => {});
+      signal.fire();
     },
   };
 }

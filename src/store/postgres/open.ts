@@ -6,14 +6,14 @@
  * created in it; the first write verb (create: true) migrates it.
  */
 import type { SQL } from "bun";
-import type { ClaimRequest, ClaimedJob, QueryPlan, Store, StoreReader, StoreWriter, Waker } from "../store.ts";
+import type { ClaimRequest, ClaimedJob, QueryPlan, Store, StoreReader, StoreWriter, Waker, WorkWaker } from "../store.ts";
 import { explainHotPath } from "./hot-path.ts";
 import { AbsentPgStore } from "./absent.ts";
 import { ClaimBook, runClaim } from "./claim-runner.ts";
 import { QueueClock, createClient, measureClockOffset } from "./connect.ts";
 import { type ErrorContext, mapPgError, sqlstate } from "./errors.ts";
-import { channelOf } from "./events.ts";
-import { watchChannel } from "./listen.ts";
+import { channelOf, workChannelOf } from "./events.ts";
+import { watchChannel, watchWorkChannel } from "./listen.ts";
 import { PG_SCHEMA_VERSION, existingSpoolctlTables, migrate, readSchemaState, refuseForeign, refuseNewer, type SchemaState } from "./migrations.ts";
 import { FifoLock } from "../fifo-lock.ts";
 import { runTransaction } from "./transaction.ts";
@@ -26,7 +26,7 @@ export class PgStore implements Store {
   readonly shipsOutput = true;
   readonly exists = true;
   private readonly channel: string;
-  private readonly wakers = new Set<Waker>();
+  private readonly wakers = new Set<{ close(): void }>();
   private readonly claims = new ClaimBook();
   /** Writes and claims of this store, one at a time (transaction.ts). */
   private readonly writes = new FifoLock();
@@ -66,6 +66,19 @@ export class PgStore implements Store {
     this.wakers.add(waker);
     return {
       wait: (ms) => waker.wait(ms),
+      poke: () => waker.poke(),
+      close: () => {
+        this.wakers.delete(waker);
+        waker.close();
+      },
+    };
+  }
+
+  watchWork(queue: string): WorkWaker {
+    const waker = watchWorkChannel(this.sql, workChannelOf(this.channel), queue);
+    this.wakers.add(waker);
+    return {
+      wait: (ms, freed) => waker.wait(ms, freed),
       poke: () => waker.poke(),
       close: () => {
         this.wakers.delete(waker);

@@ -180,6 +180,7 @@ export class PgQueries implements StoreWriter {
         ${JSON.stringify(job.env)}, ${now}::float8)
       RETURNING *`;
     this.effects.notify = true;
+    this.effects.work.ready.add(job.queue);
     return toJob(row);
   }
 
@@ -195,6 +196,9 @@ export class PgQueries implements StoreWriter {
       r.process?.pgid ?? null, r.process?.startTime ?? null,
     ]);
     if (row.n === 0) return false;
+    // A job that ended frees a slot of its lane; one requeued by a retry backoff is work again.
+    this.effects.work.freed.add(row.queue);
+    if (r.jobState === "queued") this.effects.work.ready.add(row.queue);
     for (const e of r.events) this.effects.append({ jobId: r.jobId, event: e.event, workerId: e.workerId, detail: e.detail, at: r.now });
     this.effects.notify = true;
     return true;
@@ -243,7 +247,7 @@ export class PgQueries implements StoreWriter {
   async requestWorkerStop(workerId: string | null): Promise<string[]> {
     const rows = (await this.tx`UPDATE workers SET stop_requested = true
       WHERE stopped_at IS NULL AND (${workerId}::text IS NULL OR worker_id = ${workerId}::text) RETURNING worker_id`) as { worker_id: string }[];
-    if (rows.length > 0) this.effects.notify = true; // idle workers look at their flag when woken
+    if (rows.length > 0) this.effects.notify = this.effects.work.all = true; // idle workers look at their flag when woken
     return rows.map((r) => r.worker_id);
   }
 
@@ -268,17 +272,19 @@ export class PgQueries implements StoreWriter {
 
   async requeueJob(jobId: number, from: JobState, now: number): Promise<boolean> {
     const done = await op.requeueJob(this.tx, jobId, from, now);
-    if (done) this.effects.notify = true;
+    if (done) this.effects.notify = this.effects.work.all = true;
     return done;
   }
 
   async closeAttempt(closing: AttemptClosing): Promise<boolean> {
-    return op.closeAttempt(this.tx, closing);
+    const done = await op.closeAttempt(this.tx, closing);
+    if (done) this.effects.work.all = true;
+    return done;
   }
 
   async cancelQueuedJob(jobId: number, now: number): Promise<boolean> {
     const done = await op.cancelQueuedJob(this.tx, jobId, now);
-    if (done) this.effects.notify = true;
+    if (done) this.effects.notify = this.effects.work.all = true;
     return done;
   }
 

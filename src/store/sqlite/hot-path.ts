@@ -30,7 +30,8 @@ export const HOT_SQL = {
       AS busy`,
   recordJob: `UPDATE jobs SET state = ?, attempts = ?, crashes = ?, next_run_at = ?, last_exit_code = ?, last_error = ?,
        finished_at = ?, locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = 0
-     WHERE id = ? AND state = 'running' AND locked_by = ? AND last_attempt_no = ?`,
+     WHERE id = ? AND state = 'running' AND locked_by = ? AND last_attempt_no = ?
+     RETURNING queue`,
   recordAttempt: `UPDATE attempts SET state = ?, finished_at = ?, exit_code = ?, signal = ?, error = ?, failure_reason = ?, stderr_last_line = ?,
        pgid = coalesce(pgid, ?), pgid_start_time = coalesce(pgid_start_time, ?)
      WHERE job_id = ? AND attempt_no = ? AND state = 'running'`,

@@ -7,11 +7,11 @@ import { Database } from "bun:sqlite";
 import { accessSync, chmodSync, closeSync, constants, existsSync, mkdirSync, openSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { SpoolError } from "../../contract/errors.ts";
-import type { ClaimRequest, ClaimedJob, QueryPlan, Store, StoreReader, StoreWriter, Waker } from "../store.ts";
+import type { ClaimRequest, ClaimedJob, QueryPlan, Store, StoreReader, StoreWriter, Waker, WorkWaker } from "../store.ts";
 import { explainHotPath } from "./hot-path.ts";
 import { SCHEMA_VERSION, migrate, readQueueId, readSchemaVersion, refuseIfForeign, refuseIfNewer } from "./migrations.ts";
 import { SqliteQueries } from "./queries.ts";
-import { watchQueue } from "./wake.ts";
+import { signalWork, watchQueue, watchWork } from "./wake.ts";
 import { FifoLock } from "../fifo-lock.ts";
 import { refuseUnsafePath } from "../ownership.ts";
 
@@ -166,6 +166,10 @@ export class SqliteStore implements Store {
     return watchQueue(this.location);
   }
 
+  watchWork(queue: string): WorkWaker {
+    return watchWork(this.spoolDir, queue);
+  }
+
   explainHotPath(): Promise<QueryPlan[]> {
     return this.lock.run(async () => explainHotPath(this.db));
   }
@@ -174,13 +178,18 @@ export class SqliteStore implements Store {
   private transaction<T>(begin: "BEGIN" | "BEGIN IMMEDIATE", fn: (tx: SqliteQueries) => Promise<T>): Promise<T> {
     return this.lock.run(async () => {
       mapStorageError(this.location, () => this.db.exec(begin));
+      const work = this.queries.work;
       try {
         const out = await fn(this.queries);
         mapStorageError(this.location, () => this.db.exec("COMMIT"));
+        // After COMMIT: a woken worker must find what it was woken for.
+        if (!work.empty) signalWork(this.spoolDir, work);
         return out;
       } catch (error) {
         if (this.db.inTransaction) this.db.exec("ROLLBACK");
         throw mapError(this.location, error);
+      } finally {
+        work.clear();
       }
     });
   }

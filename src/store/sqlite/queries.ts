@@ -9,6 +9,7 @@ import { attemptOutputPaths } from "../spool.ts";
 import type { Attempt, EventName, Job, JobEvent, JobFilter, JobState, LaneCount, NewJob, WorkerRecord } from "../model.ts";
 import * as op from "./operator-queries.ts";
 import { HOT_SQL } from "./hot-path.ts";
+import { WorkSignals } from "../wake-signal.ts";
 
 type Row = Record<string, unknown>;
 
@@ -31,6 +32,9 @@ const ACTIVE = "state IN ('queued','running')";
 
 /** Statements bound to one connection. */
 export class SqliteQueries implements StoreWriter {
+  /** What the open transaction made available to workers; signalled by the store after COMMIT (wake.ts). */
+  readonly work = new WorkSignals();
+
   constructor(private readonly db: Database) {}
 
   async getJob(id: number): Promise<Job | null> {
@@ -215,6 +219,7 @@ export class SqliteQueries implements StoreWriter {
         JSON.stringify(job.env),
         now,
       ) as Row;
+    this.work.ready.add(job.queue);
     return toJob(row);
   }
 
@@ -256,7 +261,7 @@ export class SqliteQueries implements StoreWriter {
   async recordAttempt(r: AttemptRecord): Promise<boolean> {
     const job = this.db
       .query(HOT_SQL.recordJob)
-      .run(
+      .get(
         r.jobState,
         r.attempts,
         r.crashes,
@@ -267,8 +272,11 @@ export class SqliteQueries implements StoreWriter {
         r.jobId,
         r.workerId,
         r.attemptNo,
-      );
-    if (job.changes === 0) return false;
+      ) as { queue: string } | null;
+    if (job === null) return false;
+    // A job that ended frees a slot of its lane; one requeued by a retry backoff is work again.
+    this.work.freed.add(job.queue);
+    if (r.jobState === "queued") this.work.ready.add(job.queue);
     this.db
       .query(HOT_SQL.recordAttempt)
       .run(r.attemptState, r.now, r.exitCode, r.signal, r.error, r.failureReason, r.stderrLastLine ?? null, r.process?.pgid ?? null, r.process?.startTime ?? null, r.jobId, r.attemptNo);
@@ -316,6 +324,7 @@ export class SqliteQueries implements StoreWriter {
     const rows = this.db
       .query("UPDATE workers SET stop_requested = 1 WHERE stopped_at IS NULL AND (?1 IS NULL OR worker_id = ?1) RETURNING worker_id")
       .all(workerId) as { worker_id: string }[];
+    this.wakeAllIf(rows.length > 0);
     return rows.map((r) => r.worker_id);
   }
 
@@ -344,15 +353,21 @@ export class SqliteQueries implements StoreWriter {
   }
 
   async requeueJob(jobId: number, from: JobState, now: number): Promise<boolean> {
-    return op.requeueJob(this.db, jobId, from, now);
+    return this.wakeAllIf(await op.requeueJob(this.db, jobId, from, now));
   }
 
   async closeAttempt(closing: AttemptClosing): Promise<boolean> {
-    return op.closeAttempt(this.db, closing);
+    return this.wakeAllIf(await op.closeAttempt(this.db, closing));
   }
 
   async cancelQueuedJob(jobId: number, now: number): Promise<boolean> {
-    return op.cancelQueuedJob(this.db, jobId, now);
+    return this.wakeAllIf(await op.cancelQueuedJob(this.db, jobId, now));
+  }
+
+  /** An operator's write that changed something wakes every worker (rare: retry, cancel, stop). */
+  private wakeAllIf<T>(changed: T): T {
+    if (changed) this.work.all = true;
+    return changed;
   }
 
   async requestCancel(jobId: number): Promise<boolean> {

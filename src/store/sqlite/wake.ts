@@ -1,14 +1,19 @@
 /**
- * The SQLite driver's wake-up source: wakes an idle worker (or `events
- * --follow`) when another process commits to the queue; idle workers wait on
- * it plus a slow poll and never spin (docs/architecture.md "Waking"). It
- * watches the database folder for changes to the database or its WAL; the poll
- * interval remains the fallback where file events are unavailable.
+ * The SQLite driver's wake-up sources (docs/architecture.md "Waking"), each
+ * with the slow poll as the fallback where file events are unavailable:
+ *
+ * - readers (`events --follow`, `status --watch`, `wait`): {@link watchQueue}
+ *   watches the database folder for changes to the database or its WAL, so
+ *   any commit wakes them;
+ * - workers: {@link watchWork} watches the queue's wake folder
+ *   (`<spool>/wake/`), whose small files writers touch after COMMIT when they
+ *   made work available (see {@link signalWork}): a worker is woken by work of
+ *   its lane, not by every commit of every worker.
  */
-import { watch, type FSWatcher } from "node:fs";
-import { basename, dirname } from "node:path";
-import type { Waker } from "../store.ts";
-import { WakeSignal } from "../wake-signal.ts";
+import { closeSync, mkdirSync, openSync, utimesSync, watch, type FSWatcher } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import type { Waker, WorkWaker } from "../store.ts";
+import { WakeSignal, pollingWorkWaker, type WorkSignals } from "../wake-signal.ts";
 
 
 /** Delay of the second wake after a burst of file events, milliseconds. */
@@ -50,4 +55,72 @@ export function watchQueue(dbPath: string): Waker {
       fire();
     },
   };
+}
+
+/** The wake folder of a spool. */
+function wakeDir(spoolDir: string): string {
+  return join(spoolDir, "wake");
+}
+
+/** The file name part of a lane: the name itself when it is a plain lane name, else its hex. */
+function laneFile(lane: string): string {
+  return /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(lane) ? `lane-${lane}` : `hex-${Buffer.from(lane).toString("hex").slice(0, 200)}`;
+}
+
+/** File touched for work every worker of every lane should look at. */
+const ALL_FILE = "all";
+
+/**
+ * Touches the wake files of what a committed transaction made available (one
+ * `utimes` each). A file that does not exist has no watcher (workers create
+ * theirs when they start watching): nothing is created here. Errors are
+ * ignored: the poll remains.
+ */
+export function signalWork(spoolDir: string, signals: WorkSignals): void {
+  const dir = wakeDir(spoolDir);
+  const now = new Date();
+  const touch = (name: string) => {
+    try {
+      utimesSync(join(dir, name), now, now);
+    } catch {
+      // no worker watches (ENOENT), or the folder is not ours to touch: the poll remains
+    }
+  };
+  if (signals.all) touch(ALL_FILE);
+  for (const lane of signals.ready) touch(`${laneFile(lane)}.ready`);
+  for (const lane of signals.freed) touch(`${laneFile(lane)}.freed`);
+}
+
+/**
+ * A worker's waker for `lane`: creates the wake folder (0700) and the lane's
+ * files (0600) when missing, and watches the folder for touches of the lane's
+ * `.ready` and `.freed` files and of `all`. Falls back to the poll when the
+ * folder cannot be made or watched.
+ */
+export function watchWork(spoolDir: string, lane: string): WorkWaker {
+  const dir = wakeDir(spoolDir);
+  const ready = `${laneFile(lane)}.ready`;
+  const freed = `${laneFile(lane)}.freed`;
+  let watcher: FSWatcher;
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    for (const name of [ready, freed, ALL_FILE]) closeSync(openSync(join(dir, name), "a", 0o600));
+    const signal = new WakeSignal();
+    watcher = watch(dir, { persistent: false }, (_event, file) => {
+      if (file === ready || file === ALL_FILE || file === null) signal.fire();
+      else if (file === freed) signal.fire("freed");
+    });
+    watcher.on("error", () => {});
+    return {
+      wait: (ms, wantFreed) => signal.wait(ms, wantFreed),
+      poke: () => signal.fire(),
+      close() {
+        signal.closed = true;
+        watcher.close();
+        signal.fire();
+      },
+    };
+  } catch {
+    return pollingWorkWaker();
+  }
 }
