@@ -15,6 +15,7 @@
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { main } from "../src/cli.ts";
+import { redirectOut } from "../src/ui/stdio.ts";
 import { loadVerbFlags, type FuzzCase } from "./fuzz-cases.ts";
 import { judge } from "./fuzz-judge.ts";
 
@@ -45,12 +46,14 @@ function capture() {
     }) as typeof process.stdout.write;
   process.stdout.write = sink(out);
   process.stderr.write = sink(err);
+  redirectOut((text) => out.push(text));
   return {
     out,
     err,
     restore() {
       process.stdout.write = realOut;
       process.stderr.write = realErr;
+      redirectOut(null);
     },
   };
 }

@@ -47,12 +47,26 @@ export function isTerminal(fd: 0 | 1 | 2): boolean {
   return answer;
 }
 
+let outSink: ((text: string) => void) | null = null;
+
 /**
- * Writes `text` to stdout synchronously with `writeSync(1)`. A full
+ * Sends what {@link writeOut} writes to `sink` instead of file descriptor 1,
+ * or back to it with `null`. For callers that run `main()` inside their own
+ * process and collect each run's output (the in-process fuzz driver): a
+ * `writeSync(1)` cannot be intercepted by replacing `process.stdout.write`.
+ */
+export function redirectOut(sink: ((text: string) => void) | null): void {
+  outSink = sink;
+}
+
+/**
+ * Writes `text` to stdout synchronously with `writeSync(1)` (or to the sink
+ * given to {@link redirectOut}). A full
  * non-blocking pipe (`EAGAIN`) hands the rest to `process.stdout`, which
  * queues it; `EPIPE` ends the process with 0, as {@link guardStdio} does.
  */
 export function writeOut(text: string): void {
+  if (outSink) return outSink(text);
   let bytes = Buffer.from(text);
   while (bytes.length > 0) {
     try {
