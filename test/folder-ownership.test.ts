@@ -45,10 +45,10 @@ describe("a queue other users can write is refused", () => {
     const victim = join(top, "victim");
     writeFileSync(victim, "precious\n");
     const db = join(shared, "q.db");
-    // nobody prepares q.spool/output/1/1/stdout -> victim before the owner ever uses the queue.
+    // nobody prepares q.spool/output/1.1.stdout -> victim before the owner ever uses the queue.
     const plant = await cli(["--version"], "nobody"); // nobody can run the CLI at all
     expect(plant.code).toBe(0);
-    const mk = Bun.spawnSync([runuser!, "-u", "nobody", "--", "sh", "-c", `mkdir -p ${shared}/q.spool/output/1/1 && ln -s ${victim} ${shared}/q.spool/output/1/1/stdout`]);
+    const mk = Bun.spawnSync([runuser!, "-u", "nobody", "--", "sh", "-c", `mkdir -p ${shared}/q.spool/output && ln -s ${victim} ${shared}/q.spool/output/1.1.stdout`]);
     expect(mk.exitCode).toBe(0);
     const add = await cli(["add", "--db", db, "--json", "--", "echo", "overwritten"]);
     expect(add.code).toBe(3);

@@ -84,7 +84,7 @@ export class TempQueue {
     return this.driver === "postgres" ? { SPOOLCTL_DB: this.db, XDG_STATE_HOME: join(this.dir, "state") } : { SPOOLCTL_DB: this.db };
   }
 
-  /** The spool folder (attempt output under `output/JOB/ATTEMPT/`), where the CLI puts it: `dir/queue.spool` for SQLite. */
+  /** The spool folder (attempt output as `output/JOB.ATTEMPT.stdout|stderr`), where the CLI puts it: `dir/queue.spool` for SQLite. */
   get spool(): string {
     return this.location().spoolDir;
   }

@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { TempQueue } from "./helpers.ts";
 import { addJob, drain, keysOf, reference } from "./operator-helpers.ts";
-import { patchJobs } from "./support/queue-fixtures.ts";
+import { patchJobs, useOldOutputLayout } from "./support/queue-fixtures.ts";
 
 setDefaultTimeout(60_000);
 
@@ -54,7 +54,7 @@ test("dry run reports, --yes deletes files first then rows; queued and young job
   await age(old, 10);
   await age(dead, 10);
   await patchJobs(q, [queued], { created_at: Date.now() / 1000 - 30 * DAY });
-  const outDir = (id: number) => join(q.spool, "output", String(id));
+  const outDir = (id: number) => join(q.spool, "output", `${id}.1.stdout`);
   expect(existsSync(outDir(old))).toBe(true);
 
   const preview = await q.json(["prune", "--older-than", "7d", "--dry-run"]);
@@ -113,4 +113,17 @@ test("human text of a dry run and of a prune", async () => {
   expect(dry.stdout).toMatch(/^would delete 1 job\(s\) \(1 attempts, 3 events, 2 B of output\); run again with --yes to delete\n$/);
   const real = await q.run(["prune", "--older-than", "0", "--yes"]);
   expect(real.stdout).toBe("deleted 1 job(s) (1 attempts, 3 events, 2 B of output)\n");
+});
+
+test("a spool of the layout before the flat one (output/<job>/<attempt>/stdout) is still read, and pruned with its folders", async () => {
+  const id = await addJob(q, "--", "sh", "-c", "echo kept; echo err >&2");
+  await drain(q);
+  await useOldOutputLayout(q, q.spool, id);
+  const folder = join(q.spool, "output", String(id));
+  expect(existsSync(join(folder, "1", "stdout"))).toBe(true);
+  expect(existsSync(join(q.spool, "output", `${id}.1.stdout`))).toBe(false);
+  expect((await q.run(["output", String(id), "--stream", "stdout", "--raw"])).stdout).toBe("kept\n");
+  const r = await q.json(["prune", "--older-than", "0", "--yes"]);
+  expect(r.env.data).toMatchObject({ deleted_jobs: 1, freed_bytes: 5 + 4 });
+  expect(existsSync(folder)).toBe(false);
 });

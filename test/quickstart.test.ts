@@ -34,7 +34,7 @@ test("the database and spool are owner-only", async () => {
   await q.run(["work", "--drain"]);
   if (q.driver === "sqlite") expect(statSync(q.db).mode & 0o777).toBe(0o600); // a PostgreSQL queue has no file
   expect(statSync(q.spool).mode & 0o777).toBe(0o700);
-  expect(statSync(`${q.spool}/output/1/1/stdout`).mode & 0o777).toBe(0o600);
+  expect(statSync(`${q.spool}/output/1.1.stdout`).mode & 0o777).toBe(0o600);
 });
 
 test("read-only verbs on a missing queue create nothing", async () => {

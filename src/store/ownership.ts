@@ -130,11 +130,14 @@ function privateDir(dir: string): void {
   if ((st.mode & 0o022) !== 0) throw new Error(`${dir} may be written by group or others`);
 }
 
+/** Output folders this process has made or checked with {@link privateDir}. */
+const checkedDirs = new Set<string>();
+
 /**
  * Creates one attempt output file (docs/architecture.md "Output") for the
  * child to write, and returns its descriptor: the spool's folders are made
- * 0700 (missing parents included) and the attempt's own folder checked with
- * {@link privateDir}; the file is opened `O_CREAT | O_EXCL | O_NOFOLLOW`, mode
+ * 0700 (missing parents included) and the file's own folder checked with
+ * {@link privateDir}, once per process; the file is opened `O_CREAT | O_EXCL | O_NOFOLLOW`, mode
  * 0600, so a file or link put there by someone else is never followed,
  * truncated or written. A regular file of this user left there earlier (an
  * attempt folder reused after an interrupted prune) is removed first. Raises
@@ -142,13 +145,20 @@ function privateDir(dir: string): void {
  */
 export function createAttemptFile(path: string): number {
   const dir = dirname(path);
-  mkdirSync(dirname(dir), { recursive: true, mode: 0o700 });
-  privateDir(dir);
+  // The folder is checked once per process (all of a worker's attempts share it: docs/architecture.md
+  // "Output"), and again if it went away meanwhile.
+  if (!checkedDirs.has(dir)) {
+    mkdirSync(dirname(dir), { recursive: true, mode: 0o700 });
+    privateDir(dir);
+    checkedDirs.add(dir);
+  }
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
   try {
     return openSync(path, flags, 0o600);
   } catch (error) {
-    if ((error as { code?: string }).code !== "EEXIST") throw error;
+    const code = (error as { code?: string }).code;
+    if (code === "ENOENT" && checkedDirs.delete(dir)) return createAttemptFile(path);
+    if (code !== "EEXIST") throw error;
   }
   const st = lstatSync(path);
   const me = euid();

@@ -1,15 +1,18 @@
 /**
- * The spool folder: `output/<job>/<attempt>/stdout|stderr` (docs/architecture.md
- * "Output"), created
- * owner-only (0700 folders, 0600 files).
+ * The spool folder (docs/architecture.md "Output"): attempt output in one flat
+ * folder, `output/<job>.<attempt>.stdout|stderr`, created owner-only (0700
+ * folder, 0600 files), so an attempt costs no folder operation. Spools of
+ * earlier versions hold `output/<job>/<attempt>/stdout|stderr`: every reader
+ * goes by the paths recorded on the attempt row, so those stay readable as
+ * they are, and prune removes their job folders too.
  */
 import { rmSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 
 /** Absolute paths of an attempt's captured output. */
 export function attemptOutputPaths(spoolDir: string, jobId: number, attemptNo: number): { stdout: string; stderr: string } {
-  const dir = join(spoolDir, "output", String(jobId), String(attemptNo));
-  return { stdout: join(dir, "stdout"), stderr: join(dir, "stderr") };
+  const base = join(spoolDir, "output", `${jobId}.${attemptNo}`);
+  return { stdout: `${base}.stdout`, stderr: `${base}.stderr` };
 }
 
 /** Total size in bytes of the files that exist among `paths`. */
@@ -42,6 +45,7 @@ export function removeJobOutput(spoolDir: string, jobId: number, paths: string[]
     unlinkSync(path);
     bytes += size;
   }
+  // The job's folder of the layout before the flat one (gone already when it never had one).
   rmSync(join(spoolDir, "output", String(jobId)), { recursive: true, force: true });
   return bytes;
 }

@@ -17,6 +17,8 @@
  */
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
+import { mkdirSync, renameSync } from "node:fs";
+import { join } from "node:path";
 import type { JobState } from "../../src/store/model.ts";
 
 /** Which database the tests run against. */
@@ -178,6 +180,28 @@ export async function patchJobs(q: FixtureQueue, ids: number[], patch: JobPatch)
       `UPDATE jobs SET ${cols.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`,
       `UPDATE jobs SET ${cols.map((c, i) => `${c} = $${i + 1}`).join(", ")} WHERE id = $${cols.length + 1}`,
       [...values, id],
+    );
+  }
+}
+
+/**
+ * Moves a job's attempt output into the spool layout of earlier versions,
+ * `output/<job>/<attempt>/stdout|stderr`, files and recorded paths. Why: it
+ * stands for a spool written before the flat layout, which readers and prune
+ * must still handle (docs/architecture.md "Output").
+ */
+export async function useOldOutputLayout(q: FixtureQueue, spoolDir: string, jobId: number): Promise<void> {
+  const rows = await statement(q, "SELECT attempt_no, stdout_path, stderr_path FROM attempts WHERE job_id = ?", "SELECT attempt_no, stdout_path, stderr_path FROM attempts WHERE job_id = $1", [jobId]);
+  for (const row of rows) {
+    const dir = join(spoolDir, "output", String(jobId), String(row.attempt_no));
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    renameSync(row.stdout_path as string, join(dir, "stdout"));
+    renameSync(row.stderr_path as string, join(dir, "stderr"));
+    await statement(
+      q,
+      "UPDATE attempts SET stdout_path = ?, stderr_path = ? WHERE job_id = ? AND attempt_no = ?",
+      "UPDATE attempts SET stdout_path = $1, stderr_path = $2 WHERE job_id = $3 AND attempt_no = $4",
+      [join(dir, "stdout"), join(dir, "stderr"), jobId, row.attempt_no as number],
     );
   }
 }

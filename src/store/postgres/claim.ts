@@ -68,7 +68,7 @@ export function claimSql(slotted: boolean): string {
      attempt AS (
        INSERT INTO attempts (job_id, attempt_no, state, worker_id, worker_pid, started_at, stdout_path, stderr_path)
        SELECT c.id, c.last_attempt_no, 'running', $3, $4::int, $2::float8,
-         $7::text || '/' || c.id || '/' || c.last_attempt_no || '/stdout', $7::text || '/' || c.id || '/' || c.last_attempt_no || '/stderr'
+         $7::text || '/' || c.id || '.' || c.last_attempt_no || '.stdout', $7::text || '/' || c.id || '.' || c.last_attempt_no || '.stderr'
        FROM claimed c
        RETURNING *),
      claimed_events AS (
@@ -82,7 +82,7 @@ export function claimSql(slotted: boolean): string {
 
 /** The parameters of {@link claimSql}. */
 export function claimParams(req: ClaimRequest, spoolDir: string, channel: string): unknown[] {
-  // Attempt output paths as attemptOutputPaths() makes them: <spool>/output/<job>/<attempt>/stdout|stderr.
+  // Attempt output paths as attemptOutputPaths() makes them: <spool>/output/<job>.<attempt>.stdout|stderr.
   return [req.queue, req.now, req.workerId, req.workerPid, req.limit, req.slots ?? 0, join(spoolDir, "output"), channel];
 }
 
