@@ -5,14 +5,12 @@
  * closed log pipe, and a queue whose writes fail.
  */
 import { expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { attemptMarker } from "../src/worker/executor.ts";
 import { groupsWithEnv } from "../src/worker/liveness.ts";
-import { openQueue } from "../src/store/index.ts";
-import { resolveLocation } from "../src/store/location.ts";
-import { FAST_KNOBS, ON_POSTGRES, TempQueue, waitFor } from "./helpers.ts";
-import { killSpawned, startBg, startWorker, withFreshQueue } from "./reliability-helpers.ts";
+import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
+import { startBg, startWorker, withFreshQueue } from "./reliability-helpers.ts";
 import { forgetAttemptGroups } from "./support/queue-fixtures.ts";
 
 let q: TempQueue;
@@ -104,46 +102,4 @@ test("a worker whose log reader went away keeps working", async () => {
   expect(await sh.exited).toBe(0);
   expect(sh.stdout()).toContain("rc=0");
   expect((await q.jobs()).filter((j) => j.state === "done")).toHaveLength(4);
-});
-
-/** Mounts a tiny tmpfs (needs root); null where that is not allowed. */
-function tinyDisk(dir: string): string | null {
-  const mnt = join(dir, "disk");
-  mkdirSync(mnt);
-  const r = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt], { stderr: "ignore" });
-  return r.exitCode === 0 ? mnt : null;
-}
-
-// SQLite-only: the full disk is the tmpfs holding the SQLite file (and its spool);
-// a PostgreSQL queue's storage is the server's. Its state is read through the driver.
-test.skipIf(ON_POSTGRES)("a full disk pauses the worker instead of killing it; it records the result once space is back", async () => {
-  const mnt = tinyDisk(q.dir);
-  if (!mnt) return console.warn("skipped: cannot mount a tmpfs here");
-  try {
-    const db = join(mnt, "q.db");
-    const env = { SPOOLCTL_DB: db, ...FAST_KNOBS };
-    const big = join(mnt, "big");
-    const first = await q.addJob("--db", db, "--max-retries", "0", "--", "sh", "-c", `head -c 3000000 /dev/zero > ${big}`);
-    const second = await q.addJob("--db", db, "--", "echo", "after");
-    const w = startWorker(q, [], { env });
-    await waitFor("the worker to hit the full disk", () => w.stderr().includes("full"), 30000);
-    expect(w.proc.exitCode).toBeNull(); // still running
-    rmSync(big, { force: true });
-    const state = async (id: number) => {
-      const store = await openQueue(resolveLocation(db, {}, q.dir), { create: false, readOnly: true });
-      try {
-        return (await store.read((tx) => tx.getJob(id)))?.state;
-      } finally {
-        await store.close();
-      }
-    };
-    await waitFor("both jobs to settle", async () => (await state(first)) !== "running" && (await state(second)) === "done", 60000);
-    expect(await state(first)).toBe("dead");
-    w.proc.kill("SIGTERM");
-    expect(await w.exited).toBe(0);
-    expect(w.stderr()).toMatch(/cannot record job \d+ attempt 1 yet: the disk holding the queue .* is full; will retry/);
-  } finally {
-    await killSpawned();
-    Bun.spawnSync(["umount", "-l", mnt]);
-  }
 });

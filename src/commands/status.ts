@@ -2,7 +2,7 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import { readLiveStatus } from "../ops/live.ts";
-import { readStatus, type StatusData } from "../ops/status.ts";
+import { fullDisks, readStatus, type StatusData } from "../ops/status.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { guardStdio } from "../ui/stdio.ts";
 import { renderStatus, renderLiveStatus } from "../ui/status-view.ts";
@@ -59,7 +59,8 @@ export default defineVerb({
     if (ctx.given("interval") && !ctx.args.watch) throw new SpoolError("INVALID_INPUT", "--interval only applies to --watch", { remediation: "add --watch, or drop --interval" });
     if (ctx.args.watch) return { data: await watch(ctx, ctx.args.interval), streamed: true };
     const store = await ctx.open({ create: false });
-    return { data: await store.read(async (tx) => await readStatus(tx, judgeRecord)) };
+    const status = await store.read(async (tx) => await readStatus(tx, judgeRecord));
+    return { data: { ...status, full_disks: fullDisks(store) } };
   },
   render({ data }) {
     return renderStatus(data, stdoutPaint());

@@ -149,6 +149,7 @@ export function buildCapabilities(input: CapabilitiesInput) {
     env_vars: {
       SPOOLCTL_DB: { type: "path", default: null, consumed_by: ["every queue verb"], shadowed_by: "--db", description: "queue database path" },
       SPOOLCTL_LOCK_WAIT: { type: "number", unit: "seconds", default: LOCK_WAIT_DEFAULT_SECONDS, minimum: 0, maximum: LOCK_WAIT_MAX_SECONDS, consumed_by: ["add", "enqueue"], description: "how long add rides out a queue locked by other writers before LOCKED (0: give up after the 5 s busy timeout)" },
+      SPOOLCTL_SYNCHRONOUS: { type: "choice", choices: ["full", "normal"], default: "full", consumed_by: ["every verb that writes a SQLite queue"], description: "full: every commit is synced before it is acknowledged (survives a power cut); normal: faster, the last commits can roll back on power loss" },
       SPOOLCTL_TEST_HEARTBEAT_INTERVAL: knob("test knob: heartbeat interval of workers", HEARTBEAT_SECONDS),
       SPOOLCTL_TEST_REAP_THRESHOLD: knob("test knob: heartbeat age after which a running job is a reap candidate", `max(4 × heartbeat, ${REAP_FLOOR_SECONDS})`),
       NO_COLOR: { type: "flag", default: null, consumed_by: ["human output"], description: "any value turns color off" },

@@ -112,7 +112,8 @@ export const CORE_DATA_SCHEMAS: Record<string, JsonSchema> = {
     queues: mapOf(object({ ...Object.fromEntries(REPORTED_STATES.map((s) => [s, int])), scheduled: int })),
     recent_dead: arrayOf(jobSummary),
     live_workers: int,
-  }),
+    full_disks: arrayOf(object({ role: enumOf(["database", "spool"]), path: str, free_bytes: int })),
+  }, ["full_disks"]),
   list: object({ count: int, jobs: arrayOf(jobSummary) }),
   show: object({
     job: object({ ...jobSummaryProps, env: stringMap, cancel_requested: bool, locked_pid: nullable(int), heartbeat_at: nullable(num) }),

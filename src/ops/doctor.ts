@@ -7,6 +7,7 @@ import pkg from "../../package.json" with { type: "json" };
 import { CONTRACT_VERSION } from "../contract/envelope.ts";
 import { TOOL_VERSION } from "../contract/version.ts";
 import { writableOrCreatable, type StoreCheck } from "../store/index.ts";
+import { queueDisks } from "../store/space.ts";
 import { describeLocation, type LocationReport } from "./config.ts";
 
 /** One check's verdict. */
@@ -60,7 +61,23 @@ async function databaseChecks(loc: LocationReport, diagnose: Diagnose): Promise<
   const spool = writableOrCreatable(loc.spool_dir!);
   const where = (path: string, at: string) => (at === path ? `${at} is writable` : `${path} does not exist yet; ${at} is writable`);
   out.push(spool.ok ? check("spool_writable", "pass", where(loc.spool_dir!, spool.at)) : check("spool_writable", "fail", `${spool.at} is not writable (job output goes there)`, `fix the permissions of ${spool.at}`));
+  out.push(diskSpaceCheck(loc.db_path, loc.spool_dir!));
   return out;
+}
+
+/**
+ * `disk_space`: whether the disks of the database's folder (SQLite) and the
+ * spool have room; a full one fails, because workers pause claiming until
+ * space is freed (docs/architecture.md "Storage conditions").
+ */
+function diskSpaceCheck(dbPath: string, spoolDir: string): DoctorCheck {
+  const disks = queueDisks({ driver: /^postgres(ql)?:/i.test(dbPath) ? "postgres" : "sqlite", location: dbPath, spoolDir });
+  const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
+  const full = disks.filter((d) => d.full);
+  if (full.length > 0) {
+    return check("disk_space", "fail", `${full.map((d) => `the ${d.role} disk (${d.path}) is full: ${mib(d.freeBytes)} free`).join("; ")}; workers pause claiming, and results wait to be written`, `free space on that disk (old output: spoolctl prune --older-than 7d --yes${dbPath && !dbPath.includes("://") ? ` --db ${dbPath}` : ""}); workers carry on by themselves`);
+  }
+  return check("disk_space", "pass", disks.map((d) => `${d.role} disk ${mib(d.freeBytes)} free`).join(", ") || "free space unknown");
 }
 
 /** The driver's read-only checks of the queue at a location (a path or URL). */

@@ -19,7 +19,13 @@ export type ProcessEnd =
   /** The worker was told to stop twice: requeue without charging a budget. */
   | { kind: "interrupted"; code: number | null; signal: number | null }
   /** The worker died (decided by the reaper). */
-  | { kind: "worker_crash"; error: string };
+  | { kind: "worker_crash"; error: string }
+  /**
+   * The attempt failed while the disk of its output was full: an
+   * infrastructure condition, charged to the crash budget like a worker crash
+   * (docs/architecture.md "Storage conditions"). `error` says why (`no space left on device`).
+   */
+  | { kind: "output_write_failed"; code: number | null; signal: number | null; error: string };
 
 /** The decided outcome. Times are epoch seconds. */
 export interface Outcome {
@@ -144,6 +150,13 @@ function decideEnd(job: Job, end: ProcessEnd, settings: QueueSettings, now: numb
         error: "worker stopped; requeued without charge",
         jobState: "queued", attempts: job.attempts, crashes: job.crashes, nextRunAt: now, backoffSeconds: null, events: ["interrupted"],
       };
+    case "output_write_failed": {
+      const next = retryOrDead(job, "crashes", settings, now);
+      return {
+        attemptState: "failed", failureReason: "process_exit", exitCode: end.code, signal: end.signal,
+        error: `output_write_failed: ${end.error}`, ...next, events: ["failed", ...next.events],
+      };
+    }
     case "worker_crash": {
       const next = retryOrDead(job, "crashes", settings, now);
       return {

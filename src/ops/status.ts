@@ -1,5 +1,6 @@
 /** `status` (docs/architecture.md "Job states"): counts per state, scheduled, per-lane counts, recent dead jobs. */
 import { REPORTED_STATES } from "../store/model.ts";
+import { queueDisks } from "../store/space.ts";
 import type { StoreReader } from "../store/store.ts";
 import { summarize, type JobSummary } from "./jobs.ts";
 import { listWorkers, type JudgeWorker } from "./workers.ts";
@@ -15,6 +16,25 @@ export interface StatusData {
   recent_dead: JobSummary[];
   /** Registered workers judged alive. */
   live_workers: number;
+  /**
+   * Disks of the queue on this host that are full (docs/architecture.md
+   * "Storage conditions"): workers pause claiming meanwhile. Set by the
+   * `status` verb, which knows where the queue lives.
+   */
+  full_disks?: FullDisk[];
+}
+
+/** A full disk of the queue, as `status --json` reports it. Bytes. */
+export interface FullDisk {
+  role: "database" | "spool";
+  path: string;
+  free_bytes: number;
+}
+
+/** The queue's full disks on this host (see {@link StatusData.full_disks}). */
+export function fullDisks(store: { driver: "sqlite" | "postgres"; location: string; spoolDir: string; exists: boolean }): FullDisk[] {
+  if (!store.exists) return [];
+  return queueDisks(store).filter((d) => d.full).map((d) => ({ role: d.role, path: d.path, free_bytes: d.freeBytes }));
 }
 
 function zero(): StateCounts {

@@ -398,6 +398,16 @@ export interface Store {
    * (docs/architecture.md "The driver contract"); an absent queue has none.
    */
   explainHotPath(): Promise<QueryPlan[]>;
+  /**
+   * Folds the write-ahead log back into the database and truncates it to
+   * nothing, when no reader is in the way (docs/architecture.md "Storage
+   * conditions": a worker calls it when idle and after a full-disk episode).
+   * SQLite: `wal_checkpoint(TRUNCATE)` waiting at most 100 ms for the lock,
+   * nothing at all when the log is empty; PostgreSQL: nothing (the server
+   * manages its own WAL). Resolves with whether the log is empty now. Raises
+   * `INTERNAL` with `detail.storage` when the storage fails.
+   */
+  checkpoint(): Promise<boolean>;
   /** Closes the connection. */
   close(): Promise<void>;
 }

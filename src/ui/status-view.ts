@@ -25,6 +25,9 @@ export function renderStatus(data: StatusData, color: Paint = makePaint(false)):
     lines.push("recent dead:");
     for (const j of data.recent_dead) lines.push(`  ${color.state("dead", `job ${j.id}`)}  ${clip(escapeControl(j.last_error ?? "-"))}  ${clip(formatArgv(j.argv))}`);
   }
+  for (const d of data.full_disks ?? []) {
+    lines.push(color.red(`disk full: the ${d.role} disk (${escapeControl(d.path)}) has ${Math.floor(d.free_bytes / 1024)} KiB free; workers pause claiming until space is freed (spoolctl doctor)`));
+  }
   return lines.join("\n");
 }
 

@@ -40,6 +40,8 @@ export function workerLine(event: WorkerEvent): string {
       return `spoolctl: cannot renew the lease of ${event.jobIds.length} running job(s) for ${event.seconds.toFixed(0)}s; stopped them (job ${event.jobIds.join(", ")}) before another worker takes them over`;
     case "transient":
       return `spoolctl: ${escapeControl(event.message)}; will retry`;
+    case "storage":
+      return `spoolctl: ${escapeControl(event.message)}`;
     case "stopping":
       return event.inFlight > 0
         ? `spoolctl: ${event.reason}: finishing ${event.inFlight} running job(s), then exiting (${event.reason.startsWith("got ") ? "signal again" : "Ctrl-C or SIGTERM to this worker"} to kill them)`

@@ -7,10 +7,11 @@
  */
 import { constants } from "node:os";
 import { accessSync, closeSync, constants as fsConstants, existsSync, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import type { ProcessEnd } from "../ops/outcome.ts";
 import { createAttemptFile } from "../store/ownership.ts";
 import { isPgUrl, redactUrl } from "../store/postgres/url.ts";
+import { diskFull } from "../store/space.ts";
 import { groupHasLiveMembers, groupsWithEnv, processStartTime } from "./liveness.ts";
 
 /** Grace between SIGTERM and SIGKILL, milliseconds (docs/architecture.md "Timeouts": up to 5 s). */
@@ -248,6 +249,10 @@ export function startAttempt(spec: AttemptSpec): RunningAttempt {
     if (reason === "timed_out") return { kind: "timed_out", code, signal };
     if (reason === "canceled") return { kind: "canceled", code, signal };
     if (reason === "interrupted") return { kind: "interrupted", code, signal };
+    // A failure while the output's disk is full is the disk's doing, not the job's (docs/architecture.md "Storage conditions").
+    if ((signal !== null || code !== 0) && diskFull(dirname(spec.stdoutPath))) {
+      return { kind: "output_write_failed", code, signal, error: "no space left on device" };
+    }
     if (signal !== null) return { kind: "signaled", signal };
     // A missing exit code is never success (docs/architecture.md "Execution").
     return code === null ? { kind: "signaled", signal: 0 } : { kind: "exited", code };

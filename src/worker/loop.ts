@@ -15,6 +15,7 @@ import { killOrphans, reapDeadWorkers, type ReapedJob } from "./reaper.ts";
 import { OutputShipper, SHIP_INTERVAL_MS } from "./ship.ts";
 import { readSettings } from "../ops/settings.ts";
 import { registerWorker } from "./registry.ts";
+import { StorageWatch } from "./storage-watch.ts";
 import { readTiming, type Timing } from "./timing.ts";
 
 /** How a worker runs. Times in seconds. */
@@ -37,6 +38,8 @@ export type WorkerEvent =
   | { type: "orphans"; killed: { jobId: number; attemptNo: number; pgid: number }[] }
   | { type: "lease_lost"; jobIds: number[]; seconds: number }
   | { type: "transient"; message: string }
+  /** A storage condition began or ended (claiming paused, space back, results left to the reaper). */
+  | { type: "storage"; message: string }
   | { type: "stopping"; reason: string; inFlight: number };
 
 /** What a worker did, as `work --json` reports it. */
@@ -74,6 +77,7 @@ export class Worker {
   private readonly baseEnv = workerEnvironment();
   /** Whether the last claim filled the free room (false: idle room, so the idle wait asks when the next job is due). */
   private claimFilledRoom = false;
+  private readonly storage: StorageWatch;
 
   constructor(
     private readonly store: Store,
@@ -81,6 +85,7 @@ export class Worker {
   ) {
     this.timing = opts.timing ?? readTiming();
     this.summary = { worker_id: opts.workerId, executed: 0, succeeded: 0, failed: 0, reaped: 0, claimed: false, drained: false, job_ids: [] };
+    this.storage = new StorageWatch(store, (message) => this.emit({ type: "storage", message }));
   }
 
   /** First signal: stop claiming, let in-flight jobs finish (docs/architecture.md "Graceful stop"). */
@@ -231,8 +236,14 @@ export class Worker {
 
   /** Reports a condition to wait out (lock held, disk full, I/O error); anything else is a bug and propagates. */
   private transient(error: unknown): void {
-    if (isTransient(error)) this.emit({ type: "transient", message: error.message });
+    if (isTransient(error)) this.say(error.message);
     else throw error;
+  }
+
+  /** Emits a transient line, at most once per 30 s for the same text (docs/architecture.md "Storage conditions"). */
+  private say(message: string): void {
+    const line = this.storage.rateLimit(message);
+    if (line !== null) this.emit({ type: "transient", message: line });
   }
 
   private async reap(): Promise<void> {
@@ -360,9 +371,17 @@ export class Worker {
         await this.reap();
       }
       await this.recordPending();
-      // While results cannot be written, claiming more would only pile up unrecorded runs.
+      // While results cannot be written, claiming more would only pile up unrecorded runs;
+      // while a disk of the queue is full, a claimed job would only fail on it.
       if (this.claimUncertain) await this.releaseStrays();
-      if (this.unrecorded.length === 0) await this.claimWhileRoom();
+      const paused = this.storage.claimPaused();
+      if (this.unrecorded.length === 0 && !paused) await this.claimWhileRoom();
+      await this.storage.checkpointIfDue(this.inFlight.size === 0);
+      if (this.interrupted && this.inFlight.size > 0 && this.inFlight.size === this.unrecorded.length) {
+        // Told twice to stop while results cannot be written: exit; the reaper of the next worker requeues them.
+        this.emit({ type: "storage", message: `exiting with ${this.unrecorded.length} result(s) unrecorded (job ${this.unrecorded.map((u) => u.claimed.job.id).join(", ")}): the next worker reaps and requeues them` });
+        return true;
+      }
       if (this.inFlight.size === 0) {
         if (this.stopping || opts.mode === "once") return true;
         if (opts.mode === "drain" && (await store.read(async (tx) => tx.laneSettled(opts.queue, store.now())))) {
@@ -384,6 +403,8 @@ export class Worker {
    */
   private async idleWaitMs(): Promise<number> {
     let ms = this.opts.pollInterval * 1000;
+    // A result waiting to be written is tried again when its back-off ends (storage-watch.ts).
+    if (this.unrecorded.length > 0) ms = Math.min(ms, Math.max(1, this.storage.msUntilRecordRetry()));
     const busy = this.inFlight.size >= this.opts.concurrency || this.claimFilledRoom;
     if (busy || this.stopping) return Math.min(ms, this.timing.heartbeat * 1000);
     const due = await this.store.read(async (tx) => tx.nextDueAt(this.opts.queue));
@@ -438,9 +459,11 @@ export class Worker {
     } catch (error) {
       if (!isTransient(error)) throw error;
       if (!this.unrecorded.some((u) => u.claimed === claimed)) this.unrecorded.push({ claimed, end, started });
-      this.emit({ type: "transient", message: `cannot record job ${job.id} attempt ${attemptNo} yet: ${error.message}` });
+      this.storage.recordFailed();
+      this.say(`cannot record job ${job.id} attempt ${attemptNo} yet: ${error.message}`);
       return false;
     }
+    this.storage.recordSucceeded();
     this.inFlight.delete(flightKey(claimed));
     this.summary.executed++;
     this.summary.job_ids.push(job.id);
@@ -456,7 +479,7 @@ export class Worker {
 
   /** Retries the results that could not be written, oldest first; stops at the first that still fails. */
   private async recordPending(): Promise<void> {
-    while (this.unrecorded.length > 0) {
+    while (this.unrecorded.length > 0 && this.storage.mayRetryRecord()) {
       const { claimed, end, started } = this.unrecorded[0]!;
       if (!(await this.finish(claimed, end, started))) return;
       this.unrecorded.shift();
@@ -470,7 +493,7 @@ export class Worker {
         return await fn();
       } catch (error) {
         if (!(error instanceof SpoolError && error.code === "LOCKED") || tries >= 11) throw error;
-        this.emit({ type: "transient", message: error.message });
+        this.say(error.message);
       }
     }
   }

@@ -5,6 +5,7 @@
  * interleave), and the queue clock.
  */
 import { expect, test } from "bun:test";
+import { statSync } from "node:fs";
 import { openQueue } from "../../src/store/index.ts";
 import type { Store } from "../../src/store/store.ts";
 import { claim, forEachDriver, insertJob, insertJobs, newJob } from "./support.ts";
@@ -143,6 +144,18 @@ forEachDriver("transactions", (q) => {
     for (const [a, b] of await Promise.all(reads)) expect(a).toBe(b);
     expect(await q.store.read(async (tx) => tx.getSetting("counter"))).toBe("10");
     expect(await q.store.read(async (tx) => tx.runningInLane("default"))).toBe(5);
+  });
+
+  test("checkpoint leaves every commit readable and, on SQLite, truncates the write-ahead log to nothing", async () => {
+    const ids = (await insertJobs(q.store, Array.from({ length: 50 }, () => ({})))).map((j) => j.id);
+    expect(await q.store.checkpoint()).toBe(true);
+    if (q.driver.name === "sqlite") {
+      expect(statSync(`${q.location.dbPath}-wal`).size).toBe(0);
+      expect(await q.store.checkpoint()).toBe(true); // an empty log: nothing to do
+    }
+    expect((await q.store.read(async (tx) => tx.listJobs({ limit: 100 }))).map((j) => j.id).sort((a, b) => a - b)).toEqual(ids);
+    const later = await insertJob(q.store);
+    expect((await q.store.read(async (tx) => tx.getJob(later.id)))?.state).toBe("queued");
   });
 
   test("store.now() is the queue's clock: within a few seconds of this host's", async () => {

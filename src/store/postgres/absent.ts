@@ -68,6 +68,11 @@ export class AbsentPgStore implements Store {
     return pollingWorkWaker();
   }
 
+  /** The server manages its own WAL: nothing to do. */
+  async checkpoint(): Promise<boolean> {
+    return true;
+  }
+
   /** No schema, no statements to plan. */
   async explainHotPath(): Promise<QueryPlan[]> {
     return [];

@@ -91,6 +91,11 @@ export class PgStore implements Store {
     return explainHotPath(this.sql);
   }
 
+  /** The server manages its own WAL: nothing to do. */
+  async checkpoint(): Promise<boolean> {
+    return true;
+  }
+
   async close(): Promise<void> {
     for (const waker of this.wakers) waker.close();
     this.wakers.clear();

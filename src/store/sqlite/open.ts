@@ -4,7 +4,7 @@
  * migration runner, and the transaction wrapper that maps SQLITE_BUSY to `LOCKED`.
  */
 import { Database } from "bun:sqlite";
-import { accessSync, chmodSync, closeSync, constants, existsSync, mkdirSync, openSync } from "node:fs";
+import { accessSync, chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { SpoolError } from "../../contract/errors.ts";
 import type { ClaimRequest, ClaimedJob, QueryPlan, Store, StoreReader, StoreWriter, Waker, WorkWaker } from "../store.ts";
@@ -17,6 +17,41 @@ import { refuseUnsafePath } from "../ownership.ts";
 
 /** busy_timeout in milliseconds (docs/architecture.md "The driver contract"). */
 export const BUSY_TIMEOUT_MS = 5000;
+
+/** How long a checkpoint waits for the lock, milliseconds (see {@link SqliteStore.checkpoint}). */
+const CHECKPOINT_BUSY_MS = 100;
+
+/**
+ * `journal_size_limit` in bytes: after a checkpoint resets the write-ahead log,
+ * SQLite truncates the file to at most this, so a burst does not leave a large
+ * WAL behind (docs/architecture.md "Storage conditions").
+ */
+export const JOURNAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024;
+
+/** Size of the queue's write-ahead log in bytes (0 when there is none). */
+export function walBytes(path: string): number {
+  try {
+    return statSync(`${path}-wal`).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The `synchronous` pragma of writing connections: `FULL` (every commit synced
+ * before it returns), or `NORMAL` when `SPOOLCTL_SYNCHRONOUS=normal` trades
+ * durability on power loss for speed (docs/architecture.md "Durability").
+ * Raises `INVALID_INPUT` for any other value.
+ */
+export function synchronousMode(env: Record<string, string | undefined> = process.env): "FULL" | "NORMAL" {
+  const raw = (env.SPOOLCTL_SYNCHRONOUS ?? "").trim().toLowerCase();
+  if (raw === "" || raw === "full") return "FULL";
+  if (raw === "normal") return "NORMAL";
+  throw new SpoolError("INVALID_INPUT", "SPOOLCTL_SYNCHRONOUS must be full or normal", {
+    remediation: "unset it (full: what a command acknowledged survives a power cut), or set SPOOLCTL_SYNCHRONOUS=normal for speed",
+    detail: { env: "SPOOLCTL_SYNCHRONOUS" },
+  });
+}
 
 /** Whether an error is SQLite's "database is locked/busy". */
 function isBusyError(error: unknown): boolean {
@@ -174,6 +209,23 @@ export class SqliteStore implements Store {
     return this.lock.run(async () => explainHotPath(this.db));
   }
 
+  checkpoint(): Promise<boolean> {
+    return this.lock.run(async () => {
+      if (!this.exists || walBytes(this.location) === 0) return true;
+      // Never stall the caller behind a long reader: a later idle turn tries again.
+      this.db.exec(`PRAGMA busy_timeout = ${CHECKPOINT_BUSY_MS}`);
+      try {
+        const row = mapStorageError(this.location, () => this.db.query("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number });
+        return row.busy === 0;
+      } catch (error) {
+        if (error instanceof SpoolError && error.code === "LOCKED") return false;
+        throw error;
+      } finally {
+        this.db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      }
+    });
+  }
+
   /** Runs `fn` between `begin` and COMMIT, alone on the connection; rolls back when it throws. */
   private transaction<T>(begin: "BEGIN" | "BEGIN IMMEDIATE", fn: (tx: SqliteQueries) => Promise<T>): Promise<T> {
     return this.lock.run(async () => {
@@ -306,7 +358,9 @@ export function openSqliteStore(opts: OpenOptions): SqliteStore {
       refuseIfForeign(db, opts.path);
       const mode = switchToWal(db);
       if (mode.journal_mode !== "wal") throw new Error(`journal_mode is ${mode.journal_mode}, not wal`);
-      db.exec("PRAGMA synchronous = NORMAL");
+      // FULL: a commit is on disk before it is acknowledged (docs/architecture.md "Durability").
+      db.exec(`PRAGMA synchronous = ${synchronousMode()}`);
+      db.exec(`PRAGMA journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
       db.exec("PRAGMA foreign_keys = ON");
       migrate(db, opts.path);
     });

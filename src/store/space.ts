@@ -1,0 +1,61 @@
+/**
+ * Free space on the disks a queue writes to (docs/architecture.md "Storage
+ * conditions"): the SQLite file's folder and the spool folder. A worker pauses
+ * claiming while either is nearly full, an attempt that failed while its
+ * output's disk was full is recorded as `output_write_failed`, and `status`
+ * and `doctor` show the condition.
+ */
+import { existsSync, statfsSync } from "node:fs";
+import { dirname } from "node:path";
+
+/**
+ * Below this many free bytes a disk counts as full: a commit needs a few pages
+ * of write-ahead log, an attempt room for its output.
+ */
+export const LOW_SPACE_BYTES = 256 * 1024;
+
+/** One disk a queue writes to. */
+export interface DiskSpace {
+  /** What it holds: the database's folder or the spool. */
+  role: "database" | "spool";
+  /** The folder asked about (its nearest existing ancestor was measured). */
+  path: string;
+  /** Bytes this process may still write there (root may use the reserved blocks). */
+  freeBytes: number;
+  /** Whether {@link freeBytes} is under {@link LOW_SPACE_BYTES}. */
+  full: boolean;
+}
+
+/** Free bytes for this process on the filesystem holding `path` (or its nearest existing ancestor); null when unknown. */
+export function freeBytes(path: string): number | null {
+  let at = path;
+  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
+  try {
+    const fs = statfsSync(at);
+    const blocks = process.getuid?.() === 0 ? fs.bfree : fs.bavail;
+    return Number(blocks) * Number(fs.bsize);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The disks of a queue on this host: the SQLite file's folder (a PostgreSQL
+ * queue's storage is the server's, not ours to measure) and the spool.
+ */
+export function queueDisks(store: { driver: "sqlite" | "postgres"; location: string; spoolDir: string }): DiskSpace[] {
+  const out: DiskSpace[] = [];
+  const measure = (role: DiskSpace["role"], path: string) => {
+    const free = freeBytes(path);
+    if (free !== null) out.push({ role, path, freeBytes: free, full: free < LOW_SPACE_BYTES });
+  };
+  if (store.driver === "sqlite") measure("database", dirname(store.location));
+  measure("spool", store.spoolDir);
+  return out;
+}
+
+/** Whether the disk holding `path` is full (see {@link LOW_SPACE_BYTES}); false when unknown. */
+export function diskFull(path: string): boolean {
+  const free = freeBytes(path);
+  return free !== null && free < LOW_SPACE_BYTES;
+}
