@@ -15,7 +15,6 @@
  */
 import { expect, test } from "bun:test";
 import { mkdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
 import { FAST_KNOBS, ON_POSTGRES, TempQueue, waitFor } from "./helpers.ts";
 import { startWorker, withFreshQueue } from "./reliability-helpers.ts";
 
@@ -33,6 +32,11 @@ function unmount(dir: string): void {
 }
 
 const FILL = ["sh", "-c", "head -c 10000000 /dev/zero"]; // 10 MB on stdout: more than the disk holds
+
+/** Frees the disk: deletes the output files of job `id` (whatever the spool layout: their paths are on the attempt rows). */
+async function deleteOutput(id: number): Promise<void> {
+  for (const a of await q.attempts(id)) for (const path of [a.stdout_path, a.stderr_path]) rmSync(path, { force: true });
+}
 
 test.skipIf(ON_POSTGRES)("database and spool on a full disk: back-off with a rate-limited line, status and doctor say so, two signals stop the worker, nothing else is charged", async () => {
   if (!mountTiny(q.dir)) return console.warn("skipped: cannot mount a tmpfs here");
@@ -65,7 +69,7 @@ test.skipIf(ON_POSTGRES)("database and spool on a full disk: back-off with a rat
     expect(await w.exited).toBe(0);
     expect(w.stderr()).toMatch(/exiting with 1 result\(s\) unrecorded \(job 1\): the next worker reaps and requeues them/);
 
-    rmSync(join(q.spool, "output", String(first)), { recursive: true, force: true }); // space is back
+    await deleteOutput(first); // space is back
     const next = startWorker(q, ["--drain"], { env: FAST_KNOBS });
     expect(await next.exited).toBe(0);
     const [a, b] = [(await q.job(first))!, (await q.job(second))!];
@@ -93,7 +97,7 @@ test.skipIf(ON_POSTGRES)("only the spool full: output_write_failed (crash budget
     expect({ state: waiting.state, attempts: waiting.attempts }).toEqual({ state: "queued", attempts: 0 });
     expect((await q.json(["status"])).env.data.full_disks).toEqual([{ role: "spool", path: q.spool, free_bytes: expect.any(Number) }]);
 
-    rmSync(join(q.spool, "output", String(first)), { recursive: true, force: true });
+    await deleteOutput(first);
     await waitFor("the next job to run", async () => (await q.job(second))?.state === "done", 30000);
     const b = (await q.job(second))!;
     expect({ attempts: b.attempts, crashes: b.crashes }).toEqual({ attempts: 0, crashes: 0 });
