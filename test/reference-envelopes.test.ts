@@ -106,7 +106,7 @@ const SITUATIONS: Record<string, { verb: string; run: (q: TempQueue) => Promise<
   "envelope-robot-docs.json": { verb: "robot-docs", run: (q) => q.json(["robot-docs"]) },
   "envelope-schema.json": { verb: "schema", run: (q) => q.json(["schema"]) },
   "envelope-show-not-found.json": { verb: "show", run: (q) => q.json(["show", "42"]), code: 1 },
-  "envelope-status-empty.json": { verb: "status", run: (q) => q.json(["status"]), extras: ["data.live_workers", "data.full_disks"] },
+  "envelope-status-empty.json": { verb: "status", run: (q) => q.json(["status"]), extras: ["data.live_workers", "data.full_disks", "data.stranded"] },
   "envelope-wait-mixed.json": {
     verb: "wait",
     run: async (q) => {

@@ -1,7 +1,9 @@
 /** `spoolctl cancel [ID…]`: cancel queued jobs at once; running ones with `--running --yes`. */
 import type { VerbResult } from "../contract/envelope.ts";
-import { cancelJobs, type CanceledJob } from "../ops/cancel.ts";
+import { cancelJobs, cancelWarnings, type CanceledJob } from "../ops/cancel.ts";
+import { HOST } from "../worker/liveness.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
+import { healthContext } from "./workers.ts";
 
 /** `cancel --json` data: one job, or `{count, jobs}` for several. */
 export type CancelData = CanceledJob | { count: number; jobs: CanceledJob[] };
@@ -32,14 +34,29 @@ export default defineVerb({
       refs = picked.ids.map(String);
       confirmed = picked.confirmedRunning;
     }
-    const { jobs, warnings } = await cancelJobs(await ctx.open({ create: false }), refs, confirmed);
+    const store = await ctx.open({ create: false });
+    const result = await cancelJobs(store, refs, confirmed, undefined, healthContext(store));
+    for (const [jobId, health] of result.health) {
+      // Its worker is dead here: nobody would kill the job, so we do (docs/architecture.md "Cancel").
+      if (health.worker_state === "dead" && health.worker_host === HOST) {
+        const { cancelOrphanedJob } = await import("../worker/reaper.ts");
+        const job = result.jobs.find((j) => j.job_id === jobId);
+        if (job && (await cancelOrphanedJob(store, jobId))) job.state = "canceled";
+      }
+    }
+    const { jobs } = result;
+    const warnings = cancelWarnings(jobs, result.health);
     return { data: refs.length === 1 && jobs.length === 1 ? jobs[0]! : { count: jobs.length, jobs }, warnings };
   },
   render({ data }) {
     const jobs = "jobs" in data ? data.jobs : [data];
     if (jobs.length === 0) return "no jobs canceled";
     return jobs
-      .map((j) => (j.was_running ? `Cancel requested for running job ${j.job_id}; its worker stops it within a heartbeat` : `Canceled job ${j.job_id}`))
+      .map((j) =>
+        !j.was_running ? `Canceled job ${j.job_id}`
+        : j.state === "canceled" ? `Canceled running job ${j.job_id}: its worker was dead, so its processes were killed here`
+        : `Cancel requested for running job ${j.job_id}; its worker stops it within a heartbeat`,
+      )
       .join("\n");
   },
 });

@@ -1,9 +1,11 @@
 /** `spoolctl doctor`: read-only readiness checks; exit 3 (with ok:true) when not ready (docs/contract.md "Exit codes and codes"). */
 import { EXIT } from "../contract/errors.ts";
 import type { VerbResult } from "../contract/envelope.ts";
-import { runDoctor, type DoctorData } from "../ops/doctor.ts";
+import { addStrandedCheck, runDoctor, type DoctorData } from "../ops/doctor.ts";
+import { readStatus } from "../ops/status.ts";
 import { SCHEMA_VERSION, diagnoseQueue } from "../store/index.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
+import { healthContext, judgeRecord } from "./workers.ts";
 
 const MARKS = { pass: "ok  ", warn: "warn", fail: "FAIL", skip: "skip" } as const;
 
@@ -14,6 +16,13 @@ export default defineVerb({
   flags: { ...COMMON_FLAGS },
   async run(ctx): Promise<VerbResult<DoctorData>> {
     const data = await runDoctor(ctx.args.db, diagnoseQueue, SCHEMA_VERSION);
+    if (data.checks.find((c) => c.id === "db_opens")?.status === "pass") {
+      // Read-only: a queue that does not exist reads as empty, nothing is created.
+      const store = await ctx.open({ create: false });
+      const health = healthContext(store);
+      const status = await store.read(async (tx) => readStatus(tx, judgeRecord, health.now, 0, health));
+      addStrandedCheck(data, status.stranded, status.live_workers, ctx.args.db);
+    }
     return { data, exitCode: data.ready ? EXIT.OK : EXIT.ENVIRONMENT };
   },
   render({ data }) {

@@ -7,6 +7,7 @@ import { JOB_STATES } from "../store/model.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { clip, escapeControl, formatArgv, humanDuration, rerunCommand, table } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
+import { healthContext } from "./workers.ts";
 
 export default defineVerb({
   name: "list",
@@ -32,8 +33,10 @@ export default defineVerb({
     const others = args.state.filter((s) => s !== "scheduled");
     if (scheduledOnly && others.length) throw invalidValue("--state", args.state.join(","), "scheduled alone, or a list of stored states");
     const { states, matchesNothing } = parseStates(others);
-    const page = await (await ctx.open({ create: false })).read(async (tx) =>
-      await listJobs(tx, { states, matchesNothing, scheduledOnly, queue: args.queue, tags: args.tag, priorityMin: args["priority-min"], cursor: args.cursor, limit: args.limit }),
+    const store = await ctx.open({ create: false });
+    const health = healthContext(store);
+    const page = await store.read(async (tx) =>
+      await listJobs(tx, { states, matchesNothing, scheduledOnly, queue: args.queue, tags: args.tag, priorityMin: args["priority-min"], cursor: args.cursor, limit: args.limit }, undefined, health),
     );
     const { pagination, ...data } = page;
     return { data, pagination };
@@ -44,7 +47,8 @@ export default defineVerb({
     const color = stdoutPaint();
     const rows = data.jobs.map((j) => [
       String(j.id),
-      color.state(j.scheduled ? "scheduled" : j.state),
+      // A running job whose worker is gone says so: "running (worker dead)".
+      color.state(j.scheduled ? "scheduled" : j.state) + (j.worker_health && j.worker_health.worker_state !== "live" ? color.red(` (worker ${j.worker_health.worker_state.replace("_", " ")})`) : ""),
       j.queue,
       String(j.priority),
       String(j.attempts_total),

@@ -5,6 +5,7 @@ import { describeExit } from "../ops/outcome.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { escapeControl, formatArgv, humanDuration, iso, table } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
+import { healthContext } from "./workers.ts";
 
 export default defineVerb({
   name: "show",
@@ -12,7 +13,8 @@ export default defineVerb({
   examples: ["spoolctl show 1", "spoolctl show nightly-1 --json   # by idempotency key"],
   flags: { ...COMMON_FLAGS, id: jobIdPositional("show") },
   async run(ctx): Promise<VerbResult<JobDetail>> {
-    return { data: await (await ctx.open({ create: false })).read(async (tx) => await showJob(tx, ctx.args.id)) };
+    const store = await ctx.open({ create: false });
+    return { data: await store.read(async (tx) => await showJob(tx, ctx.args.id, undefined, healthContext(store))) };
   },
   render({ data }) {
     const j = data.job;
@@ -38,6 +40,8 @@ export default defineVerb({
     if (j.idempotency_key) lines.push(field("key", escapeControl(j.idempotency_key)));
     if (j.note) lines.push(field("note", escapeControl(j.note)));
     if (j.locked_by) lines.push(field("worker", `${j.locked_by} (pid ${j.locked_pid})`));
+    const health = data.worker_health;
+    if (health && health.worker_state !== "live") lines.push(field("worker state", color.red(`${health.worker_state}: ${health.fate}`)));
     if (data.attempts.length) {
       lines.push("", "attempts:");
       lines.push(

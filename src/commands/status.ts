@@ -7,7 +7,7 @@ import { stdoutPaint } from "../ui/color.ts";
 import { guardStdio } from "../ui/stdio.ts";
 import { renderStatus, renderLiveStatus } from "../ui/status-view.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
-import { judgeRecord } from "./workers.ts";
+import { healthContext, judgeRecord } from "./workers.ts";
 
 /** Bounds of `--interval` (seconds). */
 const INTERVAL = { min: 0.1, max: 3600, default: "1" } as const;
@@ -35,7 +35,7 @@ async function watch(ctx: VerbContext, intervalSeconds: number): Promise<StatusD
       intervalMs: intervalSeconds * 1000,
       wake,
       frame: async (color) => {
-        const live = await store.read(async (tx) => readLiveStatus(tx, judgeRecord));
+        const live = await store.read(async (tx) => readLiveStatus(tx, judgeRecord, undefined, 50, 5, healthContext(null)));
         last = live.status;
         return renderLiveStatus(live, color, intervalSeconds);
       },
@@ -59,7 +59,7 @@ export default defineVerb({
     if (ctx.given("interval") && !ctx.args.watch) throw new SpoolError("INVALID_INPUT", "--interval only applies to --watch", { remediation: "add --watch, or drop --interval" });
     if (ctx.args.watch) return { data: await watch(ctx, ctx.args.interval), streamed: true };
     const store = await ctx.open({ create: false });
-    const status = await store.read(async (tx) => await readStatus(tx, judgeRecord));
+    const status = await store.read(async (tx) => await readStatus(tx, judgeRecord, undefined, 5, healthContext(store)));
     return { data: { ...status, full_disks: fullDisks(store) } };
   },
   render({ data }) {

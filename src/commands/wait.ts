@@ -1,10 +1,13 @@
 /** `spoolctl wait IDS…`: block until every job is terminal; exit 6 if any ended dead or canceled (docs/contract.md "Exit codes and codes"). */
 import type { VerbResult } from "../contract/envelope.ts";
-import { EXIT } from "../contract/errors.ts";
+import { EXIT, type Warning } from "../contract/errors.ts";
 import { LIMITS } from "../ops/limits.ts";
 import { waitForJobs, type WaitData } from "../ops/wait.ts";
 import { escapeControl } from "../ui/text.ts";
+import { listWorkers } from "../ops/workers.ts";
+import type { StoreReader } from "../store/store.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
+import { healthContext, judgeRecord } from "./workers.ts";
 
 /** Default pause between two looks at the queue, seconds. */
 const DEFAULT_POLL = 0.1;
@@ -31,8 +34,18 @@ export default defineVerb({
         }
       : undefined;
     try {
-      const { data, anyFailed } = await waitForJobs(await ctx.open({ create: false }), refs, { timeoutSeconds, pollSeconds, onProgress });
-      return { data, exitCode: anyFailed ? EXIT.JOB_FAILED : EXIT.OK };
+      const store = await ctx.open({ create: false });
+      const servedLanes = async (tx: StoreReader) => {
+        const health = healthContext(store);
+        const workers = await listWorkers(tx, judgeRecord, 1000, { now: health.now, seconds: health.staleSeconds });
+        return new Set(workers.filter((w) => w.status === "live").map((w) => w.queue));
+      };
+      // Said at once on stderr (a person or a CI log sees why nothing moves); under --json it is in the envelope's warnings.
+      const onUnattended = ctx.json ? undefined : (w: Warning) => {
+        process.stderr.write(`${shown ? "\r\u001b[2K" : ""}spoolctl: warning: ${w.code}: ${w.message}\n`);
+      };
+      const { data, anyFailed, warnings } = await waitForJobs(store, refs, { timeoutSeconds, pollSeconds, onProgress, servedLanes, onUnattended });
+      return { data, exitCode: anyFailed ? EXIT.JOB_FAILED : EXIT.OK, warnings: ctx.json ? warnings : [] };
     } finally {
       if (shown) process.stderr.write("\r\u001b[2K");
     }

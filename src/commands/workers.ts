@@ -3,12 +3,29 @@ import type { VerbResult } from "../contract/envelope.ts";
 import { listWorkers, type WorkerView } from "../ops/workers.ts";
 import type { WorkerRecord } from "../store/model.ts";
 import { humanDuration, iso, table } from "../ui/text.ts";
-import { judge } from "../worker/liveness.ts";
+import type { HealthContext } from "../ops/worker-health.ts";
+import type { Store } from "../store/store.ts";
+import { HOST, judge } from "../worker/liveness.ts";
+import { readTiming } from "../worker/timing.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 /** Judges a registry row by its recorded process identity: live, or how it died (see src/worker/liveness.ts). */
 export function judgeRecord(w: WorkerRecord) {
   return judge({ host: w.host, pid: w.pid, bootId: w.boot_id, startTime: w.start_time });
+}
+
+/** Heartbeat intervals without a heartbeat after which a live worker is shown `stale`. */
+const STALE_BEATS = 3;
+
+/**
+ * How the views judge workers and their running jobs (docs/architecture.md
+ * "Dead workers in the views"): process look-ups on this host, the queue's
+ * clock (this host's without a store), the lease (the reap threshold) and
+ * the `stale` age, 3 heartbeat intervals.
+ */
+export function healthContext(store: Pick<Store, "now"> | null): HealthContext {
+  const timing = readTiming();
+  return { judge, host: HOST, now: store ? store.now() : Date.now() / 1000, leaseSeconds: timing.reapThreshold, staleSeconds: STALE_BEATS * timing.heartbeat };
 }
 
 export default defineVerb({
@@ -17,8 +34,10 @@ export default defineVerb({
   examples: ["spoolctl workers", "spoolctl workers --all --json"],
   flags: { ...COMMON_FLAGS, all: { type: "boolean", description: "include stopped and dead workers" } },
   async run(ctx): Promise<VerbResult<{ count: number; workers: WorkerView[] }>> {
-    const all = await (await ctx.open({ create: false })).read(async (tx) => await listWorkers(tx, judgeRecord));
-    const workers = ctx.args.all ? all : all.filter((w) => w.status === "live");
+    const store = await ctx.open({ create: false });
+    const health = healthContext(store);
+    const all = await store.read(async (tx) => await listWorkers(tx, judgeRecord, 100, { now: health.now, seconds: health.staleSeconds }));
+    const workers = ctx.args.all ? all : all.filter((w) => w.status === "live" || w.status === "stale");
     return { data: { count: workers.length, workers } };
   },
   render({ data }, ctx) {

@@ -80,12 +80,23 @@ export const addedJob = object({
 
 const counts = object(Object.fromEntries(REPORTED_STATES.map((s) => [s, int])));
 const streamView = object({ path: nullable(str), missing: bool, size_bytes: int, text: str, truncated: bool });
+/** A running job's worker as the views judge it (docs/architecture.md "Dead workers in the views"). */
+const workerHealth = object({
+  job_id: int,
+  worker_id: nullable(str),
+  worker_pid: nullable(int),
+  worker_host: str,
+  worker_state: enumOf(["live", "stale", "dead", "lease_expired"]),
+  heartbeat_age_seconds: num,
+  fate: str,
+});
+
 const workerView = object({
   worker_id: str,
   pid: int,
   host: str,
   queue: str,
-  status: enumOf(["live", "stopped", "dead"]),
+  status: enumOf(["live", "stale", "stopped", "dead"]),
   started_at: num,
   heartbeat_at: num,
   stopped_at: nullable(num),
@@ -112,11 +123,13 @@ export const CORE_DATA_SCHEMAS: Record<string, JsonSchema> = {
     queues: mapOf(object({ ...Object.fromEntries(REPORTED_STATES.map((s) => [s, int])), scheduled: int })),
     recent_dead: arrayOf(jobSummary),
     live_workers: int,
+    stranded: arrayOf(workerHealth),
     full_disks: arrayOf(object({ role: enumOf(["database", "spool"]), path: str, free_bytes: int })),
   }, ["full_disks"]),
-  list: object({ count: int, jobs: arrayOf(jobSummary) }),
+  list: object({ count: int, jobs: arrayOf(object({ ...jobSummaryProps, worker_health: nullable(workerHealth) })) }),
   show: object({
     job: object({ ...jobSummaryProps, env: stringMap, cancel_requested: bool, locked_pid: nullable(int), heartbeat_at: nullable(num) }),
+    worker_health: nullable(workerHealth),
     attempts: arrayOf(attempt),
     events: arrayOf(jobEvent),
   }),

@@ -10,6 +10,7 @@ import { SpoolError, type Warning } from "../contract/errors.ts";
 import type { Job } from "../store/model.ts";
 import type { Store, StoreWriter } from "../store/store.ts";
 import { resolveUnique } from "./retry.ts";
+import { jobWorkerHealth, type HealthContext, type WorkerHealth } from "./worker-health.ts";
 import { canTransition, isTerminal } from "./states.ts";
 
 /** One canceled job, as `cancel --json` reports it. */
@@ -58,14 +59,32 @@ async function cancelOne(tx: StoreWriter, job: Job, now: number): Promise<Cancel
  * (running, unconfirmed); then nothing changed. A running job yields a
  * `KILL_ASYNC` warning: its worker stops it within a heartbeat.
  */
-export async function cancelJobs(store: Store, refs: string[], confirmedRunning: boolean, now = store.now()): Promise<{ jobs: CanceledJob[]; warnings: Warning[] }> {
+export async function cancelJobs(store: Store, refs: string[], confirmedRunning: boolean, now = store.now(), health?: HealthContext): Promise<{ jobs: CanceledJob[]; warnings: Warning[]; health: Map<number, WorkerHealth> }> {
+  const judged = new Map<number, WorkerHealth>();
   const jobs = await store.write(async (tx) => {
     const targets = await resolveUnique(tx, refs);
     for (const job of targets) check(job, confirmedRunning);
+    if (health) {
+      for (const job of targets) {
+        const h = await jobWorkerHealth(tx, job, health);
+        if (h) judged.set(job.id, h);
+      }
+    }
     return mapInOrder(targets, (job) => cancelOne(tx, job, now));
   });
-  const warnings: Warning[] = jobs
-    .filter((j) => j.was_running)
-    .map((j) => ({ code: "KILL_ASYNC", message: `job ${j.job_id} is still running; its worker kills it within a heartbeat (spoolctl wait ${j.job_id})` }));
-  return { jobs, warnings };
+  return { jobs, warnings: cancelWarnings(jobs, judged), health: judged };
+}
+
+/** One `KILL_ASYNC` warning per job still `running` after its cancel (see {@link killWarning}). */
+export function cancelWarnings(jobs: CanceledJob[], health: Map<number, WorkerHealth>): Warning[] {
+  return jobs.filter((j) => j.was_running && j.state === "running").map((j) => killWarning(j.job_id, health.get(j.job_id)));
+}
+
+/** The `KILL_ASYNC` warning of a running job's cancel: who will stop it, given its worker's health. */
+function killWarning(jobId: number, health: WorkerHealth | undefined): Warning {
+  if (!health || health.worker_state === "live") {
+    return { code: "KILL_ASYNC", message: `job ${jobId} is still running; its worker kills it within a heartbeat (spoolctl wait ${jobId})` };
+  }
+  const then = health.worker_state === "stale" ? "it is killed when its worker resumes, or canceled when the job is reaped" : "the cancel is honoured when the job is reaped";
+  return { code: "KILL_ASYNC", message: `job ${jobId} is still running: ${health.fate}; ${then} (spoolctl wait ${jobId})` };
 }

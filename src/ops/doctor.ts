@@ -9,6 +9,7 @@ import { TOOL_VERSION } from "../contract/version.ts";
 import { writableOrCreatable, type StoreCheck } from "../store/index.ts";
 import { queueDisks } from "../store/space.ts";
 import { describeLocation, type LocationReport } from "./config.ts";
+import type { WorkerHealth } from "./worker-health.ts";
 
 /** One check's verdict. */
 export type CheckStatus = "pass" | "warn" | "fail" | "skip";
@@ -107,4 +108,28 @@ export async function runDoctor(dbFlag: string | undefined, diagnose: Diagnose, 
     config: { config_exists: loc.config_exists, config_path: loc.config_path, config_valid: loc.config_valid, db_path: loc.db_path, db_source: loc.db_source },
     versions: { contract_version: CONTRACT_VERSION, schema_version: schemaVersion, tool_version: TOOL_VERSION, bun_version: Bun.version },
   };
+}
+
+/**
+ * The `running_jobs` check (docs/architecture.md "Dead workers in the views"):
+ * a warning naming the running jobs whose worker is dead, whose lease expired
+ * or that stopped heartbeating, with what will happen; `liveWorkers` says
+ * whether a worker is there to reap them. Added to `data`, whose summary is
+ * recounted (a warning never makes the queue not ready).
+ */
+export function addStrandedCheck(data: DoctorData, stranded: WorkerHealth[], liveWorkers: number, dbFlag: string | undefined): void {
+  const c =
+    stranded.length === 0
+      ? check("running_jobs", "pass", "every running job's worker is alive and heartbeating")
+      : check(
+          "running_jobs",
+          "warn",
+          `${stranded.length} running job(s) whose worker is gone: ${stranded.slice(0, 5).map((h) => `job ${h.job_id} (${h.fate})`).join("; ")}${stranded.length > 5 ? "; …" : ""}`,
+          stranded.some((h) => h.worker_state === "dead" || h.worker_state === "lease_expired")
+            ? liveWorkers === 0 ? `no worker is running to reap them: start one (spoolctl work${dbFlag ? ` --db ${dbFlag}` : ""}), or cancel them (spoolctl cancel ID --running --yes)` : "a running worker reaps them within a heartbeat of their lease expiring"
+            : "a stopped worker resumes with kill -CONT PID; spoolctl workers shows it as stale",
+        );
+  data.checks.push(c);
+  data.summary.passed += c.status === "pass" ? 1 : 0;
+  data.summary.warnings += c.status === "warn" ? 1 : 0;
 }

@@ -3,9 +3,11 @@
  * its attempts and events (`list`, `show`).
  */
 import { SpoolError } from "../contract/errors.ts";
-import { JOB_STATES, type Attempt, type Job, type JobEvent, type JobState } from "../store/model.ts";
+import { JOB_STATES, type Attempt, type Job, type JobEvent, type JobState, type WorkerRecord } from "../store/model.ts";
 import type { StoreReader } from "../store/store.ts";
+import { mapInOrder } from "./in-order.ts";
 import { LIMITS } from "./limits.ts";
+import { jobWorkerHealth, type HealthContext, type WorkerHealth } from "./worker-health.ts";
 import { invalidValue } from "../contract/errors.ts";
 
 /** QueueCTL spellings of states (docs/architecture.md "Job states"). */
@@ -124,15 +126,15 @@ export interface ListQuery {
   limit: number;
 }
 
-/** `list` data and pagination. */
+/** `list` data and pagination; a running job says whether its worker is still there (`worker_health`, null otherwise). */
 export interface ListPage {
   count: number;
-  jobs: JobSummary[];
+  jobs: (JobSummary & { worker_health: WorkerHealth | null })[];
   pagination: { cursor: number; first_id: number | null; limit: number; truncated: boolean };
 }
 
-/** Lists jobs newest first. */
-export async function listJobs(tx: StoreReader, q: ListQuery, now = Date.now() / 1000): Promise<ListPage> {
+/** Lists jobs newest first; `health` judges running jobs' workers (without it, `worker_health` is null). */
+export async function listJobs(tx: StoreReader, q: ListQuery, now = Date.now() / 1000, health?: HealthContext): Promise<ListPage> {
   const rows = q.matchesNothing
     ? []
     : await tx.listJobs({
@@ -145,7 +147,11 @@ export async function listJobs(tx: StoreReader, q: ListQuery, now = Date.now() /
         limit: q.limit + 1,
       });
   const truncated = rows.length > q.limit;
-  const jobs = rows.slice(0, q.limit).map((j) => summarize(j, now));
+  const workers = new Map<string, WorkerRecord | null>();
+  const jobs = await mapInOrder(rows.slice(0, q.limit), async (j) => ({
+    ...summarize(j, now),
+    worker_health: health ? await jobWorkerHealth(tx, j, health, workers) : null,
+  }));
   return {
     count: jobs.length,
     jobs,
@@ -153,9 +159,10 @@ export async function listJobs(tx: StoreReader, q: ListQuery, now = Date.now() /
   };
 }
 
-/** `show` data: the whole row (env values included), attempts and events. */
+/** `show` data: the whole row (env values included), its worker's health while running, attempts and events. */
 export interface JobDetail {
   job: JobSummary & { env: Record<string, string>; cancel_requested: boolean; locked_pid: number | null; heartbeat_at: number | null };
+  worker_health: WorkerHealth | null;
   attempts: AttemptWithHost[];
   events: JobEvent[];
 }
@@ -163,11 +170,12 @@ export interface JobDetail {
 /** An attempt row and the host its worker ran on (null when unknown). */
 export type AttemptWithHost = Attempt & { host: string | null };
 
-/** One job in full. Raises `NOT_FOUND`. */
-export async function showJob(tx: StoreReader, ref: string, now = Date.now() / 1000): Promise<JobDetail> {
+/** One job in full; `health` judges a running job's worker. Raises `NOT_FOUND`. */
+export async function showJob(tx: StoreReader, ref: string, now = Date.now() / 1000, health?: HealthContext): Promise<JobDetail> {
   const job = await resolveJob(tx, ref);
   return {
     job: { ...summarize(job, now), env: job.env, cancel_requested: job.cancel_requested, locked_pid: job.locked_pid, heartbeat_at: job.heartbeat_at },
+    worker_health: health ? await jobWorkerHealth(tx, job, health) : null,
     attempts: await withHosts(tx, await tx.attemptsOf(job.id)),
     events: await tx.eventsOf(job.id),
   };

@@ -3,6 +3,7 @@ import { REPORTED_STATES } from "../store/model.ts";
 import { queueDisks } from "../store/space.ts";
 import type { StoreReader } from "../store/store.ts";
 import { summarize, type JobSummary } from "./jobs.ts";
+import { strandedJobs, type HealthContext, type WorkerHealth } from "./worker-health.ts";
 import { listWorkers, type JudgeWorker } from "./workers.ts";
 
 /** Counts keyed by every reported state (`failed` always 0). */
@@ -14,8 +15,14 @@ export interface StatusData {
   scheduled: number;
   queues: Record<string, StateCounts & { scheduled: number }>;
   recent_dead: JobSummary[];
-  /** Registered workers judged alive. */
+  /** Registered workers judged alive and heartbeating (a `stale` one is not counted). */
   live_workers: number;
+  /**
+   * Running jobs whose worker is not live (dead, lease expired, or not
+   * heartbeating), with what will happen to each (docs/architecture.md "Dead
+   * workers in the views"); at most 1000.
+   */
+  stranded: WorkerHealth[];
   /**
    * Disks of the queue on this host that are full (docs/architecture.md
    * "Storage conditions"): workers pause claiming meanwhile. Set by the
@@ -41,8 +48,12 @@ function zero(): StateCounts {
   return Object.fromEntries(REPORTED_STATES.map((s) => [s, 0])) as StateCounts;
 }
 
-/** Reads the status. `now` is epoch seconds; `deadLimit` bounds `recent_dead`. */
-export async function readStatus(tx: StoreReader, judge: JudgeWorker, now = Date.now() / 1000, deadLimit = 5): Promise<StatusData> {
+/**
+ * Reads the status. `now` is epoch seconds; `deadLimit` bounds `recent_dead`;
+ * `health` judges the running jobs' workers (without it, `stranded` is empty
+ * and no worker is `stale`).
+ */
+export async function readStatus(tx: StoreReader, judge: JudgeWorker, now = Date.now() / 1000, deadLimit = 5, health?: HealthContext): Promise<StatusData> {
   const counts = zero();
   const queues: StatusData["queues"] = {};
   // Lanes are user-named: a lane called "constructor" or "toString" must not find Object.prototype's member.
@@ -56,6 +67,8 @@ export async function readStatus(tx: StoreReader, judge: JudgeWorker, now = Date
     scheduled += n;
     lane(queue).scheduled = n;
   }
-  const live_workers = (await listWorkers(tx, judge, 1000)).filter((w) => w.status === "live").length;
-  return { counts, scheduled, queues, recent_dead: (await tx.recentDead(deadLimit)).map((j) => summarize(j, now)), live_workers };
+  const stale = health ? { now: health.now, seconds: health.staleSeconds } : undefined;
+  const live_workers = (await listWorkers(tx, judge, 1000, stale)).filter((w) => w.status === "live").length;
+  const stranded = health && counts.running > 0 ? await strandedJobs(tx, health) : [];
+  return { counts, scheduled, queues, recent_dead: (await tx.recentDead(deadLimit)).map((j) => summarize(j, now)), live_workers, stranded };
 }

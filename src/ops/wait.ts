@@ -5,9 +5,9 @@
  * the deadline passes first.
  */
 import { mapInOrder } from "./in-order.ts";
-import { SpoolError } from "../contract/errors.ts";
+import { SpoolError, type Warning } from "../contract/errors.ts";
 import type { Job, JobState } from "../store/model.ts";
-import type { Store } from "../store/store.ts";
+import type { Store, StoreReader } from "../store/store.ts";
 import { resolveJob } from "./jobs.ts";
 import { JOB_NOT_FOUND_REMEDIATION } from "./retry.ts";
 import { isTerminal } from "./states.ts";
@@ -35,16 +35,38 @@ export interface WaitOptions {
   pollSeconds: number;
   /** Called after each look: settled jobs of the total (for a TTY progress line). */
   onProgress?: (settled: number, total: number) => void;
+  /**
+   * The lanes live workers serve (docs/architecture.md "Dead workers in the
+   * views"); without it, nobody is watched for. When awaited jobs sit in lanes
+   * no live worker serves for {@link UNATTENDED_GRACE_SECONDS}, `onUnattended`
+   * is called once and the result carries a `NO_WORKER` warning.
+   */
+  servedLanes?: (tx: StoreReader) => Promise<Set<string>>;
+  onUnattended?: (warning: Warning) => void;
+}
+
+/** How long awaited jobs may lack a live worker before `wait` says so (a worker may be starting), seconds. */
+export const UNATTENDED_GRACE_SECONDS = 2;
+
+/** The `NO_WORKER` warning for awaited jobs in lanes no live worker serves. */
+function unattendedWarning(jobs: Job[]): Warning {
+  const lanes = [...new Set(jobs.map((j) => j.queue))].sort();
+  const ids = jobs.map((j) => j.id).join(", ");
+  return {
+    code: "NO_WORKER",
+    message: `no live worker serves lane${lanes.length > 1 ? "s" : ""} ${lanes.join(", ")}: job${jobs.length > 1 ? "s" : ""} ${ids} cannot finish until one runs (start one: spoolctl work${lanes.length === 1 && lanes[0] !== "default" ? ` --queue ${lanes[0]}` : ""})`,
+  };
 }
 
 function view(job: Job): WaitedJob {
   return { attempts: job.attempts, last_error: job.last_error, last_exit_code: job.last_exit_code, state: job.state };
 }
 
-/** The result of a finished wait: the data and whether any job ended dead or canceled. */
+/** The result of a finished wait: the data, whether any job ended dead or canceled, and warnings (`NO_WORKER`). */
 export interface WaitResult {
   data: WaitData;
   anyFailed: boolean;
+  warnings: Warning[];
 }
 
 /**
@@ -55,22 +77,41 @@ export interface WaitResult {
 export async function waitForJobs(store: Store, refs: string[], opts: WaitOptions): Promise<WaitResult> {
   const started = performance.now();
   const ids = await store.read(async (tx) => [...new Set(await mapInOrder(refs, async (ref) => (await resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION)).id))]);
+  const warnings: Warning[] = [];
+  let unattendedSince: number | null = null;
+  let lastLaneCheck = -Infinity;
   for (;;) {
-    const jobs = await store.read(async (tx) =>
-      mapInOrder(ids, async (id) => {
+    const { jobs, served } = await store.read(async (tx) => {
+      const jobs = await mapInOrder(ids, async (id) => {
         const job = await tx.getJob(id);
         if (!job) throw new SpoolError("NOT_FOUND", `job ${id} no longer exists (pruned while waited on)`, { remediation: JOB_NOT_FOUND_REMEDIATION });
         return job;
-      }),
-    );
+      });
+      // At most once a second: a registry read and process look-ups.
+      const due = opts.servedLanes && warnings.length === 0 && performance.now() - lastLaneCheck >= 1000;
+      if (due) lastLaneCheck = performance.now();
+      return { jobs, served: due ? await opts.servedLanes!(tx) : null };
+    });
     const settled = jobs.filter((j) => isTerminal(j.state));
     opts.onProgress?.(settled.length, jobs.length);
     const data: WaitData = { all_succeeded: jobs.every((j) => j.state === "done"), jobs: Object.fromEntries(jobs.map((j) => [String(j.id), view(j)])) };
-    if (settled.length === jobs.length) return { data, anyFailed: !data.all_succeeded };
+    if (settled.length === jobs.length) return { data, anyFailed: !data.all_succeeded, warnings };
+    const pending = jobs.filter((j) => !isTerminal(j.state));
+    if (served) {
+      const unattended = pending.filter((j) => !served.has(j.queue));
+      if (unattended.length === 0) unattendedSince = null;
+      else {
+        unattendedSince ??= performance.now();
+        if ((performance.now() - unattendedSince) / 1000 >= UNATTENDED_GRACE_SECONDS) {
+          warnings.push(unattendedWarning(unattended));
+          opts.onUnattended?.(warnings[0]!);
+        }
+      }
+    }
     const elapsed = (performance.now() - started) / 1000;
     if (opts.timeoutSeconds !== null && elapsed >= opts.timeoutSeconds) {
-      const pending = jobs.filter((j) => !isTerminal(j.state));
-      throw new SpoolError("TIMEOUT", `${pending.length} of ${jobs.length} job(s) not finished after ${opts.timeoutSeconds}s: ${pending.map((j) => `${j.id} (${j.state})`).join(", ")}`, {
+      const nobody = warnings.length ? `; ${warnings[0]!.message}` : "";
+      throw new SpoolError("TIMEOUT", `${pending.length} of ${jobs.length} job(s) not finished after ${opts.timeoutSeconds}s: ${pending.map((j) => `${j.id} (${j.state})`).join(", ")}${nobody}`, {
         remediation: "wait longer (raise --timeout), or check that a worker serves their lane (spoolctl workers)",
         detail: { pending: pending.map((j) => j.id), jobs: data.jobs },
       });

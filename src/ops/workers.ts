@@ -8,8 +8,12 @@ import { SpoolError } from "../contract/errors.ts";
 import type { WorkerRecord } from "../store/model.ts";
 import type { Store, StoreReader } from "../store/store.ts";
 
-/** How a registry row is judged: `live`, `stopped` (exited cleanly) or `dead` (vanished). */
-export type WorkerStatus = "live" | "stopped" | "dead";
+/**
+ * How a registry row is judged: `live`; `stale` (its process lives but its
+ * heartbeat is older than 3 intervals: stopped with SIGSTOP, or stuck);
+ * `stopped` (exited cleanly) or `dead` (vanished).
+ */
+export type WorkerStatus = "live" | "stale" | "stopped" | "dead";
 
 /** One worker as `workers --json` reports it; times are epoch seconds. */
 export interface WorkerView {
@@ -28,8 +32,17 @@ export interface WorkerView {
 /** Liveness of a registry row, decided by the caller (process look-ups are I/O). */
 export type JudgeWorker = (worker: WorkerRecord) => "alive" | "dead" | "unknown";
 
-/** Lists registry rows, newest heartbeat first, with their running jobs. */
-export async function listWorkers(tx: StoreReader, judge: JudgeWorker, limit = 100): Promise<WorkerView[]> {
+/**
+ * When a live worker's heartbeat is too old to call it live: `now` (the
+ * queue's clock) and `seconds` (docs/architecture.md "Dead workers in the views").
+ */
+export interface StaleAfter {
+  now: number;
+  seconds: number;
+}
+
+/** Lists registry rows, newest heartbeat first, with their running jobs; with `stale`, a silent live worker is `stale`. */
+export async function listWorkers(tx: StoreReader, judge: JudgeWorker, limit = 100, stale?: StaleAfter): Promise<WorkerView[]> {
   const running = new Map<string, number[]>();
   for (const { worker_id, job_id } of await tx.runningJobsByWorker()) {
     const list = running.get(worker_id);
@@ -41,7 +54,7 @@ export async function listWorkers(tx: StoreReader, judge: JudgeWorker, limit = 1
     pid: w.pid,
     host: w.host,
     queue: w.queue,
-    status: w.stopped_at !== null ? "stopped" : judge(w) === "dead" ? "dead" : "live",
+    status: w.stopped_at !== null ? "stopped" : judge(w) === "dead" ? "dead" : stale && stale.now - w.heartbeat_at > stale.seconds ? "stale" : "live",
     started_at: w.started_at,
     heartbeat_at: w.heartbeat_at,
     stopped_at: w.stopped_at,
@@ -56,7 +69,8 @@ export async function listWorkers(tx: StoreReader, judge: JudgeWorker, limit = 1
  */
 export async function requestStop(store: Store, workerId: string | null, judge: JudgeWorker): Promise<string[]> {
   return await store.write(async (tx) => {
-    const live = (await listWorkers(tx, judge, 10000)).filter((w) => w.status === "live" && (workerId === null || w.worker_id === workerId));
+    // A stale worker (stopped, stuck) still reads the request when it resumes.
+    const live = (await listWorkers(tx, judge, 10000)).filter((w) => (w.status === "live" || w.status === "stale") && (workerId === null || w.worker_id === workerId));
     const ids = (await mapInOrder(live, (w) => tx.requestWorkerStop(w.worker_id))).flat();
     if (workerId !== null && ids.length === 0) {
       throw new SpoolError("NOT_FOUND", `no running worker with id ${JSON.stringify(workerId)}`, { remediation: "run: spoolctl workers  (to see worker ids)" });

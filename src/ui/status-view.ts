@@ -21,6 +21,12 @@ export function renderStatus(data: StatusData, color: Paint = makePaint(false)):
   if (lanes.length > 1 || (lanes.length === 1 && lanes[0] !== "default")) {
     for (const lane of lanes) lines.push(`  ${lane}: ${countsLine(data.queues[lane]!, color)}`);
   }
+  if (data.stranded.length) {
+    const none = data.live_workers === 0 ? " (no worker is running: start one, spoolctl work)" : "";
+    lines.push(color.red(`running jobs whose worker is gone: ${data.stranded.length}${none}`));
+    for (const h of data.stranded.slice(0, 10)) lines.push(`  ${color.red(`job ${h.job_id}`)}  ${h.worker_state}: ${escapeControl(h.fate)}`);
+    if (data.stranded.length > 10) lines.push(`  … ${data.stranded.length - 10} more (spoolctl status --json)`);
+  }
   if (data.recent_dead.length) {
     lines.push("recent dead:");
     for (const j of data.recent_dead) lines.push(`  ${color.state("dead", `job ${j.id}`)}  ${clip(escapeControl(j.last_error ?? "-"))}  ${clip(formatArgv(j.argv))}`);

@@ -9,6 +9,7 @@
  */
 import { recordAttemptEnd } from "../ops/record.ts";
 import type { Outcome } from "../ops/outcome.ts";
+import { workerIdentityOf } from "../ops/worker-health.ts";
 import type { Job } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { ATTEMPT_MARKER, attemptMarker, killGroup } from "./executor.ts";
@@ -28,12 +29,7 @@ export interface ReapedJob {
 
 async function identityOf(store: Store, job: Job): Promise<ProcessIdentity | null> {
   const worker = job.locked_by ? await store.read(async (tx) => tx.getWorker(job.locked_by!)) : null;
-  // A registry row under the same --worker-id may describe a later incarnation
-  // (a restarted worker): it speaks for this job only if it holds the job's PID.
-  if (worker && worker.pid === job.locked_pid) return { host: worker.host, pid: worker.pid, bootId: worker.boot_id, startTime: worker.start_time };
-  if (job.locked_pid === null) return null;
-  // No registry row: only the PID is known, so only "gone" can be concluded.
-  return { host: HOST, pid: job.locked_pid, bootId: null, startTime: null };
+  return workerIdentityOf(job, worker, HOST);
 }
 
 /**
@@ -119,6 +115,24 @@ export async function reapJobsOfDeadWorker(store: Store, workerId: string, who: 
     if (outcome) reaped.push({ jobId: job.id, attemptNo: job.last_attempt_no, workerPid: who.pid, host: who.host, outcome, killedOrphan });
   }
   return reaped;
+}
+
+/**
+ * Ends a running job whose cancel was requested while its worker is confirmed
+ * dead on this host (docs/architecture.md "Cancel"): nobody else would kill
+ * it, so the canceler kills the orphaned process groups itself and records the
+ * attempt `canceled` for the dead worker (the job becomes `canceled`; event
+ * worker null: an operator's act). Returns false, changing nothing, when the
+ * job is not running, its worker is not confirmed dead here, or it changed meanwhile.
+ */
+export async function cancelOrphanedJob(store: Store, jobId: number): Promise<boolean> {
+  const job = await store.read(async (tx) => tx.getJob(jobId));
+  if (!job || job.state !== "running" || job.locked_by === null) return false;
+  const who = await identityOf(store, job);
+  if (!who || who.host !== HOST || judge(who) !== "dead") return false;
+  await killOrphan(store, job, who);
+  const outcome = await recordAttemptEnd(store, { jobId, attemptNo: job.last_attempt_no, workerId: job.locked_by }, { kind: "canceled", code: null, signal: null }, store.now(), null);
+  return outcome !== null;
 }
 
 /**

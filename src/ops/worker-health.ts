@@ -1,0 +1,102 @@
+/**
+ * Whether a running job's worker is still there (docs/architecture.md
+ * "Reaping", "Dead workers in the views"): what `status`, `show`, `list`,
+ * `doctor`, `cancel` and `wait` tell about a job whose worker died, and what
+ * will happen to it. The process look-ups are the caller's (src/worker/liveness.ts),
+ * passed in as {@link HealthContext.judge}, so this module stays free of I/O.
+ */
+import type { Job, WorkerRecord } from "../store/model.ts";
+import type { StoreReader } from "../store/store.ts";
+
+/** A recorded process identity (see src/worker/liveness.ts). */
+export interface ProcessRef {
+  host: string;
+  pid: number;
+  bootId: string | null;
+  startTime: string | null;
+}
+
+/** How to judge: the process look-up, this host, the queue's clock and the timing (seconds). */
+export interface HealthContext {
+  judge: (who: ProcessRef) => "alive" | "dead" | "unknown";
+  /** This machine's host name. */
+  host: string;
+  /** The queue's clock, epoch seconds. */
+  now: number;
+  /** The reap threshold: a lease older than this has expired. */
+  leaseSeconds: number;
+  /** A heartbeat older than this (3 heartbeat intervals) makes a live worker `stale`. */
+  staleSeconds: number;
+}
+
+/**
+ * The state of a running job's worker: `live`; `stale` (its process lives
+ * but has not heartbeated for `staleSeconds`: stopped with SIGSTOP, or stuck);
+ * `dead` (confirmed on this host: the next worker reaps the job);
+ * `lease_expired` (on another host, its lease ran out: the next worker reaps
+ * the job).
+ */
+export type WorkerState = "live" | "stale" | "dead" | "lease_expired";
+
+/** A running job's worker as the views report it (`worker_health` in JSON). */
+export interface WorkerHealth {
+  job_id: number;
+  worker_id: string | null;
+  worker_pid: number | null;
+  worker_host: string;
+  worker_state: WorkerState;
+  /** Seconds since the job's last heartbeat (its lease). */
+  heartbeat_age_seconds: number;
+  /** What will happen, in one sentence (empty for `live`). */
+  fate: string;
+}
+
+/**
+ * The identity that speaks for `job`'s worker: its registry row when the row
+ * holds the job's PID (a row under a reused `--worker-id` may describe a later
+ * incarnation), otherwise the PID alone on this host, where only "gone" can be
+ * concluded (docs/architecture.md "Reaping"). Null without a PID.
+ */
+export function workerIdentityOf(job: Job, row: WorkerRecord | null, host: string): ProcessRef | null {
+  if (row && row.pid === job.locked_pid) return { host: row.host, pid: row.pid, bootId: row.boot_id, startTime: row.start_time };
+  if (job.locked_pid === null) return null;
+  return { host, pid: job.locked_pid, bootId: null, startTime: null };
+}
+
+function seconds(s: number): string {
+  return s < 90 ? `${Math.round(s)}s` : s < 5400 ? `${Math.round(s / 60)}m` : `${Math.round(s / 3600)}h`;
+}
+
+/** Judges a running job's worker (null for a job that is not running). `rows` caches registry look-ups. */
+export async function jobWorkerHealth(tx: StoreReader, job: Job, ctx: HealthContext, rows = new Map<string, WorkerRecord | null>()): Promise<WorkerHealth | null> {
+  if (job.state !== "running") return null;
+  const id = job.locked_by;
+  if (id !== null && !rows.has(id)) rows.set(id, await tx.getWorker(id));
+  const who = workerIdentityOf(job, id === null ? null : (rows.get(id) ?? null), ctx.host);
+  const age = Math.max(0, ctx.now - (job.heartbeat_at ?? job.locked_at ?? ctx.now));
+  const base = { job_id: job.id, worker_id: id, worker_pid: job.locked_pid, worker_host: who?.host ?? ctx.host, heartbeat_age_seconds: age };
+  const name = `worker ${id ?? "?"} (pid ${job.locked_pid ?? "?"}${who && who.host !== ctx.host ? ` on ${who.host}` : ""})`;
+  const verdict = who ? ctx.judge(who) : "unknown";
+  if (verdict === "dead") {
+    const wait = ctx.leaseSeconds - age;
+    return { ...base, worker_state: "dead", fate: `${name} is dead; reaped by the next worker${wait > 0 ? ` once its lease expires (in ${seconds(wait)})` : ""}, then requeued or dead-lettered` };
+  }
+  if (age > ctx.leaseSeconds && who && who.host !== ctx.host) {
+    return { ...base, worker_state: "lease_expired", fate: `${name} has not renewed its lease for ${seconds(age)}; reaped by the next worker` };
+  }
+  if (age > ctx.staleSeconds) {
+    return { ...base, worker_state: "stale", fate: `${name} has not heartbeated for ${seconds(age)} (stopped or stuck?); the job is not reaped while its worker lives` };
+  }
+  return { ...base, worker_state: "live", fate: "" };
+}
+
+/** The running jobs (at most `limit`, newest first) whose worker is not `live`. */
+export async function strandedJobs(tx: StoreReader, ctx: HealthContext, limit = 1000): Promise<WorkerHealth[]> {
+  const rows = new Map<string, WorkerRecord | null>();
+  const out: WorkerHealth[] = [];
+  for (const job of await tx.listJobs({ states: ["running"], limit })) {
+    const health = await jobWorkerHealth(tx, job, ctx, rows);
+    if (health && health.worker_state !== "live") out.push(health);
+  }
+  return out;
+}
