@@ -6,7 +6,7 @@
  * codes"). No input ever produces a stack trace.
  */
 import { buildEnvelope, type VerbResult } from "./contract/envelope.ts";
-import { SpoolError, toErrorObject } from "./contract/errors.ts";
+import { SpoolError, toErrorObject, type Warning } from "./contract/errors.ts";
 import { closest } from "./contract/flags.ts";
 import { TOOL_VERSION } from "./contract/version.ts";
 import { checkArgs } from "./commands/args.ts";
@@ -44,12 +44,13 @@ function wantsHelp(argv: string[]): boolean {
   return (end === -1 ? argv : argv.slice(0, end)).some((a) => a === "--help" || a === "-h");
 }
 
-async function printError(error: SpoolError, json: boolean, startedAt: number): Promise<void> {
+async function printError(error: SpoolError, json: boolean, startedAt: number, warnings: Warning[] = []): Promise<void> {
   if (json) {
-    writeOut(JSON.stringify(buildEnvelope(startedAt, null, [toErrorObject(error)])) + "\n");
+    writeOut(JSON.stringify(buildEnvelope(startedAt, { data: null, warnings }, [toErrorObject(error)])) + "\n");
     return;
   }
   const { log } = await import("./ui/log.ts");
+  for (const w of warnings) log.warn(`${w.code}: ${w.message}`);
   log.error(`${error.code}: ${error.message} — ${error.remediation}`);
 }
 
@@ -95,6 +96,7 @@ export async function main(rawArgv: string[]): Promise<number> {
   const startedAt = performance.now();
   const json = wantsJson(rawArgv);
   const stores: Store[] = [];
+  const notices: Warning[] = [];
   // Hints keep the queue selection; --db is known once argv is split.
   let suggest = suggesterFor(undefined);
   try {
@@ -136,8 +138,9 @@ export async function main(rawArgv: string[]): Promise<number> {
     // (Only a verb with a picker asks about the terminal: the question costs an fstat, or more.)
     const canAsk = raw.values.json !== true && Object.values(verb.flags).some((d) => d.prompt) && terminalAttached();
     const args = checkArgs(verb, raw, { spoken: spoken ?? verb.name, canAsk });
-    const ctx = makeContext(raw, args, { stores, mutates: Boolean(verb.mutates), catalog: loadCatalog });
-    const result: VerbResult = carryIntoResult(await verb.run(ctx), suggest);
+    const ctx = makeContext(raw, args, { stores, warnings: notices, mutates: Boolean(verb.mutates), catalog: loadCatalog });
+    const ran = await verb.run(ctx);
+    const result: VerbResult = carryIntoResult(notices.length ? { ...ran, warnings: [...notices, ...(ran.warnings ?? [])] } : ran, suggest);
     if (result.streamed) return result.exitCode ?? 0;
     if (json) writeOut(JSON.stringify(buildEnvelope(startedAt, result)) + "\n");
     else {
@@ -151,7 +154,7 @@ export async function main(rawArgv: string[]): Promise<number> {
     return result.exitCode ?? 0;
   } catch (error) {
     const spoolError = carryIntoError(asSpoolError(error), suggest);
-    await printError(spoolError, json, startedAt);
+    await printError(spoolError, json, startedAt, carryIntoResult({ data: null, warnings: notices }, suggest).warnings);
     return spoolError.exitCode;
   } finally {
     for (const store of stores) {

@@ -22,6 +22,7 @@ import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { VERBS } from "../src/commands/registry.ts";
+import { openQueue } from "../src/store/index.ts";
 import { compileContract } from "./contract-helpers.ts";
 import { TempQueue } from "./helpers.ts";
 import { addJob, drain, reference, withoutSelection } from "./operator-helpers.ts";
@@ -74,6 +75,12 @@ export function compareShape(ref: unknown, ours: unknown, rules: { volatile?: st
   return out;
 }
 
+/** `q` with its queue created and empty: an absent one would add the NO_QUEUE warning the references do not show. */
+async function existing(q: TempQueue): Promise<TempQueue> {
+  await (await openQueue(q.location(), { create: true })).close();
+  return q;
+}
+
 /** Each reference file: how to reproduce its situation, and its volatile paths and allowed extras. */
 const SITUATIONS: Record<string, { verb: string; run: (q: TempQueue) => Promise<{ code: number; env: any }>; code?: number; volatile?: string[]; extras?: string[] }> = {
   "envelope-add.json": { verb: "add", run: (q) => json(q, ["add", "--json", "--", "true"]), volatile: ["data.next_run_at"] },
@@ -93,7 +100,7 @@ const SITUATIONS: Record<string, { verb: string; run: (q: TempQueue) => Promise<
       return q.json(["feedback", "1"]);
     },
   },
-  "envelope-list-empty.json": { verb: "list", run: (q) => q.json(["list"]) },
+  "envelope-list-empty.json": { verb: "list", run: async (q) => (await existing(q)).json(["list"]) },
   "envelope-output-no-attempts.json": {
     verb: "output",
     run: async (q) => {
@@ -101,12 +108,12 @@ const SITUATIONS: Record<string, { verb: string; run: (q: TempQueue) => Promise<
       return q.json(["output", "1"]);
     },
   },
-  "envelope-prune-empty.json": { verb: "prune", run: (q) => q.json(["prune", "--older-than", "0", "--dry-run"]) },
-  "envelope-retry-not-found.json": { verb: "retry", run: (q) => q.json(["retry", "42"]), code: 1 },
+  "envelope-prune-empty.json": { verb: "prune", run: async (q) => (await existing(q)).json(["prune", "--older-than", "0", "--dry-run"]) },
+  "envelope-retry-not-found.json": { verb: "retry", run: async (q) => (await existing(q)).json(["retry", "42"]), code: 1 },
   "envelope-robot-docs.json": { verb: "robot-docs", run: (q) => q.json(["robot-docs"]) },
   "envelope-schema.json": { verb: "schema", run: (q) => q.json(["schema"]) },
-  "envelope-show-not-found.json": { verb: "show", run: (q) => q.json(["show", "42"]), code: 1 },
-  "envelope-status-empty.json": { verb: "status", run: (q) => q.json(["status"]), extras: ["data.live_workers", "data.full_disks", "data.stranded"] },
+  "envelope-show-not-found.json": { verb: "show", run: async (q) => (await existing(q)).json(["show", "42"]), code: 1 },
+  "envelope-status-empty.json": { verb: "status", run: async (q) => (await existing(q)).json(["status"]), extras: ["data.live_workers", "data.full_disks", "data.stranded"] },
   "envelope-wait-mixed.json": {
     verb: "wait",
     run: async (q) => {

@@ -6,6 +6,7 @@
  * checked, typed values and calls `src/ops/`.
  */
 import type { VerbResult } from "../contract/envelope.ts";
+import type { Warning } from "../contract/errors.ts";
 import type { Args, FlagDef, FlagsDef, RawArgs, VerbSpec } from "../contract/flags.ts";
 import { resolveLocation, type QueueLocation } from "../store/location.ts";
 import { openAppearing, openQueue, type AppearingQueue, type Store } from "../store/index.ts";
@@ -90,8 +91,26 @@ export interface ContextOptions {
   stores: Store[];
   /** The verb's `mutates`: when false, the queue is opened read-only. */
   mutates: boolean;
+  /** Collects warnings about the queue itself (`NO_QUEUE`), for the runner to print with the result or the error. */
+  warnings: Warning[];
   /** Loads every verb (the runner's registry). */
   catalog(): Promise<Catalog>;
+}
+
+/** Where a location came from, for messages. */
+const FROM: Record<QueueLocation["source"], string> = {
+  flag: "given by --db",
+  env: "given by SPOOLCTL_DB",
+  config: "db_path of .spoolctl/config.json",
+  default: "the default: no .spoolctl/ folder here or in a parent folder",
+};
+
+/** The `NO_QUEUE` warning of a reader that found nothing at `location` (README "Where the queue lives"). */
+function noQueue(location: QueueLocation): Warning {
+  return {
+    code: "NO_QUEUE",
+    message: `no queue exists at ${location.dbPath} (${FROM[location.source]}), so it reads as empty; check the path, or start it: spoolctl add -- CMD ARGS…`,
+  };
 }
 
 /** Builds a {@link VerbContext} from checked `args` and the `raw` argv they came from. */
@@ -114,6 +133,7 @@ export function makeContext<F extends FlagsDef>(raw: RawArgs, args: Args<F>, opt
       // Reading verbs never write, so they work on a queue the user may only read (and never change it).
       const store = await openQueue(ctx.location(), { create, readOnly: !opts.mutates && !create });
       opts.stores.push(store);
+      if (!store.exists && !opts.warnings.some((w) => w.code === "NO_QUEUE")) opts.warnings.push(noQueue(ctx.location()));
       return store;
     },
     openAppearing() {

@@ -50,6 +50,7 @@ export const WARNING_CODES = {
   KILL_ASYNC: "a running job was asked to stop; its worker kills it within a heartbeat, so it may still be running now",
   NO_WORKER: "an awaited job is in a lane no live worker serves: it cannot finish until a worker runs",
   IDEMPOTENCY_KEY_HELD: "retry --all left a dead or canceled job as it was because another active job holds its idempotency key",
+  NO_QUEUE: "no queue exists at the selected location (nothing was ever added there), so it reads as empty; check --db, SPOOLCTL_DB or the folder",
 } as const;
 
 /** A code from {@link WARNING_CODES}. */

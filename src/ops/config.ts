@@ -5,10 +5,10 @@
  * `backoff_base` and `backoff_cap` are read when a retry is scheduled.
  */
 import { mapInOrder } from "./in-order.ts";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { SpoolError } from "../contract/errors.ts";
 import { closest } from "../contract/flags.ts";
-import { CONFIG_FILE, CONFIG_KEYS, readProjectConfig, resolveLocation, type DbPathSource } from "../store/location.ts";
+import { CONFIG_FILE, CONFIG_KEYS, projectConfigFile, readProjectConfig, resolveLocation, type DbPathSource } from "../store/location.ts";
 import type { Store, StoreReader } from "../store/store.ts";
 import { DEFAULTS, LIMITS } from "./limits.ts";
 import { SETTING_KEYS } from "./settings.ts";
@@ -141,7 +141,7 @@ export interface LocationReport {
 
 /** Describes the queue location without opening it. Never throws. */
 export function describeLocation(flag: string | undefined, env = process.env, cwd = process.cwd()): LocationReport {
-  const config = readProjectConfig(join(cwd, CONFIG_FILE));
+  const config = readProjectConfig(projectConfigFile(cwd));
   const base = {
     config_path: config.path,
     config_exists: config.exists,
@@ -177,7 +177,7 @@ export interface ConfigValidation {
  * `INVALID_INPUT` (with the report in `detail`) for an invalid one.
  */
 export function validateConfig(path: string | undefined, cwd = process.cwd()): ConfigValidation {
-  const file = resolve(cwd, path ?? CONFIG_FILE);
+  const file = path === undefined ? projectConfigFile(cwd) : resolve(cwd, path);
   const config = readProjectConfig(file);
   if (!config.exists && path !== undefined) {
     throw new SpoolError("NOT_FOUND", `no config file at ${file}`, { remediation: `give the path of a JSON file, or run spoolctl config validate for ./${CONFIG_FILE}` });

@@ -8,7 +8,7 @@
  * `$XDG_STATE_HOME/spoolctl/pg-HOST-PORT-DATABASE-HASH.spool` (default
  * `~/.local/state/spoolctl/…`), HASH naming the server and database.
  */
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { SpoolError } from "../contract/errors.ts";
@@ -82,8 +82,34 @@ function pgLocation(url: string, source: DbPathSource, env: NodeJS.ProcessEnv): 
 /** A project config file is read no further than this (bytes); published in `capabilities` limits. */
 export const CONFIG_FILE_MAX_BYTES = 1024 * 1024;
 
-/** The project config file, relative to the working directory. */
+/** The project folder's name: `.spoolctl/` holds the config file and the default queue. */
+export const PROJECT_DIR = ".spoolctl";
+
+/** The project config file, relative to the folder holding `.spoolctl/`. */
 export const CONFIG_FILE = ".spoolctl/config.json";
+
+/**
+ * The folder whose `.spoolctl/` a command in `cwd` uses, the way git finds
+ * `.git/` (docs/architecture.md "Location"): `cwd` or the nearest parent that
+ * holds a `.spoolctl` folder; `cwd` itself when none does (where the first
+ * write makes one). Absolute.
+ */
+export function projectRoot(cwd = process.cwd()): string {
+  const start = resolve(cwd);
+  for (let dir = start; ; dir = dirname(dir)) {
+    try {
+      if (statSync(join(dir, PROJECT_DIR)).isDirectory()) return dir;
+    } catch {
+      // not here (or not ours to read): look further up
+    }
+    if (dirname(dir) === dir) return start;
+  }
+}
+
+/** The project config file a command in `cwd` reads: `.spoolctl/config.json` of {@link projectRoot}. */
+export function projectConfigFile(cwd = process.cwd()): string {
+  return join(projectRoot(cwd), CONFIG_FILE);
+}
 
 /**
  * The spool folder of a database: beside it, named after it
@@ -139,8 +165,8 @@ export function readProjectConfig(file: string): ProjectConfig {
   return { ...out, dbPath: resolve(dirname(file), dbPath) };
 }
 
-function fromConfig(cwd: string): string | null {
-  const config = readProjectConfig(join(cwd, CONFIG_FILE));
+function fromConfig(root: string): string | null {
+  const config = readProjectConfig(join(root, CONFIG_FILE));
   if (!config.valid) {
     throw new SpoolError("INVALID_INPUT", `${config.path}: ${config.problem}`, { remediation: `fix ${config.path}, or pass --db PATH` });
   }
@@ -166,8 +192,9 @@ export function resolveLocation(flag: string | undefined, env = process.env, cwd
     given = env.SPOOLCTL_DB;
     source = "env";
   } else {
-    const configured = fromConfig(cwd);
-    given = configured ?? ".spoolctl/queue.db";
+    const root = projectRoot(cwd);
+    const configured = fromConfig(root);
+    given = configured ?? join(root, PROJECT_DIR, "queue.db");
     source = configured ? "config" : "default";
   }
   if (isPgUrl(given)) return pgLocation(given, source, env);
