@@ -45,7 +45,7 @@ test("an empty dry run matches envelope-prune-empty.json and creates nothing", a
   expect(await q.exists()).toBe(false);
 });
 
-test("dry run reports, --yes deletes files first then rows; queued and young jobs stay", async () => {
+test("dry run reports, --yes deletes rows then files; queued and young jobs stay", async () => {
   const old = await addJob(q, "--", "echo", "old");
   const young = await addJob(q, "--", "echo", "young");
   const dead = await addJob(q, "--max-retries", "0", "--", "sh", "-c", "echo boom >&2; exit 1");
@@ -126,4 +126,28 @@ test("a spool of the layout before the flat one (output/<job>/<attempt>/stdout) 
   const r = await q.json(["prune", "--older-than", "0", "--yes"]);
   expect(r.env.data).toMatchObject({ deleted_jobs: 1, freed_bytes: 5 + 4 });
   expect(existsSync(folder)).toBe(false);
+});
+
+// SQLite's spool on this host's disk: an immutable file (chattr +i) cannot be removed even by root.
+test("a file that cannot be removed: the rows go first (none names a deleted file), the file is named in an OUTPUT_NOT_REMOVED warning", async () => {
+  const a = await addJob(q, "--", "echo", "a");
+  const b = await addJob(q, "--", "echo", "b");
+  await drain(q);
+  await age(a, 10);
+  await age(b, 10);
+  const files = async (id: number) => (await q.attempts(id)).flatMap((x) => [x.stdout_path, x.stderr_path]);
+  const [aFiles, bFiles] = [await files(a), await files(b)];
+  if (Bun.spawnSync(["chattr", "+i", bFiles[0]!], { stderr: "ignore" }).exitCode !== 0) return console.warn("skipped: chattr +i not supported here");
+  try {
+    const r = await q.json(["prune", "--older-than", "7d", "--yes"]);
+    expect(r.code).toBe(0);
+    expect(r.env.data.deleted_jobs).toBe(2);
+    expect(r.env.warnings).toEqual([{ code: "OUTPUT_NOT_REMOVED", message: expect.stringContaining(bFiles[0]!) }]);
+    expect(r.env.warnings[0].message).toContain(`job ${b} was deleted`);
+    expect(await q.jobs()).toEqual([]); // no row is left pointing at a removed file
+    for (const f of aFiles) expect(existsSync(f)).toBe(false);
+    expect(existsSync(bFiles[0]!)).toBe(true);
+  } finally {
+    Bun.spawnSync(["chattr", "-i", bFiles[0]!]);
+  }
 });

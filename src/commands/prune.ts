@@ -1,4 +1,4 @@
-/** `spoolctl prune`: delete old terminal jobs — output files first, then rows. */
+/** `spoolctl prune`: delete old terminal jobs — their rows, then (once committed) their output files. */
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import { LIMITS } from "../ops/limits.ts";
@@ -40,7 +40,7 @@ export default defineVerb({
         remediation: `spoolctl prune --older-than ${raw} --dry-run   then   spoolctl prune --older-than ${raw} --yes`,
       });
     }
-    return { data: await pruneJobs(await ctx.open({ create: false }), { olderThan, states, dryRun }) };
+    return await pruneJobs(await ctx.open({ create: false }), { olderThan, states, dryRun });
   },
   render({ data }) {
     if (data.deleted_jobs === 0) return "nothing to prune";

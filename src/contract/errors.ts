@@ -51,6 +51,7 @@ export const WARNING_CODES = {
   NO_WORKER: "an awaited job is in a lane no live worker serves: it cannot finish until a worker runs",
   IDEMPOTENCY_KEY_HELD: "retry --all left a dead or canceled job as it was because another active job holds its idempotency key",
   NO_QUEUE: "no queue exists at the selected location (nothing was ever added there), so it reads as empty; check --db, SPOOLCTL_DB or the folder",
+  OUTPUT_NOT_REMOVED: "a deleted job's output files could not all be removed (the job's rows are gone); the message names the files to remove by hand",
 } as const;
 
 /** A code from {@link WARNING_CODES}. */

@@ -1,11 +1,11 @@
 /**
  * `prune` (docs/architecture.md "Prune"): delete terminal jobs that finished longer ago than
- * a cutoff — their output files first, then their rows (attempts, events,
- * jobs) — in one write transaction, so no retry can slip in between. Never
- * touches queued or running jobs. A dry run reports what would go and writes
- * nothing.
+ * a cutoff — their rows (attempts, events, jobs) in one write transaction, so
+ * no retry can slip in between, then their output files — so that a prune
+ * killed midway never leaves a row naming a deleted file. Never touches queued
+ * or running jobs. A dry run reports what would go and writes nothing.
  */
-import { SpoolError, invalidValue } from "../contract/errors.ts";
+import { invalidValue, type Warning } from "../contract/errors.ts";
 import { TERMINAL_STATES, type Job, type JobState } from "../store/model.ts";
 import { filesSize, removeJobOutput } from "../store/spool.ts";
 import type { Store, StoreReader, StoreWriter } from "../store/store.ts";
@@ -54,54 +54,82 @@ async function outputPaths(tx: StoreReader, job: Job): Promise<string[]> {
   return (await tx.attemptsOf(job.id)).flatMap((a) => [a.stdout_path, a.stderr_path]);
 }
 
-/**
- * Deletes terminal jobs inside the caller's write transaction: their output
- * files first, then their rows (attempts, events, jobs), so that a file that
- * cannot be removed leaves every row in place (the transaction rolls back).
- * Shared by `prune` and triage's delete. `again` completes the remediation.
- * Raises `INTERNAL` when a file cannot be removed.
- */
-export async function deleteWithOutput(tx: StoreWriter, spoolDir: string, jobs: Job[], again: string): Promise<{ freed: number; deleted: { jobs: number; attempts: number; events: number } }> {
-  let freed = 0;
-  for (const job of jobs) {
-    try {
-      freed += removeJobOutput(spoolDir, job.id, await outputPaths(tx, job));
-    } catch (error) {
-      throw new SpoolError("INTERNAL", `cannot remove the output of job ${job.id}: ${(error as Error).message}; no rows were deleted`, {
-        remediation: `check the spool folder's permissions, then ${again}`,
-      });
-    }
-  }
-  return { freed, deleted: await tx.deleteJobs(jobs.map((j) => j.id)) };
+/** Output files whose rows are gone, to remove once the deleting transaction has committed. */
+export interface OutputToRemove {
+  jobId: number;
+  paths: string[];
 }
 
-/** Prunes (or previews). Raises `LOCKED`, or `INTERNAL` when a file cannot be removed (rows then stay). */
-export async function pruneJobs(store: Store, q: PruneQuery, now = store.now()): Promise<PruneData> {
+/**
+ * Deletes terminal jobs' rows (attempts, events, jobs) inside the caller's
+ * write transaction and returns their output files, which the caller removes
+ * with {@link removeOutputs} only after the commit: a prune killed or failing
+ * midway then leaves no row pointing at a deleted file (at worst files no row
+ * names, never read again). Shared by `prune` and triage's delete
+ * (docs/architecture.md "Prune").
+ */
+export async function deleteJobRows(tx: StoreWriter, jobs: Job[]): Promise<{ deleted: { jobs: number; attempts: number; events: number }; outputs: OutputToRemove[] }> {
+  const outputs: OutputToRemove[] = [];
+  for (const job of jobs) outputs.push({ jobId: job.id, paths: await outputPaths(tx, job) });
+  const deleted = await tx.deleteJobs(jobs.map((j) => j.id));
+  return { deleted, outputs };
+}
+
+/**
+ * Removes the output files of deleted jobs (after their rows were committed
+ * away). Returns the bytes freed and a warning per job whose files could not
+ * all be removed (the rows are gone either way); never raises.
+ */
+export function removeOutputs(spoolDir: string, outputs: OutputToRemove[]): { freed: number; warnings: Warning[] } {
+  let freed = 0;
+  const warnings: Warning[] = [];
+  for (const { jobId, paths } of outputs) {
+    try {
+      freed += removeJobOutput(spoolDir, jobId, paths);
+    } catch (error) {
+      warnings.push({ code: "OUTPUT_NOT_REMOVED", message: `job ${jobId} was deleted but its output files could not all be removed (${(error as Error).message}); remove them by hand: ${paths.join(" ")}` });
+    }
+  }
+  return { freed, warnings };
+}
+
+/**
+ * Prunes (or previews): the rows in one write transaction, then the files
+ * (see {@link deleteJobRows}). Raises `LOCKED`; a file that cannot be removed
+ * is an `OUTPUT_NOT_REMOVED` warning, the rows being gone.
+ */
+export async function pruneJobs(store: Store, q: PruneQuery, now = store.now()): Promise<{ data: PruneData; warnings: Warning[] }> {
   const cutoff = now - q.olderThan;
   if (q.states.length === 0) {
-    return { actual: false, dry_run: q.dryRun, matched: 0, deleted_jobs: 0, deleted_attempts: 0, deleted_events: 0, freed_bytes: 0 };
+    return { data: { actual: false, dry_run: q.dryRun, matched: 0, deleted_jobs: 0, deleted_attempts: 0, deleted_events: 0, freed_bytes: 0 }, warnings: [] };
   }
   if (q.dryRun) {
-    return await store.read(async (tx) => {
+    const data = await store.read(async (tx): Promise<PruneData> => {
       const jobs = await tx.pruneCandidates(q.states, cutoff);
       const counts = await tx.historyCounts(jobs.map((j) => j.id));
       let bytes = 0;
       for (const j of jobs) bytes += filesSize(await outputPaths(tx, j));
       return { actual: false, dry_run: true, matched: jobs.length, deleted_jobs: jobs.length, deleted_attempts: counts.attempts, deleted_events: counts.events, freed_bytes: bytes };
     });
+    return { data, warnings: [] };
   }
-  return await store.write(async (tx) => {
+  const { matched, deleted, outputs } = await store.write(async (tx) => {
     const jobs = await tx.pruneCandidates(q.states, cutoff);
-    const { freed, deleted } = await deleteWithOutput(tx, store.spoolDir, jobs, "run prune again");
-    return {
+    return { matched: jobs.length, ...(await deleteJobRows(tx, jobs)) };
+  });
+  // Rows first (committed), files after: see deleteJobRows.
+  const { freed, warnings } = removeOutputs(store.spoolDir, outputs);
+  return {
+    data: {
       actual: deleted.jobs > 0,
       dry_run: false,
       irreversible: true,
-      matched: jobs.length,
+      matched,
       deleted_jobs: deleted.jobs,
       deleted_attempts: deleted.attempts,
       deleted_events: deleted.events,
       freed_bytes: freed,
-    };
-  });
+    },
+    warnings,
+  };
 }

@@ -113,6 +113,7 @@ async function triageOne(store: Store, card: TriageCard, summary: TriageSummary,
           const gone = await deleteJob(store, String(id));
           summary.deleted.push(id);
           p.log.success(`Deleted job ${id} (${gone.deleted_attempts} attempt(s), ${gone.deleted_events} event(s), ${gone.freed_bytes} bytes of output)`);
+          for (const w of gone.warnings) p.log.warn(w.message);
           return "next";
         }
         case "v":
