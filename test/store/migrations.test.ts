@@ -23,6 +23,28 @@ function sqliteMeta(path: string): Record<string, string> {
 }
 
 forEachDriver("open and migrate", (q, driver) => {
+  test.if(driver.name === "sqlite")("sqlite: an open of a current queue probes its schema once (one statement on meta), reading or writing", async () => {
+    await q.store.close();
+    const proto = Database.prototype as unknown as { query(sql: string): unknown };
+    const real = proto.query;
+    const probes: string[] = [];
+    proto.query = function (this: Database, sql: string) {
+      if (/\b(meta|sqlite_master)\b/.test(sql)) probes.push(sql);
+      return real.call(this, sql);
+    };
+    try {
+      for (const opts of [{ create: false, readOnly: true }, { create: true }]) {
+        probes.length = 0;
+        const store = await openQueue(q.location, opts);
+        expect({ opts, probes }).toEqual({ opts, probes: ["SELECT key, value FROM meta WHERE key IN ('schema_version', 'queue_id')"] });
+        expect(store.queueId).toMatch(/^[0-9a-f]{32}$/);
+        await store.close();
+      }
+    } finally {
+      proto.query = real;
+    }
+  });
+
   test("an opened queue describes itself: driver, location, spool folder, exists, queue id", async () => {
     const s = q.store;
     expect(s.driver).toBe(driver.name);

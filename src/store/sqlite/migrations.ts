@@ -161,6 +161,34 @@ export function readSchemaVersion(db: Database): number {
   return row ? Number(row.value) : 0;
 }
 
+/** What a file's `meta` says: its schema version (0: none) and its queue id ("" before v4). */
+export interface SchemaState {
+  version: number;
+  queueId: string;
+}
+
+/**
+ * The open's one schema probe (docs/architecture.md "Migrations"): one
+ * statement on a spoolctl file, refusing it when it is newer than this binary;
+ * a file without `meta` is looked at further only then, to refuse someone
+ * else's database ({@link refuseIfForeign}). Called before any pragma that
+ * writes. Raises `INTERNAL` (exit 3) as those do.
+ */
+export function checkSchema(db: Database, path: string): SchemaState {
+  let rows: { key: string; value: string }[];
+  try {
+    rows = db.query("SELECT key, value FROM meta WHERE key IN ('schema_version', 'queue_id')").all() as { key: string; value: string }[];
+  } catch (error) {
+    if (!/no such table: meta/.test(String((error as Error)?.message))) throw error;
+    refuseIfForeign(db, path); // no meta: a fresh file, or someone else's
+    return { version: 0, queueId: "" };
+  }
+  const get = (k: string) => rows.find((r) => r.key === k)?.value;
+  const state = { version: Number(get("schema_version") ?? 0), queueId: get("queue_id") ?? "" };
+  if (state.version > SCHEMA_VERSION) refuseNewer(state.version, path);
+  return state;
+}
+
 function refuseNewer(version: number, path: string): never {
   throw new SpoolError(
     "INTERNAL",
@@ -170,20 +198,11 @@ function refuseNewer(version: number, path: string): never {
 }
 
 /**
- * Raises `INTERNAL` (exit 3) when the file is newer than this binary. Called
- * before any pragma that writes (journal_mode), so a refused file keeps every byte.
- */
-export function refuseIfNewer(db: Database, path: string): void {
-  const version = readSchemaVersion(db);
-  if (version > SCHEMA_VERSION) refuseNewer(version, path);
-}
-
-/**
  * Raises `INTERNAL` (exit 3) when the file holds a database that spoolctl did
  * not create: schema objects but no schema version (no spoolctl `meta` table).
  * Every step of {@link migrate} writes the version in the same transaction as
  * its tables, so a version-0 file with tables can only be someone else's.
- * Called, like {@link refuseIfNewer}, before any pragma that writes, so the
+ * Called, like {@link checkSchema}, before any pragma that writes, so the
  * file keeps every byte (no WAL switch, no tables added).
  */
 export function refuseIfForeign(db: Database, path: string): void {
@@ -201,11 +220,11 @@ export function refuseIfForeign(db: Database, path: string): void {
 }
 
 /**
- * Brings the file to {@link SCHEMA_VERSION}, one step per transaction.
+ * Brings the file to {@link SCHEMA_VERSION}, one step per transaction
+ * (`seen`: the version the caller just read, if any; each step re-reads it).
  * Raises `INTERNAL` (exit 3) for a file newer than this binary, touching nothing.
  */
-export function migrate(db: Database, path: string): void {
-  const seen = readSchemaVersion(db);
+export function migrate(db: Database, path: string, seen = readSchemaVersion(db)): void {
   if (seen === SCHEMA_VERSION) return;
   if (seen > SCHEMA_VERSION) refuseNewer(seen, path);
   for (;;) {

@@ -9,7 +9,7 @@ import { basename, dirname } from "node:path";
 import { SpoolError } from "../../contract/errors.ts";
 import type { ClaimRequest, ClaimedJob, QueryPlan, Store, StoreReader, StoreWriter, Waker, WorkWaker } from "../store.ts";
 import { explainHotPath } from "./hot-path.ts";
-import { SCHEMA_VERSION, migrate, readQueueId, readSchemaVersion, refuseIfForeign, refuseIfNewer } from "./migrations.ts";
+import { SCHEMA_VERSION, checkSchema, migrate, readQueueId } from "./migrations.ts";
 import { SqliteQueries } from "./queries.ts";
 import { signalWork, watchQueue, watchWork } from "./wake.ts";
 import { FifoLock } from "../fifo-lock.ts";
@@ -176,9 +176,11 @@ export class SqliteStore implements Store {
     readonly location: string,
     readonly spoolDir: string,
     readonly exists: boolean,
+    /** The queue's id when the opener read it already (its schema probe); else read here. */
+    queueId?: string,
   ) {
     this.queries = new SqliteQueries(db);
-    this.queueId = exists ? readQueueId(db) : "";
+    this.queueId = queueId ?? (exists ? readQueueId(db) : "");
   }
 
   now(): number {
@@ -310,21 +312,19 @@ function openReadOnly(opts: OpenOptions): SqliteStore | null {
   } catch (error) {
     throw openFailure(opts.path, error, false);
   }
-  let version: number;
+  let schema: { version: number; queueId: string };
   try {
-    version = mapStorageError(opts.path, () => {
+    schema = mapStorageError(opts.path, () => {
       // Both are per-connection settings: nothing is written to the file.
       db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
       db.exec("PRAGMA foreign_keys = ON");
-      refuseIfNewer(db, opts.path);
-      refuseIfForeign(db, opts.path);
-      return readSchemaVersion(db);
+      return checkSchema(db, opts.path);
     });
   } catch (error) {
     db.close(false);
     throw openFailure(opts.path, error, false);
   }
-  if (version === SCHEMA_VERSION) return new SqliteStore(db, opts.path, opts.spoolDir, true);
+  if (schema.version === SCHEMA_VERSION) return new SqliteStore(db, opts.path, opts.spoolDir, true, schema.queueId);
   db.close(false);
   return null;
 }
@@ -350,23 +350,25 @@ export function openSqliteStore(opts: OpenOptions): SqliteStore {
   } catch (error) {
     throw openFailure(opts.path, error, true);
   }
+  let queueId: string;
   try {
-    mapStorageError(opts.path, () => {
+    queueId = mapStorageError(opts.path, () => {
       db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
       // A newer or foreign file is refused before the WAL switch below, which would rewrite its header.
-      refuseIfNewer(db, opts.path);
-      refuseIfForeign(db, opts.path);
+      const schema = checkSchema(db, opts.path);
       const mode = switchToWal(db);
       if (mode.journal_mode !== "wal") throw new Error(`journal_mode is ${mode.journal_mode}, not wal`);
       // FULL: a commit is on disk before it is acknowledged (docs/architecture.md "Durability").
       db.exec(`PRAGMA synchronous = ${synchronousMode()}`);
       db.exec(`PRAGMA journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
       db.exec("PRAGMA foreign_keys = ON");
-      migrate(db, opts.path);
+      if (schema.version === SCHEMA_VERSION) return schema.queueId;
+      migrate(db, opts.path, schema.version);
+      return readQueueId(db); // made by v4, perhaps just now
     });
   } catch (error) {
     db.close(false);
     throw openFailure(opts.path, error, true);
   }
-  return new SqliteStore(db, opts.path, opts.spoolDir, true);
+  return new SqliteStore(db, opts.path, opts.spoolDir, true, queueId);
 }
