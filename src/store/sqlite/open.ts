@@ -5,7 +5,7 @@
  */
 import { Database } from "bun:sqlite";
 import { accessSync, chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, statSync } from "node:fs";
-import { basename, dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { SpoolError } from "../../contract/errors.ts";
 import type { ClaimRequest, ClaimedJob, QueryPlan, Store, StoreReader, StoreWriter, Waker, WorkWaker } from "../store.ts";
 import { explainHotPath } from "./hot-path.ts";
@@ -114,6 +114,25 @@ function ensureFile(path: string): void {
   chmodSync(path, 0o600);
 }
 
+/** Whether `path` exists and is a folder. */
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `path` lies on a file system mounted read-only (access(2) answers EROFS, for root too). */
+function onReadOnlyFileSystem(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return false;
+  } catch (error) {
+    return (error as { code?: unknown }).code === "EROFS";
+  }
+}
+
 /** Whether this process may access `path` in `mode` (root passes every check). */
 function mayAccess(path: string, mode: number): boolean {
   try {
@@ -137,6 +156,24 @@ function openFailure(path: string, error: unknown, writing: boolean): SpoolError
   const name = basename(path);
   const code = String((error as { code?: unknown })?.code ?? "");
   const detail = { path, sqlite_code: code || null };
+  if (isDirectory(path)) {
+    // SQLite says "unable to open database file" or "disk I/O error" here.
+    return new SpoolError("INVALID_INPUT", `the queue path ${path} is a folder, not a database file`, {
+      remediation: `name a file, e.g. --db ${join(path, "queue.db")}`,
+      detail: { ...detail, flag: "--db" },
+    });
+  }
+  if (onReadOnlyFileSystem(existsSync(path) ? path : dir)) {
+    // Not a permission problem: no user may write there until the file system is remounted.
+    return new SpoolError("INTERNAL", writing
+      ? `cannot write to the queue ${path}: it is on a read-only file system`
+      : `cannot read the queue ${path}: it is on a read-only file system, and SQLite must create ${name}-shm beside a WAL queue to read it`, {
+      remediation: writing
+        ? "remount that file system read-write, or pass --db with a path on a writable disk"
+        : `copy ${name} to a writable folder and read the copy (--db COPY)`,
+      detail: { ...detail, read_only_file_system: true },
+    });
+  }
   if (existsSync(path) && !mayAccess(path, constants.R_OK)) {
     return new SpoolError("INTERNAL", `cannot read the queue ${path}: permission denied (the file is not readable for this user)`, {
       remediation: "run spoolctl as the queue's owner, or have the file made readable for you (chmod/chgrp), or pass another --db",
