@@ -142,7 +142,44 @@ export interface JobFilter {
   createdSince?: number;
   /** Only jobs whose next_run_at is after this time (epoch seconds): with state queued, the scheduled ones. */
   runAfter?: number;
+  /** Only jobs that finished at or after this time (epoch seconds; `--since`). */
+  finishedSince?: number;
+  /**
+   * Only jobs whose last attempt failed for one of these reasons; a job
+   * canceled before it ran counts as `canceled` (`--failure-reason`).
+   */
+  failureReasons?: FailureReason[];
+  /**
+   * Only jobs whose command line, argv joined by single spaces, matches this
+   * shell glob as a whole (`*`, `?`, `[…]`, `[!…]`; case-sensitive; `--match`).
+   */
+  commandGlob?: string;
   limit: number;
+}
+
+/**
+ * One group of terminal jobs by exact failure (see StoreReader.failureGroups):
+ * the last attempt's reason, exit code or signal, and recorded stderr line.
+ */
+export interface FailureGroupRow {
+  state: JobState;
+  /** The last attempt's failure reason; `canceled` for a job canceled before it ran; null when unknown. */
+  failure_reason: FailureReason | null;
+  exit_code: number | null;
+  signal: number | null;
+  /**
+   * The last attempt's recorded last stderr line ("" for a job that never ran);
+   * null when it was not recorded, and then the group is one job.
+   */
+  stderr_last_line: string | null;
+  count: number;
+  /** Earliest and latest `finished_at` (`created_at` when unset), epoch seconds. */
+  first_seen: number;
+  last_seen: number;
+  /** Lanes of its jobs, sorted. */
+  lanes: string[];
+  /** Its jobs' ids, newest (highest) first. */
+  job_ids: number[];
 }
 
 /** Per-state, per-lane count row. */

@@ -16,6 +16,7 @@ import { SpoolError } from "../contract/errors.ts";
 import type {
   Attempt,
   EventName,
+  FailureGroupRow,
   FailureReason,
   AttemptState,
   Job,
@@ -37,6 +38,13 @@ export interface StoreReader {
   findLatestJobByKey(key: string): Promise<Job | null>;
   /** Jobs matching `filter`, newest first. */
   listJobs(filter: JobFilter): Promise<Job[]>;
+  /**
+   * Dead and/or canceled jobs matching `filter` (its states default to both;
+   * other states are ignored; `limit`, `beforeId` do not apply), grouped by
+   * exact failure: state, the last attempt's reason, exit code, signal and
+   * recorded stderr line (docs/architecture.md "Triage"). One statement.
+   */
+  failureGroups(filter: Omit<JobFilter, "limit" | "beforeId">): Promise<FailureGroupRow[]>;
   /** Job counts by state and lane. */
   countByStateAndLane(): Promise<LaneCount[]>;
   /** Queued jobs whose `next_run_at` is after `now`, per lane. */

@@ -8,7 +8,7 @@
  * under SQLite's single writer.
  */
 import type { SQL } from "bun";
-import type { Attempt, EventName, Job, JobEvent, JobFilter, JobState, LaneCount, NewJob, WorkerRecord } from "../model.ts";
+import type { Attempt, EventName, FailureGroupRow, Job, JobEvent, JobFilter, JobState, LaneCount, NewJob, WorkerRecord } from "../model.ts";
 import type {
   AttemptClosing,
   AttemptKey,
@@ -22,7 +22,9 @@ import type {
   StoreWriter,
 } from "../store.ts";
 import type { TxEffects } from "./events.ts";
+import { jobWhere } from "./job-filter.ts";
 import * as op from "./operator-queries.ts";
+import { failureGroups } from "./triage-queries.ts";
 import { appendOutput, readOutput } from "./output.ts";
 import { num, toAttempt, toEvent, toJob, toWorker } from "./rows.ts";
 import { HOT_SQL } from "./hot-path.ts";
@@ -54,22 +56,17 @@ export class PgQueries implements StoreWriter {
   }
 
   async listJobs(filter: JobFilter): Promise<Job[]> {
-    const where: string[] = [];
     const params: unknown[] = [];
     const p = (v: unknown) => {
       params.push(v);
       return `$${params.length}`;
     };
-    if (filter.states?.length) where.push(`state = ANY(${p(filter.states)}::text[])`);
-    if (filter.queue !== undefined) where.push(`queue = ${p(filter.queue)}`);
-    for (const [k, v] of Object.entries(filter.tags ?? {})) where.push(tagMatch(k, v, p));
-    if (filter.priorityMin !== undefined) where.push(`priority >= ${p(filter.priorityMin)}`);
-    if (filter.beforeId !== undefined) where.push(`id < ${p(filter.beforeId)}`);
-    if (filter.ids !== undefined) where.push(`id = ANY(${p(filter.ids)}::bigint[])`);
-    if (filter.createdSince !== undefined) where.push(`created_at >= ${p(filter.createdSince)}`);
-    if (filter.runAfter !== undefined) where.push(`next_run_at > ${p(filter.runAfter)}`);
-    const sql = `SELECT * FROM jobs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT ${p(filter.limit)}`;
+    const sql = `SELECT * FROM jobs WHERE ${jobWhere(filter, p)} ORDER BY id DESC LIMIT ${p(filter.limit)}`;
     return ((await this.tx.unsafe(sql, params)) as Row[]).map(toJob);
+  }
+
+  async failureGroups(filter: Omit<JobFilter, "limit" | "beforeId">): Promise<FailureGroupRow[]> {
+    return failureGroups(this.tx, filter);
   }
 
   async countByStateAndLane(): Promise<LaneCount[]> {
@@ -302,18 +299,4 @@ export class PgQueries implements StoreWriter {
   async updateJobSettings(jobId: number, from: JobState, changes: JobSettingsChange): Promise<boolean> {
     return op.updateJobSettings(this.tx, jobId, from, changes);
   }
-}
-
-/**
- * A `list --tag k=v` condition. Tags are stored as JSON text; jsonb
- * containment matches the pair exactly, but jsonb refuses the escape \u0000
- * (a NUL byte), so rows (and filters) holding one are matched on the
- * serialized pair instead: `"k":"v"` as JSON.stringify writes it. (The
- * parameter is cast from text: a parameter typed json(b) is JSON-encoded again by Bun.)
- */
-function tagMatch(key: string, value: string, p: (v: unknown) => string): string {
-  const pair = `${JSON.stringify(key)}:${JSON.stringify(value)}`;
-  const textual = `(strpos(tags, ${p(pair + ",")}) > 0 OR strpos(tags, ${p(pair + "}")}) > 0)`;
-  if (pair.includes("\\u0000")) return textual;
-  return `(CASE WHEN strpos(tags, '\\u0000') > 0 THEN ${textual} ELSE tags::jsonb @> (${p(`{${pair}}`)}::text)::jsonb END)`;
 }

@@ -6,10 +6,12 @@
 import type { Database } from "bun:sqlite";
 import type { AttemptClosing, AttemptKey, AttemptLease, AttemptRecord, ClaimRequest, ClaimedJob, EventQuery, JobSettingsChange, ShippedOutput, StoreWriter } from "../store.ts";
 import { attemptOutputPaths } from "../spool.ts";
-import type { Attempt, EventName, Job, JobEvent, JobFilter, JobState, LaneCount, NewJob, WorkerRecord } from "../model.ts";
+import type { Attempt, EventName, FailureGroupRow, Job, JobEvent, JobFilter, JobState, LaneCount, NewJob, WorkerRecord } from "../model.ts";
 import * as op from "./operator-queries.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { WorkSignals } from "../wake-signal.ts";
+import { jobWhere } from "./job-filter.ts";
+import { failureGroups } from "./triage-queries.ts";
 
 type Row = Record<string, unknown>;
 
@@ -53,43 +55,13 @@ export class SqliteQueries implements StoreWriter {
   }
 
   async listJobs(filter: JobFilter): Promise<Job[]> {
-    const where: string[] = [];
-    const params: (string | number)[] = [];
-    if (filter.states?.length) {
-      where.push(`state IN (${filter.states.map(() => "?").join(",")})`);
-      params.push(...filter.states);
-    }
-    if (filter.queue !== undefined) {
-      where.push("queue = ?");
-      params.push(filter.queue);
-    }
-    for (const [k, v] of Object.entries(filter.tags ?? {})) {
-      // json_each, not a JSON path: any key (quotes, NUL bytes …) matches exactly, and never fails as a bad path.
-      where.push("EXISTS (SELECT 1 FROM json_each(jobs.tags) WHERE json_each.key = ? AND json_each.value = ?)");
-      params.push(k, v);
-    }
-    if (filter.priorityMin !== undefined) {
-      where.push("priority >= ?");
-      params.push(filter.priorityMin);
-    }
-    if (filter.beforeId !== undefined) {
-      where.push("id < ?");
-      params.push(filter.beforeId);
-    }
-    if (filter.ids !== undefined) {
-      where.push(`id IN (SELECT value FROM json_each(?))`);
-      params.push(JSON.stringify(filter.ids));
-    }
-    if (filter.createdSince !== undefined) {
-      where.push("created_at >= ?");
-      params.push(filter.createdSince);
-    }
-    if (filter.runAfter !== undefined) {
-      where.push("next_run_at > ?");
-      params.push(filter.runAfter);
-    }
-    const sql = `SELECT * FROM jobs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY id DESC LIMIT ?`;
-    return (this.db.query(sql).all(...params, filter.limit) as Row[]).map(toJob);
+    const where = jobWhere(filter);
+    const sql = `SELECT * FROM jobs WHERE ${where.sql} ORDER BY id DESC LIMIT ?`;
+    return (this.db.query(sql).all(...where.params, filter.limit) as Row[]).map(toJob);
+  }
+
+  async failureGroups(filter: Omit<JobFilter, "limit" | "beforeId">): Promise<FailureGroupRow[]> {
+    return failureGroups(this.db, filter);
   }
 
   async countByStateAndLane(): Promise<LaneCount[]> {

@@ -1,0 +1,50 @@
+/**
+ * Triage's grouping of dead and canceled jobs for the PostgreSQL driver
+ * (docs/architecture.md "Triage"): one GROUP BY over the jobs joined with
+ * their last attempt, as the SQLite driver's triage-queries.ts.
+ */
+import type { SQL } from "bun";
+import type { FailureGroupRow, JobFilter } from "../model.ts";
+import { jobWhere } from "./job-filter.ts";
+import { num, numOrNull } from "./rows.ts";
+
+type Row = Record<string, unknown>;
+
+/** Dead and/or canceled jobs matching `filter`, grouped by exact failure (see StoreReader.failureGroups). */
+export async function failureGroups(tx: SQL, filter: Omit<JobFilter, "limit" | "beforeId">): Promise<FailureGroupRow[]> {
+  const asked = filter.states?.filter((s) => s === "dead" || s === "canceled") ?? [];
+  const params: unknown[] = [];
+  const p = (v: unknown) => {
+    params.push(v);
+    return `$${params.length}`;
+  };
+  const where = jobWhere({ ...filter, states: asked.length ? asked : ["dead", "canceled"] }, p);
+  const rows = (await tx.unsafe(
+    `SELECT jobs.state AS state,
+       coalesce(a.failure_reason, CASE WHEN jobs.state = 'canceled' THEN 'canceled' END) AS failure_reason,
+       a.exit_code AS exit_code, a.signal AS signal,
+       CASE WHEN a.job_id IS NULL THEN '' ELSE a.stderr_last_line END AS stderr_last_line,
+       CASE WHEN a.job_id IS NOT NULL AND a.stderr_last_line IS NULL THEN jobs.id END AS unread,
+       count(*)::int AS count,
+       min(coalesce(jobs.finished_at, jobs.created_at))::float8 AS first_seen,
+       max(coalesce(jobs.finished_at, jobs.created_at))::float8 AS last_seen,
+       array_to_json(array_agg(DISTINCT jobs.queue))::text AS lanes,
+       array_to_json(array_agg(jobs.id ORDER BY jobs.id DESC))::text AS job_ids
+     FROM jobs LEFT JOIN attempts a ON a.job_id = jobs.id AND a.attempt_no = jobs.last_attempt_no
+     WHERE ${where}
+     GROUP BY 1, 2, 3, 4, 5, 6`,
+    params,
+  )) as Row[];
+  return rows.map((r) => ({
+    state: r.state as FailureGroupRow["state"],
+    failure_reason: r.failure_reason as FailureGroupRow["failure_reason"],
+    exit_code: numOrNull(r.exit_code),
+    signal: numOrNull(r.signal),
+    stderr_last_line: r.stderr_last_line as string | null,
+    count: num(r.count),
+    first_seen: num(r.first_seen),
+    last_seen: num(r.last_seen),
+    lanes: (JSON.parse(r.lanes as string) as string[]).sort(),
+    job_ids: (JSON.parse(r.job_ids as string) as number[]).map(Number),
+  }));
+}

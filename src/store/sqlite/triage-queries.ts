@@ -1,0 +1,45 @@
+/**
+ * Triage's grouping of dead and canceled jobs for the SQLite driver
+ * (docs/architecture.md "Triage"): one GROUP BY over the jobs joined with
+ * their last attempt.
+ */
+import type { Database } from "bun:sqlite";
+import type { FailureGroupRow, JobFilter } from "../model.ts";
+import { jobWhere } from "./job-filter.ts";
+
+type Row = Record<string, unknown>;
+
+/** Dead and/or canceled jobs matching `filter`, grouped by exact failure (see StoreReader.failureGroups). */
+export function failureGroups(db: Database, filter: Omit<JobFilter, "limit" | "beforeId">): FailureGroupRow[] {
+  const asked = filter.states?.filter((s) => s === "dead" || s === "canceled") ?? [];
+  const where = jobWhere({ ...filter, states: asked.length ? asked : ["dead", "canceled"] });
+  const rows = db
+    .query(
+      `SELECT jobs.state AS state,
+         coalesce(a.failure_reason, CASE WHEN jobs.state = 'canceled' THEN 'canceled' END) AS failure_reason,
+         a.exit_code AS exit_code, a.signal AS signal,
+         CASE WHEN a.job_id IS NULL THEN '' ELSE a.stderr_last_line END AS stderr_last_line,
+         CASE WHEN a.job_id IS NOT NULL AND a.stderr_last_line IS NULL THEN jobs.id END AS unread,
+         count(*) AS count,
+         min(coalesce(jobs.finished_at, jobs.created_at)) AS first_seen,
+         max(coalesce(jobs.finished_at, jobs.created_at)) AS last_seen,
+         json_group_array(DISTINCT jobs.queue) AS lanes,
+         json_group_array(jobs.id) AS job_ids
+       FROM jobs LEFT JOIN attempts a ON a.job_id = jobs.id AND a.attempt_no = jobs.last_attempt_no
+       WHERE ${where.sql}
+       GROUP BY 1, 2, 3, 4, 5, 6`,
+    )
+    .all(...where.params) as Row[];
+  return rows.map((r) => ({
+    state: r.state as FailureGroupRow["state"],
+    failure_reason: r.failure_reason as FailureGroupRow["failure_reason"],
+    exit_code: r.exit_code as number | null,
+    signal: r.signal as number | null,
+    stderr_last_line: r.stderr_last_line as string | null,
+    count: r.count as number,
+    first_seen: r.first_seen as number,
+    last_seen: r.last_seen as number,
+    lanes: (JSON.parse(r.lanes as string) as string[]).sort(),
+    job_ids: (JSON.parse(r.job_ids as string) as number[]).sort((x, y) => y - x),
+  }));
+}
