@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { CLI } from "./helpers.ts";
+import { CLI, waitFor } from "./helpers.ts";
 
 /** Whether tmux is installed (tests that need a terminal skip without it). */
 export const HAVE_TMUX = spawnSync("tmux", ["-V"]).status === 0;
@@ -66,4 +66,32 @@ export class Tty {
   close(): void {
     killTmuxServer(this.socket);
   }
+}
+
+/** Each read of the pane is a tmux round trip: a few reads a second is plenty. */
+const POLL_MS = 150;
+/** Generous: a loaded CI machine may take seconds to start bun. */
+const DEADLINE_MS = 30_000;
+
+/** Waits until the screen of `t` matches `pattern` (string or regex); returns the screen. */
+export function screenShows(t: Tty, pattern: string | RegExp): Promise<string> {
+  const test = (s: string) => (typeof pattern === "string" ? s.includes(pattern) : pattern.test(s));
+  return waitFor(`the screen to show ${pattern}`, () => {
+    const s = t.screen();
+    return test(s) ? s : null;
+  }, DEADLINE_MS, POLL_MS);
+}
+
+/** Waits until `check(screen)` holds; returns the screen. */
+export function screenWhere(t: Tty, what: string, check: (screen: string) => boolean): Promise<string> {
+  return waitFor(what, () => {
+    const s = t.screen();
+    return check(s) ? s : null;
+  }, DEADLINE_MS, POLL_MS);
+}
+
+/** Waits for the program to end (the pane prints EXIT=<code>); returns the code. */
+export async function exitCode(t: Tty): Promise<number> {
+  const s = await screenShows(t, /EXIT=\d+/);
+  return Number(/EXIT=(\d+)/.exec(s)![1]);
 }

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { TempQueue, waitFor } from "./helpers.ts";
 import { addJob, drain, gatedJob, withoutSelection } from "./operator-helpers.ts";
 import { killJobGroups } from "./reliability-helpers.ts";
-import { HAVE_TMUX, Tty } from "./tmux.ts";
+import { exitCode, HAVE_TMUX, screenShows, Tty } from "./tmux.ts";
 
 setDefaultTimeout(90_000);
 
@@ -32,8 +32,6 @@ afterEach(async () => {
   q.cleanup();
 });
 
-/** Each read of the pane is a tmux round trip: a few reads a second is plenty. */
-const POLL_MS = 150;
 /** Generous: a loaded CI machine may take seconds to start bun. */
 const DEADLINE_MS = 30_000;
 
@@ -43,23 +41,16 @@ function terminal(args: string[]): Tty {
   return tty;
 }
 
-/** Waits until the screen matches `pattern` (string or regex); returns the screen. */
-function screenShows(t: Tty, pattern: string | RegExp): Promise<string> {
-  const test = (s: string) => (typeof pattern === "string" ? s.includes(pattern) : pattern.test(s));
-  return waitFor(`the screen to show ${pattern}`, () => {
-    const s = t.screen();
-    return test(s) ? s : null;
-  }, DEADLINE_MS, POLL_MS);
-}
-
-/** Waits for the program to end (the pane prints EXIT=<code>); returns the code. */
-async function exitCode(t: Tty): Promise<number> {
-  const s = await screenShows(t, /EXIT=\d+/);
-  return Number(/EXIT=(\d+)/.exec(s)![1]);
-}
 
 /** The active (◆) action menu of a job: the flow waits for one key. */
 const menu = (id: number) => new RegExp(`◆  Job ${id}: what now\\?`);
+
+/** The group screen (several failure groups): `w` walks every job one by one, newest first. */
+async function walkAll(t: Tty): Promise<string> {
+  const screen = await screenShows(t, /◆ {2}\d+ dead and \d+ canceled job\(s\) in \d+ groups, largest first: pick one/);
+  t.keys("w");
+  return screen;
+}
 
 /** A job that fails at once and is dead after one drain (a fresh drain per job fixes the death order). */
 async function deadJob(marker: string): Promise<number> {
@@ -81,9 +72,10 @@ test.skipIf(!HAVE_TMUX)("triage: skip one, retry the chosen dead job, view anoth
   const newest = await deadJob("c");
   const t = terminal(["triage"]);
 
-  // Newest death first: the card shows the command, failure, exit code, budgets and tails.
+  // Three different stderr lines: three groups of one; walk them all, newest death first.
+  expect(await walkAll(t)).toContain("3 dead and 0 canceled job(s) in 3 groups");
+  // The card shows the command, failure, exit code, budgets and tails.
   const card = await screenShows(t, menu(newest));
-  expect(card).toContain("3 dead and 0 canceled job(s), newest first");
   expect(card).toContain(`Job ${newest} · dead · 1 of 3`);
   expect(card).toMatch(/failure +process_exit/);
   expect(card).toMatch(/exit code +3/);
@@ -126,6 +118,7 @@ test.skipIf(!HAVE_TMUX)("triage: retry with a new timeout, a new retry budget an
   await drain(q);
   const timeoutJob = await deadJob("t");
   const t = terminal(["triage"]);
+  await walkAll(t);
 
   await screenShows(t, menu(timeoutJob));
   t.keys("t");
@@ -183,6 +176,7 @@ test.skipIf(!HAVE_TMUX)("triage: Ctrl-C at a text prompt and at the delete confi
   const before = await dump();
 
   let t = terminal(["triage"]);
+  await walkAll(t);
   await screenShows(t, menu(second));
   t.keys("t");
   await screenShows(t, `◆  New timeout for job ${second}`);
@@ -198,6 +192,7 @@ test.skipIf(!HAVE_TMUX)("triage: Ctrl-C at a text prompt and at the delete confi
   t.close();
 
   t = terminal(["triage"]);
+  await walkAll(t);
   await screenShows(t, menu(second));
   t.keys("s");
   await screenShows(t, menu(first));

@@ -2,46 +2,77 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { invalidValue } from "../contract/errors.ts";
 import { LIST_LIMIT, listJobs, parseStates, type ListPage } from "../ops/jobs.ts";
+import { failureGroups, selectionFilter, type FailureGroup } from "../ops/triage-groups.ts";
 import { LIMITS } from "../ops/limits.ts";
 import { JOB_STATES } from "../store/model.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { clip, escapeControl, formatArgv, humanDuration, rerunCommand, table } from "../ui/text.ts";
+import { renderGroups } from "../ui/triage-groups-text.ts";
+import { jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext } from "./workers.ts";
+
+/** `list --group` data: the failure groups of the dead (or canceled) jobs selected. */
+export interface GroupedList {
+  /** Number of groups. */
+  count: number;
+  /** Number of jobs in all groups. */
+  job_count: number;
+  groups: FailureGroup[];
+}
+
+/** `list --json` data: a page of jobs, or the groups with `--group`. */
+export type ListData = Omit<ListPage, "pagination"> | GroupedList;
 
 export default defineVerb({
   name: "list",
   description: "List jobs, newest first.",
-  examples: ["spoolctl list", "spoolctl list --state dead --queue builds", "spoolctl list --tag ci=1 --limit 10 --json", "spoolctl list --cursor 120   # the page after id 120"],
+  examples: [
+    "spoolctl list",
+    "spoolctl list --state dead --queue builds",
+    "spoolctl list --tag ci=1 --limit 10 --json",
+    "spoolctl list --cursor 120   # the page after id 120",
+    "spoolctl list --state dead --group   # dead jobs grouped by failure, largest group first",
+    "spoolctl list --state dead --failure-reason timeout --since 1h --match 'curl *'",
+  ],
   flags: {
     ...COMMON_FLAGS,
     state: {
       type: "string", repeatable: true, separator: ",", looseChoices: true, valueHint: "STATE", choices: [...JOB_STATES, "scheduled", "failed", "pending", "processing", "completed"],
       description: "queued, running, done, dead, canceled, or scheduled (queued, not yet due); QueueCTL pending, processing, completed; failed is reserved and matches nothing; comma-separated or repeated",
     },
-    queue: { type: "string", description: "only this lane", valueHint: "NAME", format: "lane" },
-    tag: { type: "string", repeatable: true, description: "only jobs with this tag", valueHint: "K=V", valueType: "pair" },
+    ...jobFilterFlags(),
+    group: { type: "boolean", description: "group dead (and canceled) jobs by failure signature, largest first, with their job ids (--state dead or canceled; no paging)" },
     "priority-min": { type: "string", description: "only jobs with at least this priority", valueHint: "N", valueType: "integer", min: LIMITS.priority.min, max: LIMITS.priority.max },
     limit: { type: "string", description: `at most N jobs (${LIST_LIMIT.min}-${LIST_LIMIT.max})`, valueHint: "N", valueType: "integer", default: String(LIST_LIMIT.default), min: LIST_LIMIT.min, max: LIST_LIMIT.max },
     cursor: { type: "string", description: "show jobs older than this id (meta.pagination.cursor of the previous page)", valueHint: "ID", valueType: "integer", min: 1, max: Number.MAX_SAFE_INTEGER },
   },
   noArgsHint: "filter with --state, --queue, --tag",
-  async run(ctx): Promise<VerbResult<Omit<ListPage, "pagination">>> {
+  async run(ctx): Promise<VerbResult<ListData>> {
     const { args } = ctx;
     // "scheduled" is derived (queued, not yet due), so it is a filter of its own.
     const scheduledOnly = args.state.includes("scheduled");
     const others = args.state.filter((s) => s !== "scheduled");
     if (scheduledOnly && others.length) throw invalidValue("--state", args.state.join(","), "scheduled alone, or a list of stored states");
     const { states, matchesNothing } = parseStates(others);
+    if (args.group) {
+      const wrong = states.filter((st) => st !== "dead" && st !== "canceled");
+      if (scheduledOnly || wrong.length || matchesNothing) throw invalidValue("--state", args.state.join(","), "dead and/or canceled with --group (failure groups are of failed jobs)");
+      const store = await ctx.open({ create: false });
+      const groups = await failureGroups(store, jobSelectionOf(args), states.length ? states : ["dead", "canceled"]);
+      return { data: { count: groups.length, job_count: groups.reduce((n, g) => n + g.count, 0), groups } };
+    }
     const store = await ctx.open({ create: false });
     const health = healthContext(store);
+    const selection = selectionFilter(jobSelectionOf(args), store.now());
     const page = await store.read(async (tx) =>
-      await listJobs(tx, { states, matchesNothing, scheduledOnly, queue: args.queue, tags: args.tag, priorityMin: args["priority-min"], cursor: args.cursor, limit: args.limit }, undefined, health),
+      await listJobs(tx, { ...selection, tags: args.tag, states, matchesNothing, scheduledOnly, priorityMin: args["priority-min"], cursor: args.cursor, limit: args.limit }, undefined, health),
     );
     const { pagination, ...data } = page;
     return { data, pagination };
   },
   render({ data, pagination }, ctx) {
+    if ("groups" in data) return renderGroups(data.groups, process.stdout.columns || 100);
     if (data.count === 0) return "no jobs";
     const now = Date.now() / 1000;
     const color = stdoutPaint();

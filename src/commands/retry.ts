@@ -4,28 +4,30 @@ import { SpoolError } from "../contract/errors.ts";
 import type { FlagsDef } from "../contract/flags.ts";
 import { parseStates } from "../ops/jobs.ts";
 import { RETRYABLE_STATES, retryJobs, retryWarnings, type RetriedJob, type RetryTarget } from "../ops/retry.ts";
+import { selectionFilter } from "../ops/triage-groups.ts";
+import { JOB_FILTER_NAMES, jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 
-/** `retry --json` data: one job, or `{count, jobs}` for several or `--all`. */
-export type RetryData = RetriedJob | { count: number; jobs: RetriedJob[] };
+/** `retry --json` data: one job, or `{count, jobs}` for several or `--all` (`dry_run` set by --dry-run: nothing was requeued). */
+export type RetryData = RetriedJob | { count: number; jobs: RetriedJob[]; dry_run?: boolean };
 
 const FLAGS = {
   ...COMMON_FLAGS,
   force: { type: "boolean", description: "also requeue a running job: its attempt is abandoned and its worker's late result ignored (its process is not killed)" },
-  all: { type: "boolean", description: "requeue every dead or canceled job matching --state, --queue, --tag" },
+  all: { type: "boolean", description: "requeue every dead or canceled job matching --state, --queue, --tag, --since, --failure-reason, --match" },
+  "dry-run": { type: "boolean", description: "say which jobs would be requeued (the same checks), change nothing" },
   state: {
     type: "string", repeatable: true, separator: ",", looseChoices: true, description: "with --all: dead or canceled (default both)", valueHint: "STATE", choices: RETRYABLE_STATES, noun: "a state retry --all can select",
     hint: "retry --all selects dead or canceled jobs only; a running one is retried by id with --force",
   },
-  queue: { type: "string", description: "with --all: only this lane", valueHint: "NAME", format: "lane" },
-  tag: { type: "string", repeatable: true, description: "with --all: only jobs with this tag", valueHint: "K=V", valueType: "pair" },
+  ...jobFilterFlags("with --all: "),
   ids: { type: "positional", variadic: true, description: "job ids or idempotency keys (at a terminal, leave out to pick from a list)", valueHint: "ID…" },
 } as const satisfies FlagsDef;
 
 /** The flags that select jobs for --all. */
-const FILTERS = ["state", "queue", "tag"] as const;
+const FILTERS = ["state", ...JOB_FILTER_NAMES] as const;
 
-function target(ctx: VerbContext<typeof FLAGS>, refs: string[]): RetryTarget {
+function target(ctx: VerbContext<typeof FLAGS>, refs: string[], now: number): RetryTarget {
   const { args } = ctx;
   const filters = FILTERS.filter((k) => ctx.given(k));
   if (!args.all) {
@@ -38,7 +40,7 @@ function target(ctx: VerbContext<typeof FLAGS>, refs: string[]): RetryTarget {
   if (refs.length) throw new SpoolError("INVALID_INPUT", "give job ids or --all, not both", { remediation: "spoolctl retry ID…  or  spoolctl retry --all --state dead" });
   if (args.force) throw new SpoolError("INVALID_INPUT", "--force applies to named running jobs; --all only selects dead or canceled jobs", { remediation: "spoolctl retry ID --force" });
   const { states } = parseStates(args.state);
-  return { filter: { states: states.length ? states : [...RETRYABLE_STATES], queue: args.queue, tags: args.tag } };
+  return { filter: { ...selectionFilter(jobSelectionOf(args), now), states: states.length ? states : [...RETRYABLE_STATES] } };
 }
 
 /** Whether a missing ID opens the picker: a terminal, no --json, and no --all or filters (those select without one). */
@@ -53,6 +55,8 @@ export default defineVerb({
     "spoolctl retry 4",
     "spoolctl retry 4 5 nightly-1",
     "spoolctl retry --all --state dead --queue builds --tag ci=1",
+    "spoolctl retry --all --failure-reason timeout --since 1h --dry-run   # what would be requeued",
+    "spoolctl retry --all --state dead --match 'curl *'",
     "spoolctl retry 7 --force      # abandon its running attempt and requeue",
     "spoolctl retry                # at a terminal: pick dead or canceled jobs from a list",
   ],
@@ -67,15 +71,19 @@ export default defineVerb({
       if (!picked?.length) return { data: { count: 0, jobs: [] } };
       refs = picked.map(String);
     }
-    const t = target(ctx, refs);
     // A missing queue has no jobs to retry: open it without creating it.
-    const outcome = await retryJobs(await ctx.open({ create: false }), t, { force: ctx.args.force });
+    const store = await ctx.open({ create: false });
+    const t = target(ctx, refs, store.now());
+    const dryRun = ctx.args["dry-run"];
+    const outcome = await retryJobs(store, t, { force: ctx.args.force, dryRun });
     const { jobs } = outcome;
+    if (dryRun) return { data: { count: jobs.length, jobs, dry_run: true }, warnings: retryWarnings(outcome) };
     return { data: "refs" in t && refs.length === 1 && jobs.length === 1 ? jobs[0]! : { count: jobs.length, jobs }, warnings: retryWarnings(outcome) };
   },
   render({ data }) {
     const jobs = "jobs" in data ? data.jobs : [data];
     if (jobs.length === 0) return "no jobs to retry";
+    if ("dry_run" in data && data.dry_run) return `Would retry ${jobs.length} job(s): ${jobs.map((j) => j.job_id).join(", ")} (dry run: nothing changed)`;
     return jobs.map((j) => `Retried job ${j.job_id}; now queued`).join("\n");
   },
 });

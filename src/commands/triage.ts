@@ -7,6 +7,8 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import type { TriageSummary } from "../ui/triage-card.ts";
+import { selectionText } from "../ops/triage-groups.ts";
+import { jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 const NON_INTERACTIVE = "spoolctl list --state dead  (to see them), then spoolctl retry ID  (or spoolctl retry --all --state dead)";
@@ -14,13 +16,12 @@ const NON_INTERACTIVE = "spoolctl list --state dead  (to see them), then spoolct
 export default defineVerb({
   name: "triage",
   description:
-    "Walk through dead jobs, newest first (then canceled ones), at a terminal: each job's command, failure, exit code, attempts, last error and output tails, then one key: retry, retry with a new timeout, retry budget or env, delete, view the full output, skip or quit. Ends with a summary of what changed. Ctrl-C or Esc stops at once, leaves the job on screen as it was, and exits 0. Needs a terminal; never runs under --json.",
-  examples: ["spoolctl triage", "spoolctl triage --queue builds --tag ci=1"],
+    "Triage dead jobs (then canceled ones) at a terminal: first the groups of jobs that failed alike (failure reason, exit code or signal, last stderr line with numbers, ids, paths, hosts and times masked), largest first; per group: retry all, retry all with a new timeout, retry budget or env, delete all, open it and walk its jobs one card at a time (retry, retry with changes, delete, view the full output in $PAGER, skip), or skip. Arrow keys and Enter, or the key shown. Ends with a summary of what changed. Esc goes back one level; Ctrl-C stops at once, leaves the job or group on screen as it was, and exits 0. Needs a terminal; never runs under --json (see list --state dead --group --json and retry --all).",
+  examples: ["spoolctl triage", "spoolctl triage --queue builds --tag ci=1", "spoolctl triage --since 1h --failure-reason timeout", "spoolctl triage --match 'curl *'"],
   mutates: true,
   flags: {
     ...COMMON_FLAGS,
-    queue: { type: "string", description: "only jobs of this lane", valueHint: "NAME", format: "lane" },
-    tag: { type: "string", repeatable: true, description: "only jobs with this tag; all given must match", valueHint: "K=V", valueType: "pair" },
+    ...jobFilterFlags(),
   },
   async run(ctx): Promise<VerbResult<TriageSummary>> {
     if (ctx.json) {
@@ -29,11 +30,10 @@ export default defineVerb({
     if (!ctx.interactive) {
       throw new SpoolError("MISSING_REQUIRED", "triage needs a terminal (stdin and stdout), and this is not one", { remediation: NON_INTERACTIVE });
     }
-    const scope = { queue: ctx.args.queue, tags: ctx.args.tag };
-    const scopeText = [scope.queue === undefined ? "" : ` in lane ${scope.queue}`, ...Object.entries(scope.tags).map(([k, v]) => ` tagged ${k}=${v}`)].join("");
+    const scope = jobSelectionOf(ctx.args);
     // The prompt library loads only here: other verbs never pay for it at start-up.
     const { runTriage } = await import("../ui/triage.ts");
-    const summary = await runTriage(await ctx.open({ create: false }), scope, scopeText, ctx.suggest);
+    const summary = await runTriage(await ctx.open({ create: false }), scope, selectionText(scope), ctx.suggest);
     // The flow already drew everything, ending with its summary.
     return { data: summary, streamed: true };
   },

@@ -142,6 +142,13 @@ export function buildCapabilities(input: CapabilitiesInput) {
     state_aliases: { pending: "queued", processing: "running", completed: "done" },
     attempt_states: [...ATTEMPT_STATES],
     failure_reasons: [...FAILURE_REASONS],
+    failure_groups: {
+      command: "spoolctl list --state dead --group --json",
+      signature: ["state", "failure_reason", "exit_code or signal", "last non-empty stderr line, masked"],
+      masks: { "<time>": "timestamps", "<hex>": "UUIDs and hex ids", "<host>": "host names, IPs, URL hosts", "<path>": "file paths", "<n>": "numbers" },
+      filters: ["--queue", "--tag", "--since", "--failure-reason", "--match"],
+      filter_verbs: ["triage", "retry --all", "list"],
+    },
     events: [...EVENTS],
     limits: limits(),
     defaults: { ...DEFAULTS },

@@ -66,6 +66,24 @@ export const attempt = object({
   host: nullable(str),
 }, ["host"]);
 
+/** A failure group (`list --group`; docs/architecture.md "Triage"): jobs that failed alike. */
+export const failureGroup = object({
+  signature: object({
+    state: enumOf(["dead", "canceled"]),
+    failure_reason: nullable(enumOf(FAILURE_REASONS)),
+    exit_code: nullable(int),
+    signal: nullable(int),
+    stderr: str,
+  }),
+  text: str,
+  count: int,
+  job_ids: arrayOf(int),
+  lanes: arrayOf(str),
+  first_seen: num,
+  last_seen: num,
+  example: object({ job_id: int, argv: arrayOf(str), stderr_line: str }),
+});
+
 /** What `add` reports per job. */
 export const addedJob = object({
   job_id: int,
@@ -126,7 +144,10 @@ export const CORE_DATA_SCHEMAS: Record<string, JsonSchema> = {
     stranded: arrayOf(workerHealth),
     full_disks: arrayOf(object({ role: enumOf(["database", "spool"]), path: str, free_bytes: int })),
   }, ["full_disks"]),
-  list: object({ count: int, jobs: arrayOf(object({ ...jobSummaryProps, worker_health: nullable(workerHealth) })) }),
+  list: oneOf(
+    object({ count: int, jobs: arrayOf(object({ ...jobSummaryProps, worker_health: nullable(workerHealth) })) }),
+    object({ count: int, job_count: int, groups: arrayOf(failureGroup) }),
+  ),
   show: object({
     job: object({ ...jobSummaryProps, env: stringMap, cancel_requested: bool, locked_pid: nullable(int), heartbeat_at: nullable(num) }),
     worker_health: nullable(workerHealth),

@@ -69,7 +69,7 @@ export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
     remediation: nullable(str),
     streams: object({ stdout: streamTail, stderr: streamTail }),
   }),
-  retry: oneOf(retried, object({ count: int, jobs: arrayOf(retried) })),
+  retry: oneOf(retried, object({ count: int, jobs: arrayOf(retried), dry_run: constant(true) }, ["dry_run"])),
   cancel: oneOf(canceled, object({ count: int, jobs: arrayOf(canceled) })),
   prune: object(
     {
@@ -118,7 +118,7 @@ export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
   }),
   capabilities: loose([
     "tool_name", "tool_version", "contract_version", "verbs", "compound_commands", "global_flags", "exit_codes", "error_codes",
-    "code_registry", "job_states", "attempt_states", "failure_reasons", "events", "limits", "defaults", "settings", "env_vars", "config", "output_modes",
+    "code_registry", "job_states", "attempt_states", "failure_reasons", "failure_groups", "events", "limits", "defaults", "settings", "env_vars", "config", "output_modes",
   ]),
   schema: object({ dialect: str, envelope_schema: any, verbs: mapOf(any), streams: mapOf(any) }),
   brief: object({ text: str, approx_tokens: int, budget_tokens: int }),

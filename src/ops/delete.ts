@@ -1,15 +1,16 @@
 /**
- * Deleting one job (triage's "delete"): its rows (attempts, events, job) in one
- * write transaction, then its output files, by the same code path as
- * `prune` (docs/architecture.md "Prune"), so the two can never disagree about what a
- * deletion removes. Only terminal jobs: a queued or running job must be
- * canceled first, because a worker may be about to claim or be running it.
+ * Deleting jobs (triage's "delete", of one job or a whole group): their rows
+ * (attempts, events, jobs) in one write transaction, then their output files,
+ * by the same code path as `prune` (docs/architecture.md "Prune"), so the two
+ * can never disagree about what a deletion removes. Only terminal jobs: a
+ * queued or running job must be canceled first, because a worker may be
+ * about to claim or be running it.
  */
 import { SpoolError, type Warning } from "../contract/errors.ts";
+import type { Job } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
-import { resolveJob } from "./jobs.ts";
-import { deleteJobRows, removeOutputs } from "./prune.ts";
-import { JOB_NOT_FOUND_REMEDIATION } from "./retry.ts";
+import { deleteJobRows, previewDeletion, removeOutputs } from "./prune.ts";
+import { resolveUnique } from "./retry.ts";
 import { isTerminal } from "./states.ts";
 
 /** What deleting one job removed. Sizes in bytes. */
@@ -22,25 +23,59 @@ export interface DeletedJob {
   warnings: Warning[];
 }
 
+/** What deleting several jobs removed. Sizes in bytes. */
+export interface DeletedJobs extends Omit<DeletedJob, "job_id"> {
+  job_ids: number[];
+}
+
+/** What a deletion would remove (for its confirm). Sizes in bytes. */
+export interface DeletionPreview {
+  jobs: number;
+  attempts: number;
+  events: number;
+  bytes: number;
+}
+
+/** Raises `CONFLICT` unless `job` is terminal. */
+function checkDeletable(job: Job): void {
+  if (isTerminal(job.state)) return;
+  throw new SpoolError("CONFLICT", `job ${job.id} is ${job.state}; only done, dead or canceled jobs can be deleted`, {
+    remediation: `cancel it first: spoolctl cancel ${job.id}${job.state === "running" ? " --running --yes" : ""}`,
+    detail: { job_id: job.id, state: job.state },
+  });
+}
+
 /**
- * Deletes the job named by `ref` with its history and output. Raises
- * `NOT_FOUND` or `CONFLICT` (queued or running); a file that cannot be
- * removed is a warning in the result, the rows being gone.
+ * Deletes the jobs named by `refs` with their history and output: the rows
+ * all or none, then the files. Raises `NOT_FOUND` or `CONFLICT` (one is
+ * queued or running, or changed meanwhile); then no row was deleted. A file
+ * that cannot be removed is a warning in the result, the rows being gone.
  */
-export async function deleteJob(store: Store, ref: string): Promise<DeletedJob> {
+export async function deleteJobs(store: Store, refs: string[]): Promise<DeletedJobs> {
   const gone = await store.write(async (tx) => {
-    const job = await resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION);
-    if (!isTerminal(job.state)) {
-      throw new SpoolError("CONFLICT", `job ${job.id} is ${job.state}; only done, dead or canceled jobs can be deleted`, {
-        remediation: `cancel it first: spoolctl cancel ${job.id}${job.state === "running" ? " --running --yes" : ""}`,
-        detail: { job_id: job.id, state: job.state },
-      });
+    const jobs = await resolveUnique(tx, refs);
+    jobs.forEach(checkDeletable);
+    const { deleted, outputs } = await deleteJobRows(tx, jobs);
+    if (deleted.jobs !== jobs.length) {
+      throw new SpoolError("CONFLICT", `a job changed state while being deleted; nothing was deleted`, { detail: { job_ids: jobs.map((j) => j.id) } });
     }
-    const { deleted, outputs } = await deleteJobRows(tx, [job]);
-    if (deleted.jobs !== 1) throw new SpoolError("CONFLICT", `job ${job.id} changed state while being deleted`, { detail: { job_id: job.id } });
-    return { job_id: job.id, deleted_attempts: deleted.attempts, deleted_events: deleted.events, outputs };
+    return { job_ids: jobs.map((j) => j.id), deleted_attempts: deleted.attempts, deleted_events: deleted.events, outputs };
   });
   // The rows are gone (committed); then the files, as prune does.
   const { freed, warnings } = removeOutputs(store.spoolDir, gone.outputs);
-  return { job_id: gone.job_id, deleted_attempts: gone.deleted_attempts, deleted_events: gone.deleted_events, freed_bytes: freed, warnings };
+  return { job_ids: gone.job_ids, deleted_attempts: gone.deleted_attempts, deleted_events: gone.deleted_events, freed_bytes: freed, warnings };
+}
+
+/** Deletes the job named by `ref` with its history and output (see {@link deleteJobs}). */
+export async function deleteJob(store: Store, ref: string): Promise<DeletedJob> {
+  const { job_ids, ...gone } = await deleteJobs(store, [ref]);
+  return { job_id: job_ids[0]!, ...gone };
+}
+
+/** What deleting the jobs `ids` would remove, read in one snapshot; jobs already gone count as nothing. */
+export async function deletionPreview(store: Store, ids: number[]): Promise<DeletionPreview> {
+  return await store.read(async (tx) => {
+    const jobs = await tx.listJobs({ ids, limit: ids.length || 1 });
+    return { jobs: jobs.length, ...(await previewDeletion(tx, jobs)) };
+  });
 }

@@ -3,7 +3,7 @@
  * its attempts and events (`list`, `show`).
  */
 import { SpoolError } from "../contract/errors.ts";
-import { JOB_STATES, type Attempt, type Job, type JobEvent, type JobState, type WorkerRecord } from "../store/model.ts";
+import { JOB_STATES, type Attempt, type Job, type JobEvent, type JobFilter, type JobState, type WorkerRecord } from "../store/model.ts";
 import type { StoreReader } from "../store/store.ts";
 import { mapInOrder } from "./in-order.ts";
 import { LIMITS } from "./limits.ts";
@@ -123,6 +123,10 @@ export interface ListQuery {
   scheduledOnly?: boolean;
   /** Show jobs older than this id (the previous page's cursor). */
   cursor?: number;
+  /** Triage's filters (see JobFilter): ended since, failure reasons, command glob. */
+  finishedSince?: number;
+  failureReasons?: JobFilter["failureReasons"];
+  commandGlob?: string;
   limit: number;
 }
 
@@ -144,6 +148,9 @@ export async function listJobs(tx: StoreReader, q: ListQuery, now = Date.now() /
         priorityMin: q.priorityMin,
         beforeId: q.cursor,
         runAfter: q.scheduledOnly ? now : undefined,
+        finishedSince: q.finishedSince,
+        failureReasons: q.failureReasons,
+        commandGlob: q.commandGlob,
         limit: q.limit + 1,
       });
   const truncated = rows.length > q.limit;

@@ -93,6 +93,14 @@ export function removeOutputs(spoolDir: string, outputs: OutputToRemove[]): { fr
   return { freed, warnings };
 }
 
+/** What deleting `jobs` would remove: their attempt and ledger rows and their output's size in bytes. Writes nothing. */
+export async function previewDeletion(tx: StoreReader, jobs: Job[]): Promise<{ attempts: number; events: number; bytes: number }> {
+  const counts = await tx.historyCounts(jobs.map((j) => j.id));
+  let bytes = 0;
+  for (const j of jobs) bytes += filesSize(await outputPaths(tx, j));
+  return { ...counts, bytes };
+}
+
 /**
  * Prunes (or previews): the rows in one write transaction, then the files
  * (see {@link deleteJobRows}). Raises `LOCKED`; a file that cannot be removed
@@ -106,10 +114,8 @@ export async function pruneJobs(store: Store, q: PruneQuery, now = store.now()):
   if (q.dryRun) {
     const data = await store.read(async (tx): Promise<PruneData> => {
       const jobs = await tx.pruneCandidates(q.states, cutoff);
-      const counts = await tx.historyCounts(jobs.map((j) => j.id));
-      let bytes = 0;
-      for (const j of jobs) bytes += filesSize(await outputPaths(tx, j));
-      return { actual: false, dry_run: true, matched: jobs.length, deleted_jobs: jobs.length, deleted_attempts: counts.attempts, deleted_events: counts.events, freed_bytes: bytes };
+      const gone = await previewDeletion(tx, jobs);
+      return { actual: false, dry_run: true, matched: jobs.length, deleted_jobs: jobs.length, deleted_attempts: gone.attempts, deleted_events: gone.events, freed_bytes: gone.bytes };
     });
     return { data, warnings: [] };
   }

@@ -8,7 +8,7 @@
  */
 import { mapInOrder } from "./in-order.ts";
 import { SpoolError, invalidValue, type Warning } from "../contract/errors.ts";
-import type { Job, JobState } from "../store/model.ts";
+import type { Job, JobFilter, JobState } from "../store/model.ts";
 import type { JobSettingsChange, Store, StoreWriter } from "../store/store.ts";
 import { ENV_KEY } from "./add.ts";
 import { resolveJob } from "./jobs.ts";
@@ -28,7 +28,7 @@ export const RETRYABLE_STATES = ["dead", "canceled"] as const satisfies readonly
 /** Which jobs to retry: named ones, or every job matching a filter (`--all`). */
 export type RetryTarget =
   | { refs: string[] }
-  | { filter: { states: JobState[]; queue?: string; tags: Record<string, string> } };
+  | { filter: Omit<JobFilter, "limit"> & { states: JobState[] } };
 
 /** Remediation of a NOT_FOUND job reference in retry and cancel. */
 export const JOB_NOT_FOUND_REMEDIATION = "run: spoolctl status  (to list job ids)";
@@ -145,12 +145,35 @@ export interface RetryOutcome {
  *    key is free, and reports the others in `skipped`.
  * The store refuses a requeue that would make a second active job with a key
  * (IDEMPOTENCY_CONFLICT) whoever calls it: the rule cannot be bypassed.
+ * With `dryRun` the same transaction runs and is rolled back: the outcome is
+ * what the retry would do (or the error it would raise), and nothing changed.
  */
-export async function retryJobs(store: Store, target: RetryTarget, opts: { force: boolean }, now = store.now()): Promise<RetryOutcome> {
-  return await store.write(async (tx) => {
+export async function retryJobs(store: Store, target: RetryTarget, opts: { force: boolean; dryRun?: boolean }, now = store.now()): Promise<RetryOutcome> {
+  try {
+    return await store.write(async (tx) => {
+      const outcome = await retryIn(tx, target, opts.force, now);
+      if (opts.dryRun) throw new DryRunDone(outcome); // rolls the transaction back
+      return outcome;
+    });
+  } catch (error) {
+    if (error instanceof DryRunDone) return error.outcome;
+    throw error;
+  }
+}
+
+/** Carries a dry run's outcome out of the write transaction it rolls back. */
+class DryRunDone extends Error {
+  constructor(readonly outcome: RetryOutcome) {
+    super("dry run");
+  }
+}
+
+/** The body of {@link retryJobs}, inside its transaction. */
+async function retryIn(tx: StoreWriter, target: RetryTarget, force: boolean, now: number): Promise<RetryOutcome> {
+  {
     if ("refs" in target) {
       const jobs = await resolveUnique(tx, target.refs);
-      for (const job of jobs) await checkRetry(tx, job, opts.force);
+      for (const job of jobs) await checkRetry(tx, job, force);
       const requeued = new Set<number>();
       return {
         jobs: await mapInOrder(jobs, async (job) => {
@@ -179,7 +202,7 @@ export async function retryJobs(store: Store, target: RetryTarget, opts: { force
       chosen.push(job);
     }
     return { jobs: await mapInOrder(chosen.reverse(), (job) => requeue(tx, job, now)), skipped: skipped.reverse() };
-  });
+  }
 }
 
 /** The warnings of a {@link RetryOutcome}: one `IDEMPOTENCY_KEY_HELD` per skipped job. */
@@ -222,37 +245,59 @@ export interface RetriedWithOverrides extends RetriedJob {
 }
 
 /**
+ * Checks, changes the settings of and requeues one job inside the caller's
+ * transaction (see {@link retryWithOverrides}). `requeued` holds the jobs this
+ * request requeued before it, so that a key one of them now holds is named as such.
+ */
+async function requeueWithOverrides(tx: StoreWriter, job: Job, overrides: RetryOverrides, now: number, requeued = new Set<number>()): Promise<RetriedWithOverrides> {
+  await checkRetry(tx, job, false);
+  const holder = await keyHolder(tx, job);
+  if (holder) throw keyConflict(job, holder, requeued.has(holder.id));
+  const changes: JobSettingsChange = {};
+  const changed: RetriedWithOverrides["changed"] = {};
+  if (overrides.timeoutSeconds !== undefined) {
+    changes.timeout_seconds = overrides.timeoutSeconds;
+    changed.timeout_seconds = { from: job.timeout_seconds, to: overrides.timeoutSeconds };
+  }
+  if (overrides.maxRetries !== undefined) {
+    changes.max_retries = overrides.maxRetries;
+    changed.max_retries = { from: job.max_retries, to: overrides.maxRetries };
+  }
+  if (overrides.env !== undefined && Object.keys(overrides.env).length > 0) {
+    const env = { ...job.env, ...overrides.env };
+    if (Object.keys(env).length > LIMITS.env.max) throw invalidValue("env", `${Object.keys(env).length} variables`, `at most ${LIMITS.env.max}`);
+    changes.env = env;
+    changed.env_set = Object.keys(overrides.env).sort();
+  }
+  if (Object.keys(changes).length > 0 && !await tx.updateJobSettings(job.id, job.state, changes)) {
+    throw new SpoolError("CONFLICT", `job ${job.id} changed state while being retried`, { detail: { job_id: job.id } });
+  }
+  requeued.add(job.id);
+  return { ...(await requeue(tx, job, now, Object.keys(changed).length ? { changed } : {})), changed };
+}
+
+/**
  * Changes a dead or canceled job's timeout, retry budget and/or env and
  * requeues it, in ONE transaction: the same checks as {@link retryJobs} (never
- * a running job), then the settings, then the requeue and its `retried` event
- * (whose detail says what changed). Raises like `retryJobs`, or
- * `INVALID_INPUT` when the merged env would exceed its limit; then nothing changed.
+ * a running job, never a second active job with its idempotency key), then
+ * the settings, then the requeue and its `retried` event (whose detail says
+ * what changed). Raises like `retryJobs`, or `INVALID_INPUT` when the merged
+ * env would exceed its limit; then nothing changed.
  */
 export async function retryWithOverrides(store: Store, ref: string, overrides: RetryOverrides, now = store.now()): Promise<RetriedWithOverrides> {
+  return await store.write(async (tx) => requeueWithOverrides(tx, await resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION), overrides, now));
+}
+
+/**
+ * {@link retryWithOverrides} for several jobs (triage's "retry the group
+ * with …"), all in ONE transaction: the same changes applied to each, all or
+ * nothing, with the key rule of named jobs (two of them sharing a key is
+ * `IDEMPOTENCY_CONFLICT`). Raises like `retryWithOverrides` for the first job
+ * that cannot be retried.
+ */
+export async function retryAllWithOverrides(store: Store, refs: string[], overrides: RetryOverrides, now = store.now()): Promise<RetriedWithOverrides[]> {
   return await store.write(async (tx) => {
-    const job = await resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION);
-    await checkRetry(tx, job, false);
-    const holder = await keyHolder(tx, job);
-    if (holder) throw keyConflict(job, holder);
-    const changes: JobSettingsChange = {};
-    const changed: RetriedWithOverrides["changed"] = {};
-    if (overrides.timeoutSeconds !== undefined) {
-      changes.timeout_seconds = overrides.timeoutSeconds;
-      changed.timeout_seconds = { from: job.timeout_seconds, to: overrides.timeoutSeconds };
-    }
-    if (overrides.maxRetries !== undefined) {
-      changes.max_retries = overrides.maxRetries;
-      changed.max_retries = { from: job.max_retries, to: overrides.maxRetries };
-    }
-    if (overrides.env !== undefined && Object.keys(overrides.env).length > 0) {
-      const env = { ...job.env, ...overrides.env };
-      if (Object.keys(env).length > LIMITS.env.max) throw invalidValue("env", `${Object.keys(env).length} variables`, `at most ${LIMITS.env.max}`);
-      changes.env = env;
-      changed.env_set = Object.keys(overrides.env).sort();
-    }
-    if (Object.keys(changes).length > 0 && !await tx.updateJobSettings(job.id, job.state, changes)) {
-      throw new SpoolError("CONFLICT", `job ${job.id} changed state while being retried`, { detail: { job_id: job.id } });
-    }
-    return { ...(await requeue(tx, job, now, Object.keys(changed).length ? { changed } : {})), changed };
+    const requeued = new Set<number>();
+    return mapInOrder(await resolveUnique(tx, refs), (job) => requeueWithOverrides(tx, job, overrides, now, requeued));
   });
 }

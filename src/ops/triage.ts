@@ -7,15 +7,13 @@ import type { Job, JobState } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { jobFeedback, type FeedbackData } from "./feedback.ts";
 import { attemptOutput, pickAttempt, STREAMS, type AttemptOutput } from "./output.ts";
+import { selectionFilter, type JobSelection } from "./triage-groups.ts";
 
 /** States triage walks, in this order: dead first, then the other failed-looking ones. */
 export const TRIAGE_STATES = ["dead", "canceled"] as const satisfies readonly JobState[];
 
-/** Which jobs to look at. */
-export interface JobScope {
-  queue?: string;
-  tags: Record<string, string>;
-}
+/** Which jobs to look at (the selection flags of triage; see triage-groups.ts). */
+export type JobScope = JobSelection;
 
 /** How many jobs one triage session or picker lists at most (a person will not page through more). */
 export const PICK_LIMIT = 500;
@@ -25,11 +23,12 @@ export const PICK_LIMIT = 500;
  * first by when it ended (then by id), so the freshest failure comes first.
  */
 export async function jobsInStates(store: Store, states: readonly JobState[], scope: JobScope, limit = PICK_LIMIT): Promise<Job[]> {
+  const filter = selectionFilter(scope, store.now());
   return await store.read(async (tx) => {
     const out: Job[] = [];
     for (const state of states) {
       if (out.length >= limit) break;
-      const rows = await tx.listJobs({ states: [state], queue: scope.queue, tags: scope.tags, limit: limit - out.length });
+      const rows = await tx.listJobs({ ...filter, states: [state], limit: limit - out.length });
       const ended = (j: Job) => j.finished_at ?? j.created_at;
       out.push(...rows.sort((a, b) => ended(b) - ended(a) || b.id - a.id));
     }

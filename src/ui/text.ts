@@ -50,6 +50,31 @@ export function visibleLength(text: string): number {
   return text.includes("\u001b[") ? text.replace(/\u001b\[[0-9;]*m/g, "").length : text.length;
 }
 
+/** Terminal columns `text` takes (wide CJK and emoji count 2, combining marks 0). */
+export function columns(text: string): number {
+  return Bun.stringWidth(text);
+}
+
+/** `text` cut to at most `width` terminal columns, with "…" when cut, never inside a grapheme. */
+export function clipColumns(text: string, width: number): string {
+  if (Bun.stringWidth(text) <= width) return text;
+  let out = "";
+  let used = 0;
+  for (const { segment } of new Intl.Segmenter().segment(text)) {
+    const w = Bun.stringWidth(segment);
+    if (used + w > width - 1) break;
+    out += segment;
+    used += w;
+  }
+  return out + "…";
+}
+
+/** `text` clipped to exactly `width` columns: cut with "…", or padded with spaces (stable-width boxes). */
+export function fitColumns(text: string, width: number): string {
+  const clipped = clipColumns(text, width);
+  return clipped + " ".repeat(Math.max(0, width - Bun.stringWidth(clipped)));
+}
+
 /** Aligns rows of cells into columns separated by two spaces (cells may carry SGR color codes). */
 export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(visibleLength(h), ...rows.map((r) => visibleLength(r[i] ?? ""))));

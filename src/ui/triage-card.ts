@@ -6,7 +6,7 @@
 import type { TriageCard } from "../ops/triage.ts";
 import type { AttemptOutput } from "../ops/output.ts";
 import type { RetriedWithOverrides } from "../ops/retry.ts";
-import { escapeControl, formatArgv, humanDuration, iso } from "./text.ts";
+import { clipColumns, escapeControl, fitColumns, formatArgv, humanDuration, iso } from "./text.ts";
 
 /** Lines of each stream's tail shown on a card; `v` shows everything. */
 export const CARD_TAIL_LINES = 8;
@@ -20,14 +20,26 @@ export interface TriageSummary {
   retried: { job_id: number; changed: RetriedWithOverrides["changed"] }[];
   deleted: number[];
   skipped: number[];
-  /** Ended by Ctrl-C or Esc (the job on screen was left as it was). */
+  /** What was done to whole groups, in order. */
+  groups: GroupAction[];
+  /** Ended by Ctrl-C (the job or group on screen was left as it was). */
   interrupted: boolean;
 }
 
-/** Cuts `text` to `width` characters with an ellipsis, so a box never wraps. */
-function clip(text: string, width: number): string {
-  return text.length <= width ? text : text.slice(0, Math.max(1, width - 1)) + "…";
+/** One action on a whole failure group, for the summary. Sizes in bytes. */
+export interface GroupAction {
+  /** The group's signature text. */
+  signature: string;
+  action: "retried" | "deleted" | "skipped";
+  job_ids: number[];
+  /** Retried with new settings: what changed (the same for each job). */
+  changed?: RetriedWithOverrides["changed"];
+  /** Deleted: what went with the jobs. */
+  removed?: { attempts: number; events: number; bytes: number };
 }
+
+/** Cuts `text` to `width` terminal columns with an ellipsis, so a box never wraps. */
+const clip = clipColumns;
 
 /** The last `n` lines of a stream, control characters escaped (job output must not drive the terminal). */
 function tailLines(text: string, n: number, width: number): string[] {
@@ -35,7 +47,7 @@ function tailLines(text: string, n: number, width: number): string[] {
   return lines.slice(-n).map((l) => clip(escapeControl(l.replace(/\r$/, "")).replaceAll("\\t", "  "), width));
 }
 
-/** The body of a job's card; `width` is the room inside the box. */
+/** The body of a job's card; `width` is the room inside the box, and every line is that wide (a stable box). */
 export function cardText(card: TriageCard, width: number, now = Date.now() / 1000): string {
   const { job, feedback: f } = card;
   const field = (name: string, value: string) => clip(`${name.padEnd(10)}  ${value}`, width);
@@ -53,7 +65,7 @@ export function cardText(card: TriageCard, width: number, now = Date.now() / 100
   if (job.last_error) lines.push(field("last error", escapeControl(job.last_error)));
   if (job.last_attempt_no === 0) {
     lines.push("── output: none (it never ran)");
-    return lines.join("\n");
+    return lines.map((l) => fitColumns(l, width)).join("\n");
   }
   for (const s of ["stderr", "stdout"] as const) {
     const view = f.streams[s];
@@ -69,7 +81,7 @@ export function cardText(card: TriageCard, width: number, now = Date.now() / 100
     const more = view.truncated || (view.tail.endsWith("\n") ? view.tail.slice(0, -1) : view.tail).split("\n").length > shown.length;
     lines.push(`── ${s}${more ? ` (last ${shown.length} lines of ${view.size_bytes} bytes; v shows all)` : ""}`, ...shown);
   }
-  return lines.join("\n");
+  return lines.map((l) => fitColumns(l, width)).join("\n");
 }
 
 /** The card's title: which job, its state, and where it is in the list. */
@@ -102,10 +114,36 @@ export function describeChanges(changed: RetriedWithOverrides["changed"]): strin
   return parts.join(", ");
 }
 
+/** Bytes as a person reads them: 512 B, 3.1 KiB, 2.0 MiB. */
+export function byteText(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+/** Ids as a short list: `12, 11, 10 … (+27 more)`. */
+export function idList(ids: number[], max = 8): string {
+  return ids.slice(0, max).join(", ") + (ids.length > max ? ` … (+${ids.length - max} more)` : "");
+}
+
+/** One line of the summary for a group action. */
+export function groupActionText(g: GroupAction): string {
+  const jobs = `${g.job_ids.length} job${g.job_ids.length === 1 ? "" : "s"}`;
+  if (g.action === "skipped") return `Skipped the group "${g.signature}" (${jobs}).`;
+  if (g.action === "deleted") {
+    const r = g.removed!;
+    return `Deleted the ${jobs} of "${g.signature}" (${idList(g.job_ids)}) with ${r.attempts} attempt(s), ${r.events} event(s) and ${byteText(r.bytes)} of output.`;
+  }
+  const how = g.changed ? describeChanges(g.changed) : "";
+  return `Retried the ${jobs} of "${g.signature}"${how ? ` (${how})` : ""}: ${idList(g.job_ids)}; now queued.`;
+}
+
 /** The closing summary: what changed, and what to run next. */
 export function summaryText(s: TriageSummary): string {
-  const lines = [`Looked at ${s.looked_at} of ${s.listed} job(s).`];
-  if (s.retried.length === 0 && s.deleted.length === 0) lines.push("Nothing changed.");
+  const lines = [`Looked at ${s.looked_at} of ${s.listed} job(s) one by one.`];
+  const groupChanges = s.groups.filter((g) => g.action !== "skipped").length;
+  if (s.retried.length === 0 && s.deleted.length === 0 && groupChanges === 0) lines.push("Nothing changed.");
+  for (const g of s.groups) lines.push(groupActionText(g));
   for (const r of s.retried) {
     const how = describeChanges(r.changed);
     lines.push(`Retried job ${r.job_id}${how ? ` (${how})` : ""}; now queued.`);
@@ -117,5 +155,5 @@ export function summaryText(s: TriageSummary): string {
 
 /** The last line: what to run next. */
 export function nextStep(s: TriageSummary): string {
-  return s.retried.length ? "Next: spoolctl work --drain  (runs the retried jobs)" : "Done.";
+  return s.retried.length || s.groups.some((g) => g.action === "retried") ? "Next: spoolctl work --drain  (runs the retried jobs)" : "Done.";
 }

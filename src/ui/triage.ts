@@ -1,158 +1,215 @@
 /**
- * The `spoolctl triage` flow, on @clack/prompts: one card per dead
- * (then canceled) job and a one-key action menu. Every change goes through an
- * operation of src/ops (retry, retry with overrides, delete) that runs in one
- * transaction, and only after the person's last answer for it: Ctrl-C or Esc at
- * any prompt therefore leaves the job on screen exactly as it was.
+ * The `spoolctl triage` session (docs/architecture.md "Triage"), on
+ * @clack/prompts: first the failure groups of the dead (then canceled) jobs,
+ * largest first; a group's actions (retry all, retry all with a new timeout,
+ * retry budget or env, delete all, open it and walk its jobs, skip); and the
+ * summary of everything done. One group skips the group screen, one job the
+ * group's menu. Every change goes through an operation of src/ops in one
+ * transaction, and only after the person's last answer for it: Ctrl-C at any
+ * prompt ends the session and leaves the job or group on screen as it was;
+ * Esc goes back one level.
  */
 import * as p from "@clack/prompts";
 import { SpoolError } from "../contract/errors.ts";
-import { deleteJob } from "../ops/delete.ts";
-import { TAIL_BYTES } from "../ops/feedback.ts";
-import { parseRetryOverrides, retryJobs, retryWithOverrides, type RetryOverrides } from "../ops/retry.ts";
-import { jobsInStates, latestOutput, triageCard, TRIAGE_STATES, type JobScope, type TriageCard } from "../ops/triage.ts";
+import { deleteJobs, deletionPreview } from "../ops/delete.ts";
+import { retryAllWithOverrides, retryJobs, retryWarnings, type RetryOverrides } from "../ops/retry.ts";
+import { signatureKey } from "../ops/failure-signature.ts";
+import { jobsInStates, TRIAGE_STATES, type JobScope } from "../ops/triage.ts";
+import { failureGroups, type FailureGroup } from "../ops/triage-groups.ts";
 import type { Store } from "../store/store.ts";
-import { cardText, cardTitle, describeChanges, nextStep, outputText, summaryText, type TriageSummary } from "./triage-card.ts";
+import { menu, watchCancelKeys } from "./menu.ts";
+import { byteText, groupActionText, nextStep, summaryText, type TriageSummary } from "./triage-card.ts";
+import { groupCardText, groupRow, groupTitle } from "./triage-groups-text.ts";
+import { askOverrides, boxWidth, walkJobs, type Suggest } from "./triage-job.ts";
+import { askOrBack, BACK, Interrupted } from "./triage-prompt.ts";
 
-/** Thrown when a prompt is canceled (Ctrl-C or Esc): the session ends, changing nothing more. */
-class Interrupted extends Error {}
+/** How leaving a group's menu continues the session. */
+type GroupOutcome = "done" | "back" | "quit";
 
-/** Awaits a prompt; a cancel becomes {@link Interrupted}. */
-async function ask<T>(prompt: Promise<T>): Promise<Exclude<T, symbol>> {
-  const value = await prompt;
-  if (p.isCancel(value)) throw new Interrupted();
-  return value as Exclude<T, symbol>;
+/** The range of a setting over a group's jobs: `300s`, or `60s-300s`. */
+function range(values: number[], unit = ""): string {
+  const lo = Math.min(...values);
+  const hi = Math.max(...values);
+  return lo === hi ? `${lo}${unit}` : `${lo}${unit}-${hi}${unit}`;
 }
 
-/** A prompt validator from a parser: its INVALID_INPUT message, shown under the field. */
-function validator(parse: (v: string) => unknown): (v: string | undefined) => string | undefined {
-  return (v) => {
-    if (!v || v.trim() === "") return undefined; // empty = back to the menu
-    try {
-      parse(v.trim());
-      return undefined;
-    } catch (error) {
-      return error instanceof SpoolError ? error.message : String(error);
-    }
-  };
+/** Asks yes/no; Esc (back) counts as no. */
+async function confirm(message: string, initialValue: boolean): Promise<boolean> {
+  return (await askOrBack(p.confirm({ message, initialValue }))) === true;
 }
 
-/** Bytes of each stream's tail read for a card (the card then shows its last lines). */
-const CARD_TAIL_BYTES = TAIL_BYTES.default;
-/** The "view" action shows at most this much of each stream, like `spoolctl output`. */
-const VIEW_MAX_BYTES = 1024 * 1024;
-
-type Outcome = "next" | "quit";
-
-/** Asks for the overrides of a "retry with …" action; null = back to the menu (empty answer). */
-async function askOverrides(kind: "t" | "b" | "e", card: TriageCard): Promise<RetryOverrides | null> {
-  const job = card.job;
-  if (kind === "t") {
-    const raw = await ask(p.text({ message: `New timeout for job ${job.id} (now ${job.timeout_seconds}s), e.g. 90s, 10m, 2h — empty: back`, validate: validator((v) => parseRetryOverrides({ timeout: v })) }));
-    return raw.trim() ? parseRetryOverrides({ timeout: raw.trim() }) : null;
+/** Retries every job of `g` (with `overrides` when given) after a confirm; false when the person backed out. */
+async function retryGroup(store: Store, g: FailureGroup, overrides: RetryOverrides | null, summary: TriageSummary): Promise<boolean> {
+  const how = overrides ? ` with ${overridesText(overrides)}` : "";
+  if (!(await confirm(`Retry all ${g.count} job(s) of this group${how}? They are requeued with a fresh retry budget.`, true))) return false;
+  const refs = g.job_ids.map(String);
+  if (overrides) {
+    const done = await retryAllWithOverrides(store, refs, overrides);
+    summary.groups.push({ signature: g.text, action: "retried", job_ids: done.map((d) => d.job_id), changed: done[0]?.changed });
+  } else {
+    // As `retry --all` (the group's jobs as its filter): of jobs sharing an idempotency key
+    // only the newest is requeued, and a key an active job holds keeps its dead jobs dead.
+    const done = await retryJobs(store, { filter: { ids: g.job_ids, states: ["dead", "canceled"] } }, { force: false });
+    summary.groups.push({ signature: g.text, action: "retried", job_ids: done.jobs.map((d) => d.job_id) });
+    p.log.success(groupActionText(summary.groups.at(-1)!));
+    for (const w of retryWarnings(done)) p.log.warn(w.message);
+    return true;
   }
-  if (kind === "b") {
-    const raw = await ask(p.text({ message: `New retry budget for job ${job.id} (now ${job.max_retries}), 0-1000 — empty: back`, validate: validator((v) => parseRetryOverrides({ maxRetries: v })) }));
-    return raw.trim() ? parseRetryOverrides({ maxRetries: raw.trim() }) : null;
+  p.log.success(groupActionText(summary.groups.at(-1)!));
+  return true;
+}
+
+/** What overrides will set, for the confirm: `timeout 90s, retry budget 5, env FOO set`. */
+function overridesText(o: RetryOverrides): string {
+  const parts: string[] = [];
+  if (o.timeoutSeconds !== undefined) parts.push(`timeout ${o.timeoutSeconds}s`);
+  if (o.maxRetries !== undefined) parts.push(`retry budget ${o.maxRetries}`);
+  if (o.env && Object.keys(o.env).length) parts.push(`env ${Object.keys(o.env).sort().join(", ")} set`);
+  return parts.join(", ");
+}
+
+/** Deletes every job of `g` after a confirm that says what goes; false when the person backed out. */
+async function deleteGroup(store: Store, g: FailureGroup, summary: TriageSummary): Promise<boolean> {
+  const gone = await deletionPreview(store, g.job_ids);
+  const sure = await confirm(
+    `Delete all ${gone.jobs} job(s) of this group with their history: ${gone.attempts} attempt(s), ${gone.events} event(s) and ${byteText(gone.bytes)} of output? This cannot be undone.`,
+    false,
+  );
+  if (!sure) return false;
+  const done = await deleteJobs(store, g.job_ids.map(String));
+  summary.groups.push({ signature: g.text, action: "deleted", job_ids: done.job_ids, removed: { attempts: done.deleted_attempts, events: done.deleted_events, bytes: done.freed_bytes } });
+  summary.deleted.push(...done.job_ids);
+  p.log.success(groupActionText(summary.groups.at(-1)!));
+  for (const w of done.warnings) p.log.warn(w.message);
+  return true;
+}
+
+/** Shows a group's card and runs its menu until the group is handled, skipped, left (Esc) or the session quit. */
+async function triageGroup(store: Store, g: FailureGroup, index: number, total: number, summary: TriageSummary, suggest: Suggest): Promise<GroupOutcome> {
+  if (g.count === 1) {
+    // One job: its card at once, no group menu.
+    const outcome = await walkJobs(store, g.job_ids, summary, suggest);
+    return outcome === "next" ? "done" : outcome;
   }
-  // One K=V per answer, so a value may hold spaces; an empty answer ends the list.
-  const pairs: string[] = [];
-  const keys = Object.keys(job.env);
+  p.note(groupCardText(g, boxWidth()), groupTitle(g, index, total));
   for (;;) {
-    const first = pairs.length === 0;
-    const message = first
-      ? `Variable to set for job ${job.id}, K=V${keys.length ? ` (it has ${keys.join(", ")})` : ""} — empty: back`
-      : `Another variable, K=V (set so far: ${pairs.map((kv) => kv.slice(0, kv.indexOf("="))).join(", ")}) — empty: retry now`;
-    const raw = await ask(p.text({ message, validate: validator((v) => parseRetryOverrides({ env: [v] })) }));
-    if (!raw.trim()) return first ? null : parseRetryOverrides({ env: pairs });
-    pairs.push(raw.trim());
-  }
-}
-
-/** Shows one job and runs its action menu until the person moves on. */
-async function triageOne(store: Store, card: TriageCard, summary: TriageSummary, suggest: (text: string) => string): Promise<Outcome> {
-  const id = card.job.id;
-  for (;;) {
-    const action = await ask(
-      p.selectKey({
-        message: `Job ${id}: what now?`,
-        // Skip comes first: a canceled prompt echoes its first option, and "skip" is what Ctrl-C means for this job.
-        options: [
-          { value: "s", label: "skip" },
-          { value: "r", label: "retry", hint: "requeue with a fresh budget" },
-          { value: "t", label: "retry with a new timeout", hint: `now ${card.job.timeout_seconds}s` },
-          { value: "b", label: "retry with a new retry budget", hint: `now ${card.job.max_retries}` },
-          { value: "e", label: "retry with changed env (K=V)" },
-          { value: "d", label: "delete", hint: "the job, its history and output files" },
-          { value: "v", label: "view the full output" },
-          { value: "q", label: "quit" },
-        ],
-      }),
-    );
+    const action = await askOrBack(
+        menu(`Group of ${g.count} jobs: what now?`, [
+          { value: "o", key: "o", label: "open the group: walk its jobs one by one", hint: "newest first" },
+          { value: "r", key: "r", label: `retry all ${g.count}`, hint: "requeue with a fresh budget" },
+          { value: "t", key: "t", label: `retry all ${g.count} with a new timeout` },
+          { value: "b", key: "b", label: `retry all ${g.count} with a new retry budget` },
+          { value: "e", key: "e", label: `retry all ${g.count} with changed env (K=V)` },
+          { value: "d", key: "d", label: `delete all ${g.count}`, hint: "the jobs, their history and output files" },
+          { value: "s", key: "s", label: "skip this group" },
+          { value: "q", key: "q", label: "quit" },
+        ]),
+      );
+    if (action === BACK) return "back";
     try {
       switch (action) {
-        case "r": {
-          await retryJobs(store, { refs: [String(id)] }, { force: false });
-          summary.retried.push({ job_id: id, changed: {} });
-          p.log.success(`Retried job ${id}; now queued`);
-          return "next";
+        case "o": {
+          const outcome = await walkJobs(store, g.job_ids, summary, suggest);
+          if (outcome === "quit") return "quit";
+          return "done"; // walked (or left with Esc): back to the list, which is read again
         }
+        case "r":
+          if (await retryGroup(store, g, null, summary)) return "done";
+          continue;
         case "t":
         case "b":
         case "e": {
-          const overrides = await askOverrides(action, card);
-          if (!overrides) continue;
-          const done = await retryWithOverrides(store, String(id), overrides);
-          summary.retried.push({ job_id: id, changed: done.changed });
-          p.log.success(`Retried job ${id} (${describeChanges(done.changed)}); now queued`);
-          return "next";
+          const jobs = await store.read((tx) => tx.listJobs({ ids: g.job_ids, limit: g.job_ids.length }));
+          const keys = [...new Set(jobs.flatMap((j) => Object.keys(j.env)))].sort();
+          const overrides = await askOverrides(action, {
+            what: `the ${g.count} jobs of this group`,
+            timeout: range(jobs.map((j) => j.timeout_seconds), "s"),
+            budget: range(jobs.map((j) => j.max_retries)),
+            envNote: keys.length ? `they have ${keys.join(", ")}` : "",
+          });
+          if (overrides && (await retryGroup(store, g, overrides, summary))) return "done";
+          continue;
         }
-        case "d": {
-          const sure = await ask(p.confirm({ message: `Delete job ${id}, its ${card.job.last_attempt_no} attempt(s), events and output files? This cannot be undone.`, initialValue: false }));
-          if (!sure) continue;
-          const gone = await deleteJob(store, String(id));
-          summary.deleted.push(id);
-          p.log.success(`Deleted job ${id} (${gone.deleted_attempts} attempt(s), ${gone.deleted_events} event(s), ${gone.freed_bytes} bytes of output)`);
-          for (const w of gone.warnings) p.log.warn(w.message);
-          return "next";
-        }
-        case "v":
-          p.log.message(suggest(outputText(await latestOutput(store, id, VIEW_MAX_BYTES), id)));
+        case "d":
+          if (await deleteGroup(store, g, summary)) return "done";
           continue;
         case "s":
-          summary.skipped.push(id);
-          return "next";
+          summary.groups.push({ signature: g.text, action: "skipped", job_ids: g.job_ids });
+          summary.skipped.push(...g.job_ids);
+          return "done";
         default:
           return "quit";
       }
     } catch (error) {
-      // Someone else changed the job meanwhile (CONFLICT), or the queue stayed locked:
-      // the operation changed nothing; say so and move on.
+      // A job of the group changed meanwhile (CONFLICT: retried elsewhere, its key now
+      // held by another job), or the queue stayed locked: nothing changed; say so.
       if (!(error instanceof SpoolError)) throw error;
       p.log.error(`${error.code}: ${error.message} — ${error.remediation}`);
-      return "next";
+      continue;
     }
   }
 }
 
+/** The group screen: which group next (its index), "walk" for every job one by one, or "quit". */
+async function pickGroup(groups: FailureGroup[], cursor: number): Promise<number | "walk" | "quit"> {
+  const dead = groups.filter((g) => g.signature.state === "dead").reduce((n, g) => n + g.count, 0);
+  const canceled = groups.reduce((n, g) => n + g.count, 0) - dead;
+  const width = (process.stdout.columns || 80) - 6;
+  const options = groups.map((g, i) => ({ value: `g${i}`, key: i < 9 ? String(i + 1) : undefined, ...groupRow(g, width) }));
+  options.push({ value: "w", key: "w", label: "walk every job one by one, newest first", hint: "" });
+  options.push({ value: "q", key: "q", label: "quit", hint: "" });
+  const chosen = await askOrBack(menu(`${dead} dead and ${canceled} canceled job(s) in ${groups.length} groups, largest first: pick one`, options, `g${Math.min(cursor, groups.length - 1)}`));
+  if (chosen === BACK) return "quit"; // Esc on the first screen: nothing above it
+  if (chosen === "w" || chosen === "q") return chosen === "w" ? "walk" : "quit";
+  return Number(chosen.slice(1));
+}
+
+/** Runs the group screen and the groups' menus until every group is handled or skipped, or the person quits. */
+async function triageGroups(store: Store, scope: JobScope, summary: TriageSummary, suggest: Suggest): Promise<void> {
+  const skipped = new Set<string>();
+  let cursor = 0;
+  for (;;) {
+    const groups = (await failureGroups(store, scope)).filter((g) => !skipped.has(signatureKey(g.signature)));
+    if (groups.length === 0) return;
+    const direct = groups.length === 1;
+    const picked = direct ? 0 : await pickGroup(groups, cursor);
+    if (picked === "quit") return;
+    if (picked === "walk") {
+      // Every job once, as before groups: at the end every job was looked at; Esc: the list again.
+      const jobs = await jobsInStates(store, TRIAGE_STATES, scope);
+      if ((await walkJobs(store, jobs.map((j) => j.id), summary, suggest)) === "back") continue;
+      return;
+    }
+    const g = groups[picked]!;
+    const outcome = await triageGroup(store, g, picked, groups.length, summary, suggest);
+    if (outcome === "quit") return;
+    // Handled, skipped or walked: not shown again (a retried or deleted group is gone anyway).
+    // Left with Esc: the list again, the cursor on it; with no list to go back to, the end.
+    if (outcome === "done") skipped.add(signatureKey(g.signature));
+    else if (direct) return;
+    cursor = picked;
+  }
+}
+
 /**
- * Runs a triage session over the dead, then canceled, jobs in `scope`, newest
- * first. Ends with a summary of what changed. Ctrl-C or Esc at any prompt ends
- * it at once (resolving, not throwing): the job on screen is left as it was.
- *
+ * Runs a triage session over the dead, then canceled, jobs in `scope`. Ends
+ * with a summary of everything done. Ctrl-C at any prompt ends it at once
+ * (resolving, not throwing): the job or group on screen is left as it was.
  * `suggest` puts the queue selection into the commands it suggests (the
  * verb's, src/commands/selection.ts).
  */
-export async function runTriage(store: Store, scope: JobScope, scopeText: string, suggest: (text: string) => string = (t) => t): Promise<TriageSummary> {
-  const jobs = await jobsInStates(store, TRIAGE_STATES, scope);
-  const summary: TriageSummary = { looked_at: 0, listed: jobs.length, retried: [], deleted: [], skipped: [], interrupted: false };
+export async function runTriage(store: Store, scope: JobScope, scopeText: string, suggest: Suggest = (t) => t): Promise<TriageSummary> {
+  const groups = await failureGroups(store, scope);
+  const listed = groups.reduce((n, g) => n + g.count, 0);
+  const summary: TriageSummary = { looked_at: 0, listed, retried: [], deleted: [], skipped: [], groups: [], interrupted: false };
   p.intro(`spoolctl triage${scopeText}`);
-  if (jobs.length === 0) {
+  if (listed === 0) {
     p.outro(`Nothing to triage: no dead or canceled jobs${scopeText}.`);
     return summary;
   }
-  const dead = jobs.filter((j) => j.state === "dead").length;
-  p.log.info(`${dead} dead and ${jobs.length - dead} canceled job(s), newest first. Ctrl-C stops and leaves the job on screen as it is.`);
+  const dead = groups.filter((g) => g.signature.state === "dead").reduce((n, g) => n + g.count, 0);
+  p.log.info(`${dead} dead and ${listed - dead} canceled job(s), ${groups.length} failure group(s). Esc: back; Ctrl-C: stop, leaving the job on screen as it is.`);
+  watchCancelKeys();
   // Outside a prompt the terminal is in cooked mode, where Ctrl-C is a signal: end as cleanly.
   const onSigint = () => {
     p.cancel("Interrupted.");
@@ -160,14 +217,8 @@ export async function runTriage(store: Store, scope: JobScope, scopeText: string
   };
   process.on("SIGINT", onSigint);
   try {
-    for (const [index, listed] of jobs.entries()) {
-      const card = await triageCard(store, listed.id, CARD_TAIL_BYTES);
-      if (!card) continue; // retried, deleted or changed by someone else since the list was read
-      summary.looked_at++;
-      const width = Math.max(40, (process.stdout.columns || 80) - 8);
-      p.note(cardText(card, width), cardTitle(card, index, jobs.length));
-      if ((await triageOne(store, card, summary, suggest)) === "quit") break;
-    }
+    if (listed === 1) await walkJobs(store, groups[0]!.job_ids, summary, suggest);
+    else await triageGroups(store, scope, summary, suggest);
   } catch (error) {
     if (!(error instanceof Interrupted)) throw error;
     summary.interrupted = true;

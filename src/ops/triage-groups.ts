@@ -1,0 +1,123 @@
+/**
+ * Dead and canceled jobs grouped by failure signature (docs/architecture.md
+ * "Triage"), for `triage`'s first screen and `list --state dead --group`. The
+ * store groups by exact line in one statement; here only the distinct lines
+ * are masked and the groups whose lines mask alike merged.
+ */
+import type { FailureGroupRow, FailureReason, JobFilter, JobState } from "../store/model.ts";
+import type { Store, StoreReader } from "../store/store.ts";
+import { lastNonEmptyLine, maskLine, signatureKey, signatureText, STDERR_TAIL_READ, type FailureSignature } from "./failure-signature.ts";
+import { streamTail } from "./output.ts";
+
+/**
+ * Which jobs to look at (`--queue`, `--tag`, `--since`, `--failure-reason`,
+ * `--match`), the same for `triage`, `retry --all` and `list`.
+ */
+export interface JobSelection {
+  queue?: string;
+  tags: Record<string, string>;
+  /** Seconds: only jobs that ended within this long before now. */
+  sinceSeconds?: number;
+  failureReasons?: FailureReason[];
+  /** A shell glob over the command line (argv joined by spaces). */
+  match?: string;
+}
+
+/** A {@link JobSelection} as the store's filter at `now` (epoch seconds). */
+export function selectionFilter(sel: JobSelection, now: number): Omit<JobFilter, "limit"> {
+  return {
+    queue: sel.queue,
+    tags: sel.tags,
+    ...(sel.sinceSeconds !== undefined ? { finishedSince: now - sel.sinceSeconds } : {}),
+    ...(sel.failureReasons?.length ? { failureReasons: sel.failureReasons } : {}),
+    ...(sel.match !== undefined ? { commandGlob: sel.match } : {}),
+  };
+}
+
+/** A selection in words, e.g. ` in lane builds, failed by timeout` ("" for everything). */
+export function selectionText(sel: JobSelection): string {
+  const parts: string[] = [];
+  if (sel.queue !== undefined) parts.push(`in lane ${sel.queue}`);
+  for (const [k, v] of Object.entries(sel.tags)) parts.push(`tagged ${k}=${v}`);
+  if (sel.sinceSeconds !== undefined) parts.push(`ended in the last ${sel.sinceSeconds}s`);
+  if (sel.failureReasons?.length) parts.push(`failed by ${sel.failureReasons.join(" or ")}`);
+  if (sel.match !== undefined) parts.push(`matching ${JSON.stringify(sel.match)}`);
+  return parts.length ? " " + parts.join(", ") : "";
+}
+
+/** One group of failed jobs, as triage shows it and `list --group --json` reports it. */
+export interface FailureGroup {
+  signature: FailureSignature;
+  /** The signature as one line (see signatureText). */
+  text: string;
+  count: number;
+  /** Its jobs, newest (highest id) first. */
+  job_ids: number[];
+  lanes: string[];
+  /** Earliest and latest end of its jobs, epoch seconds. */
+  first_seen: number;
+  last_seen: number;
+  /** The newest job of the group: its command and unmasked stderr line. */
+  example: { job_id: number; argv: string[]; stderr_line: string };
+}
+
+/** Dead groups before canceled ones; then largest first; then the freshest. */
+function groupOrder(a: FailureGroup, b: FailureGroup): number {
+  const rank = (s: JobState) => (s === "dead" ? 0 : 1);
+  return rank(a.signature.state) - rank(b.signature.state) || b.count - a.count || b.last_seen - a.last_seen || b.job_ids[0]! - a.job_ids[0]!;
+}
+
+/** The lines the store could not group by (not recorded): read from each job's last attempt, a bounded read. */
+async function readUnrecorded(tx: StoreReader, rows: FailureGroupRow[]): Promise<void> {
+  for (const row of rows) {
+    if (row.stderr_last_line !== null) continue;
+    const job = await tx.getJob(row.job_ids[0]!);
+    const attempt = job ? await tx.getAttempt(job.id, job.last_attempt_no) : null;
+    const tail = await streamTail(tx, attempt, "stderr", STDERR_TAIL_READ);
+    row.stderr_last_line = tail.missing ? "" : lastNonEmptyLine(tail.text, tail.truncated);
+  }
+}
+
+/**
+ * The failure groups of the dead and canceled jobs `sel` selects (`states`
+ * narrows to one of the two), sorted dead first, then largest first. One read
+ * snapshot: the store's GROUP BY, the unrecorded lines, and the example jobs.
+ */
+export async function failureGroups(store: Store, sel: JobSelection, states: JobState[] = ["dead", "canceled"], now = store.now()): Promise<FailureGroup[]> {
+  return await store.read(async (tx) => {
+    const rows = await tx.failureGroups({ ...selectionFilter(sel, now), states });
+    await readUnrecorded(tx, rows);
+    const merged = new Map<string, { signature: FailureSignature; rows: FailureGroupRow[] }>();
+    const masked = new Map<string, string>(); // distinct lines are few compared to jobs
+    for (const row of rows) {
+      const line = row.stderr_last_line ?? "";
+      let m = masked.get(line);
+      if (m === undefined) masked.set(line, (m = maskLine(line)));
+      const signature: FailureSignature = { state: row.state as "dead" | "canceled", failure_reason: row.failure_reason, exit_code: row.exit_code, signal: row.signal, stderr: m };
+      const key = signatureKey(signature);
+      const entry = merged.get(key) ?? { signature, rows: [] };
+      entry.rows.push(row);
+      merged.set(key, entry);
+    }
+    const groups: FailureGroup[] = [];
+    for (const { signature, rows: parts } of merged.values()) {
+      const jobIds = parts.flatMap((r) => r.job_ids).sort((a, b) => b - a);
+      const exampleRow = parts.find((r) => r.job_ids.includes(jobIds[0]!))!;
+      groups.push({
+        signature,
+        text: signatureText(signature),
+        count: parts.reduce((n, r) => n + r.count, 0),
+        job_ids: jobIds,
+        lanes: [...new Set(parts.flatMap((r) => r.lanes))].sort(),
+        first_seen: Math.min(...parts.map((r) => r.first_seen)),
+        last_seen: Math.max(...parts.map((r) => r.last_seen)),
+        example: { job_id: jobIds[0]!, argv: [], stderr_line: exampleRow.stderr_last_line ?? "" },
+      });
+    }
+    const examples = groups.length ? await tx.listJobs({ ids: groups.map((g) => g.example.job_id), limit: groups.length }) : [];
+    const argvOf = new Map(examples.map((j) => [j.id, j.argv]));
+    return groups
+      .map((g) => ({ ...g, example: { ...g.example, argv: argvOf.get(g.example.job_id) ?? [] } }))
+      .sort(groupOrder);
+  });
+}

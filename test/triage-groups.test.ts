@@ -1,0 +1,168 @@
+/**
+ * Triage's failure groups (issue 12; docs/architecture.md "Triage") in a REAL
+ * pseudo-terminal (tmux, test/tmux.ts): 30 dead jobs of 3 kinds show as 3
+ * groups; a group retried with the arrow keys requeues exactly its jobs; Esc
+ * goes back from a group to the list; Ctrl-C at a bulk confirm changes
+ * nothing; "view the full output" through PAGER=cat and with no pager at all.
+ * The queue is checked through the driver, the screen read with capture-pane,
+ * every prompt awaited before it is answered.
+ */
+import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { TempQueue } from "./helpers.ts";
+import { addJob, drain } from "./operator-helpers.ts";
+import { exitCode, HAVE_TMUX, screenShows, screenWhere, Tty } from "./tmux.ts";
+
+setDefaultTimeout(120_000);
+
+let q: TempQueue;
+let tty: Tty | null = null;
+const scratch: string[] = [];
+
+beforeEach(() => (q = new TempQueue()));
+afterEach(() => {
+  tty?.close();
+  tty = null;
+  for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
+  q.cleanup();
+});
+
+function terminal(args: string[], env: Record<string, string> = {}): Tty {
+  tty = new Tty(args, { cwd: q.dir, env: { ...q.queueEnv(), NO_COLOR: "1", ...env }, width: 160, height: 60 });
+  return tty;
+}
+
+/** The three kinds of failure, by how many jobs of each are added. */
+const KINDS = {
+  host: { n: 12, argv: (i: number) => ["sh", "-c", `echo "could not connect to host ${i * 7}" >&2; exit 3`] },
+  config: { n: 10, argv: (i: number) => ["sh", "-c", `echo "open /etc/app/cfg-${i}.json: no such file" >&2; exit 2`] },
+  crash: { n: 8, argv: (i: number) => ["sh", "-c", `echo "worker-${i} segfault at 0x7f${i}a3c0" >&2; kill -SEGV $$`] },
+};
+
+/** Adds 30 jobs of the 3 kinds in one `add --from -` and drains them dead; returns the ids of each kind. */
+async function thirtyDead(): Promise<Record<keyof typeof KINDS, number[]>> {
+  const specs: { kind: keyof typeof KINDS; argv: string[] }[] = [];
+  for (const [kind, k] of Object.entries(KINDS) as [keyof typeof KINDS, (typeof KINDS)["host"]][]) {
+    for (let i = 0; i < k.n; i++) specs.push({ kind, argv: k.argv(i) });
+  }
+  // Interleaved, so a group is not a run of consecutive ids.
+  specs.sort((a, b) => a.argv[2]!.length % 3 - b.argv[2]!.length % 3);
+  const r = await q.json(["add", "--from", "-"], { stdin: specs.map((s) => JSON.stringify({ argv: s.argv, max_retries: 0 })).join("\n") });
+  expect(r.code).toBe(0);
+  const ids = (r.env.data.jobs as { job_id: number }[]).map((j) => j.job_id);
+  await drain(q);
+  const out: Record<string, number[]> = { host: [], config: [], crash: [] };
+  specs.forEach((s, i) => out[s.kind]!.push(ids[i]!));
+  for (const job of await q.jobs()) expect(job.state).toBe("dead");
+  return out as Record<keyof typeof KINDS, number[]>;
+}
+
+/** Every job, attempt and ledger row, as text: equal dumps mean nothing changed. */
+async function dump(): Promise<string> {
+  const all = await q.snapshot();
+  return JSON.stringify([all.jobs, all.attempts, all.events]);
+}
+
+const listMenu = /◆ {2}30 dead and 0 canceled job\(s\) in 3 groups, largest first: pick one/;
+
+test.skipIf(!HAVE_TMUX)("30 dead jobs of 3 kinds show as 3 groups, largest first; the arrow keys retry exactly the second group", async () => {
+  const ids = await thirtyDead();
+  const t = terminal(["triage"]);
+  const screen = await screenShows(t, listMenu);
+  // Largest first, with the masked signature (numbers, paths, hex ids masked).
+  const rows = screen.split("\n").filter((l) => /\[\d\]/.test(l));
+  expect(rows).toHaveLength(3);
+  expect(rows[0]).toMatch(/\[1\] +12 jobs +process_exit · exit 3 · could not connect to host <n>/);
+  expect(rows[1]).toMatch(/\[2\] +10 jobs +process_exit · exit 2 · open <path>: no such file/);
+  expect(rows[2]).toMatch(/\[3\] +8 jobs +process_exit · signal 11 · worker-<n> segfault at <hex>/);
+  expect(rows[0]).toContain("●"); // the cursor starts on the largest group
+
+  t.keys("Down");
+  await screenShows(t, /● \[2\]/);
+  t.keys("Enter");
+  const card = await screenShows(t, "◆  Group of 10 jobs: what now?");
+  expect(card).toContain("Group 2 of 3 · 10 dead jobs");
+  expect(card).toMatch(/example +job \d+: sh -c 'echo "open \/etc\/app\/cfg-\d+\.json: no such file"/);
+  t.keys("Down"); // open → retry all
+  await screenShows(t, /● \[r\] retry all 10/);
+  t.keys("Enter");
+  await screenShows(t, "◆  Retry all 10 job(s) of this group?");
+  t.keys("Enter"); // Yes is the default
+  await screenShows(t, /Retried the 10 jobs of "process_exit · exit 2 · open <path>: no such file"/);
+  // Back at the list, now 2 groups: quit.
+  await screenShows(t, "◆  20 dead and 0 canceled job(s) in 2 groups");
+  t.keys("q");
+  const end = await screenShows(t, "EXIT=");
+  expect(end).toMatch(/Next: spoolctl work (--db \S+ )?--drain/); // with the queue it ran on
+  expect(await exitCode(t)).toBe(0);
+
+  const jobs = await q.jobs();
+  const queued = jobs.filter((j) => j.state === "queued").map((j) => j.id).sort((a, b) => a - b);
+  expect(queued).toEqual([...ids.config].sort((a, b) => a - b));
+  for (const j of jobs.filter((x) => !ids.config.includes(x.id))) expect(j.state).toBe("dead");
+  for (const id of ids.config) expect(await q.eventNames(id)).toEqual(["added", "claimed", "failed", "dead", "retried"]);
+});
+
+test.skipIf(!HAVE_TMUX)("Esc from a group goes back to the list; Ctrl-C at the bulk retry confirm changes nothing and exits 0", async () => {
+  await thirtyDead();
+  const before = await dump();
+  const t = terminal(["triage"]);
+  await screenShows(t, listMenu);
+  t.keys("3"); // the hotkey picks the third group at once
+  await screenShows(t, "◆  Group of 8 jobs: what now?");
+  t.keys("Escape");
+  // The list again, the cursor where it was.
+  await screenWhere(t, "the list to be shown again", (s) => {
+    const last = s.slice(s.lastIndexOf("◆"));
+    return listMenu.test(last) && /● \[3\]/.test(last);
+  });
+  t.keys("1");
+  await screenShows(t, "◆  Group of 12 jobs: what now?");
+  t.keys("r");
+  await screenShows(t, "◆  Retry all 12 job(s) of this group?");
+  t.keys("C-c");
+  const end = await screenShows(t, "EXIT=");
+  expect(end).toContain("Interrupted: the job on screen was left as it was.");
+  expect(end).toContain("Nothing changed.");
+  expect(end).not.toMatch(/\bat .*\.ts:\d+/);
+  expect(await exitCode(t)).toBe(0);
+  expect(await dump()).toBe(before);
+});
+
+/** One dead job with a long, recognisable output; its id. */
+async function deadWithOutput(): Promise<number> {
+  const id = await addJob(q, "--max-retries", "0", "--", "sh", "-c", "for i in $(seq 1 5); do echo out-line-$i; done; echo err-last >&2; exit 4");
+  await drain(q);
+  return id;
+}
+
+test.skipIf(!HAVE_TMUX)("view the full output: PAGER=cat shows it through the pager, then the job's menu again", async () => {
+  const id = await deadWithOutput();
+  const t = terminal(["triage"], { PAGER: "cat" });
+  await screenShows(t, `◆  Job ${id}: what now?`); // one job: its card at once, no group screen
+  t.keys("v");
+  // cat wrote it straight to the terminal: at the start of a line, not inside the prompt's frame.
+  const shown = await screenShows(t, /^=== job \d+ attempt 1 stdout ===$/m);
+  expect(shown).toMatch(/^out-line-5$/m);
+  expect(shown).toMatch(/^err-last$/m);
+  await screenWhere(t, "the menu again", (s) => s.split(`=== job ${id} attempt 1 stderr ===`)[1]?.includes(`◆  Job ${id}: what now?`) ?? false);
+  t.keys("q");
+  expect(await exitCode(t)).toBe(0);
+});
+
+test.skipIf(!HAVE_TMUX)("view the full output with no pager (PAGER unset, no less on PATH): inline, inside the prompt's frame", async () => {
+  const id = await deadWithOutput();
+  const bin = mkdtempSync(join(tmpdir(), "spoolctl-nopager-"));
+  scratch.push(bin);
+  symlinkSync(Bun.which("bun")!, join(bin, "bun"));
+  const t = terminal(["triage"], { PATH: bin });
+  await screenShows(t, `◆  Job ${id}: what now?`);
+  t.keys("v");
+  const shown = await screenShows(t, /^│ {2}=== job \d+ attempt 1 stdout ===$/m);
+  expect(shown).toMatch(/^│ {2}out-line-5$/m);
+  expect(shown).not.toMatch(/^=== job/m);
+  t.keys("q");
+  expect(await exitCode(t)).toBe(0);
+});
