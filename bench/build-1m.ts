@@ -10,7 +10,7 @@
  */
 import { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
-import { cliOk } from "./lib.ts";
+import { BUN, CLI, run } from "./lib.ts";
 
 export interface BuildReport {
   jobs: number;
@@ -30,11 +30,13 @@ function rng(seed: number): () => number {
   };
 }
 
-export async function buildLargeDb(path: string, jobs = 1_000_000): Promise<BuildReport> {
+/** Builds the queue at `path` with `jobs` jobs; `cliPath` (default: this checkout's src/cli.ts) creates the schema. */
+export async function buildLargeDb(path: string, jobs = 1_000_000, cliPath = CLI): Promise<BuildReport> {
   const t0 = performance.now();
   for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
   // The CLI makes the schema: add one job, then remove it so ids start at 1.
-  await cliOk(["add", "--db", path, "--json", "--", "true"]);
+  const made = await run([BUN, cliPath, "add", "--db", path, "--json", "--", "true"]);
+  if (made.code !== 0) throw new Error(`add on ${path} exited ${made.code}: ${made.stderr}`);
   const db = new Database(path);
   db.exec("PRAGMA busy_timeout = 5000");
   db.exec("PRAGMA journal_mode = WAL");

@@ -146,10 +146,10 @@ export function procMemory(pid: number): { hwm: number; rss: number } | null {
 }
 
 /** Waits until `check()` is truthy, polling every `everyMs`; throws after `timeoutMs`. */
-export async function waitFor<T>(check: () => T | null | undefined | false, timeoutMs: number, everyMs = 2, what = "condition"): Promise<T> {
+export async function waitFor<T>(check: () => T | null | undefined | false | Promise<T | null | undefined | false>, timeoutMs: number, everyMs = 2, what = "condition"): Promise<T> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
-    const v = check();
+    const v = await check();
     if (v) return v;
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(everyMs);

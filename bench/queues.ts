@@ -1,0 +1,174 @@
+/**
+ * What the benchmark measures against: the spoolctl checkouts (this one, and
+ * optionally a "before" one, run interleaved) and the two stores (a SQLite
+ * file, or a fresh database on a throwaway PostgreSQL server started the way
+ * the tests start theirs, test/support/pg-server.ts). A {@link Queue} is one
+ * fresh queue of either kind, with the few reads the benchmark makes of it
+ * (after or while workers run) in SQL both engines accept.
+ */
+import { Database } from "bun:sqlite";
+import { SQL } from "bun";
+import { join, resolve } from "node:path";
+import { startPgServer, type PgServer } from "../test/support/pg-server.ts";
+import { BUN, CLI, onAbort, run, tempDir, type Ran } from "./lib.ts";
+
+/** One spoolctl checkout under test: a label for the report and its src/cli.ts. */
+export interface Cli {
+  label: string;
+  path: string;
+}
+
+/** `after` (this checkout or $SPOOLCTL_BENCH_CLI) first, then `before` when given (--before PATH or $SPOOLCTL_BENCH_BEFORE). */
+export function clisUnderTest(beforePath: string | undefined): Cli[] {
+  const clis: Cli[] = [{ label: "after", path: CLI }];
+  if (beforePath) clis.push({ label: "before", path: resolve(beforePath) });
+  return clis;
+}
+
+/** The short commit of the checkout holding `cli`, with "+dirty" when its src/ has uncommitted changes. */
+export function commitOf(cli: Cli): string {
+  const dir = resolve(cli.path, "../..");
+  const head = Bun.spawnSync(["git", "-C", dir, "rev-parse", "--short", "HEAD"], { stdout: "pipe", stderr: "ignore" }).stdout.toString().trim();
+  const dirty = Bun.spawnSync(["git", "-C", dir, "status", "--porcelain", "--", "src"], { stdout: "pipe", stderr: "ignore" }).stdout.toString().trim();
+  return head ? `${head}${dirty ? "+dirty" : ""}` : "unknown";
+}
+
+/**
+ * Environment of every spoolctl process the benchmark starts: the local spool
+ * of a PostgreSQL queue goes under a temp $XDG_STATE_HOME (removed at the
+ * end), never into the user's home.
+ */
+let stateHome: string | null = null;
+export function spoolEnv(): Record<string, string> {
+  stateHome ??= tempDir("state");
+  return { XDG_STATE_HOME: stateHome };
+}
+
+/** `bun CLI ARGS…` of one checkout, timed from spawn to exit. */
+export function runCli(cli: Cli, args: string[], opts: Parameters<typeof run>[1] = {}): Promise<Ran> {
+  return run([BUN, cli.path, ...args], { ...opts, env: { ...spoolEnv(), ...(opts.env ?? {}) } });
+}
+
+/** {@link runCli}, failing loudly on a non-zero exit. */
+export async function runCliOk(cli: Cli, args: string[], opts: Parameters<typeof run>[1] = {}): Promise<Ran> {
+  const r = await runCli(cli, args, opts);
+  if (r.code !== 0) throw new Error(`${cli.label}: spoolctl ${args.join(" ")} exited ${r.code}: ${r.stderr || r.stdout}`);
+  return r;
+}
+
+export type Engine = "sqlite" | "postgres";
+
+/** Counts and the in-database span of the jobs run (last finished_at − first started_at). */
+export interface QueueStats {
+  total: number;
+  done: number;
+  spanMs: number;
+}
+
+/** One fresh queue: its `--db` value and reads of its jobs table. */
+export interface Queue {
+  engine: Engine;
+  db: string;
+  stats(): Promise<QueueStats>;
+  /** Jobs in `state`. */
+  count(state: string): Promise<number>;
+  /** finished_at of the done jobs, epoch seconds, ascending. */
+  finishedTimes(): Promise<number[]>;
+  /** created_at / started_at (epoch seconds) of the jobs with id > `afterId`, by id. */
+  jobTimes(afterId: number): Promise<{ id: number; created_at: number; started_at: number | null }[]>;
+  close(): Promise<void>;
+}
+
+const STATS_SQL =
+  "SELECT count(*) AS total, sum(CASE WHEN state = 'done' THEN 1 ELSE 0 END) AS done, (max(finished_at) - min(started_at)) * 1000 AS span FROM jobs";
+
+function sqliteQueue(path: string): Queue {
+  const read = <T>(fn: (db: Database) => T): T => {
+    const db = new Database(path, { readonly: true });
+    try {
+      db.exec("PRAGMA busy_timeout = 5000");
+      return fn(db);
+    } finally {
+      db.close();
+    }
+  };
+  return {
+    engine: "sqlite",
+    db: path,
+    async stats() {
+      const r = read((db) => db.query(STATS_SQL).get() as { total: number; done: number | null; span: number | null });
+      return { total: r.total, done: r.done ?? 0, spanMs: r.span ?? NaN };
+    },
+    async count(state) {
+      return read((db) => (db.query("SELECT count(*) AS n FROM jobs WHERE state = ?").get(state) as { n: number }).n);
+    },
+    async finishedTimes() {
+      return read((db) => (db.query("SELECT finished_at AS t FROM jobs WHERE state = 'done' ORDER BY finished_at").all() as { t: number }[]).map((r) => r.t));
+    },
+    async jobTimes(afterId) {
+      return read((db) => db.query("SELECT id, created_at, started_at FROM jobs WHERE id > ? ORDER BY id").all(afterId) as { id: number; created_at: number; started_at: number | null }[]);
+    },
+    async close() {},
+  };
+}
+
+function pgQueue(url: string): Queue {
+  let sql: SQL | null = null;
+  const conn = () => (sql ??= new SQL(url, { max: 1 }));
+  return {
+    engine: "postgres",
+    db: url,
+    async stats() {
+      const [r] = await conn().unsafe(STATS_SQL);
+      return { total: Number(r.total), done: Number(r.done ?? 0), spanMs: r.span === null ? NaN : Number(r.span) };
+    },
+    async count(state) {
+      const [r] = await conn()`SELECT count(*) AS n FROM jobs WHERE state = ${state}`;
+      return Number(r.n);
+    },
+    async finishedTimes() {
+      const rows = await conn()`SELECT finished_at AS t FROM jobs WHERE state = 'done' ORDER BY finished_at`;
+      return (rows as { t: number }[]).map((r) => Number(r.t));
+    },
+    async jobTimes(afterId) {
+      const rows = await conn()`SELECT id, created_at, started_at FROM jobs WHERE id > ${afterId} ORDER BY id`;
+      return (rows as any[]).map((r) => ({ id: Number(r.id), created_at: Number(r.created_at), started_at: r.started_at === null ? null : Number(r.started_at) }));
+    },
+    async close() {
+      await sql?.close({ timeout: 0 });
+      sql = null;
+    },
+  };
+}
+
+let pg: Promise<PgServer> | null = null;
+let dbCounter = 0;
+
+/** The run's PostgreSQL server (started on first use, stopped by {@link stopPg} or on interruption). */
+export function pgServer(): Promise<PgServer> {
+  if (!pg) {
+    pg = startPgServer().then((server) => {
+      onAbort(() => server.stopSync());
+      return server;
+    });
+  }
+  return pg;
+}
+
+/** Stops the PostgreSQL server if one was started. */
+export async function stopPg(): Promise<void> {
+  if (pg) await (await pg).stop();
+  pg = null;
+}
+
+/** A fresh, empty queue of `engine` (nothing created yet for SQLite: the first `add` makes the file). */
+export async function freshQueue(engine: Engine, tag: string): Promise<Queue> {
+  if (engine === "sqlite") return sqliteQueue(join(tempDir(tag), "queue.db"));
+  const server = await pgServer();
+  return pgQueue(await server.createDatabase(`bench_${tag.replace(/[^a-z0-9]/gi, "_").toLowerCase()}_${++dbCounter}`));
+}
+
+/** The reads of an existing queue at `db` (a SQLite path or a postgres:// URL). */
+export function queueAt(db: string): Queue {
+  return /^postgres(ql)?:\/\//.test(db) ? pgQueue(db) : sqliteQueue(db);
+}

@@ -1,0 +1,223 @@
+/**
+ * The benchmark's markdown report: one table per section, "after" (this
+ * checkout) beside "before" (when measured) and beside the floors and the
+ * other queues, then the targets of issue 13 and issue 9 with what was
+ * reached. Figures are medians over interleaved rounds/samples.
+ */
+import type { CliData, TimedCommand } from "./cli-times.ts";
+import type { LatencyData, SpoolLatency } from "./latency.ts";
+import { fmt, median, min, percentile } from "./lib.ts";
+import { renderProfile, type ProfileResult } from "./profile.ts";
+import type { RssData } from "./rss.ts";
+import { rateOf, type BacklogData, type ThroughputData } from "./throughput.ts";
+
+export interface ReportInput {
+  machine: Record<string, string>;
+  labels: string[];
+  throughput?: ThroughputData;
+  backlog?: BacklogData;
+  latency?: LatencyData;
+  cli?: CliData;
+  rss?: RssData;
+  profiles: ProfileResult[];
+}
+
+const perSec = (n: number, ms: number) => n / (ms / 1000);
+const mib = (b: number) => b / 2 ** 20;
+const ratio = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${fmt(a / b, 2)}×` : "");
+
+export function renderReport(r: ReportInput): { text: string; targets: string[][] } {
+  const md: string[] = [];
+  const out = (line = "") => md.push(line);
+  const targets: string[][] = [];
+  const [after, before] = [r.labels[0]!, r.labels[1]];
+
+  out("### Machine and run");
+  out();
+  out("| | |");
+  out("|---|---|");
+  for (const [k, v] of Object.entries(r.machine)) out(`| ${k} | ${v} |`);
+  out();
+
+  const t = r.throughput;
+  if (t) {
+    out(`### Throughput: ${t.jobs} trivial jobs (\`true\`)`);
+    out();
+    out(
+      "Wall time from spawning the worker process(es) to the last exit (Bun start-up, registration and the final drain check included), median over rounds (best in brackets). " +
+        "`vs floor`: ms per job over the same round's bare-spawn floor of the same parallelism (sequential for 1 in flight, 4 in flight otherwise), median over rounds. " +
+        "`in-DB`: N / (last finished_at − first started_at). `CPU/job`: user+sys of the worker processes, their children's exec included. " +
+        `task-spooler and nq get ${t.otherJobs} jobs (each keeps a process per queued job).`,
+    );
+    out();
+    out(`| scenario | ${after} jobs/s | ${before ? `${before} jobs/s | after ÷ before | ` : ""}${after} vs floor | ${after} in-DB jobs/s | CPU ms/job ${after}${before ? ` / ${before}` : ""} |`);
+    out(`|---|---:|${before ? "---:|---:|" : ""}---:|---:|---:|`);
+    for (const s of t.scenarios) {
+      const a = t.runs[after]?.[s.key];
+      const b = before ? t.runs[before]?.[s.key] : undefined;
+      const best = (runs?: typeof a) => (runs?.length ? ` (${fmt(perSec(t.jobs, min(runs.map((x) => x.wallMs))), 0)})` : "");
+      const cpu = (runs?: typeof a) => (runs?.length ? fmt(median(runs.map((x) => x.cpuMs)) / t.jobs, 2) : "n/a");
+      const ra = rateOf(a, t.jobs);
+      const rb = rateOf(b, t.jobs);
+      out(
+        `| ${s.label} | ${fmt(ra, 0)}${best(a)} | ${before ? `${fmt(rb, 0)}${best(b)} | ${ratio(ra, rb)} | ` : ""}${fmt(median(t.vsFloor[after]?.[s.key] ?? []), 2)}× | ${a?.length ? fmt(perSec(t.jobs, median(a.map((x) => x.spanMs))), 0) : ""} | ${cpu(a)}${before ? ` / ${cpu(b)}` : ""} |`,
+      );
+    }
+    const dash = before ? " | | " : " | ";
+    out(`| floor: bare \`Bun.spawn\`, sequential | ${fmt(perSec(t.jobs, median(t.floors.seq)), 0)}${dash}| 1.00× | | |`);
+    out(`| floor: bare \`Bun.spawn\`, 4 in flight | ${fmt(perSec(t.jobs, median(t.floors.par4)), 0)}${dash}| 1.00× | | |`);
+    for (const [name, ms] of Object.entries(t.others)) out(`| ${name} | ${fmt(perSec(t.otherJobs, median(ms)), 0)}${dash}| ${fmt(median(t.otherVsFloor[name] ?? []), 2)}× | | |`);
+    for (const [name, why] of Object.entries(t.failures)) out(`| ${name} | ${why} |${before ? " | |" : ""} | | |`);
+    out();
+    const rate = (label: string, key: string) => rateOf(t.runs[label]?.[key], t.jobs);
+    const scale = (label: string, engine: string, w: number[]) => w.map((n) => fmt(rate(label, `${engine}:w${n}c1`), 0)).join(" / ");
+    const sqliteW = t.scenarios.filter((s) => s.engine === "sqlite" && s.concurrency === 1).map((s) => s.workers);
+    const pgW = t.scenarios.filter((s) => s.engine === "postgres" && s.concurrency === 1).map((s) => s.workers);
+    for (const label of r.labels) {
+      out(`Scaling, ${label}: SQLite ${sqliteW.join(" / ")} workers: ${scale(label, "sqlite", sqliteW)} jobs/s` + (pgW.length ? `; PostgreSQL ${pgW.join(" / ")} workers: ${scale(label, "postgres", pgW)} jobs/s.` : "."));
+      out();
+    }
+    const c4 = rate(after, "sqlite:w1c4");
+    const floor4 = perSec(t.jobs, median(t.floors.par4));
+    const c4db = perSec(t.jobs, median((t.runs[after]?.["sqlite:w1c4"] ?? []).map((x) => x.spanMs)));
+    targets.push([
+      "`work --drain --concurrency 4`, trivial jobs (SQLite)",
+      "≥ 70 % of the 4-in-flight floor",
+      `${fmt(c4, 0)} jobs/s wall (in-DB ${fmt(c4db, 0)}) = ${fmt((100 * c4) / floor4, 0)} % of ${fmt(floor4, 0)}`,
+      c4 >= 0.7 * floor4 ? "met" : "missed",
+    ]);
+    const w1 = rate(after, "sqlite:w1c1");
+    const w8 = rate(after, "sqlite:w8c1");
+    const w16 = rate(after, "sqlite:w16c1");
+    if (Number.isFinite(w8) && Number.isFinite(w1)) targets.push(["8 workers ≥ 1 worker (SQLite)", "ratio ≥ 1", `${fmt(w8, 0)} vs ${fmt(w1, 0)} jobs/s (${ratio(w8, w1)})`, w8 >= w1 ? "met" : "missed"]);
+    if (Number.isFinite(w16) && Number.isFinite(w8)) targets.push(["16 workers ≥ 0.9 × 8 workers (SQLite)", "ratio ≥ 0.9", `${fmt(w16, 0)} vs ${fmt(w8, 0)} jobs/s (${ratio(w16, w8)})`, w16 >= 0.9 * w8 ? "met" : "missed"]);
+    const p1 = rate(after, "postgres:w1c1");
+    const p4 = rate(after, "postgres:w4c1");
+    if (Number.isFinite(p4) && Number.isFinite(p1)) targets.push(["PostgreSQL: throughput grows from 1 to 4 workers (issue 9)", "ratio > 1", `${fmt(p4, 0)} vs ${fmt(p1, 0)} jobs/s (${ratio(p4, p1)})`, p4 > p1 ? "met" : "missed"]);
+  }
+
+  const b = r.backlog;
+  if (b) {
+    out(`### Drain rate from a large backlog (SQLite, one \`work --concurrency ${b.concurrency}\`)`);
+    out();
+    out(`Jobs ${b.skip + 1}-${b.skip + b.measured} of the backlog, rate from their finished_at (start-up excluded); median over rounds.`);
+    out();
+    out(`| backlog | ${r.labels.map((l) => `${l} jobs/s`).join(" | ")} |`);
+    out(`|---:|${r.labels.map(() => "---:").join("|")}|`);
+    for (const size of b.sizes) out(`| ${size.toLocaleString("en")} | ${r.labels.map((l) => fmt(median(b.rates[l]?.[size] ?? []), 0)).join(" | ")} |`);
+    out();
+    const [small, big] = [Math.min(...b.sizes), Math.max(...b.sizes)];
+    const rs = median(b.rates[after]?.[small] ?? []);
+    const rb = median(b.rates[after]?.[big] ?? []);
+    targets.push([`draining from ${big.toLocaleString("en")} vs ${small.toLocaleString("en")} queued`, "≥ 0.7×", `${fmt(rb, 0)} vs ${fmt(rs, 0)} jobs/s (${ratio(rb, rs)})`, rb >= 0.7 * rs ? "met" : "missed"]);
+  }
+
+  const l = r.latency;
+  if (l) {
+    const sc = median(l.stampCost);
+    out(`### Pick-up latency of an idle worker`);
+    out();
+    out(
+      "The probe job is `sh -c 'date +%s%N > FILE'`; `from add exit` is its stamp minus the moment the benchmark saw `add` exit; `from commit` the stamp minus the job's created_at; `net` subtracts the probe's own start-up " +
+        `(spawned bare from Bun: median ${fmt(sc)} ms). Workers run with \`--poll-interval 5\`, so a missed wake-up shows as a sample near 5000 ms. Samples alternate between the queues.`,
+    );
+    out();
+    out("| queue | from add exit median / p90 ms | net of probe | from commit median ms | from add spawn median ms | add wall median ms |");
+    out("|---|---:|---:|---:|---:|---:|");
+    for (const [name, s] of Object.entries(l.samples)) {
+      const fe = s.map((x) => x.fromExit);
+      const fc = (s as SpoolLatency[]).map((x) => x.fromCommit).filter((x) => x !== undefined);
+      out(`| ${name} | ${fmt(median(fe))} / ${fmt(percentile(fe, 90))} | ${fmt(median(fe) - sc)} | ${fc.length ? fmt(median(fc)) : "n/a"} | ${fmt(median(s.map((x) => x.fromSpawn)))} | ${fmt(median(s.map((x) => x.addMs)))} |`);
+    }
+    out();
+    const mine = l.samples[`${after} SQLite`];
+    if (mine) {
+      const fe = median(mine.map((x) => x.fromExit));
+      targets.push(["pick-up median from `add`'s exit (SQLite)", "≤ 8 ms", `${fmt(fe)} ms (${fmt(fe - sc)} ms net of the probe)`, fe <= 8 ? "met" : "missed"]);
+    }
+    const pg = l.samples[`${after} PostgreSQL`];
+    if (pg) targets.push(["pick-up through NOTIFY (PostgreSQL)", "(issue 9: milliseconds)", `${fmt(median(pg.map((x) => x.fromExit)))} ms median from add's exit`, ""]);
+  }
+
+  const c = r.cli;
+  if (c) {
+    const labels = c.variants.map((v) => v.label);
+    const table = (title: string, rows: TimedCommand[], floorRow?: TimedCommand) => {
+      if (!rows.length) return;
+      const floorMs = floorRow ? median(floorRow.ms.bun ?? []) : NaN;
+      out(title);
+      out();
+      out(`| command | ${labels.join(" | ")}${floorRow ? ` | ${labels[0]} − \`bun -e 0\`` : ""} |`);
+      out(`|---|${labels.map(() => "---:").join("|")}|${floorRow ? "---:|" : ""}`);
+      if (floorRow) out(`| ${floorRow.name} | ${fmt(floorMs)} |${labels.slice(1).map(() => " |").join("")}${floorRow ? " |" : ""}`);
+      for (const row of rows) {
+        const cells = labels.map((v) => (row.ms[v]?.length ? `${fmt(median(row.ms[v]!))} (cpu ${fmt(median(row.cpu[v]!))})` : ""));
+        out(`| ${row.name} | ${cells.join(" | ")}${floorRow ? ` | ${fmt(median(row.ms[labels[0]!] ?? []) - floorMs)} |` : " |"}`);
+      }
+      out();
+    };
+    const [floorRow, ...small] = c.small;
+    out("### CLI wall time (whole process, spawn to exit)");
+    out();
+    out(`Median ms over interleaved samples (user+sys CPU ms in brackets). Variants: ${c.variants.map((v) => `${v.label} = \`${v.entry.replace(/^.*\/(wt|work)\//, "")}\` at ${v.commit}`).join("; ")}.`);
+    out();
+    table("Small queue (100 jobs):", small, floorRow);
+    for (const [name, ms] of Object.entries(c.others)) out(`- ${name}: median ${fmt(median(ms))} ms`);
+    if (Object.keys(c.others).length) out();
+    for (const [name, bld] of Object.entries(c.builds)) out(`- Large queue, ${name}: ${bld.jobs.toLocaleString("en")} jobs (${Object.entries(bld.mix).map(([k, v]) => `${k} ${v.toLocaleString("en")}`).join(", ")}), ${fmt(mib(bld.bytes), 0)} MiB, built in ${fmt(bld.seconds)} s.`);
+    if (Object.keys(c.builds).length) out();
+    table("Large queue, SQLite (page cache warm):", c.large);
+    table("Large queue, PostgreSQL (local server, this checkout only: an older checkout refuses the newer schema):", c.largePg);
+    if (c.inProcess.length) {
+      out(`In-process (${labels[1] ?? labels[0]}'s \`main(argv)\` called warm on the large SQLite queue):`);
+      out();
+      out("| read | median ms | min ms |");
+      out("|---|---:|---:|");
+      for (const x of c.inProcess) out(`| ${x.name} | ${fmt(median(x.ms))} | ${fmt(min(x.ms))} |`);
+      out();
+    }
+    const floorMs = floorRow ? median(floorRow.ms.bun ?? []) : NaN;
+    const add = small.find((x) => x.name.startsWith("add"));
+    for (const v of labels.filter((x) => x.startsWith(after))) {
+      const a = median(add?.ms[v] ?? []);
+      if (Number.isFinite(a)) targets.push([`\`add\` whole process, ${v}`, "≤ `bun -e 0` + 15 ms", `${fmt(a)} ms vs ${fmt(floorMs)} ms (+${fmt(a - floorMs)})`, a - floorMs <= 15 ? "met" : "missed"]);
+    }
+    const slow = c.inProcess.filter((x) => median(x.ms) >= 60);
+    if (c.inProcess.length) targets.push(["status / list / list --state dead / show on the large queue, in-process", "each < 60 ms", c.inProcess.map((x) => `${x.name} ${fmt(median(x.ms))}`).join(", "), slow.length ? "missed" : "met"]);
+    const version = small.find((x) => x.name === "--version");
+    if (c.large.length && version) {
+      const v0 = labels[0]!;
+      const base = median(version.ms[v0] ?? []);
+      const worst = Math.max(...c.large.filter((x) => !x.name.startsWith("add")).map((x) => median(x.ms[v0] ?? [])));
+      targets.push([`status / list on the large queue, whole process (${v0})`, "within 15 ms of start-up (`--version`)", `worst ${fmt(worst)} ms vs --version ${fmt(base)} ms (+${fmt(worst - base)})`, worst - base <= 15 ? "met" : "missed"]);
+    }
+  }
+
+  const m = r.rss;
+  if (m) {
+    out("### Peak RSS (VmHWM)");
+    out();
+    out(`| process | ${r.labels.map((x) => `${x} MiB`).join(" | ")} |`);
+    out(`|---|${r.labels.map(() => "---:").join("|")}|`);
+    for (const [name, byLabel] of Object.entries(m.cases)) out(`| ${name} | ${r.labels.map((x) => fmt(mib(median(byLabel[x] ?? [])))).join(" | ")} |`);
+    out(`| \`bun -e 'await Bun.sleep(500)'\` (the runtime) | ${fmt(mib(m.runtime))} |${r.labels.slice(1).map(() => " |").join("")}`);
+    out();
+  }
+
+  for (const p of r.profiles) {
+    out(renderProfile(p));
+    out();
+  }
+  const prof4 = r.profiles.find((p) => p.concurrency === 4);
+  if (prof4) targets.push(["worker CPU per trivial job (in-process, --concurrency 4)", "≤ 2.5 ms", `${fmt(prof4.cpuMs / prof4.jobs, 2)} ms`, prof4.cpuMs / prof4.jobs <= 2.5 ? "met" : "missed"]);
+
+  if (targets.length) {
+    out("### Targets (issue 13; issue 9's PostgreSQL scaling)");
+    out();
+    out("| target | wanted | reached | |");
+    out("|---|---|---|---|");
+    for (const x of targets) out(`| ${x.join(" | ")} |`);
+    out();
+  }
+  return { text: md.join("\n") + "\n", targets };
+}
