@@ -8,6 +8,7 @@
  */
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
+import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { startPgServer, type PgServer } from "../test/support/pg-server.ts";
 import { BUN, CLI, onAbort, run, tempDir, type Ran } from "./lib.ts";
@@ -153,6 +154,44 @@ export function pgServer(): Promise<PgServer> {
     });
   }
   return pg;
+}
+
+/** utime, stime, cutime, cstime (fields 14-17 of /proc/PID/stat) and the parent pid, in clock ticks. */
+function procTimes(pid: number): { ppid: number; own: number; reaped: number } | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ").map(Number); // f[0] is field 3 (state)
+    return { ppid: f[1]!, own: f[11]! + f[12]!, reaped: f[13]! + f[14]! };
+  } catch {
+    return null;
+  }
+}
+const TICK_MS = 1000 / Number(Bun.spawnSync(["getconf", "CLK_TCK"], { stdout: "pipe" }).stdout.toString().trim() || 100);
+
+/**
+ * CPU time used so far by the whole PostgreSQL server, ms: the postmaster's
+ * own, its reaped children's (backends of closed connections) and its live
+ * children's (backends, checkpointer, WAL writer…). NaN when no server runs.
+ * A difference of two readings around a drain is the server's CPU for it.
+ */
+export async function pgServerCpuMs(): Promise<number> {
+  if (!pg) return NaN;
+  const server = await pg;
+  let pid: number;
+  try {
+    pid = Number(readFileSync(join(server.dir, "data", "postmaster.pid"), "utf8").split("\n")[0]);
+  } catch {
+    return NaN;
+  }
+  const main = procTimes(pid);
+  if (!main) return NaN;
+  let ticks = main.own + main.reaped;
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const t = procTimes(Number(name));
+    if (t && t.ppid === pid) ticks += t.own;
+  }
+  return ticks * TICK_MS;
 }
 
 /** Stops the PostgreSQL server if one was started. */

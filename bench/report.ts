@@ -13,6 +13,8 @@ import { rateOf, type BacklogData, type ThroughputData } from "./throughput.ts";
 
 export interface ReportInput {
   machine: Record<string, string>;
+  /** Cores of the machine (for the CPU-busy share). */
+  nproc: number;
   labels: string[];
   throughput?: ThroughputData;
   backlog?: BacklogData;
@@ -46,28 +48,31 @@ export function renderReport(r: ReportInput): { text: string; targets: string[][
     out(
       "Wall time from spawning the worker process(es) to the last exit (Bun start-up, registration and the final drain check included), median over rounds (best in brackets). " +
         "`vs floor`: ms per job over the same round's bare-spawn floor of the same parallelism (sequential for 1 in flight, 4 in flight otherwise), median over rounds. " +
-        "`in-DB`: N / (last finished_at − first started_at). `CPU/job`: user+sys of the worker processes, their children's exec included. " +
+        "`in-DB`: N / (last finished_at − first started_at). `CPU ms/job`: user+sys of the worker processes, their children's exec included (PostgreSQL: workers + the whole server). " +
+        "`CPU busy`: jobs/s × CPU per job over the machine's cores: near 100 % the drain is CPU-bound. " +
         `task-spooler and nq get ${t.otherJobs} jobs (each keeps a process per queued job).`,
     );
     out();
-    out(`| scenario | ${after} jobs/s | ${before ? `${before} jobs/s | after ÷ before | ` : ""}${after} vs floor | ${after} in-DB jobs/s | CPU ms/job ${after}${before ? ` / ${before}` : ""} |`);
-    out(`|---|---:|${before ? "---:|---:|" : ""}---:|---:|---:|`);
+    out(`| scenario | ${after} jobs/s | ${before ? `${before} jobs/s | after ÷ before | ` : ""}${after} vs floor | ${after} in-DB jobs/s | CPU ms/job ${after}${before ? ` / ${before}` : ""} | ${after} CPU busy |`);
+    out(`|---|---:|${before ? "---:|---:|" : ""}---:|---:|---:|---:|`);
     for (const s of t.scenarios) {
       const a = t.runs[after]?.[s.key];
       const b = before ? t.runs[before]?.[s.key] : undefined;
       const best = (runs?: typeof a) => (runs?.length ? ` (${fmt(perSec(t.jobs, min(runs.map((x) => x.wallMs))), 0)})` : "");
-      const cpu = (runs?: typeof a) => (runs?.length ? fmt(median(runs.map((x) => x.cpuMs)) / t.jobs, 2) : "n/a");
+      const cpuOf = (runs?: typeof a) => (runs?.length ? median(runs.map((x) => x.cpuMs + (Number.isFinite(x.serverCpuMs) ? x.serverCpuMs : 0))) / t.jobs : NaN);
+      const cpu = (runs?: typeof a) =>
+        runs?.length ? (s.engine === "postgres" ? `${fmt(median(runs.map((x) => x.cpuMs)) / t.jobs, 2)} + ${fmt(median(runs.map((x) => x.serverCpuMs)) / t.jobs, 2)}` : fmt(cpuOf(runs), 2)) : "n/a";
       const ra = rateOf(a, t.jobs);
       const rb = rateOf(b, t.jobs);
       out(
-        `| ${s.label} | ${fmt(ra, 0)}${best(a)} | ${before ? `${fmt(rb, 0)}${best(b)} | ${ratio(ra, rb)} | ` : ""}${fmt(median(t.vsFloor[after]?.[s.key] ?? []), 2)}× | ${a?.length ? fmt(perSec(t.jobs, median(a.map((x) => x.spanMs))), 0) : ""} | ${cpu(a)}${before ? ` / ${cpu(b)}` : ""} |`,
+        `| ${s.label} | ${fmt(ra, 0)}${best(a)} | ${before ? `${fmt(rb, 0)}${best(b)} | ${ratio(ra, rb)} | ` : ""}${fmt(median(t.vsFloor[after]?.[s.key] ?? []), 2)}× | ${a?.length ? fmt(perSec(t.jobs, median(a.map((x) => x.spanMs))), 0) : ""} | ${cpu(a)}${before ? ` / ${cpu(b)}` : ""} | ${fmt((ra * cpuOf(a)) / (10 * r.nproc), 0)} % |`,
       );
     }
     const dash = before ? " | | " : " | ";
-    out(`| floor: bare \`Bun.spawn\`, sequential | ${fmt(perSec(t.jobs, median(t.floors.seq)), 0)}${dash}| 1.00× | | |`);
-    out(`| floor: bare \`Bun.spawn\`, 4 in flight | ${fmt(perSec(t.jobs, median(t.floors.par4)), 0)}${dash}| 1.00× | | |`);
-    for (const [name, ms] of Object.entries(t.others)) out(`| ${name} | ${fmt(perSec(t.otherJobs, median(ms)), 0)}${dash}| ${fmt(median(t.otherVsFloor[name] ?? []), 2)}× | | |`);
-    for (const [name, why] of Object.entries(t.failures)) out(`| ${name} | ${why} |${before ? " | |" : ""} | | |`);
+    out(`| floor: bare \`Bun.spawn\`, sequential | ${fmt(perSec(t.jobs, median(t.floors.seq)), 0)}${dash}| 1.00× | | | |`);
+    out(`| floor: bare \`Bun.spawn\`, 4 in flight | ${fmt(perSec(t.jobs, median(t.floors.par4)), 0)}${dash}| 1.00× | | | |`);
+    for (const [name, ms] of Object.entries(t.others)) out(`| ${name} | ${fmt(perSec(t.otherJobs, median(ms)), 0)}${dash}| ${fmt(median(t.otherVsFloor[name] ?? []), 2)}× | | | |`);
+    for (const [name, why] of Object.entries(t.failures)) out(`| ${name} | ${why} |${before ? " | |" : ""} | | | |`);
     out();
     const rate = (label: string, key: string) => rateOf(t.runs[label]?.[key], t.jobs);
     const scale = (label: string, engine: string, w: number[]) => w.map((n) => fmt(rate(label, `${engine}:w${n}c1`), 0)).join(" / ");
@@ -149,9 +154,9 @@ export function renderReport(r: ReportInput): { text: string; targets: string[][
       out();
       out(`| command | ${labels.join(" | ")}${floorRow ? ` | ${labels[0]} − \`bun -e 0\`` : ""} |`);
       out(`|---|${labels.map(() => "---:").join("|")}|${floorRow ? "---:|" : ""}`);
-      if (floorRow) out(`| ${floorRow.name} | ${fmt(floorMs)} |${labels.slice(1).map(() => " |").join("")}${floorRow ? " |" : ""}`);
+      if (floorRow) out(`| ${floorRow.name} | ${fmt(floorMs)} / ${fmt(min(floorRow.ms.bun ?? []))} |${labels.slice(1).map(() => " |").join("")}${floorRow ? " |" : ""}`);
       for (const row of rows) {
-        const cells = labels.map((v) => (row.ms[v]?.length ? `${fmt(median(row.ms[v]!))} (cpu ${fmt(median(row.cpu[v]!))})` : ""));
+        const cells = labels.map((v) => (row.ms[v]?.length ? `${fmt(median(row.ms[v]!))} / ${fmt(min(row.ms[v]!))} (cpu ${fmt(median(row.cpu[v]!))})` : ""));
         out(`| ${row.name} | ${cells.join(" | ")}${floorRow ? ` | ${fmt(median(row.ms[labels[0]!] ?? []) - floorMs)} |` : " |"}`);
       }
       out();
@@ -159,7 +164,7 @@ export function renderReport(r: ReportInput): { text: string; targets: string[][
     const [floorRow, ...small] = c.small;
     out("### CLI wall time (whole process, spawn to exit)");
     out();
-    out(`Median ms over interleaved samples (user+sys CPU ms in brackets). Variants: ${c.variants.map((v) => `${v.label} = \`${v.entry.replace(/^.*\/(wt|work)\//, "")}\` at ${v.commit}`).join("; ")}.`);
+    out(`Median / minimum ms over interleaved samples (user+sys CPU ms, median, in brackets). Variants: ${c.variants.map((v) => `${v.label} = \`${v.entry.replace(/^.*\/(wt|work)\//, "")}\` at ${v.commit}`).join("; ")}.`);
     out();
     table("Small queue (100 jobs):", small, floorRow);
     for (const [name, ms] of Object.entries(c.others)) out(`- ${name}: median ${fmt(median(ms))} ms`);

@@ -114,7 +114,7 @@ try {
     data.throughput = await throughput({ clis: CLIS, jobs: JOBS, rounds: RUNS, scenarios: scenarios({ workers: WORKERS, pgWorkers: PG_WORKERS, pg: PG }), compare: COMPARE, settle, log, cleanup: tidy });
   }
   if (ONLY.has("backlog")) {
-    data.backlog = await backlog({ clis: CLIS, sizes: [1000, BACKLOG], rounds: RUNS, skip: 100, measured: quick ? 300 : 500, concurrency: 4, settle, log });
+    data.backlog = await backlog({ clis: CLIS, sizes: [1000, BACKLOG], rounds: RUNS, skip: 50, measured: 300, concurrency: 4, settle, log });
     tidy();
   }
   if (ONLY.has("latency")) {
@@ -153,7 +153,7 @@ mach["1-min load at the start of each section/round"] = loadsSeen.join(", ");
 mach.run = `${startedAt.toISOString()}, ${quick ? "--quick" : "full"}: ${RUNS} round(s), ${SAMPLES} samples per latency/CLI row; ${fmt((performance.now() - started) / 1000, 0)} s`;
 for (const cli of CLIS) mach[`spoolctl ${cli.label}`] = `${commitOf(cli)} (${cli.path})`;
 mach["other queues"] = [TSP ? `task-spooler (${TSP})` : "task-spooler not installed", NQ ? `nq (${NQ})` : "nq not installed"].join(", ");
-const { text, targets } = renderReport({ machine: mach, labels: CLIS.map((c) => c.label), ...data });
+const { text, targets } = renderReport({ machine: mach, nproc: navigator.hardwareConcurrency, labels: CLIS.map((c) => c.label), ...data });
 process.stdout.write(text);
 const mdPath = opt("--md");
 if (mdPath) writeFileSync(mdPath, text);

@@ -9,7 +9,7 @@ import { copyFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { NQ, TSP, nqDrain, tspDrain, tspUsable } from "./compare.ts";
 import { BUN, fmt, median, ndjson, run, sleep, tempDir, trackChild, waitFor, writeFile } from "./lib.ts";
-import { freshQueue, queueAt, runCliOk, spoolEnv, type Cli, type Engine } from "./queues.ts";
+import { freshQueue, pgServerCpuMs, queueAt, runCliOk, spoolEnv, type Cli, type Engine } from "./queues.ts";
 
 /** One drain: `add --from` N jobs, then `workers` × `work --drain --concurrency c`, timed from spawn to the last exit. */
 export interface DrainRun {
@@ -18,6 +18,8 @@ export interface DrainRun {
   spanMs: number;
   /** user + sys of the worker processes (their children's exec included). */
   cpuMs: number;
+  /** PostgreSQL: CPU of the whole server during the drain (NaN for SQLite). */
+  serverCpuMs: number;
   addMs: number;
 }
 
@@ -54,6 +56,7 @@ export async function drain(cli: Cli, engine: Engine, n: number, workers: number
   try {
     const add = await runCliOk(cli, ["add", "--db", q.db, "--from", writeFile(join(tempDir("jobs"), "jobs.ndjson"), ndjson(n, ["true"]))], { quiet: true });
     await sleep(100);
+    const server0 = engine === "postgres" ? await pgServerCpuMs() : NaN;
     const t0 = performance.now();
     const procs = Array.from({ length: workers }, () =>
       Bun.spawn([BUN, cli.path, "work", "--db", q.db, "--drain", "--concurrency", String(concurrency)], {
@@ -68,10 +71,12 @@ export async function drain(cli: Cli, engine: Engine, n: number, workers: number
     const wallMs = performance.now() - t0;
     untrack.forEach((u) => u());
     if (codes.some((c) => c !== 0)) throw new Error(`${cli.label} ${engine}: work --drain exited ${codes.join(",")}`);
+    await sleep(50); // the backends of the closed connections exit and are reaped
+    const serverCpuMs = engine === "postgres" ? (await pgServerCpuMs()) - server0 : NaN;
     const s = await q.stats();
     if (s.done !== n) throw new Error(`${cli.label} ${engine}: only ${s.done} of ${n} jobs done`);
     const cpuMs = procs.reduce((sum, p) => sum + Number(p.resourceUsage()?.cpuTime.total ?? 0n) / 1000, 0);
-    return { wallMs, spanMs: s.spanMs, cpuMs, addMs: add.ms };
+    return { wallMs, spanMs: s.spanMs, cpuMs, serverCpuMs, addMs: add.ms };
   } finally {
     await q.close();
   }
