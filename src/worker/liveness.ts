@@ -78,6 +78,30 @@ function isZombie(pid: number): boolean {
   return dead(statFields(pid)?.[0]);
 }
 
+/**
+ * Whether process `pid` has ended: gone, or a zombie not yet waited for
+ * (Linux: `/proc/PID/stat`; elsewhere only "gone" is seen).
+ */
+export function processEnded(pid: number): boolean {
+  return pidExists(pid) === "dead" || isZombie(pid);
+}
+
+/**
+ * When process `pid` last ran, in milliseconds of the kernel's scheduler clock
+ * (Linux `/proc/PID/sched`, `se.exec_start`; the kernel needs
+ * CONFIG_SCHED_DEBUG, as Debian's has), or null where it cannot be read. For a
+ * zombie this is when it exited; for this process ("self"), about now.
+ */
+export function lastRanMs(pid: number | "self"): number | null {
+  try {
+    const line = readFileSync(`/proc/${pid}/sched`, "utf8").split("\n").find((l) => l.startsWith("se.exec_start"));
+    const ms = Number(line?.slice(line.indexOf(":") + 1));
+    return line && Number.isFinite(ms) ? ms : null;
+  } catch {
+    return null;
+  }
+}
+
 /** A recorded process identity. */
 export interface ProcessIdentity {
   host: string;

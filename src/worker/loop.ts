@@ -14,6 +14,7 @@ import { attemptMarker, startAttempt, workerEnvironment, type RunningAttempt } f
 import { killOrphans, reapDeadWorkers, type ReapedJob } from "./reaper.ts";
 import { OutputShipper, SHIP_INTERVAL_MS } from "./ship.ts";
 import { readSettings } from "../ops/settings.ts";
+import { PauseWatch } from "./pause.ts";
 import { registerWorker } from "./registry.ts";
 import { StorageWatch } from "./storage-watch.ts";
 import { readTiming, type Timing } from "./timing.ts";
@@ -67,7 +68,9 @@ export class Worker {
   /** Attempts in flight, by `job:attempt` (a job can be re-claimed here while its old run ends). */
   private readonly inFlight = new Map<string, InFlight>();
   /** Ended attempts whose result could not be written yet (disk full): retried before any claim. */
-  private readonly unrecorded: { claimed: ClaimedAttempt; end: ProcessEnd; started: number }[] = [];
+  private readonly unrecorded: { claimed: ClaimedAttempt; end: ProcessEnd; started: number; ended: number }[] = [];
+  /** Dates attempts' ends across pauses of this process (SIGSTOP, Ctrl-Z): src/worker/pause.ts. */
+  private readonly pauses = new PauseWatch();
   private stopping = false;
   private interrupted = false;
   private waker: WorkWaker | null = null;
@@ -130,10 +133,12 @@ export class Worker {
     const ship = this.shipper ? setInterval(() => void this.shipRunning(), SHIP_INTERVAL_MS) : null;
     this.waker = store.watchWork(opts.queue);
     const beat = setInterval(() => void this.heartbeat(), this.timing.heartbeat * 1000);
+    this.pauses.start(() => [...this.inFlight.values()].flatMap((f) => (f.running.pid === null ? [] : [f.running.pid])));
     try {
       await this.loop();
     } finally {
       clearInterval(beat);
+      this.pauses.stop();
       if (ship) clearInterval(ship);
       this.waker.close();
       try {
@@ -435,7 +440,7 @@ export class Worker {
     this.shipper?.track(claimed);
     if (this.interrupted) running.stop("interrupted");
     void running.done.then(async (end) => {
-      await this.finish(claimed, end, started);
+      await this.finish(claimed, end, started, Math.max(started, this.pauses.endedAt(running.pid)));
       this.waker?.poke();
     });
   }
@@ -445,7 +450,7 @@ export class Worker {
    * written (disk full, I/O error, a lock held past every retry) the attempt is
    * kept in flight and retried before any new claim: losing it would re-run the job.
    */
-  private async finish(claimed: ClaimedAttempt, end: ProcessEnd, started: number): Promise<boolean> {
+  private async finish(claimed: ClaimedAttempt, end: ProcessEnd, started: number, ended: number): Promise<boolean> {
     const { job, attemptNo } = claimed;
     let outcome: Outcome | null;
     try {
@@ -455,10 +460,12 @@ export class Worker {
       const stderrLastLine = readLastStderrLine(claimed.stderrPath);
       const flight = this.inFlight.get(flightKey(claimed));
       const process = flight && !flight.processRecorded && flight.running.pid !== null ? { pgid: flight.running.pid, startTime: flight.running.startTime() } : null;
-      outcome = await this.retryLocked(() => recordAttemptEnd(this.store, { jobId: job.id, attemptNo, workerId: this.opts.workerId, stderrLastLine, process }, end));
+      // Dated when the child ended (src/worker/pause.ts), not when the result could be written.
+      const endedAt = this.store.now() - (performance.now() - ended) / 1000;
+      outcome = await this.retryLocked(() => recordAttemptEnd(this.store, { jobId: job.id, attemptNo, workerId: this.opts.workerId, stderrLastLine, process }, end, endedAt));
     } catch (error) {
       if (!isTransient(error)) throw error;
-      if (!this.unrecorded.some((u) => u.claimed === claimed)) this.unrecorded.push({ claimed, end, started });
+      if (!this.unrecorded.some((u) => u.claimed === claimed)) this.unrecorded.push({ claimed, end, started, ended });
       this.storage.recordFailed();
       this.say(`cannot record job ${job.id} attempt ${attemptNo} yet: ${error.message}`);
       return false;
@@ -472,7 +479,7 @@ export class Worker {
     } else {
       if (outcome.jobState === "done") this.summary.succeeded++;
       else this.summary.failed++;
-      this.emit({ type: "finished", jobId: job.id, attemptNo, argv: job.argv, outcome, seconds: (performance.now() - started) / 1000 });
+      this.emit({ type: "finished", jobId: job.id, attemptNo, argv: job.argv, outcome, seconds: (ended - started) / 1000 });
     }
     return true;
   }
@@ -480,8 +487,8 @@ export class Worker {
   /** Retries the results that could not be written, oldest first; stops at the first that still fails. */
   private async recordPending(): Promise<void> {
     while (this.unrecorded.length > 0 && this.storage.mayRetryRecord()) {
-      const { claimed, end, started } = this.unrecorded[0]!;
-      if (!(await this.finish(claimed, end, started))) return;
+      const { claimed, end, started, ended } = this.unrecorded[0]!;
+      if (!(await this.finish(claimed, end, started, ended))) return;
       this.unrecorded.shift();
     }
   }

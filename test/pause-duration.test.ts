@@ -1,0 +1,74 @@
+/**
+ * A paused worker's attempt times (src/worker/pause.ts): a job that ends while
+ * its worker is SIGSTOPped is recorded with its own run time, not the pause;
+ * a job still running when the worker resumes keeps the pause in its time.
+ * Real worker, real signals; margins of seconds, never exact timings.
+ */
+import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { FAST_KNOBS, TempQueue, processLives, waitFor } from "./helpers.ts";
+
+setDefaultTimeout(60_000);
+
+const PAUSE_MS = 5000;
+
+let q: TempQueue;
+let worker: ReturnType<TempQueue["spawn"]> | null = null;
+beforeEach(() => {
+  q = new TempQueue();
+});
+afterEach(async () => {
+  if (worker) {
+    worker.kill("SIGCONT");
+    worker.kill("SIGKILL");
+    await worker.exited;
+    worker = null;
+  }
+  q.cleanup();
+});
+
+/** Runs a job that sleeps `sleepSeconds`, SIGSTOPs the worker while it runs for PAUSE_MS, resumes it; returns the attempt's recorded seconds and the worker's line. */
+async function pausedRun(sleepSeconds: number): Promise<{ took: number; line: string }> {
+  const pidFile = join(q.dir, "job.pid");
+  const id = await q.addJob("--", "sh", "-c", `echo $$ > ${pidFile}; exec sleep ${sleepSeconds}`);
+  worker = q.spawn(["work", "--once"], { env: FAST_KNOBS });
+  await waitFor("the job to start", () => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "");
+  const jobPid = Number(readFileSync(pidFile, "utf8").trim());
+  worker.kill("SIGSTOP");
+  const stoppedAt = performance.now();
+  if (sleepSeconds * 1000 < PAUSE_MS) await waitFor("the job to end while its worker is stopped", () => !processLives(jobPid) || isZombie(jobPid));
+  await Bun.sleep(Math.max(0, PAUSE_MS - (performance.now() - stoppedAt)));
+  worker.kill("SIGCONT");
+  expect(await worker.exited).toBe(0);
+  const stderr = await new Response(worker.stderr as ReadableStream).text();
+  worker = null;
+  const attempt = (await q.attempt(id, 1))!;
+  expect(attempt.state).toBe("succeeded");
+  const line = stderr.split("\n").find((l) => l.includes("succeeded")) ?? "";
+  return { took: attempt.finished_at! - attempt.started_at, line };
+}
+
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return false;
+  }
+}
+
+test("a job that ends while its worker is stopped is recorded with its own run time, not the worker's pause", async () => {
+  const { took, line } = await pausedRun(0.3);
+  // The job ran 0.3 s; the worker was stopped for 5 s. Before, both counted (took >= 5 s).
+  expect(took).toBeLessThan(PAUSE_MS / 1000 - 1.5);
+  // Dated by the kernel (the zombie's last run) where it can be read: about the job's own 0.3 s.
+  if (existsSync("/proc/self/sched")) expect(took).toBeGreaterThanOrEqual(0.25);
+  const shown = Number(/\((\d+(?:\.\d+)?)s\)/.exec(line)?.[1]);
+  expect(shown).toBeLessThan(PAUSE_MS / 1000 - 1.5);
+});
+
+test("a job still running when its worker resumes keeps the pause in its time (it did run)", async () => {
+  const { took } = await pausedRun(PAUSE_MS / 1000 + 2);
+  expect(took).toBeGreaterThanOrEqual(PAUSE_MS / 1000 + 2 - 0.5);
+});
