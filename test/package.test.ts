@@ -70,7 +70,7 @@ test("bunx spoolctl --version, --help and the quickstart run from the installed 
   expect(run(["bunx", "spoolctl", "add", "--", "echo", "hello from spoolctl"], project, env)).toMatchObject({ code: 0, stdout: "Added job 1\n" });
   const work = run(["bunx", "spoolctl", "work", "--drain"], project, env);
   expect(work.code).toBe(0);
-  expect(work.stderr).toMatch(/^spoolctl: job 1 attempt 1 succeeded \(\d+\.\ds\) -> done\n$/);
+  expect(work.stderr).toMatch(/^spoolctl: job 1 attempt 1 succeeded \(\d+\.\ds\) -> done\nspoolctl: drained lane default: 1 executed: 1 succeeded, 0 failed and retried, 0 dead\n$/);
   const out = run(["bunx", "spoolctl", "output", "1"], project, env);
   expect(out).toMatchObject({ code: 0, stdout: "=== job 1 attempt 1 stdout ===\nhello from spoolctl\n=== job 1 attempt 1 stderr ===\n" });
   const report = run(["bunx", "spoolctl", "report", "--json"], project, env);

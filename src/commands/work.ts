@@ -36,6 +36,19 @@ async function openRidingOut(ctx: VerbContext): Promise<Store> {
   }
 }
 
+/**
+ * The closing line of `work --drain` (README "Running jobs"): how many
+ * attempts ran and how each ended, e.g. `spoolctl: drained lane default: 4
+ * executed: 2 succeeded, 1 failed and retried, 1 dead`.
+ */
+function drainSummary(queue: string, drained: boolean, executed: number, ended: { succeeded: number; retried: number; dead: number; canceled: number; lost: number }): string {
+  const parts = [`${ended.succeeded} succeeded`, `${ended.retried} failed and retried`, `${ended.dead} dead`];
+  if (ended.canceled) parts.push(`${ended.canceled} canceled or interrupted`);
+  if (ended.lost) parts.push(`${ended.lost} taken from this worker`);
+  const what = executed === 0 ? "nothing to run" : `${executed} executed: ${parts.join(", ")}`;
+  return `spoolctl: ${drained ? "drained" : "stopped draining"} lane ${queue}: ${what}`;
+}
+
 /** `work --json` data. */
 export type WorkData = WorkSummary;
 
@@ -71,6 +84,8 @@ export default defineVerb({
     // Progress: `--drain` on a terminal only; never on a pipe or under --json.
     const progress = new ProgressLine(process.stderr, mode === "drain" && !ctx.json && Boolean(process.stderr.isTTY) && process.env.TERM !== "dumb");
     let executed = 0;
+    // What the drain's closing line counts, by how each attempt ended (they add up to `executed`).
+    const ended = { succeeded: 0, retried: 0, dead: 0, canceled: 0, lost: 0 };
     const refresh = async () => {
       try {
         const left = await store.read(async (tx) => drainBacklog(tx, queue));
@@ -92,7 +107,13 @@ export default defineVerb({
         ? undefined
         : (event) => {
             if (event.type === "finished" || event.type === "lost") executed++;
-            progress.println(workerLine(event) + "\n");
+            if (event.type === "lost") ended.lost++;
+            if (event.type === "finished") {
+              const state = event.outcome.jobState;
+              ended[state === "done" ? "succeeded" : state === "queued" ? "retried" : state === "dead" ? "dead" : "canceled"]++;
+            }
+            const line = workerLine(event);
+            if (line !== null) progress.println(line + "\n");
             if (progress.enabled) void refresh();
           },
     });
@@ -103,7 +124,10 @@ export default defineVerb({
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
     try {
-      return { data: await worker.run() };
+      const data = await worker.run();
+      progress.clear();
+      if (mode === "drain" && !ctx.json) process.stderr.write(drainSummary(queue, data.drained, executed, ended) + "\n");
+      return { data };
     } finally {
       if (ticker) clearInterval(ticker);
       progress.clear();

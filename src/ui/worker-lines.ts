@@ -2,7 +2,7 @@
 import type { Outcome } from "../ops/outcome.ts";
 import type { WorkerEvent } from "../worker/loop.ts";
 import { HOST } from "../worker/liveness.ts";
-import { escapeControl } from "./text.ts";
+import { clip, crashBudget, escapeControl, formatArgv, retryBudget } from "./text.ts";
 
 function next(outcome: Outcome): string {
   if (outcome.jobState === "queued" && outcome.backoffSeconds !== null) return `queued, retry in ${outcome.backoffSeconds}s`;
@@ -22,9 +22,24 @@ function verdict(outcome: Outcome): string {
   }
 }
 
-/** One line per worker event, e.g. `spoolctl: job 1 attempt 1 succeeded (0.0s) -> done`. */
-export function workerLine(event: WorkerEvent): string {
+/** Why attempt 2 or later runs: the previous attempt's end and what the budget says. */
+function rerun(job: Extract<WorkerEvent, { type: "started" }>["job"]): string {
+  const after = job.last_error ? `after ${escapeControl(job.last_error)}` : "again";
+  if (job.attempts === 0 && job.crashes === 0) return `${after} (retried or requeued without charge)`;
+  const budgets = [job.attempts > 0 ? retryBudget(job.attempts, job.max_retries) : null, job.crashes > 0 ? crashBudget(job.crashes, job.max_crashes) : null];
+  return `${after} (${budgets.filter(Boolean).join("; ")})`;
+}
+
+/**
+ * One line per worker event, e.g. `spoolctl: job 1 attempt 1 succeeded (0.0s) -> done`;
+ * null for an event that says nothing by itself (the start of a first attempt: its end says it all).
+ */
+export function workerLine(event: WorkerEvent): string | null {
   switch (event.type) {
+    case "started":
+      return event.attemptNo === 1 ? null : `spoolctl: job ${event.job.id} attempt ${event.attemptNo} started ${rerun(event.job)}: ${clip(formatArgv(event.job.argv), 80)}`;
+    case "idle":
+      return `spoolctl: waiting for jobs in lane ${event.queue}; Ctrl-C to stop`;
     case "finished":
       return `spoolctl: job ${event.jobId} attempt ${event.attemptNo} ${verdict(event.outcome)} (${event.seconds.toFixed(1)}s) -> ${next(event.outcome)}`;
     case "lost":

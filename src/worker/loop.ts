@@ -10,6 +10,7 @@ import type { Outcome, ProcessEnd } from "../ops/outcome.ts";
 import { readLastStderrLine } from "../ops/failure-signature.ts";
 import { recordAttemptEnd } from "../ops/record.ts";
 import type { AttemptKey, Store, WorkWaker } from "../store/store.ts";
+import type { Job } from "../store/model.ts";
 import { attemptMarker, startAttempt, workerEnvironment, type RunningAttempt } from "./executor.ts";
 import { killOrphans, reapDeadWorkers, type ReapedJob } from "./reaper.ts";
 import { OutputShipper, SHIP_INTERVAL_MS } from "./ship.ts";
@@ -41,7 +42,11 @@ export type WorkerEvent =
   | { type: "transient"; message: string }
   /** A storage condition began or ended (claiming paused, space back, results left to the reaper). */
   | { type: "storage"; message: string }
-  | { type: "stopping"; reason: string; inFlight: number };
+  | { type: "stopping"; reason: string; inFlight: number }
+  /** An attempt was started; `job` as claimed (its counters and last error are the previous attempts'). */
+  | { type: "started"; job: Job; attemptNo: number }
+  /** A looping worker has nothing to run and waits (once per idle spell). */
+  | { type: "idle"; queue: string };
 
 /** What a worker did, as `work --json` reports it. */
 export interface WorkSummary {
@@ -395,6 +400,10 @@ export class Worker {
         }
       }
       // A job of the lane ending matters only to a worker held back by --slots or a drain waiting for the lane to settle.
+      if (this.inFlight.size === 0 && opts.mode === "loop" && !this.saidIdle) {
+        this.saidIdle = true;
+        this.emit({ type: "idle", queue: opts.queue });
+      }
       const freed = opts.slots !== null || (opts.mode === "drain" && this.inFlight.size === 0);
       await this.waker!.wait(await this.idleWaitMs(), freed);
       return false;
@@ -421,8 +430,13 @@ export class Worker {
     return Math.min(ms, this.timing.heartbeat * 1000);
   }
 
+  /** Whether the `idle` event of this idle spell was emitted. */
+  private saidIdle = false;
+
   private async start(claimed: ClaimedAttempt): Promise<void> {
     const { job, attemptNo } = claimed;
+    this.saidIdle = false;
+    this.emit({ type: "started", job, attemptNo });
     const started = performance.now();
     const running = startAttempt({
       argv: job.argv,
