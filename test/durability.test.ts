@@ -2,8 +2,8 @@
  * Durability and the write-ahead log (docs/architecture.md "Durability",
  * "Storage conditions"), on real SQLite files:
  * - what `add` acknowledges is synced to disk first (strace shows the fsync
- *   of the WAL before "Added job N" is written), and a worker syncs its claim
- *   and its result; `SPOOLCTL_SYNCHRONOUS=normal` is the documented opt-out;
+ *   of the WAL before "Added job N" is written), and a worker syncs its
+ *   result; `SPOOLCTL_SYNCHRONOUS=normal` is the documented opt-out;
  * - a burst that grew the WAL leaves nothing behind once a worker is idle.
  *
  * SQLite-only (PostgreSQL's durability and WAL are the server's).
@@ -46,7 +46,7 @@ async function traced(args: string[], env: Record<string, string> = {}): Promise
 
 const walSync = (line: string) => /f(data)?sync\(\d+<[^>]*queue\.db-wal>\)/.test(line);
 
-test.skipIf(ON_POSTGRES || !HAVE_STRACE)("an add is synced to disk before it is acknowledged; a worker syncs its claim and its result; SPOOLCTL_SYNCHRONOUS=normal does not", async () => {
+test.skipIf(ON_POSTGRES || !HAVE_STRACE)("an add is synced to disk before it is acknowledged; a worker syncs its result; SPOOLCTL_SYNCHRONOUS=normal does not", async () => {
   await q.addJob("--", "true"); // the queue exists
   const holder = await holdOpen();
   await q.addJob("--", "true"); // the first frame of a fresh WAL syncs its header whatever the setting: past that
@@ -56,7 +56,7 @@ test.skipIf(ON_POSTGRES || !HAVE_STRACE)("an add is synced to disk before it is 
   expect(lines.slice(0, acked).some(walSync)).toBe(true);
 
   const worker = await traced(["work", "--once"], FAST_KNOBS);
-  expect(worker.filter(walSync).length).toBeGreaterThanOrEqual(2); // the claim and the result, at least
+  expect(worker.filter(walSync).length).toBeGreaterThanOrEqual(1); // the result (the claim and heartbeats need not be synced)
 
   const fast = await traced(["add", "--", "echo", "fast"], { SPOOLCTL_SYNCHRONOUS: "normal" });
   const fastAck = fast.findIndex((l) => l.includes('"Added job 4\\n"'));

@@ -352,6 +352,17 @@ export interface StoreCheck {
   remediation: string | null;
 }
 
+/**
+ * How a write commits (docs/architecture.md "Durability"). `durable: false`
+ * is for a worker's own bookkeeping that acknowledges nothing to anyone (a
+ * heartbeat, its registry row): the commit need not be on disk before it
+ * returns, and a power cut may roll it back (SQLite: `synchronous=NORMAL` for
+ * that commit; the next durable commit syncs it too). Default: durable.
+ */
+export interface WriteOptions {
+  durable?: boolean;
+}
+
 /** An open queue. */
 export interface Store {
   /** Which driver this is. */
@@ -385,8 +396,9 @@ export interface Store {
    * Runs `fn` in one write transaction; commits when it resolves, rolls back
    * when it throws. Raises `LOCKED` (exit 4) when the write lock cannot be had
    * in time, `INTERNAL` with `detail.storage` when the storage fails.
+   * `opts.durable` (default true): see {@link WriteOptions}.
    */
-  write<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T>;
+  write<T>(fn: (tx: StoreWriter) => Promise<T>, opts?: WriteOptions): Promise<T>;
   /**
    * The claim, in one short transaction: up to `req.limit` eligible jobs of the
    * lane in claim order, moved to `running` for the worker with their attempt

@@ -147,7 +147,7 @@ export class Worker {
       if (ship) clearInterval(ship);
       this.waker.close();
       try {
-        await store.write(async (tx) => tx.markWorkerStopped(opts.workerId, store.now()));
+        await store.write(async (tx) => tx.markWorkerStopped(opts.workerId, store.now()), { durable: false });
       } catch {
         // best effort: a stale registry row is judged by PID liveness anyway
       }
@@ -223,11 +223,12 @@ export class Worker {
         if (!f.processRecorded && f.running.pid !== null) key.process = { pgid: f.running.pid, startTime: f.running.startTime() };
         return key;
       });
+      // Not durable: a heartbeat acknowledges nothing (docs/architecture.md "Durability").
       const { stopRequested, leases } = await this.store.write(async (tx) => {
         const now = this.store.now();
         const { stopRequested } = await tx.heartbeatWorker(this.opts.workerId, now);
         return { stopRequested, leases: await tx.heartbeatJobs(this.opts.workerId, attempts, now) };
-      });
+      }, { durable: false });
       this.renewedAt = performance.now();
       this.leaseStopped = false;
       for (const f of flights) f.processRecorded = true;

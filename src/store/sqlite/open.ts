@@ -7,7 +7,7 @@ import { Database } from "bun:sqlite";
 import { accessSync, chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { SpoolError } from "../../contract/errors.ts";
-import type { ClaimRequest, ClaimedJob, QueryPlan, Store, StoreReader, StoreWriter, Waker, WorkWaker } from "../store.ts";
+import type { ClaimRequest, ClaimedJob, QueryPlan, Store, StoreReader, StoreWriter, Waker, WorkWaker, WriteOptions } from "../store.ts";
 import { explainHotPath } from "./hot-path.ts";
 import { SCHEMA_VERSION, checkSchema, migrate, readQueueId } from "./migrations.ts";
 import { SqliteQueries } from "./queries.ts";
@@ -228,12 +228,13 @@ export class SqliteStore implements Store {
     return this.transaction("BEGIN", fn);
   }
 
-  write<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T> {
-    return this.transaction("BEGIN IMMEDIATE", fn);
+  write<T>(fn: (tx: StoreWriter) => Promise<T>, opts: WriteOptions = {}): Promise<T> {
+    return this.transaction("BEGIN IMMEDIATE", fn, opts.durable ?? true);
   }
 
+  /** Not durable: a claim lost to a power cut leaves the job queued, and the attempt it started died with the machine anyway. */
   claimJobs(req: ClaimRequest): Promise<ClaimedJob[]> {
-    return this.transaction("BEGIN IMMEDIATE", async (tx) => tx.claim(req, this.spoolDir));
+    return this.transaction("BEGIN IMMEDIATE", async (tx) => tx.claim(req, this.spoolDir), false);
   }
 
   watch(): Waker {
@@ -246,6 +247,18 @@ export class SqliteStore implements Store {
 
   explainHotPath(): Promise<QueryPlan[]> {
     return this.lock.run(async () => explainHotPath(this.db));
+  }
+
+  /** The `synchronous` level this connection was opened with (FULL unless SPOOLCTL_SYNCHRONOUS=normal). */
+  synchronous: "FULL" | "NORMAL" = "NORMAL";
+  private currentSync: "FULL" | "NORMAL" | null = null;
+
+  /** Sets `synchronous` for the next commit (outside a transaction, where SQLite allows the change). */
+  private syncFor(durable: boolean): void {
+    const want = durable ? this.synchronous : "NORMAL";
+    if (want === this.currentSync) return;
+    this.db.exec(`PRAGMA synchronous = ${want}`);
+    this.currentSync = want;
   }
 
   checkpoint(): Promise<boolean> {
@@ -266,8 +279,9 @@ export class SqliteStore implements Store {
   }
 
   /** Runs `fn` between `begin` and COMMIT, alone on the connection; rolls back when it throws. */
-  private transaction<T>(begin: "BEGIN" | "BEGIN IMMEDIATE", fn: (tx: SqliteQueries) => Promise<T>): Promise<T> {
+  private transaction<T>(begin: "BEGIN" | "BEGIN IMMEDIATE", fn: (tx: SqliteQueries) => Promise<T>, durable = true): Promise<T> {
     return this.lock.run(async () => {
+      if (begin !== "BEGIN") this.syncFor(durable);
       mapStorageError(this.location, () => this.db.exec(begin));
       const work = this.queries.work;
       try {
@@ -388,6 +402,7 @@ export function openSqliteStore(opts: OpenOptions): SqliteStore {
     throw openFailure(opts.path, error, true);
   }
   let queueId: string;
+  let synchronous: "FULL" | "NORMAL" = "FULL";
   try {
     queueId = mapStorageError(opts.path, () => {
       db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
@@ -396,7 +411,8 @@ export function openSqliteStore(opts: OpenOptions): SqliteStore {
       const mode = switchToWal(db);
       if (mode.journal_mode !== "wal") throw new Error(`journal_mode is ${mode.journal_mode}, not wal`);
       // FULL: a commit is on disk before it is acknowledged (docs/architecture.md "Durability").
-      db.exec(`PRAGMA synchronous = ${synchronousMode()}`);
+      synchronous = synchronousMode();
+      db.exec(`PRAGMA synchronous = ${synchronous}`);
       db.exec(`PRAGMA journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
       db.exec("PRAGMA foreign_keys = ON");
       if (schema.version === SCHEMA_VERSION) return schema.queueId;
@@ -407,5 +423,7 @@ export function openSqliteStore(opts: OpenOptions): SqliteStore {
     db.close(false);
     throw openFailure(opts.path, error, true);
   }
-  return new SqliteStore(db, opts.path, opts.spoolDir, true, queueId);
+  const store = new SqliteStore(db, opts.path, opts.spoolDir, true, queueId);
+  store.synchronous = synchronous;
+  return store;
 }
