@@ -80,7 +80,7 @@ test.skipIf(!HAVE_TMUX)("status --watch redraws lanes, running jobs and recent f
   }, 30000, SCREEN_POLL_MS);
   expect(first).toContain("spoolctl status --watch · every 0.2s");
   expect(first).toContain("canceled 0  dead 1  done 0  failed 0  queued 0  running 1");
-  expect(first).toMatch(/LANE +QUEUED +SCHEDULED +RUNNING +DONE +DEAD +CANCELED/);
+  expect(first).toMatch(/LANE +QUEUED +OF WHICH SCHEDULED +RUNNING +DONE +DEAD +CANCELED/);
   expect(first).toMatch(/\nbuilds +0 +0 +1 +0 +0 +0/);
   expect(first).toMatch(/\ndefault +0 +0 +0 +0 +1 +0/);
   expect(first).toMatch(new RegExp(`\\n${gated} +builds +1 +\\S+ +watch-worker +sh -c 'echo one`));

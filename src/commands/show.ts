@@ -3,7 +3,7 @@ import type { VerbResult } from "../contract/envelope.ts";
 import { showJob, type JobDetail } from "../ops/jobs.ts";
 import { describeExit } from "../ops/outcome.ts";
 import { stdoutPaint } from "../ui/color.ts";
-import { escapeControl, formatArgv, humanDuration, iso, table } from "../ui/text.ts";
+import { attemptsText, escapeControl, formatArgv, humanDuration, iso, table } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
 import { healthContext } from "./workers.ts";
 
@@ -28,7 +28,7 @@ export default defineVerb({
       field("command", formatArgv(j.argv)),
       field("queue", j.queue),
       field("priority", String(j.priority)),
-      field("attempts", `${j.attempts_total} started; ${j.attempts} of ${j.max_retries} retries used; ${j.crashes} of ${j.max_crashes ?? "unlimited"} crash requeues used`),
+      field("attempts", attemptsText(j, j.attempts_total)),
       field("timeout", `${j.timeout_seconds}s`),
       field("created", ago(j.created_at)),
       field("next run", iso(j.next_run_at)),

@@ -68,7 +68,8 @@ function testcase(c: ReportCase): string {
   const props = [
     ["job_id", String(c.id)],
     ["state", c.state],
-    ["attempts", String(c.attempts_total)],
+    // Named as in the JSON: `attempts_total` is every attempt started (JSON `attempts` counts only failures).
+    ["attempts_total", String(c.attempts_total)],
     ...Object.entries(c.tags).map(([k, v]) => [`tag.${k}`, v]),
   ];
   body.push(`      <properties>`, ...props.map(([name, value]) => `        <property${attrs({ name: name!, value: value! })}/>`), `      </properties>`);

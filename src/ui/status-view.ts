@@ -44,7 +44,7 @@ export function renderLiveStatus(live: LiveStatus, color: Paint, intervalSeconds
     color.dim(`spoolctl status --watch · every ${intervalSeconds}s · ${iso(live.at).replace(/\.\d{3}Z$/, "Z")} · Ctrl-C to quit`),
     "",
     countsLine(s.counts, color),
-    `scheduled ${s.scheduled}  live workers ${s.live_workers}`,
+    `scheduled ${s.scheduled} (of the queued, not yet due)  live workers ${s.live_workers}`,
   ];
   const lanes = Object.keys(s.queues).sort();
   if (lanes.length) {
@@ -52,7 +52,8 @@ export function renderLiveStatus(live: LiveStatus, color: Paint, intervalSeconds
     const cell = (state: string, n: number) => (n > 0 ? color.state(state, String(n)) : String(n));
     lines.push(
       ...table(
-        ["LANE", "QUEUED", "SCHEDULED", "RUNNING", "DONE", "DEAD", "CANCELED"],
+        // Scheduled jobs are queued jobs not yet due: a part of QUEUED, not beside it.
+        ["LANE", "QUEUED", "OF WHICH SCHEDULED", "RUNNING", "DONE", "DEAD", "CANCELED"],
         lanes.map((lane) => {
           const q = s.queues[lane]!;
           return [lane, cell("queued", q.queued), cell("scheduled", q.scheduled), cell("running", q.running), cell("done", q.done), cell("dead", q.dead), cell("canceled", q.canceled)];

@@ -35,28 +35,31 @@ export function clip(text: string, max = CELL_MAX): string {
  * How much of a job's retry budget is spent, in words that add up
  * (docs/architecture.md "Retries and backoff": `failures` is the JSON
  * `attempts`, the failures charged to `--max-retries`): "1 of 3 retries
- * used", "all 3 retries used" once the job died of its fourth failure, "no
- * retries allowed" for a budget of 0.
+ * used", "retry budget 3 used up" once the job died of its fourth failure,
+ * "no retries allowed" for a budget of 0.
  */
 export function retryBudget(failures: number, maxRetries: number): string {
-  if (failures > maxRetries) return maxRetries === 0 ? "no retries allowed" : `all ${maxRetries} retr${maxRetries === 1 ? "y" : "ies"} used`;
+  if (failures > maxRetries) return maxRetries === 0 ? "no retries allowed" : `retry budget ${maxRetries} used up`;
   return `${failures} of ${maxRetries} retr${maxRetries === 1 ? "y" : "ies"} used`;
 }
 
 /** The same for worker crashes (`crashes`, charged to `--max-crashes`, null: unbounded). */
 export function crashBudget(crashes: number, maxCrashes: number | null): string {
   if (maxCrashes === null) return `${crashes} crash requeue${crashes === 1 ? "" : "s"} (unlimited)`;
-  if (crashes > maxCrashes) return maxCrashes === 0 ? "no crash requeues allowed" : `all ${maxCrashes} crash requeues used`;
+  if (crashes > maxCrashes) return maxCrashes === 0 ? "no crash requeues allowed" : `crash budget ${maxCrashes} used up`;
   return `${crashes} of ${maxCrashes} crash requeues used`;
 }
 
 /**
- * A job's attempts in one phrase: "4 attempts: 4 failed, all 3 retries used";
+ * A job's attempts in one phrase: "4 attempts: 4 failed, retry budget 3 used up";
  * worker crashes are named only when there were some (or a budget for them).
  */
-export function attemptsText(job: { attempts: number; crashes: number; max_retries: number; max_crashes: number | null }, started: number): string {
+export function attemptsText(job: { state: string; attempts: number; crashes: number; max_retries: number; max_crashes: number | null }, started: number): string {
   const crashes = job.crashes > 0 || job.max_crashes !== null ? `; ${job.crashes} lost to a worker crash, ${crashBudget(job.crashes, job.max_crashes)}` : "";
-  return `${started} attempt${started === 1 ? "" : "s"}: ${job.attempts} failed, ${retryBudget(job.attempts, job.max_retries)}${crashes}`;
+  const budgetLeft = job.attempts <= job.max_retries && (job.max_crashes === null || job.crashes <= job.max_crashes);
+  // Dead with budget left: a command that can never start is not retried (docs/architecture.md "Execution").
+  const retries = job.state === "dead" && budgetLeft ? "dead without a retry (the command cannot start)" : retryBudget(job.attempts, job.max_retries);
+  return `${started} attempt${started === 1 ? "" : "s"}: ${job.attempts} failed, ${retries}${crashes}`;
 }
 
 /** Epoch seconds → ISO-8601 UTC, or "-" for null. */

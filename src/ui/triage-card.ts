@@ -6,7 +6,7 @@
 import type { TriageCard } from "../ops/triage.ts";
 import type { AttemptOutput } from "../ops/output.ts";
 import type { RetriedWithOverrides } from "../ops/retry.ts";
-import { clipColumns, escapeControl, fitColumns, formatArgv, humanDuration, iso } from "./text.ts";
+import { attemptsText, clipColumns, escapeControl, fitColumns, formatArgv, humanDuration, iso } from "./text.ts";
 
 /** Lines of each stream's tail shown on a card; `v` shows everything. */
 export const CARD_TAIL_LINES = 8;
@@ -58,7 +58,7 @@ export function cardText(card: TriageCard, width: number, now = Date.now() / 100
     field("queue", job.queue + (tags ? `   tags ${escapeControl(tags)}` : "")),
     field("failure", f.failure_reason ?? (job.state === "canceled" ? "canceled before it ran" : "-")),
     field("exit code", f.exit_code === null ? "-" : String(f.exit_code)),
-    field("attempts", `${job.last_attempt_no} run, ${job.attempts} failed of ${job.max_retries} retries, ${job.crashes} crashes`),
+    field("attempts", attemptsText(job, job.last_attempt_no)),
     field("timeout", `${job.timeout_seconds}s`),
     field("ended", ended),
   ];
