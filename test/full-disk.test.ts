@@ -14,9 +14,10 @@
  * storage is the server's). State is read through the driver.
  */
 import { expect, test } from "bun:test";
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { FAST_KNOBS, ON_POSTGRES, TempQueue, waitFor } from "./helpers.ts";
-import { startWorker, withFreshQueue } from "./reliability-helpers.ts";
+import { startBg, startWorker, withFreshQueue } from "./reliability-helpers.ts";
 
 let q: TempQueue;
 withFreshQueue((fresh) => (q = fresh));
@@ -106,5 +107,39 @@ test.skipIf(ON_POSTGRES)("only the spool full: output_write_failed (crash budget
     expect(await w.exited).toBe(0);
   } finally {
     unmount(q.spool);
+  }
+}, 120000);
+
+test.skipIf(ON_POSTGRES)("after a full-disk episode a busy worker checkpoints the write-ahead log at once (not only when idle)", async () => {
+  if (!mountTiny(q.dir)) return console.warn("skipped: cannot mount a tmpfs here");
+  const wal = () => {
+    try {
+      return statSync(`${q.db}-wal`).size;
+    } catch {
+      return 0;
+    }
+  };
+  try {
+    const long = await q.addJob("--", "sleep", "60");
+    // Another connection keeps the WAL in place (the last connection to close would fold it away).
+    const script = join(q.dir, "open.ts");
+    writeFileSync(script, `import { Database } from "bun:sqlite";\nconst db = new Database(process.argv[2]);\ndb.query("SELECT count(*) FROM jobs").get();\nconsole.log("open");\nawait Bun.sleep(600000);\n`);
+    const holder = startBg(q, [], { argv0: ["bun", script, q.db] });
+    await waitFor("the queue to be held open", () => holder.stdout().includes("open"), 30000);
+    // A slow heartbeat: the worker's own writes do not refill the WAL right after the checkpoint.
+    const w = startWorker(q, [], { env: { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "5" } });
+    await waitFor("the long job to run", async () => (await q.job(long))?.state === "running", 30000);
+    expect(wal()).toBeGreaterThan(0);
+    const big = join(q.dir, "big");
+    Bun.spawnSync(["sh", "-c", `head -c 3000000 /dev/zero > ${big}`], { stderr: "ignore" });
+    await waitFor("the worker to see the full disk", () => w.stderr().includes("claiming paused"), 30000);
+    rmSync(big, { force: true });
+    await waitFor("the worker to see space back", () => w.stderr().includes("space is back"), 30000);
+    await waitFor("the WAL to be truncated", () => wal() === 0, 30000, 5);
+    expect((await q.job(long))!.state).toBe("running"); // busy all along: not the idle checkpoint
+    holder.proc.kill("SIGKILL");
+    w.proc.kill("SIGKILL");
+  } finally {
+    unmount(q.dir);
   }
 }, 120000);
