@@ -165,11 +165,14 @@ async function pickGroup(groups: FailureGroup[], cursor: number): Promise<number
 }
 
 /** Runs the group screen and the groups' menus until every group is handled or skipped, or the person quits. */
-async function triageGroups(store: Store, scope: JobScope, summary: TriageSummary, suggest: Suggest): Promise<void> {
+async function triageGroups(store: Store, scope: JobScope, first: FailureGroup[], summary: TriageSummary, suggest: Suggest): Promise<void> {
   const skipped = new Set<string>();
   let cursor = 0;
+  let fresh: FailureGroup[] | null = first; // the first screen shows what the session started with
   for (;;) {
-    const groups = (await failureGroups(store, scope)).filter((g) => !skipped.has(signatureKey(g.signature)));
+    // After an action the groups are read again: jobs were requeued or deleted, here or elsewhere.
+    const groups = (fresh ?? (await failureGroups(store, scope))).filter((g) => !skipped.has(signatureKey(g.signature)));
+    fresh = null;
     if (groups.length === 0) return;
     const direct = groups.length === 1;
     const picked = direct ? 0 : await pickGroup(groups, cursor);
@@ -218,7 +221,7 @@ export async function runTriage(store: Store, scope: JobScope, scopeText: string
   process.on("SIGINT", onSigint);
   try {
     if (listed === 1) await walkJobs(store, groups[0]!.job_ids, summary, suggest);
-    else await triageGroups(store, scope, summary, suggest);
+    else await triageGroups(store, scope, groups, summary, suggest);
   } catch (error) {
     if (!(error instanceof Interrupted)) throw error;
     summary.interrupted = true;
