@@ -72,7 +72,7 @@ export default defineVerb({
     return { data, pagination };
   },
   render({ data, pagination }, ctx) {
-    if ("groups" in data) return renderGroups(data.groups, process.stdout.columns || 100);
+    if ("groups" in data) return renderGroups(data.groups, process.stdout.isTTY ? process.stdout.columns || 100 : Infinity);
     if (data.count === 0) return "no jobs";
     const now = Date.now() / 1000;
     const color = stdoutPaint();

@@ -4,7 +4,7 @@
  * Pure functions of the data; widths are terminal columns (Bun.stringWidth).
  */
 import type { FailureGroup } from "../ops/triage-groups.ts";
-import { clipColumns, escapeControl, fitColumns, formatArgv, humanDuration, iso, table } from "./text.ts";
+import { clipColumns, columns, escapeControl, fitColumns, formatArgv, humanDuration, iso, table } from "./text.ts";
 import { idList } from "./triage-card.ts";
 
 /** "3m05s ago" for an epoch-seconds time. */
@@ -12,11 +12,11 @@ function ago(t: number, now: number): string {
   return `${humanDuration(Math.max(0, now - t))} ago`;
 }
 
-/** `list --state dead --group` as text: one row per group, largest first. */
+/** `list --state dead --group` as text: one row per group, largest first; `width` in columns (Infinity off a terminal: nothing cut). */
 export function renderGroups(groups: FailureGroup[], width: number, now = Date.now() / 1000): string {
   if (groups.length === 0) return "no failed jobs";
   const jobs = groups.reduce((n, g) => n + g.count, 0);
-  const signatureWidth = Math.max(30, Math.min(70, width - 60));
+  const signatureWidth = Math.max(30, width - 90);
   const rows = groups.map((g) => [
     String(g.count),
     g.signature.state,
@@ -24,7 +24,7 @@ export function renderGroups(groups: FailureGroup[], width: number, now = Date.n
     g.lanes.join(","),
     ago(g.first_seen, now),
     ago(g.last_seen, now),
-    clipColumns(formatArgv(g.example.argv), 40),
+    clipColumns(formatArgv(g.example.argv), width === Infinity ? Infinity : 40),
   ]);
   const head = `${groups.length} group(s) of ${jobs} job(s), largest first (job ids: add --json)`;
   return `${head}\n${table(["JOBS", "STATE", "SIGNATURE", "LANES", "FIRST", "LAST", "EXAMPLE"], rows)}`;
@@ -33,8 +33,10 @@ export function renderGroups(groups: FailureGroup[], width: number, now = Date.n
 /** One row of triage's group screen, fitted to `width` columns. */
 export function groupRow(g: FailureGroup, width: number, now = Date.now() / 1000): { label: string; hint: string } {
   const count = `${g.count} job${g.count === 1 ? "" : "s"}`.padStart(8);
-  const label = clipColumns(`${count}  ${escapeControl(g.text)}`, Math.max(20, width - 34));
-  return { label, hint: clipColumns(`${g.lanes.join(",")} · last ${ago(g.last_seen, now)}`, 30) };
+  const hint = clipColumns(`${g.lanes.join(",")} · last ${ago(g.last_seen, now)}`, 30);
+  // The menu draws "● [1] label (hint)": the label gets what the hint leaves.
+  const label = clipColumns(`${count}  ${escapeControl(g.text)}`, Math.max(20, width - columns(hint) - 10));
+  return { label, hint };
 }
 
 /** The body of a group's card (`width` columns inside the box, every line that wide). */

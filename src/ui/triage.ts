@@ -211,7 +211,7 @@ export async function runTriage(store: Store, scope: JobScope, scopeText: string
     return summary;
   }
   const dead = groups.filter((g) => g.signature.state === "dead").reduce((n, g) => n + g.count, 0);
-  p.log.info(`${dead} dead and ${listed - dead} canceled job(s), ${groups.length} failure group(s). Esc: back; Ctrl-C: stop, leaving the job on screen as it is.`);
+  p.log.info(`${dead} dead, ${listed - dead} canceled job(s), ${groups.length} failure group(s). Esc: back · Ctrl-C: stop, changing nothing more`);
   watchCancelKeys();
   // Outside a prompt the terminal is in cooked mode, where Ctrl-C is a signal: end as cleanly.
   const onSigint = () => {
