@@ -8,12 +8,8 @@
  */
 import { readFileSync } from "node:fs";
 import { SpoolError } from "../contract/errors.ts";
+import { formatArgv } from "../ui/text.ts";
 import { closest, type FlagDef, type FlagsDef, type RawArgs } from "../contract/flags.ts";
-
-/** A word as a shell would need it written (quoted when it holds more than plain characters). */
-function shellWord(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
-}
 
 /**
  * The error for a command written without a bare `--` before it (`add ls -la`,
@@ -21,7 +17,7 @@ function shellWord(word: string): string {
  * ({@link FlagDef.afterDashDash}): `INVALID_INPUT` showing the words after `--`.
  */
 export function commandWithoutDashDash(words: string[], def: FlagDef): SpoolError {
-  const fixed = `-- ${words.map(shellWord).join(" ")}`;
+  const fixed = `-- ${formatArgv(words)}`;
   return new SpoolError("INVALID_INPUT", `${words.map((w) => JSON.stringify(w)).join(" ")} is no flag's value: the command goes after a bare -- (or in one -c 'SHELL STRING'), so that its flags are not taken for spoolctl's: write ${fixed}`, {
     remediation: def.hint ?? `write the flags first, then ${fixed}`,
     detail: { arguments: words },

@@ -10,13 +10,9 @@
 import { SpoolError } from "../contract/errors.ts";
 import type { VerbResult } from "../contract/envelope.ts";
 import { resolveLocation, type QueueLocation } from "../store/location.ts";
+import { formatArgv } from "../ui/text.ts";
 import { VERB_NAMES } from "./names.ts";
 import { COMPOUND } from "./registry.ts";
-
-/** A word as a shell needs it: quoted unless it holds only plain characters. */
-function shellWord(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
-}
 
 /**
  * The queue selection as flags to repeat: `--db X` when `--db` or
@@ -25,7 +21,7 @@ function shellWord(word: string): string {
  * did (`.spoolctl/`, found again from the same folder).
  */
 export function selectionFlags(location: Pick<QueueLocation, "dbPath" | "source">): string {
-  return location.source === "flag" || location.source === "env" ? `--db ${shellWord(location.dbPath)}` : "";
+  return location.source === "flag" || location.source === "env" ? `--db ${formatArgv([location.dbPath])}` : "";
 }
 
 /** `spoolctl VERB` and `spoolctl GROUP ACTION`, longest first so `config set` wins over a verb named `config`. */
