@@ -63,3 +63,21 @@ test("the nearest .spoolctl/ wins; its config.json db_path is relative to that f
   const own = await q.run(["config", "show", "--json"], { cwd: join(sub, "deeper"), env: FOLDER });
   expect(own.json.data.values.db_path).toBe(join(sub, ".spoolctl", "queue.db"));
 });
+
+test("a URL scheme without a driver is refused (flag, SPOOLCTL_DB, config.json) and no folder named after it appears", async () => {
+  for (const [args, env] of [
+    [["status", "--json", "--db", "mysql://u:secret@h/db"], FOLDER],
+    [["add", "--json", "--db", "sqlite:///tmp/x.db", "--", "true"], FOLDER],
+    [["list", "--json"], { SPOOLCTL_DB: "redis://h:6379/0" }],
+  ] as const) {
+    const r = await q.run([...args], { env });
+    expect([r.code, r.json.errors[0].code]).toEqual([1, "INVALID_INPUT"]);
+    expect(r.json.errors[0].message).toMatch(/unsupported database URL scheme (mysql|sqlite|redis):\/\//);
+    expect(r.stdout).not.toContain("secret");
+  }
+  mkdirSync(join(q.dir, ".spoolctl"));
+  writeFileSync(join(q.dir, ".spoolctl", "config.json"), JSON.stringify({ db_path: "pg://h/db" }));
+  const fromConfig = await q.run(["status", "--json"], { env: FOLDER });
+  expect([fromConfig.code, fromConfig.json.errors[0].message]).toEqual([1, expect.stringContaining("unsupported database URL scheme pg://")]);
+  for (const name of ["mysql:", "sqlite:", "redis:", "pg:"]) expect(existsSync(join(q.dir, name))).toBe(false);
+});
