@@ -7,6 +7,9 @@
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { workerIdentityOf } from "../src/ops/worker-health.ts";
+import type { Attempt, Job, WorkerRecord } from "../src/store/model.ts";
+import { HOST, bootId, judge, processStartTime } from "../src/worker/liveness.ts";
 import { hostsUsable } from "./support/hosts.ts";
 import { CLI, FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
 
@@ -72,4 +75,18 @@ test("a worker id held by a live worker is refused (CONFLICT), and that worker's
   expect([r.code, r.env.errors[0].code]).toEqual([5, "CONFLICT"]);
   expect(r.env.errors[0].message).toContain(`held by a live worker (pid ${live.pid}`);
   expect(await q.job(1)).toMatchObject({ state: "running", locked_by: "ci-2", last_attempt_no: 1 });
+});
+
+test("the attempt's own start time decides: a registry row of a later process with the same id and PID does not speak for it", () => {
+  const me = processStartTime(process.pid)!;
+  const job = { id: 1, state: "running", locked_by: "ci-1", locked_pid: process.pid, last_attempt_no: 1 } as Job;
+  // The row describes this process (the new incarnation: same id, same PID).
+  const row = { worker_id: "ci-1", pid: process.pid, host: HOST, boot_id: bootId(), start_time: me } as WorkerRecord;
+  const attemptOf = (start: string | null) => ({ job_id: 1, attempt_no: 1, worker_pid: process.pid, worker_start_time: start }) as Attempt;
+  // Claimed by an earlier process with this PID: dead, although the row's process lives.
+  expect(judge(workerIdentityOf(job, row, HOST, attemptOf(String(Number(me) - 1)))!)).toBe("dead");
+  // Claimed by this very process: alive.
+  expect(judge(workerIdentityOf(job, row, HOST, attemptOf(me))!)).toBe("alive");
+  // An attempt from before schema v7 (no start time): the row speaks, as before.
+  expect(judge(workerIdentityOf(job, row, HOST, attemptOf(null))!)).toBe("alive");
 });

@@ -63,6 +63,7 @@ export const attempt = object({
   stdout_path: str,
   stderr_path: str,
   stderr_last_line: nullable(str),
+  worker_start_time: nullable(str),
   host: nullable(str),
 }, ["host"]);
 

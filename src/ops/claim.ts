@@ -18,6 +18,8 @@ export interface Claimant {
   queue: string;
   workerId: string;
   workerPid: number;
+  /** The worker process's start time (recorded on its attempts), or null. */
+  workerStartTime?: string | null;
   /** Fleet-wide running ceiling of the lane, or null. */
   slots: number | null;
 }

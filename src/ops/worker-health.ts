@@ -5,7 +5,7 @@
  * will happen to it. The process look-ups are the caller's (src/worker/liveness.ts),
  * passed in as {@link HealthContext.judge}, so this module stays free of I/O.
  */
-import type { Job, WorkerRecord } from "../store/model.ts";
+import type { Attempt, Job, WorkerRecord } from "../store/model.ts";
 import type { StoreReader } from "../store/store.ts";
 
 /** A recorded process identity (see src/worker/liveness.ts). */
@@ -52,14 +52,21 @@ export interface WorkerHealth {
 }
 
 /**
- * The identity that speaks for `job`'s worker: its registry row when the row
- * holds the job's PID (a row under a reused `--worker-id` may describe a later
- * incarnation), otherwise the PID alone on this host, where only "gone" can be
- * concluded (docs/architecture.md "Reaping"). Null without a PID.
+ * The identity of the process that runs `job`'s attempt (docs/architecture.md
+ * "Reaping"): the attempt's own record (worker PID and start time, schema v7)
+ * with the host and boot id of the worker's registry row; for older attempts,
+ * the registry row when it holds the job's PID (a row under a reused
+ * `--worker-id` may describe a later incarnation: a restarted container's
+ * PID 1 has the same id and PID, only its start time differs), otherwise the
+ * PID alone on this host, where only "gone" can be concluded. Null without a PID.
  */
-export function workerIdentityOf(job: Job, row: WorkerRecord | null, host: string): ProcessRef | null {
-  if (row && row.pid === job.locked_pid) return { host: row.host, pid: row.pid, bootId: row.boot_id, startTime: row.start_time };
+export function workerIdentityOf(job: Job, row: WorkerRecord | null, host: string, attempt?: Attempt | null): ProcessRef | null {
   if (job.locked_pid === null) return null;
+  if (attempt && attempt.worker_start_time !== null && attempt.worker_pid === job.locked_pid) {
+    const sameHost = row ? row.host : host;
+    return { host: sameHost, pid: job.locked_pid, bootId: row && row.start_time === attempt.worker_start_time ? row.boot_id : null, startTime: attempt.worker_start_time };
+  }
+  if (row && row.pid === job.locked_pid) return { host: row.host, pid: row.pid, bootId: row.boot_id, startTime: row.start_time };
   return { host, pid: job.locked_pid, bootId: null, startTime: null };
 }
 
@@ -72,7 +79,7 @@ export async function jobWorkerHealth(tx: StoreReader, job: Job, ctx: HealthCont
   if (job.state !== "running") return null;
   const id = job.locked_by;
   if (id !== null && !rows.has(id)) rows.set(id, await tx.getWorker(id));
-  const who = workerIdentityOf(job, id === null ? null : (rows.get(id) ?? null), ctx.host);
+  const who = workerIdentityOf(job, id === null ? null : (rows.get(id) ?? null), ctx.host, await tx.getAttempt(job.id, job.last_attempt_no));
   const age = Math.max(0, ctx.now - (job.heartbeat_at ?? job.locked_at ?? ctx.now));
   const base = { job_id: job.id, worker_id: id, worker_pid: job.locked_pid, worker_host: who?.host ?? ctx.host, heartbeat_age_seconds: age };
   const name = `worker ${id ?? "?"} (pid ${job.locked_pid ?? "?"}${who && who.host !== ctx.host ? ` on ${who.host}` : ""})`;

@@ -85,6 +85,12 @@ export interface Attempt {
   stderr_path: string;
   /** The last non-empty stderr line its worker read at the end (schema v5); null when not recorded. */
   stderr_last_line: string | null;
+  /**
+   * The start time of the worker process that claimed it (as `workers.start_time`;
+   * schema v7), telling that process apart from a later one with the same id
+   * and PID; null for older rows.
+   */
+  worker_start_time: string | null;
 }
 
 /** A ledger row; `id` is the cursor. */

@@ -155,6 +155,8 @@ export interface ClaimRequest {
   queue: string;
   workerId: string;
   workerPid: number;
+  /** The claiming process's start time, recorded on each attempt (`Attempt.worker_start_time`); null when unknown. */
+  workerStartTime?: string | null;
   /** Fleet-wide ceiling of running jobs in the lane; null = none. */
   slots: number | null;
   /** At most this many jobs (≥ 1). */

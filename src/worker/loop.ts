@@ -15,6 +15,7 @@ import { attemptMarker, startAttempt, workerEnvironment, type RunningAttempt } f
 import { killOrphans, reapDeadWorkers, type ReapedJob } from "./reaper.ts";
 import { OutputShipper, SHIP_INTERVAL_MS } from "./ship.ts";
 import { readSettings } from "../ops/settings.ts";
+import { processStartTime } from "./liveness.ts";
 import { PauseWatch } from "./pause.ts";
 import { registerWorker } from "./registry.ts";
 import { StorageWatch } from "./storage-watch.ts";
@@ -282,7 +283,7 @@ export class Worker {
     if (this.emptyClaims > 1 && performance.now() - this.lastEmptyClaim < EMPTY_STREAK_MS) await Bun.sleep(Math.random() * Math.min(2 ** (this.emptyClaims - 1), MAX_CLAIM_JITTER_MS));
     try {
       // No read first: the claim answers "is anything due?" itself, in one transaction.
-      claimed = await claimJobs(store, { queue: opts.queue, workerId: opts.workerId, workerPid: process.pid, slots: opts.slots }, room, now);
+      claimed = await claimJobs(store, { queue: opts.queue, workerId: opts.workerId, workerPid: process.pid, workerStartTime: OWN_START_TIME, slots: opts.slots }, room, now);
     } catch (error) {
       // Over a network a claim can commit and its answer be lost: jobs may now be ours without our knowing.
       this.claimUncertain = true;
@@ -528,6 +529,9 @@ const EMPTY_STREAK_MS = 200;
 
 /** How often the loop reads its registry row for a `spoolctl stop`, milliseconds. */
 const STOP_CHECK_MS = 250;
+
+/** This process's start time, recorded on every attempt it claims (docs/architecture.md "Reaping"). */
+const OWN_START_TIME = processStartTime(process.pid);
 
 /** The in-flight key of an attempt. */
 function flightKey(claimed: ClaimedAttempt): string {

@@ -28,8 +28,11 @@ export interface ReapedJob {
 }
 
 async function identityOf(store: Store, job: Job): Promise<ProcessIdentity | null> {
-  const worker = job.locked_by ? await store.read(async (tx) => tx.getWorker(job.locked_by!)) : null;
-  return workerIdentityOf(job, worker, HOST);
+  const { worker, attempt } = await store.read(async (tx) => ({
+    worker: job.locked_by ? await tx.getWorker(job.locked_by) : null,
+    attempt: await tx.getAttempt(job.id, job.last_attempt_no),
+  }));
+  return workerIdentityOf(job, worker, HOST, attempt);
 }
 
 /**

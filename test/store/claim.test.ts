@@ -46,6 +46,15 @@ forEachDriver("claimJobs", (q) => {
     expect(await claim(q.store, { limit: 3, now: t })).toEqual([]);
   });
 
+  test("each attempt records the claiming process's start time (null when the claim gives none)", async () => {
+    const [a, b] = await insertJobs(q.store, [{}, {}]);
+    const first = await claimOne(q.store, { workerStartTime: "123456" });
+    expect(first.attempt).toMatchObject({ job_id: a!.id, worker_pid: 4242, worker_start_time: "123456" });
+    expect((await q.store.read(async (tx) => tx.getAttempt(a!.id, 1)))?.worker_start_time).toBe("123456");
+    const second = await claimOne(q.store);
+    expect(second.attempt).toMatchObject({ job_id: b!.id, worker_start_time: null });
+  });
+
   test("an empty lane claims nothing", async () => {
     expect(await claim(q.store, { limit: 5 })).toEqual([]);
     await insertJob(q.store, { queue: "elsewhere" });

@@ -66,9 +66,9 @@ export function claimSql(slotted: boolean): string {
        FROM next WHERE jobs.id = next.id
        RETURNING jobs.*),
      attempt AS (
-       INSERT INTO attempts (job_id, attempt_no, state, worker_id, worker_pid, started_at, stdout_path, stderr_path)
+       INSERT INTO attempts (job_id, attempt_no, state, worker_id, worker_pid, started_at, stdout_path, stderr_path, worker_start_time)
        SELECT c.id, c.last_attempt_no, 'running', $3, $4::int, $2::float8,
-         $7::text || '/' || c.id || '.' || c.last_attempt_no || '.stdout', $7::text || '/' || c.id || '.' || c.last_attempt_no || '.stderr'
+         $7::text || '/' || c.id || '.' || c.last_attempt_no || '.stdout', $7::text || '/' || c.id || '.' || c.last_attempt_no || '.stderr', $9::text
        FROM claimed c
        RETURNING *),
      claimed_events AS (
@@ -83,7 +83,7 @@ export function claimSql(slotted: boolean): string {
 /** The parameters of {@link claimSql}. */
 export function claimParams(req: ClaimRequest, spoolDir: string, channel: string): unknown[] {
   // Attempt output paths as attemptOutputPaths() makes them: <spool>/output/<job>.<attempt>.stdout|stderr.
-  return [req.queue, req.now, req.workerId, req.workerPid, req.limit, req.slots ?? 0, join(spoolDir, "output"), channel];
+  return [req.queue, req.now, req.workerId, req.workerPid, req.limit, req.slots ?? 0, join(spoolDir, "output"), channel, req.workerStartTime ?? null];
 }
 
 /**

@@ -210,6 +210,10 @@ const STEPS: string[] = [
   CREATE INDEX idx_jobs_due ON jobs (queue, next_run_at) WHERE state = 'queued';
   CREATE INDEX idx_jobs_backoff ON jobs (queue) WHERE state = 'queued' AND (attempts > 0 OR crashes > 0);
   `,
+  // v7: the attempt's worker process start time (see the SQLite driver's v7).
+  `
+  ALTER TABLE attempts ADD COLUMN worker_start_time text;
+  `,
 ];
 
 /** The schema version this binary writes (equal to the SQLite driver's). */

@@ -139,6 +139,12 @@ const STEPS: string[] = [
   CREATE INDEX idx_jobs_due ON jobs (queue, next_run_at) WHERE state = 'queued';
   CREATE INDEX idx_jobs_backoff ON jobs (queue) WHERE state = 'queued' AND (attempts > 0 OR crashes > 0);
   `,
+  // v7: each attempt records its worker's process start time, so that a later
+  // worker under the same id and PID (a restarted container's PID 1) is never
+  // taken for the one that ran it (docs/architecture.md "Reaping"). NULL: older rows.
+  `
+  ALTER TABLE attempts ADD COLUMN worker_start_time TEXT;
+  `,
 ];
 
 /** The v1 schema, for the test that migrates an old file. */

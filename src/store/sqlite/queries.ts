@@ -215,15 +215,15 @@ export class SqliteQueries implements StoreWriter {
     const claimed: ClaimedJob[] = [];
     const statement = this.db.query(HOT_SQL.claimNext);
     const insertAttempt = this.db.query(
-      `INSERT INTO attempts (job_id, attempt_no, state, worker_id, worker_pid, started_at, stdout_path, stderr_path)
-       VALUES (?, ?, 'running', ?, ?, ?, ?, ?) RETURNING *`,
+      `INSERT INTO attempts (job_id, attempt_no, state, worker_id, worker_pid, started_at, stdout_path, stderr_path, worker_start_time)
+       VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?) RETURNING *`,
     );
     while (claimed.length < req.limit) {
       const row = statement.get(req.workerId, req.workerPid, req.now, req.queue, req.slots) as Row | null;
       if (!row) break;
       const job = toJob(row);
       const paths = attemptOutputPaths(spoolDir, job.id, job.last_attempt_no);
-      const attempt = insertAttempt.get(job.id, job.last_attempt_no, req.workerId, req.workerPid, req.now, paths.stdout, paths.stderr) as Attempt;
+      const attempt = insertAttempt.get(job.id, job.last_attempt_no, req.workerId, req.workerPid, req.now, paths.stdout, paths.stderr, req.workerStartTime ?? null) as Attempt;
       this.insertEvent(job.id, "claimed", req.workerId, `attempt ${job.last_attempt_no}`, req.now);
       claimed.push({ job, attempt });
     }
