@@ -194,6 +194,42 @@ export async function pgServerCpuMs(): Promise<number> {
   return ticks * TICK_MS;
 }
 
+/**
+ * Samples what the backends of database `url` are doing every `everyMs` until
+ * stop(): counts of "state / wait event" (`active / CPU` when a backend runs
+ * with no wait event), from pg_stat_activity over a separate connection.
+ */
+export async function samplePgActivity(url: string, everyMs = 20): Promise<{ stop(): Promise<Record<string, number>> }> {
+  const server = await pgServer();
+  const name = new URL(url).pathname.slice(1);
+  const sql = new SQL(server.url("postgres"), { max: 1 });
+  const counts: Record<string, number> = {};
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      try {
+        const rows = (await sql`SELECT state, wait_event_type, wait_event FROM pg_stat_activity
+          WHERE datname = ${name} AND backend_type = 'client backend' AND pid <> pg_backend_pid()`) as { state: string; wait_event_type: string | null; wait_event: string | null }[];
+        for (const r of rows) {
+          const key = r.state === "active" && !r.wait_event ? "active / CPU" : `${r.state} / ${r.wait_event_type ?? "-"}:${r.wait_event ?? "-"}`;
+          counts[key] = (counts[key] ?? 0) + 1;
+        }
+      } catch {
+        // a sample lost: keep sampling
+      }
+      await Bun.sleep(everyMs);
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      await sql.close({ timeout: 0 });
+      return counts;
+    },
+  };
+}
+
 /** Stops the PostgreSQL server if one was started. */
 export async function stopPg(): Promise<void> {
   if (pg) await (await pg).stop();

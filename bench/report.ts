@@ -28,6 +28,77 @@ const perSec = (n: number, ms: number) => n / (ms / 1000);
 const mib = (b: number) => b / 2 ** 20;
 const ratio = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${fmt(a / b, 2)}×` : "");
 
+/**
+ * The one-table summary: before beside after, and beside the floor and the
+ * other queues where they measure the same thing (medians from the sections
+ * below).
+ */
+function summary(r: ReportInput): string[] {
+  const [after, before] = [r.labels[0]!, r.labels[1]];
+  const rows: string[][] = [];
+  const t = r.throughput;
+  const rate = (label: string | undefined, key: string) => (label && t ? rateOf(t.runs[label]?.[key], t.jobs) : NaN);
+  const n0 = (x: number) => fmt(x, 0);
+  const other = (name: string) => (t?.others[name]?.length ? n0(perSec(t.otherJobs, median(t.others[name]!))) : "");
+  if (t) {
+    rows.push([`drain ${t.jobs} \`true\`, 1 worker (SQLite), jobs/s`, n0(rate(before, "sqlite:w1c1")), n0(rate(after, "sqlite:w1c1")), `${n0(perSec(t.jobs, median(t.floors.seq)))} (1 at a time)`, other("task-spooler (tsp -S 1)"), other("nq (one job at a time)")]);
+    rows.push([`drain, 1 worker \`--concurrency 4\` (SQLite)`, n0(rate(before, "sqlite:w1c4")), n0(rate(after, "sqlite:w1c4")), `${n0(perSec(t.jobs, median(t.floors.par4)))} (4 in flight)`, other("task-spooler (tsp -S 4)"), ""]);
+    const ws = t.scenarios.filter((s) => s.engine === "sqlite" && s.concurrency === 1).map((s) => s.workers);
+    const scale = (label: string | undefined, engine: string, list: number[]) => list.map((w) => n0(rate(label, `${engine}:w${w}c1`))).join(" / ");
+    rows.push([`${ws.join(" / ")} workers (SQLite)`, scale(before, "sqlite", ws), scale(after, "sqlite", ws), "", "", ""]);
+    const pw = t.scenarios.filter((s) => s.engine === "postgres" && s.concurrency === 1).map((s) => s.workers);
+    if (pw.length) {
+      rows.push([`PostgreSQL: ${pw.join(" / ")} workers`, scale(before, "postgres", pw), scale(after, "postgres", pw), "", "", ""]);
+      rows.push(["PostgreSQL: 1 worker `--concurrency 4`", n0(rate(before, "postgres:w1c4")), n0(rate(after, "postgres:w1c4")), "", "", ""]);
+    }
+  }
+  const b = r.backlog;
+  if (b) {
+    const [small, big] = [Math.min(...b.sizes), Math.max(...b.sizes)];
+    const cell = (l?: string) => (l ? `${n0(median(b.rates[l]?.[big] ?? []))} vs ${n0(median(b.rates[l]?.[small] ?? []))}` : "");
+    rows.push([`drain from ${big.toLocaleString("en")} vs ${small.toLocaleString("en")} queued, jobs/s`, cell(before), cell(after), "", "", ""]);
+  }
+  const l = r.latency;
+  if (l) {
+    const fe = (name: string) => (l.samples[name]?.length ? fmt(median(l.samples[name]!.map((x) => x.fromExit))) : "");
+    rows.push(["pick-up from `add`'s exit, SQLite, ms", fe(`${before} SQLite`), fe(`${after} SQLite`), `${fmt(median(l.stampCost))} (probe alone)`, fe("tsp"), fe("nq")]);
+    if (l.samples[`${after} PostgreSQL`]) rows.push(["pick-up from `add`'s exit, PostgreSQL (NOTIFY), ms", fe(`${before} PostgreSQL`), fe(`${after} PostgreSQL`), "", "", ""]);
+  }
+  const c = r.cli;
+  if (c) {
+    const [floorRow, ...small] = c.small;
+    const get = (rowsIn: TimedCommand[], prefix: string, v: string | undefined) => {
+      const row = rowsIn.find((x) => x.name.startsWith(prefix));
+      return v && row?.ms[v]?.length ? fmt(median(row.ms[v]!)) : "";
+    };
+    const bundle = c.variants.find((v) => v.label.includes("bundle"))?.label;
+    const src = `${after} (src/cli.ts)`;
+    const bsrc = before ? `${before} (src/cli.ts)` : undefined;
+    const both = (rowsIn: TimedCommand[], prefix: string) => `${get(rowsIn, prefix, bundle)} (src ${get(rowsIn, prefix, src)})`;
+    rows.push(["`add` whole process, ms (after: bundle, src)", get(small, "add", bsrc), both(small, "add"), `${fmt(median(floorRow?.ms.bun ?? []))} (\`bun -e 0\`)`, c.others["tsp true (task-spooler's client, idle server)"] ? fmt(median(c.others["tsp true (task-spooler's client, idle server)"]!)) : "", c.others["nq true (nq's client)"] ? fmt(median(c.others["nq true (nq's client)"]!)) : ""]);
+    rows.push(["`--version`, ms", get(small, "--version", bsrc), both(small, "--version"), "", "", ""]);
+    if (c.large.length) {
+      rows.push(["`status` / `list` on the large SQLite queue, ms", `${get(c.large, "status (", bsrc)} / ${get(c.large, "list (", bsrc)}`, `${get(c.large, "status (", bundle)} / ${get(c.large, "list (", bundle)}`, "", "", ""]);
+    }
+    if (c.largePg.length) rows.push(["`status` / `list` on the large PostgreSQL queue, ms", "", `${get(c.largePg, "status (", bundle)} / ${get(c.largePg, "list (", bundle)}`, "", "", ""]);
+  }
+  const m = r.rss;
+  if (m) {
+    const k = Object.keys(m.cases).find((x) => x.includes("--concurrency 4, SQLite"));
+    const v = (l?: string) => (k && l && m.cases[k]![l] ? fmt(mib(median(m.cases[k]![l]!))) : "");
+    rows.push(["peak RSS, worker draining (SQLite, --concurrency 4), MiB", v(before), v(after), `${fmt(mib(m.runtime))} (Bun runtime)`, "", ""]);
+  }
+  if (!rows.length) return [];
+  return [
+    "### Summary",
+    "",
+    `| measure | ${before ?? "before"} | ${after} | floor | task-spooler | nq |`,
+    "|---|---:|---:|---:|---:|---:|",
+    ...rows.map((x) => `| ${x.join(" | ")} |`),
+    "",
+  ];
+}
+
 export function renderReport(r: ReportInput): { text: string; targets: string[][] } {
   const md: string[] = [];
   const out = (line = "") => md.push(line);
@@ -40,6 +111,7 @@ export function renderReport(r: ReportInput): { text: string; targets: string[][
   out("|---|---|");
   for (const [k, v] of Object.entries(r.machine)) out(`| ${k} | ${v} |`);
   out();
+  md.push(...summary(r));
 
   const t = r.throughput;
   if (t) {
@@ -68,12 +140,32 @@ export function renderReport(r: ReportInput): { text: string; targets: string[][
         `| ${s.label} | ${fmt(ra, 0)}${best(a)} | ${before ? `${fmt(rb, 0)}${best(b)} | ${ratio(ra, rb)} | ` : ""}${fmt(median(t.vsFloor[after]?.[s.key] ?? []), 2)}× | ${a?.length ? fmt(perSec(t.jobs, median(a.map((x) => x.spanMs))), 0) : ""} | ${cpu(a)}${before ? ` / ${cpu(b)}` : ""} | ${fmt((ra * cpuOf(a)) / (10 * r.nproc), 0)} % |`,
       );
     }
-    const dash = before ? " | | " : " | ";
+    const dash = before ? " | | | " : " ";
     out(`| floor: bare \`Bun.spawn\`, sequential | ${fmt(perSec(t.jobs, median(t.floors.seq)), 0)}${dash}| 1.00× | | | |`);
     out(`| floor: bare \`Bun.spawn\`, 4 in flight | ${fmt(perSec(t.jobs, median(t.floors.par4)), 0)}${dash}| 1.00× | | | |`);
     for (const [name, ms] of Object.entries(t.others)) out(`| ${name} | ${fmt(perSec(t.otherJobs, median(ms)), 0)}${dash}| ${fmt(median(t.otherVsFloor[name] ?? []), 2)}× | | | |`);
     for (const [name, why] of Object.entries(t.failures)) out(`| ${name} | ${why} |${before ? " | |" : ""} | | | |`);
     out();
+    const pgRows = t.scenarios.filter((s) => s.engine === "postgres");
+    if (pgRows.length && t.runs[after]?.[pgRows[0]!.key]?.some((x) => x.pgActivity)) {
+      // What the queue's PostgreSQL backends did during the drains (sampled every 20 ms, all rounds).
+      const sum = (key: string) => {
+        const acc: Record<string, number> = {};
+        for (const run of t.runs[after]?.[key] ?? []) for (const [k, v] of Object.entries(run.pgActivity ?? {})) acc[k] = (acc[k] ?? 0) + v;
+        return acc;
+      };
+      const all = pgRows.map((s) => [s, sum(s.key)] as const);
+      const keys = [...new Set(all.flatMap(([, a]) => Object.keys(a)))].sort((x, y) => all.reduce((n, [, a]) => n + (a[y] ?? 0), 0) - all.reduce((n, [, a]) => n + (a[x] ?? 0), 0)).slice(0, 8);
+      out(`PostgreSQL backends of the queue during the drains (${after}; pg_stat_activity sampled every 20 ms; share of backend samples by state / wait event):`);
+      out();
+      out(`| scenario | ${keys.join(" | ")} |`);
+      out(`|---|${keys.map(() => "---:").join("|")}|`);
+      for (const [s, a] of all) {
+        const total = Object.values(a).reduce((x, y) => x + y, 0) || 1;
+        out(`| ${s.label} | ${keys.map((k) => `${fmt((100 * (a[k] ?? 0)) / total, 0)} %`).join(" | ")} |`);
+      }
+      out();
+    }
     const rate = (label: string, key: string) => rateOf(t.runs[label]?.[key], t.jobs);
     const scale = (label: string, engine: string, w: number[]) => w.map((n) => fmt(rate(label, `${engine}:w${n}c1`), 0)).join(" / ");
     const sqliteW = t.scenarios.filter((s) => s.engine === "sqlite" && s.concurrency === 1).map((s) => s.workers);

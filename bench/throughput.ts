@@ -9,7 +9,7 @@ import { copyFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { NQ, TSP, nqDrain, tspDrain, tspUsable } from "./compare.ts";
 import { BUN, fmt, median, ndjson, run, sleep, tempDir, trackChild, waitFor, writeFile } from "./lib.ts";
-import { freshQueue, pgServerCpuMs, queueAt, runCliOk, spoolEnv, type Cli, type Engine } from "./queues.ts";
+import { freshQueue, pgServerCpuMs, queueAt, samplePgActivity, runCliOk, spoolEnv, type Cli, type Engine } from "./queues.ts";
 
 /** One drain: `add --from` N jobs, then `workers` × `work --drain --concurrency c`, timed from spawn to the last exit. */
 export interface DrainRun {
@@ -20,6 +20,8 @@ export interface DrainRun {
   cpuMs: number;
   /** PostgreSQL: CPU of the whole server during the drain (NaN for SQLite). */
   serverCpuMs: number;
+  /** PostgreSQL: samples of the queue's backends by "state / wait event" during the drain. */
+  pgActivity?: Record<string, number>;
   addMs: number;
 }
 
@@ -57,6 +59,7 @@ export async function drain(cli: Cli, engine: Engine, n: number, workers: number
     const add = await runCliOk(cli, ["add", "--db", q.db, "--from", writeFile(join(tempDir("jobs"), "jobs.ndjson"), ndjson(n, ["true"]))], { quiet: true });
     await sleep(100);
     const server0 = engine === "postgres" ? await pgServerCpuMs() : NaN;
+    const sampler = engine === "postgres" ? await samplePgActivity(q.db) : null;
     const t0 = performance.now();
     const procs = Array.from({ length: workers }, () =>
       Bun.spawn([BUN, cli.path, "work", "--db", q.db, "--drain", "--concurrency", String(concurrency)], {
@@ -69,6 +72,7 @@ export async function drain(cli: Cli, engine: Engine, n: number, workers: number
     const untrack = procs.map((p) => trackChild(p));
     const codes = await Promise.all(procs.map((p) => p.exited));
     const wallMs = performance.now() - t0;
+    const pgActivity = await sampler?.stop();
     untrack.forEach((u) => u());
     if (codes.some((c) => c !== 0)) throw new Error(`${cli.label} ${engine}: work --drain exited ${codes.join(",")}`);
     await sleep(50); // the backends of the closed connections exit and are reaped
@@ -76,7 +80,7 @@ export async function drain(cli: Cli, engine: Engine, n: number, workers: number
     const s = await q.stats();
     if (s.done !== n) throw new Error(`${cli.label} ${engine}: only ${s.done} of ${n} jobs done`);
     const cpuMs = procs.reduce((sum, p) => sum + Number(p.resourceUsage()?.cpuTime.total ?? 0n) / 1000, 0);
-    return { wallMs, spanMs: s.spanMs, cpuMs, serverCpuMs, addMs: add.ms };
+    return { wallMs, spanMs: s.spanMs, cpuMs, serverCpuMs, addMs: add.ms, pgActivity };
   } finally {
     await q.close();
   }
