@@ -22,7 +22,7 @@ import { guardStdio, writeOut } from "./ui/stdio.ts";
 /**
  * Verbs that print only through {@link writeOut} (and `log` for warnings,
  * which guards itself): they never build Node's stdio streams, so that they
- * start at Bun's speed (docs/benchmarks.md "CLI start"). Every other verb gets
+ * start at Bun's speed (docs/benchmarks.md "CLI start-up"). Every other verb gets
  * the stream error handlers before it runs.
  */
 const PLAIN_OUTPUT = new Set(["add", "status", "list", "show"]);

@@ -2,7 +2,7 @@
  * The CLI's standard streams without Node's stream classes on the path of a
  * simple verb: touching `process.stdout` (even `.isTTY` or `.on`) builds a
  * Node `WriteStream` and loads the stream stack, ~7-25 ms of a ~20 ms verb
- * (docs/benchmarks.md "CLI start"). Here output goes to the file descriptor
+ * (docs/benchmarks.md "CLI start-up"). Here output goes to the file descriptor
  * with `writeSync`, and a terminal is detected with `fstat` first.
  */
 import { fstatSync, writeSync } from "node:fs";
