@@ -41,6 +41,9 @@ describe("a refused value is never printed", () => {
     { name: "an add --from line with a bad env value type", args: ["add", "--from", "-"], stdin: `{"argv":["true"],"env":{"T":["${TOKEN}"]}}\n`, names: "env.T" },
     { name: "an add --from line that is not JSON", args: ["add", "--from", "-"], stdin: `{"argv":["true"],"env":{"T":${TOKEN}}}\n` },
     { name: "an enqueue spec that is not JSON", args: ["enqueue", `{"id":"j1","command":"true","env":{"T":${TOKEN}}}`] },
+    { name: "an assignment before -- (a forgotten --env)", args: ["add", `API_TOKEN=${TOKEN}`, "--", "true"], names: "--env API_TOKEN=…" },
+    { name: "an assignment as the command without --", args: ["add", `API_TOKEN=${TOKEN}`, "true"], names: "API_TOKEN=…" },
+    { name: "an assignment given to a verb without arguments", args: ["status", `API_TOKEN=${TOKEN}`], names: "API_TOKEN=…" },
     { name: "an enqueue spec with a bad env name", args: ["enqueue", JSON.stringify({ id: "j1", command: "true", env: { "API-TOKEN": TOKEN } })], names: "API-TOKEN" },
   ];
   for (const c of cases) {

@@ -11,7 +11,7 @@
  * remediation when it has one.
  */
 import { SpoolError, invalidValue } from "../contract/errors.ts";
-import { commandWithoutDashDash } from "./argv.ts";
+import { commandWithoutDashDash, strayDetail, strayHint, strayWords } from "./argv.ts";
 import { closest, type Args, type FlagDef, type FlagsDef, type RawArgs, type StringFormat, type VerbSpec } from "../contract/flags.ts";
 import { parseDuration, parseInteger, parseLane, parseNumber, parsePairs, parseTimestamp } from "../ops/values.ts";
 
@@ -121,18 +121,18 @@ function positionals(spec: VerbSpec, raw: RawArgs, opts: CheckOptions): Record<s
   const dashDashOnly = defs.find(([, d]) => d.afterDashDash)?.[1];
   if (dashDashOnly && raw.positionals.length) {
     if (raw.rest === null) throw commandWithoutDashDash(raw.positionals, dashDashOnly);
-    const stray = raw.positionals.map((w) => JSON.stringify(w)).join(", ");
+    const stray = strayWords(raw.positionals, ", ");
     throw new SpoolError("INVALID_INPUT", `${opts.spoken}: ${stray} before -- is no flag's value (a value is one word: --timeout 5m, --note "two words"); nothing was added`, {
-      remediation: "quote a value that holds spaces, put the command after --, and nothing else between the flags",
-      detail: { arguments: raw.positionals },
+      remediation: "quote a value that holds spaces, put the command after --, and nothing else between the flags" + strayHint(raw.positionals),
+      detail: { arguments: strayDetail(raw.positionals) },
     });
   }
   if (defs.length === 0 && words.length) {
-    throw new SpoolError("INVALID_INPUT", `${opts.spoken} takes no arguments (got ${JSON.stringify(words.join(" "))})`, { remediation: spec.noArgsHint });
+    throw new SpoolError("INVALID_INPUT", `${opts.spoken} takes no arguments (got ${JSON.stringify(strayDetail(words).join(" "))})`, { remediation: spec.noArgsHint });
   }
   if (!defs.some(([, d]) => d.variadic) && words.length > defs.length) {
     const what = defs.length === 1 ? noun(...defs[0]!).replace(/^an? /, "one ") : defs.map(([n, d]) => noun(n, d)).join(" and ");
-    throw new SpoolError("INVALID_INPUT", `${opts.spoken} takes ${what} (got ${words.length}: ${words.join(" ")})`, { remediation: defs[0]![1].hint });
+    throw new SpoolError("INVALID_INPUT", `${opts.spoken} takes ${what} (got ${words.length}: ${strayDetail(words).join(" ")})`, { remediation: defs[0]![1].hint });
   }
   const missing = defs.filter(([, d], i) => i >= words.length && d.required && !(d.prompt && opts.canAsk));
   if (missing.length) {

@@ -12,15 +12,41 @@ import { formatArgv } from "../ui/text.ts";
 import { closest, type FlagDef, type FlagsDef, type RawArgs } from "../contract/flags.ts";
 
 /**
+ * A stray word as errors may show it: an assignment `NAME=value` (a
+ * forgotten `--env`) loses its value, which is often a secret (docs/contract.md
+ * "Error objects and warnings"): `API_TOKEN=…`. Other words are shown as given.
+ */
+export function shownWord(word: string): string {
+  const m = /^([A-Za-z_][A-Za-z0-9_.-]*)=./s.exec(word);
+  return m ? `${m[1]}=…` : word;
+}
+
+/** The remediation's hint when stray words include an assignment (see {@link shownWord}). */
+export function strayHint(words: string[]): string {
+  const names = words.filter((w) => shownWord(w) !== w).map((w) => w.slice(0, w.indexOf("=")));
+  return names.length ? `; to give the job a variable: --env ${names[0]}=…` : "";
+}
+
+/** Stray words quoted for a message, assignments without their values. */
+export function strayWords(words: string[], sep: string): string {
+  return words.map((w) => JSON.stringify(shownWord(w))).join(sep);
+}
+
+/** The stray words for `detail.arguments`, assignments without their values. */
+export function strayDetail(words: string[]): string[] {
+  return words.map(shownWord);
+}
+
+/**
  * The error for a command written without a bare `--` before it (`add ls -la`,
  * `add echo hi`), for a positional that only `--` may fill
  * ({@link FlagDef.afterDashDash}): `INVALID_INPUT` showing the words after `--`.
  */
 export function commandWithoutDashDash(words: string[], def: FlagDef): SpoolError {
-  const fixed = `-- ${formatArgv(words)}`;
-  return new SpoolError("INVALID_INPUT", `${words.map((w) => JSON.stringify(w)).join(" ")} is no flag's value: the command goes after a bare -- (or in one -c 'SHELL STRING'), so that its flags are not taken for spoolctl's: write ${fixed}`, {
-    remediation: def.hint ?? `write the flags first, then ${fixed}`,
-    detail: { arguments: words },
+  const fixed = `-- ${formatArgv(strayDetail(words))}`;
+  return new SpoolError("INVALID_INPUT", `${strayWords(words, " ")} is no flag's value: the command goes after a bare -- (or in one -c 'SHELL STRING'), so that its flags are not taken for spoolctl's: write ${fixed}`, {
+    remediation: (def.hint ?? `write the flags first, then ${fixed}`) + strayHint(words),
+    detail: { arguments: strayDetail(words) },
   });
 }
 
