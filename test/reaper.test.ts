@@ -67,8 +67,8 @@ test("a SIGSTOPped worker is not reaped while it lives; after SIGKILL it is, and
   await waitFor("B's reaped line", () => b.stderr().includes("reaped"));
   expect(b.stderr()).toContain(`spoolctl: reaped job ${id} (worker pid ${a.pid} died); now queued\n`);
   // When its backoff is over, B runs it again and says why (README "Running jobs").
-  await waitFor("B's re-run line", () => b.stderr().includes(`spoolctl: job ${id} attempt 2 started after worker `), 30000);
-  expect(b.stderr()).toMatch(new RegExp(`spoolctl: job ${id} attempt 2 started after worker A \\(pid ${a.pid}\\) [^\\n]*\\(1 crash requeue \\(unlimited\\)\\): `));
+  await waitFor("B's re-run line", () => b.stderr().includes(`spoolctl: job ${id} attempt 2 started again (previous: worker `), 30000);
+  expect(b.stderr()).toMatch(new RegExp(`spoolctl: job ${id} attempt 2 started again \\(previous: worker A \\(pid ${a.pid}\\) [^\\n]*; 1 crash requeue \\(unlimited\\)\\): `));
 }, 60000);
 
 test("--max-crashes 0: a reaped job goes dead, and its orphan is killed", async () => {

@@ -50,7 +50,7 @@ test("a failing job is retried with backoff 2, 4, 8 … then dead", async () => 
     const r = await runOnce();
     expect(r.code).toBe(0);
     // A re-run says why it runs again and what is left of the budget (README "Running jobs").
-    const again = n === 1 ? "" : `spoolctl: job ${id} attempt ${n} started after exit 3 \\(${n - 1} of 3 retries used\\): sh -c .*\\n`;
+    const again = n === 1 ? "" : `spoolctl: job ${id} attempt ${n} started again \\(previous: exit 3; ${n - 1} of 3 retries used\\): sh -c .*\\n`;
     expect(r.stderr).toMatch(new RegExp(`^${again}spoolctl: job ${id} attempt ${n} failed: exit 3 \\(\\d+\\.\\ds\\) -> queued, retry in ${expectedBackoff[n - 1]}s\\n$`));
 
     const j = await job(id);
@@ -87,7 +87,7 @@ test("a failing job is retried with backoff 2, 4, 8 … then dead", async () => 
   // Attempt 4 exhausts max_retries 3: dead, with a dead event and no further schedule.
   const last = await runOnce();
   expect(last.code).toBe(0);
-  expect(last.stderr).toMatch(new RegExp(`^spoolctl: job ${id} attempt 4 started after exit 3 \\(3 of 3 retries used\\): sh -c .*\\nspoolctl: job ${id} attempt 4 failed: exit 3 \\(\\d+\\.\\ds\\) -> dead\\n$`));
+  expect(last.stderr).toMatch(new RegExp(`^spoolctl: job ${id} attempt 4 started again \\(previous: exit 3; 3 of 3 retries used\\): sh -c .*\\nspoolctl: job ${id} attempt 4 failed: exit 3 \\(\\d+\\.\\ds\\) -> dead\\n$`));
   const dead = await job(id);
   expect(dead.state).toBe("dead");
   expect(dead.attempts).toBe(4);
@@ -177,7 +177,7 @@ test("a job that fails once then succeeds ends done, with both attempts kept", a
   expect((await job(id)).state).toBe("queued");
   await dueNow(id);
   const r = await q.run(["work", "--once"]);
-  expect(r.stderr).toMatch(new RegExp(`^spoolctl: job ${id} attempt 2 started after exit 1 \\(1 of 3 retries used\\): sh -c .*\\nspoolctl: job ${id} attempt 2 succeeded \\(\\d+\\.\\ds\\) -> done\\n$`));
+  expect(r.stderr).toMatch(new RegExp(`^spoolctl: job ${id} attempt 2 started again \\(previous: exit 1; 1 of 3 retries used\\): sh -c .*\\nspoolctl: job ${id} attempt 2 succeeded \\(\\d+\\.\\ds\\) -> done\\n$`));
   const j = await job(id);
   expect(j.state).toBe("done");
   expect(j.attempts).toBe(1); // failures charged to the budget

@@ -28,7 +28,7 @@ test("work --drain ends with one line counting how the attempts ended, and exits
   expect(r.code).toBe(0);
   const lines = r.stderr.trim().split("\n");
   expect(lines.at(-1)).toBe("spoolctl: drained lane default: 4 executed: 1 succeeded, 1 failed and retried, 2 dead");
-  expect(lines).toContain("spoolctl: job 2 attempt 2 started after exit 1 (1 of 1 retry used): false");
+  expect(lines).toContain("spoolctl: job 2 attempt 2 started again (previous: exit 1; 1 of 1 retry used): false");
   expect((await q.run(["wait", "1", "2", "3"])).code).toBe(6);
   // Nothing to do is said in as many words; --json prints the envelope alone.
   expect((await q.run(["work", "--drain"])).stderr).toBe("spoolctl: drained lane default: nothing to run\n");
@@ -41,7 +41,7 @@ test("a job retried by hand says it runs again, without charge; a first attempt 
   expect(first.stderr).toMatch(/^spoolctl: job 1 attempt 1 failed: exit 4 \(\d+\.\ds\) -> dead\n$/);
   expect((await q.run(["retry", "1"])).code).toBe(0);
   const again = await q.run(["work", "--once"]);
-  expect(again.stderr.split("\n")[0]).toBe("spoolctl: job 1 attempt 2 started after exit 4 (retried or requeued without charge): sh -c 'exit 4'");
+  expect(again.stderr.split("\n")[0]).toBe("spoolctl: job 1 attempt 2 started again (previous: exit 4; fresh budget): sh -c 'exit 4'");
 });
 
 test("a looping worker says when it waits for jobs, once per idle spell", async () => {

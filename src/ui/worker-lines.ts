@@ -24,10 +24,10 @@ function verdict(outcome: Outcome): string {
 
 /** Why attempt 2 or later runs: the previous attempt's end and what the budget says. */
 function rerun(job: Extract<WorkerEvent, { type: "started" }>["job"]): string {
-  const after = job.last_error ? `after ${escapeControl(job.last_error)}` : "again";
-  if (job.attempts === 0 && job.crashes === 0) return `${after} (retried or requeued without charge)`;
+  const previous = job.last_error ? `previous: ${escapeControl(job.last_error)}; ` : "";
+  if (job.attempts === 0 && job.crashes === 0) return `again (${previous}fresh budget)`;
   const budgets = [job.attempts > 0 ? retryBudget(job.attempts, job.max_retries) : null, job.crashes > 0 ? crashBudget(job.crashes, job.max_crashes) : null];
-  return `${after} (${budgets.filter(Boolean).join("; ")})`;
+  return `again (${previous}${budgets.filter(Boolean).join("; ")})`;
 }
 
 /**
