@@ -108,6 +108,26 @@ forEachDriver("idempotency", (q) => {
     expect(await q.store.read(async (tx) => tx.findActiveJobByKey("twice"))).toBeNull();
   });
 
+  test(
+    "race: 2 processes retrying the two dead jobs of one key at once requeue exactly one; the other is IDEMPOTENCY_CONFLICT",
+    async () => {
+      const ids: number[] = [];
+      for (let i = 0; i < 2; i++) {
+        const job = await insertJob(q.store, { idempotency_key: "contested" });
+        await finish(job.id, { attemptState: "failed", exitCode: 1, failureReason: "process_exit", jobState: "dead", attempts: 4, events: [] });
+        ids.push(job.id);
+      }
+      type Out = { job_id: number; outcome: string };
+      const results = await raceChildren<Out>(childScript("retrier.ts"), q.location, ids.map((id) => ["--job", String(id)]));
+      expect(results.map((r) => r.outcome).sort()).toEqual(["IDEMPOTENCY_CONFLICT", "retried"]);
+      const winner = results.find((r) => r.outcome === "retried")!.job_id;
+      expect((await q.store.read(async (tx) => tx.findActiveJobByKey("contested")))?.id).toBe(winner);
+      const states = await Promise.all(ids.map(async (id) => (await jobOf(q.store, id)).state));
+      expect(states.filter((s) => s === "queued")).toHaveLength(1);
+    },
+    120_000,
+  );
+
   test("add (ops) with one key twice returns the first job, deduplicated, with one added event", async () => {
     const spec = validateAddInput({ argv: ["echo", "hi"], key: "same" }, (n) => `--${n}`, "/");
     const first = await addJobs(q.store, [spec]);
