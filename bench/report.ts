@@ -52,6 +52,16 @@ function summary(r: ReportInput): string[] {
       rows.push(["PostgreSQL: 1 worker `--concurrency 4`", n0(rate(before, "postgres:w1c4")), n0(rate(after, "postgres:w1c4")), "", "", ""]);
     }
   }
+  if (t) {
+    const cpu = (label: string | undefined, key: string) => {
+      const runs = label ? t.runs[label]?.[key] : undefined;
+      return runs?.length ? fmt(median(runs.map((x) => x.cpuMs)) / t.jobs, 2) : "";
+    };
+    const last = Math.max(...t.scenarios.filter((s) => s.engine === "sqlite").map((s) => s.workers));
+    rows.push([`worker CPU ms per job (rusage, children included): 1 / ${last} workers (SQLite)`, `${cpu(before, "sqlite:w1c1")} / ${cpu(before, `sqlite:w${last}c1`)}`, `${cpu(after, "sqlite:w1c1")} / ${cpu(after, `sqlite:w${last}c1`)}`, "", "", ""]);
+  }
+  const p4 = r.profiles.find((p) => p.concurrency === 4);
+  if (p4) rows.push(["worker CPU ms per job in-process (`--concurrency 4`, children excluded)", "", fmt(p4.cpuMs / p4.jobs, 2), "", "", ""]);
   const b = r.backlog;
   if (b) {
     const [small, big] = [Math.min(...b.sizes), Math.max(...b.sizes)];
@@ -60,9 +70,10 @@ function summary(r: ReportInput): string[] {
   }
   const l = r.latency;
   if (l) {
-    const fe = (name: string) => (l.samples[name]?.length ? fmt(median(l.samples[name]!.map((x) => x.fromExit))) : "");
-    rows.push(["pick-up from `add`'s exit, SQLite, ms", fe(`${before} SQLite`), fe(`${after} SQLite`), `${fmt(median(l.stampCost))} (probe alone)`, fe("tsp"), fe("nq")]);
-    if (l.samples[`${after} PostgreSQL`]) rows.push(["pick-up from `add`'s exit, PostgreSQL (NOTIFY), ms", fe(`${before} PostgreSQL`), fe(`${after} PostgreSQL`), "", "", ""]);
+    const fe = (name: string) =>
+      l.samples[name]?.length ? `${fmt(median(l.samples[name]!.map((x) => x.fromSpawn)))} / ${fmt(median(l.samples[name]!.map((x) => x.fromExit)))}` : "";
+    rows.push(["pick-up from `add`'s start / its exit, SQLite, ms", fe(`${before} SQLite`), fe(`${after} SQLite`), `${fmt(median(l.stampCost))} (the probe alone)`, fe("tsp"), fe("nq")]);
+    if (l.samples[`${after} PostgreSQL`]) rows.push(["pick-up from `add`'s start / its exit, PostgreSQL (NOTIFY), ms", fe(`${before} PostgreSQL`), fe(`${after} PostgreSQL`), "", "", ""]);
   }
   const c = r.cli;
   if (c) {

@@ -30,6 +30,7 @@
  *            --before PATH  --large-dir DIR (keep/reuse the large SQLite queues per commit)
  *            --only throughput,backlog,latency,cli,rss,profile
  *            --md FILE  --json FILE  --keep (temp dirs)
+ *            --render FILE: print the report of an earlier --json FILE again
  *            --max-load L [--max-wait S]: before each round/section, wait up to S s
  *              (default 300) until the 1-minute load average is below L
  */
@@ -53,6 +54,14 @@ const opt = (name: string): string | undefined => {
 const list = (name: string, fallback: string) => (opt(name) ?? fallback).split(",").map(Number);
 if (flag("--help") || flag("-h")) {
   console.log(readFileSync(import.meta.path, "utf8").split("*/")[0]!.replace(/^#!.*\n\/\*\*\n/, "").replace(/^ \* ?/gm, ""));
+  process.exit(0);
+}
+// --render FILE: print the report of an earlier run's --json FILE again (with this checkout's report.ts).
+const renderFrom = opt("--render");
+if (renderFrom) {
+  const { machine: saved, targets: _t, ...raw } = JSON.parse(readFileSync(renderFrom, "utf8"));
+  const labels = Object.keys(saved).filter((k) => k.startsWith("spoolctl ")).map((k) => k.slice("spoolctl ".length));
+  process.stdout.write(renderReport({ machine: saved, nproc: Number(saved.nproc) || navigator.hardwareConcurrency, labels, profiles: [], ...raw }).text);
   process.exit(0);
 }
 const quick = flag("--quick");
