@@ -53,6 +53,8 @@ test("limits in messages read as durations (3650d, 30d), never as raw seconds", 
     expect(after.stderr).toContain("from 0s to 3650d");
     expect(after.stderr).not.toContain("315360000");
     expect((await q.run(["add", "--timeout", "31d", "--", "true"])).stderr).toContain("from 0.001s to 30d");
+    const at = await q.run(["add", "--at", "2999-01-01T00:00:00Z", "--", "true"]);
+    expect([at.code, at.stderr.includes("(the --after bound, 3650d)"), at.stderr.includes("315360000")]).toEqual([1, true, false]);
   } finally {
     q.cleanup();
   }

@@ -11,7 +11,7 @@ import type { Job, NewJob } from "../store/model.ts";
 import type { Store, StoreWriter } from "../store/store.ts";
 import { DEFAULTS, LIMITS } from "./limits.ts";
 import { readSettings, type QueueSettings } from "./settings.ts";
-import { parseDuration, parseInteger, parseLane, parsePairs, parseTimestamp } from "./values.ts";
+import { durationText, parseDuration, parseInteger, parseLane, parsePairs, parseTimestamp } from "./values.ts";
 
 /** A job spec as the user wrote it: flag values (strings), before validation. */
 export interface AddInput {
@@ -122,7 +122,7 @@ export function validateAddInput(input: AddInput, flag: (name: string) => string
   if (input.at !== undefined) {
     // The bound of --after, so both spellings of "later" agree (and a far-future time cannot break date rendering).
     const max = LIMITS.delay_seconds.max;
-    delay = { at: parseTimestamp(flag("at"), input.at, { at: Date.now() / 1000 + max, rule: `a time at most ${max / (365 * 86400)} years ahead (the --after bound, ${max}s)` }) };
+    delay = { at: parseTimestamp(flag("at"), input.at, { at: Date.now() / 1000 + max, rule: `a time at most ${max / (365 * 86400)} years ahead (the --after bound, ${durationText(max)})` }) };
   }
 
   let jobCwd: string | null = null;
