@@ -3,11 +3,11 @@
  * its attempts and events (`list`, `show`).
  */
 import { SpoolError } from "../contract/errors.ts";
-import { JOB_STATES, type Attempt, type Job, type JobEvent, type JobFilter, type JobState, type WorkerRecord } from "../store/model.ts";
+import { JOB_STATES, type Attempt, type Job, type JobEvent, type JobFilter, type JobState } from "../store/model.ts";
 import type { StoreReader } from "../store/store.ts";
 import { mapInOrder } from "./in-order.ts";
 import { LIMITS } from "./limits.ts";
-import { jobWorkerHealth, type HealthContext, type WorkerHealth } from "./worker-health.ts";
+import { healthCache, jobWorkerHealth, type HealthContext, type WorkerHealth } from "./worker-health.ts";
 import { invalidValue } from "../contract/errors.ts";
 
 /** QueueCTL spellings of states (docs/architecture.md "Job states"). */
@@ -154,10 +154,10 @@ export async function listJobs(tx: StoreReader, q: ListQuery, now = Date.now() /
         limit: q.limit + 1,
       });
   const truncated = rows.length > q.limit;
-  const workers = new Map<string, WorkerRecord | null>();
+  const cache = healthCache();
   const jobs = await mapInOrder(rows.slice(0, q.limit), async (j) => ({
     ...summarize(j, now),
-    worker_health: health ? await jobWorkerHealth(tx, j, health, workers) : null,
+    worker_health: health ? await jobWorkerHealth(tx, j, health, cache) : null,
   }));
   return {
     count: jobs.length,

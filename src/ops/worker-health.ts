@@ -74,8 +74,20 @@ function seconds(s: number): string {
   return s < 90 ? `${Math.round(s)}s` : s < 5400 ? `${Math.round(s / 60)}m` : `${Math.round(s / 3600)}h`;
 }
 
-/** Judges a running job's worker (null for a job that is not running). `rows` caches registry look-ups. */
-export async function jobWorkerHealth(tx: StoreReader, job: Job, ctx: HealthContext, rows = new Map<string, WorkerRecord | null>()): Promise<WorkerHealth | null> {
+/** Registry rows and process verdicts already looked up, for judging many jobs of one worker. */
+export interface HealthCache {
+  rows: Map<string, WorkerRecord | null>;
+  verdicts: Map<string, "alive" | "dead" | "unknown">;
+}
+
+/** A fresh {@link HealthCache}. */
+export function healthCache(): HealthCache {
+  return { rows: new Map(), verdicts: new Map() };
+}
+
+/** Judges a running job's worker (null for a job that is not running). `cache` spares repeated look-ups. */
+export async function jobWorkerHealth(tx: StoreReader, job: Job, ctx: HealthContext, cache: HealthCache = healthCache()): Promise<WorkerHealth | null> {
+  const rows = cache.rows;
   if (job.state !== "running") return null;
   const id = job.locked_by;
   if (id !== null && !rows.has(id)) rows.set(id, await tx.getWorker(id));
@@ -83,7 +95,9 @@ export async function jobWorkerHealth(tx: StoreReader, job: Job, ctx: HealthCont
   const age = Math.max(0, ctx.now - (job.heartbeat_at ?? job.locked_at ?? ctx.now));
   const base = { job_id: job.id, worker_id: id, worker_pid: job.locked_pid, worker_host: who?.host ?? ctx.host, heartbeat_age_seconds: age };
   const name = `worker ${id ?? "?"} (pid ${job.locked_pid ?? "?"}${who && who.host !== ctx.host ? ` on ${who.host}` : ""})`;
-  const verdict = who ? ctx.judge(who) : "unknown";
+  const key = who ? `${who.host}\0${who.pid}\0${who.startTime}\0${who.bootId}` : "";
+  if (who && !cache.verdicts.has(key)) cache.verdicts.set(key, ctx.judge(who));
+  const verdict = who ? cache.verdicts.get(key)! : "unknown";
   if (verdict === "dead") {
     const wait = ctx.leaseSeconds - age;
     return { ...base, worker_state: "dead", fate: `${name} is dead; reaped by the next worker${wait > 0 ? ` once its lease expires (in ${seconds(wait)})` : ""}, then requeued or dead-lettered` };
@@ -99,10 +113,10 @@ export async function jobWorkerHealth(tx: StoreReader, job: Job, ctx: HealthCont
 
 /** The running jobs (at most `limit`, newest first) whose worker is not `live`. */
 export async function strandedJobs(tx: StoreReader, ctx: HealthContext, limit = 1000): Promise<WorkerHealth[]> {
-  const rows = new Map<string, WorkerRecord | null>();
+  const cache = healthCache();
   const out: WorkerHealth[] = [];
   for (const job of await tx.listJobs({ states: ["running"], limit })) {
-    const health = await jobWorkerHealth(tx, job, ctx, rows);
+    const health = await jobWorkerHealth(tx, job, ctx, cache);
     if (health && health.worker_state !== "live") out.push(health);
   }
   return out;
