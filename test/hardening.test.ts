@@ -5,7 +5,7 @@
  * `add --from` key conflicts inside one batch.
  */
 import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SpoolError } from "../src/contract/errors.ts";
@@ -122,8 +122,14 @@ describe.skipIf(ON_POSTGRES)("B. reading verbs open the queue read-only", () => 
     expect((await q.run(["work", "--db", db, "--drain"])).code).toBe(0);
     chmodSync(db, 0o444);
     const spool = join(dir, "q.spool");
-    for (const sub of [spool, join(spool, "output"), join(spool, "output", "1"), join(spool, "output", "1", "1")]) if (existsSync(sub)) chmodSync(sub, 0o755);
-    for (const s of ["stdout", "stderr"]) if (existsSync(join(spool, "output", "1", "1", s))) chmodSync(join(spool, "output", "1", "1", s), 0o444);
+    // Open the whole spool to readers, whatever its layout (flat files or a folder per attempt).
+    const open = (path: string): void => {
+      if (statSync(path).isDirectory()) {
+        chmodSync(path, 0o755);
+        for (const name of readdirSync(path)) open(join(path, name));
+      } else chmodSync(path, 0o444);
+    };
+    if (existsSync(spool)) open(spool);
     return { dir, db, cleanup: () => rmSync(top, { recursive: true, force: true }) };
   }
 
