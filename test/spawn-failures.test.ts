@@ -109,3 +109,13 @@ test("a cwd that exists but cannot be entered names the directory, not the progr
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("config set retry-spawn-failures on: a command that cannot start is retried by budget (a program that may appear)", async () => {
+  expect((await q.run(["config", "set", "retry-spawn-failures", "on"])).code).toBe(0);
+  await q.setConfig("backoff-cap", "0");
+  const r = await runOnce("--", "spoolctl-not-yet-installed");
+  expect([r.job.state, r.attempts.length]).toEqual(["dead", 4]);
+  expect(r.stderr).toContain("attempt 1 could not start: program not found: spoolctl-not-yet-installed (0.0s) -> queued, retry in 0s");
+  expect((await q.run(["config", "set", "retry-spawn-failures", "2"])).code).toBe(1);
+  expect((await q.json(["config", "get", "retry_spawn_failures"])).env.data).toMatchObject({ value: 1, default: 0, source: "database" });
+});

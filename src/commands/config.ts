@@ -30,9 +30,11 @@ function keyPositional(action: string, usage: string) {
   } as const satisfies FlagDef;
 }
 
+const KEY_WIDTH = Math.max(...SETTING_KEYS.map((k) => k.length));
+
 function settingLine(s: SettingView): string {
   const when = s.applies_at === "add" ? "copied into jobs when added" : s.applies_at === "run" ? "read when a worker starts" : "read when a retry is scheduled";
-  return `${s.key.padEnd(12)} ${String(s.value).padEnd(8)} ${s.source === "default" ? "(default)" : "(set)    "}  ${when}`;
+  return `${s.key.padEnd(KEY_WIDTH)} ${String(s.value).padEnd(8)} ${s.source === "default" ? "(default)" : "(set)    "}  ${when}`;
 }
 
 /** `config show` data: where the queue is and why, and the settings (null when the path cannot be resolved). */
@@ -103,7 +105,7 @@ export const get = defineVerb({
 export const set = defineVerb({
   name: "config-set",
   aliases: ["config set"],
-  description: "Set a queue-wide setting in the database. max_retries and timeout are copied into jobs when they are added (new jobs only); backoff_base and backoff_cap are read when a retry is scheduled (queued jobs too).",
+  description: "Set a queue-wide setting in the database. max_retries and timeout are copied into jobs when they are added (new jobs only); backoff_base, backoff_cap and retry_spawn_failures are read when a retry is scheduled (queued jobs too).",
   examples: ["spoolctl config set max-retries 5", "spoolctl config set timeout 10m", "spoolctl config set backoff-base 3", "spoolctl config set backoff-cap 2m"],
   mutates: true,
   flags: {

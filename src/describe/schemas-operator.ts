@@ -14,7 +14,7 @@ const streamTail = object({ path: nullable(str), missing: bool, size_bytes: int,
 const retried = object({ job_id: int, state: constant("queued") });
 const canceled = object({ job_id: int, state: enumOf(["canceled", "running"]), was_running: bool });
 const setting = {
-  key: enumOf(["max_retries", "timeout", "backoff_base", "backoff_cap", "output_cap"]),
+  key: enumOf(["max_retries", "timeout", "backoff_base", "backoff_cap", "output_cap", "retry_spawn_failures"]),
   value: num,
   default: num,
   source: enumOf(["database", "default"]),

@@ -47,6 +47,16 @@ export const SETTINGS: Record<SettingKey, { default: number; unit: string; appli
     description: "bytes of each stream of an attempt that a worker ships into a shared (PostgreSQL) database for readers on other hosts; beyond it the stream ends with a truncation marker; read when a worker starts",
     parse: (raw) => parseInteger("output_cap", raw, LIMITS.output_cap.min, LIMITS.output_cap.max),
   },
+  retry_spawn_failures: {
+    default: DEFAULTS.retry_spawn_failures, unit: "switch", applies_at: "retry", ...LIMITS.retry_spawn_failures,
+    description: "1: a command that cannot start (program not found, not executable, E2BIG) is retried by budget like any failure, for a program that may appear (installed by another job, present on other hosts); 0: dead at once; read when an attempt ends",
+    parse: (raw) => {
+      const word = raw.trim().toLowerCase();
+      if (["on", "true", "yes"].includes(word)) return 1;
+      if (["off", "false", "no"].includes(word)) return 0;
+      return parseInteger("retry_spawn_failures", raw, 0, 1);
+    },
+  },
 };
 
 /** A setting as `config get|set|show` report it. */

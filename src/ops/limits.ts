@@ -14,6 +14,8 @@ export const DEFAULTS = {
   backoff_cap: 60,
   /** Bytes of each stream of an attempt shipped to a shared database (1 MiB). */
   output_cap: 1024 * 1024,
+  /** 1: a command that cannot start is retried by budget like any failure; 0: dead at once (docs/architecture.md "Execution"). */
+  retry_spawn_failures: 0,
 } as const;
 
 /** Accepted ranges and shapes. */
@@ -34,6 +36,7 @@ export const LIMITS = {
   backoff_cap: { min: 0, max: 30 * 86400 },
   /** Shipped output per stream of an attempt, bytes (0: ship nothing). */
   output_cap: { min: 0, max: 256 * 1024 * 1024 },
+  retry_spawn_failures: { min: 0, max: 1 },
   /** `--after` / `--at`: up to ten years ahead. */
   delay_seconds: { max: 10 * 365 * 86400 },
   slots: { min: 1, max: 100000 },

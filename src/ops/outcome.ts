@@ -130,8 +130,8 @@ function decideEnd(job: Job, end: ProcessEnd, settings: QueueSettings, now: numb
       };
     }
     case "spawn_failed": {
-      // A command that can never start is not retried (docs/architecture.md "Execution"): one attempt charged, dead.
-      const next = end.permanent
+      // A command that can never start is not retried unless the queue says so (docs/architecture.md "Execution"): one attempt charged, dead.
+      const next = end.permanent && !settings.retry_spawn_failures
         ? { jobState: "dead" as const, attempts: job.attempts + 1, crashes: job.crashes, nextRunAt: job.next_run_at, backoffSeconds: null, events: ["dead" as const] }
         : retryOrDead(job, "attempts", settings, now);
       return {

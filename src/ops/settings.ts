@@ -14,10 +14,12 @@ export interface QueueSettings {
   backoff_cap: number;
   /** Bytes of each stream of an attempt a worker ships to a shared database. */
   output_cap: number;
+  /** 1: retry a command that cannot start by budget; 0 (default): dead at once. */
+  retry_spawn_failures: number;
 }
 
 /** Setting keys, canonical (underscore) spelling. */
-export const SETTING_KEYS = ["max_retries", "timeout", "backoff_base", "backoff_cap", "output_cap"] as const;
+export const SETTING_KEYS = ["max_retries", "timeout", "backoff_base", "backoff_cap", "output_cap", "retry_spawn_failures"] as const;
 
 /** Reads every setting, falling back to its default (docs/architecture.md "Settings"). */
 export async function readSettings(tx: StoreReader): Promise<QueueSettings> {
@@ -34,5 +36,6 @@ export async function readSettings(tx: StoreReader): Promise<QueueSettings> {
     backoff_base: num("backoff_base", DEFAULTS.backoff_base),
     backoff_cap: num("backoff_cap", DEFAULTS.backoff_cap),
     output_cap: num("output_cap", DEFAULTS.output_cap),
+    retry_spawn_failures: num("retry_spawn_failures", DEFAULTS.retry_spawn_failures),
   };
 }
