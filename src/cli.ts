@@ -14,7 +14,7 @@ import { leadingGlobals, refuseInvalidUtf8, splitArgv } from "./commands/argv.ts
 import { loadCatalog } from "./commands/catalog.ts";
 import { VERB_SUMMARIES } from "./commands/names.ts";
 import { COMPOUND, VERBS } from "./commands/registry.ts";
-import { carryIntoError, carryIntoResult, suggesterFor } from "./commands/selection.ts";
+import { carryIntoError, carryIntoResult, dbWritten, suggesterFor } from "./commands/selection.ts";
 import { COMMON_FLAGS, makeContext, terminalAttached, type AnyVerb } from "./commands/verb.ts";
 import type { Store } from "./store/store.ts";
 import { guardStdio, writeOut } from "./ui/stdio.ts";
@@ -132,6 +132,7 @@ export async function main(rawArgv: string[]): Promise<number> {
       return say({ verb: verb.name, usage }, usage);
     }
     if (!PLAIN_OUTPUT.has(verb.name)) guardStdio();
+    suggest = suggesterFor(dbWritten(rest));
     const raw = splitArgv(rest, verb.flags);
     suggest = suggesterFor(typeof raw.values.db === "string" ? raw.values.db : undefined);
     // A picker may stand in for a missing argument only for a person: at a terminal, and not under --json.

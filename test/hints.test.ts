@@ -48,7 +48,7 @@ function battery(id: { dead: number; queued: number; done: number }): string[][]
     ["retry", String(id.done)], ["retry"], ["retry", "--state", "dead"], ["cancel", String(id.dead)], ["cancel", String(id.done)],
     ["cancel"], ["wait"], ["wait", String(id.queued), "--timeout", "0.1"], ["triage"], ["stop", "--worker-id", "nobody"],
     ["prune", "--older-than", "1d"], ["config", "set", "nope", "1"], ["config", "get"], ["completion"],
-    ["add", "--", "a && b"], ["add", "echo", "hi"], ["add"], ["list", "--limit", "1"], ["events", "--limit", "1"],
+    ["add", "--", "a && b"], ["add", "echo", "hi"], ["add", "ls", "-la"], ["add"], ["list", "--limit", "1"], ["events", "--limit", "1"],
   ];
 }
 

@@ -58,6 +58,20 @@ export function suggesterFor(flag: string | undefined, env = process.env): (text
   };
 }
 
+/**
+ * The `--db` value written in `argv` (before a bare `--`), for the hints of an
+ * error raised while argv is being split (`add --db X ls -la`): the split
+ * values are not there yet. The last one wins, as the parser would refuse two.
+ */
+export function dbWritten(argv: string[]): string | undefined {
+  let value: string | undefined;
+  for (let i = 0; i < argv.length && argv[i] !== "--"; i++) {
+    if (argv[i] === "--db" && i + 1 < argv.length) value = argv[++i];
+    else if (argv[i]!.startsWith("--db=")) value = argv[i]!.slice(5);
+  }
+  return value;
+}
+
 /** A verb's result with the selection in its warnings and `commands`. */
 export function carryIntoResult<T>(result: VerbResult<T>, suggest: (text: string) => string): VerbResult<T> {
   return {
