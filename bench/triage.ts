@@ -18,7 +18,11 @@
  * differ by numbers, hosts, paths and hex ids, so nearly every raw line is
  * distinct (the masking's worst case) and they mask to 12 groups, in 4 lanes.
  *
- * Usage: bun bench/triage.ts [--jobs N] [--runs N]
+ * With `--pg ADMIN_URL` (a PostgreSQL server you run, e.g.
+ * postgres://postgres@127.0.0.1:5432/postgres) the same on a fresh database
+ * of that server (dropped afterwards), the stderr lines recorded.
+ *
+ * Usage: bun bench/triage.ts [--jobs N] [--runs N] [--pg ADMIN_URL]
  * Prints a markdown table on stdout.
  */
 import { spawnSync } from "node:child_process";
@@ -37,6 +41,10 @@ const opt = (name: string, dflt: number) => {
   return i >= 0 ? Number(argv[i + 1]) : dflt;
 };
 const JOBS = opt("--jobs", 10_000);
+const PG_ADMIN = (() => {
+  const i = argv.indexOf("--pg");
+  return i >= 0 ? argv[i + 1] : undefined;
+})();
 const RUNS = opt("--runs", 7);
 
 /** 12 kinds of stderr line; `n` varies the numbers, hosts, paths and ids. */
@@ -84,11 +92,12 @@ async function deadJobs(store: Store, dir: string, jobs: number, recordLine: boo
   }
 }
 
-/** A queue of `jobs` dead jobs; returns its database path. */
-async function buildQueue(tag: string, jobs: number, recordLine: boolean): Promise<{ db: string; dir: string }> {
+/** A queue of `jobs` dead jobs (in `db` when given, else a new SQLite file); returns its location. */
+async function buildQueue(tag: string, jobs: number, recordLine: boolean, where?: string): Promise<{ db: string; dir: string }> {
   process.env.SPOOLCTL_SYNCHRONOUS = "normal"; // building only; reads do not care
   const dir = tempDir(`triage-${tag}`);
-  const db = join(dir, "queue.db");
+  const db = where ?? join(dir, "queue.db");
+  process.env.XDG_STATE_HOME = dir; // a PostgreSQL queue's local spool
   const store = await openQueue(resolveLocation(db, {}, dir), { create: true });
   await deadJobs(store, dir, jobs, recordLine);
   await store.close();
@@ -130,7 +139,7 @@ async function firstScreen(db: string): Promise<number> {
   for (let i = 0; i < RUNS; i++) {
     const socket = `spoolctl-bench-${process.pid}-${i}`;
     const tmux = (...args: string[]) => spawnSync("tmux", ["-L", socket, "-f", "/dev/null", ...args], { encoding: "utf8" });
-    const command = `env NO_COLOR=1 ${BUN} ${CLI} triage --db ${db}; sleep 600`;
+    const command = `env NO_COLOR=1 ${BUN} ${CLI} triage --db '${db}'; sleep 600`;
     const t = performance.now();
     tmux("new-session", "-d", "-s", "b", "-x", "160", "-y", "50", "bash", "-c", command);
     for (;;) {
@@ -154,11 +163,30 @@ process.stderr.write(`triage bench: building ${JOBS} dead jobs (no stderr line r
 const unrecorded = await buildQueue("files", JOBS, false);
 const b = await inProcess(unrecorded.db, unrecorded.dir);
 
-console.log(`Triage over ${a.jobs} dead jobs in ${a.groups} failure groups (SQLite, Bun ${Bun.version}, median of ${RUNS}):\n`);
-console.log("| measure | time |");
-console.log("|---|---|");
-console.log(`| grouping in-process (GROUP BY, masking the distinct stderr lines, examples) | ${fmt(a.ms)} ms |`);
-console.log(`| \`spoolctl list --state dead --group --json\` end to end | ${fmt(list)} ms |`);
-console.log(`| \`spoolctl triage\` start → group screen on a tmux pane | ${haveTmux ? `${fmt(screen)} ms` : "n/a (no tmux)"} |`);
-console.log(`| grouping in-process, lines not recorded (bounded read of ${b.jobs} stderr files) | ${fmt(b.ms)} ms |`);
+let pg: { a: { ms: number }; list: number; screen: number } | null = null;
+if (PG_ADMIN) {
+  const { SQL } = await import("bun");
+  const name = `spoolctl_bench_triage_${process.pid}`;
+  const admin = new SQL(PG_ADMIN);
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  const url = new URL(PG_ADMIN);
+  url.pathname = `/${name}`;
+  try {
+    process.stderr.write(`triage bench: building ${JOBS} dead jobs on PostgreSQL…\n`);
+    const q = await buildQueue("pg", JOBS, true, url.toString());
+    pg = { a: await inProcess(q.db, q.dir), list: cliList(q.db), screen: haveTmux ? await firstScreen(q.db) : NaN };
+  } finally {
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.close();
+  }
+}
+
+console.log(`Triage over ${a.jobs} dead jobs in ${a.groups} failure groups (Bun ${Bun.version}, median of ${RUNS}):\n`);
+const ms = (x: number) => (Number.isFinite(x) ? `${fmt(x)} ms` : "n/a");
+console.log(`| measure | SQLite |${pg ? " PostgreSQL |" : ""}`);
+console.log(`|---|---|${pg ? "---|" : ""}`);
+console.log(`| grouping in-process (GROUP BY, masking the distinct stderr lines, examples) | ${ms(a.ms)} |${pg ? ` ${ms(pg.a.ms)} |` : ""}`);
+console.log(`| \`spoolctl list --state dead --group --json\` end to end | ${ms(list)} |${pg ? ` ${ms(pg.list)} |` : ""}`);
+console.log(`| \`spoolctl triage\` start → group screen on a tmux pane | ${haveTmux ? ms(screen) : "n/a (no tmux)"} |${pg ? ` ${ms(pg.screen)} |` : ""}`);
+console.log(`| grouping in-process, lines not recorded (bounded read of ${b.jobs} stderr files) | ${ms(b.ms)} |${pg ? " – |" : ""}`);
 cleanup();
