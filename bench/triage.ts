@@ -3,8 +3,8 @@
  * Time to triage's first screen over many dead jobs (docs/architecture.md
  * "Triage"), on a real SQLite file in the temp folder:
  *
- *   1. the grouping itself, in-process (failureGroups: the store's GROUP BY,
- *      masking the distinct stderr lines, the example jobs): median ms;
+ *   1. the grouping itself, in-process (failureGroups: the store's GROUP BY
+ *      of the recorded signatures, the example jobs): median ms;
  *   2. `spoolctl list --state dead --group --json` end to end (process start
  *      included): median ms;
  *   3. `spoolctl triage` in a real pseudo-terminal (tmux): from starting the
@@ -14,7 +14,7 @@
  *      attempt's stderr file.
  *
  * The dead jobs are real rows written through the driver (add, claim, record
- * with the stderr line a worker would read) in 12 kinds of failure whose lines
+ * with the stderr line and signature a worker records) in 12 kinds of failure whose lines
  * differ by numbers, hosts, paths and hex ids, so nearly every raw line is
  * distinct (the masking's worst case) and they mask to 12 groups, in 4 lanes.
  *
@@ -29,6 +29,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { addJobs, validateAddInput } from "../src/ops/add.ts";
+import { storedSignature } from "../src/ops/failure-signature.ts";
 import { failureGroups } from "../src/ops/triage-groups.ts";
 import { openQueue } from "../src/store/index.ts";
 import { resolveLocation } from "../src/store/location.ts";
@@ -84,7 +85,7 @@ async function deadJobs(store: Store, dir: string, jobs: number, recordLine: boo
           await tx.recordAttempt({
             jobId: job.id, attemptNo: attempt.attempt_no, workerId: "bench", now: now + job.id / 1000,
             attemptState: "failed", exitCode: 1 + (job.id % KINDS.length === 7 ? 0 : 1), signal: null, error: "exited with code 2", failureReason: "process_exit",
-            stderrLastLine: recordLine ? line : null, jobState: "dead", events: [], attempts: 1, crashes: 0, nextRunAt: now,
+            stderrLastLine: recordLine ? line : null, stderrSignature: recordLine ? storedSignature(line) : null, jobState: "dead", events: [], attempts: 1, crashes: 0, nextRunAt: now,
           });
         }
       });
@@ -185,8 +186,8 @@ console.log(`Triage over ${a.jobs} dead jobs in ${a.groups} failure groups (Bun 
 const ms = (x: number) => (Number.isFinite(x) ? `${fmt(x)} ms` : "n/a");
 console.log(`| measure | SQLite |${pg ? " PostgreSQL |" : ""}`);
 console.log(`|---|---|${pg ? "---|" : ""}`);
-console.log(`| grouping in-process (GROUP BY, masking the distinct stderr lines, examples) | ${ms(a.ms)} |${pg ? ` ${ms(pg.a.ms)} |` : ""}`);
+console.log(`| grouping in-process (GROUP BY of the recorded signatures, examples) | ${ms(a.ms)} |${pg ? ` ${ms(pg.a.ms)} |` : ""}`);
 console.log(`| \`spoolctl list --state dead --group --json\` end to end | ${ms(list)} |${pg ? ` ${ms(pg.list)} |` : ""}`);
 console.log(`| \`spoolctl triage\` start → group screen on a tmux pane | ${haveTmux ? ms(screen) : "n/a (no tmux)"} |${pg ? ` ${ms(pg.screen)} |` : ""}`);
-console.log(`| grouping in-process, lines not recorded (bounded read of ${b.jobs} stderr files) | ${ms(b.ms)} |${pg ? " – |" : ""}`);
+console.log(`| grouping in-process, nothing recorded (bounded read and masking of ${b.jobs} stderr files) | ${ms(b.ms)} |${pg ? " – |" : ""}`);
 cleanup();

@@ -65,6 +65,9 @@ test("list --state dead --group --json: the groups, largest first, with their jo
   expect(hosts.example.job_id).toBe(Math.max(...ids.hosts));
   expect(hosts.example.stderr_line).toBe("could not connect to host 99");
   expect(hosts.first_seen).toBeLessThanOrEqual(hosts.last_seen);
+  // The worker recorded each attempt's line and its signature (masked once, at the end of the attempt).
+  const shown = await json(["show", String(ids.hosts[0])]);
+  expect(shown.data.attempts[0]).toMatchObject({ stderr_last_line: "could not connect to host 3", stderr_signature: "1|could not connect to host <n>" });
   const byText = new Map(data.groups.map((g: any) => [g.text, sortedIds(g.job_ids)]));
   expect(byText.get("timeout · signal 15 · (no stderr)")).toEqual(ids.timeouts);
   expect(byText.get("process_exit · exit 2 · open <path>: no such file")).toEqual(ids.config);

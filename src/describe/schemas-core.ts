@@ -64,6 +64,7 @@ export const attempt = object({
   stderr_path: str,
   stderr_last_line: nullable(str),
   worker_start_time: nullable(str),
+  stderr_signature: nullable(str),
   host: nullable(str),
 }, ["host"]);
 

@@ -95,6 +95,18 @@ export function maskLine(line: string): string {
   return out.replace(/\s+/gu, " ").trim();
 }
 
+/**
+ * Version of {@link MASKS}. Stored signatures carry it, so a later binary with
+ * other masks does not group by what an older one masked: rows of another
+ * version are grouped by their raw line and masked again.
+ */
+export const MASK_VERSION = 1;
+
+/** A stderr line's signature as an attempt row stores it: `<MASK_VERSION>|<masked line>`. */
+export function storedSignature(line: string): string {
+  return `${MASK_VERSION}|${maskLine(line)}`;
+}
+
 /** The parts of a failure signature (what makes two dead jobs one group). */
 export interface FailureSignature {
   /** dead or canceled. */

@@ -4,6 +4,7 @@
  * transaction (docs/architecture.md "Fencing", "Retries and backoff").
  */
 import type { AttemptProcess, Store } from "../store/store.ts";
+import { storedSignature } from "./failure-signature.ts";
 import { decideOutcome, type Outcome, type ProcessEnd } from "./outcome.ts";
 import { readSettings } from "./settings.ts";
 
@@ -48,6 +49,8 @@ export async function recordAttemptEnd(store: Store, ref: AttemptRef, end: Proce
       error: outcome.error,
       failureReason: outcome.failureReason,
       stderrLastLine: ref.stderrLastLine ?? null,
+      // Masked here, once per attempt, so that triage's GROUP BY yields a row per failure.
+      stderrSignature: ref.stderrLastLine == null ? null : storedSignature(ref.stderrLastLine),
       process: ref.process ?? null,
       jobState: outcome.jobState,
       attempts: outcome.attempts,

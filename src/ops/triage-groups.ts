@@ -1,12 +1,12 @@
 /**
  * Dead and canceled jobs grouped by failure signature (docs/architecture.md
  * "Triage"), for `triage`'s first screen and `list --state dead --group`. The
- * store groups by exact line in one statement; here only the distinct lines
- * are masked and the groups whose lines mask alike merged.
+ * store groups by the signatures workers recorded, in one statement; here
+ * only lines recorded without one are masked, and groups that mask alike merged.
  */
-import type { FailureGroupRow, FailureReason, JobFilter, JobState } from "../store/model.ts";
+import type { FailureGroupRow, FailureReason, Job, JobFilter, JobState } from "../store/model.ts";
 import type { Store, StoreReader } from "../store/store.ts";
-import { lastNonEmptyLine, maskLine, signatureKey, signatureText, STDERR_TAIL_READ, type FailureSignature } from "./failure-signature.ts";
+import { lastNonEmptyLine, MASK_VERSION, maskLine, signatureKey, signatureText, STDERR_TAIL_READ, type FailureSignature } from "./failure-signature.ts";
 import { streamTail } from "./output.ts";
 
 /**
@@ -70,7 +70,7 @@ function groupOrder(a: FailureGroup, b: FailureGroup): number {
 /** The lines the store could not group by (not recorded): read from each job's last attempt, a bounded read. */
 async function readUnrecorded(tx: StoreReader, rows: FailureGroupRow[]): Promise<void> {
   for (const row of rows) {
-    if (row.stderr_last_line !== null) continue;
+    if (row.stderr_signature !== null || row.stderr_last_line !== null) continue;
     const job = await tx.getJob(row.job_ids[0]!);
     const attempt = job ? await tx.getAttempt(job.id, job.last_attempt_no) : null;
     const tail = await streamTail(tx, attempt, "stderr", STDERR_TAIL_READ);
@@ -78,21 +78,36 @@ async function readUnrecorded(tx: StoreReader, rows: FailureGroupRow[]): Promise
   }
 }
 
+/** The unmasked stderr line of each example job's last attempt ("" when none was recorded or read). */
+async function exampleLines(tx: StoreReader, jobs: Job[], rows: FailureGroupRow[]): Promise<Map<number, string>> {
+  const out = new Map<number, string>();
+  for (const row of rows) if (row.count === 1 && row.stderr_last_line !== null) out.set(row.job_ids[0]!, row.stderr_last_line);
+  for (const job of jobs) {
+    if (out.has(job.id) || job.last_attempt_no === 0) continue;
+    out.set(job.id, (await tx.getAttempt(job.id, job.last_attempt_no))?.stderr_last_line ?? "");
+  }
+  return out;
+}
+
 /**
  * The failure groups of the dead and canceled jobs `sel` selects (`states`
  * narrows to one of the two), sorted dead first, then largest first. One read
- * snapshot: the store's GROUP BY, the unrecorded lines, and the example jobs.
+ * snapshot: the store's GROUP BY (by the signatures workers recorded, so a
+ * few rows), masking what was recorded without one, and the example jobs.
  */
 export async function failureGroups(store: Store, sel: JobSelection, states: JobState[] = ["dead", "canceled"], now = store.now()): Promise<FailureGroup[]> {
   return await store.read(async (tx) => {
-    const rows = await tx.failureGroups({ ...selectionFilter(sel, now), states });
+    const rows = await tx.failureGroups({ ...selectionFilter(sel, now), states }, MASK_VERSION);
     await readUnrecorded(tx, rows);
     const merged = new Map<string, { signature: FailureSignature; rows: FailureGroupRow[] }>();
-    const masked = new Map<string, string>(); // distinct lines are few compared to jobs
+    const masked = new Map<string, string>(); // lines recorded without a signature: each distinct one masked once
     for (const row of rows) {
-      const line = row.stderr_last_line ?? "";
-      let m = masked.get(line);
-      if (m === undefined) masked.set(line, (m = maskLine(line)));
+      let m = row.stderr_signature;
+      if (m === null) {
+        const line = row.stderr_last_line ?? "";
+        m = masked.get(line) ?? maskLine(line);
+        masked.set(line, m);
+      }
       const signature: FailureSignature = { state: row.state as "dead" | "canceled", failure_reason: row.failure_reason, exit_code: row.exit_code, signal: row.signal, stderr: m };
       const key = signatureKey(signature);
       const entry = merged.get(key) ?? { signature, rows: [] };
@@ -102,7 +117,6 @@ export async function failureGroups(store: Store, sel: JobSelection, states: Job
     const groups: FailureGroup[] = [];
     for (const { signature, rows: parts } of merged.values()) {
       const jobIds = parts.flatMap((r) => r.job_ids).sort((a, b) => b - a);
-      const exampleRow = parts.find((r) => r.job_ids.includes(jobIds[0]!))!;
       groups.push({
         signature,
         text: signatureText(signature),
@@ -111,13 +125,14 @@ export async function failureGroups(store: Store, sel: JobSelection, states: Job
         lanes: [...new Set(parts.flatMap((r) => r.lanes))].sort(),
         first_seen: Math.min(...parts.map((r) => r.first_seen)),
         last_seen: Math.max(...parts.map((r) => r.last_seen)),
-        example: { job_id: jobIds[0]!, argv: [], stderr_line: exampleRow.stderr_last_line ?? "" },
+        example: { job_id: jobIds[0]!, argv: [], stderr_line: "" },
       });
     }
     const examples = groups.length ? await tx.listJobs({ ids: groups.map((g) => g.example.job_id), limit: groups.length }) : [];
     const argvOf = new Map(examples.map((j) => [j.id, j.argv]));
+    const lineOf = await exampleLines(tx, examples, rows);
     return groups
-      .map((g) => ({ ...g, example: { ...g.example, argv: argvOf.get(g.example.job_id) ?? [] } }))
+      .map((g) => ({ ...g, example: { ...g.example, argv: argvOf.get(g.example.job_id) ?? [], stderr_line: lineOf.get(g.example.job_id) ?? "" } }))
       .sort(groupOrder);
   });
 }

@@ -85,6 +85,8 @@ export interface Attempt {
   stderr_path: string;
   /** The last non-empty stderr line its worker read at the end (schema v5); null when not recorded. */
   stderr_last_line: string | null;
+  /** That line masked, as `<mask version>|<masked line>` (schema v8); null when not recorded. */
+  stderr_signature: string | null;
   /**
    * The start time of the worker process that claimed it (as `workers.start_time`;
    * schema v7), telling that process apart from a later one with the same id
@@ -174,8 +176,13 @@ export interface FailureGroupRow {
   exit_code: number | null;
   signal: number | null;
   /**
-   * The last attempt's recorded last stderr line ("" for a job that never ran);
-   * null when it was not recorded, and then the group is one job.
+   * The last attempt's stderr line masked, when its signature was recorded with
+   * the mask version asked for ("" for a job that never ran); else null.
+   */
+  stderr_signature: string | null;
+  /**
+   * Without such a signature: the last attempt's recorded raw stderr line; null
+   * when that was not recorded either, and then the group is one job.
    */
   stderr_last_line: string | null;
   count: number;

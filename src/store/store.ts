@@ -41,10 +41,12 @@ export interface StoreReader {
   /**
    * Dead and/or canceled jobs matching `filter` (its states default to both;
    * other states are ignored; `limit`, `beforeId` do not apply), grouped by
-   * exact failure: state, the last attempt's reason, exit code, signal and
-   * recorded stderr line (docs/architecture.md "Triage"). One statement.
+   * failure: state, the last attempt's reason, exit code, signal and its
+   * recorded signature line when that was masked by `maskVersion` (else its
+   * raw stderr line; else, unrecorded, one group per job)
+   * (docs/architecture.md "Triage"). One statement.
    */
-  failureGroups(filter: Omit<JobFilter, "limit" | "beforeId">): Promise<FailureGroupRow[]>;
+  failureGroups(filter: Omit<JobFilter, "limit" | "beforeId">, maskVersion: number): Promise<FailureGroupRow[]>;
   /** Job counts by state and lane. */
   countByStateAndLane(): Promise<LaneCount[]>;
   /** Queued jobs whose `next_run_at` is after `now`, per lane. */
@@ -221,6 +223,11 @@ export interface AttemptRecord {
    * failure signatures; null or absent when not read (docs/architecture.md "Triage").
    */
   stderrLastLine?: string | null;
+  /**
+   * That line's failure signature as stored: `<mask version>|<masked line>`
+   * (see failure-signature.ts); null or absent when not computed.
+   */
+  stderrSignature?: string | null;
   jobState: JobState;
   /** Ledger rows written with the outcome, only when it was written. */
   events: EventToAppend[];

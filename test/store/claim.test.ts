@@ -105,6 +105,7 @@ forEachDriver("claimJobs", (q) => {
       stdout_path: paths.stdout,
       stderr_path: paths.stderr,
       stderr_last_line: null,
+      stderr_signature: null,
     });
     // What the claim returned is what was stored.
     expect(await jobOf(q.store, job.id)).toEqual(job);

@@ -39,27 +39,41 @@ forEachDriver("failureGroups", (q) => {
     const d = await deadJob(q.store, {}, { stderrLastLine: "connect to host 1", exitCode: 4 }, t - 5);
     const e = await canceledJob(q.store, {}, t - 1);
     await insertJob(q.store); // queued: never grouped
-    const groups = await q.store.read((tx) => tx.failureGroups({}));
+    const groups = await q.store.read((tx) => tx.failureGroups({}, 1));
     const byLine = (line: string | null, exit: number | null, state = "dead") =>
       groups.find((g) => g.stderr_last_line === line && g.exit_code === exit && g.state === state);
     expect(groups).toHaveLength(5);
     expect(byLine("connect to host 1", 3)).toEqual({
-      state: "dead", failure_reason: "process_exit", exit_code: 3, signal: null, stderr_last_line: "connect to host 1",
+      state: "dead", failure_reason: "process_exit", exit_code: 3, signal: null, stderr_signature: null, stderr_last_line: "connect to host 1",
       count: 2, first_seen: t - 30, last_seen: t - 10, lanes: ["default", "net"], job_ids: [a2, a1],
     });
     expect(byLine("connect to host 2", 3)).toMatchObject({ count: 1, job_ids: [b], lanes: ["default"] });
     expect(byLine("connect to host 1", 4)).toMatchObject({ count: 1, job_ids: [d] });
     expect(byLine("", null)).toMatchObject({ failure_reason: "timeout", signal: 15, count: 1, job_ids: [c] });
     // Canceled before it ran: reason canceled, no stderr ("").
-    expect(byLine("", null, "canceled")).toMatchObject({ failure_reason: "canceled", exit_code: null, signal: null, count: 1, job_ids: [e], first_seen: t - 1 });
+    expect(groups.find((g) => g.state === "canceled")).toMatchObject({ failure_reason: "canceled", exit_code: null, signal: null, stderr_signature: "", stderr_last_line: null, count: 1, job_ids: [e], first_seen: t - 1 });
+  });
+
+  test("signatures of the asked mask version group together whatever the raw lines; another version's rows fall back to the raw line", async () => {
+    const t = q.store.now();
+    const a = await deadJob(q.store, {}, { stderrLastLine: "connect to host 1", stderrSignature: "1|connect to host <n>" }, t - 3);
+    const b = await deadJob(q.store, {}, { stderrLastLine: "connect to host 2", stderrSignature: "1|connect to host <n>" }, t - 2);
+    const old = await deadJob(q.store, {}, { stderrLastLine: "connect to host 3", stderrSignature: "0|connect to host #" }, t - 1);
+    const groups = await q.store.read((tx) => tx.failureGroups({}, 1));
+    expect(groups).toHaveLength(2);
+    expect(groups.find((g) => g.stderr_signature !== null)).toMatchObject({ stderr_signature: "connect to host <n>", stderr_last_line: null, count: 2, job_ids: [b, a], first_seen: t - 3, last_seen: t - 2 });
+    expect(groups.find((g) => g.stderr_signature === null)).toMatchObject({ stderr_last_line: "connect to host 3", count: 1, job_ids: [old] });
+    // Asked for version 0, the old row is the one with a signature.
+    const v0 = await q.store.read((tx) => tx.failureGroups({}, 0));
+    expect(v0.find((g) => g.stderr_signature !== null)).toMatchObject({ stderr_signature: "connect to host #", job_ids: [old] });
   });
 
   test("an attempt recorded without its stderr line is a group of its own (line null), so the reader can read it", async () => {
     const t = q.store.now();
     const x = await deadJob(q.store, {}, {}, t);
     const y = await deadJob(q.store, {}, {}, t);
-    const groups = await q.store.read((tx) => tx.failureGroups({}));
-    expect(groups.map((g) => [g.stderr_last_line, g.job_ids]).sort()).toEqual([[null, [x]], [null, [y]]].sort());
+    const groups = await q.store.read((tx) => tx.failureGroups({}, 1));
+    expect(groups.map((g) => [g.stderr_signature, g.stderr_last_line, g.job_ids]).sort()).toEqual([[null, null, [x]], [null, null, [y]]].sort());
   });
 
   test("filters: states, lane, tags, finished since, failure reasons, command glob; the same in listJobs", async () => {
@@ -69,7 +83,7 @@ forEachDriver("failureGroups", (q) => {
     const slow = await deadJob(q.store, { argv: ["curl", "-s", "http://x/a b"], tags: { team: "a" } }, { ...timeout, stderrLastLine: "" }, t - 30);
     const canceled = await canceledJob(q.store, { argv: ["make", "docs"] }, t - 10);
     const ids = async (filter: Omit<JobFilter, "limit">) => {
-      const groups = await q.store.read((tx) => tx.failureGroups(filter));
+      const groups = await q.store.read((tx) => tx.failureGroups(filter, 1));
       const listed = await q.store.read((tx) => tx.listJobs({ ...filter, states: filter.states ?? ["dead", "canceled"], limit: 100 }));
       const fromGroups = sorted(groups.flatMap((g) => g.job_ids));
       expect(sorted(listed.map((j) => j.id))).toEqual(fromGroups); // listJobs selects the same jobs

@@ -51,16 +51,16 @@ forEachDriver("recordAttempt", (q) => {
     expect(events.map((e) => e.event)).toEqual(["claimed", "timed_out"]);
   });
 
-  test("the attempt keeps the stderr line its worker read (UTF-8 as is); null when none was given", async () => {
+  test("the attempt keeps the stderr line its worker read and its signature (UTF-8 as is); null when none was given", async () => {
     const [a, b] = [await insertJob(q.store), await insertJob(q.store)];
     await claimOne(q.store, { workerId: "w1" });
     await claimOne(q.store, { workerId: "w1" });
     const t = q.store.now();
     const failed = { attemptState: "failed", exitCode: 3, error: "exited with code 3", failureReason: "process_exit", jobState: "dead", events: [] } satisfies Partial<AttemptRecord>;
-    expect(await record(q.store, attemptRecord(a.id, 1, "w1", t, { ...failed, stderrLastLine: "Fehler: Zeitüberschreitung — 接続 3" }))).toBe(true);
+    expect(await record(q.store, attemptRecord(a.id, 1, "w1", t, { ...failed, stderrLastLine: "Fehler: Zeitüberschreitung — 接続 3", stderrSignature: "1|Fehler: Zeitüberschreitung — 接続 <n>" }))).toBe(true);
     expect(await record(q.store, attemptRecord(b.id, 1, "w1", t, failed))).toBe(true);
-    expect((await snapshot(q.store, a.id)).attempts[0]!.stderr_last_line).toBe("Fehler: Zeitüberschreitung — 接続 3");
-    expect((await snapshot(q.store, b.id)).attempts[0]!.stderr_last_line).toBeNull();
+    expect((await snapshot(q.store, a.id)).attempts[0]).toMatchObject({ stderr_last_line: "Fehler: Zeitüberschreitung — 接続 3", stderr_signature: "1|Fehler: Zeitüberschreitung — 接続 <n>" });
+    expect((await snapshot(q.store, b.id)).attempts[0]).toMatchObject({ stderr_last_line: null, stderr_signature: null });
   });
 
   test("several events are written in order with the record; their worker id is the event's own", async () => {

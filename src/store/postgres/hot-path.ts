@@ -30,7 +30,7 @@ export const HOT_SQL = {
         RETURNING id, queue),
       attempt AS (
         UPDATE attempts SET state = $11, finished_at = $12::float8, exit_code = $5::int, signal = $13::int,
-          error = $6::text, failure_reason = $14::text, stderr_last_line = $15::text,
+          error = $6::text, failure_reason = $14::text, stderr_last_line = $15::text, stderr_signature = $18::text,
           pgid = coalesce(pgid, $16::int), pgid_start_time = coalesce(pgid_start_time, $17::text)
         WHERE job_id = $8::bigint AND attempt_no = $10::int AND state = 'running' AND EXISTS (SELECT 1 FROM job)
         RETURNING 1)
@@ -53,7 +53,7 @@ const SAMPLE: Record<keyof typeof HOT_SQL, unknown[]> = {
   nextDueAt: ["default"],
   hasDueJob: ["default", 0],
   laneSettled: ["default", 0],
-  recordAttempt: ["done", 1, 0, 0, 0, null, 0, 1, "w", 1, "succeeded", 0, null, null, null, null, null],
+  recordAttempt: ["done", 1, 0, 0, 0, null, 0, 1, "w", 1, "succeeded", 0, null, null, null, null, null, null],
   attemptProcess: [[1], [1], [1], [null]],
   heartbeatJobs: ["w", [1], [1]],
   staleRunningJobs: [30],

@@ -214,6 +214,10 @@ const STEPS: string[] = [
   `
   ALTER TABLE attempts ADD COLUMN worker_start_time text;
   `,
+  // v8: the attempt's failure signature line (see the SQLite driver's v8).
+  `
+  ALTER TABLE attempts ADD COLUMN stderr_signature text;
+  `,
 ];
 
 /** The schema version this binary writes (equal to the SQLite driver's). */

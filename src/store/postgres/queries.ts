@@ -65,8 +65,8 @@ export class PgQueries implements StoreWriter {
     return ((await this.tx.unsafe(sql, params)) as Row[]).map(toJob);
   }
 
-  async failureGroups(filter: Omit<JobFilter, "limit" | "beforeId">): Promise<FailureGroupRow[]> {
-    return failureGroups(this.tx, filter);
+  async failureGroups(filter: Omit<JobFilter, "limit" | "beforeId">, maskVersion: number): Promise<FailureGroupRow[]> {
+    return failureGroups(this.tx, filter, maskVersion);
   }
 
   async countByStateAndLane(): Promise<LaneCount[]> {
@@ -190,7 +190,7 @@ export class PgQueries implements StoreWriter {
     const [row] = await this.tx.unsafe(HOT_SQL.recordAttempt, [
       r.jobState, r.attempts, r.crashes, r.nextRunAt, r.exitCode, r.error, r.jobState === "queued" ? null : r.now,
       r.jobId, r.workerId, r.attemptNo, r.attemptState, r.now, r.signal, r.failureReason, r.stderrLastLine ?? null,
-      r.process?.pgid ?? null, r.process?.startTime ?? null,
+      r.process?.pgid ?? null, r.process?.startTime ?? null, r.stderrSignature ?? null,
     ]);
     if (row.n === 0) return false;
     // A job that ended frees a slot of its lane; one requeued by a retry backoff is work again.

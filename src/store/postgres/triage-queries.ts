@@ -10,29 +10,33 @@ import { num, numOrNull } from "./rows.ts";
 
 type Row = Record<string, unknown>;
 
-/** Dead and/or canceled jobs matching `filter`, grouped by exact failure (see StoreReader.failureGroups). */
-export async function failureGroups(tx: SQL, filter: Omit<JobFilter, "limit" | "beforeId">): Promise<FailureGroupRow[]> {
+/** Dead and/or canceled jobs matching `filter`, grouped by failure (see StoreReader.failureGroups). */
+export async function failureGroups(tx: SQL, filter: Omit<JobFilter, "limit" | "beforeId">, maskVersion: number): Promise<FailureGroupRow[]> {
   const asked = filter.states?.filter((s) => s === "dead" || s === "canceled") ?? [];
   const params: unknown[] = [];
   const p = (v: unknown) => {
     params.push(v);
     return `$${params.length}`;
   };
+  const prefix = `${p(`${maskVersion}|`)}::text`;
   const where = jobWhere({ ...filter, states: asked.length ? asked : ["dead", "canceled"] }, p);
   const rows = (await tx.unsafe(
-    `SELECT jobs.state AS state,
-       coalesce(a.failure_reason, CASE WHEN jobs.state = 'canceled' THEN 'canceled' END) AS failure_reason,
-       a.exit_code AS exit_code, a.signal AS signal,
-       CASE WHEN a.job_id IS NULL THEN '' ELSE a.stderr_last_line END AS stderr_last_line,
-       CASE WHEN a.job_id IS NOT NULL AND a.stderr_last_line IS NULL THEN jobs.id END AS unread,
-       count(*)::int AS count,
-       min(coalesce(jobs.finished_at, jobs.created_at))::float8 AS first_seen,
-       max(coalesce(jobs.finished_at, jobs.created_at))::float8 AS last_seen,
-       array_to_json(array_agg(DISTINCT jobs.queue))::text AS lanes,
-       array_to_json(array_agg(jobs.id ORDER BY jobs.id DESC))::text AS job_ids
-     FROM jobs LEFT JOIN attempts a ON a.job_id = jobs.id AND a.attempt_no = jobs.last_attempt_no
-     WHERE ${where}
-     GROUP BY 1, 2, 3, 4, 5, 6`,
+    `WITH failed AS (
+       SELECT jobs.id AS id, jobs.state AS state, jobs.queue AS queue, coalesce(jobs.finished_at, jobs.created_at) AS at,
+         coalesce(a.failure_reason, CASE WHEN jobs.state = 'canceled' THEN 'canceled' END) AS failure_reason,
+         a.exit_code AS exit_code, a.signal AS signal, a.stderr_last_line AS line,
+         CASE WHEN a.job_id IS NULL THEN ''
+              WHEN starts_with(a.stderr_signature, ${prefix}) THEN substr(a.stderr_signature, length(${prefix}) + 1) END AS signature
+       FROM jobs LEFT JOIN attempts a ON a.job_id = jobs.id AND a.attempt_no = jobs.last_attempt_no
+       WHERE ${where})
+     SELECT state, failure_reason, exit_code, signal, signature,
+       CASE WHEN signature IS NULL THEN line END AS stderr_last_line,
+       CASE WHEN signature IS NULL AND line IS NULL THEN id END AS unread,
+       count(*)::int AS count, min(at)::float8 AS first_seen, max(at)::float8 AS last_seen,
+       array_to_json(array_agg(DISTINCT queue))::text AS lanes,
+       array_to_json(array_agg(id ORDER BY id DESC))::text AS job_ids
+     FROM failed
+     GROUP BY 1, 2, 3, 4, 5, 6, 7`,
     params,
   )) as Row[];
   return rows.map((r) => ({
@@ -40,6 +44,7 @@ export async function failureGroups(tx: SQL, filter: Omit<JobFilter, "limit" | "
     failure_reason: r.failure_reason as FailureGroupRow["failure_reason"],
     exit_code: numOrNull(r.exit_code),
     signal: numOrNull(r.signal),
+    stderr_signature: r.signature as string | null,
     stderr_last_line: r.stderr_last_line as string | null,
     count: num(r.count),
     first_seen: num(r.first_seen),

@@ -32,7 +32,7 @@ export const HOT_SQL = {
        finished_at = ?, locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = 0
      WHERE id = ? AND state = 'running' AND locked_by = ? AND last_attempt_no = ?
      RETURNING queue`,
-  recordAttempt: `UPDATE attempts SET state = ?, finished_at = ?, exit_code = ?, signal = ?, error = ?, failure_reason = ?, stderr_last_line = ?,
+  recordAttempt: `UPDATE attempts SET state = ?, finished_at = ?, exit_code = ?, signal = ?, error = ?, failure_reason = ?, stderr_last_line = ?, stderr_signature = ?,
        pgid = coalesce(pgid, ?), pgid_start_time = coalesce(pgid_start_time, ?)
      WHERE job_id = ? AND attempt_no = ? AND state = 'running'`,
   /** The process group of a running attempt, sent with the first heartbeat after the spawn. */

@@ -145,6 +145,13 @@ const STEPS: string[] = [
   `
   ALTER TABLE attempts ADD COLUMN worker_start_time TEXT;
   `,
+  // v8: each attempt's failure signature line (its stderr line masked, prefixed
+  // by the mask version), written with its outcome, so triage's GROUP BY
+  // yields a row per failure instead of one per distinct line
+  // (docs/architecture.md "Triage"). NULL: not recorded.
+  `
+  ALTER TABLE attempts ADD COLUMN stderr_signature TEXT;
+  `,
 ];
 
 /** The v1 schema, for the test that migrates an old file. */

@@ -60,8 +60,8 @@ export class SqliteQueries implements StoreWriter {
     return (this.db.query(sql).all(...where.params, filter.limit) as Row[]).map(toJob);
   }
 
-  async failureGroups(filter: Omit<JobFilter, "limit" | "beforeId">): Promise<FailureGroupRow[]> {
-    return failureGroups(this.db, filter);
+  async failureGroups(filter: Omit<JobFilter, "limit" | "beforeId">, maskVersion: number): Promise<FailureGroupRow[]> {
+    return failureGroups(this.db, filter, maskVersion);
   }
 
   async countByStateAndLane(): Promise<LaneCount[]> {
@@ -251,7 +251,7 @@ export class SqliteQueries implements StoreWriter {
     if (r.jobState === "queued") this.work.ready.add(job.queue);
     this.db
       .query(HOT_SQL.recordAttempt)
-      .run(r.attemptState, r.now, r.exitCode, r.signal, r.error, r.failureReason, r.stderrLastLine ?? null, r.process?.pgid ?? null, r.process?.startTime ?? null, r.jobId, r.attemptNo);
+      .run(r.attemptState, r.now, r.exitCode, r.signal, r.error, r.failureReason, r.stderrLastLine ?? null, r.stderrSignature ?? null, r.process?.pgid ?? null, r.process?.startTime ?? null, r.jobId, r.attemptNo);
     for (const e of r.events) this.insertEvent(r.jobId, e.event, e.workerId, e.detail, r.now);
     return true;
   }

@@ -9,25 +9,29 @@ import { jobWhere } from "./job-filter.ts";
 
 type Row = Record<string, unknown>;
 
-/** Dead and/or canceled jobs matching `filter`, grouped by exact failure (see StoreReader.failureGroups). */
-export function failureGroups(db: Database, filter: Omit<JobFilter, "limit" | "beforeId">): FailureGroupRow[] {
+/** Dead and/or canceled jobs matching `filter`, grouped by failure (see StoreReader.failureGroups). */
+export function failureGroups(db: Database, filter: Omit<JobFilter, "limit" | "beforeId">, maskVersion: number): FailureGroupRow[] {
+  if (!Number.isSafeInteger(maskVersion)) throw new TypeError(`mask version ${maskVersion} is not an integer`);
+  const prefix = `'${maskVersion}|'`; // a number of ours, not user input: inlined
   const asked = filter.states?.filter((s) => s === "dead" || s === "canceled") ?? [];
   const where = jobWhere({ ...filter, states: asked.length ? asked : ["dead", "canceled"] });
   const rows = db
     .query(
-      `SELECT jobs.state AS state,
-         coalesce(a.failure_reason, CASE WHEN jobs.state = 'canceled' THEN 'canceled' END) AS failure_reason,
-         a.exit_code AS exit_code, a.signal AS signal,
-         CASE WHEN a.job_id IS NULL THEN '' ELSE a.stderr_last_line END AS stderr_last_line,
-         CASE WHEN a.job_id IS NOT NULL AND a.stderr_last_line IS NULL THEN jobs.id END AS unread,
-         count(*) AS count,
-         min(coalesce(jobs.finished_at, jobs.created_at)) AS first_seen,
-         max(coalesce(jobs.finished_at, jobs.created_at)) AS last_seen,
-         json_group_array(DISTINCT jobs.queue) AS lanes,
-         json_group_array(jobs.id) AS job_ids
-       FROM jobs LEFT JOIN attempts a ON a.job_id = jobs.id AND a.attempt_no = jobs.last_attempt_no
-       WHERE ${where.sql}
-       GROUP BY 1, 2, 3, 4, 5, 6`,
+      `WITH failed AS (
+         SELECT jobs.id AS id, jobs.state AS state, jobs.queue AS queue, coalesce(jobs.finished_at, jobs.created_at) AS at,
+           coalesce(a.failure_reason, CASE WHEN jobs.state = 'canceled' THEN 'canceled' END) AS failure_reason,
+           a.exit_code AS exit_code, a.signal AS signal, a.stderr_last_line AS line,
+           CASE WHEN a.job_id IS NULL THEN ''
+                WHEN substr(a.stderr_signature, 1, length(${prefix})) = ${prefix} THEN substr(a.stderr_signature, length(${prefix}) + 1) END AS signature
+         FROM jobs LEFT JOIN attempts a ON a.job_id = jobs.id AND a.attempt_no = jobs.last_attempt_no
+         WHERE ${where.sql})
+       SELECT state, failure_reason, exit_code, signal, signature,
+         CASE WHEN signature IS NULL THEN line END AS stderr_last_line,
+         CASE WHEN signature IS NULL AND line IS NULL THEN id END AS unread,
+         count(*) AS count, min(at) AS first_seen, max(at) AS last_seen,
+         json_group_array(DISTINCT queue) AS lanes, json_group_array(id) AS job_ids
+       FROM failed
+       GROUP BY 1, 2, 3, 4, 5, 6, 7`,
     )
     .all(...where.params) as Row[];
   return rows.map((r) => ({
@@ -35,6 +39,7 @@ export function failureGroups(db: Database, filter: Omit<JobFilter, "limit" | "b
     failure_reason: r.failure_reason as FailureGroupRow["failure_reason"],
     exit_code: r.exit_code as number | null,
     signal: r.signal as number | null,
+    stderr_signature: r.signature as string | null,
     stderr_last_line: r.stderr_last_line as string | null,
     count: r.count as number,
     first_seen: r.first_seen as number,
