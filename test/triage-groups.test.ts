@@ -8,7 +8,7 @@
  * every prompt awaited before it is answered.
  */
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TempQueue } from "./helpers.ts";
@@ -165,4 +165,45 @@ test.skipIf(!HAVE_TMUX)("view the full output with no pager (PAGER unset, no les
   expect(shown).not.toMatch(/^=== job/m);
   t.keys("q");
   expect(await exitCode(t)).toBe(0);
+});
+
+test.skipIf(!HAVE_TMUX)("group actions: retry all with a new timeout (each job changed), delete all after a confirm that counts what goes, skip; the summary lists all three", async () => {
+  const ids = await thirtyDead();
+  const crashOutput = (await Promise.all(ids.crash.map((id) => q.attempts(id)))).flat().map((a) => a.stderr_path);
+  const t = terminal(["triage"]);
+  await screenShows(t, listMenu);
+  t.keys("1"); // 12 × could not connect
+  await screenShows(t, "◆  Group of 12 jobs: what now?");
+  t.keys("t");
+  await screenShows(t, "◆  New timeout for the 12 jobs of this group (now 300s)");
+  t.keys("90s", "Enter");
+  await screenShows(t, "◆  Retry all 12 job(s) of this group with timeout 90s?");
+  t.keys("y");
+  await screenShows(t, /Retried the 12 jobs of "process_exit · exit 3 · could not connect to host <n>" \(timeout 300s → 90s\)/);
+
+  await screenShows(t, "◆  18 dead and 0 canceled job(s) in 2 groups");
+  t.keys("2"); // now the 8 crashes (the 10 config failures are first)
+  await screenShows(t, "◆  Group of 8 jobs: what now?");
+  t.keys("d");
+  // 8 jobs, one attempt and 4 events each (added, claimed, failed, dead).
+  await screenShows(t, /◆ {2}Delete all 8 job\(s\) of this group with their history: 8 attempt\(s\), 32 event\(s\) and \d+(\.\d)? (B|KiB) of/);
+  t.keys("y");
+  await screenShows(t, /Deleted the 8 jobs of "process_exit · signal 11 · worker-<n> segfault at <hex>"/);
+
+  // One group left: its menu at once, no list.
+  await screenShows(t, "◆  Group of 10 jobs: what now?");
+  t.keys("s");
+  const end = await screenShows(t, "EXIT=");
+  const summary = end.slice(end.indexOf("What changed"));
+  expect(summary).toMatch(/Retried the 12 jobs of "process_exit · exit 3 · could not connect to host <n>" \(timeout 300s → 90s\)/);
+  expect(summary).toMatch(/Deleted the 8 jobs of "process_exit · signal 11 · worker-<n> segfault at <hex>" .* with 8 attempt\(s\), 32 event\(s\)/s);
+  expect(summary).toMatch(/Skipped the group "process_exit · exit 2 · open <path>: no such file" \(10 jobs\)/);
+  expect(await exitCode(t)).toBe(0);
+
+  for (const id of ids.host) expect(await q.job(id)).toMatchObject({ state: "queued", timeout_seconds: 90 });
+  for (const id of ids.crash) expect(await q.job(id)).toBeNull();
+  for (const path of crashOutput) expect(existsSync(path)).toBe(false);
+  for (const id of ids.config) expect((await q.job(id))!.state).toBe("dead");
+  const detail = JSON.parse((await q.events(ids.host[0]!)).find((e) => e.event === "retried")!.detail!);
+  expect(detail.changed).toEqual({ timeout_seconds: { from: 300, to: 90 } });
 });
