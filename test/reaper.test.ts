@@ -71,6 +71,33 @@ test("a SIGSTOPped worker is not reaped while it lives; after SIGKILL it is, and
   expect(b.stderr()).toMatch(new RegExp(`spoolctl: job ${id} attempt 2 started again \\(previous: worker A \\(pid ${a.pid}\\) [^\\n]*; 1 crash requeue \\(unlimited\\)\\): `));
 }, 60000);
 
+test("a worker SIGKILLed before its first heartbeat, whose job cleared its environment (env -i): the orphan is still killed before the re-run", async () => {
+  // The real window of the two-commit hot path: the group rides on the first heartbeat,
+  // here 60 s away, and the job drops the attempt marker with env -i. Only its output
+  // files, still its stdout and stderr, tell its processes apart.
+  const pidFile = `${q.dir}/pid`;
+  const id = await add(q, "-c", `echo $$ > '${pidFile}'; exec env -i /bin/sleep 60`);
+  const a = startWorker(q, ["--worker-id", "A"], { env: { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "60", SPOOLCTL_TEST_REAP_THRESHOLD: "1" } });
+  const pid = await waitFor("the job to exec its sleep", () => {
+    const text = existsSync(pidFile) ? readFileSync(pidFile, "utf8").trim() : "";
+    return text && readFileSync(`/proc/${text}/cmdline`, "utf8").startsWith("/bin/sleep") ? Number(text) : null;
+  }, 30000);
+  a.proc.kill("SIGKILL");
+  await a.exited;
+  expect((await q.attempt(id))!.pgid).toBeNull(); // died inside the window
+  expect(readFileSync(`/proc/${pid}/environ`, "utf8")).not.toContain("SPOOLCTL_ATTEMPT_TOKEN");
+  expect(groupMembers(pid)).toEqual([pid]); // the orphan runs on
+
+  startWorker(q, ["--worker-id", "B"], { env: FAST_KNOBS });
+  const settled = await waitFor("the attempt to be reaped", async () => {
+    const row = (await q.attempt(id))!;
+    return row.state === "running" ? null : { row, members: groupMembers(pid) };
+  }, 30000, 5);
+  expect(settled.members).toEqual([]);
+  expect(settled.row.state).toBe("abandoned");
+  expect((await q.job(id))!.crashes).toBe(1);
+}, 60000);
+
 test("--max-crashes 0: a reaped job goes dead, and its orphan is killed", async () => {
   const id = await add(q, "--max-crashes", "0", "--", "sleep", "60");
   const a = startWorker(q, ["--worker-id", "A"], { env: FAST_KNOBS });

@@ -3,7 +3,7 @@
  * start time). Linux: field 22 of `/proc/PID/stat` (clock ticks since boot) plus
  * the kernel's boot id; macOS: `ps -o lstart=`.
  */
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
 import { hostname } from "node:os";
 
 /** What a liveness look-up concluded. `unknown` (permission error, failed look-up) counts as alive. */
@@ -182,4 +182,46 @@ export function groupsWithEnvPrefix(prefix: string): { pgid: number; entry: stri
     if (fields && !dead(fields[0]) && pgid > 1 && pgid !== own) found.push({ pgid, entry });
   }
   return found;
+}
+
+/**
+ * Process groups (other than ours, never PID 1's) of the live processes whose
+ * standard output or standard error is one of `paths` (Linux: the links
+ * `/proc/PID/fd/1` and `/proc/PID/fd/2`; elsewhere, []). The executor points an
+ * attempt's stdout and stderr straight at its files and every process of the
+ * job inherits them, so this finds the attempt's processes when no group was
+ * recorded yet and the marker did not survive either: a job that cleared its
+ * environment (`exec env -i …`) right after a worker died before its first
+ * heartbeat (docs/architecture.md "Orphans").
+ */
+export function groupsWritingTo(paths: string[]): number[] {
+  if (process.platform !== "linux" || paths.length === 0) return [];
+  const wanted = new Set<string>();
+  for (const path of paths) {
+    wanted.add(path);
+    try {
+      wanted.add(realpathSync(path));
+    } catch {
+      // gone (pruned): the kernel names it "PATH (deleted)"
+      wanted.add(`${path} (deleted)`);
+    }
+  }
+  const own = process.pid;
+  const groups = new Set<number>();
+  for (const pid of procPids()) {
+    let hit = false;
+    for (const fd of [1, 2]) {
+      try {
+        if (wanted.has(readlinkSync(`/proc/${pid}/fd/${fd}`))) hit = true;
+      } catch {
+        // closed, gone meanwhile, or not ours to read
+      }
+      if (hit) break;
+    }
+    if (!hit) continue;
+    const fields = statFields(pid);
+    const pgid = Number(fields?.[2]);
+    if (fields && !dead(fields[0]) && pgid > 1 && pgid !== own) groups.add(pgid);
+  }
+  return [...groups];
 }

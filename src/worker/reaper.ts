@@ -13,7 +13,7 @@ import { workerIdentityOf } from "../ops/worker-health.ts";
 import type { Job } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { ATTEMPT_MARKER, attemptMarker, killGroup } from "./executor.ts";
-import { HOST, groupsWithEnv, groupsWithEnvPrefix, judge, processStartTime, type Liveness, type ProcessIdentity } from "./liveness.ts";
+import { HOST, groupsWithEnv, groupsWithEnvPrefix, groupsWritingTo, judge, processStartTime, type Liveness, type ProcessIdentity } from "./liveness.ts";
 
 /** One reaped job, for the worker's log line. */
 export interface ReapedJob {
@@ -50,7 +50,8 @@ function gone(who: ProcessIdentity): boolean {
  * if it is still the same process (start time matches), and every group whose
  * processes carry the attempt's marker variable — which covers a worker that
  * died before it recorded the group, and job processes that left the group
- * with setsid. Then the old run cannot overlap the next one. (On another host
+ * with setsid — and every group whose processes write to the attempt's files
+ * (a job that cleared its environment before its group was recorded). Then the old run cannot overlap the next one. (On another host
  * the next worker that starts there kills them: {@link killOrphans}.)
  */
 async function killOrphan(store: Store, job: Job, who: ProcessIdentity): Promise<boolean> {
@@ -58,6 +59,8 @@ async function killOrphan(store: Store, job: Job, who: ProcessIdentity): Promise
   const attempt = await store.read(async (tx) => tx.getAttempt(job.id, job.last_attempt_no));
   if (!attempt) return false;
   const groups = new Set(groupsWithEnv(attemptMarker(store.queueId, job.id, job.last_attempt_no)));
+  // Before its first heartbeat the group is not recorded, and a job may have cleared its environment.
+  for (const pgid of groupsWritingTo([attempt.stdout_path, attempt.stderr_path])) groups.add(pgid);
   if (attempt.pgid && attempt.pgid_start_time !== null && processStartTime(attempt.pgid) === attempt.pgid_start_time) groups.add(attempt.pgid);
   await Promise.all([...groups].map((pgid) => killGroup(pgid)));
   return groups.size > 0;
