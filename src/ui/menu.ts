@@ -64,8 +64,15 @@ export function menu<T extends string>(message: string, options: MenuOption<T>[]
         case "cancel":
           return `│\n■  ${message}\n│  ${color.dim(chosen.label)}\n│`;
         default: {
-          const rows = this.options.map((o, i) => `│  ${line(o, i === this.cursor)}`).join("\n");
-          return `│\n◆  ${message}\n${rows}\n└  ${color.dim("↑/↓ move · Enter picks · or press the key in [ ] · Esc back · Ctrl-C stop")}\n`;
+          // A window of the options around the cursor, so a long list never outgrows the screen.
+          const room = Math.max(5, (process.stdout.rows || 24) - 8);
+          const start = Math.min(Math.max(0, this.cursor - Math.floor(room / 2)), Math.max(0, this.options.length - room));
+          const shown = this.options.slice(start, start + room);
+          const rows = shown.map((o, i) => `│  ${line(o, start + i === this.cursor)}`);
+          if (start > 0) rows.unshift(`│  ${color.dim(`… ${start} more above`)}`);
+          const below = this.options.length - start - shown.length;
+          if (below > 0) rows.push(`│  ${color.dim(`… ${below} more below`)}`);
+          return `│\n◆  ${message}\n${rows.join("\n")}\n└  ${color.dim("↑/↓ move · Enter picks · or press the key in [ ] · Esc back · Ctrl-C stop")}\n`;
         }
       }
     },
