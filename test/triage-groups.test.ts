@@ -29,8 +29,8 @@ afterEach(() => {
   q.cleanup();
 });
 
-function terminal(args: string[], env: Record<string, string> = {}): Tty {
-  tty = new Tty(args, { cwd: q.dir, env: { ...q.queueEnv(), NO_COLOR: "1", ...env }, width: 160, height: 60 });
+function terminal(args: string[], env: Record<string, string> = {}, height = 60): Tty {
+  tty = new Tty(args, { cwd: q.dir, env: { ...q.queueEnv(), NO_COLOR: "1", ...env }, width: 160, height });
   return tty;
 }
 
@@ -206,4 +206,23 @@ test.skipIf(!HAVE_TMUX)("group actions: retry all with a new timeout (each job c
   for (const id of ids.config) expect((await q.job(id))!.state).toBe("dead");
   const detail = JSON.parse((await q.events(ids.host[0]!)).find((e) => e.event === "retried")!.detail!);
   expect(detail.changed).toEqual({ timeout_seconds: { from: 300, to: 90 } });
+});
+
+test.skipIf(!HAVE_TMUX)("a list longer than the screen shows a window around the cursor; the hotkeys still reach every group", async () => {
+  const words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima", "mike", "november", "oscar"];
+  const r = await q.json(["add", "--from", "-"], { stdin: words.map((w) => JSON.stringify({ argv: ["sh", "-c", `echo "failed ${w}" >&2; exit 1`], max_retries: 0 })).join("\n") });
+  expect(r.code).toBe(0);
+  await drain(q);
+  const t = terminal(["triage"], {}, 20);
+  const first = await screenShows(t, "in 15 groups, largest first: pick one");
+  expect(first).toMatch(/… \d+ more below/);
+  expect(first).not.toContain("more above");
+  expect(first.trimEnd().split("\n").length).toBeLessThanOrEqual(20);
+  t.keys("Up"); // wraps to the last option, quit: the window follows the cursor
+  const last = await screenShows(t, /● \[q\] quit/);
+  expect(last).toMatch(/… \d+ more above/);
+  t.keys("3"); // a hotkey picks a group whether or not it is in the window
+  await screenShows(t, /◆ {2}Job \d+: what now\?/); // a group of one job: its card at once
+  t.keys("C-c");
+  expect(await exitCode(t)).toBe(0);
 });
