@@ -61,13 +61,16 @@ export function renderLiveStatus(live: LiveStatus, color: Paint, intervalSeconds
       ).split("\n"),
     );
   }
+  // A running job whose worker is gone says so beside the worker (docs/architecture.md "Dead workers in the views").
+  const gone = new Map(s.stranded.map((h) => [h.job_id, h.worker_state.replace("_", " ")]));
+  const workerCell = (jobId: number, worker: string | null) => (gone.has(jobId) ? color.red(`${worker ?? "-"} (${gone.get(jobId)})`) : (worker ?? "-"));
   lines.push("", color.bold(`RUNNING (${s.counts.running})`));
   if (live.running.length === 0) lines.push(color.dim("  nothing running"));
   else {
     lines.push(
       ...table(
         ["ID", "LANE", "ATTEMPT", "ELAPSED", "WORKER", "COMMAND"],
-        live.running.map((r) => [color.state("running", String(r.id)), r.queue, String(r.attempt_no), humanDuration(r.elapsed_seconds), r.worker_id ?? "-", clip(formatArgv(r.argv))]),
+        live.running.map((r) => [color.state("running", String(r.id)), r.queue, String(r.attempt_no), humanDuration(r.elapsed_seconds), workerCell(r.id, r.worker_id), clip(formatArgv(r.argv))]),
       ).split("\n"),
     );
     if (s.counts.running > live.running.length) lines.push(color.dim(`  … ${s.counts.running - live.running.length} more`));
