@@ -5,6 +5,13 @@
  * the caller prints the text inline.
  */
 
+let running = false;
+
+/** Whether a pager runs now: Ctrl-C is then the pager's (it quits a search in less), not the caller's. */
+export function pagerRunning(): boolean {
+  return running;
+}
+
 /** The pager command to run through `sh -c`, or null for none. */
 export function pagerCommand(env: Record<string, string | undefined> = process.env, isTTY = Boolean(process.stdout.isTTY)): string | null {
   if (!isTTY) return null;
@@ -26,13 +33,19 @@ export async function runPager(command: string, text: string): Promise<boolean> 
   } catch {
     return false;
   }
+  running = true;
   try {
-    child.stdin.write(text.endsWith("\n") ? text : text + "\n");
-    await child.stdin.end();
-  } catch {
-    // The pager quit before reading everything (q in less): that is fine.
+    try {
+      child.stdin.write(text.endsWith("\n") ? text : text + "\n");
+      await child.stdin.end();
+    } catch {
+      // The pager quit before reading everything (q in less): that is fine.
+    }
+    await child.exited;
+  } finally {
+    running = false;
   }
-  const code = await child.exited;
+  const code = child.exitCode;
   // 127: sh found no such command; nothing was shown.
   return code !== 127;
 }

@@ -18,6 +18,7 @@ import { jobsInStates, TRIAGE_STATES, type JobScope } from "../ops/triage.ts";
 import { failureGroups, type FailureGroup } from "../ops/triage-groups.ts";
 import type { Store } from "../store/store.ts";
 import { menu, watchCancelKeys } from "./menu.ts";
+import { pagerRunning } from "./pager.ts";
 import { byteText, groupActionText, nextStep, summaryText, type TriageSummary } from "./triage-card.ts";
 import { groupCardText, groupRow, groupTitle } from "./triage-groups-text.ts";
 import { askOverrides, boxWidth, walkJobs, type Suggest } from "./triage-job.ts";
@@ -215,6 +216,7 @@ export async function runTriage(store: Store, scope: JobScope, scopeText: string
   watchCancelKeys();
   // Outside a prompt the terminal is in cooked mode, where Ctrl-C is a signal: end as cleanly.
   const onSigint = () => {
+    if (pagerRunning()) return; // the pager's Ctrl-C (the terminal sends it to the whole group)
     p.cancel("Interrupted.");
     process.exit(0);
   };
