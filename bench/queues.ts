@@ -148,12 +148,35 @@ let dbCounter = 0;
 /** The run's PostgreSQL server (started on first use, stopped by {@link stopPg} or on interruption). */
 export function pgServer(): Promise<PgServer> {
   if (!pg) {
-    pg = startPgServer().then((server) => {
+    pg = startPgServer().then(async (server) => {
       onAbort(() => server.stopSync());
+      // pg_stat_statements, to count the statements of a drain per job (a restart loads it).
+      const admin = new SQL(server.url("postgres"), { max: 1 });
+      await admin.unsafe("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'");
+      await admin.close({ timeout: 0 });
+      await server.restart("fast");
+      const again = new SQL(server.url("postgres"), { max: 1 });
+      await again.unsafe("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+      await again.unsafe("ALTER SYSTEM SET pg_stat_statements.track = 'all'"); // statements of the triggers' functions too
+      await again.unsafe("SELECT pg_reload_conf()");
+      await again.close({ timeout: 0 });
       return server;
     });
   }
   return pg;
+}
+
+/** Calls per normalized statement so far in the database of `url` (pg_stat_statements, keyed by query text). */
+export async function pgStatementCalls(url: string): Promise<Record<string, number>> {
+  const server = await pgServer();
+  const sql = new SQL(server.url("postgres"), { max: 1 });
+  try {
+    const rows = (await sql`SELECT s.query, sum(s.calls) AS calls FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+      WHERE d.datname = ${new URL(url).pathname.slice(1)} GROUP BY s.query`) as { query: string; calls: string }[];
+    return Object.fromEntries(rows.map((r) => [r.query.replace(/\s+/g, " ").trim(), Number(r.calls)]));
+  } finally {
+    await sql.close({ timeout: 0 });
+  }
 }
 
 /** utime, stime, cutime, cstime (fields 14-17 of /proc/PID/stat) and the parent pid, in clock ticks. */
@@ -228,6 +251,24 @@ export async function samplePgActivity(url: string, everyMs = 20): Promise<{ sto
       return counts;
     },
   };
+}
+
+/**
+ * Transactions committed and rolled back so far in the database of `url`
+ * (pg_stat_database; a backend reports its counts when it exits, so read
+ * after the workers are gone). A difference around a drain, over its jobs,
+ * is the transactions per job of the whole fleet.
+ */
+export async function pgTransactions(url: string): Promise<number> {
+  const server = await pgServer();
+  const sql = new SQL(server.url("postgres"), { max: 1 });
+  try {
+    await sql`SELECT pg_stat_clear_snapshot()`;
+    const [r] = await sql`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = ${new URL(url).pathname.slice(1)}`;
+    return Number(r?.n ?? NaN);
+  } finally {
+    await sql.close({ timeout: 0 });
+  }
 }
 
 /** Stops the PostgreSQL server if one was started. */

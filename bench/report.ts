@@ -169,12 +169,27 @@ export function renderReport(r: ReportInput): { text: string; targets: string[][
       const keys = [...new Set(all.flatMap(([, a]) => Object.keys(a)))].sort((x, y) => all.reduce((n, [, a]) => n + (a[y] ?? 0), 0) - all.reduce((n, [, a]) => n + (a[x] ?? 0), 0)).slice(0, 8);
       out(`PostgreSQL backends of the queue during the drains (${after}; pg_stat_activity sampled every 20 ms; share of backend samples by state / wait event):`);
       out();
-      out(`| scenario | ${keys.join(" | ")} |`);
-      out(`|---|${keys.map(() => "---:").join("|")}|`);
+      out(`| scenario | transactions per job | ${keys.join(" | ")} |`);
+      out(`|---|---:|${keys.map(() => "---:").join("|")}|`);
       for (const [s, a] of all) {
         const total = Object.values(a).reduce((x, y) => x + y, 0) || 1;
-        out(`| ${s.label} | ${keys.map((k) => `${fmt((100 * (a[k] ?? 0)) / total, 0)} %`).join(" | ")} |`);
+        const xacts = median((t.runs[after]?.[s.key] ?? []).map((x) => x.pgTransactions ?? NaN)) / t.jobs;
+        out(`| ${s.label} | ${fmt(xacts, 1)} | ${keys.map((k) => `${fmt((100 * (a[k] ?? 0)) / total, 0)} %`).join(" | ")} |`);
       }
+      out();
+    }
+    if (pgRows.length && t.runs[after]?.[pgRows[0]!.key]?.some((x) => x.pgStatements)) {
+      // Statements per job (pg_stat_statements), median over rounds, the busiest first.
+      const per = (key: string, query: string) => median((t.runs[after]?.[key] ?? []).map((x) => x.pgStatements?.[query] ?? 0)) / t.jobs;
+      const queries = [...new Set(pgRows.flatMap((s) => (t.runs[after]?.[s.key] ?? []).flatMap((x) => Object.keys(x.pgStatements ?? {}))))];
+      const weight = (q: string) => pgRows.reduce((n, s) => n + per(s.key, q), 0);
+      const top = queries.sort((a, b) => weight(b) - weight(a)).filter((q) => weight(q) >= 0.05).slice(0, 12);
+      out(`Statements per job on PostgreSQL (${after}; pg_stat_statements over each drain, median over rounds; the busiest 12):`);
+      out();
+      out(`| statement | ${pgRows.map((s) => s.label.replace("PostgreSQL: ", "")).join(" | ")} |`);
+      out(`|---|${pgRows.map(() => "---:").join("|")}|`);
+      for (const q of top) out(`| \`${q.slice(0, 110).replace(/\|/g, "\\|")}${q.length > 110 ? "…" : ""}\` | ${pgRows.map((s) => fmt(per(s.key, q), 2)).join(" | ")} |`);
+      out(`| all statements | ${pgRows.map((s) => fmt(queries.reduce((n, q) => n + per(s.key, q), 0), 1)).join(" | ")} |`);
       out();
     }
     const rate = (label: string, key: string) => rateOf(t.runs[label]?.[key], t.jobs);

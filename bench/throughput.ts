@@ -9,7 +9,7 @@ import { copyFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { NQ, TSP, nqDrain, tspDrain, tspUsable } from "./compare.ts";
 import { BUN, fmt, median, ndjson, run, sleep, tempDir, trackChild, waitFor, writeFile } from "./lib.ts";
-import { freshQueue, pgServerCpuMs, queueAt, samplePgActivity, runCliOk, spoolEnv, type Cli, type Engine } from "./queues.ts";
+import { freshQueue, pgServerCpuMs, pgStatementCalls, pgTransactions, queueAt, samplePgActivity, runCliOk, spoolEnv, type Cli, type Engine } from "./queues.ts";
 
 /** One drain: `add --from` N jobs, then `workers` × `work --drain --concurrency c`, timed from spawn to the last exit. */
 export interface DrainRun {
@@ -22,6 +22,10 @@ export interface DrainRun {
   serverCpuMs: number;
   /** PostgreSQL: samples of the queue's backends by "state / wait event" during the drain. */
   pgActivity?: Record<string, number>;
+  /** PostgreSQL: transactions (commits + rollbacks) in the queue's database during the drain. */
+  pgTransactions?: number;
+  /** PostgreSQL: calls per statement during the drain (pg_stat_statements). */
+  pgStatements?: Record<string, number>;
   addMs: number;
 }
 
@@ -59,6 +63,8 @@ export async function drain(cli: Cli, engine: Engine, n: number, workers: number
     const add = await runCliOk(cli, ["add", "--db", q.db, "--from", writeFile(join(tempDir("jobs"), "jobs.ndjson"), ndjson(n, ["true"]))], { quiet: true });
     await sleep(100);
     const server0 = engine === "postgres" ? await pgServerCpuMs() : NaN;
+    const xacts0 = engine === "postgres" ? await pgTransactions(q.db) : NaN;
+    const statements0 = engine === "postgres" ? await pgStatementCalls(q.db) : {};
     const sampler = engine === "postgres" ? await samplePgActivity(q.db) : null;
     const t0 = performance.now();
     const procs = Array.from({ length: workers }, () =>
@@ -77,10 +83,19 @@ export async function drain(cli: Cli, engine: Engine, n: number, workers: number
     if (codes.some((c) => c !== 0)) throw new Error(`${cli.label} ${engine}: work --drain exited ${codes.join(",")}`);
     await sleep(50); // the backends of the closed connections exit and are reaped
     const serverCpuMs = engine === "postgres" ? (await pgServerCpuMs()) - server0 : NaN;
+    const pgXacts = engine === "postgres" ? (await pgTransactions(q.db)) - xacts0 : undefined;
+    let pgStatements: Record<string, number> | undefined;
+    if (engine === "postgres") {
+      pgStatements = {};
+      for (const [query, calls] of Object.entries(await pgStatementCalls(q.db))) {
+        const d = calls - (statements0[query] ?? 0);
+        if (d > 0) pgStatements[query] = d;
+      }
+    }
     const s = await q.stats();
     if (s.done !== n) throw new Error(`${cli.label} ${engine}: only ${s.done} of ${n} jobs done`);
     const cpuMs = procs.reduce((sum, p) => sum + Number(p.resourceUsage()?.cpuTime.total ?? 0n) / 1000, 0);
-    return { wallMs, spanMs: s.spanMs, cpuMs, serverCpuMs, addMs: add.ms, pgActivity };
+    return { wallMs, spanMs: s.spanMs, cpuMs, serverCpuMs, addMs: add.ms, pgActivity, pgTransactions: pgXacts, pgStatements };
   } finally {
     await q.close();
   }
