@@ -90,3 +90,19 @@ test("the attempt's own start time decides: a registry row of a later process wi
   // An attempt from before schema v7 (no start time): the row speaks, as before.
   expect(judge(workerIdentityOf(job, row, HOST, attemptOf(null))!)).toBe("alive");
 });
+
+test("a dead predecessor whose row says stopped but whose job still runs (it exited with a result unwritten) is reaped when a worker registers under its id", async () => {
+  const marker = join(q.dir, "runs");
+  const id = await q.addJob("--", "sh", "-c", `echo run >> ${marker}; sleep 60`);
+  const slow = { ...FAST_KNOBS, SPOOLCTL_TEST_REAP_THRESHOLD: "600" }; // only the registration can reap it in time
+  const first = Bun.spawn(["bun", CLI, "work", "--worker-id", "ci-3"], { env: q.env(slow), cwd: q.dir, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+  spawned.push(first);
+  await waitFor("the first run", () => runs(marker) === 1);
+  first.kill("SIGKILL");
+  await first.exited;
+  await q.write(async (tx) => tx.markWorkerStopped("ci-3", Date.now() / 1000));
+  const second = Bun.spawn(["bun", CLI, "work", "--worker-id", "ci-3"], { env: q.env(slow), cwd: q.dir, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+  spawned.push(second);
+  await waitFor("attempt 1 to be reaped", async () => (await q.attempt(id, 1))?.state === "abandoned", 30_000);
+  await waitFor("the second run", () => runs(marker) === 2, 30_000);
+});

@@ -21,16 +21,19 @@ function isSelf(row: WorkerRecord): boolean {
 
 /**
  * The registry row's process as last registered under `workerId`, judged:
- * null when there is none, it stopped cleanly or it is this process; its
- * identity when it is confirmed dead; `CONFLICT` when it lives (or cannot be
- * judged: another host, an inconclusive look-up). A restarted container's
+ * null when there is none, it is this process, or it stopped and is not
+ * confirmed dead; its identity when it is confirmed dead (stopped or not);
+ * `CONFLICT` when it has not stopped and lives (or cannot be judged: another
+ * host, an inconclusive look-up). A restarted container's
  * worker often has the same id and the same PID (1) as the one that died: the
  * start time tells them apart (docs/architecture.md "Reaping").
  */
 function deadPredecessor(workerId: string, row: WorkerRecord | null): ProcessIdentity | null {
-  if (!row || row.stopped_at !== null || isSelf(row)) return null;
+  if (!row || isSelf(row)) return null;
   const who = { host: row.host, pid: row.pid, bootId: row.boot_id, startTime: row.start_time };
+  // A row marked stopped may still have running jobs: a worker that exited with results it could not write.
   if (judge(who) === "dead") return who;
+  if (row.stopped_at !== null) return null;
   throw new SpoolError("CONFLICT", `worker id ${workerId} is held by a live worker (pid ${row.pid} on ${row.host})`, {
     remediation: "choose another --worker-id, or stop that worker first (spoolctl stop --worker-id ID)",
   });
