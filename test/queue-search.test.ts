@@ -27,6 +27,9 @@ test("status on a path with no queue warns NO_QUEUE (text and --json), exits 0 a
   // An error on a missing queue carries the warning too: the job is not found because there is no queue.
   const show = await q.run(["show", "--json", "--db", typo, "1"]);
   expect([show.code, show.json.errors[0].code, show.json.warnings.map((w: any) => w.code)]).toEqual([1, "NOT_FOUND", ["NO_QUEUE"]]);
+  // A reader that would wait for the queue to appear (events) says so too.
+  const events = await q.run(["events", "--json", "--db", typo]);
+  expect([events.code, events.json.warnings.map((w: any) => w.code)]).toEqual([0, ["NO_QUEUE"]]);
   expect(existsSync(join(q.dir, "typo"))).toBe(false);
   // An existing queue, empty or not, says nothing of the kind.
   await q.addJob("--", "true");

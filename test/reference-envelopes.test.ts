@@ -92,7 +92,7 @@ const SITUATIONS: Record<string, { verb: string; run: (q: TempQueue) => Promise<
       return q.json(["cancel", "1"]);
     },
   },
-  "envelope-events-empty.json": { verb: "events", run: (q) => q.json(["events"]) },
+  "envelope-events-empty.json": { verb: "events", run: async (q) => (await existing(q)).json(["events"]) },
   "envelope-feedback-no-attempts.json": {
     verb: "feedback",
     run: async (q) => {

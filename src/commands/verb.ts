@@ -137,7 +137,13 @@ export function makeContext<F extends FlagsDef>(raw: RawArgs, args: Args<F>, opt
       return store;
     },
     openAppearing() {
-      return openAppearing(ctx.location(), (store) => opts.stores.push(store));
+      let first = true;
+      return openAppearing(ctx.location(), (store) => {
+        opts.stores.push(store);
+        // A reader that waits for the queue to appear still says it is not there yet.
+        if (first && !store.exists) opts.warnings.push(noQueue(ctx.location()));
+        first = false;
+      });
     },
     catalog: opts.catalog,
   };
