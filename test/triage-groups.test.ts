@@ -226,3 +226,20 @@ test.skipIf(!HAVE_TMUX)("a list longer than the screen shows a window around the
   t.keys("C-c");
   expect(await exitCode(t)).toBe(0);
 });
+
+test.skipIf(!HAVE_TMUX || !Bun.which("less"))("Ctrl-C inside the pager is the pager's: less stays, q goes back to the job's menu, nothing changed", async () => {
+  const id = await addJob(q, "--max-retries", "0", "--", "sh", "-c", "seq 1 500; echo boom >&2; exit 9");
+  await drain(q);
+  const before = await dump();
+  const t = terminal(["triage"], { PAGER: "less" }, 30);
+  await screenShows(t, `◆  Job ${id}: what now?`);
+  t.keys("v");
+  await screenShows(t, /^:$/m); // less's prompt: more than one screen of output
+  t.keys("C-c");
+  await screenWhere(t, "less to stay after Ctrl-C", (s) => /^:/m.test(s) && !s.includes("EXIT="));
+  t.keys("q");
+  await screenShows(t, new RegExp(`◆  Job ${id}: what now\\?`));
+  t.keys("q");
+  expect(await exitCode(t)).toBe(0);
+  expect(await dump()).toBe(before);
+});
