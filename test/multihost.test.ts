@@ -138,6 +138,23 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     expect(wa2.stderr()).toContain(`job ${id} attempt 1`);
   }, 90_000);
 
+  test("a worker SIGKILLed on host A: another host's status, list and cancel say its lease expired and the next worker reaps the job", async () => {
+    await freshQueue();
+    const a = await startHost("host-a");
+    const id = await addJob("--", "sleep", "63");
+    const wa = await worker(a, "--worker-id", "a1");
+    await waitFor("the job to run on host A", () => runsOn(a, "sleep 63"), 30_000);
+    process.kill(wa.outerPid, "SIGKILL");
+    // From here (another host) A's PIDs cannot be judged: the lease decides once it has run out.
+    await waitFor("the lease to expire in status", async () => (await cli("status")).data.stranded[0]?.worker_state === "lease_expired", 30_000);
+    const stranded = (await cli("status")).data.stranded[0];
+    expect(stranded).toMatchObject({ job_id: id, worker_id: "a1", worker_host: "host-a", fate: expect.stringContaining("reaped by the next worker") });
+    expect((await cli("list")).data.jobs[0].worker_health).toMatchObject({ worker_state: "lease_expired" });
+    const cancel = await cli("cancel", String(id), "--running", "--yes");
+    expect(cancel.data).toMatchObject({ job_id: id, state: "running" }); // not ours to kill: it runs on host A
+    expect(cancel.warnings[0]).toMatchObject({ code: "KILL_ASYNC", message: expect.stringContaining("the cancel is honoured when the job is reaped") });
+  }, 90_000);
+
   test("a SIGSTOPped worker past its lease changes nothing when it resumes, kills its child and says so", async () => {
     await freshQueue();
     const a = await startHost("host-a");
