@@ -23,6 +23,7 @@ export interface Variant {
   entry: string;
 }
 
+/** Wall and CPU times of one command, by variant (ms per sample). */
 export interface TimedCommand {
   name: string;
   /** variant label (or "bun", "tsp", "nq") → wall ms per sample. */
@@ -31,6 +32,7 @@ export interface TimedCommand {
   cpu: Record<string, number[]>;
 }
 
+/** The CLI section: small-queue and large-queue times, builds, in-process reads, other queues' clients. */
 export interface CliData {
   variants: { label: string; entry: string; commit: string }[];
   small: TimedCommand[];
@@ -82,6 +84,11 @@ async function interleaved(vs: Variant[], commands: { name: string; args: (v: Va
   return withFloor ? [floor, ...out] : out;
 }
 
+/**
+ * Whole-process times of the CLI variants on a small queue and on large
+ * SQLite (per checkout) and PostgreSQL (this checkout) queues, and the
+ * in-process reads; `largeDir` keeps and reuses the large SQLite queues per commit.
+ */
 export async function cliTimes(o: {
   clis: Cli[];
   samples: number;

@@ -12,11 +12,13 @@ import { NQ, TSP, nqLatency, readStamp, stampArgv, tspLatency, tspUsable, type L
 import { BUN, sleep, tempDir, trackChild, waitFor, wallMs } from "./lib.ts";
 import { freshQueue, runCli, runCliOk, spoolEnv, type Cli, type Engine, type Queue } from "./queues.ts";
 
+/** One spoolctl pick-up sample (ms). */
 export interface SpoolLatency extends LatencySample {
   /** stamp − the job's created_at (taken by `add` just before its transaction). */
   fromCommit: number;
 }
 
+/** The latency section's samples (ms). */
 export interface LatencyData {
   /** Bare spawn of the probe from Bun: spawn → stamp, ms. */
   stampCost: number[];
@@ -72,6 +74,10 @@ async function stampCost(samples: number): Promise<number[]> {
   return out;
 }
 
+/**
+ * Pick-up samples for every checkout on every engine (one idle worker each,
+ * sampled in turn), then task-spooler and nq when installed.
+ */
 export async function latencies(o: { clis: Cli[]; engines: Engine[]; samples: number; compare: boolean; log: (m: string) => void }): Promise<LatencyData> {
   const d: LatencyData = { stampCost: await stampCost(o.samples), samples: {} };
   const workers: { name: string; cli: Cli; w: Awaited<ReturnType<typeof idleWorker>>; dir: string }[] = [];

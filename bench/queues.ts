@@ -34,12 +34,12 @@ export function commitOf(cli: Cli): string {
   return head ? `${head}${dirty ? "+dirty" : ""}` : "unknown";
 }
 
+let stateHome: string | null = null;
 /**
  * Environment of every spoolctl process the benchmark starts: the local spool
  * of a PostgreSQL queue goes under a temp $XDG_STATE_HOME (removed at the
  * end), never into the user's home.
  */
-let stateHome: string | null = null;
 export function spoolEnv(): Record<string, string> {
   stateHome ??= tempDir("state");
   return { XDG_STATE_HOME: stateHome };
@@ -57,6 +57,7 @@ export async function runCliOk(cli: Cli, args: string[], opts: Parameters<typeof
   return r;
 }
 
+/** The two stores: a SQLite file, or a PostgreSQL database. */
 export type Engine = "sqlite" | "postgres";
 
 /** Counts and the in-database span of the jobs run (last finished_at − first started_at). */

@@ -11,6 +11,7 @@ import { renderProfile, type ProfileResult } from "./profile.ts";
 import type { RssData } from "./rss.ts";
 import { rateOf, type BacklogData, type ThroughputData } from "./throughput.ts";
 
+/** Every section's data (absent when the section did not run) and the machine description. */
 export interface ReportInput {
   machine: Record<string, string>;
   /** Cores of the machine (for the CPU-busy share). */
@@ -110,6 +111,7 @@ function summary(r: ReportInput): string[] {
   ];
 }
 
+/** The markdown report and the targets table's rows ([target, wanted, reached, verdict]). */
 export function renderReport(r: ReportInput): { text: string; targets: string[][] } {
   const md: string[] = [];
   const out = (line = "") => md.push(line);

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { BUN, median, ndjson, procMemory, sleep, tempDir, trackChild, writeFile } from "./lib.ts";
 import { freshQueue, runCliOk, spoolEnv, type Cli, type Engine } from "./queues.ts";
 
+/** Peak RSS (bytes) per case and checkout, and of the bare runtime. */
 export interface RssData {
   jobs: number;
   /** case → variant label → VmHWM bytes per run. */
@@ -45,6 +46,7 @@ async function filled(cli: Cli, engine: Engine, jobs: number): Promise<string> {
   return q.db;
 }
 
+/** Peak RSS of idle and draining workers for every checkout (SQLite, and PostgreSQL with `pg`), `runs` times each. */
 export async function memory(o: { clis: Cli[]; jobs: number; runs: number; pg: boolean; log: (m: string) => void }): Promise<RssData> {
   const d: RssData = { jobs: o.jobs, cases: {}, runtime: NaN };
   const cases: [string, Engine, string[], number, number | undefined][] = [

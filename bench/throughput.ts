@@ -29,6 +29,7 @@ export interface DrainRun {
   addMs: number;
 }
 
+/** One throughput configuration: store, worker processes, `--concurrency` of each. */
 export interface Scenario {
   key: string;
   label: string;
@@ -57,6 +58,12 @@ export function scenarios(opts: { workers: number[]; pgWorkers: number[]; pg: bo
   return out;
 }
 
+/**
+ * One drain of `n` trivial jobs by `workers` × `work --drain --concurrency
+ * concurrency` of `cli` on a fresh queue of `engine`; on PostgreSQL also the
+ * server's CPU, its backends' activity, and transactions and statements.
+ * Throws if a worker fails or a job is left undone.
+ */
 export async function drain(cli: Cli, engine: Engine, n: number, workers: number, concurrency: number): Promise<DrainRun> {
   const q = await freshQueue(engine, "drain");
   try {
@@ -108,6 +115,7 @@ export async function floor(n: number, inflight: number): Promise<number> {
   return (JSON.parse(r.stdout) as { ms: number }).ms;
 }
 
+/** Everything the throughput section measured (ms unless named otherwise). */
 export interface ThroughputData {
   jobs: number;
   otherJobs: number;
@@ -123,6 +131,7 @@ export interface ThroughputData {
   failures: Record<string, string>;
 }
 
+/** What {@link throughput} runs: checkouts, job count, rounds, scenarios; `settle` is called before each round. */
 export interface ThroughputOptions {
   clis: Cli[];
   jobs: number;
@@ -183,6 +192,7 @@ export async function throughput(o: ThroughputOptions): Promise<ThroughputData> 
 
 // ---------------------------------------------------------------- backlog
 
+/** Drain rates by backlog size (jobs/s), per checkout. */
 export interface BacklogData {
   sizes: number[];
   /** Jobs skipped (start-up) and then timed, per run. */
