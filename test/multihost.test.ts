@@ -155,6 +155,27 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     expect(cancel.warnings[0]).toMatchObject({ code: "KILL_ASYNC", message: expect.stringContaining("the cancel is honoured when the job is reaped") });
   }, 90_000);
 
+  test("a worker SIGKILLed on host A before its first heartbeat, whose job cleared its environment (env -i): the next worker on host A still kills the orphan", async () => {
+    await freshQueue();
+    const a = await startHost("host-a");
+    const b = await startHost("host-b");
+    const id = await addJob("--max-crashes", "0", "--", "sh", "-c", "exec env -i sleep 62");
+    // The process group rides on the first heartbeat, here a minute away: A dies before it.
+    const wa = await a.spawn(["bun", CLI, "work", "--worker-id", "a1"], { ...envFor(a.name), SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "60" });
+    await waitFor("the child to run on host A", () => runsOn(a, "sleep 62"), 30_000);
+    process.kill(wa.outerPid, "SIGKILL");
+    expect((await store.read(async (tx) => tx.getAttempt(id, 1)))!.pgid).toBeNull();
+
+    await worker(b, "--worker-id", "b1");
+    await waitFor("host B to reap the job", async () => (await job(id)).state === "dead", 30_000);
+    expect(await runsOn(a, "sleep 62")).toBe(true); // no marker left in its environment
+
+    const wa2 = await worker(a, "--worker-id", "a2");
+    await waitFor("the orphan on host A to be killed", async () => !(await runsOn(a, "sleep 62")), 30_000);
+    await waitFor("A's log line", () => wa2.stderr().includes("killed 1 orphaned process group"));
+    expect(wa2.stderr()).toContain(`job ${id} attempt 1`);
+  }, 90_000);
+
   test("a SIGSTOPped worker past its lease changes nothing when it resumes, kills its child and says so", async () => {
     await freshQueue();
     const a = await startHost("host-a");

@@ -186,42 +186,61 @@ export function groupsWithEnvPrefix(prefix: string): { pgid: number; entry: stri
 
 /**
  * Process groups (other than ours, never PID 1's) of the live processes whose
- * standard output or standard error is one of `paths` (Linux: the links
- * `/proc/PID/fd/1` and `/proc/PID/fd/2`; elsewhere, []). The executor points an
- * attempt's stdout and stderr straight at its files and every process of the
- * job inherits them, so this finds the attempt's processes when no group was
- * recorded yet and the marker did not survive either: a job that cleared its
- * environment (`exec env -i …`) right after a worker died before its first
- * heartbeat (docs/architecture.md "Orphans").
+ * standard output or standard error (Linux: the links `/proc/PID/fd/1` and
+ * `/proc/PID/fd/2`; elsewhere, nothing) is a file that `match` accepts, with
+ * that file's path as the kernel names it.
  */
-export function groupsWritingTo(paths: string[]): number[] {
-  if (process.platform !== "linux" || paths.length === 0) return [];
-  const wanted = new Set<string>();
-  for (const path of paths) {
-    wanted.add(path);
-    try {
-      wanted.add(realpathSync(path));
-    } catch {
-      // gone (pruned): the kernel names it "PATH (deleted)"
-      wanted.add(`${path} (deleted)`);
-    }
-  }
+function groupsWritingWhere(match: (target: string) => boolean): { pgid: number; target: string }[] {
+  if (process.platform !== "linux") return [];
   const own = process.pid;
-  const groups = new Set<number>();
+  const found: { pgid: number; target: string }[] = [];
   for (const pid of procPids()) {
-    let hit = false;
+    let target: string | null = null;
     for (const fd of [1, 2]) {
       try {
-        if (wanted.has(readlinkSync(`/proc/${pid}/fd/${fd}`))) hit = true;
+        const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        if (match(link)) target = link;
       } catch {
         // closed, gone meanwhile, or not ours to read
       }
-      if (hit) break;
+      if (target !== null) break;
     }
-    if (!hit) continue;
+    if (target === null) continue;
     const fields = statFields(pid);
     const pgid = Number(fields?.[2]);
-    if (fields && !dead(fields[0]) && pgid > 1 && pgid !== own) groups.add(pgid);
+    if (fields && !dead(fields[0]) && pgid > 1 && pgid !== own) found.push({ pgid, target });
   }
-  return [...groups];
+  return found;
+}
+
+/** `path` with its links resolved, or as given when it does not exist. */
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/**
+ * Process groups of the live processes whose stdout or stderr is one of
+ * `paths`. The executor points an attempt's stdout and stderr straight at its
+ * files and every process of the job inherits them, so this finds the
+ * attempt's processes when no group was recorded yet and the marker did not
+ * survive either: a job that cleared its environment (`exec env -i …`) and a
+ * worker that died before its first heartbeat (docs/architecture.md "Orphans").
+ */
+export function groupsWritingTo(paths: string[]): number[] {
+  const wanted = new Set(paths.flatMap((p) => [p, realPath(p), `${p} (deleted)`]));
+  return [...new Set(groupsWritingWhere((t) => wanted.has(t)).map((g) => g.pgid))];
+}
+
+/**
+ * Process groups of the live processes whose stdout or stderr is a file under
+ * folder `dir`, with the file's path relative to it (the spool's output folder:
+ * {@link groupsWritingTo} for every attempt at once).
+ */
+export function groupsWritingUnder(dir: string): { pgid: number; file: string }[] {
+  const prefix = `${realPath(dir)}/`;
+  return groupsWritingWhere((t) => t.startsWith(prefix)).map((g) => ({ pgid: g.pgid, file: g.target.slice(prefix.length).replace(/ \(deleted\)$/, "") }));
 }

@@ -8,12 +8,16 @@
  * first, recognised by their attempt marker.
  */
 import { recordAttemptEnd } from "../ops/record.ts";
+import { join } from "node:path";
 import type { Outcome } from "../ops/outcome.ts";
 import { workerIdentityOf } from "../ops/worker-health.ts";
 import type { Job } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { ATTEMPT_MARKER, attemptMarker, killGroup } from "./executor.ts";
-import { HOST, groupsWithEnv, groupsWithEnvPrefix, groupsWritingTo, judge, processStartTime, type Liveness, type ProcessIdentity } from "./liveness.ts";
+import { HOST, groupsWithEnv, groupsWithEnvPrefix, groupsWritingTo, groupsWritingUnder, judge, processStartTime, type Liveness, type ProcessIdentity } from "./liveness.ts";
+
+/** An attempt's output file under the spool's output folder: flat `<job>.<attempt>.stdout`, or the older `<job>/<attempt>/stdout`. */
+const ATTEMPT_FILE = /^(?:(\d+)\.(\d+)\.std(?:out|err)|(\d+)\/(\d+)\/std(?:out|err))$/;
 
 /** One reaped job, for the worker's log line. */
 export interface ReapedJob {
@@ -143,22 +147,30 @@ export async function cancelOrphanedJob(store: Store, jobId: number): Promise<bo
 
 /**
  * Kills the process groups on this host that carry this queue's attempt
- * marker but whose attempt no longer has a live owner here: left by a worker
+ * marker, or write to an attempt's output files in this worker's spool, but
+ * whose attempt no longer has a live owner here: left by a worker
  * that died (its job may since have been reaped by a worker on another host)
  * or by an attempt that was taken over. Run when a worker starts. Returns the
  * attempts whose groups were killed.
  */
 export async function killOrphans(store: Store): Promise<{ jobId: number; attemptNo: number; pgid: number }[]> {
   const prefix = `${ATTEMPT_MARKER}=${store.queueId}-`;
-  const found = groupsWithEnvPrefix(prefix);
+  const found: { pgid: number; jobId: number; attemptNo: number }[] = groupsWithEnvPrefix(prefix).map(({ pgid, entry }) => {
+    const [jobId, attemptNo] = entry.slice(prefix.length).split("-").map(Number);
+    return { pgid, jobId: jobId!, attemptNo: attemptNo! };
+  });
+  // A job that cleared its environment (env -i) still writes to its attempt's files.
+  for (const { pgid, file } of groupsWritingUnder(join(store.spoolDir, "output"))) {
+    const m = ATTEMPT_FILE.exec(file);
+    if (m) found.push({ pgid, jobId: Number(m[1] ?? m[3]), attemptNo: Number(m[2] ?? m[4]) });
+  }
   const killed: { jobId: number; attemptNo: number; pgid: number }[] = [];
   const seen = new Set<number>();
-  for (const { pgid, entry } of found) {
+  for (const { pgid, jobId, attemptNo } of found) {
     if (seen.has(pgid)) continue;
     seen.add(pgid);
-    const [jobId, attemptNo] = entry.slice(prefix.length).split("-").map(Number);
     if (!Number.isSafeInteger(jobId) || !Number.isSafeInteger(attemptNo)) continue;
-    const { job, attempt } = await store.read(async (tx) => ({ job: await tx.getJob(jobId!), attempt: await tx.getAttempt(jobId!, attemptNo!) }));
+    const { job, attempt } = await store.read(async (tx) => ({ job: await tx.getJob(jobId), attempt: await tx.getAttempt(jobId, attemptNo) }));
     if (job && job.state === "running" && job.last_attempt_no === attemptNo) {
       const who = await identityOf(store, job);
       // Its owner is alive (here or elsewhere, as far as we can tell): not an orphan.
