@@ -86,6 +86,8 @@ export async function profileWorker(jobs: number, concurrency: number): Promise<
       if (prop === "read" || prop === "write") return wrapTx(prop, v.bind(target));
       // The claim is one transaction of its own (claim + attempts + events).
       if (prop === "claimJobs") return (req: unknown) => wrapTx("write", async () => v.call(target, req), "claimJobs")(async () => undefined);
+      // A result and the next claim in one commit (Store.writeAndClaim): one transaction.
+      if (prop === "writeAndClaim") return (fn: (tx: any) => Promise<unknown>, req: unknown) => wrapTx("write", (f) => v.call(target, f, req), "writeAndClaim")(fn);
       return typeof v === "function" ? v.bind(target) : v;
     },
   });

@@ -3,7 +3,7 @@
  * their attempt rows and `claimed` events, in one short transaction.
  */
 import type { Job } from "../store/model.ts";
-import type { Store } from "../store/store.ts";
+import type { ClaimedJob, Store } from "../store/store.ts";
 
 /** A job this worker now owns, with the attempt it must run. */
 export interface ClaimedAttempt {
@@ -26,7 +26,11 @@ export interface Claimant {
 
 /** Claims up to `limit` eligible jobs (none when the lane is empty or at its slots). Raises `LOCKED` under contention. */
 export async function claimJobs(store: Store, who: Claimant, limit: number, now = store.now()): Promise<ClaimedAttempt[]> {
-  const claimed = await store.claimJobs({ ...who, limit, now });
+  return toClaimedAttempts(await store.claimJobs({ ...who, limit, now }));
+}
+
+/** The store's claimed jobs as the attempts the worker must run. */
+export function toClaimedAttempts(claimed: ClaimedJob[]): ClaimedAttempt[] {
   return claimed.map(({ job, attempt }) => ({ job, attemptNo: attempt.attempt_no, stdoutPath: attempt.stdout_path, stderrPath: attempt.stderr_path }));
 }
 

@@ -3,7 +3,8 @@
  * write it guarded by owner and attempt number, and append its events — one
  * transaction (docs/architecture.md "Fencing", "Retries and backoff").
  */
-import type { AttemptProcess, Store } from "../store/store.ts";
+import type { AttemptProcess, ClaimRequest, Store, StoreWriter } from "../store/store.ts";
+import { toClaimedAttempts, type ClaimedAttempt } from "./claim.ts";
 import { storedSignature } from "./failure-signature.ts";
 import { decideOutcome, type Outcome, type ProcessEnd } from "./outcome.ts";
 import { readSettings } from "./settings.ts";
@@ -28,37 +29,51 @@ export interface AttemptRef {
  * nothing was written (docs/architecture.md "Fencing").
  */
 export async function recordAttemptEnd(store: Store, ref: AttemptRef, end: ProcessEnd, now = store.now(), eventWorkerId: string | null = ref.workerId): Promise<Outcome | null> {
-  return await store.write(async (tx) => {
-    const job = await tx.getJob(ref.jobId);
-    if (!job || job.state !== "running" || job.locked_by !== ref.workerId || job.last_attempt_no !== ref.attemptNo) return null;
-    if (ref.staleBefore !== undefined && (job.heartbeat_at ?? 0) >= ref.staleBefore) return null;
-    const outcome = decideOutcome(job, end, await readSettings(tx), now);
-    const detail = JSON.stringify({
-      attempt: ref.attemptNo,
-      ...(outcome.error ? { error: outcome.error } : {}),
-      ...(outcome.backoffSeconds !== null ? { retry_in: outcome.backoffSeconds } : {}),
-    });
-    const written = await tx.recordAttempt({
-      jobId: ref.jobId,
-      attemptNo: ref.attemptNo,
-      workerId: ref.workerId,
-      now,
-      attemptState: outcome.attemptState,
-      exitCode: outcome.exitCode,
-      signal: outcome.signal,
-      error: outcome.error,
-      failureReason: outcome.failureReason,
-      stderrLastLine: ref.stderrLastLine ?? null,
-      // Masked here, once per attempt, so that triage's GROUP BY yields a row per failure.
-      stderrSignature: ref.stderrLastLine == null ? null : storedSignature(ref.stderrLastLine),
-      process: ref.process ?? null,
-      jobState: outcome.jobState,
-      attempts: outcome.attempts,
-      crashes: outcome.crashes,
-      nextRunAt: outcome.nextRunAt,
-      events: outcome.events.map((event) => ({ event, workerId: eventWorkerId, detail })),
-    });
-    if (!written) return null;
-    return outcome;
+  return await store.write((tx) => recordIn(tx, ref, end, now, eventWorkerId));
+}
+
+/**
+ * Records an attempt's end as {@link recordAttemptEnd} does and claims for
+ * `claim` (the slot the attempt frees) in the same commit when the store can
+ * (Store.writeAndClaim); `claimed` is null when it did not claim. Raises what
+ * either raises; then nothing was written.
+ */
+export async function recordAttemptEndAndClaim(store: Store, ref: AttemptRef, end: ProcessEnd, now: number, claim: ClaimRequest): Promise<{ outcome: Outcome | null; claimed: ClaimedAttempt[] | null }> {
+  const { result, claimed } = await store.writeAndClaim((tx) => recordIn(tx, ref, end, now, ref.workerId), claim);
+  return { outcome: result, claimed: claimed === null ? null : toClaimedAttempts(claimed) };
+}
+
+/** The write of {@link recordAttemptEnd}, inside `tx`. */
+async function recordIn(tx: StoreWriter, ref: AttemptRef, end: ProcessEnd, now: number, eventWorkerId: string | null): Promise<Outcome | null> {
+  const job = await tx.getJob(ref.jobId);
+  if (!job || job.state !== "running" || job.locked_by !== ref.workerId || job.last_attempt_no !== ref.attemptNo) return null;
+  if (ref.staleBefore !== undefined && (job.heartbeat_at ?? 0) >= ref.staleBefore) return null;
+  const outcome = decideOutcome(job, end, await readSettings(tx), now);
+  const detail = JSON.stringify({
+    attempt: ref.attemptNo,
+    ...(outcome.error ? { error: outcome.error } : {}),
+    ...(outcome.backoffSeconds !== null ? { retry_in: outcome.backoffSeconds } : {}),
   });
+  const written = await tx.recordAttempt({
+    jobId: ref.jobId,
+    attemptNo: ref.attemptNo,
+    workerId: ref.workerId,
+    now,
+    attemptState: outcome.attemptState,
+    exitCode: outcome.exitCode,
+    signal: outcome.signal,
+    error: outcome.error,
+    failureReason: outcome.failureReason,
+    stderrLastLine: ref.stderrLastLine ?? null,
+    // Masked here, once per attempt, so that triage's GROUP BY yields a row per failure.
+    stderrSignature: ref.stderrLastLine == null ? null : storedSignature(ref.stderrLastLine),
+    process: ref.process ?? null,
+    jobState: outcome.jobState,
+    attempts: outcome.attempts,
+    crashes: outcome.crashes,
+    nextRunAt: outcome.nextRunAt,
+    events: outcome.events.map((event) => ({ event, workerId: eventWorkerId, detail })),
+  });
+  if (!written) return null;
+  return outcome;
 }

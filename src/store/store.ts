@@ -415,6 +415,14 @@ export interface Store {
    * `spoolDir` names where the attempt output will be written.
    */
   claimJobs(req: ClaimRequest): Promise<ClaimedJob[]>;
+  /**
+   * `write(fn)` followed, in the same transaction when the driver can, by the
+   * claim `req` (docs/architecture.md "The claim"): a worker records a result
+   * and claims the next job with one commit. `claimed` is null when the driver
+   * did not claim (PostgreSQL, whose claim is a statement of its own); the
+   * caller then claims as usual. When anything throws, nothing was written.
+   */
+  writeAndClaim<T>(fn: (tx: StoreWriter) => Promise<T>, req: ClaimRequest): Promise<{ result: T; claimed: ClaimedJob[] | null }>;
   /** A wake-up source for readers (`events --follow`, `status --watch`, `wait`): any commit. */
   watch(): Waker;
   /** A worker's wake-up source for lane `queue` (see {@link WorkWaker}). */

@@ -5,10 +5,10 @@
  * stopped), `once` (one claim at most), `drain` (until the lane is settled).
  */
 import { SpoolError } from "../contract/errors.ts";
-import { claimJobs, type ClaimedAttempt } from "../ops/claim.ts";
+import { claimJobs, type ClaimedAttempt, type Claimant } from "../ops/claim.ts";
 import type { Outcome, ProcessEnd } from "../ops/outcome.ts";
 import { readLastStderrLine } from "../ops/failure-signature.ts";
-import { recordAttemptEnd } from "../ops/record.ts";
+import { recordAttemptEnd, recordAttemptEndAndClaim } from "../ops/record.ts";
 import type { AttemptKey, Store, WorkWaker } from "../store/store.ts";
 import type { Job } from "../store/model.ts";
 import { attemptMarker, startAttempt, workerEnvironment, type RunningAttempt } from "./executor.ts";
@@ -283,7 +283,7 @@ export class Worker {
     if (this.emptyClaims > 1 && performance.now() - this.lastEmptyClaim < EMPTY_STREAK_MS) await Bun.sleep(Math.random() * Math.min(2 ** (this.emptyClaims - 1), MAX_CLAIM_JITTER_MS));
     try {
       // No read first: the claim answers "is anything due?" itself, in one transaction.
-      claimed = await claimJobs(store, { queue: opts.queue, workerId: opts.workerId, workerPid: process.pid, workerStartTime: OWN_START_TIME, slots: opts.slots }, room, now);
+      claimed = await claimJobs(store, this.claimant(), room, now);
     } catch (error) {
       // Over a network a claim can commit and its answer be lost: jobs may now be ours without our knowing.
       this.claimUncertain = true;
@@ -469,16 +469,22 @@ export class Worker {
   private async finish(claimed: ClaimedAttempt, end: ProcessEnd, started: number, ended: number): Promise<boolean> {
     const { job, attemptNo } = claimed;
     let outcome: Outcome | null;
+    let next: ClaimedAttempt[] | null = null;
     try {
       // The rest of the output goes before the result: a reader that sees the end sees all of it.
       await this.shipper?.finish(claimed);
       // Read outside the write transaction: one bounded read of the file's end (triage's signature).
       const stderrLastLine = readLastStderrLine(claimed.stderrPath);
       const flight = this.inFlight.get(flightKey(claimed));
-      const process = flight && !flight.processRecorded && flight.running.pid !== null ? { pgid: flight.running.pid, startTime: flight.running.startTime() } : null;
+      const group = flight && !flight.processRecorded && flight.running.pid !== null ? { pgid: flight.running.pid, startTime: flight.running.startTime() } : null;
       // Dated when the child ended (src/worker/pause.ts), not when the result could be written.
       const endedAt = this.store.now() - (performance.now() - ended) / 1000;
-      outcome = await this.retryLocked(() => recordAttemptEnd(this.store, { jobId: job.id, attemptNo, workerId: this.opts.workerId, stderrLastLine, process }, end, endedAt));
+      const ref = { jobId: job.id, attemptNo, workerId: this.opts.workerId, stderrLastLine, process: group };
+      // The slot this attempt frees is claimed again in the result's own commit when the store can:
+      // one commit per job while the lane has work (docs/architecture.md "The claim").
+      const claim = this.mayClaimWithResult() ? { ...this.claimant(), limit: 1, now: this.store.now() } : null;
+      if (claim === null) outcome = await this.retryLocked(() => recordAttemptEnd(this.store, ref, end, endedAt));
+      else ({ outcome, claimed: next } = await this.retryLocked(() => recordAttemptEndAndClaim(this.store, ref, end, endedAt, claim)));
     } catch (error) {
       if (!isTransient(error)) throw error;
       if (!this.unrecorded.some((u) => u.claimed === claimed)) this.unrecorded.push({ claimed, end, started, ended });
@@ -497,7 +503,23 @@ export class Worker {
       else this.summary.failed++;
       this.emit({ type: "finished", jobId: job.id, attemptNo, argv: job.argv, outcome, seconds: (ended - started) / 1000 });
     }
+    if (next !== null && next.length > 0) {
+      this.summary.claimed = true;
+      this.renewedAt = performance.now(); // a claim writes the lease of what it claims
+      for (const c of next) await this.start(c);
+    }
     return true;
+  }
+
+  /** Who claims, for the loop's claims and a result's. */
+  private claimant(): Claimant {
+    const { opts } = this;
+    return { queue: opts.queue, workerId: opts.workerId, workerPid: process.pid, workerStartTime: OWN_START_TIME, slots: opts.slots };
+  }
+
+  /** Whether a result may claim the slot it frees in its own commit: whenever the loop itself would claim. */
+  private mayClaimWithResult(): boolean {
+    return !this.stopping && !this.interrupted && this.opts.mode !== "once" && this.unrecorded.length === 0 && !this.claimUncertain && !this.storage.claimPaused();
   }
 
   /** Retries the results that could not be written, oldest first; stops at the first that still fails. */

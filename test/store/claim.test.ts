@@ -55,6 +55,31 @@ forEachDriver("claimJobs", (q) => {
     expect(second.attempt).toMatchObject({ job_id: b!.id, worker_start_time: null });
   });
 
+  test("writeAndClaim: a result and the claim of the slot it frees commit together (or the claim is left to the caller); a throwing write claims nothing", async () => {
+    const [first, second] = await insertJobs(q.store, [{ queue: "wc" }, { queue: "wc" }]);
+    await claimOne(q.store, { queue: "wc", workerId: "w1", slots: 1 });
+    const req = { queue: "wc", workerId: "w1", workerPid: 1, slots: 1, limit: 1, now: q.store.now() };
+    const { result, claimed } = await q.store.writeAndClaim((tx) => tx.recordAttempt(attemptRecord(first!.id, 1, "w1", q.store.now())), req);
+    expect(result).toBe(true);
+    if (claimed === null) {
+      expect(q.driver.name).toBe("postgres"); // its claim is a statement of its own
+      expect((await jobOf(q.store, second!.id)).state).toBe("queued");
+    } else {
+      // The slot freed by the result is seen by the claim in the same transaction (slots 1).
+      expect(claimed.map((c) => c.job.id)).toEqual([second!.id]);
+      expect((await jobOf(q.store, second!.id)).state).toBe("running");
+    }
+    expect((await jobOf(q.store, first!.id)).state).toBe("done");
+    const third = await insertJob(q.store, { queue: "wc" });
+    const failing = q.store.writeAndClaim(async (tx) => {
+      await tx.insertJob({ ...third!, idempotency_key: null }, q.store.now());
+      throw new Error("boom");
+    }, { ...req, slots: null, limit: 5 });
+    await expect(failing).rejects.toThrow("boom");
+    expect((await jobOf(q.store, third!.id)).state).toBe("queued");
+    expect((await q.store.read(async (tx) => tx.listJobs({ queue: "wc", limit: 10 }))).length).toBe(3);
+  });
+
   test("an empty lane claims nothing", async () => {
     expect(await claim(q.store, { limit: 5 })).toEqual([]);
     await insertJob(q.store, { queue: "elsewhere" });

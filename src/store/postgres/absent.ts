@@ -58,6 +58,10 @@ export class AbsentPgStore implements Store {
     return this.empty.claimJobs(req);
   }
 
+  async writeAndClaim<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<{ result: T; claimed: ClaimedJob[] | null }> {
+    return { result: await this.empty.write(fn), claimed: null };
+  }
+
   /** No channel before the queue has an id: the caller's poll wakes it. */
   watch(): Waker {
     return watchChannel(null, null);

@@ -61,6 +61,11 @@ export class PgStore implements Store {
     return this.writes.run(() => runClaim(this.sql, req, this.spoolDir, this.channel, this.ctx, this.claims));
   }
 
+  /** The write alone: the claim stays its own statement (its lost-answer recovery: claim-runner.ts). */
+  async writeAndClaim<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<{ result: T; claimed: ClaimedJob[] | null }> {
+    return { result: await this.write(fn), claimed: null };
+  }
+
   watch(): Waker {
     const waker = watchChannel(this.sql, this.channel);
     this.wakers.add(waker);

@@ -237,6 +237,14 @@ export class SqliteStore implements Store {
     return this.transaction("BEGIN IMMEDIATE", async (tx) => tx.claim(req, this.spoolDir), false);
   }
 
+  writeAndClaim<T>(fn: (tx: StoreWriter) => Promise<T>, req: ClaimRequest): Promise<{ result: T; claimed: ClaimedJob[] | null }> {
+    // One commit for both: the result is written first, so the claim sees the slot it freed.
+    return this.transaction("BEGIN IMMEDIATE", async (tx) => {
+      const result = await fn(tx);
+      return { result, claimed: tx.claim(req, this.spoolDir) };
+    });
+  }
+
   watch(): Waker {
     return watchQueue(this.location);
   }
