@@ -8,7 +8,7 @@
  */
 import type { SQL } from "bun";
 import type { QueryPlan } from "../store.ts";
-import { claimSql } from "./claim.ts";
+import { claimParams, claimSql } from "./claim.ts";
 
 /** The database's clock inside a statement, epoch seconds. */
 export const DB_NOW = "extract(epoch from now())::float8";
@@ -72,12 +72,17 @@ export async function explainHotPath(sql: SQL): Promise<QueryPlan[]> {
     await tx`SET LOCAL enable_seqscan = off`;
     const plans: QueryPlan[] = [];
     const explain = async (name: string, text: string, params: unknown[]) => {
-      const rows = (await tx.unsafe(`EXPLAIN ${text}`, params)) as { "QUERY PLAN": string }[];
+      let rows: { "QUERY PLAN": string }[];
+      try {
+        rows = (await tx.unsafe(`EXPLAIN ${text}`, params)) as { "QUERY PLAN": string }[];
+      } catch (error) {
+        throw new Error(`EXPLAIN ${name}: ${(error as Error).message}`);
+      }
       plans.push({ name, plan: rows.map((r) => r["QUERY PLAN"]) });
     };
-    const claimParams = ["default", 0, "w", 1, 4, 2, "/spool/output", "spoolctl_explain"];
-    await explain("claimNext", claimSql(false), claimParams);
-    await explain("claimNextSlotted", claimSql(true), claimParams);
+    const sample = claimParams({ queue: "default", workerId: "w", workerPid: 1, workerStartTime: null, slots: 2, limit: 4, now: 0 }, "/spool", "spoolctl_explain");
+    await explain("claimNext", claimSql(false), sample);
+    await explain("claimNextSlotted", claimSql(true), sample);
     for (const name of Object.keys(HOT_SQL) as (keyof typeof HOT_SQL)[]) await explain(name, HOT_SQL[name], SAMPLE[name]);
     // Nothing was written (EXPLAIN plans only), but leave no doubt.
     throw new ExplainDone(plans);

@@ -54,7 +54,7 @@ const SAMPLE: Record<keyof typeof HOT_SQL, unknown[]> = {
   hasDueJob: ["default", 0],
   laneSettled: ["default", 0],
   recordJob: ["done", 1, 0, 0, 0, null, 0, 1, "w", 1],
-  recordAttempt: ["succeeded", 0, 0, null, null, null, null, null, null, 1, 1],
+  recordAttempt: ["succeeded", 0, 0, null, null, null, null, null, null, null, 1, 1],
   attemptProcess: [1, null, 1, 1],
   heartbeatJobs: [0, "w", "[[1,1]]"],
   staleRunningJobs: [0],
