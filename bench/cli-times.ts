@@ -92,6 +92,8 @@ async function interleaved(vs: Variant[], commands: { name: string; args: (v: Va
 export async function cliTimes(o: {
   clis: Cli[];
   samples: number;
+  /** Samples of the small-queue start-up rows (cheap, and noisy on a shared machine): default `samples`. */
+  startSamples?: number;
   large: number;
   pg: boolean;
   compare: boolean;
@@ -115,7 +117,7 @@ export async function cliTimes(o: {
       { name: "status (100-job queue)", args: (v) => ["status", "--db", small[v.cli.label]!] },
       { name: "list (100-job queue)", args: (v) => ["list", "--db", small[v.cli.label]!] },
     ],
-    o.samples,
+    o.startSamples ?? o.samples,
     true,
   );
   o.log(`start-up: ${d.small.map((c) => `${c.name} ${Object.entries(c.ms).map(([k, v]) => `${k} ${fmt(median(v))}`).join(" / ")}`).join("; ")}`);

@@ -133,7 +133,7 @@ try {
   }
   if (ONLY.has("cli")) {
     await settle("cli");
-    data.cli = await cliTimes({ clis: CLIS, samples: SAMPLES, large: LARGE, pg: PG, compare: COMPARE, largeDir: opt("--large-dir"), log });
+    data.cli = await cliTimes({ clis: CLIS, samples: SAMPLES, startSamples: quick ? SAMPLES : Math.max(SAMPLES, 40), large: LARGE, pg: PG, compare: COMPARE, largeDir: opt("--large-dir"), log });
     tidy();
   }
   if (ONLY.has("rss")) {
