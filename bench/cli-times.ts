@@ -40,6 +40,8 @@ export interface CliData {
   largePg: TimedCommand[];
   builds: Record<string, BuildReport>;
   inProcess: { name: string; ms: number[] }[];
+  /** The same in-process reads on the large PostgreSQL queue. */
+  inProcessPg: { name: string; ms: number[] }[];
   others: Record<string, number[]>;
 }
 
@@ -101,7 +103,7 @@ export async function cliTimes(o: {
   log: (m: string) => void;
 }): Promise<CliData> {
   const vs = await variants(o.clis, o.log);
-  const d: CliData = { variants: vs.map((v) => ({ label: v.label, entry: v.entry, commit: commitOf(v.cli) })), small: [], large: [], largePg: [], builds: {}, inProcess: [], others: {} };
+  const d: CliData = { variants: vs.map((v) => ({ label: v.label, entry: v.entry, commit: commitOf(v.cli) })), small: [], large: [], largePg: [], builds: {}, inProcess: [], inProcessPg: [], others: {} };
   // A small queue per checkout (a newer schema is refused by an older checkout).
   const small: Record<string, string> = {};
   for (const cli of o.clis) {
@@ -169,6 +171,7 @@ export async function cliTimes(o: {
         Math.min(o.samples, 10),
         false,
       );
+      d.inProcessPg = await inProcessReads(o.clis[0]!.path, q.db, Math.min(o.samples, 10), o.large);
     }
   }
   return d;

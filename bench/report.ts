@@ -274,7 +274,7 @@ export function renderReport(r: ReportInput): { text: string; targets: string[][
       out();
       out(`| command | ${labels.join(" | ")}${floorRow ? ` | ${labels[0]} − \`bun -e 0\`` : ""} |`);
       out(`|---|${labels.map(() => "---:").join("|")}|${floorRow ? "---:|" : ""}`);
-      if (floorRow) out(`| ${floorRow.name} | ${fmt(floorMs)} / ${fmt(min(floorRow.ms.bun ?? []))} |${labels.slice(1).map(() => " |").join("")}${floorRow ? " |" : ""}`);
+      if (floorRow) out(`| ${floorRow.name} | ${fmt(floorMs)} / ${fmt(min(floorRow.ms.bun ?? []))} (cpu ${fmt(median(floorRow.cpu.bun ?? []))}) |${labels.slice(1).map(() => " |").join("")}${floorRow ? " |" : ""}`);
       for (const row of rows) {
         const cells = labels.map((v) => (row.ms[v]?.length ? `${fmt(median(row.ms[v]!))} / ${fmt(min(row.ms[v]!))} (cpu ${fmt(median(row.cpu[v]!))})` : ""));
         out(`| ${row.name} | ${cells.join(" | ")}${floorRow ? ` | ${fmt(median(row.ms[labels[0]!] ?? []) - floorMs)} |` : " |"}`);
@@ -294,27 +294,48 @@ export function renderReport(r: ReportInput): { text: string; targets: string[][
     table("Large queue, SQLite (page cache warm):", c.large);
     table("Large queue, PostgreSQL (local server, this checkout only: an older checkout refuses the newer schema):", c.largePg);
     if (c.inProcess.length) {
-      out(`In-process (${labels[1] ?? labels[0]}'s \`main(argv)\` called warm on the large SQLite queue):`);
+      const pg = c.inProcessPg ?? [];
+      out(`In-process (${labels[1] ?? labels[0]}'s \`main(argv)\` called warm on the large queues):`);
       out();
-      out("| read | median ms | min ms |");
-      out("|---|---:|---:|");
-      for (const x of c.inProcess) out(`| ${x.name} | ${fmt(median(x.ms))} | ${fmt(min(x.ms))} |`);
+      out(`| read | SQLite median ms | SQLite min ms |${pg.length ? " PostgreSQL median ms | PostgreSQL min ms |" : ""}`);
+      out(`|---|---:|---:|${pg.length ? "---:|---:|" : ""}`);
+      for (const x of c.inProcess) {
+        const p = pg.find((y) => y.name === x.name);
+        out(`| ${x.name} | ${fmt(median(x.ms))} | ${fmt(min(x.ms))} |${pg.length ? ` ${p ? fmt(median(p.ms)) : ""} | ${p ? fmt(min(p.ms)) : ""} |` : ""}`);
+      }
       out();
     }
     const floorMs = floorRow ? median(floorRow.ms.bun ?? []) : NaN;
     const add = small.find((x) => x.name.startsWith("add"));
+    const floorMin = floorRow ? min(floorRow.ms.bun ?? []) : NaN;
+    /** Median verdict, with the minima (the least-disturbed samples) beside it on a loaded machine. */
+    const verdict = (medDelta: number, minDelta: number, limit: number) => (medDelta <= limit ? "met" : minDelta <= limit ? "missed at the median, met at the minimum" : "missed");
     for (const v of labels.filter((x) => x.startsWith(after))) {
       const a = median(add?.ms[v] ?? []);
-      if (Number.isFinite(a)) targets.push([`\`add\` whole process, ${v}`, "≤ `bun -e 0` + 15 ms", `${fmt(a)} ms vs ${fmt(floorMs)} ms (+${fmt(a - floorMs)})`, a - floorMs <= 15 ? "met" : "missed"]);
+      const m = min(add?.ms[v] ?? []);
+      if (Number.isFinite(a))
+        targets.push([`\`add\` whole process, ${v}`, "≤ `bun -e 0` + 15 ms", `median ${fmt(a)} ms vs ${fmt(floorMs)} ms (+${fmt(a - floorMs)}); minimum ${fmt(m)} vs ${fmt(floorMin)} (+${fmt(m - floorMin)})`, verdict(a - floorMs, m - floorMin, 15)]);
     }
     const slow = c.inProcess.filter((x) => median(x.ms) >= 60);
-    if (c.inProcess.length) targets.push(["status / list / list --state dead / show on the large queue, in-process", "each < 60 ms", c.inProcess.map((x) => `${x.name} ${fmt(median(x.ms))}`).join(", "), slow.length ? "missed" : "met"]);
+    if (c.inProcess.length) targets.push(["status / list / list --state dead / show on the large SQLite queue, in-process", "each < 60 ms", c.inProcess.map((x) => `${x.name} ${fmt(median(x.ms))}`).join(", "), slow.length ? "missed" : "met"]);
+    if (c.inProcessPg?.length) {
+      const slowPg = c.inProcessPg.filter((x) => median(x.ms) >= 60);
+      targets.push(["the same on the large PostgreSQL queue, in-process", "each < 60 ms", c.inProcessPg.map((x) => `${x.name} ${fmt(median(x.ms))}`).join(", "), slowPg.length ? "missed" : "met"]);
+    }
     const version = small.find((x) => x.name === "--version");
     if (c.large.length && version) {
       const v0 = labels[0]!;
       const base = median(version.ms[v0] ?? []);
-      const worst = Math.max(...c.large.filter((x) => !x.name.startsWith("add")).map((x) => median(x.ms[v0] ?? [])));
-      targets.push([`status / list on the large queue, whole process (${v0})`, "within 15 ms of start-up (`--version`)", `worst ${fmt(worst)} ms vs --version ${fmt(base)} ms (+${fmt(worst - base)})`, worst - base <= 15 ? "met" : "missed"]);
+      const reads = c.large.filter((x) => !x.name.startsWith("add"));
+      const worst = Math.max(...reads.map((x) => median(x.ms[v0] ?? [])));
+      const worstMin = Math.max(...reads.map((x) => min(x.ms[v0] ?? [])));
+      const baseMin = min(version.ms[v0] ?? []);
+      targets.push([
+        `status / list on the large SQLite queue, whole process (${v0})`,
+        "within 15 ms of start-up (`--version`)",
+        `worst median ${fmt(worst)} ms vs --version ${fmt(base)} ms (+${fmt(worst - base)}); worst minimum ${fmt(worstMin)} vs ${fmt(baseMin)} (+${fmt(worstMin - baseMin)})`,
+        verdict(worst - base, worstMin - baseMin, 15),
+      ]);
     }
   }
 
