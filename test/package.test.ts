@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -27,7 +27,15 @@ function run(cmd: string[], cwd: string, env: Record<string, string> = {}) {
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "spoolctl-pack-"));
-  const packed = run(["npm", "pack", "--json", "--pack-destination", dir], ROOT);
+  // Pack a copy of the checkout: prepack rebuilds dist/, and the checkout's own dist/ may be
+  // what a `bun link`ed spoolctl of the person running the tests points at.
+  const source = join(dir, "source");
+  mkdirSync(source);
+  const tracked = run(["git", "ls-files", "-z"], ROOT);
+  const files = tracked.code === 0 ? tracked.stdout.split("\0").filter(Boolean) : [];
+  for (const f of files.length > 0 ? files : ["package.json", "bun.lock", "README.md", "src"]) cpSync(join(ROOT, f), join(source, f), { recursive: true });
+  symlinkSync(join(ROOT, "node_modules"), join(source, "node_modules"));
+  const packed = run(["npm", "pack", "--json", "--pack-destination", dir], source);
   expect(packed.code).toBe(0);
   // The prepack build prints its own lines first; npm's JSON is the array after them.
   const [info] = JSON.parse(packed.stdout.slice(packed.stdout.search(/^\[/m)));
