@@ -57,17 +57,22 @@ export class WakeSignal {
   }
 }
 
-/** A work waker that only polls (a driver or a place without wake-ups). */
-export function pollingWorkWaker(): WorkWaker {
-  const signal = new WakeSignal();
+/** The {@link WorkWaker} over `signal`; `release` frees the wake-up source (a watcher, a LISTEN) at close. */
+export function workWaker(signal: WakeSignal, release: () => void = () => {}): WorkWaker {
   return {
     wait: (ms, freed) => signal.wait(ms, freed),
     poke: () => signal.fire(),
     close() {
       signal.closed = true;
+      release();
       signal.fire();
     },
   };
+}
+
+/** A work waker that only polls (a driver or a place without wake-ups). */
+export function pollingWorkWaker(): WorkWaker {
+  return workWaker(new WakeSignal());
 }
 
 /**

@@ -12,7 +12,7 @@
  */
 import type { SQL } from "bun";
 import type { Waker, WorkWaker } from "../store.ts";
-import { WakeSignal } from "../wake-signal.ts";
+import { WakeSignal, workWaker } from "../wake-signal.ts";
 
 /** A waker on `channel` of `sql` (null: no channel yet, poll only). */
 export function watchChannel(sql: SQL | null, channel: string | null): Waker {
@@ -75,15 +75,9 @@ export function watchWorkChannel(sql: SQL, channel: string, lane: string): WorkW
       },
       () => {}, // no LISTEN: the poll remains
     );
-  return {
-    wait: (ms, wantFreed) => signal.wait(ms, wantFreed),
-    poke: () => signal.fire(),
-    close() {
-      signal.closed = true;
-      const sub = subscription;
-      subscription = null;
-      if (sub) void sub.unlisten().catch(() => {});
-      signal.fire();
-    },
-  };
+  return workWaker(signal, () => {
+    const sub = subscription;
+    subscription = null;
+    if (sub) void sub.unlisten().catch(() => {});
+  });
 }

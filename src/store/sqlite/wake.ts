@@ -13,7 +13,7 @@
 import { closeSync, mkdirSync, openSync, utimesSync, watch, type FSWatcher } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Waker, WorkWaker } from "../store.ts";
-import { WakeSignal, pollingWorkWaker, type WorkSignals } from "../wake-signal.ts";
+import { WakeSignal, pollingWorkWaker, workWaker, type WorkSignals } from "../wake-signal.ts";
 
 
 /** Delay of the second wake after a burst of file events, milliseconds. */
@@ -111,15 +111,7 @@ export function watchWork(spoolDir: string, lane: string): WorkWaker {
       else if (file === freed) signal.fire("freed");
     });
     watcher.on("error", () => {});
-    return {
-      wait: (ms, wantFreed) => signal.wait(ms, wantFreed),
-      poke: () => signal.fire(),
-      close() {
-        signal.closed = true;
-        watcher.close();
-        signal.fire();
-      },
-    };
+    return workWaker(signal, () => watcher.close());
   } catch {
     return pollingWorkWaker();
   }
