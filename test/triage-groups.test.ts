@@ -243,3 +243,51 @@ test.skipIf(!HAVE_TMUX || !Bun.which("less"))("Ctrl-C inside the pager is the pa
   expect(await exitCode(t)).toBe(0);
   expect(await dump()).toBe(before);
 });
+
+test.skipIf(!HAVE_TMUX)("Esc on a card goes back one level, never skips, never ends: a walked group's card → its menu → the list; a one-job card → the list; only the list's Esc ends", async () => {
+  // A group of 3 (exit 5) and a group of 1 (exit 6).
+  const three = [];
+  for (let i = 0; i < 3; i++) three.push(await addJob(q, "--max-retries", "0", "--", "sh", "-c", `echo "disk quota ${i} exceeded" >&2; exit 5`));
+  const one = await addJob(q, "--max-retries", "0", "--", "sh", "-c", "echo lonely >&2; exit 6");
+  await drain(q);
+  const before = await dump();
+  const list = "◆  4 dead and 0 canceled job(s) in 2 groups, largest first: pick one";
+  const t = terminal(["triage"]);
+  await screenShows(t, list);
+  t.keys("1");
+  await screenShows(t, "◆  Group of 3 jobs: what now?");
+  t.keys("o");
+  await screenShows(t, /◆ {2}Job \d+: what now\?/);
+  t.keys("Escape");
+  // The group's menu again (after the card), not the other group's card, not a skip.
+  const menuAgain = await screenWhere(t, "the group's menu after Esc on its card", (s) => {
+    const after = s.slice(s.lastIndexOf("what now?") - 40);
+    return after.includes("◆  Group of 3 jobs: what now?");
+  });
+  expect(menuAgain).toMatch(/■ {2}Job \d+: what now\?\n│ {2}back/);
+  expect(menuAgain).not.toContain(`Job ${one} ·`);
+  t.keys("Escape");
+  await screenWhere(t, "the list after Esc on the group's menu", (s) => s.slice(s.lastIndexOf("◆")).startsWith(list));
+  t.keys("2"); // the group of one: its card at once
+  await screenShows(t, `◆  Job ${one}: what now?`);
+  t.keys("Escape");
+  await screenWhere(t, "the list after Esc on the one-job card", (s) => s.slice(s.lastIndexOf("◆")).startsWith(list) && !s.includes("EXIT="));
+  t.keys("Escape"); // the top level: the only Esc that ends
+  const end = await screenShows(t, "EXIT=");
+  expect(end).toContain("Nothing changed.");
+  expect(await exitCode(t)).toBe(0);
+  expect(await dump()).toBe(before);
+  for (const id of [...three, one]) expect((await q.job(id))!.state).toBe("dead");
+});
+
+test.skipIf(!HAVE_TMUX)("one dead job: Esc on its card shows the list (of one group), whose Esc ends", async () => {
+  const id = await addJob(q, "--max-retries", "0", "--", "sh", "-c", "echo alone >&2; exit 7");
+  await drain(q);
+  const t = terminal(["triage"]);
+  await screenShows(t, `◆  Job ${id}: what now?`);
+  t.keys("Escape");
+  await screenWhere(t, "the list after Esc on the only card", (s) => s.slice(s.lastIndexOf("◆")).startsWith("◆  1 dead and 0 canceled job(s) in 1 groups") && !s.includes("EXIT="));
+  t.keys("Escape");
+  expect(await exitCode(t)).toBe(0);
+  expect((await q.job(id))!.state).toBe("dead");
+});

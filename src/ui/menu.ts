@@ -62,7 +62,8 @@ export function menu<T extends string>(message: string, options: MenuOption<T>[]
         case "submit":
           return `│\n◇  ${message}\n│  ${color.dim(chosen.label)}`;
         case "cancel":
-          return `│\n■  ${message}\n│  ${color.dim(chosen.label)}\n│`;
+          // Not the option under the cursor: nothing was picked (Esc went back, Ctrl-C stopped).
+          return `│\n■  ${message}\n│  ${color.dim(lastKeyWasEscape ? "back" : "stopped")}\n│`;
         default: {
           // A window of the options around the cursor, so a long list never outgrows the screen.
           const room = Math.max(5, (process.stdout.rows || 24) - 8);

@@ -7,7 +7,9 @@
  * group's menu. Every change goes through an operation of src/ops in one
  * transaction, and only after the person's last answer for it: Ctrl-C at any
  * prompt ends the session and leaves the job or group on screen as it was;
- * Esc goes back one level.
+ * Esc goes back one level: a card to its group's menu (or to the list when
+ * it was opened from there), a group's menu to the list; only the list's Esc
+ * ends the session.
  */
 import * as p from "@clack/prompts";
 import { SpoolError } from "../contract/errors.ts";
@@ -85,10 +87,15 @@ async function deleteGroup(store: Store, g: FailureGroup, summary: TriageSummary
   return true;
 }
 
+/** The group of `key` as it is now (its jobs may have been retried or deleted meanwhile); null when none is left. */
+async function regroup(store: Store, scope: JobScope, key: string): Promise<FailureGroup | null> {
+  return (await failureGroups(store, scope)).find((x) => signatureKey(x.signature) === key) ?? null;
+}
+
 /** Shows a group's card and runs its menu until the group is handled, skipped, left (Esc) or the session quit. */
-async function triageGroup(store: Store, g: FailureGroup, index: number, total: number, summary: TriageSummary, suggest: Suggest): Promise<GroupOutcome> {
+async function triageGroup(store: Store, scope: JobScope, g: FailureGroup, index: number, total: number, summary: TriageSummary, suggest: Suggest): Promise<GroupOutcome> {
   if (g.count === 1) {
-    // One job: its card at once, no group menu.
+    // One job: its card at once, no group menu; Esc there goes back to the list.
     const outcome = await walkJobs(store, g.job_ids, summary, suggest);
     return outcome === "next" ? "done" : outcome;
   }
@@ -111,8 +118,14 @@ async function triageGroup(store: Store, g: FailureGroup, index: number, total: 
       switch (action) {
         case "o": {
           const outcome = await walkJobs(store, g.job_ids, summary, suggest);
-          if (outcome === "quit") return "quit";
-          return "done"; // walked (or left with Esc): back to the list, which is read again
+          if (outcome !== "back") return outcome === "quit" ? "quit" : "done"; // walked to the end
+          // Esc on a card: this group's menu again, as the group is now (some of its jobs
+          // may have been retried or deleted on the way); none left: back to the list.
+          const now = await regroup(store, scope, signatureKey(g.signature));
+          if (!now) return "done";
+          g = now;
+          p.note(groupCardText(g, boxWidth()), groupTitle(g, index, total));
+          continue;
         }
         case "r":
           if (await retryGroup(store, g, null, summary)) return "done";
@@ -170,12 +183,15 @@ async function triageGroups(store: Store, scope: JobScope, first: FailureGroup[]
   const skipped = new Set<string>();
   let cursor = 0;
   let fresh: FailureGroup[] | null = first; // the first screen shows what the session started with
+  let backToList = false;
   for (;;) {
     // After an action the groups are read again: jobs were requeued or deleted, here or elsewhere.
     const groups = (fresh ?? (await failureGroups(store, scope))).filter((g) => !skipped.has(signatureKey(g.signature)));
     fresh = null;
     if (groups.length === 0) return;
-    const direct = groups.length === 1;
+    // One group skips the list, unless Esc went back to it: then the list is shown even for
+    // one group, so Esc always has a level to go back to and only the list's Esc ends.
+    const direct = groups.length === 1 && !backToList;
     const picked = direct ? 0 : await pickGroup(groups, cursor);
     if (picked === "quit") return;
     if (picked === "walk") {
@@ -185,12 +201,12 @@ async function triageGroups(store: Store, scope: JobScope, first: FailureGroup[]
       return;
     }
     const g = groups[picked]!;
-    const outcome = await triageGroup(store, g, picked, groups.length, summary, suggest);
+    const outcome = await triageGroup(store, scope, g, picked, groups.length, summary, suggest);
     if (outcome === "quit") return;
     // Handled, skipped or walked: not shown again (a retried or deleted group is gone anyway).
-    // Left with Esc: the list again, the cursor on it; with no list to go back to, the end.
+    // Left with Esc: the list again (even of one group), the cursor on it.
     if (outcome === "done") skipped.add(signatureKey(g.signature));
-    else if (direct) return;
+    else backToList = true;
     cursor = picked;
   }
 }
@@ -222,8 +238,8 @@ export async function runTriage(store: Store, scope: JobScope, scopeText: string
   };
   process.on("SIGINT", onSigint);
   try {
-    if (listed === 1) await walkJobs(store, groups[0]!.job_ids, summary, suggest);
-    else await triageGroups(store, scope, groups, summary, suggest);
+    // One job is one group of one: its card at once, and Esc there shows the list.
+    await triageGroups(store, scope, groups, summary, suggest);
   } catch (error) {
     if (!(error instanceof Interrupted)) throw error;
     summary.interrupted = true;
