@@ -59,6 +59,9 @@ export class Host {
     readonly initPid: number,
   ) {}
 
+  /** The nsenter processes of {@link spawn}, outside the namespace: killed by {@link stop}. */
+  private readonly entered: Subprocess[] = [];
+
   /** Starts a host named `name`. */
   static async start(name: string): Promise<Host> {
     const unshare = Bun.spawn(["unshare", "--pid", "--fork", "--mount-proc", "--uts", "sh", "-c", `hostname ${name} && exec sleep 1000000`], {
@@ -79,6 +82,7 @@ export class Host {
   /** Runs `argv` on this host (entering its PID, UTS and mount namespaces) with `env`. */
   async spawn(argv: string[], env: Record<string, string>, cwd?: string): Promise<HostProcess> {
     const proc = Bun.spawn(["nsenter", "-t", String(this.initPid), "-p", "-u", "-m", "--", ...argv], { env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    this.entered.push(proc);
     let out = "";
     let err = "";
     void (async () => {
@@ -140,6 +144,9 @@ export class Host {
     }
     this.unshare.kill("SIGKILL");
     await this.unshare.exited;
+    // nsenter stops itself when its child is SIGSTOPped and is not woken by the child's SIGCONT:
+    // left alone, it would stay stopped for good beside its zombie child.
+    for (const proc of this.entered.splice(0)) proc.kill("SIGKILL");
     // Best effort: a killed process lingers as a zombie until its parent outside reaps it.
     await poll(`host ${this.name} to be gone`, () => (this.processes().length === 0 ? true : null)).catch(() => {});
   }
