@@ -8,6 +8,7 @@
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { selectionFlags } from "../src/commands/selection.ts";
 import { attemptMarker } from "../src/worker/executor.ts";
 import { groupsWithEnv } from "../src/worker/liveness.ts";
 import { FAST_KNOBS, TempQueue, processLives, waitFor } from "./helpers.ts";
@@ -85,7 +86,13 @@ test("wait with no live worker warns NO_WORKER instead of hanging without a word
   const id = await q.addJob("--", "true");
   const human = await q.run(["wait", String(id), "--timeout", "4"], { env: FAST_KNOBS });
   expect(human.code).toBe(4);
-  expect(human.stderr).toContain("NO_WORKER: no live worker serves lane default: job 1 cannot finish until one runs (start one: spoolctl work)");
+  // Every command suggested carries the queue's selection, the warning's as the TIMEOUT's remediation.
+  const db = selectionFlags({ dbPath: q.location().dbPath, source: "env" });
+  expect(human.stderr).toContain(`spoolctl: warning: NO_WORKER: no live worker serves lane default: job 1 cannot finish until one runs (start one: spoolctl work ${db})\n`);
+  expect(human.stderr).toContain(`TIMEOUT: 1 of 1 job(s) not finished after 4s: 1 (queued); no live worker serves lane default: job 1 cannot finish until one runs — start a worker (spoolctl work ${db}), then wait again; spoolctl workers ${db} lists the workers\n`);
+  expect(human.stderr).not.toMatch(/spoolctl (work|workers)\b(?! --db)/);
+  const quiet = await q.json(["wait", String(id), "--timeout", "4"], { env: FAST_KNOBS });
+  expect(quiet.env.errors[0]).toMatchObject({ code: "TIMEOUT", remediation: `start a worker (spoolctl work ${db}), then wait again; spoolctl workers ${db} lists the workers` });
   // With a worker, the job finishes and no warning is given.
   const worker = q.spawn(["work"], { env: FAST_KNOBS });
   spawned.push(worker);

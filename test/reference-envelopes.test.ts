@@ -109,7 +109,9 @@ const SITUATIONS: Record<string, { verb: string; run: (q: TempQueue) => Promise<
     },
   },
   "envelope-prune-empty.json": { verb: "prune", run: async (q) => (await existing(q)).json(["prune", "--older-than", "0", "--dry-run"]) },
-  "envelope-retry-not-found.json": { verb: "retry", run: async (q) => (await existing(q)).json(["retry", "42"]), code: 1 },
+  // A deliberate divergence: the reference's hint `spoolctl status  (to list job ids)` leads nowhere (status
+  // shows no ids); ours names `list`, pinned in test/retry-cancel.test.ts.
+  "envelope-retry-not-found.json": { verb: "retry", run: async (q) => (await existing(q)).json(["retry", "42"]), code: 1, volatile: ["errors.0.remediation"] },
   "envelope-robot-docs.json": { verb: "robot-docs", run: (q) => q.json(["robot-docs"]) },
   "envelope-schema.json": { verb: "schema", run: (q) => q.json(["schema"]) },
   "envelope-show-not-found.json": { verb: "show", run: async (q) => (await existing(q)).json(["show", "42"]), code: 1 },

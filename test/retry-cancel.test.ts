@@ -1,6 +1,7 @@
 /** `retry`, `cancel` and QueueCTL's `dlq` (SPEC §4–§5, issue 4) through the real CLI. */
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { FAST_KNOBS, TempQueue, processLives, waitFor } from "./helpers.ts";
+import { selectionFlags } from "../src/commands/selection.ts";
 import { addJob, drain, gatedJob, keysOf, reference, withoutSelection } from "./operator-helpers.ts";
 
 setDefaultTimeout(60_000);
@@ -57,10 +58,18 @@ test("retry: done → CONFLICT (5) with a remediation; queued → CONFLICT; unkn
   r = await q.json(["retry", String(queued)]);
   expect([r.code, r.env.errors[0].code]).toEqual([5, "CONFLICT"]);
   r = await q.json(["retry", "42"]);
+  // The hint names `list` (which shows ids) with the queue's selection; the reference's
+  // `spoolctl status  (to list job ids)` led nowhere: status only counts jobs.
+  const list = `run: spoolctl list ${selectionFlags({ dbPath: q.location().dbPath, source: "env" })}  (to see job ids)`;
+  expect(r.env.errors[0].remediation).toBe(list);
   const ref = reference("envelope-retry-not-found.json");
   if (ref) {
-    expect(withoutSelection(q, r.env.errors)).toEqual(ref.errors);
+    expect(withoutSelection(q, r.env.errors)).toEqual([{ ...ref.errors[0], remediation: "run: spoolctl list  (to see job ids)" }]);
     expect(r.code).toBe(ref.errors[0].exit_code);
+  }
+  for (const args of [["cancel", "999"], ["wait", "999"], ["feedback", "999"]]) {
+    const nf = await q.json(args);
+    expect([args[0], nf.env.errors[0].code, nf.env.errors[0].remediation]).toEqual([args[0], "NOT_FOUND", list]);
   }
 });
 
@@ -164,6 +173,19 @@ test("retry a running job needs --force; forced, the old worker's late result ch
   await drain(q);
   expect((await q.job(id))?.state).toBe("done");
   expect((await q.attempt(id, 2))?.state).toBe("succeeded");
+});
+
+test("retry --force: the old worker kills the abandoned attempt's process within a heartbeat (as --help and the README say)", async () => {
+  const gate = gatedJob(q, "forcekill");
+  const id = await addJob(q, "--", ...gate.argv);
+  worker();
+  await waitFor("the job to run", async () => gate.pid() !== null && (await q.job(id))?.state === "running");
+  const pid = gate.pid()!;
+  expect((await q.json(["retry", String(id), "--force"])).code).toBe(0);
+  // Never released: only the worker's kill ends it.
+  await waitFor("the abandoned attempt's process to be killed", async () => !processLives(pid), 30_000);
+  const help = await q.run(["retry", "--help"]);
+  expect(help.stdout).toContain("its worker kills its process within a heartbeat");
 });
 
 test("cancel a queued job: canceled at once, event canceled, shape of envelope-cancel-queued.json", async () => {

@@ -42,7 +42,7 @@ export default defineVerb({
       };
       // Said at once on stderr (a person or a CI log sees why nothing moves); under --json it is in the envelope's warnings.
       const onUnattended = ctx.json ? undefined : (w: Warning) => {
-        process.stderr.write(`${shown ? "\r\u001b[2K" : ""}spoolctl: warning: ${w.code}: ${w.message}\n`);
+        process.stderr.write(`${shown ? "\r\u001b[2K" : ""}spoolctl: warning: ${w.code}: ${ctx.suggest(w.message)}\n`);
       };
       const { data, anyFailed, warnings } = await waitForJobs(store, refs, { timeoutSeconds, pollSeconds, onProgress, servedLanes, onUnattended });
       return { data, exitCode: anyFailed ? EXIT.JOB_FAILED : EXIT.OK, warnings: ctx.json ? warnings : [] };

@@ -9,7 +9,6 @@ import type { Attempt } from "../store/model.ts";
 import type { Store, StoreReader } from "../store/store.ts";
 import { resolveJob } from "./jobs.ts";
 import { pickAttempt, streamTail, type StreamName } from "./output.ts";
-import { JOB_NOT_FOUND_REMEDIATION } from "./retry.ts";
 import { isTerminal } from "./states.ts";
 
 /** The default and bounds of `--tail-bytes`. */
@@ -71,7 +70,7 @@ async function tail(tx: StoreReader, attempt: Attempt | null, stream: StreamName
 /** Builds the verdict of the job named by `ref`. Raises `NOT_FOUND`. */
 export async function jobFeedback(store: Store, ref: string, tailBytes: number): Promise<{ data: FeedbackData; warnings: Warning[] }> {
   const { job, attempt, stdout, stderr } = await store.read(async (tx) => {
-    const job = await resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION);
+    const job = await resolveJob(tx, ref);
     const attempt = await pickAttempt(tx, job, null);
     return { job, attempt, stdout: await tail(tx, attempt, "stdout", tailBytes), stderr: await tail(tx, attempt, "stderr", tailBytes) };
   });

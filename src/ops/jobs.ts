@@ -33,12 +33,15 @@ export function parseStates(raws: string[]): { states: JobState[]; matchesNothin
   return { states: [...states], matchesNothing: sawFailed && states.size === 0 };
 }
 
+/** Remediation of a NOT_FOUND job reference: `list` shows job ids (`status` only counts them); hints then carry the selection (src/commands/selection.ts). */
+export const JOB_NOT_FOUND_REMEDIATION = "run: spoolctl list  (to see job ids)";
+
 /**
  * Resolves a job reference: a positive integer id, or an idempotency key (the
  * newest job holding it, docs/architecture.md "Idempotency"). Raises `INVALID_INPUT` for
  * an empty reference, `NOT_FOUND` when no job matches.
  */
-export async function resolveJob(tx: StoreReader, ref: string, remediation = "run: spoolctl list  (to see job ids)"): Promise<Job> {
+export async function resolveJob(tx: StoreReader, ref: string, remediation = JOB_NOT_FOUND_REMEDIATION): Promise<Job> {
   if (ref.trim() === "") throw invalidValue("ID", ref, "a job id (positive integer) or an idempotency key");
   if (/^\d+$/.test(ref)) {
     const id = Number(ref);

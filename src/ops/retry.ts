@@ -30,14 +30,11 @@ export type RetryTarget =
   | { refs: string[] }
   | { filter: Omit<JobFilter, "limit"> & { states: JobState[] } };
 
-/** Remediation of a NOT_FOUND job reference in retry and cancel. */
-export const JOB_NOT_FOUND_REMEDIATION = "run: spoolctl status  (to list job ids)";
-
 /** Resolves references inside a transaction, dropping duplicates (two refs naming one job). */
 export async function resolveUnique(tx: StoreWriter, refs: string[]): Promise<Job[]> {
   const seen = new Map<number, Job>();
   for (const ref of refs) {
-    const job = await resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION);
+    const job = await resolveJob(tx, ref);
     if (!seen.has(job.id)) seen.set(job.id, job);
   }
   return [...seen.values()];
@@ -285,7 +282,7 @@ async function requeueWithOverrides(tx: StoreWriter, job: Job, overrides: RetryO
  * env would exceed its limit; then nothing changed.
  */
 export async function retryWithOverrides(store: Store, ref: string, overrides: RetryOverrides, now = store.now()): Promise<RetriedWithOverrides> {
-  return await store.write(async (tx) => requeueWithOverrides(tx, await resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION), overrides, now));
+  return await store.write(async (tx) => requeueWithOverrides(tx, await resolveJob(tx, ref), overrides, now));
 }
 
 /**

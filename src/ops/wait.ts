@@ -8,8 +8,7 @@ import { mapInOrder } from "./in-order.ts";
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import type { Job, JobState } from "../store/model.ts";
 import type { Store, StoreReader } from "../store/store.ts";
-import { resolveJob } from "./jobs.ts";
-import { JOB_NOT_FOUND_REMEDIATION } from "./retry.ts";
+import { JOB_NOT_FOUND_REMEDIATION, resolveJob } from "./jobs.ts";
 import { isTerminal } from "./states.ts";
 
 /** One awaited job as `wait --json` reports it. */
@@ -48,14 +47,20 @@ export interface WaitOptions {
 /** How long awaited jobs may lack a live worker before `wait` says so (a worker may be starting), seconds. */
 export const UNATTENDED_GRACE_SECONDS = 2;
 
-/** The `NO_WORKER` warning for awaited jobs in lanes no live worker serves. */
-function unattendedWarning(jobs: Job[]): Warning {
+/** Why awaited jobs in lanes no live worker serves cannot finish, and the command that starts a worker for them. */
+function unattended(jobs: Job[]): { why: string; start: string } {
   const lanes = [...new Set(jobs.map((j) => j.queue))].sort();
   const ids = jobs.map((j) => j.id).join(", ");
   return {
-    code: "NO_WORKER",
-    message: `no live worker serves lane${lanes.length > 1 ? "s" : ""} ${lanes.join(", ")}: job${jobs.length > 1 ? "s" : ""} ${ids} cannot finish until one runs (start one: spoolctl work${lanes.length === 1 && lanes[0] !== "default" ? ` --queue ${lanes[0]}` : ""})`,
+    why: `no live worker serves lane${lanes.length > 1 ? "s" : ""} ${lanes.join(", ")}: job${jobs.length > 1 ? "s" : ""} ${ids} cannot finish until one runs`,
+    start: `spoolctl work${lanes.length === 1 && lanes[0] !== "default" ? ` --queue ${lanes[0]}` : ""}`,
   };
+}
+
+/** The `NO_WORKER` warning for awaited jobs in lanes no live worker serves (its command gets the selection from the verb). */
+function unattendedWarning(jobs: Job[]): Warning {
+  const { why, start } = unattended(jobs);
+  return { code: "NO_WORKER", message: `${why} (start one: ${start})` };
 }
 
 function view(job: Job): WaitedJob {
@@ -76,8 +81,9 @@ export interface WaitResult {
  */
 export async function waitForJobs(store: Store, refs: string[], opts: WaitOptions): Promise<WaitResult> {
   const started = performance.now();
-  const ids = await store.read(async (tx) => [...new Set(await mapInOrder(refs, async (ref) => (await resolveJob(tx, ref, JOB_NOT_FOUND_REMEDIATION)).id))]);
+  const ids = await store.read(async (tx) => [...new Set(await mapInOrder(refs, async (ref) => (await resolveJob(tx, ref)).id))]);
   const warnings: Warning[] = [];
+  let nobody: ReturnType<typeof unattended> | null = null;
   let unattendedSince: number | null = null;
   let lastLaneCheck = -Infinity;
   for (;;) {
@@ -98,21 +104,24 @@ export async function waitForJobs(store: Store, refs: string[], opts: WaitOption
     if (settled.length === jobs.length) return { data, anyFailed: !data.all_succeeded, warnings };
     const pending = jobs.filter((j) => !isTerminal(j.state));
     if (served) {
-      const unattended = pending.filter((j) => !served.has(j.queue));
-      if (unattended.length === 0) unattendedSince = null;
+      const stranded = pending.filter((j) => !served.has(j.queue));
+      if (stranded.length === 0) unattendedSince = null;
       else {
         unattendedSince ??= performance.now();
         if ((performance.now() - unattendedSince) / 1000 >= UNATTENDED_GRACE_SECONDS) {
-          warnings.push(unattendedWarning(unattended));
+          nobody = unattended(stranded);
+          warnings.push(unattendedWarning(stranded));
           opts.onUnattended?.(warnings[0]!);
         }
       }
     }
     const elapsed = (performance.now() - started) / 1000;
     if (opts.timeoutSeconds !== null && elapsed >= opts.timeoutSeconds) {
-      const nobody = warnings.length ? `; ${warnings[0]!.message}` : "";
-      throw new SpoolError("TIMEOUT", `${pending.length} of ${jobs.length} job(s) not finished after ${opts.timeoutSeconds}s: ${pending.map((j) => `${j.id} (${j.state})`).join(", ")}${nobody}`, {
-        remediation: "wait longer (raise --timeout), or check that a worker serves their lane (spoolctl workers)",
+      // The command goes into the remediation, which carries the selection (--db) like every hint.
+      throw new SpoolError("TIMEOUT", `${pending.length} of ${jobs.length} job(s) not finished after ${opts.timeoutSeconds}s: ${pending.map((j) => `${j.id} (${j.state})`).join(", ")}${nobody ? `; ${nobody.why}` : ""}`, {
+        remediation: nobody
+          ? `start a worker (${nobody.start}), then wait again; spoolctl workers lists the workers`
+          : "wait longer (raise --timeout), or check that a worker serves their lane (spoolctl workers)",
         detail: { pending: pending.map((j) => j.id), jobs: data.jobs },
       });
     }
