@@ -13,7 +13,7 @@ export type RetryData = RetriedJob | { count: number; jobs: RetriedJob[]; dry_ru
 
 const FLAGS = {
   ...COMMON_FLAGS,
-  force: { type: "boolean", description: "also requeue a running job: its attempt is abandoned and its worker's late result ignored (its process is not killed)" },
+  force: { type: "boolean", description: "also requeue a running job: its attempt is abandoned, its worker kills its process within a heartbeat and any late result is ignored" },
   all: { type: "boolean", description: "requeue every dead or canceled job matching --state, --queue, --tag, --since, --failure-reason, --match" },
   "dry-run": { type: "boolean", description: "say which jobs would be requeued (the same checks), change nothing" },
   state: {
