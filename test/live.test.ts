@@ -8,6 +8,7 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { selectionFlags } from "../src/commands/selection.ts";
 import { TempQueue, waitFor } from "./helpers.ts";
 import { HAVE_TMUX, Tty } from "./tmux.ts";
 
@@ -170,6 +171,8 @@ test("output --follow streams a running attempt until it ends, then exits 0", as
   const json = await q.json(["output", String(id), "--follow"]);
   expect(json.code).toBe(1);
   expect(json.env.errors[0].message).toContain("--follow streams bytes");
+  // The remediation is a command to run as is: the job's id, the queue's selection, no placeholder.
+  expect(json.env.errors[0].remediation).toBe(`spoolctl output ${selectionFlags({ dbPath: q.location().dbPath, source: "env" })} ${id} --json reads what exists so far`);
 }, 60000);
 
 test("output --follow on a job that has not run yet says so and exits 0", async () => {

@@ -9,6 +9,7 @@ import { shippedChunks, type FollowChunk } from "../ops/follow.ts";
 import type { Attempt } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
+import { formatArgv } from "../ui/text.ts";
 
 /** Streams larger than this are shown as their tail (bytes). */
 const MAX_TEXT_BYTES = 1024 * 1024;
@@ -103,7 +104,7 @@ export default defineVerb({
   async run(ctx): Promise<VerbResult<{ attempts: AttemptOutput[] }>> {
     const { raw, follow } = ctx.args;
     const streams = parseStream(ctx.args.stream);
-    if (follow && ctx.json) throw new SpoolError("INVALID_INPUT", "--follow streams bytes, not JSON; drop --json or --follow", { remediation: "spoolctl output ID --json reads what exists so far" });
+    if (follow && ctx.json) throw new SpoolError("INVALID_INPUT", "--follow streams bytes, not JSON; drop --json or --follow", { remediation: `spoolctl output ${formatArgv([ctx.args.id])} --json reads what exists so far` });
     if (raw && ctx.json) throw new SpoolError("INVALID_INPUT", "--raw writes bytes, not JSON; drop --json or --raw");
     if (raw && !follow && streams.length !== 1) throw new SpoolError("INVALID_INPUT", "--raw needs one stream", { remediation: "add --stream stdout or --stream stderr" });
     const store = await ctx.open({ create: false });
