@@ -81,7 +81,7 @@ test("same payload with different tags, note or priority warns IDEMPOTENCY_METAD
   const human = await q.run(["add", "--key", "k", "--note", "other", "--tag", "team=a", "--priority", "1", "--", "echo", "hi"]);
   expect(human.code).toBe(0);
   expect(human.stdout).toBe(`Job ${id} is already queued (deduplicated by --key)\n`);
-  expect(human.stderr).toMatch(/^spoolctl: warn: IDEMPOTENCY_METADATA_DIFFERS: .+\n$/);
+  expect(human.stderr).toMatch(/^spoolctl: warning: IDEMPOTENCY_METADATA_DIFFERS: .+\n$/);
 });
 
 test("a different payload under an active key is IDEMPOTENCY_CONFLICT (exit 5) and adds nothing", async () => {

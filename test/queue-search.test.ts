@@ -21,7 +21,7 @@ test("status on a path with no queue warns NO_QUEUE (text and --json), exits 0 a
   const typo = join(q.dir, "typo", "q.db");
   const text = await q.run(["status", "--db", typo]);
   expect(text.code).toBe(0);
-  expect(text.stderr).toBe(`spoolctl: warn: NO_QUEUE: no queue exists at ${typo} (given by --db), so it reads as empty; check the path, or start it: spoolctl add --db ${typo} -- CMD ARGS…\n`);
+  expect(text.stderr).toBe(`spoolctl: warning: NO_QUEUE: no queue exists at ${typo} (given by --db), so it reads as empty; check the path, or start it: spoolctl add --db ${typo} -- CMD ARGS…\n`);
   const json = await q.run(["list", "--json", "--db", typo]);
   expect([json.code, json.json.ok, json.json.warnings.map((w: any) => w.code)]).toEqual([0, true, ["NO_QUEUE"]]);
   // An error on a missing queue carries the warning too: the job is not found because there is no queue.

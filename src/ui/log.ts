@@ -1,7 +1,8 @@
 /**
  * Human messages on stderr through consola, one line each: an error is
- * `spoolctl: error: CODE: message — remediation` (docs/contract.md "Error
- * objects and warnings"). Color only on a TTY and without NO_COLOR.
+ * `spoolctl: error: CODE: message — remediation`, a warning
+ * `spoolctl: warning: CODE: message` (docs/contract.md "Error objects and
+ * warnings"). Color only on a TTY and without NO_COLOR.
  */
 import { createConsola, type ConsolaInstance, type LogObject } from "consola";
 import { guardStdio } from "./stdio.ts";
@@ -18,7 +19,8 @@ const COLORS: Record<string, string> = { error: "31", fatal: "31", warn: "33", s
 
 function line(obj: LogObject): string {
   const text = obj.args.map((a) => (typeof a === "string" ? a : String(a))).join(" ");
-  const label = obj.type === "log" || obj.type === "info" ? "" : `${obj.type}: `;
+  // One spelling for warnings everywhere: `warning:` (beside `error:`), never consola's `warn:`.
+  const label = obj.type === "log" || obj.type === "info" ? "" : obj.type === "warn" ? "warning: " : `${obj.type}: `;
   const color = COLORS[obj.type];
   return `spoolctl: ${color && colorOn() ? `\u001b[${color}m${label}\u001b[39m` : label}${text}\n`;
 }
