@@ -91,6 +91,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (!USABLE) return;
+  await stopHosts(); // a test cut short before its afterEach: its hosts go too
   await server?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -102,9 +103,14 @@ async function freshQueue(knobs = SHORT_LEASE): Promise<void> {
   store = await openQueue({ dbPath: url, spoolDir: join(dir, "client.spool"), source: "flag" }, { create: true });
 }
 
+/** Tears down every host started so far; Host.stop never throws, so one host's trouble leaves none behind. */
+async function stopHosts(): Promise<void> {
+  await Promise.all(hosts.splice(0).map((host) => host.stop()));
+}
+
 afterEach(async () => {
   if (!USABLE) return;
-  for (const host of hosts.splice(0)) await host.stop();
+  await stopHosts();
   await store?.close();
 });
 

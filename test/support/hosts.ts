@@ -69,14 +69,22 @@ export class Host {
       stdout: "ignore",
       stderr: "inherit",
     });
-    const initPid = await poll(`host ${name} to start`, () => {
-      const child = childrenOf(unshare.pid)[0];
-      if (child === undefined) return null;
-      // The namespace is ready once PID 1 has exec'd sleep (the host name is set by then).
-      const cmd = readFileSync(`/proc/${child}/cmdline`, "utf8");
-      return cmd.startsWith("sleep") ? child : null;
-    });
-    return new Host(name, unshare, initPid);
+    try {
+      const initPid = await poll(`host ${name} to start`, () => {
+        const child = childrenOf(unshare.pid)[0];
+        if (child === undefined) return null;
+        // The namespace is ready once PID 1 has exec'd sleep (the host name is set by then).
+        const cmd = readFileSync(`/proc/${child}/cmdline`, "utf8");
+        return cmd.startsWith("sleep") ? child : null;
+      });
+      return new Host(name, unshare, initPid);
+    } catch (error) {
+      // A host that never came up is not handed out, so nobody would stop it: kill it here.
+      for (const pid of childrenOf(unshare.pid)) signal(pid, "SIGKILL");
+      unshare.kill("SIGKILL");
+      await unshare.exited;
+      throw error;
+    }
   }
 
   /** Runs `argv` on this host (entering its PID, UTS and mount namespaces) with `env`. */
@@ -127,27 +135,32 @@ export class Host {
     return found;
   }
 
-  /** Kills the host and everything in it. */
+  /**
+   * Kills the host and everything in it, whatever state the test left it in:
+   * every process of the namespace and every nsenter of {@link spawn} gets
+   * SIGCONT (a SIGSTOPped one) then SIGKILL. Never throws, so a caller's
+   * finally/afterEach tears down every host even after a failed assertion.
+   */
   async stop(): Promise<void> {
     // Everything in the namespace first (a process entered with nsenter has its parent outside it).
-    for (const pid of this.processes()) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // gone meanwhile
-      }
-    }
-    try {
-      process.kill(this.initPid, "SIGKILL"); // PID 1 gone: the kernel kills the whole namespace
-    } catch {
-      // already gone
-    }
-    this.unshare.kill("SIGKILL");
-    await this.unshare.exited;
     // nsenter stops itself when its child is SIGSTOPped and is not woken by the child's SIGCONT:
     // left alone, it would stay stopped for good beside its zombie child.
-    for (const proc of this.entered.splice(0)) proc.kill("SIGKILL");
+    const outside = this.entered.splice(0).filter((proc) => proc.exitCode === null && proc.signalCode === null).map((proc) => proc.pid);
+    const inside = this.processes();
+    for (const pid of [...inside, ...outside]) signal(pid, "SIGCONT");
+    for (const pid of [...inside, this.initPid, ...outside]) signal(pid, "SIGKILL"); // PID 1 gone: the kernel kills the whole namespace
+    this.unshare.kill("SIGKILL");
+    await this.unshare.exited;
     // Best effort: a killed process lingers as a zombie until its parent outside reaps it.
     await poll(`host ${this.name} to be gone`, () => (this.processes().length === 0 ? true : null)).catch(() => {});
+  }
+}
+
+/** Sends `sig` to `pid`; a process already gone is no error. */
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // gone meanwhile
   }
 }
