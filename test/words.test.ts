@@ -8,7 +8,7 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { attemptsText } from "../src/ui/text.ts";
+import { attemptsText, humanDuration } from "../src/ui/text.ts";
 import { TempQueue } from "./helpers.ts";
 
 let q: TempQueue;
@@ -52,4 +52,14 @@ test("JUnit's attempts_total is JSON's attempts_total; JUnit has no 'attempts' o
   expect(total).toBe(2);
   expect(xml).toContain(`<property name="attempts_total" value="${total}"/>`);
   expect(xml).not.toContain('name="attempts"');
+});
+
+test("durations carry into the next unit: 479.6 s reads 8m00s, never 7m60s", () => {
+  const cases: [number, string][] = [
+    [0.4, "0.4s"], [9.96, "10s"], [59.4, "59s"], [59.7, "1m00s"], [185, "3m05s"], [479.6, "8m00s"],
+    [474, "7m54s"], [3599.7, "1h00m"], [7800, "2h10m"], [86399.9, "1d0h"], [3 * 86400 + 4 * 3600, "3d4h"],
+  ];
+  expect(cases.map(([s]) => [s, humanDuration(s)])).toEqual(cases);
+  // No field ever reaches its unit's size, wherever the value falls.
+  for (let tenths = 0; tenths < 90000; tenths += 7) expect(humanDuration(tenths / 10)).not.toMatch(/\D60[sm]$|^60s$/);
 });

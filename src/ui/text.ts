@@ -67,13 +67,19 @@ export function iso(epochSeconds: number | null): string {
   return epochSeconds === null ? "-" : new Date(epochSeconds * 1000).toISOString();
 }
 
-/** Seconds → a short human duration: 0.4s, 12s, 3m05s, 2h10m, 3d4h. */
+/**
+ * Seconds → a short human duration: 0.4s, 12s, 3m05s, 2h10m, 3d4h. Rounded
+ * once, to the shown unit, before it is split, so a carry moves into the next
+ * unit (479.6 s is 8m00s, never 7m60s; 59.7 s is 1m00s).
+ */
 export function humanDuration(seconds: number): string {
-  if (seconds < 10) return `${seconds.toFixed(1)}s`;
-  if (seconds < 60) return `${Math.round(seconds)}s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m${String(Math.round(seconds % 60)).padStart(2, "0")}s`;
-  if (seconds < 86400) return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, "0")}m`;
-  return `${Math.floor(seconds / 86400)}d${Math.floor((seconds % 86400) / 3600)}h`;
+  if (seconds < 9.95) return `${seconds.toFixed(1)}s`;
+  const s = Math.round(seconds);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+  const m = Math.floor(s / 60); // whole minutes past the hour (and hours past the day) are shown, not rounded up
+  if (m < 1440) return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`;
+  return `${Math.floor(m / 1440)}d${Math.floor((m % 1440) / 60)}h`;
 }
 
 /** Length of `text` as shown: SGR color codes take no room. */
