@@ -7,7 +7,7 @@ import { escapeControl } from "../ui/text.ts";
 import { listWorkers } from "../ops/workers.ts";
 import type { StoreReader } from "../store/store.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
-import { healthContext, judgeRecord } from "./workers.ts";
+import { healthContext, judgeRecord, staleAfter } from "./workers.ts";
 
 /** Default pause between two looks at the queue, seconds. */
 const DEFAULT_POLL = 0.1;
@@ -37,7 +37,7 @@ export default defineVerb({
       const store = await ctx.open({ create: false });
       const servedLanes = async (tx: StoreReader) => {
         const health = healthContext(store);
-        const workers = await listWorkers(tx, judgeRecord, 1000, { now: health.now, seconds: health.staleSeconds });
+        const workers = await listWorkers(tx, judgeRecord, 1000, staleAfter(health));
         return new Set(workers.filter((w) => w.status === "live").map((w) => w.queue));
       };
       // Said at once on stderr (a person or a CI log sees why nothing moves); under --json it is in the envelope's warnings.

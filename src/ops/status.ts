@@ -67,7 +67,7 @@ export async function readStatus(tx: StoreReader, judge: JudgeWorker, now = Date
     scheduled += n;
     lane(queue).scheduled = n;
   }
-  const stale = health ? { now: health.now, seconds: health.staleSeconds } : undefined;
+  const stale = health ? { now: health.now, seconds: health.staleSeconds, leaseSeconds: health.leaseSeconds } : undefined;
   const live_workers = (await listWorkers(tx, judge, 1000, stale)).filter((w) => w.status === "live").length;
   const stranded = health && counts.running > 0 ? await strandedJobs(tx, health) : [];
   return { counts, scheduled, queues, recent_dead: (await tx.recentDead(deadLimit)).map((j) => summarize(j, now)), live_workers, stranded };

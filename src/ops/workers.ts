@@ -9,11 +9,14 @@ import type { WorkerRecord } from "../store/model.ts";
 import type { Store, StoreReader } from "../store/store.ts";
 
 /**
- * How a registry row is judged: `live`; `stale` (its process lives but its
- * heartbeat is older than 3 intervals: stopped with SIGSTOP, or stuck);
- * `stopped` (exited cleanly) or `dead` (vanished).
+ * How a registry row is judged (docs/architecture.md "Dead workers in the
+ * views"): `live`; `stale` (heartbeat older than 3 intervals but within the
+ * lease, or a process of this host that lives: stopped with SIGSTOP, or
+ * stuck); `lost` (its lease expired by the queue's clock and its process
+ * cannot be seen alive: another host's worker, as the reaper judges it);
+ * `stopped` (exited cleanly) or `dead` (confirmed gone on this host).
  */
-export type WorkerStatus = "live" | "stale" | "stopped" | "dead";
+export type WorkerStatus = "live" | "stale" | "lost" | "stopped" | "dead";
 
 /** One worker as `workers --json` reports it; times are epoch seconds. */
 export interface WorkerView {
@@ -33,15 +36,26 @@ export interface WorkerView {
 export type JudgeWorker = (worker: WorkerRecord) => "alive" | "dead" | "unknown";
 
 /**
- * When a live worker's heartbeat is too old to call it live: `now` (the
- * queue's clock) and `seconds` (docs/architecture.md "Dead workers in the views").
+ * When a worker's heartbeat is too old to call it live (docs/architecture.md
+ * "Dead workers in the views"): `now` (the queue's clock, epoch seconds),
+ * `seconds` (older: `stale`) and `leaseSeconds` (older, and not seen alive on
+ * this host: `lost`; the reap threshold).
  */
 export interface StaleAfter {
   now: number;
   seconds: number;
+  leaseSeconds: number;
 }
 
-/** Lists registry rows, newest heartbeat first, with their running jobs; with `stale`, a silent live worker is `stale`. */
+/** The status of a row not stopped, from its process verdict and heartbeat age (rule at {@link WorkerStatus}). */
+function judgeStatus(w: WorkerRecord, verdict: ReturnType<JudgeWorker>, stale?: StaleAfter): WorkerStatus {
+  if (verdict === "dead") return "dead";
+  const age = stale ? stale.now - w.heartbeat_at : 0;
+  if (stale && age > stale.leaseSeconds && verdict !== "alive") return "lost";
+  return stale && age > stale.seconds ? "stale" : "live";
+}
+
+/** Lists registry rows, newest heartbeat first, with their running jobs; with `stale`, a silent worker is `stale` or `lost`. */
 export async function listWorkers(tx: StoreReader, judge: JudgeWorker, limit = 100, stale?: StaleAfter): Promise<WorkerView[]> {
   const running = new Map<string, number[]>();
   for (const { worker_id, job_id } of await tx.runningJobsByWorker()) {
@@ -54,7 +68,7 @@ export async function listWorkers(tx: StoreReader, judge: JudgeWorker, limit = 1
     pid: w.pid,
     host: w.host,
     queue: w.queue,
-    status: w.stopped_at !== null ? "stopped" : judge(w) === "dead" ? "dead" : stale && stale.now - w.heartbeat_at > stale.seconds ? "stale" : "live",
+    status: w.stopped_at !== null ? "stopped" : judgeStatus(w, judge(w), stale),
     started_at: w.started_at,
     heartbeat_at: w.heartbeat_at,
     stopped_at: w.stopped_at,
