@@ -3,13 +3,15 @@
  * src/worker/loop.ts in this process on N queued `true` jobs (drain mode), with
  * the store wrapped so that every read/write transaction is counted and timed
  * and labelled by the store methods it called, `Bun.spawn` timed, and the
- * database folder watched like the worker's waker does (to count wake-ups).
+ * database folder watched like a reader's waker does (WAL events: what woke
+ * every idle worker before issue 13) and the spool's wake folder like a
+ * worker's does (touches of wake files: what wakes workers now).
  *
  *   bun bench/profile.ts [--jobs N] [--concurrency C] [--json]
  *
  * Nothing in src/ is changed: the wrapping happens around the Store object.
  */
-import { watch } from "node:fs";
+import { mkdirSync, watch } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { CLI, cliOk, fmt, ndjson, tempDir, writeFile, cleanup } from "./lib.ts";
 
@@ -32,6 +34,8 @@ export interface ProfileResult {
   cpuMs: number;
   spawn: Bucket;
   watchEvents: number;
+  /** File events in the spool's wake folder (absent in checkouts without one). */
+  wakeEvents?: number;
   transactions: Record<string, Bucket & { kind: "read" | "write" }>;
 }
 
@@ -112,6 +116,15 @@ export async function profileWorker(jobs: number, concurrency: number): Promise<
   }
 
   let watchEvents = 0;
+  let wakeEvents = 0;
+  let wakeWatcher: ReturnType<typeof watch> | null = null;
+  try {
+    const wakeDir = join(store.spoolDir, "wake");
+    mkdirSync(wakeDir, { recursive: true, mode: 0o700 });
+    wakeWatcher = watch(wakeDir, { persistent: false }, () => void wakeEvents++);
+  } catch {
+    wakeWatcher = null;
+  }
   const name = basename(db);
   const watcher = watch(dirname(db), { persistent: false }, (_e, file) => {
     if (file === null || file === name || file === `${name}-wal`) watchEvents++;
@@ -138,7 +151,8 @@ export async function profileWorker(jobs: number, concurrency: number): Promise<
   }
   await store.close();
   if (summary.executed !== jobs) throw new Error(`profile: worker executed ${summary.executed} of ${jobs} jobs`);
-  return { jobs, concurrency, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, spawn, watchEvents, transactions };
+  wakeWatcher?.close();
+  return { jobs, concurrency, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, spawn, watchEvents, wakeEvents, transactions };
 }
 
 /** Markdown table of a profile, per job. */
@@ -149,7 +163,8 @@ export function renderProfile(p: ProfileResult): string {
   const lines = [
     `In-process worker profile: ${p.jobs} \`true\` jobs, --concurrency ${p.concurrency}, drain mode: ` +
       `${fmt(p.wallMs, 0)} ms wall (${fmt(p.jobs / (p.wallMs / 1000), 0)} jobs/s), ${fmt(p.cpuMs, 0)} ms CPU of the worker process ` +
-      `(${fmt(per(p.cpuMs), 2)} ms/job), ${fmt(per(p.watchEvents), 1)} file-watch events/job.`,
+      `(${fmt(per(p.cpuMs), 2)} ms/job), ${fmt(per(p.watchEvents), 1)} WAL file events/job` +
+      (p.wakeEvents !== undefined ? `, ${fmt(per(p.wakeEvents), 1)} wake-file events/job.` : "."),
     "",
     "| transaction (store methods called) | calls per job | ms per call | max ms | calls > 2 ms | ms per job | share of wall |",
     "|---|---:|---:|---:|---:|---:|---:|",

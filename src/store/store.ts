@@ -425,8 +425,12 @@ export interface Store {
   writeAndClaim<T>(fn: (tx: StoreWriter) => Promise<T>, req: ClaimRequest): Promise<{ result: T; claimed: ClaimedJob[] | null }>;
   /** A wake-up source for readers (`events --follow`, `status --watch`, `wait`): any commit. */
   watch(): Waker;
-  /** A worker's wake-up source for lane `queue` (see {@link WorkWaker}). */
-  watchWork(queue: string): WorkWaker;
+  /**
+   * A worker's wake-up source for lane `queue` (see {@link WorkWaker}).
+   * `freed` (default true): whether the worker will ever ask for freed slots
+   * (`--slots`, a drain); a driver may then not even deliver them to it.
+   */
+  watchWork(queue: string, opts?: { freed?: boolean }): WorkWaker;
   /**
    * The plan of every statement on the worker's hot path (the claim, the idle
    * and drain reads, the result, the heartbeat, the reaper's look-ups): SQLite's

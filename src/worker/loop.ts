@@ -137,7 +137,8 @@ export class Worker {
       this.shipper = new OutputShipper(store, opts.workerId, output_cap);
     }
     const ship = this.shipper ? setInterval(() => void this.shipRunning(), SHIP_INTERVAL_MS) : null;
-    this.waker = store.watchWork(opts.queue);
+    // Only a worker held back by --slots or a drain ever asks to be woken by a freed slot.
+    this.waker = store.watchWork(opts.queue, { freed: opts.slots !== null || opts.mode === "drain" });
     const beat = setInterval(() => void this.heartbeat(), this.timing.heartbeat * 1000);
     this.pauses.start(() => [...this.inFlight.values()].flatMap((f) => (f.running.pid === null ? [] : [f.running.pid])));
     try {

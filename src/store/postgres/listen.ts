@@ -51,10 +51,10 @@ export function watchChannel(sql: SQL | null, channel: string | null): Waker {
 /**
  * A worker's waker for `lane` on the queue's work channel (events.ts
  * `workChannelOf`): payload `ready:<lane>` and `all` wake it, `freed:<lane>`
- * wakes a wait that asks for it; other lanes' payloads are ignored without a
- * read. Each subscription wakes it once, as in {@link watchChannel}.
+ * wakes a wait that asks for it (ignored altogether unless `wantsFreed`);
+ * other lanes' payloads are ignored without a read. Each subscription wakes it once, as in {@link watchChannel}.
  */
-export function watchWorkChannel(sql: SQL, channel: string, lane: string): WorkWaker {
+export function watchWorkChannel(sql: SQL, channel: string, lane: string, wantsFreed: boolean): WorkWaker {
   const signal = new WakeSignal();
   const ready = `ready:${lane}`;
   const freed = `freed:${lane}`;
@@ -64,7 +64,7 @@ export function watchWorkChannel(sql: SQL, channel: string, lane: string): WorkW
       channel,
       (payload) => {
         if (payload === ready || payload === "all") signal.fire();
-        else if (payload === freed) signal.fire("freed");
+        else if (payload === freed && wantsFreed) signal.fire("freed");
       },
       () => signal.fire(),
     )

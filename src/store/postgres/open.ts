@@ -79,8 +79,8 @@ export class PgStore implements Store {
     };
   }
 
-  watchWork(queue: string): WorkWaker {
-    const waker = watchWorkChannel(this.sql, workChannelOf(this.channel), queue);
+  watchWork(queue: string, opts: { freed?: boolean } = {}): WorkWaker {
+    const waker = watchWorkChannel(this.sql, workChannelOf(this.channel), queue, opts.freed ?? true);
     this.wakers.add(waker);
     return {
       wait: (ms, freed) => waker.wait(ms, freed),

@@ -249,8 +249,8 @@ export class SqliteStore implements Store {
     return watchQueue(this.location);
   }
 
-  watchWork(queue: string): WorkWaker {
-    return watchWork(this.spoolDir, queue);
+  watchWork(queue: string, opts: { freed?: boolean } = {}): WorkWaker {
+    return watchWork(this.spoolDir, queue, opts.freed ?? true);
   }
 
   explainHotPath(): Promise<QueryPlan[]> {

@@ -93,26 +93,33 @@ export function signalWork(spoolDir: string, signals: WorkSignals): void {
 
 /**
  * A worker's waker for `lane`: creates the wake folder (0700) and the lane's
- * files (0600) when missing, and watches the folder for touches of the lane's
- * `.ready` and `.freed` files and of `all`. Falls back to the poll when the
- * folder cannot be made or watched.
+ * files (0600) when missing, and watches each file it listens to (not the
+ * folder: a worker is not even woken by the touches it ignores): the lane's
+ * `.ready` and `all`, and the lane's `.freed` when `freed` (a worker that will
+ * ask for it). Falls back to the poll when they cannot be made or watched.
  */
-export function watchWork(spoolDir: string, lane: string): WorkWaker {
+export function watchWork(spoolDir: string, lane: string, freed: boolean): WorkWaker {
   const dir = wakeDir(spoolDir);
-  const ready = `${laneFile(lane)}.ready`;
-  const freed = `${laneFile(lane)}.freed`;
-  let watcher: FSWatcher;
+  const files = { ready: `${laneFile(lane)}.ready`, freed: `${laneFile(lane)}.freed`, all: ALL_FILE };
+  const watchers: FSWatcher[] = [];
+  const release = () => {
+    for (const w of watchers) w.close();
+  };
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    for (const name of [ready, freed, ALL_FILE]) closeSync(openSync(join(dir, name), "a", 0o600));
+    for (const name of Object.values(files)) closeSync(openSync(join(dir, name), "a", 0o600));
     const signal = new WakeSignal();
-    watcher = watch(dir, { persistent: false }, (_event, file) => {
-      if (file === ready || file === ALL_FILE || file === null) signal.fire();
-      else if (file === freed) signal.fire("freed");
-    });
-    watcher.on("error", () => {});
-    return workWaker(signal, () => watcher.close());
+    const listen = (name: string, fire: () => void) => {
+      const w = watch(join(dir, name), { persistent: false }, fire);
+      w.on("error", () => {});
+      watchers.push(w);
+    };
+    listen(files.ready, () => signal.fire());
+    listen(files.all, () => signal.fire());
+    if (freed) listen(files.freed, () => signal.fire("freed"));
+    return workWaker(signal, release);
   } catch {
+    release();
     return pollingWorkWaker();
   }
 }
