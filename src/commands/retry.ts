@@ -3,7 +3,10 @@ import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import type { FlagsDef } from "../contract/flags.ts";
 import { parseStates } from "../ops/jobs.ts";
-import { RETRYABLE_STATES, retryJobs, retryWarnings, type RetriedJob, type RetryTarget } from "../ops/retry.ts";
+import { LIMITS } from "../ops/limits.ts";
+import { counted } from "../ops/values.ts";
+import { parseRetryOverrides, RETRYABLE_STATES, retryJobs, retryWarnings, type RetriedJob, type RetryOverrides, type RetryTarget } from "../ops/retry.ts";
+import { describeChanges } from "../ui/triage-card.ts";
 import { selectionFilter } from "../ops/triage-groups.ts";
 import { JOB_FILTER_NAMES, jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
@@ -20,6 +23,12 @@ const FLAGS = {
     type: "string", repeatable: true, separator: ",", looseChoices: true, description: "with --all: dead or canceled (default both)", valueHint: "STATE", choices: RETRYABLE_STATES, noun: "a state retry --all can select",
     hint: "retry --all selects dead or canceled jobs only; a running one is retried by id with --force",
   },
+  timeout: {
+    type: "string", description: `first set the jobs' timeout to this (${LIMITS.timeout_seconds.min}s-30d), e.g. after a timeout`, valueHint: "DURATION", valueType: "duration",
+    min: LIMITS.timeout_seconds.min, max: LIMITS.timeout_seconds.max,
+  },
+  "max-retries": { type: "string", description: "first set the jobs' retry budget to this", valueHint: "N", valueType: "integer", min: LIMITS.max_retries.min, max: LIMITS.max_retries.max },
+  env: { type: "string", repeatable: true, description: "first set this variable in the jobs' env (added or replaced; the others stay)", valueHint: "K=V", valueType: "pair" },
   ...jobFilterFlags("with --all: "),
   ids: { type: "positional", variadic: true, description: "job ids or idempotency keys (at a terminal, leave out to pick from a list)", valueHint: "ID…" },
 } as const satisfies FlagsDef;
@@ -43,6 +52,20 @@ function target(ctx: VerbContext<typeof FLAGS>, refs: string[], now: number): Re
   return { filter: { ...selectionFilter(jobSelectionOf(args), now), states: states.length ? states : [...RETRYABLE_STATES] } };
 }
 
+/**
+ * The settings `--timeout`, `--max-retries` and `--env` change, from the text
+ * as typed through the rules triage's prompts use (src/ops/retry.ts), so the
+ * two ways to retry with new settings accept the same values.
+ */
+function overridesOf(ctx: VerbContext<typeof FLAGS>): RetryOverrides {
+  const text = (name: string) => {
+    const v = ctx.raw.values[name];
+    return typeof v === "string" ? v : undefined;
+  };
+  const env = ctx.raw.values.env;
+  return parseRetryOverrides({ timeout: text("timeout"), maxRetries: text("max-retries"), env: Array.isArray(env) && env.length ? env : undefined });
+}
+
 /** Whether a missing ID opens the picker: a terminal, no --json, and no --all or filters (those select without one). */
 function wantsPicker(ctx: VerbContext<typeof FLAGS>): boolean {
   return ctx.interactive && !ctx.json && !ctx.args.all && FILTERS.every((k) => !ctx.given(k));
@@ -50,13 +73,16 @@ function wantsPicker(ctx: VerbContext<typeof FLAGS>): boolean {
 
 export default defineVerb({
   name: "retry",
-  description: "Requeue dead or canceled jobs with a fresh retry budget (history is kept). A running job only with --force. --all requeues every match in one transaction.",
+  description: "Requeue dead or canceled jobs with a fresh retry budget (history is kept), optionally with a new timeout, retry budget or env. A running job only with --force. --all requeues every match in one transaction.",
   examples: [
     "spoolctl retry 4",
     "spoolctl retry 4 5 nightly-1",
     "spoolctl retry --all --state dead --queue builds --tag ci=1",
     "spoolctl retry --all --failure-reason timeout --since 1h --dry-run   # what would be requeued",
     "spoolctl retry --all --state dead --match 'curl *'",
+    "spoolctl retry 25 --timeout 30m          # it timed out: requeue with a longer timeout",
+    "spoolctl retry --all --failure-reason timeout --timeout 1h --dry-run",
+    "spoolctl retry 9 --max-retries 5 --env API_URL=https://staging.example",
     "spoolctl retry 7 --force      # abandon its running attempt and requeue",
     "spoolctl retry                # at a terminal: pick dead or canceled jobs from a list",
   ],
@@ -75,7 +101,7 @@ export default defineVerb({
     const store = await ctx.open({ create: false });
     const t = target(ctx, refs, store.now());
     const dryRun = ctx.args["dry-run"];
-    const outcome = await retryJobs(store, t, { force: ctx.args.force, dryRun });
+    const outcome = await retryJobs(store, t, { force: ctx.args.force, dryRun, overrides: overridesOf(ctx) });
     const { jobs } = outcome;
     if (dryRun) return { data: { count: jobs.length, jobs, dry_run: true }, warnings: retryWarnings(outcome) };
     return { data: "refs" in t && refs.length === 1 && jobs.length === 1 ? jobs[0]! : { count: jobs.length, jobs }, warnings: retryWarnings(outcome) };
@@ -83,7 +109,8 @@ export default defineVerb({
   render({ data }) {
     const jobs = "jobs" in data ? data.jobs : [data];
     if (jobs.length === 0) return "no jobs to retry";
-    if ("dry_run" in data && data.dry_run) return `Would retry ${jobs.length} job(s): ${jobs.map((j) => j.job_id).join(", ")} (dry run: nothing changed)`;
-    return jobs.map((j) => `Retried job ${j.job_id}; now queued`).join("\n");
+    const changes = (j: RetriedJob) => (j.changed && Object.keys(j.changed).length ? ` (${describeChanges(j.changed)})` : "");
+    if ("dry_run" in data && data.dry_run) return `Would retry ${counted(jobs.length, "job")}: ${jobs.map((j) => `${j.job_id}${changes(j)}`).join(", ")} (dry run: nothing changed)`;
+    return jobs.map((j) => `Retried job ${j.job_id}${changes(j)}; now queued`).join("\n");
   },
 });

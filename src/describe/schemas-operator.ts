@@ -11,7 +11,9 @@ import { any, arrayOf, bool, constant, enumOf, int, mapOf, nullable, num, object
 const SOURCES = ["flag", "environment", "project_config", "default"] as const;
 
 const streamTail = object({ path: nullable(str), missing: bool, size_bytes: int, tail: str, truncated: bool });
-const retried = object({ job_id: int, state: constant("queued") });
+const fromTo = object({ from: int, to: int });
+/** `changed` only when the retry set new settings (`--timeout`, `--max-retries`, `--env`: names only). */
+const retried = object({ job_id: int, state: constant("queued"), changed: object({ timeout_seconds: fromTo, max_retries: fromTo, env_set: arrayOf(str) }, ["timeout_seconds", "max_retries", "env_set"]) }, ["changed"]);
 const canceled = object({ job_id: int, state: enumOf(["canceled", "running"]), was_running: bool });
 const setting = {
   key: enumOf(["max_retries", "timeout", "backoff_base", "backoff_cap", "output_cap", "retry_spawn_failures"]),

@@ -9,7 +9,9 @@ import type { Attempt } from "../store/model.ts";
 import type { Store, StoreReader } from "../store/store.ts";
 import { resolveJob } from "./jobs.ts";
 import { pickAttempt, streamTail, type StreamName } from "./output.ts";
+import { LIMITS } from "./limits.ts";
 import { isTerminal } from "./states.ts";
+import { durationText } from "./values.ts";
 
 /** The default and bounds of `--tail-bytes`. */
 export const TAIL_BYTES = { default: 2048, min: 0, max: 1024 * 1024 } as const;
@@ -45,8 +47,12 @@ export interface FeedbackData {
   streams: { stdout: StreamTail; stderr: StreamTail };
 }
 
-/** The next command for a job in its state. */
-function nextCommand(job: Job): string | null {
+/**
+ * The next command for a job in its state. A job whose latest attempt timed
+ * out would time out again with the same timeout: its retry doubles it
+ * (within the limit of `add --timeout`, docs/contract.md "retry").
+ */
+function nextCommand(job: Job, attempt: Attempt | null): string | null {
   const lane = job.queue === "default" ? "" : ` --queue ${job.queue}`;
   switch (job.state) {
     case "queued":
@@ -58,6 +64,9 @@ function nextCommand(job: Job): string | null {
       return `spoolctl output ${job.id}`;
     case "dead":
     case "canceled":
+      if (attempt?.failure_reason === "timeout" && job.timeout_seconds < LIMITS.timeout_seconds.max) {
+        return `spoolctl retry ${job.id} --timeout ${durationText(Math.min(job.timeout_seconds * 2, LIMITS.timeout_seconds.max))}`;
+      }
       return `spoolctl retry ${job.id}`;
   }
 }
@@ -88,7 +97,7 @@ export async function jobFeedback(store: Store, ref: string, tailBytes: number):
     failure_reason: attempt?.failure_reason ?? null,
     last_error: job.last_error,
     duration_seconds: finished ? Math.max(0, attempt.finished_at! - attempt.started_at) : null,
-    remediation: nextCommand(job),
+    remediation: nextCommand(job, attempt),
     streams: { stdout, stderr },
   };
   const warnings: Warning[] = attempt ? [] : [{ code: "NO_ATTEMPTS_YET", message: `job ${job.id} has not been executed yet` }];

@@ -16,10 +16,11 @@ import { LIMITS } from "./limits.ts";
 import { canTransition } from "./states.ts";
 import { parseDuration, parseInteger, parsePairs } from "./values.ts";
 
-/** One requeued job, as `retry --json` reports it. */
+/** One requeued job, as `retry --json` reports it; `changed` only when the retry changed settings (`--timeout`, `--max-retries`, `--env`). */
 export interface RetriedJob {
   job_id: number;
   state: "queued";
+  changed?: RetriedWithOverrides["changed"];
 }
 
 /** States `retry --all` may select. */
@@ -145,10 +146,16 @@ export interface RetryOutcome {
  * With `dryRun` the same transaction runs and is rolled back: the outcome is
  * what the retry would do (or the error it would raise), and nothing changed.
  */
-export async function retryJobs(store: Store, target: RetryTarget, opts: { force: boolean; dryRun?: boolean }, now = store.now()): Promise<RetryOutcome> {
+export async function retryJobs(store: Store, target: RetryTarget, opts: { force: boolean; dryRun?: boolean; overrides?: RetryOverrides }, now = store.now()): Promise<RetryOutcome> {
+  const overrides = opts.overrides && hasOverrides(opts.overrides) ? opts.overrides : null;
+  if (overrides && opts.force) {
+    throw new SpoolError("INVALID_INPUT", "--force cannot be combined with --timeout, --max-retries or --env: a running job's settings are not changed under it", {
+      remediation: "stop it first (spoolctl cancel ID --running --yes), then retry it with the new settings",
+    });
+  }
   try {
     return await store.write(async (tx) => {
-      const outcome = await retryIn(tx, target, opts.force, now);
+      const outcome = await retryIn(tx, target, opts.force, now, overrides);
       if (opts.dryRun) throw new DryRunDone(outcome); // rolls the transaction back
       return outcome;
     });
@@ -165,15 +172,21 @@ class DryRunDone extends Error {
   }
 }
 
-/** The body of {@link retryJobs}, inside its transaction. */
-async function retryIn(tx: StoreWriter, target: RetryTarget, force: boolean, now: number): Promise<RetryOutcome> {
+/** Whether `o` changes anything (an empty env changes nothing). */
+function hasOverrides(o: RetryOverrides): boolean {
+  return o.timeoutSeconds !== undefined || o.maxRetries !== undefined || (o.env !== undefined && Object.keys(o.env).length > 0);
+}
+
+/** The body of {@link retryJobs}, inside its transaction; with `overrides` each job's settings change before its requeue. */
+async function retryIn(tx: StoreWriter, target: RetryTarget, force: boolean, now: number, overrides: RetryOverrides | null): Promise<RetryOutcome> {
   {
+    const requeued = new Set<number>();
     if ("refs" in target) {
       const jobs = await resolveUnique(tx, target.refs);
       for (const job of jobs) await checkRetry(tx, job, force);
-      const requeued = new Set<number>();
       return {
         jobs: await mapInOrder(jobs, async (job) => {
+          if (overrides) return requeueWithOverrides(tx, job, overrides, now, requeued);
           const holder = await keyHolder(tx, job);
           if (holder) throw keyConflict(job, holder, requeued.has(holder.id));
           requeued.add(job.id);
@@ -198,7 +211,8 @@ async function retryIn(tx: StoreWriter, target: RetryTarget, force: boolean, now
       if (key !== null) taken.set(key, job.id);
       chosen.push(job);
     }
-    return { jobs: await mapInOrder(chosen.reverse(), (job) => requeue(tx, job, now)), skipped: skipped.reverse() };
+    const jobs = await mapInOrder(chosen.reverse(), (job) => (overrides ? requeueWithOverrides(tx, job, overrides, now, requeued) : requeue(tx, job, now)));
+    return { jobs, skipped: skipped.reverse() };
   }
 }
 
@@ -275,26 +289,24 @@ async function requeueWithOverrides(tx: StoreWriter, job: Job, overrides: RetryO
 
 /**
  * Changes a dead or canceled job's timeout, retry budget and/or env and
- * requeues it, in ONE transaction: the same checks as {@link retryJobs} (never
- * a running job, never a second active job with its idempotency key), then
- * the settings, then the requeue and its `retried` event (whose detail says
- * what changed). Raises like `retryJobs`, or `INVALID_INPUT` when the merged
- * env would exceed its limit; then nothing changed.
+ * requeues it, in ONE transaction: {@link retryJobs} with `overrides` (the
+ * same checks: never a running job, never a second active job with its
+ * idempotency key), then the settings, then the requeue and its `retried`
+ * event (whose detail says what changed). Raises like `retryJobs`, or
+ * `INVALID_INPUT` when the merged env would exceed its limit; then nothing changed.
  */
 export async function retryWithOverrides(store: Store, ref: string, overrides: RetryOverrides, now = store.now()): Promise<RetriedWithOverrides> {
-  return await store.write(async (tx) => requeueWithOverrides(tx, await resolveJob(tx, ref), overrides, now));
+  return (await retryAllWithOverrides(store, [ref], overrides, now))[0]!;
 }
 
 /**
  * {@link retryWithOverrides} for several jobs (triage's "retry the group
- * with …"), all in ONE transaction: the same changes applied to each, all or
- * nothing, with the key rule of named jobs (two of them sharing a key is
- * `IDEMPOTENCY_CONFLICT`). Raises like `retryWithOverrides` for the first job
- * that cannot be retried.
+ * with …", `retry ID… --timeout …`), all in ONE transaction: the same changes
+ * applied to each, all or nothing, with the key rule of named jobs (two of
+ * them sharing a key is `IDEMPOTENCY_CONFLICT`). Raises like
+ * `retryWithOverrides` for the first job that cannot be retried.
  */
 export async function retryAllWithOverrides(store: Store, refs: string[], overrides: RetryOverrides, now = store.now()): Promise<RetriedWithOverrides[]> {
-  return await store.write(async (tx) => {
-    const requeued = new Set<number>();
-    return mapInOrder(await resolveUnique(tx, refs), (job) => requeueWithOverrides(tx, job, overrides, now, requeued));
-  });
+  const { jobs } = await retryJobs(store, { refs }, { force: false, overrides }, now);
+  return jobs.map((j) => ({ ...j, changed: j.changed ?? {} }));
 }

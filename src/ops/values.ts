@@ -38,6 +38,14 @@ export function durationText(seconds: number): string {
   return `${seconds}s`;
 }
 
+/**
+ * A count with its noun, singular for one: `1 attempt`, `3 attempts`, `0 jobs`
+ * (`many` when the plural is not the noun plus "s": `2 processes`).
+ */
+export function counted(n: number, noun: string, many = `${noun}s`): string {
+  return `${n} ${n === 1 ? noun : many}`;
+}
+
 /** A duration `<number>[s|m|h|d]` or bare seconds, in seconds, within [min, max]. */
 export function parseDuration(flag: string, raw: string, min: number, max: number): number {
   const m = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*([smhd]?)\s*$/.exec(raw);
