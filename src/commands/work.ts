@@ -29,11 +29,25 @@ async function openRidingOut(ctx: VerbContext): Promise<Store> {
       const transient = error instanceof SpoolError && (error.code === "LOCKED" || error.detail?.storage !== undefined);
       // A held lock or a full disk is waited out for as long as it lasts, as a running worker does.
       const endless = error instanceof SpoolError && (error.code === "LOCKED" || error.detail?.storage === "full");
-      if (!transient || (!endless && performance.now() + pause > deadline)) throw error;
+      if (!transient || (!endless && performance.now() + pause > deadline)) throw gaveUp(error);
       if (!ctx.json) process.stderr.write(`spoolctl: ${(error as SpoolError).message}; will retry\n`);
       await Bun.sleep(pause);
     }
   }
+}
+
+/**
+ * The error a worker gives up starting with: an unreachable database's
+ * remediation also says that a running worker rides such an outage out
+ * (docs/architecture.md "Heartbeat and lease"), which only `work` may promise.
+ */
+function gaveUp(error: unknown): unknown {
+  if (!(error instanceof SpoolError) || error.detail?.storage !== "unreachable") return error;
+  return new SpoolError(error.code, error.message, {
+    remediation: `${error.remediation}; this worker tried for ${OPEN_PATIENCE_SECONDS}s to start, while a worker already running keeps its jobs and retries`,
+    did_you_mean: error.did_you_mean,
+    detail: error.detail,
+  });
 }
 
 /**

@@ -417,6 +417,18 @@ describe("connecting", () => {
     expect(JSON.stringify(checks)).not.toContain("hunter2secret");
   }, 60_000);
 
+  test("an unreachable server's remediation speaks of the server, not of a worker keeping its jobs (said by work alone)", async () => {
+    const e = await errorOf(openUrl("postgres://bob@127.0.0.1:1/q", false));
+    expect(e.remediation).toBe("check that the PostgreSQL server is running and reachable from this host (spoolctl doctor)");
+  }, 60_000);
+
+  test("a user name the server does not know is told to check the name or create the role, not to give a password", async () => {
+    const e = await errorOf(openUrl(asUser(adminUrl, "nosuchuser"), false));
+    expect(e.message).toContain('role "nosuchuser" does not exist');
+    expect(e.remediation).toBe("check the user name in the URL (postgres://USER@HOST/DB), or create the role on the server (createuser nosuchuser, or CREATE ROLE \"nosuchuser\" LOGIN)");
+    expect(e.remediation).not.toContain("PGPASSWORD");
+  }, 60_000);
+
   test("redactUrl drops every password and keeps the rest", () => {
     expect(redactUrl("postgres://u:p%40ss@h:5432/db?sslmode=require")).toBe("postgres://u@h:5432/db?sslmode=require");
     expect(redactUrl("postgresql://u:@h/db")).toBe("postgresql://u@h/db");

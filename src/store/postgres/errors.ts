@@ -43,6 +43,12 @@ const CONNECTION_WORDS: Record<string, string> = {
   ENOTFOUND: "host name not found",
 };
 
+/**
+ * What to do when the database cannot be reached, for any verb; `work` adds
+ * how a worker rides the outage out (src/commands/work.ts).
+ */
+export const UNREACHABLE_REMEDIATION = "check that the PostgreSQL server is running and reachable from this host (spoolctl doctor)";
+
 /** The SQLSTATE of a server error, or null. */
 export function sqlstate(error: unknown): string | null {
   const errno = (error as { errno?: unknown })?.errno;
@@ -110,7 +116,7 @@ export function mapPgError(ctx: ErrorContext, error: unknown): unknown {
     const plain = code !== null ? CONNECTION_WORDS[code] : undefined; // Bun says only "Failed to connect"
     const why = state === "53300" ? `the server has no connection slot left (${message})` : plain ? (/^(failed to connect|connection closed)\.?$/i.test(message) ? plain : `${plain}: ${message}`) : message;
     return new SpoolError("INTERNAL", `cannot reach the queue's database at ${at}: ${why}`, {
-      remediation: "check that the PostgreSQL server is running and reachable from this host (spoolctl doctor); a worker keeps its jobs and retries",
+      remediation: UNREACHABLE_REMEDIATION,
       detail: { storage: "unreachable", driver_code: driverCode },
     });
   }
@@ -139,8 +145,12 @@ export function mapPgError(ctx: ErrorContext, error: unknown): unknown {
     });
   }
   if (state === "28P01" || state === "28000") {
+    // 28000 is also an unknown role: no password helps there.
+    const noRole = /role ".*" does not exist/.test(message);
     return new SpoolError("INTERNAL", `PostgreSQL refused the login of user ${ctx.user} at ${at}: ${message}`, {
-      remediation: "give the password in PGPASSWORD or ~/.pgpass (host:port:database:user:password, mode 0600), or check the server's pg_hba.conf",
+      remediation: noRole
+        ? `check the user name in the URL (postgres://USER@HOST/DB), or create the role on the server (createuser ${ctx.user}, or CREATE ROLE "${ctx.user.replaceAll('"', '""')}" LOGIN)`
+        : "give the password in PGPASSWORD or ~/.pgpass (host:port:database:user:password, mode 0600), or check the server's pg_hba.conf",
       detail: { driver_code: state },
     });
   }
