@@ -3,10 +3,11 @@ import { existsSync } from "node:fs";
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import type { RawArgs } from "../contract/flags.ts";
-import { addJobs, validateAddInput, type AddedJob, type AddInput } from "../ops/add.ts";
+import { addJobs, relativePathWarning, validateAddInput, type AddedJob, type AddInput } from "../ops/add.ts";
 import { parseJobLines } from "../ops/add-from.ts";
 import { DEFAULTS, LIMITS } from "../ops/limits.ts";
 import { formatBytes, readBounded } from "../store/read-bounded.ts";
+import { formatArgv, rerunCommand } from "../ui/text.ts";
 import { writeRidingOut } from "./ride-out.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
@@ -127,6 +128,10 @@ export default defineVerb({
         }
       });
       const { jobs, warnings } = await writeRidingOut(ctx, (store) => addJobs(store, specs, undefined, lines.map(({ line }) => `line ${line}`)));
+      specs.forEach((spec, i) => {
+        const w = relativePathWarning(spec, cwd, `add "cwd": "." to the line (resolved against this folder)`, `--from line ${lines[i]!.line}: `);
+        if (w) warnings.push(w);
+      });
       return { data: { count: jobs.length, jobs }, warnings };
     }
     const spec = validateAddInput(input, (name) => (name.length === 1 ? `-${name}` : `--${name}`), cwd);
@@ -135,6 +140,10 @@ export default defineVerb({
       // Not an error: the folder may be made before the job runs (a missing cwd fails the job when it starts: CWD_MISSING).
       warnings.push({ code: "CWD_MISSING", message: `--cwd ${spec.cwd} does not exist yet; job ${jobs[0]!.job_id} will fail to start unless it is created first` });
     }
+    // The exact command again with --cwd . (a -c string is given again as --command).
+    const rerun = `${rerunCommand("add", { cwd: ".", ...ctx.raw.values }, {})}${input.command === undefined ? ` -- ${formatArgv(spec.argv)}` : ""}`;
+    const relative = relativePathWarning(spec, cwd, rerun);
+    if (relative) warnings.push(relative);
     return { data: jobs[0]!, warnings };
   },
   render(result) {

@@ -34,7 +34,7 @@ export default defineVerb({
       field("next run", iso(j.next_run_at)),
     ];
     if (j.last_error) lines.push(field("last error", escapeControl(j.last_error)));
-    if (j.cwd) lines.push(field("cwd", escapeControl(j.cwd)));
+    lines.push(field("runs in", j.cwd ? escapeControl(j.cwd) : "the worker's folder (no --cwd)"));
     for (const [k, v] of Object.entries(j.env)) lines.push(field("env", escapeControl(`${k}=${v}`)));
     for (const [k, v] of Object.entries(j.tags)) lines.push(field("tag", escapeControl(`${k}=${v}`)));
     if (j.idempotency_key) lines.push(field("key", escapeControl(j.idempotency_key)));

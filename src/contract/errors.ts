@@ -47,6 +47,7 @@ export const WARNING_CODES = {
   NO_ATTEMPTS_YET: "the job has not been executed yet",
   REPORT_TRUNCATED: "more jobs matched than report --limit; only the newest are in the report",
   CWD_MISSING: "the job's --cwd does not exist yet; the job fails to start (spawn_failed) unless it is created before the job runs",
+  RELATIVE_PATH: "the job has no --cwd and names a relative path (its program ./x or dir/x, or a file of this folder): it will be resolved in the worker's folder, not here",
   KILL_ASYNC: "a running job was asked to stop; its worker kills it within a heartbeat, so it may still be running now",
   NO_WORKER: "an awaited job is in a lane no live worker serves: it cannot finish until a worker runs",
   IDEMPOTENCY_KEY_HELD: "retry --all left a dead or canceled job as it was because another active job holds its idempotency key",

@@ -5,7 +5,7 @@
  */
 import { mapInOrder } from "./in-order.ts";
 import { existsSync, statSync } from "node:fs";
-import { resolve } from "node:path";
+import { isAbsolute, resolve } from "node:path";
 import { SpoolError, type Warning, invalidValue } from "../contract/errors.ts";
 import type { Job, NewJob } from "../store/model.ts";
 import type { Store, StoreWriter } from "../store/store.ts";
@@ -74,6 +74,49 @@ function refuseShellLine(argv: string[], jobCwd: string): void {
     remediation: `run it through sh: spoolctl add -c '${line.replaceAll("'", `'\\''`)}'  (in a --from line: {"command": ${JSON.stringify(line)}})`,
     detail: { argv },
   });
+}
+
+/**
+ * The paths of a job without a cwd that will be resolved in the worker's
+ * folder although they were written relative to `here` (docs/architecture.md
+ * "Adding a job"): its program when a relative path with a slash (`./run.sh`,
+ * `bin/x`; a bare name is looked up on PATH), and arguments that are `./x` or
+ * `../x`, or name a file that exists in `here`. Empty when the job has a cwd.
+ */
+export function relativePaths(spec: Pick<JobSpec, "argv" | "cwd">, here: string): string[] {
+  if (spec.cwd !== null) return [];
+  const [program, ...args] = spec.argv;
+  const found: string[] = [];
+  if (program !== undefined && program.includes("/") && !isAbsolute(program)) found.push(program);
+  for (const arg of args) {
+    if (arg.startsWith("-") || isAbsolute(arg) || arg === "") continue;
+    if (arg.startsWith("./") || arg.startsWith("../") || (!arg.includes("=") && fileHere(resolve(here, arg)))) found.push(arg);
+  }
+  return found;
+}
+
+/** Whether `path` is an existing regular file (never throws). */
+function fileHere(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The `RELATIVE_PATH` warning of a job added without `--cwd` whose paths
+ * ({@link relativePaths}) would be resolved in the worker's folder; `rerun` is
+ * the exact command that adds it with `--cwd .` instead. Null when there is nothing to say.
+ */
+export function relativePathWarning(spec: Pick<JobSpec, "argv" | "cwd">, here: string, rerun: string, label = ""): Warning | null {
+  const paths = relativePaths(spec, here);
+  if (paths.length === 0) return null;
+  const what = paths.length === 1 ? `the relative path ${JSON.stringify(paths[0])}` : `the relative paths ${paths.map((x) => JSON.stringify(x)).join(", ")}`;
+  return {
+    code: "RELATIVE_PATH",
+    message: `${label}${what} will be resolved in the worker's folder, not here (${here}): without --cwd a job runs where its worker runs. To run it from this folder: ${rerun}`,
+  };
 }
 
 /**
