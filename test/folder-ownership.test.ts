@@ -128,6 +128,28 @@ describe("a queue other users can write is refused", () => {
   });
 });
 
+describe("a queue another user's folder shuts us out of", () => {
+  test.skipIf(!asRoot)("root's queue in its 0700 .spoolctl: for nobody, readers and writers say permission denied, naming the folder; never NO_QUEUE or an empty queue", async () => {
+    expect((await cli(["add", "--", "true"])).code).toBe(0);
+    chmodSync(join(top, ".spoolctl"), 0o700);
+    const folder = join(top, ".spoolctl");
+    for (const args of [["status", "--json"], ["list", "--json"], ["show", "--json", "1"], ["add", "--json", "--", "true"]]) {
+      const r = await cli(args, "nobody");
+      const env = JSON.parse(r.stdout);
+      expect([args[0], r.code, env.ok, env.warnings]).toEqual([args[0], 3, false, []]);
+      expect(env.errors[0]).toMatchObject({ code: "INTERNAL", detail: { folder } });
+      expect(env.errors[0].message).toContain(`permission denied: this user (uid 65534) may not enter its folder ${folder} (owner uid 0, mode 0700)`);
+    }
+    const text = await cli(["status"], "nobody");
+    expect(text.stderr).toStartWith(`spoolctl: error: INTERNAL: cannot read the queue ${join(folder, "queue.db")}: permission denied`);
+    expect(text.stderr).not.toContain("NO_QUEUE");
+    const doctor = JSON.parse((await cli(["doctor", "--json"], "nobody")).stdout);
+    expect(doctor.data.checks.find((c: { id: string }) => c.id === "db_opens")).toMatchObject({ status: "fail", message: expect.stringContaining("permission denied") });
+    // The owner still reads it.
+    expect(JSON.parse((await cli(["status", "--json"])).stdout).data.counts.queued).toBe(1);
+  });
+});
+
 describe("attempt files are created fresh, never through a link", () => {
   test("a symbolic link at the attempt's file is refused and its target left alone", () => {
     const victim = join(top, "victim");

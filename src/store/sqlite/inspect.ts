@@ -8,7 +8,7 @@ import { Database } from "bun:sqlite";
 import { accessSync, constants, existsSync } from "node:fs";
 import { dirname } from "node:path";
 import type { StoreCheck } from "../store.ts";
-import { BUSY_TIMEOUT_MS } from "./open.ts";
+import { BUSY_TIMEOUT_MS, deniedFolderError } from "./open.ts";
 import { SCHEMA_VERSION, readSchemaVersion } from "./migrations.ts";
 
 /** What {@link inspectSqliteQueue} found. Fields are null when the step could not run. */
@@ -93,7 +93,12 @@ export function writableOrCreatable(path: string): { ok: boolean; at: string } {
 export function sqliteChecks(path: string): StoreCheck[] {
   const out: StoreCheck[] = [];
   const q = inspectSqliteQueue(path);
-  if (!q.exists) {
+  const denied = q.exists ? null : deniedFolderError(path, false);
+  if (denied) {
+    // Not "does not exist yet": a folder on the way is closed to this user.
+    out.push(check("db_opens", "fail", denied.message, denied.remediation));
+    for (const id of ["wal", "integrity", "schema_version"]) out.push(check(id, "skip", "the database did not open"));
+  } else if (!q.exists) {
     out.push(check("db_opens", "pass", `${path} does not exist yet; the first write (spoolctl add) creates it`));
     for (const id of ["wal", "integrity", "schema_version"]) out.push(check(id, "skip", "no database file yet"));
   } else if (!q.opened) {

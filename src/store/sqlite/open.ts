@@ -144,6 +144,48 @@ function mayAccess(path: string, mode: number): boolean {
 }
 
 /**
+ * The folder on the way to `path` that this user may not enter (no search
+ * permission), or null. There `existsSync` answers "absent" for a queue that
+ * exists: without this a reader would say NO_QUEUE and read it as empty.
+ */
+function deniedFolder(path: string): string | null {
+  try {
+    statSync(path);
+    return null;
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== "EACCES") return null;
+  }
+  const folders: string[] = [];
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    folders.unshift(dir);
+    if (dirname(dir) === dir) break;
+  }
+  return folders.find((dir) => !mayAccess(dir, constants.X_OK)) ?? dirname(path);
+}
+
+/**
+ * The `INTERNAL` error naming the folder, its owner and mode when a folder on
+ * the way to `path` shuts this user out (see {@link deniedFolder}), or null.
+ * `openSqliteStore` raises it; `doctor` reports it as its `db_opens` check.
+ */
+export function deniedFolderError(path: string, writing: boolean): SpoolError | null {
+  const dir = deniedFolder(path);
+  if (dir === null) return null;
+  let owner = "";
+  try {
+    const st = statSync(dir);
+    owner = ` (owner uid ${st.uid}, mode ${(st.mode & 0o7777).toString(8).padStart(4, "0")})`;
+  } catch {
+    // its own parent shuts us out too: the name alone
+  }
+  const uid = process.getuid?.();
+  return new SpoolError("INTERNAL", `cannot ${writing ? "write to" : "read"} the queue ${path}: permission denied: this user${uid === undefined ? "" : ` (uid ${uid})`} may not enter its folder ${dir}${owner}`, {
+    remediation: `run spoolctl as the queue's owner, or have ${dir} opened to you (chmod/chgrp), or pass another --db`,
+    detail: { path, folder: dir, sqlite_code: null },
+  });
+}
+
+/**
  * Why a queue file could not be opened, as a {@link SpoolError}: a permission
  * problem is named as such (SQLite itself only says "unable to open database
  * file" or "attempt to write a readonly database"), anything else is `INTERNAL`
@@ -394,6 +436,8 @@ function openReadOnly(opts: OpenOptions): SqliteStore | null {
  * queue, `LOCKED` when a migration waits out the busy timeout.
  */
 export function openSqliteStore(opts: OpenOptions): SqliteStore {
+  const denied = deniedFolderError(opts.path, opts.create || !opts.readOnly);
+  if (denied) throw denied;
   if (!opts.create && !existsSync(opts.path)) return emptyStore(opts);
   if (opts.readOnly && !opts.create) {
     const store = openReadOnly(opts);
