@@ -89,6 +89,11 @@ async function streamAttempt(store: Store, attempt: Attempt, streams: StreamName
   }
 }
 
+/** The command that writes all of one stream's bytes: `spoolctl output 179 --raw --stream stdout` (with `--attempt N` when one was named). */
+function rawCommand(id: string, stream: StreamName, attempt: number | undefined): string {
+  return `spoolctl output ${formatArgv([id])}${attempt === undefined ? "" : ` --attempt ${attempt}`} --raw --stream ${stream}`;
+}
+
 export default defineVerb({
   name: "output",
   description: "Print the captured stdout and stderr of a job's latest attempt (or --attempt N).",
@@ -106,7 +111,10 @@ export default defineVerb({
     const streams = parseStream(ctx.args.stream);
     if (follow && ctx.json) throw new SpoolError("INVALID_INPUT", "--follow streams bytes, not JSON; drop --json or --follow", { remediation: `spoolctl output ${formatArgv([ctx.args.id])} --json reads what exists so far` });
     if (raw && ctx.json) throw new SpoolError("INVALID_INPUT", "--raw writes bytes, not JSON; drop --json or --raw");
-    if (raw && !follow && streams.length !== 1) throw new SpoolError("INVALID_INPUT", "--raw needs one stream", { remediation: "add --stream stdout or --stream stderr" });
+    if (raw && !follow && streams.length !== 1) {
+      const again = rawCommand(ctx.args.id, "stdout", ctx.args.attempt);
+      throw new SpoolError("INVALID_INPUT", "--raw writes one stream's bytes; name it with --stream stdout or --stream stderr", { remediation: `${again}  (or --stream stderr)` });
+    }
     const store = await ctx.open({ create: false });
     const { job, attempt } = await store.read(async (tx) => {
       const job = await resolveJob(tx, ctx.args.id);
@@ -125,14 +133,17 @@ export default defineVerb({
     }
     return { data: { attempts: [await store.read(async (tx) => attemptOutput(tx, attempt, streams, MAX_TEXT_BYTES))] } };
   },
-  render({ data }) {
+  render({ data }, ctx) {
     const parts: string[] = [];
     for (const a of data.attempts) {
       for (const s of ["stdout", "stderr"] as const) {
         const view = a[s];
         if (!view) continue;
         parts.push(`=== job ${a.job_id} attempt ${a.attempt_no} ${s} ===`);
-        if (view.truncated) parts.push(`[… ${view.size_bytes - Buffer.byteLength(view.text)} earlier bytes not shown; use --raw for all]`);
+        if (view.truncated) {
+          const all = ctx.suggest(rawCommand(ctx.args.id, s, ctx.args.attempt));
+          parts.push(`[… ${view.size_bytes - Buffer.byteLength(view.text)} earlier bytes not shown (the last ${MAX_TEXT_BYTES / (1024 * 1024)} MiB are); all of them: ${all}]`);
+        }
         if (view.missing) parts.push("[no output file]");
         else if (view.text) parts.push(view.text.endsWith("\n") ? view.text.slice(0, -1) : view.text);
       }

@@ -1,0 +1,54 @@
+/**
+ * `output`'s display cap (README "Output"): a stream over 1 MiB shows its
+ * last MiB and a hint that is a working command (with the queue selection),
+ * which writes every byte; `--raw` without one stream says which to add.
+ */
+import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { TempQueue } from "./helpers.ts";
+import { addJob, drain } from "./operator-helpers.ts";
+
+setDefaultTimeout(60_000);
+
+let q: TempQueue;
+beforeEach(() => (q = new TempQueue()));
+afterEach(() => q.cleanup());
+
+/** Runs a hint as printed: `spoolctl output --db X 1 --raw --stream stdout` → its argv after `spoolctl`. */
+function argvOf(command: string): string[] {
+  const words = command.split(" ");
+  expect(words[0]).toBe("spoolctl");
+  return words.slice(1);
+}
+
+test("a 3 MB stdout shows its last MiB and a hint that writes all 3 MB", async () => {
+  const size = 3_000_000;
+  const id = await addJob(q, "--max-retries", "0", "--", "sh", "-c", `head -c ${size} /dev/zero | tr '\\0' a; echo done-err >&2`);
+  await drain(q);
+  const r = await q.run(["output", String(id), "--db", q.db]);
+  expect(r.code).toBe(0);
+  const hint = /\[… (\d+) earlier bytes not shown \(the last 1 MiB are\); all of them: (spoolctl [^\]]+)\]/.exec(r.stdout);
+  expect(hint).not.toBeNull();
+  expect(Number(hint![1])).toBe(size - 1024 * 1024);
+  expect(hint![2]).toBe(`spoolctl output --db ${q.db} ${id} --raw --stream stdout`);
+  const all = await q.run(argvOf(hint![2]!), { env: { SPOOLCTL_DB: "/nonexistent/elsewhere.db" } });
+  expect(all.code).toBe(0);
+  expect(all.stdout.length).toBe(size);
+
+  // With --attempt the hint keeps it.
+  const first = await q.run(["output", String(id), "--attempt", "1", "--stream", "stdout"]);
+  expect(first.stdout).toContain(`all of them: spoolctl output --db ${q.db} ${id} --attempt 1 --raw --stream stdout]`);
+});
+
+test("--raw without --stream names the working command", async () => {
+  const id = await addJob(q, "--", "echo", "hi");
+  await drain(q);
+  const r = await q.run(["output", String(id), "--raw"]);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain("INVALID_INPUT");
+  const hint = `spoolctl output --db ${q.db} ${id} --raw --stream stdout`;
+  expect(r.stderr).toContain(`${hint}  (or --stream stderr)`);
+  expect(r.stderr).not.toMatch(/\bat .*\.ts:\d+/);
+  const again = await q.run(argvOf(hint));
+  expect(again.code).toBe(0);
+  expect(again.stdout).toBe("hi\n");
+});
