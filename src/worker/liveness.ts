@@ -190,7 +190,7 @@ export function groupsWithEnvPrefix(prefix: string): { pgid: number; entry: stri
  * `/proc/PID/fd/2`; elsewhere, nothing) is a file that `match` accepts, with
  * that file's path as the kernel names it.
  */
-function groupsWritingWhere(match: (target: string) => boolean): { pgid: number; target: string }[] {
+function groupsWritingWhere(match: (target: string) => boolean, unlessEnv?: string): { pgid: number; target: string }[] {
   if (process.platform !== "linux") return [];
   const own = process.pid;
   const found: { pgid: number; target: string }[] = [];
@@ -206,11 +206,21 @@ function groupsWritingWhere(match: (target: string) => boolean): { pgid: number;
       if (target !== null) break;
     }
     if (target === null) continue;
+    if (unlessEnv !== undefined && environHas(pid, unlessEnv)) continue;
     const fields = statFields(pid);
     const pgid = Number(fields?.[2]);
     if (fields && !dead(fields[0]) && pgid > 1 && pgid !== own) found.push({ pgid, target });
   }
   return found;
+}
+
+/** Whether the environment of `pid` holds an entry starting with `prefix` (true when it cannot be read: not ours to judge). */
+function environHas(pid: string, prefix: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").some((e) => e.startsWith(prefix));
+  } catch {
+    return true;
+  }
 }
 
 /** `path` with its links resolved, or as given when it does not exist. */
@@ -231,16 +241,20 @@ function realPath(path: string): string {
  * worker that died before its first heartbeat (docs/architecture.md "Orphans").
  */
 export function groupsWritingTo(paths: string[]): number[] {
-  const wanted = new Set(paths.flatMap((p) => [p, realPath(p), `${p} (deleted)`]));
+  // A deleted file is not the attempt's: its queue was removed, and a new one made at the same place.
+  const wanted = new Set(paths.flatMap((p) => [p, realPath(p)]));
   return [...new Set(groupsWritingWhere((t) => wanted.has(t)).map((g) => g.pgid))];
 }
 
 /**
  * Process groups of the live processes whose stdout or stderr is a file under
- * folder `dir`, with the file's path relative to it (the spool's output folder:
- * {@link groupsWritingTo} for every attempt at once).
+ * folder `dir` (not a deleted one), with the file's path relative to it: the
+ * spool's output folder, {@link groupsWritingTo} for every attempt at once.
+ * Processes whose environment holds an entry starting with `unlessEnv` are
+ * left out: the attempt marker, where present, says whose they are (another
+ * queue's, made at the same place after this one was removed).
  */
-export function groupsWritingUnder(dir: string): { pgid: number; file: string }[] {
+export function groupsWritingUnder(dir: string, unlessEnv: string): { pgid: number; file: string }[] {
   const prefix = `${realPath(dir)}/`;
-  return groupsWritingWhere((t) => t.startsWith(prefix)).map((g) => ({ pgid: g.pgid, file: g.target.slice(prefix.length).replace(/ \(deleted\)$/, "") }));
+  return groupsWritingWhere((t) => t.startsWith(prefix) && !t.endsWith(" (deleted)"), unlessEnv).map((g) => ({ pgid: g.pgid, file: g.target.slice(prefix.length) }));
 }

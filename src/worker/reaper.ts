@@ -159,8 +159,8 @@ export async function killOrphans(store: Store): Promise<{ jobId: number; attemp
     const [jobId, attemptNo] = entry.slice(prefix.length).split("-").map(Number);
     return { pgid, jobId: jobId!, attemptNo: attemptNo! };
   });
-  // A job that cleared its environment (env -i) still writes to its attempt's files.
-  for (const { pgid, file } of groupsWritingUnder(join(store.spoolDir, "output"))) {
+  // A job that cleared its environment (env -i) still writes to its attempt's files; a marked one is judged by its marker.
+  for (const { pgid, file } of groupsWritingUnder(join(store.spoolDir, "output"), `${ATTEMPT_MARKER}=`)) {
     const m = ATTEMPT_FILE.exec(file);
     if (m) found.push({ pgid, jobId: Number(m[1] ?? m[3]), attemptNo: Number(m[2] ?? m[4]) });
   }
