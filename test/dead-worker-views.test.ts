@@ -49,7 +49,7 @@ test("a SIGKILLed worker's job: status, list, show and doctor say its worker is 
   expect(status.data.live_workers).toBe(0);
   expect(status.data.stranded).toEqual([expect.objectContaining({ job_id: id, worker_pid: worker.pid, worker_state: "dead", fate: expect.stringContaining("reaped by the next worker") })]);
   const human = await q.run(["status"], { env: FAST_KNOBS });
-  expect(human.stdout).toContain("running jobs whose worker is gone: 1 (no worker is running: start one, spoolctl work)");
+  expect(human.stdout).toContain(`running jobs whose worker is gone: 1 (no worker is running: start one, spoolctl work ${selectionFlags({ dbPath: q.location().dbPath, source: "env" })})`);
   const list = await json(["list"]);
   expect(list.data.jobs[0].worker_health).toMatchObject({ worker_state: "dead" });
   expect((await q.run(["list"], { env: FAST_KNOBS })).stdout).toContain("running (worker dead)");

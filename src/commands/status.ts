@@ -62,7 +62,7 @@ export default defineVerb({
     const status = await store.read(async (tx) => await readStatus(tx, judgeRecord, undefined, 5, healthContext(store)));
     return { data: { ...status, full_disks: fullDisks(store) } };
   },
-  render({ data }) {
-    return renderStatus(data, stdoutPaint());
+  render({ data }, ctx) {
+    return renderStatus(data, stdoutPaint(), ctx.suggest);
   },
 });

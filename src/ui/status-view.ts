@@ -13,8 +13,12 @@ export function countsLine(c: StateCounts, color: Paint = makePaint(false)): str
   return REPORTED_STATES.map((s) => (c[s] > 0 ? color.state(s, `${s} ${c[s]}`) : `${s} ${c[s]}`)).join("  ");
 }
 
-/** The one-shot `status` text (unchanged wording; colors only when `color.on`). */
-export function renderStatus(data: StatusData, color: Paint = makePaint(false)): string {
+/**
+ * The one-shot `status` text (unchanged wording; colors only when `color.on`).
+ * `suggest` puts the queue's selection into the commands it suggests
+ * (src/commands/selection.ts); job data (errors, argv) never goes through it.
+ */
+export function renderStatus(data: StatusData, color: Paint = makePaint(false), suggest: (text: string) => string = (t) => t): string {
   const lines = [countsLine(data.counts, color)];
   if (data.scheduled > 0) lines.push(`scheduled ${data.scheduled} (queued, not yet due)`);
   const lanes = Object.keys(data.queues).sort();
@@ -22,17 +26,17 @@ export function renderStatus(data: StatusData, color: Paint = makePaint(false)):
     for (const lane of lanes) lines.push(`  ${lane}: ${countsLine(data.queues[lane]!, color)}`);
   }
   if (data.stranded.length) {
-    const none = data.live_workers === 0 ? " (no worker is running: start one, spoolctl work)" : "";
+    const none = data.live_workers === 0 ? suggest(" (no worker is running: start one, spoolctl work)") : "";
     lines.push(color.red(`running jobs whose worker is gone: ${data.stranded.length}${none}`));
     for (const h of data.stranded.slice(0, 10)) lines.push(`  ${color.red(`job ${h.job_id}`)}  ${h.worker_state}: ${escapeControl(h.fate)}`);
-    if (data.stranded.length > 10) lines.push(`  … ${data.stranded.length - 10} more (spoolctl status --json)`);
+    if (data.stranded.length > 10) lines.push(`  … ${data.stranded.length - 10} more (${suggest("spoolctl status --json")})`);
   }
   if (data.recent_dead.length) {
     lines.push("recent dead:");
     for (const j of data.recent_dead) lines.push(`  ${color.state("dead", `job ${j.id}`)}  ${clip(escapeControl(j.last_error ?? "-"))}  ${clip(formatArgv(j.argv))}`);
   }
   for (const d of data.full_disks ?? []) {
-    lines.push(color.red(`disk full: the ${d.role} disk (${escapeControl(d.path)}) has ${Math.floor(d.free_bytes / 1024)} KiB free; workers pause claiming until space is freed (spoolctl doctor)`));
+    lines.push(color.red(`disk full: the ${d.role} disk (${escapeControl(d.path)}) has ${Math.floor(d.free_bytes / 1024)} KiB free; workers pause claiming until space is freed (${suggest("spoolctl doctor")})`));
   }
   return lines.join("\n");
 }
