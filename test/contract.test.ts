@@ -27,6 +27,9 @@ test("doctor on a fresh folder: ready, nothing created", async () => {
   const sqliteChecks = q.driver === "sqlite" ? ["wal", "integrity", "db_dir_writable"] : [];
   for (const id of ["config", "db_opens", ...sqliteChecks, "schema_version", "spool_writable", "bun_version"]) expect(ids).toContain(id);
   expect(r.env.data.config).toMatchObject({ db_path: q.db, db_source: "environment" });
+  // Its own checks say the queue is not there yet ("the first write creates it"): no NO_QUEUE warning beside them.
+  expect(r.env.warnings).toEqual([]);
+  expect((await q.run(["doctor"])).stderr).toBe("");
   expect(await q.exists()).toBe(false);
 });
 

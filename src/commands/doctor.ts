@@ -17,8 +17,8 @@ export default defineVerb({
   async run(ctx): Promise<VerbResult<DoctorData>> {
     const data = await runDoctor(ctx.args.db, diagnoseQueue, SCHEMA_VERSION);
     if (data.checks.find((c) => c.id === "db_opens")?.status === "pass") {
-      // Read-only: a queue that does not exist reads as empty, nothing is created.
-      const store = await ctx.open({ create: false });
+      // Read-only: a queue that does not exist reads as empty, nothing is created (db_opens already says so).
+      const store = await ctx.open({ create: false, absentOk: true });
       const health = healthContext(store);
       const status = await store.read(async (tx) => readStatus(tx, judgeRecord, health.now, 0, health));
       addStrandedCheck(data, status.stranded, status.live_workers, ctx.args.db);

@@ -56,9 +56,10 @@ export interface VerbContext<F extends FlagsDef = FlagsDef> {
   /**
    * Opens the queue. `create: false`: a missing file reads as an empty queue
    * and nothing is created. A verb whose `mutates` is false gets a read-only
-   * connection. Closed by the runner.
+   * connection. Closed by the runner. `absentOk`: the verb reports a missing
+   * queue itself (`doctor`), so no `NO_QUEUE` warning is added.
    */
-  open(opts: { create: boolean }): Promise<Store>;
+  open(opts: { create: boolean; absentOk?: boolean }): Promise<Store>;
   /** Opens the queue for a reader that waits: it reads as empty until a writer creates it. Closed by the runner. */
   openAppearing(): Promise<AppearingQueue>;
   /** Every verb, loaded (for `capabilities` and `completion`; passed in by the runner, which owns the registry). */
@@ -129,11 +130,11 @@ export function makeContext<F extends FlagsDef>(raw: RawArgs, args: Args<F>, opt
       return location;
     },
     suggest: suggesterFor(typeof raw.values.db === "string" ? raw.values.db : undefined),
-    async open({ create }) {
+    async open({ create, absentOk = false }) {
       // Reading verbs never write, so they work on a queue the user may only read (and never change it).
       const store = await openQueue(ctx.location(), { create, readOnly: !opts.mutates && !create });
       opts.stores.push(store);
-      if (!store.exists && !opts.warnings.some((w) => w.code === "NO_QUEUE")) opts.warnings.push(noQueue(ctx.location()));
+      if (!store.exists && !absentOk && !opts.warnings.some((w) => w.code === "NO_QUEUE")) opts.warnings.push(noQueue(ctx.location()));
       return store;
     },
     openAppearing() {
