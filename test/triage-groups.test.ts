@@ -291,3 +291,29 @@ test.skipIf(!HAVE_TMUX)("one dead job: Esc on its card shows the list (of one gr
   expect(await exitCode(t)).toBe(0);
   expect((await q.job(id))!.state).toBe("dead");
 });
+
+test.skipIf(!HAVE_TMUX || !Bun.which("less"))("view with less (PAGER unset): short output prints and the menu comes back at once; long output's page is cleared on q", async () => {
+  const short = await addJob(q, "--max-retries", "0", "--", "sh", "-c", "echo short-out; echo short-err >&2; exit 3");
+  const long = await addJob(q, "--max-retries", "0", "--", "sh", "-c", "seq 1 500 | sed 's/^/long-line-/'; echo boom >&2; exit 9");
+  await drain(q);
+  const t = terminal(["triage"], {}, 30);
+  await screenShows(t, "in 2 groups, largest first: pick one");
+  t.keys("w"); // every job, newest first: the long one, then the short one
+  await screenShows(t, `◆  Job ${long}: what now?`);
+  t.keys("v");
+  await screenShows(t, /^:$/m); // less's prompt: more than one screen
+  t.keys("q");
+  // The session's screen again, without less's last page.
+  const after = await screenWhere(t, "the menu after quitting less", (s) => s.slice(s.lastIndexOf("◆")).startsWith(`◆  Job ${long}: what now?`) && !/^:$/m.test(s));
+  expect(after).not.toMatch(/^long-line-\d+$/m); // with LESS=FRX its page (lines 1-29) stayed above the menu
+  t.keys("s");
+  await screenShows(t, `◆  Job ${short}: what now?`);
+  t.keys("v");
+  // Fits on one screen: printed, less gone, the menu again without a key.
+  await screenWhere(t, "the short output, then the menu", (s) => {
+    const i = s.lastIndexOf("short-out");
+    return i !== -1 && s.slice(i).includes(`◆  Job ${short}: what now?`);
+  });
+  t.keys("q");
+  expect(await exitCode(t)).toBe(0);
+});

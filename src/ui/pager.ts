@@ -29,7 +29,10 @@ export function pagerCommand(env: Record<string, string | undefined> = process.e
 export async function runPager(command: string, text: string): Promise<boolean> {
   let child: Bun.Subprocess<"pipe", "inherit", "inherit">;
   try {
-    child = Bun.spawn(["sh", "-c", command], { stdin: "pipe", stdout: "inherit", stderr: "inherit", env: { ...process.env, LESS: process.env.LESS ?? "FRX" } });
+    // less without LESS of its own: F prints output that fits on one screen and quits at once
+    // (short output reads as inline); R keeps colors; no X, so longer output gets the
+    // alternate screen and quitting it brings back the session as it was, not less's last page.
+    child = Bun.spawn(["sh", "-c", command], { stdin: "pipe", stdout: "inherit", stderr: "inherit", env: { ...process.env, LESS: process.env.LESS ?? "FR" } });
   } catch {
     return false;
   }
