@@ -144,7 +144,7 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     expect(wa2.stderr()).toContain(`job ${id} attempt 1`);
   }, 90_000);
 
-  test("a worker SIGKILLed on host A: another host's status, list and cancel say its lease expired and the next worker reaps the job", async () => {
+  test("a worker SIGKILLed on host A: another host's status, list, workers and cancel say its lease expired and the next worker reaps the job", async () => {
     await freshQueue();
     const a = await startHost("host-a");
     const id = await addJob("--", "sleep", "63");
