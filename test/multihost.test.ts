@@ -144,7 +144,7 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     expect(wa2.stderr()).toContain(`job ${id} attempt 1`);
   }, 90_000);
 
-  test("a worker SIGKILLed on host A: another host's status, list, workers and cancel say its lease expired and the next worker reaps the job", async () => {
+  test("a worker SIGKILLed on host A: another host's status, list, workers, cancel and stop say its lease expired and the next worker reaps the job", async () => {
     await freshQueue();
     const a = await startHost("host-a");
     const id = await addJob("--", "sleep", "63");
@@ -165,6 +165,9 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     const cancel = await cli("cancel", String(id), "--running", "--yes");
     expect(cancel.data).toMatchObject({ job_id: id, state: "running" }); // not ours to kill: it runs on host A
     expect(cancel.warnings[0]).toMatchObject({ code: "KILL_ASYNC", message: expect.stringContaining("the cancel is honoured when the job is reaped") });
+    // stop --wait does not wait for a lost worker: it will never answer.
+    const stop = await cli("stop", "--wait", "--timeout", "20");
+    expect([stop.ok, stop.errors]).toEqual([true, []]);
   }, 90_000);
 
   test("a worker SIGKILLed on host A before its first heartbeat, whose job cleared its environment (env -i): the next worker on host A still kills the orphan", async () => {

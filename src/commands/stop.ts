@@ -3,7 +3,7 @@ import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import { listWorkers, requestStop } from "../ops/workers.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
-import { judgeRecord } from "./workers.ts";
+import { healthContext, judgeRecord, staleAfter } from "./workers.ts";
 
 /** Longest `--wait --timeout`, seconds. */
 const MAX_TIMEOUT = 30 * 86400;
@@ -28,10 +28,13 @@ export default defineVerb({
     if (!ctx.args.wait) return { data: { requested, stopped: null } };
     const deadline = timeout === null ? Infinity : performance.now() + timeout * 1000;
     for (;;) {
-      const views = (await store.read(async (tx) => listWorkers(tx, judgeRecord, 10000))).filter((w) => requested.includes(w.worker_id));
-      if (views.every((w) => w.status !== "live")) return { data: { requested, stopped: requested } };
+      // A stale worker (SIGSTOPped, stuck) is still there and still waited for; a lost one
+      // (its lease expired on another host, as the reaper judges it) will never answer.
+      const views = (await store.read(async (tx) => listWorkers(tx, judgeRecord, 10000, staleAfter(healthContext(store))))).filter((w) => requested.includes(w.worker_id));
+      const running = views.filter((w) => w.status === "live" || w.status === "stale");
+      if (running.length === 0) return { data: { requested, stopped: requested } };
       if (performance.now() > deadline) {
-        const left = views.filter((w) => w.status === "live").map((w) => w.worker_id);
+        const left = running.map((w) => w.worker_id);
         throw new SpoolError("TIMEOUT", `workers still running after ${timeout}s: ${left.join(", ")}`, { remediation: "they finish their running jobs first; wait longer, or send them SIGTERM twice to kill the jobs" });
       }
       await Bun.sleep(100);
