@@ -89,7 +89,7 @@ test("wait with no live worker warns NO_WORKER instead of hanging without a word
   // Every command suggested carries the queue's selection, the warning's as the TIMEOUT's remediation.
   const db = selectionFlags({ dbPath: q.location().dbPath, source: "env" });
   expect(human.stderr).toContain(`spoolctl: warning: NO_WORKER: no live worker serves lane default: job 1 cannot finish until one runs (start one: spoolctl work ${db})\n`);
-  expect(human.stderr).toContain(`TIMEOUT: 1 of 1 job(s) not finished after 4s: 1 (queued); no live worker serves lane default: job 1 cannot finish until one runs — start a worker (spoolctl work ${db}), then wait again; spoolctl workers ${db} lists the workers\n`);
+  expect(human.stderr).toContain(`TIMEOUT: 1 of 1 job not finished after 4s: 1 (queued); no live worker serves lane default: job 1 cannot finish until one runs — start a worker (spoolctl work ${db}), then wait again; spoolctl workers ${db} lists the workers\n`);
   expect(human.stderr).not.toMatch(/spoolctl (work|workers)\b(?! --db)/);
   const quiet = await q.json(["wait", String(id), "--timeout", "4"], { env: FAST_KNOBS });
   expect(quiet.env.errors[0]).toMatchObject({ code: "TIMEOUT", remediation: `start a worker (spoolctl work ${db}), then wait again; spoolctl workers ${db} lists the workers` });

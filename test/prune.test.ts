@@ -110,9 +110,9 @@ test("human text of a dry run and of a prune", async () => {
   await addJob(q, "--", "echo", "x");
   await drain(q);
   const dry = await q.run(["prune", "--older-than", "0", "--dry-run"]);
-  expect(dry.stdout).toMatch(/^would delete 1 job\(s\) \(1 attempts, 3 events, 2 B of output\); run again with --yes to delete\n$/);
+  expect(dry.stdout).toMatch(/^would delete 1 job \(1 attempt, 3 events, 2 B of output\); run again with --yes to delete\n$/);
   const real = await q.run(["prune", "--older-than", "0", "--yes"]);
-  expect(real.stdout).toBe("deleted 1 job(s) (1 attempts, 3 events, 2 B of output)\n");
+  expect(real.stdout).toBe("deleted 1 job (1 attempt, 3 events, 2 B of output)\n");
 });
 
 test("a spool of the layout before the flat one (output/<job>/<attempt>/stdout) is still read, and pruned with its folders", async () => {

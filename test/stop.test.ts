@@ -33,7 +33,7 @@ async function running(id: number, worker: string): Promise<number> {
 }
 
 async function stoppingLine(w: BgProc, n: number): Promise<void> {
-  await waitFor("the worker's stopping line", () => w.stderr().includes(`finishing ${n} running job(s), then exiting`), 30000);
+  await waitFor("the worker's stopping line", () => w.stderr().includes(`finishing ${n} running ${n === 1 ? "job" : "jobs"}, then exiting`), 30000);
 }
 
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
@@ -46,7 +46,7 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
 
     w.proc.kill(signal);
     await stoppingLine(w, 1);
-    expect(w.stderr()).toContain(`spoolctl: got ${signal}: finishing 1 running job(s), then exiting (signal again to kill them)\n`);
+    expect(w.stderr()).toContain(`spoolctl: got ${signal}: finishing 1 running job, then exiting (signal again to kill them)\n`);
     expect((await q.job(first.id))!.state).toBe("running"); // not killed by the first signal
     first.go();
     expect(await w.exited).toBe(0);

@@ -65,7 +65,7 @@ async function dump(): Promise<string> {
   return JSON.stringify([all.jobs, all.attempts, all.events]);
 }
 
-const listMenu = /◆ {2}30 dead and 0 canceled job\(s\) in 3 groups, largest first: pick one/;
+const listMenu = /◆ {2}30 dead and 0 canceled jobs in 3 groups, largest first: pick one/;
 
 test.skipIf(!HAVE_TMUX)("30 dead jobs of 3 kinds show as 3 groups, largest first; the arrow keys retry exactly the second group", async () => {
   const ids = await thirtyDead();
@@ -88,11 +88,11 @@ test.skipIf(!HAVE_TMUX)("30 dead jobs of 3 kinds show as 3 groups, largest first
   t.keys("Down"); // open → retry all
   await screenShows(t, /● \[r\] retry all 10/);
   t.keys("Enter");
-  await screenShows(t, "◆  Retry all 10 job(s) of this group?");
+  await screenShows(t, "◆  Retry all 10 jobs of this group?");
   t.keys("Enter"); // Yes is the default
   await screenShows(t, /Retried the 10 jobs of "process_exit · exit 2 · open <path>: no such file"/);
   // Back at the list, now 2 groups: quit.
-  await screenShows(t, "◆  20 dead and 0 canceled job(s) in 2 groups");
+  await screenShows(t, "◆  20 dead and 0 canceled jobs in 2 groups");
   t.keys("q");
   const end = await screenShows(t, "EXIT=");
   expect(end).toMatch(/Next: spoolctl work (--db \S+ )?--drain/); // with the queue it ran on
@@ -121,7 +121,7 @@ test.skipIf(!HAVE_TMUX)("Esc from a group goes back to the list; Ctrl-C at the b
   t.keys("1");
   await screenShows(t, "◆  Group of 12 jobs: what now?");
   t.keys("r");
-  await screenShows(t, "◆  Retry all 12 job(s) of this group?");
+  await screenShows(t, "◆  Retry all 12 jobs of this group?");
   t.keys("C-c");
   const end = await screenShows(t, "EXIT=");
   expect(end).toContain("Interrupted: the job on screen was left as it was.");
@@ -177,16 +177,16 @@ test.skipIf(!HAVE_TMUX)("group actions: retry all with a new timeout (each job c
   t.keys("t");
   await screenShows(t, "◆  New timeout for the 12 jobs of this group (now 300s)");
   t.keys("90s", "Enter");
-  await screenShows(t, "◆  Retry all 12 job(s) of this group with timeout 90s?");
+  await screenShows(t, "◆  Retry all 12 jobs of this group with timeout 90s?");
   t.keys("y");
   await screenShows(t, /Retried the 12 jobs of "process_exit · exit 3 · could not connect to host <n>" \(timeout 300s → 90s\)/);
 
-  await screenShows(t, "◆  18 dead and 0 canceled job(s) in 2 groups");
+  await screenShows(t, "◆  18 dead and 0 canceled jobs in 2 groups");
   t.keys("2"); // now the 8 crashes (the 10 config failures are first)
   await screenShows(t, "◆  Group of 8 jobs: what now?");
   t.keys("d");
   // 8 jobs, one attempt and 4 events each (added, claimed, failed, dead).
-  await screenShows(t, /◆ {2}Delete all 8 job\(s\) of this group with their history: 8 attempt\(s\), 32 event\(s\) and \d+(\.\d)? (B|KiB) of/);
+  await screenShows(t, /◆ {2}Delete all 8 jobs of this group with their history: 8 attempts, 32 events and \d+(\.\d)? (B|KiB) of/);
   t.keys("y");
   await screenShows(t, /Deleted the 8 jobs of "process_exit · signal 11 · worker-<n> segfault at <hex>"/);
 
@@ -196,7 +196,7 @@ test.skipIf(!HAVE_TMUX)("group actions: retry all with a new timeout (each job c
   const end = await screenShows(t, "EXIT=");
   const summary = end.slice(end.indexOf("What changed"));
   expect(summary).toMatch(/Retried the 12 jobs of "process_exit · exit 3 · could not connect to host <n>" \(timeout 300s → 90s\)/);
-  expect(summary).toMatch(/Deleted the 8 jobs of "process_exit · signal 11 · worker-<n> segfault at <hex>" .* with 8 attempt\(s\), 32 event\(s\)/s);
+  expect(summary).toMatch(/Deleted the 8 jobs of "process_exit · signal 11 · worker-<n> segfault at <hex>" .* with 8 attempts, 32 events/s);
   expect(summary).toMatch(/Skipped the group "process_exit · exit 2 · open <path>: no such file" \(10 jobs\)/);
   expect(await exitCode(t)).toBe(0);
 
@@ -258,7 +258,7 @@ test.skipIf(!HAVE_TMUX)("Esc on a card goes back one level, never skips, never e
   const one = await addJob(q, "--max-retries", "0", "--", "sh", "-c", "echo lonely >&2; exit 6");
   await drain(q);
   const before = await dump();
-  const list = "◆  4 dead and 0 canceled job(s) in 2 groups, largest first: pick one";
+  const list = "◆  4 dead and 0 canceled jobs in 2 groups, largest first: pick one";
   const t = terminal(["triage"]);
   await screenShows(t, list);
   t.keys("1");
@@ -293,7 +293,7 @@ test.skipIf(!HAVE_TMUX)("one dead job: Esc on its card shows the list (of one gr
   const t = terminal(["triage"]);
   await screenShows(t, `◆  Job ${id}: what now?`);
   t.keys("Escape");
-  await screenWhere(t, "the list after Esc on the only card", (s) => s.slice(s.lastIndexOf("◆")).startsWith("◆  1 dead and 0 canceled job(s) in 1 groups") && !s.includes("EXIT="));
+  await screenWhere(t, "the list after Esc on the only card", (s) => s.slice(s.lastIndexOf("◆")).startsWith("◆  1 dead and 0 canceled jobs in 1 group") && !s.includes("EXIT="));
   t.keys("Escape");
   expect(await exitCode(t)).toBe(0);
   expect((await q.job(id))!.state).toBe("dead");

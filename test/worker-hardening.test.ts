@@ -70,7 +70,7 @@ test("retry --force of a job re-claimed by the same --concurrency worker keeps b
   // The worker has settled attempt 1 (its late result refused) before we stop it.
   await waitFor("attempt 1's end to be refused", () => w.stderr().includes(`job ${id} attempt 1 ended after the job was taken`));
   w.proc.kill("SIGTERM");
-  await waitFor("the stopping line", () => w.stderr().includes("finishing 1 running job(s)"));
+  await waitFor("the stopping line", () => w.stderr().includes("finishing 1 running job"));
   w.proc.kill("SIGTERM");
   expect(await w.exited).toBe(0);
   expect(w.stderr()).not.toContain("INTERNAL");

@@ -101,6 +101,11 @@ export const get = defineVerb({
   },
 });
 
+/** A setting's value as a person writes it: `on`/`off` for a switch (`retry_spawn_failures`), else the number. */
+function valueText(unit: string, value: number): string {
+  return unit === "switch" ? (value ? "on" : "off") : String(value);
+}
+
 /** `config set KEY VALUE`. */
 export const set = defineVerb({
   name: "config-set",
@@ -121,7 +126,7 @@ export const set = defineVerb({
     return { data: await setSetting(await ctx.open({ create: true }), ctx.args.key, ctx.args.value) };
   },
   render({ data }) {
-    return `${data.key} = ${data.value} (was ${data.previous}); ${data.applies_at === "add" ? "applies to jobs added from now on" : data.applies_at === "run" ? "applies to workers started from now on" : "applies to the next retry scheduled"}`;
+    return `${data.key} = ${valueText(data.unit, data.value)} (was ${valueText(data.unit, data.previous)}); ${data.applies_at === "add" ? "applies to jobs added from now on" : data.applies_at === "run" ? "applies to workers started from now on" : "applies to the next retry scheduled"}`;
   },
 });
 
@@ -137,6 +142,7 @@ export const unset = defineVerb({
     return { data: await unsetSetting(await ctx.open({ create: false }), ctx.args.key) };
   },
   render({ data }) {
-    return data.removed ? `${data.key} reset to its default ${data.value}` : `${data.key} was not set (default ${data.value})`;
+    const value = valueText(data.unit, data.value);
+    return data.removed ? `${data.key} reset to its default ${value}` : `${data.key} was not set (default ${value})`;
   },
 });

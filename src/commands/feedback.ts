@@ -4,13 +4,14 @@ import { jobFeedback, TAIL_BYTES, type FeedbackData } from "../ops/feedback.ts";
 import { parseStream } from "../ops/output.ts";
 import { escapeControl, humanDuration } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
+import { counted } from "../ops/values.ts";
 
 function verdict(d: FeedbackData): string {
   if (!d.terminal) return `job ${d.job_id} is ${d.state}${d.latest_attempt_no === null ? " (not run yet)" : ` (attempt ${d.latest_attempt_no})`}`;
   const took = d.duration_seconds === null ? "" : ` in ${humanDuration(d.duration_seconds)}`;
   if (d.succeeded) return `job ${d.job_id} succeeded${took} (attempt ${d.latest_attempt_no})`;
   const why = [d.failure_reason, d.last_error ? escapeControl(d.last_error) : null].filter(Boolean).join(": ");
-  return `job ${d.job_id} ${d.state}${why ? ` — ${why}` : ""} after ${d.attempts_total} attempt(s)`;
+  return `job ${d.job_id} ${d.state}${why ? ` — ${why}` : ""} (${counted(d.attempts_total, "attempt")})`;
 }
 
 export default defineVerb({

@@ -5,6 +5,7 @@ import { LIMITS } from "../ops/limits.ts";
 import { parsePruneStates, pruneJobs, type PruneData } from "../ops/prune.ts";
 import { TERMINAL_STATES } from "../store/model.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
+import { counted } from "../ops/values.ts";
 
 const EXAMPLE = "spoolctl prune --older-than 7d --dry-run";
 
@@ -44,7 +45,7 @@ export default defineVerb({
   },
   render({ data }) {
     if (data.deleted_jobs === 0) return "nothing to prune";
-    const what = `${data.deleted_jobs} job(s) (${data.deleted_attempts} attempts, ${data.deleted_events} events, ${bytes(data.freed_bytes)} of output)`;
+    const what = `${counted(data.deleted_jobs, "job")} (${counted(data.deleted_attempts, "attempt")}, ${counted(data.deleted_events, "event")}, ${bytes(data.freed_bytes)} of output)`;
     return data.dry_run ? `would delete ${what}; run again with --yes to delete` : `deleted ${what}`;
   },
 });

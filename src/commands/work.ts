@@ -141,6 +141,8 @@ export default defineVerb({
       const data = await worker.run();
       progress.clear();
       if (mode === "drain" && !ctx.json) process.stderr.write(drainSummary(queue, data.drained, executed, ended) + "\n");
+      // --once that found nothing would otherwise end in silence, as if it had hung up.
+      if (mode === "once" && !ctx.json && "claimed" in data && !data.claimed) process.stderr.write(ctx.suggest(`spoolctl: no job due in lane ${queue}; nothing ran (spoolctl status shows what is queued)`) + "\n");
       return { data };
     } finally {
       if (ticker) clearInterval(ticker);

@@ -10,6 +10,7 @@ import { writableOrCreatable, type StoreCheck } from "../store/index.ts";
 import { queueDisks } from "../store/space.ts";
 import { describeLocation, type LocationReport } from "./config.ts";
 import type { WorkerHealth } from "./worker-health.ts";
+import { counted } from "./values.ts";
 
 /** One check's verdict. */
 export type CheckStatus = "pass" | "warn" | "fail" | "skip";
@@ -124,7 +125,7 @@ export function addStrandedCheck(data: DoctorData, stranded: WorkerHealth[], liv
       : check(
           "running_jobs",
           "warn",
-          `${stranded.length} running job(s) whose worker is gone: ${stranded.slice(0, 5).map((h) => `job ${h.job_id} (${h.fate})`).join("; ")}${stranded.length > 5 ? "; …" : ""}`,
+          `${counted(stranded.length, "running job")} whose worker is gone: ${stranded.slice(0, 5).map((h) => `job ${h.job_id} (${h.fate})`).join("; ")}${stranded.length > 5 ? "; …" : ""}`,
           stranded.some((h) => h.worker_state === "dead" || h.worker_state === "lease_expired")
             ? liveWorkers === 0 ? `no worker is running to reap them: start one (spoolctl work${dbFlag ? ` --db ${dbFlag}` : ""}), or cancel them (spoolctl cancel ID --running --yes)` : "a running worker reaps them within a heartbeat of their lease expiring"
             : "a stopped worker resumes with kill -CONT PID; spoolctl workers shows it as stale",

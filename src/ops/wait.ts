@@ -10,6 +10,7 @@ import type { Job, JobState } from "../store/model.ts";
 import type { Store, StoreReader } from "../store/store.ts";
 import { JOB_NOT_FOUND_REMEDIATION, resolveJob } from "./jobs.ts";
 import { isTerminal } from "./states.ts";
+import { counted } from "./values.ts";
 
 /** One awaited job as `wait --json` reports it. */
 export interface WaitedJob {
@@ -118,7 +119,7 @@ export async function waitForJobs(store: Store, refs: string[], opts: WaitOption
     const elapsed = (performance.now() - started) / 1000;
     if (opts.timeoutSeconds !== null && elapsed >= opts.timeoutSeconds) {
       // The command goes into the remediation, which carries the selection (--db) like every hint.
-      throw new SpoolError("TIMEOUT", `${pending.length} of ${jobs.length} job(s) not finished after ${opts.timeoutSeconds}s: ${pending.map((j) => `${j.id} (${j.state})`).join(", ")}${nobody ? `; ${nobody.why}` : ""}`, {
+      throw new SpoolError("TIMEOUT", `${pending.length} of ${counted(jobs.length, "job")} not finished after ${opts.timeoutSeconds}s: ${pending.map((j) => `${j.id} (${j.state})`).join(", ")}${nobody ? `; ${nobody.why}` : ""}`, {
         remediation: nobody
           ? `start a worker (${nobody.start}), then wait again; spoolctl workers lists the workers`
           : "wait longer (raise --timeout), or check that a worker serves their lane (spoolctl workers)",

@@ -14,6 +14,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { SpoolError } from "../contract/errors.ts";
 import { PG_SCHEMES, isPgUrl, parsePgUrl, redactUrl, schemeOf } from "./postgres/url.ts";
 import { formatBytes, readBounded } from "./read-bounded.ts";
+import { jsonErrorPosition } from "./json-position.ts";
 
 /** Where the database path came from. */
 export type DbPathSource = "flag" | "env" | "config" | "default";
@@ -144,13 +145,16 @@ export function readProjectConfig(file: string): ProjectConfig {
   if (!out.exists) return out;
   const fail = (problem: string): ProjectConfig => ({ ...out, valid: false, problem });
   let parsed: unknown;
+  let text = "";
   try {
     // Capped: `config validate /dev/zero` must not read for ever.
     const read = readBounded(file, CONFIG_FILE_MAX_BYTES);
     if (read.tooLarge) return fail(`larger than ${formatBytes(CONFIG_FILE_MAX_BYTES)}, the limit for a config file`);
-    parsed = JSON.parse(read.bytes.toString("utf8"));
+    text = read.bytes.toString("utf8");
+    parsed = JSON.parse(text);
   } catch (error) {
-    return fail(`not valid JSON: ${(error as Error).message}`);
+    const at = jsonErrorPosition(text);
+    return fail(`not valid JSON${at ? ` at line ${at.line}, column ${at.column}` : ""}: ${(error as Error).message}`);
   }
   if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return fail("expected a JSON object");
   out.unknownKeys = Object.keys(parsed).filter((k) => !(CONFIG_KEYS as readonly string[]).includes(k));

@@ -7,6 +7,7 @@ import type { TriageCard } from "../ops/triage.ts";
 import type { AttemptOutput } from "../ops/output.ts";
 import type { RetriedWithOverrides } from "../ops/retry.ts";
 import { attemptsText, clipColumns, escapeControl, fitColumns, formatArgv, humanDuration, iso } from "./text.ts";
+import { counted } from "../ops/values.ts";
 
 /** Lines of each stream's tail shown on a card; `v` shows everything. */
 export const CARD_TAIL_LINES = 8;
@@ -132,7 +133,7 @@ export function groupActionText(g: GroupAction): string {
   if (g.action === "skipped") return `Skipped the group "${g.signature}" (${jobs}).`;
   if (g.action === "deleted") {
     const r = g.removed!;
-    return `Deleted the ${jobs} of "${g.signature}" (${idList(g.job_ids)}) with ${r.attempts} attempt(s), ${r.events} event(s) and ${byteText(r.bytes)} of output.`;
+    return `Deleted the ${jobs} of "${g.signature}" (${idList(g.job_ids)}) with ${counted(r.attempts, "attempt")}, ${counted(r.events, "event")} and ${byteText(r.bytes)} of output.`;
   }
   const how = g.changed ? describeChanges(g.changed) : "";
   return `Retried the ${jobs} of "${g.signature}"${how ? ` (${how})` : ""}: ${idList(g.job_ids)}; now queued.`;
@@ -140,7 +141,7 @@ export function groupActionText(g: GroupAction): string {
 
 /** The closing summary: what changed, and what to run next. */
 export function summaryText(s: TriageSummary): string {
-  const lines = [`Looked at ${s.looked_at} of ${s.listed} job(s) one by one.`];
+  const lines = [`Looked at ${s.looked_at} of ${counted(s.listed, "job")} one by one.`];
   const groupChanges = s.groups.filter((g) => g.action !== "skipped").length;
   if (s.retried.length === 0 && s.deleted.length === 0 && groupChanges === 0) lines.push("Nothing changed.");
   for (const g of s.groups) lines.push(groupActionText(g));

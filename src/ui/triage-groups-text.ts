@@ -6,6 +6,7 @@
 import type { FailureGroup } from "../ops/triage-groups.ts";
 import { clipColumns, columns, escapeControl, fitColumns, formatArgv, humanDuration, iso, table } from "./text.ts";
 import { idList } from "./triage-card.ts";
+import { counted } from "../ops/values.ts";
 
 /** "3m05s ago" for an epoch-seconds time. */
 function ago(t: number, now: number): string {
@@ -26,7 +27,7 @@ export function renderGroups(groups: FailureGroup[], width: number, now = Date.n
     ago(g.last_seen, now),
     clipColumns(formatArgv(g.example.argv), width === Infinity ? Infinity : 40),
   ]);
-  const head = `${groups.length} group(s) of ${jobs} job(s), largest first (job ids: add --json)`;
+  const head = `${counted(groups.length, "group")} of ${counted(jobs, "job")}, largest first (job ids: add --json)`;
   return `${head}\n${table(["JOBS", "STATE", "SIGNATURE", "LANES", "FIRST", "LAST", "EXAMPLE"], rows)}`;
 }
 

@@ -15,6 +15,7 @@ import { menu } from "./menu.ts";
 import { pagerCommand, runPager } from "./pager.ts";
 import { cardText, cardTitle, describeChanges, outputText, type TriageSummary } from "./triage-card.ts";
 import { ask, askOrBack, Back, BACK, validator } from "./triage-prompt.ts";
+import { counted } from "../ops/values.ts";
 
 /** Bytes of each stream's tail read for a card (the card then shows its last lines). */
 const CARD_TAIL_BYTES = TAIL_BYTES.default;
@@ -118,11 +119,11 @@ async function triageOne(store: Store, card: TriageCard, summary: TriageSummary,
           return "next";
         }
         case "d": {
-          const sure = await askOrBack(p.confirm({ message: `Delete job ${id}, its ${card.job.last_attempt_no} attempt(s), events and output files? This cannot be undone.`, initialValue: false }));
+          const sure = await askOrBack(p.confirm({ message: `Delete job ${id}, its ${counted(card.job.last_attempt_no, "attempt")}, events and output files? This cannot be undone.`, initialValue: false }));
           if (sure !== true) continue; // no, or Esc: back to the menu
           const gone = await deleteJob(store, String(id));
           summary.deleted.push(id);
-          p.log.success(`Deleted job ${id} (${gone.deleted_attempts} attempt(s), ${gone.deleted_events} event(s), ${gone.freed_bytes} bytes of output)`);
+          p.log.success(`Deleted job ${id} (${counted(gone.deleted_attempts, "attempt")}, ${counted(gone.deleted_events, "event")}, ${counted(gone.freed_bytes, "byte")} of output)`);
           for (const w of gone.warnings) p.log.warn(w.message);
           return "next";
         }

@@ -25,6 +25,7 @@ import { byteText, groupActionText, nextStep, summaryText, type TriageSummary } 
 import { groupCardText, groupRow, groupTitle } from "./triage-groups-text.ts";
 import { askOverrides, boxWidth, walkJobs, type Suggest } from "./triage-job.ts";
 import { askOrBack, BACK, Interrupted } from "./triage-prompt.ts";
+import { counted } from "../ops/values.ts";
 
 /** How leaving a group's menu continues the session. */
 type GroupOutcome = "done" | "back" | "quit";
@@ -44,7 +45,7 @@ async function confirm(message: string, initialValue: boolean): Promise<boolean>
 /** Retries every job of `g` (with `overrides` when given) after a confirm; false when the person backed out. */
 async function retryGroup(store: Store, g: FailureGroup, overrides: RetryOverrides | null, summary: TriageSummary): Promise<boolean> {
   const how = overrides ? ` with ${overridesText(overrides)}` : "";
-  if (!(await confirm(`Retry all ${g.count} job(s) of this group${how}? They are requeued with a fresh retry budget.`, true))) return false;
+  if (!(await confirm(`Retry all ${counted(g.count, "job")} of this group${how}? They are requeued with a fresh retry budget.`, true))) return false;
   const refs = g.job_ids.map(String);
   if (overrides) {
     const done = await retryAllWithOverrides(store, refs, overrides);
@@ -75,7 +76,7 @@ function overridesText(o: RetryOverrides): string {
 async function deleteGroup(store: Store, g: FailureGroup, summary: TriageSummary): Promise<boolean> {
   const gone = await deletionPreview(store, g.job_ids);
   const sure = await confirm(
-    `Delete all ${gone.jobs} job(s) of this group with their history: ${gone.attempts} attempt(s), ${gone.events} event(s) and ${byteText(gone.bytes)} of output? This cannot be undone.`,
+    `Delete all ${counted(gone.jobs, "job")} of this group with their history: ${counted(gone.attempts, "attempt")}, ${counted(gone.events, "event")} and ${byteText(gone.bytes)} of output? This cannot be undone.`,
     false,
   );
   if (!sure) return false;
@@ -172,7 +173,7 @@ async function pickGroup(groups: FailureGroup[], cursor: number): Promise<number
   const options = groups.map((g, i) => ({ value: `g${i}`, key: i < 9 ? String(i + 1) : undefined, ...groupRow(g, width) }));
   options.push({ value: "w", key: "w", label: "walk every job one by one, newest first", hint: "" });
   options.push({ value: "q", key: "q", label: "quit", hint: "" });
-  const chosen = await askOrBack(menu(`${dead} dead and ${canceled} canceled job(s) in ${groups.length} groups, largest first: pick one`, options, `g${Math.min(cursor, groups.length - 1)}`));
+  const chosen = await askOrBack(menu(`${dead} dead and ${counted(canceled, "canceled job")} in ${counted(groups.length, "group")}, largest first: pick one`, options, `g${Math.min(cursor, groups.length - 1)}`));
   if (chosen === BACK) return "quit"; // Esc on the first screen: nothing above it
   if (chosen === "w" || chosen === "q") return chosen === "w" ? "walk" : "quit";
   return Number(chosen.slice(1));
@@ -228,7 +229,7 @@ export async function runTriage(store: Store, scope: JobScope, scopeText: string
     return summary;
   }
   const dead = groups.filter((g) => g.signature.state === "dead").reduce((n, g) => n + g.count, 0);
-  p.log.info(`${dead} dead, ${listed - dead} canceled job(s), ${groups.length} failure group(s). Esc: back · Ctrl-C: stop, changing nothing more`);
+  p.log.info(`${dead} dead, ${counted(listed - dead, "canceled job")}, ${counted(groups.length, "failure group")}. Esc: back · Ctrl-C: stop, changing nothing more`);
   watchCancelKeys();
   // Outside a prompt the terminal is in cooked mode, where Ctrl-C is a signal: end as cleanly.
   const onSigint = () => {

@@ -3,6 +3,7 @@ import type { Outcome } from "../ops/outcome.ts";
 import type { WorkerEvent } from "../worker/loop.ts";
 import { HOST } from "../worker/liveness.ts";
 import { clip, crashBudget, escapeControl, formatArgv, retryBudget } from "./text.ts";
+import { counted } from "../ops/values.ts";
 
 function next(outcome: Outcome): string {
   if (outcome.jobState === "queued" && outcome.backoffSeconds !== null) return `queued, retry in ${outcome.backoffSeconds}s`;
@@ -50,16 +51,16 @@ export function workerLine(event: WorkerEvent): string | null {
         ? `spoolctl: reaped job ${event.reaped.jobId} (worker pid ${event.reaped.workerPid} died); now ${event.reaped.outcome.jobState}`
         : `spoolctl: reaped job ${event.reaped.jobId} (worker pid ${event.reaped.workerPid} on ${escapeControl(event.reaped.host)} lost its lease); now ${event.reaped.outcome.jobState}`;
     case "orphans":
-      return `spoolctl: killed ${event.killed.length} orphaned process group(s) left on this host by dead workers (${event.killed.map((k) => `job ${k.jobId} attempt ${k.attemptNo}`).join(", ")})`;
+      return `spoolctl: killed ${counted(event.killed.length, "orphaned process group")} left on this host by dead workers (${event.killed.map((k) => `job ${k.jobId} attempt ${k.attemptNo}`).join(", ")})`;
     case "lease_lost":
-      return `spoolctl: cannot renew the lease of ${event.jobIds.length} running job(s) for ${event.seconds.toFixed(0)}s; stopped them (job ${event.jobIds.join(", ")}) before another worker takes them over`;
+      return `spoolctl: cannot renew the lease of ${counted(event.jobIds.length, "running job")} for ${event.seconds.toFixed(0)}s; stopped them (job ${event.jobIds.join(", ")}) before another worker takes them over`;
     case "transient":
       return `spoolctl: ${escapeControl(event.message)}; will retry`;
     case "storage":
       return `spoolctl: ${escapeControl(event.message)}`;
     case "stopping":
       return event.inFlight > 0
-        ? `spoolctl: ${event.reason}: finishing ${event.inFlight} running job(s), then exiting (${event.reason.startsWith("got ") ? "signal again" : "Ctrl-C or SIGTERM to this worker"} to kill them)`
+        ? `spoolctl: ${event.reason}: finishing ${counted(event.inFlight, "running job")}, then exiting (${event.reason.startsWith("got ") ? "signal again" : "Ctrl-C or SIGTERM to this worker"} to kill them)`
         : `spoolctl: ${event.reason}: exiting`;
   }
 }
