@@ -156,16 +156,16 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     const stranded = (await cli("status")).data.stranded[0];
     expect(stranded).toMatchObject({ job_id: id, worker_id: "a1", worker_host: "host-a", fate: expect.stringContaining("reaped by the next worker") });
     expect((await cli("list")).data.jobs[0].worker_health).toMatchObject({ worker_state: "lease_expired" });
-    // workers judges the row as the reaper would: lease expired by the database's clock, so `lost`, not `stale` for ever.
+    // workers judges the row as the reaper would: lease expired by the database's clock, so `lease_expired`, not `stale` for ever.
     const workers = await cli("workers");
-    expect(workers.data.workers.map((w: any) => [w.worker_id, w.status, w.running_jobs])).toEqual([["a1", "lost", [id]]]);
+    expect(workers.data.workers.map((w: any) => [w.worker_id, w.status, w.running_jobs])).toEqual([["a1", "lease_expired", [id]]]);
     expect((await cli("status")).data.live_workers).toBe(0);
     const text = Bun.spawnSync(["bun", CLI, "workers"], { env: envFor("client") }).stdout.toString();
-    expect(text).toMatch(/^a1 +\d+ +host-a +default +lost \(lease expired\) /m);
+    expect(text).toMatch(/^a1 +\d+ +host-a +default +lease_expired /m);
     const cancel = await cli("cancel", String(id), "--running", "--yes");
     expect(cancel.data).toMatchObject({ job_id: id, state: "running" }); // not ours to kill: it runs on host A
     expect(cancel.warnings[0]).toMatchObject({ code: "KILL_ASYNC", message: expect.stringContaining("the cancel is honoured when the job is reaped") });
-    // stop --wait does not wait for a lost worker: it will never answer.
+    // stop --wait does not wait for a lease_expired worker: it will never answer.
     const stop = await cli("stop", "--wait", "--timeout", "20");
     expect([stop.ok, stop.errors]).toEqual([true, []]);
   }, 90_000);

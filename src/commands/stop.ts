@@ -28,7 +28,7 @@ export default defineVerb({
     if (!ctx.args.wait) return { data: { requested, stopped: null } };
     const deadline = timeout === null ? Infinity : performance.now() + timeout * 1000;
     for (;;) {
-      // A stale worker (SIGSTOPped, stuck) is still there and still waited for; a lost one
+      // A stale worker (SIGSTOPped, stuck) is still there and still waited for; a lease_expired one
       // (its lease expired on another host, as the reaper judges it) will never answer.
       const views = (await store.read(async (tx) => listWorkers(tx, judgeRecord, 10000, staleAfter(healthContext(store))))).filter((w) => requested.includes(w.worker_id));
       const running = views.filter((w) => w.status === "live" || w.status === "stale");

@@ -28,26 +28,26 @@ export function healthContext(store: Pick<Store, "now"> | null): HealthContext {
   return { judge, host: HOST, now: store ? store.now() : Date.now() / 1000, leaseSeconds: timing.reapThreshold, staleSeconds: STALE_BEATS * timing.heartbeat };
 }
 
-/** The ages at which the views call a worker `stale` or `lost`, from {@link healthContext}. */
+/** The ages at which the views call a worker `stale` or `lease_expired`, from {@link healthContext}. */
 export function staleAfter(health: HealthContext): StaleAfter {
   return { now: health.now, seconds: health.staleSeconds, leaseSeconds: health.leaseSeconds };
 }
 
 export default defineVerb({
   name: "workers",
-  description: "List live and recently seen workers: id, pid, host, lane, status (live, stale, lost: lease expired, stopped, dead), started, last heartbeat, running jobs.",
+  description: "List live and recently seen workers: id, pid, host, lane, status (live, stale, lease_expired, stopped, dead), started, last heartbeat, running jobs.",
   examples: ["spoolctl workers", "spoolctl workers --all --json"],
-  flags: { ...COMMON_FLAGS, all: { type: "boolean", description: "include stopped, dead and lost workers (lost ones holding running jobs are always shown)" } },
+  flags: { ...COMMON_FLAGS, all: { type: "boolean", description: "include stopped and dead workers, and lease_expired ones without running jobs (those holding running jobs are always shown)" } },
   async run(ctx): Promise<VerbResult<{ count: number; workers: WorkerView[] }>> {
     const store = await ctx.open({ create: false });
     const health = healthContext(store);
     const all = await store.read(async (tx) => await listWorkers(tx, judgeRecord, 100, staleAfter(health)));
-    // A lost worker is listed while its running jobs wait for their reap; after that only with --all.
-    const workers = ctx.args.all ? all : all.filter((w) => w.status === "live" || w.status === "stale" || (w.status === "lost" && w.running_jobs.length > 0));
+    // A lease_expired worker is listed while its running jobs wait for their reap; after that only with --all.
+    const workers = ctx.args.all ? all : all.filter((w) => w.status === "live" || w.status === "stale" || (w.status === "lease_expired" && w.running_jobs.length > 0));
     return { data: { count: workers.length, workers } };
   },
   render({ data }, ctx) {
-    if (data.count === 0) return ctx.suggest("no live workers (spoolctl workers --all shows stopped, lost and dead ones)");
+    if (data.count === 0) return ctx.suggest("no live workers (spoolctl workers --all shows stopped, dead and lease_expired ones)");
     const now = Date.now() / 1000;
     return table(
       ["WORKER", "PID", "HOST", "LANE", "STATUS", "STARTED", "HEARTBEAT", "RUNNING"],
@@ -56,7 +56,7 @@ export default defineVerb({
         String(w.pid),
         w.host,
         w.queue,
-        w.stop_requested && w.status === "live" ? "stopping" : w.status === "lost" ? "lost (lease expired)" : w.status,
+        w.stop_requested && w.status === "live" ? "stopping" : w.status,
         iso(w.started_at),
         `${humanDuration(Math.max(0, now - w.heartbeat_at))} ago`,
         w.running_jobs.length ? w.running_jobs.join(",") : "-",

@@ -116,7 +116,7 @@ const workerView = object({
   pid: int,
   host: str,
   queue: str,
-  status: enumOf(["live", "stale", "lost", "stopped", "dead"]),
+  status: enumOf(["live", "stale", "lease_expired", "stopped", "dead"]),
   started_at: num,
   heartbeat_at: num,
   stopped_at: nullable(num),

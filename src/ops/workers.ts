@@ -12,11 +12,11 @@ import type { Store, StoreReader } from "../store/store.ts";
  * How a registry row is judged (docs/architecture.md "Dead workers in the
  * views"): `live`; `stale` (heartbeat older than 3 intervals but within the
  * lease, or a process of this host that lives: stopped with SIGSTOP, or
- * stuck); `lost` (its lease expired by the queue's clock and its process
+ * stuck); `lease_expired` (its lease expired by the queue's clock and its process
  * cannot be seen alive: another host's worker, as the reaper judges it);
  * `stopped` (exited cleanly) or `dead` (confirmed gone on this host).
  */
-export type WorkerStatus = "live" | "stale" | "lost" | "stopped" | "dead";
+export type WorkerStatus = "live" | "stale" | "lease_expired" | "stopped" | "dead";
 
 /** One worker as `workers --json` reports it; times are epoch seconds. */
 export interface WorkerView {
@@ -39,7 +39,7 @@ export type JudgeWorker = (worker: WorkerRecord) => "alive" | "dead" | "unknown"
  * When a worker's heartbeat is too old to call it live (docs/architecture.md
  * "Dead workers in the views"): `now` (the queue's clock, epoch seconds),
  * `seconds` (older: `stale`) and `leaseSeconds` (older, and not seen alive on
- * this host: `lost`; the reap threshold).
+ * this host: `lease_expired`; the reap threshold).
  */
 export interface StaleAfter {
   now: number;
@@ -51,11 +51,11 @@ export interface StaleAfter {
 function judgeStatus(w: WorkerRecord, verdict: ReturnType<JudgeWorker>, stale?: StaleAfter): WorkerStatus {
   if (verdict === "dead") return "dead";
   const age = stale ? stale.now - w.heartbeat_at : 0;
-  if (stale && age > stale.leaseSeconds && verdict !== "alive") return "lost";
+  if (stale && age > stale.leaseSeconds && verdict !== "alive") return "lease_expired";
   return stale && age > stale.seconds ? "stale" : "live";
 }
 
-/** Lists registry rows, newest heartbeat first, with their running jobs; with `stale`, a silent worker is `stale` or `lost`. */
+/** Lists registry rows, newest heartbeat first, with their running jobs; with `stale`, a silent worker is `stale` or `lease_expired`. */
 export async function listWorkers(tx: StoreReader, judge: JudgeWorker, limit = 100, stale?: StaleAfter): Promise<WorkerView[]> {
   const running = new Map<string, number[]>();
   for (const { worker_id, job_id } of await tx.runningJobsByWorker()) {
