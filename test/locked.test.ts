@@ -11,7 +11,7 @@
 import { expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { FAST_KNOBS, ON_POSTGRES, TempQueue, waitFor } from "./helpers.ts";
-import { add, startBg, startWorker, withFreshQueue } from "./reliability-helpers.ts";
+import { add, addMany, procState, startBg, startWorker, withFreshQueue } from "./reliability-helpers.ts";
 import { SQLITE_LOCK_HOLDER } from "./support/queue-fixtures.ts";
 
 let q: TempQueue;
@@ -63,3 +63,22 @@ test.skipIf(ON_POSTGRES)("a held write lock: with SPOOLCTL_LOCK_WAIT=0 add fails
   w.proc.kill("SIGTERM");
   expect(await w.exited).toBe(0);
 }, 60000);
+
+test.skipIf(ON_POSTGRES)("Ctrl-Z (SIGTSTP) stops a busy worker between its transactions: an add beside the stopped worker never meets its write lock", async () => {
+  // A worker with 4 trivial jobs at a time is inside a write transaction much of the time;
+  // stopped there at once, it would keep SQLite's write lock for as long as it stays stopped.
+  const ids = await addMany(q, Array.from({ length: 3000 }, () => ({ argv: ["true"] })));
+  const w = startWorker(q, ["--concurrency", "4", "--worker-id", "A"]);
+  await waitFor("the worker to be busy", async () => (await q.job(ids[10]!))?.state === "done", 30000);
+  const refused: string[] = [];
+  for (let i = 0; i < 12; i++) {
+    w.proc.kill("SIGTSTP");
+    await waitFor("the worker to stop", () => procState(w.pid) === "T", 10000, 5);
+    const r = await q.run(["add", "--json", "--", "true"], { env: { SPOOLCTL_LOCK_WAIT: "0" } });
+    if (r.code !== 0) refused.push(r.json?.errors?.[0]?.code ?? `exit ${r.code}`);
+    w.proc.kill("SIGCONT");
+    await Bun.sleep(40 + ((i * 37) % 150)); // a different moment of the worker's loop each time
+  }
+  expect(refused).toEqual([]);
+  expect((await q.job(ids.at(-1)!))?.state).not.toBe("done"); // still busy at the last stop
+}, 120000);

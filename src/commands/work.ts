@@ -137,6 +137,11 @@ export default defineVerb({
     };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
+    // Ctrl-Z stops the worker between two of its transactions, never inside one: stopped while
+    // holding SQLite's write lock it would lock every other writer out of the queue until resumed
+    // (docs/architecture.md "Contention"). The store runs its transactions one at a time.
+    const onStopKey = () => void store.read(async () => void process.kill(process.pid, "SIGSTOP")).catch(() => {});
+    if (store.driver === "sqlite") process.on("SIGTSTP", onStopKey);
     try {
       const data = await worker.run();
       progress.clear();
@@ -149,6 +154,7 @@ export default defineVerb({
       progress.clear();
       process.off("SIGINT", onSignal);
       process.off("SIGTERM", onSignal);
+      process.off("SIGTSTP", onStopKey);
     }
   },
   render() {
