@@ -56,7 +56,10 @@ test("add -- ./run.sh from a subfolder warns that the worker's folder resolves i
   // The two added without --cwd fail where the worker runs (the queue folder): program not found.
   await drain(q);
   expect((await q.job(id))!.state).toBe("done");
-  expect((await q.job(r.env.data.job_id))!.state).toBe("dead");
+  const dead = (await q.job(r.env.data.job_id))!;
+  expect(dead.state).toBe("dead");
+  // The worker ran in the queue's folder: its error names that folder.
+  expect(dead.last_error).toBe(`program not found: ./run.sh (in the worker's folder ${q.dir}: the job has no --cwd)`);
 });
 
 test("an argument naming a file of this folder warns too; bare programs, absolute paths, flags and --cwd do not", async () => {

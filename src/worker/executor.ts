@@ -7,7 +7,7 @@
  */
 import { constants } from "node:os";
 import { accessSync, closeSync, constants as fsConstants, existsSync, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, isAbsolute, resolve } from "node:path";
 import type { ProcessEnd } from "../ops/outcome.ts";
 import { createAttemptFile } from "../store/ownership.ts";
 import { isPgUrl, redactUrl } from "../store/postgres/url.ts";
@@ -150,7 +150,9 @@ function spawnError(error: unknown, spec: AttemptSpec, env: Record<string, strin
   }
   switch (code) {
     case "ENOENT":
-      return spawnFailed(program.includes("/") && existsSync(resolve(spec.cwd ?? ".", program)) ? `cannot start ${program}: the interpreter on its #! line was not found` : `program not found: ${program}`, true);
+      if (program.includes("/") && existsSync(resolve(spec.cwd ?? ".", program))) return spawnFailed(`cannot start ${program}: the interpreter on its #! line was not found`, true);
+      // A relative path without a cwd was looked up in this worker's folder: say which (README "Adding jobs").
+      return spawnFailed(`program not found: ${program}${program.includes("/") && !isAbsolute(program) && spec.cwd === null ? ` (in the worker's folder ${process.cwd()}: the job has no --cwd)` : ""}`, true);
     case "EACCES":
       return spawnFailed(`cannot start ${program}: permission denied (not an executable file)`, true);
     case "ENOEXEC":
