@@ -7,7 +7,7 @@
 import type { Database } from "bun:sqlite";
 import type { Job, JobEvent, JobState } from "../model.ts";
 import { activeKeyTaken, type AttemptClosing, type EventQuery, type JobSettingsChange } from "../store.ts";
-import { toJob } from "./queries.ts";
+import { toJob } from "./rows.ts";
 
 type Row = Record<string, unknown>;
 

@@ -12,23 +12,9 @@ import { HOT_SQL } from "./hot-path.ts";
 import { WorkSignals } from "../wake-signal.ts";
 import { jobWhere } from "./job-filter.ts";
 import { failureGroups } from "./triage-queries.ts";
+import { toJob, toWorker } from "./rows.ts";
 
 type Row = Record<string, unknown>;
-
-/** A `jobs` row as a {@link Job} (JSON columns parsed). */
-export function toJob(row: Row): Job {
-  return {
-    ...(row as unknown as Job),
-    argv: JSON.parse(row.argv as string),
-    tags: JSON.parse(row.tags as string),
-    env: JSON.parse(row.env as string),
-    cancel_requested: row.cancel_requested === 1,
-  };
-}
-
-function toWorker(row: Row): WorkerRecord {
-  return { ...(row as unknown as WorkerRecord), stop_requested: row.stop_requested === 1 };
-}
 
 const ACTIVE = "state IN ('queued','running')";
 
