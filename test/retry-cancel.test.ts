@@ -181,9 +181,18 @@ test("retry --force: the old worker kills the abandoned attempt's process within
   worker();
   await waitFor("the job to run", async () => gate.pid() !== null && (await q.job(id))?.state === "running");
   const pid = gate.pid()!;
-  expect((await q.json(["retry", String(id), "--force"])).code).toBe(0);
+  expect((await q.json(["retry", String(id), "--force"], { env: FAST_KNOBS })).code).toBe(0);
+  // A second, idle worker is ready to claim it at once; the forced job is due only after
+  // a heartbeat plus the kill grace, so attempt 2 never runs beside attempt 1.
+  const second = q.spawn(["work"], { env: FAST_KNOBS });
+  workers.push(second);
   // Never released: only the worker's kill ends it.
   await waitFor("the abandoned attempt's process to be killed", async () => !processLives(pid), 30_000);
+  await waitFor("attempt 2 to start", async () => (await q.attempt(id, 2)) !== null, 30_000);
+  expect(processLives(pid)).toBe(false);
+  const attempt1 = await q.attempt(id, 1);
+  const attempt2 = await q.attempt(id, 2);
+  expect(attempt2!.started_at).toBeGreaterThanOrEqual(attempt1!.finished_at! + 5);
   const help = await q.run(["retry", "--help"]);
   expect(help.stdout).toContain("its worker kills its process within a heartbeat");
 });

@@ -9,6 +9,7 @@ import { parseRetryOverrides, RETRYABLE_STATES, retryJobs, retryWarnings, type R
 import { describeChanges } from "../ui/triage-card.ts";
 import { selectionFilter } from "../ops/triage-groups.ts";
 import { JOB_FILTER_NAMES, jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
+import { forcedRetryHoldoffSeconds } from "../worker/timing.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 
 /** `retry --json` data: one job, or `{count, jobs}` for several or `--all` (`dry_run` set by --dry-run: nothing was requeued). */
@@ -16,7 +17,7 @@ export type RetryData = RetriedJob | { count: number; jobs: RetriedJob[]; dry_ru
 
 const FLAGS = {
   ...COMMON_FLAGS,
-  force: { type: "boolean", description: "also requeue a running job: its attempt is abandoned, its worker kills its process within a heartbeat and any late result is ignored" },
+  force: { type: "boolean", description: "also requeue a running job: its attempt is abandoned, its worker kills its process within a heartbeat and any late result is ignored; the job is due again after that heartbeat and the kill grace" },
   all: { type: "boolean", description: "requeue every dead or canceled job matching --state, --queue, --tag, --since, --failure-reason, --match" },
   "dry-run": { type: "boolean", description: "say which jobs would be requeued (the same checks), change nothing" },
   state: {
@@ -101,7 +102,7 @@ export default defineVerb({
     const store = await ctx.open({ create: false });
     const t = target(ctx, refs, store.now());
     const dryRun = ctx.args["dry-run"];
-    const outcome = await retryJobs(store, t, { force: ctx.args.force, dryRun, overrides: overridesOf(ctx) });
+    const outcome = await retryJobs(store, t, { force: ctx.args.force, forcedHoldoffSeconds: forcedRetryHoldoffSeconds(), dryRun, overrides: overridesOf(ctx) });
     const { jobs } = outcome;
     if (dryRun) return { data: { count: jobs.length, jobs, dry_run: true }, warnings: retryWarnings(outcome) };
     return { data: "refs" in t && refs.length === 1 && jobs.length === 1 ? jobs[0]! : { count: jobs.length, jobs }, warnings: retryWarnings(outcome) };

@@ -14,7 +14,7 @@ import { DEFAULTS, LIMITS } from "../ops/limits.ts";
 import { LOCK_WAIT_DEFAULT_SECONDS, LOCK_WAIT_MAX_SECONDS } from "../ops/ride-out.ts";
 import { CONFIG_FILE, CONFIG_KEYS } from "../store/location.ts";
 import { ATTEMPT_STATES, EVENTS, FAILURE_REASONS, JOB_STATES, REPORTED_STATES } from "../store/model.ts";
-import { HEARTBEAT_SECONDS, KNOB_BOUNDS, REAP_FLOOR_SECONDS } from "../worker/timing.ts";
+import { HEARTBEAT_SECONDS, KILL_GRACE_SECONDS, KNOB_BOUNDS, REAP_FLOOR_SECONDS } from "../worker/timing.ts";
 
 /** One flag or positional as `capabilities` publishes it. */
 export interface FlagCapability {
@@ -163,6 +163,6 @@ export function buildCapabilities(input: CapabilitiesInput) {
     },
     config: { supported: true, path: CONFIG_FILE, format: "json", schema_version: 1, keys: [...CONFIG_KEYS], precedence: [...DB_PATH_PRECEDENCE] },
     output_modes: ["text", "envelope", "frames", "raw"],
-    timing: { heartbeat_seconds: HEARTBEAT_SECONDS, reap_threshold_seconds: `max(4 × heartbeat, ${REAP_FLOOR_SECONDS})`, kill_grace_seconds: 5 },
+    timing: { heartbeat_seconds: HEARTBEAT_SECONDS, reap_threshold_seconds: `max(4 × heartbeat, ${REAP_FLOOR_SECONDS})`, kill_grace_seconds: KILL_GRACE_SECONDS },
   };
 }

@@ -93,9 +93,15 @@ function keyConflict(job: Job, holder: Job, inRequest = false): SpoolError {
   return new SpoolError("IDEMPOTENCY_CONFLICT", message, { remediation, detail: { job_id: job.id, holder_id: holder.id, key: job.idempotency_key } });
 }
 
-/** Requeues one checked job and appends its `retried` event (`extra` joins the event's detail). */
-async function requeue(tx: StoreWriter, job: Job, now: number, extra: Record<string, unknown> = {}): Promise<RetriedJob> {
+/**
+ * Requeues one checked job and appends its `retried` event (`extra` joins the event's detail).
+ * A running job (`--force`) comes due `forcedHoldoffSeconds` later, not at once: its old
+ * worker sees the loss at its next heartbeat and stops the process within the kill grace,
+ * and until then a new attempt would run beside the old one (docs/architecture.md "Retry").
+ */
+async function requeue(tx: StoreWriter, job: Job, now: number, extra: Record<string, unknown> = {}, forcedHoldoffSeconds = 0): Promise<RetriedJob> {
   const detail: Record<string, unknown> = { from: job.state, ...extra };
+  let dueAt = now;
   if (job.state === "running") {
     // Close the attempt for its worker: its heartbeat and result are then refused
     // (they are guarded by locked_by and last_attempt_no, docs/architecture.md "Fencing").
@@ -110,8 +116,10 @@ async function requeue(tx: StoreWriter, job: Job, now: number, extra: Record<str
     detail.forced = true;
     detail.abandoned_attempt = job.last_attempt_no;
     detail.worker = job.locked_by;
+    dueAt = now + forcedHoldoffSeconds;
+    detail.due_at = dueAt;
   }
-  if (!await tx.requeueJob(job.id, job.state, now)) {
+  if (!await tx.requeueJob(job.id, job.state, dueAt)) {
     throw new SpoolError("CONFLICT", `job ${job.id} changed state while being retried`, { detail: { job_id: job.id } });
   }
   await tx.appendEvent(job.id, "retried", null, JSON.stringify(detail), now);
@@ -143,10 +151,17 @@ export interface RetryOutcome {
  *    key is free, and reports the others in `skipped`.
  * The store refuses a requeue that would make a second active job with a key
  * (IDEMPOTENCY_CONFLICT) whoever calls it: the rule cannot be bypassed.
+ * A forced job (running) comes due `forcedHoldoffSeconds` (seconds) after `now`,
+ * the time its old worker needs to see the loss and stop its process.
  * With `dryRun` the same transaction runs and is rolled back: the outcome is
  * what the retry would do (or the error it would raise), and nothing changed.
  */
-export async function retryJobs(store: Store, target: RetryTarget, opts: { force: boolean; dryRun?: boolean; overrides?: RetryOverrides }, now = store.now()): Promise<RetryOutcome> {
+export async function retryJobs(
+  store: Store,
+  target: RetryTarget,
+  opts: { force: boolean; forcedHoldoffSeconds?: number; dryRun?: boolean; overrides?: RetryOverrides },
+  now = store.now(),
+): Promise<RetryOutcome> {
   const overrides = opts.overrides && hasOverrides(opts.overrides) ? opts.overrides : null;
   if (overrides && opts.force) {
     throw new SpoolError("INVALID_INPUT", "--force cannot be combined with --timeout, --max-retries or --env: a running job's settings are not changed under it", {
@@ -155,7 +170,7 @@ export async function retryJobs(store: Store, target: RetryTarget, opts: { force
   }
   try {
     return await store.write(async (tx) => {
-      const outcome = await retryIn(tx, target, opts.force, now, overrides);
+      const outcome = await retryIn(tx, target, opts.force, now, overrides, opts.forcedHoldoffSeconds ?? 0);
       if (opts.dryRun) throw new DryRunDone(outcome); // rolls the transaction back
       return outcome;
     });
@@ -178,7 +193,7 @@ function hasOverrides(o: RetryOverrides): boolean {
 }
 
 /** The body of {@link retryJobs}, inside its transaction; with `overrides` each job's settings change before its requeue. */
-async function retryIn(tx: StoreWriter, target: RetryTarget, force: boolean, now: number, overrides: RetryOverrides | null): Promise<RetryOutcome> {
+async function retryIn(tx: StoreWriter, target: RetryTarget, force: boolean, now: number, overrides: RetryOverrides | null, forcedHoldoffSeconds: number): Promise<RetryOutcome> {
   {
     const requeued = new Set<number>();
     if ("refs" in target) {
@@ -190,7 +205,7 @@ async function retryIn(tx: StoreWriter, target: RetryTarget, force: boolean, now
           const holder = await keyHolder(tx, job);
           if (holder) throw keyConflict(job, holder, requeued.has(holder.id));
           requeued.add(job.id);
-          return requeue(tx, job, now);
+          return requeue(tx, job, now, {}, forcedHoldoffSeconds);
         }),
         skipped: [],
       };

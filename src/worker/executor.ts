@@ -13,9 +13,10 @@ import { createAttemptFile } from "../store/ownership.ts";
 import { isPgUrl, redactUrl } from "../store/postgres/url.ts";
 import { diskFull } from "../store/space.ts";
 import { groupHasLiveMembers, groupsWithEnv, processStartTime } from "./liveness.ts";
+import { KILL_GRACE_SECONDS } from "./timing.ts";
 
 /** Grace between SIGTERM and SIGKILL, milliseconds (docs/architecture.md "Timeouts": up to 5 s). */
-export const KILL_GRACE_MS = 5000;
+export const KILL_GRACE_MS = KILL_GRACE_SECONDS * 1000;
 
 /** Longest delay setTimeout accepts (2^31 − 1 ms, about 24.8 days); longer timeouts are chained. */
 const MAX_TIMER_MS = 2 ** 31 - 1;

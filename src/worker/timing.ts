@@ -8,6 +8,8 @@
 export const HEARTBEAT_SECONDS = 5;
 /** Floor of the reap threshold, seconds. */
 export const REAP_FLOOR_SECONDS = 30;
+/** Grace between SIGTERM and SIGKILL of a job's process group (timeout, cancel, lost job), seconds. */
+export const KILL_GRACE_SECONDS = 5;
 /** Bounds accepted for the test knobs, seconds. */
 export const KNOB_BOUNDS = { min: 0.01, max: 3600 } as const;
 
@@ -30,4 +32,14 @@ export function readTiming(env: NodeJS.ProcessEnv = process.env): Timing {
   const heartbeat = knob("SPOOLCTL_TEST_HEARTBEAT_INTERVAL", env) ?? HEARTBEAT_SECONDS;
   const reapThreshold = knob("SPOOLCTL_TEST_REAP_THRESHOLD", env) ?? Math.max(4 * heartbeat, REAP_FLOOR_SECONDS);
   return { heartbeat, reapThreshold };
+}
+
+/**
+ * How long a job requeued by `retry --force` waits before it is due again, seconds:
+ * one heartbeat (the old worker learns that it lost the job) plus the kill grace (it
+ * stops the process) plus a second of margin, so that the new attempt does not run
+ * beside the old one (docs/architecture.md "Retry").
+ */
+export function forcedRetryHoldoffSeconds(env: NodeJS.ProcessEnv = process.env): number {
+  return readTiming(env).heartbeat + KILL_GRACE_SECONDS + 1;
 }

@@ -19,7 +19,7 @@ export const HOT_SQL = {
   hasDueJob: "SELECT 1 FROM jobs WHERE state = 'queued' AND queue = $1 AND next_run_at <= $2::float8 LIMIT 1",
   laneSettled: `SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running' AND queue = $1)
       OR EXISTS (SELECT 1 FROM jobs WHERE state = 'queued' AND queue = $1 AND next_run_at <= $2::float8)
-      OR EXISTS (SELECT 1 FROM jobs WHERE state = 'queued' AND queue = $1 AND (attempts > 0 OR crashes > 0))
+      OR EXISTS (SELECT 1 FROM jobs WHERE state = 'queued' AND queue = $1 AND last_attempt_no > 0)
       AS busy`,
   /** The outcome, fenced by (job, attempt, worker) in the UPDATE itself; the attempt row is closed only if the job row was. */
   recordAttempt: `WITH job AS (

@@ -218,6 +218,11 @@ const STEPS: string[] = [
   `
   ALTER TABLE attempts ADD COLUMN stderr_signature text;
   `,
+  // v9: jobs that have run and wait to run again hold a drain open (see the SQLite driver's v9).
+  `
+  DROP INDEX idx_jobs_backoff;
+  CREATE INDEX idx_jobs_backoff ON jobs (queue) WHERE state = 'queued' AND last_attempt_no > 0;
+  `,
 ];
 
 /** The schema version this binary writes (equal to the SQLite driver's). */

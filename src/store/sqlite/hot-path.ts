@@ -26,7 +26,7 @@ export const HOT_SQL = {
   /** Three look-ups, each the first entry of an index range. */
   laneSettled: `SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running' AND queue = ?1)
       OR EXISTS (SELECT 1 FROM jobs INDEXED BY idx_jobs_due WHERE state = 'queued' AND queue = ?1 AND next_run_at <= ?2)
-      OR EXISTS (SELECT 1 FROM jobs INDEXED BY idx_jobs_backoff WHERE state = 'queued' AND queue = ?1 AND (attempts > 0 OR crashes > 0))
+      OR EXISTS (SELECT 1 FROM jobs INDEXED BY idx_jobs_backoff WHERE state = 'queued' AND queue = ?1 AND last_attempt_no > 0)
       AS busy`,
   recordJob: `UPDATE jobs SET state = ?, attempts = ?, crashes = ?, next_run_at = ?, last_exit_code = ?, last_error = ?,
        finished_at = ?, locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = 0

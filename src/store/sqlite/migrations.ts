@@ -152,6 +152,14 @@ const STEPS: string[] = [
   `
   ALTER TABLE attempts ADD COLUMN stderr_signature TEXT;
   `,
+  // v9: a job waiting to run again after it has run (last_attempt_no > 0) holds a
+  // drain open, whatever reset its budget: a retry/reap backoff as before, and now
+  // a job requeued by retry --force, due only once its old worker has stopped the
+  // process (docs/architecture.md "Retry", "Drain").
+  `
+  DROP INDEX idx_jobs_backoff;
+  CREATE INDEX idx_jobs_backoff ON jobs (queue) WHERE state = 'queued' AND last_attempt_no > 0;
+  `,
 ];
 
 /** The v1 schema, for the test that migrates an old file. */
