@@ -83,7 +83,7 @@ export class StorageWatch {
     const full = queueDisks(this.store).filter((d) => d.full);
     if (full.length > 0 && this.fullDisks.length === 0) {
       const which = full.map((d) => `the ${d.role} disk (${d.path}, ${formatKiB(d.freeBytes)} free)`).join(" and ");
-      this.say(`claiming paused: ${which} is full; no job is claimed (and none charged) until space is freed`);
+      this.say(`claiming paused: ${which} ${full.length > 1 ? "are" : "is"} full; no job is claimed (and none charged) until space is freed`);
     } else if (full.length === 0 && this.fullDisks.length > 0) {
       this.say("space is back on the queue's disks: claiming again");
       this.checkpointDue = true;
