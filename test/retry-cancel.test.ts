@@ -159,7 +159,7 @@ test("retry a running job needs --force; forced, the old worker's late result ch
   let r = await q.json(["retry", String(id)]);
   expect([r.code, r.env.errors[0].code]).toEqual([2, "SAFETY_BLOCK"]);
   expect(r.env.errors[0].remediation).toContain("--force");
-  r = await q.json(["retry", String(id), "--force"]);
+  r = await q.json(["retry", String(id), "--force"], { env: FAST_KNOBS }); // hold-off: 0.2 s heartbeat + 5 s grace + 1 s
   expect(r.code).toBe(0);
   expect(await q.job(id)).toMatchObject({ state: "queued", locked_by: null, attempts: 0 });
   expect(await q.attempt(id, 1)).toMatchObject({ state: "canceled", failure_reason: "canceled", error: "abandoned by retry --force" });
