@@ -346,8 +346,14 @@ export interface QueryPlan {
  * operator's retry or cancel is written; not on every commit of every worker.
  */
 export interface WorkWaker {
-  /** Resolves at the next such signal (`freed`: a lane's job ending counts too), a poke, or after `ms`. */
-  wait(ms: number, freed: boolean): Promise<void>;
+  /**
+   * Resolves at the next such signal (`freed`: a lane's job ending counts too), a poke, or after `ms`.
+   * `hungry` (default true): the worker has room for another job, so a signal could give it one.
+   * A busy worker (false) is woken by its own pokes and the poll; a driver whose wake-ups cost the
+   * server something per listener (PostgreSQL: every commit that notifies signals every listening
+   * backend) stops listening while the worker is busy (docs/architecture.md "Waking").
+   */
+  wait(ms: number, freed: boolean, hungry?: boolean): Promise<void>;
   /** Wakes a pending {@link wait} now (the worker's own attempt ended). */
   poke(): void;
   close(): void;

@@ -408,7 +408,8 @@ export class Worker {
         this.emit({ type: "idle", queue: opts.queue });
       }
       const freed = opts.slots !== null || (opts.mode === "drain" && this.inFlight.size === 0);
-      await this.waker!.wait(await this.idleWaitMs(), freed);
+      const hungry = !this.stopping && this.inFlight.size < (opts.mode === "once" ? 1 : opts.concurrency);
+      await this.waker!.wait(await this.idleWaitMs(), freed, hungry);
       return false;
     }
   }

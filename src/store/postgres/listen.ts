@@ -53,31 +53,58 @@ export function watchChannel(sql: SQL | null, channel: string | null): Waker {
  * `workChannelOf`): payload `ready:<lane>` and `all` wake it, `freed:<lane>`
  * wakes a wait that asks for it (ignored altogether unless `wantsFreed`);
  * other lanes' payloads are ignored without a read. Each subscription wakes it once, as in {@link watchChannel}.
+ *
+ * It LISTENs only while the worker is hungry (a wait with room for a job): PostgreSQL
+ * signals every listening backend of the database at each notifying commit, and each
+ * then reads the notification queue in a transaction of its own, so listening busy
+ * workers multiply the server's work per job by their number. A busy worker unlistens;
+ * the next hungry wait listens again, and that subscription's wake makes the worker
+ * claim once more, so a job added meanwhile is not missed (the poll stays the bound).
  */
 export function watchWorkChannel(sql: SQL, channel: string, lane: string, wantsFreed: boolean): WorkWaker {
   const signal = new WakeSignal();
   const ready = `ready:${lane}`;
   const freed = `freed:${lane}`;
   let subscription: { unlisten(): Promise<void> } | null = null;
-  sql
-    .listen(
-      channel,
-      (payload) => {
-        if (payload === ready || payload === "all") signal.fire();
-        else if (payload === freed && wantsFreed) signal.fire("freed");
-      },
-      () => signal.fire(),
-    )
-    .then(
-      (sub) => {
-        if (signal.closed) void sub.unlisten().catch(() => {});
-        else subscription = sub;
-      },
-      () => {}, // no LISTEN: the poll remains
-    );
-  return workWaker(signal, () => {
+  let subscribing = false;
+  let wanted = true;
+  const subscribe = (): void => {
+    if (subscribing || subscription || signal.closed) return;
+    subscribing = true;
+    sql
+      .listen(
+        channel,
+        (payload) => {
+          if (payload === ready || payload === "all") signal.fire();
+          else if (payload === freed && wantsFreed) signal.fire("freed");
+        },
+        () => signal.fire(),
+      )
+      .then(
+        (sub) => {
+          subscribing = false;
+          if (signal.closed || !wanted) void sub.unlisten().catch(() => {});
+          else subscription = sub;
+        },
+        () => {
+          subscribing = false; // no LISTEN: the poll remains
+        },
+      );
+  };
+  const unsubscribe = (): void => {
     const sub = subscription;
     subscription = null;
     if (sub) void sub.unlisten().catch(() => {});
-  });
+  };
+  subscribe();
+  const waker = workWaker(signal, unsubscribe);
+  return {
+    ...waker,
+    wait(ms, freedToo, hungry = true) {
+      wanted = hungry;
+      if (hungry) subscribe();
+      else unsubscribe();
+      return waker.wait(ms, freedToo);
+    },
+  };
 }

@@ -83,7 +83,7 @@ export class PgStore implements Store {
     const waker = watchWorkChannel(this.sql, workChannelOf(this.channel), queue, opts.freed ?? true);
     this.wakers.add(waker);
     return {
-      wait: (ms, freed) => waker.wait(ms, freed),
+      wait: (ms, freed, hungry) => waker.wait(ms, freed, hungry),
       poke: () => waker.poke(),
       close: () => {
         this.wakers.delete(waker);
