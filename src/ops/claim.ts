@@ -33,8 +33,3 @@ export async function claimJobs(store: Store, who: Claimant, limit: number, now 
 export function toClaimedAttempts(claimed: ClaimedJob[]): ClaimedAttempt[] {
   return claimed.map(({ job, attempt }) => ({ job, attemptNo: attempt.attempt_no, stdoutPath: attempt.stdout_path, stderrPath: attempt.stderr_path }));
 }
-
-/** Claims the next eligible job, or returns null. Raises `LOCKED` under contention. */
-export async function claimNext(store: Store, who: Claimant, now = store.now()): Promise<ClaimedAttempt | null> {
-  return (await claimJobs(store, who, 1, now))[0] ?? null;
-}
