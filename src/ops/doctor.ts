@@ -8,6 +8,7 @@ import { CONTRACT_VERSION } from "../contract/envelope.ts";
 import { TOOL_VERSION } from "../contract/version.ts";
 import { writableOrCreatable, type StoreCheck } from "../store/index.ts";
 import { queueDisks } from "../store/space.ts";
+import { isPgUrl } from "../store/postgres/url.ts";
 import { describeLocation, type LocationReport } from "./config.ts";
 import type { WorkerHealth } from "./worker-health.ts";
 import { counted } from "./values.ts";
@@ -73,7 +74,7 @@ async function databaseChecks(loc: LocationReport, diagnose: Diagnose): Promise<
  * space is freed (docs/architecture.md "Storage conditions").
  */
 function diskSpaceCheck(dbPath: string, spoolDir: string): DoctorCheck {
-  const disks = queueDisks({ driver: /^postgres(ql)?:/i.test(dbPath) ? "postgres" : "sqlite", location: dbPath, spoolDir });
+  const disks = queueDisks({ driver: isPgUrl(dbPath) ? "postgres" : "sqlite", location: dbPath, spoolDir });
   const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
   const full = disks.filter((d) => d.full);
   if (full.length > 0) {
