@@ -45,10 +45,11 @@ export async function recordAttemptEndAndClaim(store: Store, ref: AttemptRef, en
 
 /** The write of {@link recordAttemptEnd}, inside `tx`. */
 async function recordIn(tx: StoreWriter, ref: AttemptRef, end: ProcessEnd, now: number, eventWorkerId: string | null): Promise<Outcome | null> {
-  const job = await tx.getJob(ref.jobId);
+  // Two independent reads, awaited together: PostgreSQL sends them in one round trip (docs/architecture.md "The driver contract").
+  const [job, settings] = await Promise.all([tx.getJob(ref.jobId), readSettings(tx)]);
   if (!job || job.state !== "running" || job.locked_by !== ref.workerId || job.last_attempt_no !== ref.attemptNo) return null;
   if (ref.staleBefore !== undefined && (job.heartbeat_at ?? 0) >= ref.staleBefore) return null;
-  const outcome = decideOutcome(job, end, await readSettings(tx), now);
+  const outcome = decideOutcome(job, end, settings, now);
   const detail = JSON.stringify({
     attempt: ref.attemptNo,
     ...(outcome.error ? { error: outcome.error } : {}),

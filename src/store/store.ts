@@ -425,8 +425,10 @@ export interface Store {
    * `write(fn)` followed, in the same transaction when the driver can, by the
    * claim `req` (docs/architecture.md "The claim"): a worker records a result
    * and claims the next job with one commit. `claimed` is null when the driver
-   * did not claim (PostgreSQL, whose claim is a statement of its own); the
-   * caller then claims as usual. When anything throws, nothing was written.
+   * did not claim (an absent queue); the caller then claims as usual. When
+   * anything throws, nothing was written, except when the answer to the
+   * COMMIT was lost: then the driver looks up what the claim holds before its
+   * next claimJobs (PostgreSQL: docs/architecture.md "The claim").
    */
   writeAndClaim<T>(fn: (tx: StoreWriter) => Promise<T>, req: ClaimRequest): Promise<{ result: T; claimed: ClaimedJob[] | null }>;
   /** A wake-up source for readers (`events --follow`, `status --watch`, `wait`): any commit. */

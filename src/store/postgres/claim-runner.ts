@@ -29,6 +29,13 @@ export class ClaimBook {
     return this.handed;
   }
 
+  /** Books `req` as a claim that may have committed unheard (the oldest are forgotten past 100). */
+  markUncertain(req: ClaimRequest): void {
+    if (!this.uncertain.includes(req)) this.uncertain.push(req);
+    if (this.uncertain.length > 100) this.uncertain.shift();
+  }
+
+  /** Books what a claim returned. */
   record(claimed: ClaimedJob[]): void {
     for (const c of claimed) this.handed.add(`${c.job.id}:${c.attempt.attempt_no}`);
     if (this.handed.size > 10_000) for (const k of [...this.handed].slice(0, 5_000)) this.handed.delete(k);
@@ -66,8 +73,7 @@ export async function runClaim(sql: SQL, req: ClaimRequest, spoolDir: string, ch
         continue;
       }
       if (isConnectionError(error)) {
-        if (!book.uncertain.includes(req)) book.uncertain.push(req);
-        if (book.uncertain.length > 100) book.uncertain.shift();
+        book.markUncertain(req);
         if (++lost < CONNECTION_TRIES) {
           await Bun.sleep(100 * 3 ** (lost - 1));
           continue;

@@ -10,6 +10,7 @@ import type { ClaimRequest, ClaimedJob, QueryPlan, Store, StoreReader, StoreWrit
 import { explainHotPath } from "./hot-path.ts";
 import { AbsentPgStore } from "./absent.ts";
 import { ClaimBook, runClaim } from "./claim-runner.ts";
+import { claimStatement, lockLane } from "./claim.ts";
 import { QueueClock, createClient, measureClockOffset } from "./connect.ts";
 import { type ErrorContext, mapPgError, sqlstate } from "./errors.ts";
 import { channelOf, workChannelOf } from "./events.ts";
@@ -61,9 +62,39 @@ export class PgStore implements Store {
     return this.writes.run(() => runClaim(this.sql, req, this.spoolDir, this.channel, this.ctx, this.claims));
   }
 
-  /** The write alone: the claim stays its own statement (its lost-answer recovery: claim-runner.ts). */
-  async writeAndClaim<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<{ result: T; claimed: ClaimedJob[] | null }> {
-    return { result: await this.write(fn), claimed: null };
+  /**
+   * The write, then the claim in the same READ COMMITTED transaction: one
+   * commit per job while the lane has work (docs/architecture.md "The
+   * claim"). The write's events are sent before the claim, pipelined with it
+   * (one round trip), so the ledger reads "ended", then "claimed". The claim
+   * statement runs after the write's, so it sees the slot the write freed;
+   * with `--slots` the lane's row is locked first, as in claimJobs. When the
+   * COMMIT's answer is lost, the claim may have committed: it is booked as
+   * uncertain and the next claimJobs finds what it holds (claim-runner.ts).
+   */
+  writeAndClaim<T>(fn: (tx: StoreWriter) => Promise<T>, req: ClaimRequest): Promise<{ result: T; claimed: ClaimedJob[] | null }> {
+    return this.writes.run(async () => {
+      let claimSent = false;
+      try {
+        const out = await runTransaction(this.sql, "write", this.channel, this.ctx, async (q, tx, effects) => {
+          claimSent = false; // a rerun starts over
+          const result = await fn(q);
+          const flushed = effects.flush(tx);
+          if (req.slots !== null) {
+            await flushed;
+            await lockLane(tx, req.queue);
+          }
+          claimSent = true;
+          const [, claimed] = await Promise.all([flushed, claimStatement(tx, req, this.spoolDir, this.channel)]);
+          return { result, claimed };
+        });
+        this.claims.record(out.claimed);
+        return out;
+      } catch (error) {
+        if (claimSent) this.claims.markUncertain(req);
+        throw error;
+      }
+    });
   }
 
   watch(): Waker {

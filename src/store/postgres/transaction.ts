@@ -28,10 +28,12 @@ const KEY_TRIES = 3;
 
 export type TxKind = "read" | "write";
 
-
-
-/** Runs `fn` in one transaction of `kind` on `sql`, retrying as described above. */
-export async function runTransaction<T>(sql: SQL, kind: TxKind, channel: string | null, ctx: ErrorContext, fn: (q: PgQueries) => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` in one transaction of `kind` on `sql`, retrying as described
+ * above. `fn` gets the transaction's queries, and for the driver's own
+ * statements (the claim in PgStore.writeAndClaim) its connection and effects.
+ */
+export async function runTransaction<T>(sql: SQL, kind: TxKind, channel: string | null, ctx: ErrorContext, fn: (q: PgQueries, tx: SQL, effects: TxEffects) => Promise<T>): Promise<T> {
   let conflicts = 0;
   let lostConnections = 0;
   let keyRaces = 0;
@@ -40,7 +42,7 @@ export async function runTransaction<T>(sql: SQL, kind: TxKind, channel: string 
     try {
       const body = async (tx: SQL) => {
         const effects = new TxEffects(kind === "write" ? channel : null);
-        const out = await fn(new PgQueries(tx, effects, kind === "write"));
+        const out = await fn(new PgQueries(tx, effects, kind === "write"), tx, effects);
         await effects.flush(tx);
         finished = true;
         return out;
