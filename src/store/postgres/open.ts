@@ -65,33 +65,31 @@ export class PgStore implements Store {
   /**
    * The write, then the claim in the same READ COMMITTED transaction: one
    * commit per job while the lane has work (docs/architecture.md "The
-   * claim"). The write's events are sent before the claim, pipelined with it
-   * (one round trip), so the ledger reads "ended", then "claimed". The claim
-   * statement runs after the write's, so it sees the slot the write freed;
-   * with `--slots` the lane's row is locked first, as in claimJobs. When the
-   * COMMIT's answer is lost, the claim may have committed: it is booked as
-   * uncertain and the next claimJobs finds what it holds (claim-runner.ts).
+   * claim"). The claim statement is sent after the write's events and with
+   * the COMMIT (one round trip), so the ledger reads "ended", then "claimed",
+   * and the claim sees the slot the write freed; with `--slots` the lane's
+   * row is locked first, as in claimJobs. When the COMMIT's answer is lost,
+   * the claim may have committed: it is booked as in doubt and the next
+   * claimJobs finds what it holds (claim-runner.ts).
    */
   writeAndClaim<T>(fn: (tx: StoreWriter) => Promise<T>, req: ClaimRequest): Promise<{ result: T; claimed: ClaimedJob[] | null }> {
     return this.writes.run(async () => {
-      let claimSent = false;
+      let claim: Promise<ClaimedJob[]> | null = null;
       try {
-        const out = await runTransaction(this.sql, "write", this.channel, this.ctx, async (q, tx, effects) => {
-          claimSent = false; // a rerun starts over
-          const result = await fn(q);
-          const flushed = effects.flush(tx);
-          if (req.slots !== null) {
-            await flushed;
-            await lockLane(tx, req.queue);
-          }
-          claimSent = true;
-          const [, claimed] = await Promise.all([flushed, claimStatement(tx, req, this.spoolDir, this.channel)]);
-          return { result, claimed };
-        });
-        this.claims.record(out.claimed);
-        return out;
+        const result = await runTransaction(
+          this.sql, "write", this.channel, this.ctx,
+          async (q, tx) => {
+            const out = await fn(q);
+            if (req.slots !== null) await lockLane(tx, req.queue);
+            return out;
+          },
+          (tx) => (claim = claimStatement(tx, req, this.spoolDir, this.channel)),
+        );
+        const claimed = await claim!;
+        this.claims.record(claimed);
+        return { result, claimed };
       } catch (error) {
-        if (claimSent) this.claims.markUncertain(req);
+        if (claim !== null) this.claims.markUncertain(req);
         throw error;
       }
     });

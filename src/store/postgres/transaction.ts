@@ -9,8 +9,8 @@
  *  - on a unique violation of the active-key index (two `add --key` at
  *    once): the second run finds the job the other one added;
  *  - on a lost or refused connection, but only when it failed before the
- *    callback had finished: a COMMIT whose answer was lost may have
- *    committed, so that one is reported (unreachable), not repeated.
+ *    COMMIT was sent: a COMMIT whose answer was lost may have committed, so
+ *    that one is reported (unreachable), not repeated.
  * What still fails is mapped by errors.ts.
  */
 import type { SQL } from "bun";
@@ -31,23 +31,48 @@ export type TxKind = "read" | "write";
 /**
  * Runs `fn` in one transaction of `kind` on `sql`, retrying as described
  * above. `fn` gets the transaction's queries, and for the driver's own
- * statements (the claim in PgStore.writeAndClaim) its connection and effects.
+ * statements (PgStore.writeAndClaim) its connection and effects. `last`, when
+ * given, issues one statement of its own (it must not await before issuing
+ * it): it is sent with the buffered events and the COMMIT, in one round trip.
+ *
+ * The transaction runs on a reserved connection with BEGIN and COMMIT of our
+ * own, so that both travel with other statements (pipelining): BEGIN with the
+ * first statement of `fn`, COMMIT with the last ones. A statement that fails
+ * in such a batch aborts the transaction, and the COMMIT behind it then rolls
+ * back; its error is what is raised.
  */
-export async function runTransaction<T>(sql: SQL, kind: TxKind, channel: string | null, ctx: ErrorContext, fn: (q: PgQueries, tx: SQL, effects: TxEffects) => Promise<T>): Promise<T> {
+export async function runTransaction<T>(
+  sql: SQL,
+  kind: TxKind,
+  channel: string | null,
+  ctx: ErrorContext,
+  fn: (q: PgQueries, tx: SQL, effects: TxEffects) => Promise<T>,
+  last?: (tx: SQL) => Promise<unknown>,
+): Promise<T> {
   let conflicts = 0;
   let lostConnections = 0;
   let keyRaces = 0;
   for (;;) {
-    let finished = false;
+    // Once the COMMIT is sent, a lost connection may have committed: then it is reported, not rerun.
+    let commitSent = false;
     try {
-      const body = async (tx: SQL) => {
+      const tx = await sql.reserve();
+      try {
+        const begin = kind === "read" ? tx`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY` : tx`BEGIN`;
+        begin.catch(() => {}); // sent now, ahead of fn's first statement; its error is raised below
         const effects = new TxEffects(kind === "write" ? channel : null);
         const out = await fn(new PgQueries(tx, effects, kind === "write"), tx, effects);
-        await effects.flush(tx);
-        finished = true;
+        await begin;
+        const tail = [effects.flush(tx), ...(last ? [last(tx)] : [])];
+        commitSent = true;
+        await Promise.all([...tail, tx`COMMIT`]);
         return out;
-      };
-      return (kind === "read" ? await sql.begin("isolation level repeatable read read only", body) : await sql.begin(body)) as T;
+      } catch (error) {
+        await tx`ROLLBACK`.catch(() => {}); // after a failed statement (or COMMIT) there may be nothing to roll back
+        throw error;
+      } finally {
+        tx.release();
+      }
     } catch (error) {
       if (error instanceof SpoolError || !isDriverError(error)) throw error; // the callback's own error, unchanged
       if (isConflict(error) && ++conflicts < CONFLICT_TRIES) {
@@ -55,7 +80,7 @@ export async function runTransaction<T>(sql: SQL, kind: TxKind, channel: string 
         continue;
       }
       if (isActiveKeyViolation(error) && ++keyRaces < KEY_TRIES) continue;
-      if (isConnectionError(error) && (kind === "read" || !finished) && ++lostConnections < CONNECTION_TRIES) {
+      if (isConnectionError(error) && (kind === "read" || !commitSent) && ++lostConnections < CONNECTION_TRIES) {
         await Bun.sleep(100 * 3 ** (lostConnections - 1));
         continue;
       }
