@@ -9,7 +9,7 @@ import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test
 import { existsSync } from "node:fs";
 import { SpoolError } from "../src/contract/errors.ts";
 import { deleteJobs, deletionPreview } from "../src/ops/delete.ts";
-import { retryAllWithOverrides, retryJobs } from "../src/ops/retry.ts";
+import { retryWithOverrides, retryJobs } from "../src/ops/retry.ts";
 import { failureGroups } from "../src/ops/triage-groups.ts";
 import { openQueue, type Store } from "../src/store/index.ts";
 import { TempQueue } from "./helpers.ts";
@@ -41,7 +41,7 @@ test("a group whose jobs share an idempotency key: retry all requeues the newest
   expect(group!.count).toBe(3); // "cannot reach host <n>"
   const before = JSON.stringify(await q.snapshot());
   // Named jobs sharing a key are refused as a whole (retry with new settings): nothing changes.
-  const refused = await retryAllWithOverrides(store, group!.job_ids.map(String), { timeoutSeconds: 60 }).catch((e) => e);
+  const refused = await retryWithOverrides(store, group!.job_ids.map(String), { timeoutSeconds: 60 }).catch((e) => e);
   expect(refused).toBeInstanceOf(SpoolError);
   expect(refused.code).toBe("IDEMPOTENCY_CONFLICT");
   expect(JSON.stringify(await q.snapshot())).toBe(before);
@@ -58,7 +58,7 @@ test("a group whose jobs share an idempotency key: retry all requeues the newest
 test("retry all with new settings changes each job in one transaction; delete all removes rows and files, as the preview said", async () => {
   const ids = [await deadWithKey("a"), await deadWithKey("bb"), await deadWithKey("cc")];
   store = await openQueue(q.location(), { create: false });
-  const done = await retryAllWithOverrides(store, [String(ids[0])], { maxRetries: 4, env: { MODE: "safe" } });
+  const done = await retryWithOverrides(store, [String(ids[0])], { maxRetries: 4, env: { MODE: "safe" } });
   expect(done[0]!.changed).toEqual({ max_retries: { from: 0, to: 4 }, env_set: ["MODE"] });
   expect(await q.job(ids[0]!)).toMatchObject({ state: "queued", max_retries: 4, env: { MODE: "safe" } });
 

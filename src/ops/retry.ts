@@ -192,43 +192,44 @@ function hasOverrides(o: RetryOverrides): boolean {
   return o.timeoutSeconds !== undefined || o.maxRetries !== undefined || (o.env !== undefined && Object.keys(o.env).length > 0);
 }
 
-/** The body of {@link retryJobs}, inside its transaction; with `overrides` each job's settings change before its requeue. */
+/**
+ * The body of {@link retryJobs}, inside its transaction. Every job is checked
+ * ({@link checkRetry}) and its key looked up once, then requeued, with its
+ * settings changed first when `overrides` asks ({@link requeueChecked}).
+ */
 async function retryIn(tx: StoreWriter, target: RetryTarget, force: boolean, now: number, overrides: RetryOverrides | null, forcedHoldoffSeconds: number): Promise<RetryOutcome> {
-  {
+  if ("refs" in target) {
+    const jobs = await resolveUnique(tx, target.refs);
+    for (const job of jobs) await checkRetry(tx, job, force);
     const requeued = new Set<number>();
-    if ("refs" in target) {
-      const jobs = await resolveUnique(tx, target.refs);
-      for (const job of jobs) await checkRetry(tx, job, force);
-      return {
-        jobs: await mapInOrder(jobs, async (job) => {
-          if (overrides) return requeueWithOverrides(tx, job, overrides, now, requeued);
-          const holder = await keyHolder(tx, job);
-          if (holder) throw keyConflict(job, holder, requeued.has(holder.id));
-          requeued.add(job.id);
-          return requeue(tx, job, now, {}, forcedHoldoffSeconds);
-        }),
-        skipped: [],
-      };
-    }
-    // Newest first, so that of several jobs sharing a key the newest is the one requeued.
-    const matches = (await tx.listJobs({ ...target.filter, limit: Number.MAX_SAFE_INTEGER })).filter((j) => (RETRYABLE_STATES as readonly string[]).includes(j.state));
-    const chosen: Job[] = [];
-    const skipped: SkippedRetry[] = [];
-    const taken = new Map<string, number>();
-    for (const job of matches) {
-      await checkRetry(tx, job, false);
-      const key = job.idempotency_key;
-      const holderId = key === null ? undefined : (taken.get(key) ?? (await keyHolder(tx, job))?.id);
-      if (key !== null && holderId !== undefined) {
-        skipped.push({ job_id: job.id, key, holder_id: holderId });
-        continue;
-      }
-      if (key !== null) taken.set(key, job.id);
-      chosen.push(job);
-    }
-    const jobs = await mapInOrder(chosen.reverse(), (job) => (overrides ? requeueWithOverrides(tx, job, overrides, now, requeued) : requeue(tx, job, now)));
-    return { jobs, skipped: skipped.reverse() };
+    return {
+      jobs: await mapInOrder(jobs, async (job) => {
+        const holder = await keyHolder(tx, job);
+        if (holder) throw keyConflict(job, holder, requeued.has(holder.id));
+        requeued.add(job.id);
+        return requeueChecked(tx, job, now, overrides, forcedHoldoffSeconds);
+      }),
+      skipped: [],
+    };
   }
+  // Newest first, so that of several jobs sharing a key the newest is the one requeued.
+  const matches = (await tx.listJobs({ ...target.filter, limit: Number.MAX_SAFE_INTEGER })).filter((j) => (RETRYABLE_STATES as readonly string[]).includes(j.state));
+  const chosen: Job[] = [];
+  const skipped: SkippedRetry[] = [];
+  const taken = new Map<string, number>();
+  for (const job of matches) {
+    await checkRetry(tx, job, false);
+    const key = job.idempotency_key;
+    const holderId = key === null ? undefined : (taken.get(key) ?? (await keyHolder(tx, job))?.id);
+    if (key !== null && holderId !== undefined) {
+      skipped.push({ job_id: job.id, key, holder_id: holderId });
+      continue;
+    }
+    if (key !== null) taken.set(key, job.id);
+    chosen.push(job);
+  }
+  const jobs = await mapInOrder(chosen.reverse(), (job) => requeueChecked(tx, job, now, overrides, 0));
+  return { jobs, skipped: skipped.reverse() };
 }
 
 /** The warnings of a {@link RetryOutcome}: one `IDEMPOTENCY_KEY_HELD` per skipped job. */
@@ -271,14 +272,13 @@ export interface RetriedWithOverrides extends RetriedJob {
 }
 
 /**
- * Checks, changes the settings of and requeues one job inside the caller's
- * transaction (see {@link retryWithOverrides}). `requeued` holds the jobs this
- * request requeued before it, so that a key one of them now holds is named as such.
+ * Requeues one job {@link retryIn} checked (state and key), first changing
+ * its settings when `overrides` asks; the `retried` event's detail then says
+ * what changed. Raises `INVALID_INPUT` when the merged env would exceed its
+ * limit, `CONFLICT` when the job changed state meanwhile.
  */
-async function requeueWithOverrides(tx: StoreWriter, job: Job, overrides: RetryOverrides, now: number, requeued = new Set<number>()): Promise<RetriedWithOverrides> {
-  await checkRetry(tx, job, false);
-  const holder = await keyHolder(tx, job);
-  if (holder) throw keyConflict(job, holder, requeued.has(holder.id));
+async function requeueChecked(tx: StoreWriter, job: Job, now: number, overrides: RetryOverrides | null, forcedHoldoffSeconds: number): Promise<RetriedJob> {
+  if (overrides === null) return requeue(tx, job, now, {}, forcedHoldoffSeconds);
   const changes: JobSettingsChange = {};
   const changed: RetriedWithOverrides["changed"] = {};
   if (overrides.timeoutSeconds !== undefined) {
@@ -298,30 +298,19 @@ async function requeueWithOverrides(tx: StoreWriter, job: Job, overrides: RetryO
   if (Object.keys(changes).length > 0 && !await tx.updateJobSettings(job.id, job.state, changes)) {
     throw new SpoolError("CONFLICT", `job ${job.id} changed state while being retried`, { detail: { job_id: job.id } });
   }
-  requeued.add(job.id);
   return { ...(await requeue(tx, job, now, Object.keys(changed).length ? { changed } : {})), changed };
 }
 
 /**
- * Changes a dead or canceled job's timeout, retry budget and/or env and
- * requeues it, in ONE transaction: {@link retryJobs} with `overrides` (the
- * same checks: never a running job, never a second active job with its
- * idempotency key), then the settings, then the requeue and its `retried`
- * event (whose detail says what changed). Raises like `retryJobs`, or
- * `INVALID_INPUT` when the merged env would exceed its limit; then nothing changed.
+ * Changes the timeout, retry budget and/or env of dead or canceled jobs and
+ * requeues them, in ONE transaction (triage's "retry with …", `retry ID…
+ * --timeout …`): {@link retryJobs} with `overrides`, all or nothing, with the
+ * key rule of named jobs (two of them sharing a key is
+ * `IDEMPOTENCY_CONFLICT`); each job's `changed` says what changed. Raises
+ * like `retryJobs`, or `INVALID_INPUT` when a merged env would exceed its
+ * limit; then nothing changed.
  */
-export async function retryWithOverrides(store: Store, ref: string, overrides: RetryOverrides, now = store.now()): Promise<RetriedWithOverrides> {
-  return (await retryAllWithOverrides(store, [ref], overrides, now))[0]!;
-}
-
-/**
- * {@link retryWithOverrides} for several jobs (triage's "retry the group
- * with …", `retry ID… --timeout …`), all in ONE transaction: the same changes
- * applied to each, all or nothing, with the key rule of named jobs (two of
- * them sharing a key is `IDEMPOTENCY_CONFLICT`). Raises like
- * `retryWithOverrides` for the first job that cannot be retried.
- */
-export async function retryAllWithOverrides(store: Store, refs: string[], overrides: RetryOverrides, now = store.now()): Promise<RetriedWithOverrides[]> {
+export async function retryWithOverrides(store: Store, refs: string[], overrides: RetryOverrides, now = store.now()): Promise<RetriedWithOverrides[]> {
   const { jobs } = await retryJobs(store, { refs }, { force: false, overrides }, now);
   return jobs.map((j) => ({ ...j, changed: j.changed ?? {} }));
 }

@@ -113,9 +113,9 @@ async function triageOne(store: Store, card: TriageCard, summary: TriageSummary,
           const keys = Object.keys(card.job.env);
           const overrides = await askOverrides(action, { what: `job ${id}`, timeout: `${card.job.timeout_seconds}s`, budget: String(card.job.max_retries), envNote: keys.length ? `it has ${keys.join(", ")}` : "" });
           if (!overrides) continue;
-          const done = await retryWithOverrides(store, String(id), overrides);
-          summary.retried.push({ job_id: id, changed: done.changed });
-          p.log.success(`Retried job ${id} (${describeChanges(done.changed)}); now queued`);
+          const [done] = await retryWithOverrides(store, [String(id)], overrides);
+          summary.retried.push({ job_id: id, changed: done!.changed });
+          p.log.success(`Retried job ${id} (${describeChanges(done!.changed)}); now queued`);
           return "next";
         }
         case "d": {

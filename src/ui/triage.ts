@@ -14,7 +14,7 @@
 import * as p from "@clack/prompts";
 import { SpoolError } from "../contract/errors.ts";
 import { deleteJobs, deletionPreview } from "../ops/delete.ts";
-import { retryAllWithOverrides, retryJobs, retryWarnings, type RetryOverrides } from "../ops/retry.ts";
+import { retryWithOverrides, retryJobs, retryWarnings, type RetryOverrides } from "../ops/retry.ts";
 import { signatureKey } from "../ops/failure-signature.ts";
 import { jobsInStates, TRIAGE_STATES, type JobScope } from "../ops/triage.ts";
 import { failureGroups, type FailureGroup } from "../ops/triage-groups.ts";
@@ -48,7 +48,7 @@ async function retryGroup(store: Store, g: FailureGroup, overrides: RetryOverrid
   if (!(await confirm(`Retry all ${counted(g.count, "job")} of this group${how}? They are requeued with a fresh retry budget.`, true))) return false;
   const refs = g.job_ids.map(String);
   if (overrides) {
-    const done = await retryAllWithOverrides(store, refs, overrides);
+    const done = await retryWithOverrides(store, refs, overrides);
     summary.groups.push({ signature: g.text, action: "retried", job_ids: done.map((d) => d.job_id), changed: done[0]?.changed });
   } else {
     // As `retry --all` (the group's jobs as its filter): of jobs sharing an idempotency key
