@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { jobEnvironment } from "../src/worker/executor.ts";
+import { jobEnvironment, workerEnvironment } from "../src/worker/executor.ts";
 import { PG_ENABLED } from "./store/drivers.ts";
 import { CLI, TempQueue } from "./helpers.ts";
 
@@ -63,11 +63,11 @@ describe("a refused value is never printed", () => {
 
 describe("a job never inherits a database password", () => {
   test("SPOOLCTL_DB's password is dropped from a job's environment; the job's own variables and other URLs stay", () => {
-    const env = jobEnvironment({ SPOOLCTL_DB: `postgres://ci:${TOKEN}@db.example:5432/jobs?sslmode=require&password=${TOKEN}`, PATH: "/bin" }, { MINE: "1" }, "SPOOLCTL_ATTEMPT_TOKEN=q-1-1");
+    const env = jobEnvironment(workerEnvironment({ SPOOLCTL_DB: `postgres://ci:${TOKEN}@db.example:5432/jobs?sslmode=require&password=${TOKEN}`, PATH: "/bin" }), { MINE: "1" }, "SPOOLCTL_ATTEMPT_TOKEN=q-1-1");
     expect(env.SPOOLCTL_DB).toBe("postgres://ci@db.example:5432/jobs?sslmode=require");
     expect(JSON.stringify(env)).not.toContain(TOKEN);
     expect([env.PATH, env.MINE, env.SPOOLCTL_ATTEMPT_TOKEN]).toEqual(["/bin", "1", "q-1-1"]);
-    expect(jobEnvironment({ SPOOLCTL_DB: "/tmp/q.db" }, {}).SPOOLCTL_DB).toBe("/tmp/q.db");
+    expect(jobEnvironment(workerEnvironment({ SPOOLCTL_DB: "/tmp/q.db" }), {}).SPOOLCTL_DB).toBe("/tmp/q.db");
   });
 
   test.skipIf(!PG_ENABLED)("a job of a worker whose SPOOLCTL_DB holds a password sees it without, and its own spoolctl still reaches the queue", async () => {

@@ -48,7 +48,7 @@ export interface AttemptSpec {
   cwd: string | null;
   /** Variables layered over `baseEnv`. */
   env: Record<string, string>;
-  /** The worker's environment, copied once per worker ({@link workerEnvironment}); default: {@link jobEnvironment} of process.env now. */
+  /** The worker's environment, copied once per worker ({@link workerEnvironment}); default: that of process.env now. */
   baseEnv?: Record<string, string | undefined>;
   stdoutPath: string;
   stderrPath: string;
@@ -111,15 +111,13 @@ function markerEnv(marker: string | undefined): Record<string, string> {
 }
 
 /**
- * A job's environment (docs/architecture.md "Execution"): the worker's, the
- * job's own variables over it, then the attempt marker. An inherited
- * `SPOOLCTL_DB` that is a PostgreSQL URL loses its password (a job's output
- * and its own children must not carry it); a job that runs spoolctl still
- * reaches the queue through `PGPASSWORD` or `~/.pgpass`. A `SPOOLCTL_DB` the
- * job sets itself is left as given.
+ * A job's environment (docs/architecture.md "Execution"): the worker's, as
+ * {@link workerEnvironment} prepared it (an inherited PostgreSQL
+ * `SPOOLCTL_DB` without its password), the job's own variables over it, then
+ * the attempt marker. A `SPOOLCTL_DB` the job sets itself is left as given.
  */
-export function jobEnvironment(base: Record<string, string | undefined>, jobEnv: Record<string, string>, marker?: string): Record<string, string | undefined> {
-  return { ...workerEnvironment(base), ...jobEnv, ...markerEnv(marker) };
+export function jobEnvironment(workerEnv: Record<string, string | undefined>, jobEnv: Record<string, string>, marker?: string): Record<string, string | undefined> {
+  return { ...workerEnv, ...jobEnv, ...markerEnv(marker) };
 }
 
 /** `permanent`: the command itself can never start, so retrying it is pointless (docs/architecture.md "Execution"). */
@@ -173,8 +171,10 @@ function spawnError(error: unknown, spec: AttemptSpec, env: Record<string, strin
 /**
  * The worker's environment for its children (docs/architecture.md
  * "Execution"), copied once per worker: reading process.env is costly in Bun,
- * and it does not change under a running worker. A PostgreSQL `SPOOLCTL_DB`
- * loses its password (see {@link jobEnvironment}).
+ * and it does not change under a running worker. An inherited `SPOOLCTL_DB`
+ * that is a PostgreSQL URL loses its password (a job's output and its own
+ * children must not carry it); a job that runs spoolctl still reaches the
+ * queue through `PGPASSWORD` or `~/.pgpass`.
  */
 export function workerEnvironment(base: Record<string, string | undefined> = process.env): Record<string, string | undefined> {
   const env = { ...base };
@@ -201,7 +201,7 @@ export function startAttempt(spec: AttemptSpec): RunningAttempt {
     return spawnFailed(`cannot write the attempt's output: ${(error as Error).message}`);
   }
   let proc: ReturnType<typeof Bun.spawn>;
-  const env = spec.baseEnv ? { ...spec.baseEnv, ...spec.env, ...markerEnv(spec.marker) } : jobEnvironment(process.env, spec.env, spec.marker);
+  const env = jobEnvironment(spec.baseEnv ?? workerEnvironment(), spec.env, spec.marker);
   try {
     proc = Bun.spawn(spec.argv, {
       cwd: spec.cwd ?? undefined,
