@@ -61,6 +61,11 @@ async function job(id: number) {
   return (await store.read(async (tx) => tx.getJob(id)))!;
 }
 
+/** Removes the output files of `id`'s attempts: the hosts of these tests share one file system, other machines would not. */
+async function removeAttemptFiles(id: number): Promise<void> {
+  for (const a of await store.read(async (tx) => tx.attemptsOf(id))) for (const path of [a.stdout_path, a.stderr_path]) rmSync(path);
+}
+
 async function startHost(name: string): Promise<Host> {
   const host = await Host.start(name);
   hosts.push(host);
@@ -225,7 +230,8 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     const wb = await worker(b, "--drain");
     expect(await wb.proc.exited).toBe(0);
     expect((await job(id)).state).toBe("done");
-    // The client's spool has no file for it: this is the shipped copy.
+    // The hosts share this machine's files: remove the attempt's, as another machine would not have them.
+    await removeAttemptFiles(id);
     const out = await cli("output", String(id));
     expect(out.data.attempts[0].stdout.text).toBe("out-from-host-b\n");
     expect(out.data.attempts[0].stderr.text).toBe("err-from-host-b\n");
@@ -235,6 +241,21 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     expect(feedback.data.streams.stderr.tail).toBe("err-from-host-b\n");
     const show = await cli("show", String(id));
     expect(show.data.attempts[0].host).toBe("host-b");
+  }, 60_000);
+
+  test("output past one shipped chunk and past output_cap: the cap's bytes arrive in order, then the truncation mark", async () => {
+    await freshQueue();
+    const b = await startHost("host-b");
+    expect((await cli("config", "set", "output_cap", "300000")).ok).toBe(true);
+    // 400,000 bytes of stdout (over the 256 KiB chunk and the cap), 200,000 of stderr (over one chunk, under the cap).
+    const id = await addJob("--", "sh", "-c", "seq 1 100000 | head -c 400000; seq 1 100000 | head -c 200000 >&2");
+    const wb = await worker(b, "--drain");
+    expect(await wb.proc.exited).toBe(0);
+    const expected = (n: number) => Bun.spawnSync(["sh", "-c", `seq 1 100000 | head -c ${n}`]).stdout.toString();
+    await removeAttemptFiles(id); // the shipped copy, as another machine reads it
+    const out = await cli("output", String(id));
+    expect(out.data.attempts[0].stdout.text).toBe(`${expected(300000)}\n[spoolctl: output truncated at 300000 bytes (the output_cap setting)]\n`);
+    expect(out.data.attempts[0].stderr.text).toBe(expected(200000));
   }, 60_000);
 
   test("8 workers on 2 hosts drain 2,000 jobs, each run exactly once", async () => {

@@ -7,7 +7,7 @@
  * the last chunk then carries the truncation mark. The files stay where the
  * worker ran. Every chunk is fenced by (job, attempt, worker).
  */
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import type { ClaimedAttempt } from "../ops/claim.ts";
 import type { OutputStream, Store } from "../store/store.ts";
 
@@ -25,17 +25,22 @@ interface Shipping {
   capped: Record<OutputStream, boolean>;
 }
 
-/** Reads up to `max` bytes of `path` from `offset`; empty when the file is missing. */
+const NOTHING = new Uint8Array(0);
+
+/** Reads up to `max` bytes of `path` from `offset`: what the file holds there now; empty when the file is missing. */
 function readFrom(path: string, offset: number, max: number): Uint8Array {
   let fd: number;
   try {
     fd = openSync(path, "r");
   } catch {
-    return new Uint8Array(0);
+    return NOTHING;
   }
   try {
-    const buffer = Buffer.alloc(max);
-    const n = readSync(fd, buffer, 0, max, offset);
+    // Sized by what is there: most attempts write nothing, and zeroing a chunk-sized buffer per read is not free.
+    const size = Math.min(max, fstatSync(fd).size - offset);
+    if (size <= 0) return NOTHING;
+    const buffer = Buffer.allocUnsafe(size);
+    const n = readSync(fd, buffer, 0, size, offset);
     return buffer.subarray(0, n);
   } finally {
     closeSync(fd);
