@@ -71,9 +71,13 @@ async function resolveVerb(name: string): Promise<AnyVerb> {
  * words the user wrote (`spoken`, for messages); other argv is returned as is.
  */
 function rewriteCompound(argv: string[]): { argv: string[]; spoken?: string; groupHelp?: string } {
-  const [first, second, ...rest] = argv;
+  const [first, ...afterGroup] = argv;
   const group = first === undefined || !Object.hasOwn(COMPOUND, first) ? undefined : COMPOUND[first];
   if (!group) return { argv };
+  // `spoolctl config --json set …`: global flags between the two words are the verb's own too.
+  const between = leadingGlobals(afterGroup, COMMON_FLAGS);
+  const [second, ...tail] = between.rest;
+  const rest = [...between.globals, ...tail];
   const actions = Object.keys(group);
   const remediation = `use one of: ${actions.map((k) => `spoolctl ${first} ${k}`).join(", ")}`;
   if (second === undefined || second.startsWith("-")) {

@@ -23,6 +23,10 @@ test("a global flag before the verb is the verb's own: spoolctl --db X status, -
     expect(eq.json.data.jobs.map((j: any) => j.id)).toEqual([1]);
     const dlq = await q.run(["--db", db, "dlq", "list", "--json"]);
     expect([dlq.code, dlq.json.data.count]).toEqual([0, 0]);
+    // Between the two words of a group too.
+    const set = await q.run(["config", "--json", "--db", db, "set", "max_retries", "5"]);
+    expect([set.code, set.json.data.value]).toEqual([0, 5]);
+    expect((await q.run(["dlq", `--db=${db}`, "list", "--json"])).json.data.count).toBe(0);
     // The queue of --db, not the one SPOOLCTL_DB names.
     expect((await q.json(["status"])).env.data.counts.queued).toBe(0);
   } finally {
