@@ -24,9 +24,13 @@ export interface Claimant {
   slots: number | null;
 }
 
-/** Claims up to `limit` eligible jobs (none when the lane is empty or at its slots). Raises `LOCKED` under contention. */
-export async function claimJobs(store: Store, who: Claimant, limit: number, now = store.now()): Promise<ClaimedAttempt[]> {
-  return toClaimedAttempts(await store.claimJobs({ ...who, limit, now }));
+/**
+ * Claims up to `limit` eligible jobs (none when the lane is empty or at its
+ * slots), dated `now` (epoch seconds) or, by default, when the claim runs
+ * (ClaimRequest.now). Raises `LOCKED` under contention.
+ */
+export async function claimJobs(store: Store, who: Claimant, limit: number, now?: number): Promise<ClaimedAttempt[]> {
+  return toClaimedAttempts(await store.claimJobs({ ...who, limit, ...(now === undefined ? {} : { now }) }));
 }
 
 /** The store's claimed jobs as the attempts the worker must run. */

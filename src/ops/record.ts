@@ -7,6 +7,7 @@ import type { AttemptProcess, ClaimRequest, Store, StoreWriter } from "../store/
 import { toClaimedAttempts, type ClaimedAttempt } from "./claim.ts";
 import { storedSignature } from "./failure-signature.ts";
 import { decideOutcome, type Outcome, type ProcessEnd } from "./outcome.ts";
+import { mapInOrder } from "./in-order.ts";
 import { readSettings } from "./settings.ts";
 
 /** The attempt being recorded and the worker that owned it. */
@@ -32,15 +33,30 @@ export async function recordAttemptEnd(store: Store, ref: AttemptRef, end: Proce
   return await store.write((tx) => recordIn(tx, ref, end, now, eventWorkerId));
 }
 
+/** One ended attempt to record: who owned it, how it ended, when (epoch seconds). */
+export interface AttemptEnd {
+  ref: AttemptRef;
+  end: ProcessEnd;
+  endedAt: number;
+}
+
 /**
- * Records an attempt's end as {@link recordAttemptEnd} does and claims for
- * `claim` (the slot the attempt frees) in the same commit when the store can
- * (Store.writeAndClaim); `claimed` is null when it did not claim. Raises what
- * either raises; then nothing was written.
+ * Records several attempts' ends in ONE transaction (a worker's results that
+ * came in together: one commit for all), each decided and fenced on its own as
+ * {@link recordAttemptEnd} does, and claims for `claim` (the slots they free)
+ * in the same commit when the store can (Store.writeAndClaim;
+ * docs/architecture.md "The claim"). `outcomes` match `ends` in order, null
+ * for an attempt the worker no longer owned; `claimed` is null when the store
+ * did not claim. Raises what either raises; then nothing was written.
  */
-export async function recordAttemptEndAndClaim(store: Store, ref: AttemptRef, end: ProcessEnd, now: number, claim: ClaimRequest): Promise<{ outcome: Outcome | null; claimed: ClaimedAttempt[] | null }> {
-  const { result, claimed } = await store.writeAndClaim((tx) => recordIn(tx, ref, end, now, ref.workerId), claim);
-  return { outcome: result, claimed: claimed === null ? null : toClaimedAttempts(claimed) };
+export async function recordAttemptEndsAndClaim(store: Store, ends: AttemptEnd[], claim: ClaimRequest): Promise<{ outcomes: (Outcome | null)[]; claimed: ClaimedAttempt[] | null }> {
+  const { result, claimed } = await store.writeAndClaim((tx) => mapInOrder(ends, (e) => recordIn(tx, e.ref, e.end, e.endedAt, e.ref.workerId)), claim);
+  return { outcomes: result, claimed: claimed === null ? null : toClaimedAttempts(claimed) };
+}
+
+/** {@link recordAttemptEndsAndClaim} without the claim. */
+export async function recordAttemptEnds(store: Store, ends: AttemptEnd[]): Promise<(Outcome | null)[]> {
+  return await store.write((tx) => mapInOrder(ends, (e) => recordIn(tx, e.ref, e.end, e.endedAt, e.ref.workerId)));
 }
 
 /** The write of {@link recordAttemptEnd}, inside `tx`. */

@@ -163,8 +163,19 @@ export interface ClaimRequest {
   slots: number | null;
   /** At most this many jobs (≥ 1). */
   limit: number;
-  now: number;
+  /**
+   * When the claim is dated, epoch seconds on the queue's clock: jobs due by
+   * then are eligible, and the leases it starts begin then. Absent: the store
+   * reads its clock when the claim itself runs, after any wait for a lock, so
+   * a claim that waited (a result held up by a locked row) never starts a
+   * lease in the past that a reaper elsewhere would take for expired
+   * (docs/architecture.md "The claim"). Tests give it to backdate claims.
+   */
+  now?: number;
 }
+
+/** A claim whose time is set (see {@link ClaimRequest.now}). */
+export type DatedClaim = ClaimRequest & { now: number };
 
 /** A job a claim moved to `running`, with the attempt row it opened. */
 export interface ClaimedJob {

@@ -1,6 +1,6 @@
 /** The worker's log lines on stderr (`spoolctl: job 1 attempt 1 succeeded (0.0s) -> done`), one per event. */
 import type { Outcome } from "../ops/outcome.ts";
-import type { WorkerEvent } from "../worker/loop.ts";
+import type { WorkerEvent } from "../worker/api.ts";
 import { HOST } from "../worker/liveness.ts";
 import { clip, crashBudget, escapeControl, formatArgv, retryBudget } from "./text.ts";
 import { counted } from "../ops/values.ts";

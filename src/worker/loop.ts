@@ -8,11 +8,10 @@ import { SpoolError } from "../contract/errors.ts";
 import { claimJobs, type ClaimedAttempt, type Claimant } from "../ops/claim.ts";
 import type { Outcome, ProcessEnd } from "../ops/outcome.ts";
 import { readLastStderrLine } from "../ops/failure-signature.ts";
-import { recordAttemptEnd, recordAttemptEndAndClaim } from "../ops/record.ts";
+import { recordAttemptEnd, recordAttemptEnds, recordAttemptEndsAndClaim, type AttemptEnd } from "../ops/record.ts";
 import type { AttemptKey, Store, WorkWaker } from "../store/store.ts";
-import type { Job } from "../store/model.ts";
 import { attemptMarker, startAttempt, workerEnvironment, type RunningAttempt } from "./executor.ts";
-import { killOrphans, reapDeadWorkers, type ReapedJob } from "./reaper.ts";
+import { killOrphans, reapDeadWorkers } from "./reaper.ts";
 import { OutputShipper, SHIP_INTERVAL_MS } from "./ship.ts";
 import { readSettings } from "../ops/settings.ts";
 import { processStartTime } from "./liveness.ts";
@@ -20,46 +19,7 @@ import { PauseWatch } from "./pause.ts";
 import { registerWorker } from "./registry.ts";
 import { StorageWatch } from "./storage-watch.ts";
 import { readTiming, type Timing } from "./timing.ts";
-
-/** How a worker runs. Times in seconds. */
-export interface WorkOptions {
-  queue: string;
-  slots: number | null;
-  concurrency: number;
-  pollInterval: number;
-  workerId: string;
-  mode: "loop" | "once" | "drain";
-  timing?: Timing;
-  onEvent?: (event: WorkerEvent) => void;
-}
-
-/** What a worker reports as it goes; the command renders these. */
-export type WorkerEvent =
-  | { type: "finished"; jobId: number; attemptNo: number; argv: string[]; outcome: Outcome; seconds: number }
-  | { type: "lost"; jobId: number; attemptNo: number }
-  | { type: "reaped"; reaped: ReapedJob }
-  | { type: "orphans"; killed: { jobId: number; attemptNo: number; pgid: number }[] }
-  | { type: "lease_lost"; jobIds: number[]; seconds: number }
-  | { type: "transient"; message: string }
-  /** A storage condition began or ended (claiming paused, space back, results left to the reaper). */
-  | { type: "storage"; message: string }
-  | { type: "stopping"; reason: string; inFlight: number }
-  /** An attempt was started; `job` as claimed (its counters and last error are the previous attempts'). */
-  | { type: "started"; job: Job; attemptNo: number }
-  /** A looping worker has nothing to run and waits (once per idle spell). */
-  | { type: "idle"; queue: string };
-
-/** What a worker did, as `work --json` reports it. */
-export interface WorkSummary {
-  worker_id: string;
-  executed: number;
-  succeeded: number;
-  failed: number;
-  reaped: number;
-  claimed: boolean;
-  drained: boolean;
-  job_ids: number[];
-}
+import type { WorkOptions, WorkSummary, WorkerEvent } from "./api.ts";
 
 interface InFlight {
   claimed: ClaimedAttempt;
@@ -74,7 +34,10 @@ export class Worker {
   /** Attempts in flight, by `job:attempt` (a job can be re-claimed here while its old run ends). */
   private readonly inFlight = new Map<string, InFlight>();
   /** Ended attempts whose result could not be written yet (disk full): retried before any claim. */
-  private readonly unrecorded: { claimed: ClaimedAttempt; end: ProcessEnd; started: number; ended: number }[] = [];
+  private readonly unrecorded: Ended[] = [];
+  /** Ended attempts waiting for the recorder, which writes all that came in together in one commit. */
+  private readonly ending: Ended[] = [];
+  private recording = false;
   /** Dates attempts' ends across pauses of this process (SIGSTOP, Ctrl-Z): src/worker/pause.ts. */
   private readonly pauses = new PauseWatch();
   private stopping = false;
@@ -276,7 +239,6 @@ export class Worker {
     if (this.stopping || (opts.mode === "once" && this.summary.claimed)) return 0;
     const room = opts.mode === "once" ? 1 : opts.concurrency - this.inFlight.size;
     if (room <= 0) return 0;
-    const now = this.store.now();
     let claimed: ClaimedAttempt[];
     this.claimFilledRoom = false;
     // Claims that keep finding nothing (another worker took the job it was woken for) back off with
@@ -284,7 +246,8 @@ export class Worker {
     if (this.emptyClaims > 1 && performance.now() - this.lastEmptyClaim < EMPTY_STREAK_MS) await Bun.sleep(Math.random() * Math.min(2 ** (this.emptyClaims - 1), MAX_CLAIM_JITTER_MS));
     try {
       // No read first: the claim answers "is anything due?" itself, in one transaction.
-      claimed = await claimJobs(store, this.claimant(), room, now);
+      // Undated: the store dates it when it runs (a wait for a lock must not start its leases in the past).
+      claimed = await claimJobs(store, this.claimant(), room);
     } catch (error) {
       // Over a network a claim can commit and its answer be lost: jobs may now be ours without our knowing.
       this.claimUncertain = true;
@@ -457,54 +420,85 @@ export class Worker {
     this.inFlight.set(flightKey(claimed), { claimed, running, processRecorded: false, stop: running.stop });
     this.shipper?.track(claimed);
     if (this.interrupted) running.stop("interrupted");
-    void running.done.then(async (end) => {
-      await this.finish(claimed, end, started, Math.max(started, this.pauses.endedAt(running.pid)));
-      this.waker?.poke();
+    void running.done.then((end) => {
+      this.ending.push({ claimed, end, started, ended: Math.max(started, this.pauses.endedAt(running.pid)) });
+      return this.recordEnded();
     });
   }
 
   /**
-   * Records an ended attempt and does the bookkeeping. When the result cannot be
-   * written (disk full, I/O error, a lock held past every retry) the attempt is
-   * kept in flight and retried before any new claim: losing it would re-run the job.
+   * The recorder: writes the results of ended attempts, those that came in
+   * together in one commit ("complete many": while one commit is under way,
+   * the next ones gather), then wakes the loop. A result that cannot be
+   * written joins {@link unrecorded}.
    */
-  private async finish(claimed: ClaimedAttempt, end: ProcessEnd, started: number, ended: number): Promise<boolean> {
-    const { job, attemptNo } = claimed;
-    let outcome: Outcome | null;
+  private async recordEnded(): Promise<void> {
+    if (this.recording) return;
+    this.recording = true;
+    try {
+      // With other attempts still running, one turn of the event loop first: children that ended together are recorded together.
+      if (this.inFlight.size > this.ending.length) await new Promise((resolve) => setImmediate(resolve));
+      while (this.ending.length > 0) {
+        const batch = this.ending.splice(0);
+        if (!(await this.finish(batch))) this.unrecorded.push(...batch);
+      }
+    } finally {
+      this.recording = false;
+    }
+    this.waker?.poke();
+  }
+
+  /**
+   * Records ended attempts in one transaction and does the bookkeeping;
+   * resolves false, recording nothing, when the results cannot be written
+   * (disk full, I/O error, a lock held past every retry): the caller keeps
+   * them and they are retried before any new claim, since losing one would
+   * re-run its job.
+   */
+  private async finish(batch: Ended[]): Promise<boolean> {
+    let outcomes: (Outcome | null)[];
     let next: ClaimedAttempt[] | null = null;
     try {
-      // The rest of the output goes before the result: a reader that sees the end sees all of it.
-      await this.shipper?.finish(claimed);
-      // Read outside the write transaction: one bounded read of the file's end (triage's signature).
-      const stderrLastLine = readLastStderrLine(claimed.stderrPath);
-      const flight = this.inFlight.get(flightKey(claimed));
-      const group = flight && !flight.processRecorded && flight.running.pid !== null ? { pgid: flight.running.pid, startTime: flight.running.startTime() } : null;
-      // Dated when the child ended (src/worker/pause.ts), not when the result could be written.
-      const endedAt = this.store.now() - (performance.now() - ended) / 1000;
-      const ref = { jobId: job.id, attemptNo, workerId: this.opts.workerId, stderrLastLine, process: group };
-      // The slot this attempt frees is claimed again in the result's own commit when the store can:
+      const ends: AttemptEnd[] = [];
+      for (const { claimed, end, ended } of batch) {
+        // The rest of the output goes before the result: a reader that sees the end sees all of it.
+        await this.shipper?.finish(claimed);
+        const flight = this.inFlight.get(flightKey(claimed));
+        const group = flight && !flight.processRecorded && flight.running.pid !== null ? { pgid: flight.running.pid, startTime: flight.running.startTime() } : null;
+        // Read outside the write transaction: one bounded read of the file's end (triage's signature).
+        const stderrLastLine = readLastStderrLine(claimed.stderrPath);
+        // Dated when the child ended (src/worker/pause.ts), not when the result could be written.
+        const endedAt = this.store.now() - (performance.now() - ended) / 1000;
+        ends.push({ ref: { jobId: claimed.job.id, attemptNo: claimed.attemptNo, workerId: this.opts.workerId, stderrLastLine, process: group }, end, endedAt });
+      }
+      // The slots these attempts free are claimed again in the results' own commit when the store can:
       // one commit per job while the lane has work (docs/architecture.md "The claim").
-      const claim = this.mayClaimWithResult() ? { ...this.claimant(), limit: 1, now: this.store.now() } : null;
-      if (claim === null) outcome = await this.retryLocked(() => recordAttemptEnd(this.store, ref, end, endedAt));
-      else ({ outcome, claimed: next } = await this.retryLocked(() => recordAttemptEndAndClaim(this.store, ref, end, endedAt, claim)));
+      const room = this.opts.concurrency - (this.inFlight.size - batch.length);
+      // Undated, like the loop's claims: dated when it runs, after the result's waits for locks.
+      const claim = room > 0 && this.mayClaimWithResult() ? { ...this.claimant(), limit: room } : null;
+      if (claim === null) outcomes = await this.retryLocked(() => recordAttemptEnds(this.store, ends));
+      else ({ outcomes, claimed: next } = await this.retryLocked(() => recordAttemptEndsAndClaim(this.store, ends, claim)));
     } catch (error) {
       if (!isTransient(error)) throw error;
-      if (!this.unrecorded.some((u) => u.claimed === claimed)) this.unrecorded.push({ claimed, end, started, ended });
       this.storage.recordFailed();
-      this.say(`cannot record job ${job.id} attempt ${attemptNo} yet: ${error.message}`);
+      for (const { claimed } of batch) this.say(`cannot record job ${claimed.job.id} attempt ${claimed.attemptNo} yet: ${error.message}`);
       return false;
     }
     this.storage.recordSucceeded();
-    this.inFlight.delete(flightKey(claimed));
-    this.summary.executed++;
-    this.summary.job_ids.push(job.id);
-    if (outcome === null) {
-      this.emit({ type: "lost", jobId: job.id, attemptNo });
-    } else {
-      if (outcome.jobState === "done") this.summary.succeeded++;
-      else this.summary.failed++;
-      this.emit({ type: "finished", jobId: job.id, attemptNo, argv: job.argv, outcome, seconds: (ended - started) / 1000 });
-    }
+    batch.forEach(({ claimed, started, ended }, i) => {
+      const { job, attemptNo } = claimed;
+      const outcome = outcomes[i]!;
+      this.inFlight.delete(flightKey(claimed));
+      this.summary.executed++;
+      this.summary.job_ids.push(job.id);
+      if (outcome === null) {
+        this.emit({ type: "lost", jobId: job.id, attemptNo });
+      } else {
+        if (outcome.jobState === "done") this.summary.succeeded++;
+        else this.summary.failed++;
+        this.emit({ type: "finished", jobId: job.id, attemptNo, argv: job.argv, outcome, seconds: (ended - started) / 1000 });
+      }
+    });
     if (next !== null && next.length > 0) {
       this.summary.claimed = true;
       this.renewedAt = performance.now(); // a claim writes the lease of what it claims
@@ -524,13 +518,11 @@ export class Worker {
     return !this.stopping && !this.interrupted && this.opts.mode !== "once" && this.unrecorded.length === 0 && !this.claimUncertain && !this.storage.claimPaused();
   }
 
-  /** Retries the results that could not be written, oldest first; stops at the first that still fails. */
+  /** Retries the results that could not be written, all in one commit, when their back-off allows. */
   private async recordPending(): Promise<void> {
-    while (this.unrecorded.length > 0 && this.storage.mayRetryRecord()) {
-      const { claimed, end, started, ended } = this.unrecorded[0]!;
-      if (!(await this.finish(claimed, end, started, ended))) return;
-      this.unrecorded.shift();
-    }
+    if (this.unrecorded.length === 0 || !this.storage.mayRetryRecord()) return;
+    const batch = [...this.unrecorded];
+    if (await this.finish(batch)) this.unrecorded.splice(0, batch.length);
   }
 
   /** Runs `fn`, retrying up to 12 times while it raises `LOCKED` (each try waits the busy timeout); other errors propagate. */
@@ -556,6 +548,14 @@ const STOP_CHECK_MS = 250;
 
 /** This process's start time, recorded on every attempt it claims (docs/architecture.md "Reaping"). */
 const OWN_START_TIME = processStartTime(process.pid);
+
+/** An attempt whose process ended, with when it started and ended (performance.now(), ms). */
+interface Ended {
+  claimed: ClaimedAttempt;
+  end: ProcessEnd;
+  started: number;
+  ended: number;
+}
 
 /** The in-flight key of an attempt. */
 function flightKey(claimed: ClaimedAttempt): string {

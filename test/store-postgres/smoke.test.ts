@@ -269,8 +269,11 @@ describe("queue operations", () => {
     expect(stored.map((j) => j.id).sort()).toEqual(ids.sort());
   });
 
-  test("a claim whose COMMIT answer is lost is found again, not repeated: nothing lost, nothing doubled", async () => {
-    const lane = "lost-claim";
+  test.each([
+    ["dated by the caller", true],
+    ["undated (dated by the store as it is sent, as a worker claims)", false],
+  ])("a claim whose COMMIT answer is lost is found again, not repeated: nothing lost, nothing doubled (%s)", async (_, dated) => {
+    const lane = dated ? "lost-claim" : "lost-claim-undated";
     await store.write(async (tx) => {
       for (let i = 0; i < 3; i++) await tx.insertJob(job({ queue: lane }), 1);
     });
@@ -291,17 +294,18 @@ describe("queue operations", () => {
           };
         },
       }) as SQL;
-      const req = { queue: lane, workerId: "w-lossy", workerPid: 1, slots: null, limit: 2, now: store.now() };
+      // Undated, the store books the date it sent for the recovery.
+      const req = { queue: lane, workerId: "w-lossy", workerPid: 1, slots: null, limit: 2, ...(dated ? { now: store.now() } : {}) };
       const book = new ClaimBook();
       const ctx = { location: "test", user: "postgres" };
-      const got = await runClaim(lossy, req, join(tmp, "spool"), "spoolctl_x", ctx, book);
+      const got = await runClaim(lossy, req, () => store.now(), join(tmp, "spool"), "spoolctl_x", ctx, book);
       expect(failNext).toBe(false);
       expect(got).toHaveLength(2);
       const after = await store.read(async (tx) => tx.listJobs({ queue: lane, limit: 10 }));
       expect(after.filter((j) => j.state === "running").map((j) => j.id).sort()).toEqual(got.map((c) => c.job.id).sort());
       expect(after.every((j) => j.last_attempt_no <= 1)).toBe(true);
-      // A later claim at the same `now` does not hand the same jobs out again.
-      const again = await runClaim(db, { ...req, limit: 5 }, join(tmp, "spool"), "spoolctl_x", ctx, book);
+      // A later claim (at the same `now` when dated) does not hand the same jobs out again.
+      const again = await runClaim(db, { ...req, limit: 5 }, () => store.now(), join(tmp, "spool"), "spoolctl_x", ctx, book);
       expect(again.map((c) => c.job.id)).toEqual(after.filter((j) => j.state === "queued").map((j) => j.id));
     } finally {
       await db.close();

@@ -6,7 +6,10 @@ import { expect, test } from "bun:test";
 import { openQueue } from "../../src/store/index.ts";
 import { attemptOutputPaths } from "../../src/store/spool.ts";
 import { childScript, raceChildren } from "./children.ts";
-import { CLOCK_SLACK, attemptRecord, claim, claimOne, forEachDriver, insertJob, insertJobs, jobOf, record, sorted } from "./support.ts";
+import { CLOCK_SLACK, attemptRecord, claim, claimOne, forEachDriver, insertJob, insertJobs, jobOf, pollUntil, record, sorted } from "./support.ts";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 forEachDriver("claimJobs", (q) => {
   test("claims one at a time in claim order: priority DESC, next_run_at ASC, id ASC; skips not-due jobs and other lanes", async () => {
@@ -77,6 +80,29 @@ forEachDriver("claimJobs", (q) => {
     await expect(failing).rejects.toThrow("boom");
     expect((await jobOf(q.store, third!.id)).state).toBe("queued");
     expect((await q.store.read(async (tx) => tx.listJobs({ queue: "wc", limit: 10 }))).length).toBe(3);
+  });
+
+  test("an undated claim is dated when it runs: a result that waited for a lock does not start the next job's lease in the past", async () => {
+    const [first, second] = await insertJobs(q.store, [{ queue: "late" }, { queue: "late" }]);
+    await claimOne(q.store, { queue: "late", workerId: "w1" });
+    const held = join(mkdtempSync(join(tmpdir(), "spoolctl-held-")), "held");
+    const HOLD_MS = 1500;
+    let t0 = 0;
+    let claimed: Awaited<ReturnType<typeof q.store.writeAndClaim>>["claimed"] = null;
+    // Another process holds the first job's row (PostgreSQL) or the write lock (SQLite) while this one records it.
+    await raceChildren(childScript("locker.ts"), q.location, [["--job", String(first!.id), "--ms", String(HOLD_MS), "--held", held]], {
+      duringRace: async () => {
+        await pollUntil("the locker to hold its lock", async () => existsSync(held), 30_000, 5);
+        t0 = q.store.now();
+        ({ claimed } = await q.store.writeAndClaim((tx) => tx.recordAttempt(attemptRecord(first!.id, 1, "w1", t0)), { queue: "late", workerId: "w1", workerPid: 1, slots: null, limit: 1 }));
+      },
+    });
+    expect(claimed!.map((c) => c.job.id)).toEqual([second!.id]);
+    const late = (HOLD_MS - 300) / 1000; // the wait, less slack for the locker's start
+    const job = await jobOf(q.store, second!.id);
+    expect(job.heartbeat_at! - t0).toBeGreaterThan(late);
+    expect(job.locked_at! - t0).toBeGreaterThan(late);
+    expect(claimed![0]!.attempt.started_at - t0).toBeGreaterThan(late);
   });
 
   test("an empty lane claims nothing", async () => {

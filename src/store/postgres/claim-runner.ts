@@ -11,7 +11,7 @@
  * the worker's next claim.
  */
 import type { SQL } from "bun";
-import type { ClaimRequest, ClaimedJob } from "../store.ts";
+import type { ClaimRequest, ClaimedJob, DatedClaim } from "../store.ts";
 import { claimStatement, findClaimed, lockLane } from "./claim.ts";
 import { type ErrorContext, isConflict, isConnectionError, isDriverError, mapPgError } from "./errors.ts";
 
@@ -22,7 +22,7 @@ const CONNECTION_TRIES = 3;
 export class ClaimBook {
   private readonly handed = new Set<string>();
   /** Claims whose outcome is unknown (connection lost), oldest first. */
-  uncertain: ClaimRequest[] = [];
+  uncertain: DatedClaim[] = [];
 
   /** `job:attempt` pairs already returned (a recovery never returns them again). */
   get handedOut(): Set<string> {
@@ -30,7 +30,7 @@ export class ClaimBook {
   }
 
   /** Books `req` as a claim that may have committed unheard (the oldest are forgotten past 100). */
-  markUncertain(req: ClaimRequest): void {
+  markUncertain(req: DatedClaim): void {
     if (!this.uncertain.includes(req)) this.uncertain.push(req);
     if (this.uncertain.length > 100) this.uncertain.shift();
   }
@@ -42,11 +42,18 @@ export class ClaimBook {
   }
 }
 
-/** Claims for `req`, retrying conflicts and recovering from lost connections (see above). */
-export async function runClaim(sql: SQL, req: ClaimRequest, spoolDir: string, channel: string, ctx: ErrorContext, book: ClaimBook): Promise<ClaimedJob[]> {
+/** `req` dated by `now()` unless the caller gave it a time (ClaimRequest.now). */
+export function datedClaim(req: ClaimRequest, now: () => number): DatedClaim {
+  return req.now === undefined ? { ...req, now: now() } : (req as DatedClaim);
+}
+
+/** Claims for `req`, retrying conflicts and recovering from lost connections (see above); an undated claim is dated by `now()` as it is sent. */
+export async function runClaim(sql: SQL, req: ClaimRequest, now: () => number, spoolDir: string, channel: string, ctx: ErrorContext, book: ClaimBook): Promise<ClaimedJob[]> {
   let conflicts = 0;
   let lost = 0;
   for (;;) {
+    // Dated as it is sent (after the lane lock with --slots), so a wait never backdates its leases.
+    let dated: DatedClaim | null = null;
     try {
       // Earlier claims of this worker and lane whose outcome is unknown, this one included after a lost connection.
       for (const earlier of book.uncertain.filter((u) => u.workerId === req.workerId && u.queue === req.queue)) {
@@ -59,10 +66,10 @@ export async function runClaim(sql: SQL, req: ClaimRequest, spoolDir: string, ch
       }
       const claimed =
         req.slots === null
-          ? await claimStatement(sql, req, spoolDir, channel)
+          ? await claimStatement(sql, (dated = datedClaim(req, now)), spoolDir, channel)
           : await sql.begin(async (tx) => {
               await lockLane(tx, req.queue);
-              return claimStatement(tx, req, spoolDir, channel);
+              return claimStatement(tx, (dated = datedClaim(req, now)), spoolDir, channel);
             });
       book.record(claimed);
       return claimed;
@@ -73,7 +80,7 @@ export async function runClaim(sql: SQL, req: ClaimRequest, spoolDir: string, ch
         continue;
       }
       if (isConnectionError(error)) {
-        book.markUncertain(req);
+        if (dated !== null) book.markUncertain(dated); // sent, so perhaps committed
         if (++lost < CONNECTION_TRIES) {
           await Bun.sleep(100 * 3 ** (lost - 1));
           continue;

@@ -6,7 +6,8 @@
  *    `FOR UPDATE SKIP LOCKED` (claimers never wait for each other, and never
  *    take the same job) in a MATERIALIZED CTE, so the planner cannot run the
  *    subquery more than once and update more rows than asked;
- * 2. moved to `running`, the lease starting at `req.now` (Store.now(): the
+ * 2. moved to `running`, the lease starting at `req.now` (Store.now() when the
+ *    claim is sent, unless the caller dated it: ClaimRequest.now; the
  *    database's clock as measured at connect, so hosts with skewed clocks
  *    agree; the conformance suite backdates claims through it);
  * 3. their attempt rows and their `claimed` events (in claim order, numbered
@@ -25,7 +26,7 @@
 import type { SQL } from "bun";
 import { join } from "node:path";
 import type { Attempt, Job } from "../model.ts";
-import type { ClaimRequest, ClaimedJob } from "../store.ts";
+import type { ClaimedJob, DatedClaim } from "../store.ts";
 import { toAttempt, toJob } from "./rows.ts";
 
 type Row = Record<string, unknown>;
@@ -81,7 +82,7 @@ export function claimSql(slotted: boolean): string {
 }
 
 /** The parameters of {@link claimSql}. */
-export function claimParams(req: ClaimRequest, spoolDir: string, channel: string): unknown[] {
+export function claimParams(req: DatedClaim, spoolDir: string, channel: string): unknown[] {
   // Attempt output paths as attemptOutputPaths() makes them: <spool>/output/<job>.<attempt>.stdout|stderr.
   return [req.queue, req.now, req.workerId, req.workerPid, req.limit, req.slots ?? 0, join(spoolDir, "output"), channel, req.workerStartTime ?? null];
 }
@@ -90,7 +91,7 @@ export function claimParams(req: ClaimRequest, spoolDir: string, channel: string
  * Runs the claim statement on `sql` (the pool, or a transaction holding the
  * lane lock) and returns the claimed jobs in claim order.
  */
-export async function claimStatement(sql: SQL, req: ClaimRequest, spoolDir: string, channel: string): Promise<ClaimedJob[]> {
+export async function claimStatement(sql: SQL, req: DatedClaim, spoolDir: string, channel: string): Promise<ClaimedJob[]> {
   if (req.limit < 1) return [];
   const rows = (await sql.unsafe(claimSql(req.slots !== null), claimParams(req, spoolDir, channel))) as Row[];
   return toClaimed(rows);
@@ -103,7 +104,7 @@ export async function claimStatement(sql: SQL, req: ClaimRequest, spoolDir: stri
  * earlier claims of this store (a claim at the very same `now`), which are
  * left out.
  */
-export async function findClaimed(sql: SQL, req: ClaimRequest, handedOut: Set<string>): Promise<ClaimedJob[]> {
+export async function findClaimed(sql: SQL, req: DatedClaim, handedOut: Set<string>): Promise<ClaimedJob[]> {
   const rows = (await sql`SELECT row_to_json(j) AS job, row_to_json(a) AS attempt
     FROM jobs j JOIN attempts a ON a.job_id = j.id AND a.attempt_no = j.last_attempt_no
     WHERE j.state = 'running' AND j.locked_by = ${req.workerId} AND j.queue = ${req.queue} AND j.locked_at = ${req.now}::float8

@@ -6,10 +6,10 @@
  * created in it; the first write verb (create: true) migrates it.
  */
 import type { SQL } from "bun";
-import type { ClaimRequest, ClaimedJob, QueryPlan, Store, StoreReader, StoreWriter, Waker, WorkWaker } from "../store.ts";
+import type { ClaimRequest, ClaimedJob, DatedClaim, QueryPlan, Store, StoreReader, StoreWriter, Waker, WorkWaker } from "../store.ts";
 import { explainHotPath } from "./hot-path.ts";
 import { AbsentPgStore } from "./absent.ts";
-import { ClaimBook, runClaim } from "./claim-runner.ts";
+import { ClaimBook, datedClaim, runClaim } from "./claim-runner.ts";
 import { claimStatement, lockLane } from "./claim.ts";
 import { QueueClock, createClient, measureClockOffset } from "./connect.ts";
 import { type ErrorContext, mapPgError, sqlstate } from "./errors.ts";
@@ -59,7 +59,7 @@ export class PgStore implements Store {
   }
 
   claimJobs(req: ClaimRequest): Promise<ClaimedJob[]> {
-    return this.writes.run(() => runClaim(this.sql, req, this.spoolDir, this.channel, this.ctx, this.claims));
+    return this.writes.run(() => runClaim(this.sql, req, () => this.now(), this.spoolDir, this.channel, this.ctx, this.claims));
   }
 
   /**
@@ -75,6 +75,7 @@ export class PgStore implements Store {
   writeAndClaim<T>(fn: (tx: StoreWriter) => Promise<T>, req: ClaimRequest): Promise<{ result: T; claimed: ClaimedJob[] | null }> {
     return this.writes.run(async () => {
       let claim: Promise<ClaimedJob[]> | null = null;
+      let dated: DatedClaim | null = null;
       try {
         const result = await runTransaction(
           this.sql, "write", this.channel, this.ctx,
@@ -83,13 +84,14 @@ export class PgStore implements Store {
             if (req.slots !== null) await lockLane(tx, req.queue);
             return out;
           },
-          (tx) => (claim = claimStatement(tx, req, this.spoolDir, this.channel)),
+          // Dated as it is sent, after the write's waits for row locks (ClaimRequest.now).
+          (tx) => (claim = claimStatement(tx, (dated = datedClaim(req, () => this.now())), this.spoolDir, this.channel)),
         );
         const claimed = await claim!;
         this.claims.record(claimed);
         return { result, claimed };
       } catch (error) {
-        if (claim !== null) this.claims.markUncertain(req);
+        if (dated !== null) this.claims.markUncertain(dated);
         throw error;
       }
     });

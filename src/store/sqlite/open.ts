@@ -7,7 +7,7 @@ import { Database } from "bun:sqlite";
 import { accessSync, chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { SpoolError } from "../../contract/errors.ts";
-import type { ClaimRequest, ClaimedJob, QueryPlan, Store, StoreReader, StoreWriter, Waker, WorkWaker, WriteOptions } from "../store.ts";
+import type { ClaimRequest, ClaimedJob, DatedClaim, QueryPlan, Store, StoreReader, StoreWriter, Waker, WorkWaker, WriteOptions } from "../store.ts";
 import { explainHotPath } from "./hot-path.ts";
 import { SCHEMA_VERSION, checkSchema, migrate, readQueueId } from "./migrations.ts";
 import { SqliteQueries } from "./queries.ts";
@@ -276,15 +276,20 @@ export class SqliteStore implements Store {
 
   /** Not durable: a claim lost to a power cut leaves the job queued, and the attempt it started died with the machine anyway. */
   claimJobs(req: ClaimRequest): Promise<ClaimedJob[]> {
-    return this.transaction("BEGIN IMMEDIATE", async (tx) => tx.claim(req, this.spoolDir), false);
+    return this.transaction("BEGIN IMMEDIATE", async (tx) => tx.claim(this.dated(req), this.spoolDir), false);
   }
 
   writeAndClaim<T>(fn: (tx: StoreWriter) => Promise<T>, req: ClaimRequest): Promise<{ result: T; claimed: ClaimedJob[] | null }> {
     // One commit for both: the result is written first, so the claim sees the slot it freed.
     return this.transaction("BEGIN IMMEDIATE", async (tx) => {
       const result = await fn(tx);
-      return { result, claimed: tx.claim(req, this.spoolDir) };
+      return { result, claimed: tx.claim(this.dated(req), this.spoolDir) };
     });
+  }
+
+  /** `req` dated now unless it has a time (inside the transaction: after BEGIN IMMEDIATE got the lock). */
+  private dated(req: ClaimRequest): DatedClaim {
+    return req.now === undefined ? { ...req, now: this.now() } : (req as DatedClaim);
   }
 
   watch(): Waker {

@@ -4,7 +4,7 @@
  * caches them).
  */
 import type { Database } from "bun:sqlite";
-import type { AttemptClosing, AttemptKey, AttemptLease, AttemptRecord, ClaimRequest, ClaimedJob, EventQuery, JobSettingsChange, ShippedOutput, StoreWriter } from "../store.ts";
+import type { AttemptClosing, AttemptKey, AttemptLease, AttemptRecord, ClaimedJob, DatedClaim, EventQuery, JobSettingsChange, ShippedOutput, StoreWriter } from "../store.ts";
 import { attemptOutputPaths } from "../spool.ts";
 import type { Attempt, EventName, FailureGroupRow, Job, JobEvent, JobFilter, JobState, LaneCount, NewJob, WorkerRecord } from "../model.ts";
 import * as op from "./operator-queries.ts";
@@ -197,7 +197,7 @@ export class SqliteQueries implements StoreWriter {
    * admits one writer at a time, so the slot count read in the same statement
    * cannot be raced.
    */
-  claim(req: ClaimRequest, spoolDir: string): ClaimedJob[] {
+  claim(req: DatedClaim, spoolDir: string): ClaimedJob[] {
     const claimed: ClaimedJob[] = [];
     const statement = this.db.query(HOT_SQL.claimNext);
     const insertAttempt = this.db.query(

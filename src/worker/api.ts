@@ -1,0 +1,49 @@
+/**
+ * The worker's interface to the commands (src/commands/work.ts renders it):
+ * how a worker runs ({@link WorkOptions}), what it reports as it goes
+ * ({@link WorkerEvent}) and what it did in the end ({@link WorkSummary}).
+ */
+import type { Outcome } from "../ops/outcome.ts";
+import type { Job } from "../store/model.ts";
+import type { ReapedJob } from "./reaper.ts";
+import type { Timing } from "./timing.ts";
+
+/** How a worker runs. Times in seconds. */
+export interface WorkOptions {
+  queue: string;
+  slots: number | null;
+  concurrency: number;
+  pollInterval: number;
+  workerId: string;
+  mode: "loop" | "once" | "drain";
+  timing?: Timing;
+  onEvent?: (event: WorkerEvent) => void;
+}
+
+/** What a worker reports as it goes; the command renders these. */
+export type WorkerEvent =
+  | { type: "finished"; jobId: number; attemptNo: number; argv: string[]; outcome: Outcome; seconds: number }
+  | { type: "lost"; jobId: number; attemptNo: number }
+  | { type: "reaped"; reaped: ReapedJob }
+  | { type: "orphans"; killed: { jobId: number; attemptNo: number; pgid: number }[] }
+  | { type: "lease_lost"; jobIds: number[]; seconds: number }
+  | { type: "transient"; message: string }
+  /** A storage condition began or ended (claiming paused, space back, results left to the reaper). */
+  | { type: "storage"; message: string }
+  | { type: "stopping"; reason: string; inFlight: number }
+  /** An attempt was started; `job` as claimed (its counters and last error are the previous attempts'). */
+  | { type: "started"; job: Job; attemptNo: number }
+  /** A looping worker has nothing to run and waits (once per idle spell). */
+  | { type: "idle"; queue: string };
+
+/** What a worker did, as `work --json` reports it. */
+export interface WorkSummary {
+  worker_id: string;
+  executed: number;
+  succeeded: number;
+  failed: number;
+  reaped: number;
+  claimed: boolean;
+  drained: boolean;
+  job_ids: number[];
+}
