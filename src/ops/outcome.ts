@@ -16,8 +16,8 @@ export type ProcessEnd =
   /** `permanent`: the command can never start (missing program, not executable, E2BIG): dead at once. */
   | { kind: "spawn_failed"; error: string; permanent?: boolean }
   | { kind: "canceled"; code: number | null; signal: number | null }
-  /** The worker was told to stop twice: requeue without charging a budget. */
-  | { kind: "interrupted"; code: number | null; signal: number | null }
+  /** The worker was told to stop twice (or gives back a job it never ran: `why`): requeue without charging a budget. */
+  | { kind: "interrupted"; code: number | null; signal: number | null; why?: string }
   /** The worker died (decided by the reaper). */
   | { kind: "worker_crash"; error: string }
   /**
@@ -147,7 +147,7 @@ function decideEnd(job: Job, end: ProcessEnd, settings: QueueSettings, now: numb
     case "interrupted":
       return {
         attemptState: "canceled", failureReason: "canceled", exitCode: end.code, signal: end.signal,
-        error: "worker stopped; requeued without charge",
+        error: end.why ?? "worker stopped; requeued without charge",
         jobState: "queued", attempts: job.attempts, crashes: job.crashes, nextRunAt: now, backoffSeconds: null, events: ["interrupted"],
       };
     case "output_write_failed": {

@@ -3,6 +3,7 @@
  * write it guarded by owner and attempt number, and append its events — one
  * transaction (docs/architecture.md "Fencing", "Retries and backoff").
  */
+import type { Job } from "../store/model.ts";
 import type { AttemptProcess, ClaimRequest, Store, StoreWriter } from "../store/store.ts";
 import { toClaimedAttempts, type ClaimedAttempt } from "./claim.ts";
 import { storedSignature } from "./failure-signature.ts";
@@ -27,7 +28,9 @@ export interface AttemptRef {
 /**
  * Records an attempt's end. Returns the outcome, or null when the worker no
  * longer owns the attempt (canceled, force-retried or reaped meanwhile): then
- * nothing was written (docs/architecture.md "Fencing").
+ * nothing was written (docs/architecture.md "Fencing"). Written a second time
+ * by its own worker (the first COMMIT's answer was lost), it writes nothing
+ * and returns the outcome recorded the first time.
  */
 export async function recordAttemptEnd(store: Store, ref: AttemptRef, end: ProcessEnd, now = store.now(), eventWorkerId: string | null = ref.workerId): Promise<Outcome | null> {
   return await store.write((tx) => recordIn(tx, ref, end, now, eventWorkerId));
@@ -63,7 +66,11 @@ export async function recordAttemptEnds(store: Store, ends: AttemptEnd[]): Promi
 async function recordIn(tx: StoreWriter, ref: AttemptRef, end: ProcessEnd, now: number, eventWorkerId: string | null): Promise<Outcome | null> {
   // Two independent reads, awaited together: PostgreSQL sends them in one round trip (docs/architecture.md "The driver contract").
   const [job, settings] = await Promise.all([tx.getJob(ref.jobId), readSettings(tx)]);
-  if (!job || job.state !== "running" || job.locked_by !== ref.workerId || job.last_attempt_no !== ref.attemptNo) return null;
+  if (!job) return null;
+  if (job.state !== "running" || job.locked_by !== ref.workerId || job.last_attempt_no !== ref.attemptNo) {
+    // Not ours any more, or ours already: the same result written again after its commit's answer was lost.
+    return eventWorkerId === ref.workerId ? await recordedEarlier(tx, job, ref) : null;
+  }
   if (ref.staleBefore !== undefined && (job.heartbeat_at ?? 0) >= ref.staleBefore) return null;
   const outcome = decideOutcome(job, end, settings, now);
   const detail = JSON.stringify({
@@ -93,4 +100,45 @@ async function recordIn(tx: StoreWriter, ref: AttemptRef, end: ProcessEnd, now: 
   });
   if (!written) return null;
   return outcome;
+}
+
+/** The attempt number in an outcome event's detail (`{"attempt": N, …}`), or null. */
+function attemptOfDetail(detail: string | null): number | null {
+  try {
+    const parsed = detail === null ? null : JSON.parse(detail);
+    return typeof parsed?.attempt === "number" ? parsed.attempt : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The outcome `ref`'s worker already wrote for its attempt (docs/architecture.md
+ * "Fencing"): a result retried after the answer to its COMMIT was lost finds
+ * its own write, recognised by the ledger (outcome events of that attempt by
+ * that worker; nobody else writes them under its id), and reports it as
+ * recorded instead of as taken away. Null when the worker wrote no outcome
+ * for it: the job was taken from it. `jobState` is the state the write set,
+ * from its events; the counters are the job's now.
+ */
+async function recordedEarlier(tx: StoreWriter, job: Job, ref: AttemptRef): Promise<Outcome | null> {
+  const ours = (await tx.eventsOf(ref.jobId)).filter((e) => e.worker_id === ref.workerId && e.event !== "claimed" && attemptOfDetail(e.detail) === ref.attemptNo);
+  const attempt = ours.length === 0 ? null : await tx.getAttempt(ref.jobId, ref.attemptNo);
+  if (!attempt || attempt.state === "running") return null;
+  const events = ours.map((e) => e.event);
+  const jobState = events.includes("dead") ? "dead" : events.includes("canceled") ? "canceled" : events.includes("succeeded") ? "done" : "queued";
+  const retryIn = (JSON.parse(ours[0]!.detail ?? "{}") as { retry_in?: number }).retry_in;
+  return {
+    attemptState: attempt.state,
+    failureReason: attempt.failure_reason,
+    exitCode: attempt.exit_code,
+    signal: attempt.signal,
+    error: attempt.error,
+    jobState,
+    attempts: job.attempts,
+    crashes: job.crashes,
+    nextRunAt: job.next_run_at,
+    backoffSeconds: retryIn ?? null,
+    events,
+  };
 }

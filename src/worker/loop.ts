@@ -284,16 +284,20 @@ export class Worker {
    */
   private async releaseStrays(): Promise<void> {
     const { store, opts } = this;
+    // A commit of the recorder may have claimed jobs it has not started yet: look once it is done.
+    if (this.recording) return;
+    const running = (jobId: number) => [...this.inFlight.values()].some((f) => f.claimed.job.id === jobId);
     try {
       const mine = (await store.read(async (tx) => tx.runningJobsByWorker())).filter((r) => r.worker_id === opts.workerId);
       for (const { job_id } of mine) {
-        if ([...this.inFlight.values()].some((f) => f.claimed.job.id === job_id)) continue;
+        if (running(job_id)) continue;
         const job = await store.read(async (tx) => tx.getJob(job_id));
-        if (!job || job.state !== "running" || job.locked_by !== opts.workerId) continue;
-        await recordAttemptEnd(store, { jobId: job.id, attemptNo: job.last_attempt_no, workerId: opts.workerId }, { kind: "interrupted", code: null, signal: null });
-        this.emit({ type: "transient", message: `gave back job ${job.id}: its claim committed but the answer was lost` });
+        if (!job || job.state !== "running" || job.locked_by !== opts.workerId || running(job_id) || this.recording) continue;
+        const why = "its claim committed but this worker never heard it (connection lost); requeued without charge";
+        await recordAttemptEnd(store, { jobId: job.id, attemptNo: job.last_attempt_no, workerId: opts.workerId }, { kind: "interrupted", code: null, signal: null, why });
+        this.emit({ type: "storage", message: `gave back job ${job.id}: ${why}` });
       }
-      this.claimUncertain = false;
+      if (!this.recording) this.claimUncertain = false;
     } catch (error) {
       this.transient(error);
     }

@@ -4,6 +4,7 @@
  */
 import { expect, test } from "bun:test";
 import type { AttemptRecord, Store } from "../../src/store/store.ts";
+import { recordAttemptEnd } from "../../src/ops/record.ts";
 import { attemptRecord, claim, claimOne, forEachDriver, insertJob, jobOf, record } from "./support.ts";
 
 /** Everything the store holds about a job, to show a refused write changed nothing. */
@@ -158,5 +159,33 @@ forEachDriver("recordAttempt", (q) => {
     await claimOne(q.store, { workerId: "w1" });
     expect(await record(q.store, attemptRecord(other.id, 1, "intruder", q.store.now(), { process: { pgid: 7, startTime: "7" } }))).toBe(false);
     expect(await q.store.read(async (tx) => tx.getAttempt(other.id, 1))).toMatchObject({ pgid: null, state: "running" });
+  });
+});
+
+forEachDriver("recordAttemptEnd (src/ops/record.ts)", (q) => {
+  test("written again by its own worker (the first COMMIT's answer lost), a result writes nothing and returns the outcome recorded the first time", async () => {
+    const failing = await insertJob(q.store, { max_retries: 2 });
+    const a = await claimOne(q.store, { workerId: "w1" });
+    const ref = { jobId: failing.id, attemptNo: a.attempt.attempt_no, workerId: "w1" };
+    const first = await recordAttemptEnd(q.store, ref, { kind: "exited", code: 3 });
+    expect(first).toMatchObject({ attemptState: "failed", jobState: "queued", exitCode: 3 });
+    const before = await snapshot(q.store, failing.id);
+    const again = await recordAttemptEnd(q.store, ref, { kind: "exited", code: 3 });
+    expect(again).toMatchObject({ attemptState: "failed", jobState: "queued", exitCode: 3, backoffSeconds: first!.backoffSeconds, events: first!.events });
+    expect(await snapshot(q.store, failing.id)).toEqual(before);
+    // Another worker's write for that attempt is not "ours": the job was taken from it.
+    expect(await recordAttemptEnd(q.store, { ...ref, workerId: "w2" }, { kind: "exited", code: 0 })).toBeNull();
+    // Nor is a reaper's view of a job whose worker recorded it meanwhile.
+    expect(await recordAttemptEnd(q.store, ref, { kind: "worker_crash", error: "x" }, q.store.now(), "reaper")).toBeNull();
+    expect(await snapshot(q.store, failing.id)).toEqual(before);
+  });
+
+  test("a result refused because a reaper took the attempt stays refused (null) when written again", async () => {
+    const job = await insertJob(q.store);
+    const a = await claimOne(q.store, { workerId: "w1" });
+    const ref = { jobId: job.id, attemptNo: a.attempt.attempt_no, workerId: "w1" };
+    expect(await recordAttemptEnd(q.store, ref, { kind: "worker_crash", error: "lease expired" }, q.store.now(), "reaper")).toMatchObject({ attemptState: "abandoned" });
+    expect(await recordAttemptEnd(q.store, ref, { kind: "exited", code: 0 })).toBeNull();
+    expect(await recordAttemptEnd(q.store, ref, { kind: "exited", code: 0 })).toBeNull();
   });
 });

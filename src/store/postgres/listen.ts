@@ -14,6 +14,22 @@ import type { SQL } from "bun";
 import type { Waker, WorkWaker } from "../store.ts";
 import { WakeSignal, workWaker } from "../wake-signal.ts";
 
+/** Shortest time between two "no instant wake-ups" lines, milliseconds. */
+const LISTEN_WARNING_EVERY_MS = 30_000;
+let listenWarnedAt = -Infinity;
+const bunWarn = console.warn.bind(console);
+// Bun's client says `bun:sql LISTEN "<channel>" failed, retrying: …` with console.warn when it cannot
+// subscribe again after a reconnect: a raw line naming an internal channel. Said our way instead, at
+// most every 30 s; the poll covers the gap and Bun keeps retrying.
+console.warn = (...args: unknown[]) => {
+  const [first] = args;
+  if (typeof first !== "string" || !first.startsWith("bun:sql LISTEN ")) return bunWarn(...args);
+  if (performance.now() - listenWarnedAt < LISTEN_WARNING_EVERY_MS) return;
+  listenWarnedAt = performance.now();
+  const reason = first.slice(first.indexOf("retrying: ") + "retrying: ".length);
+  process.stderr.write(`spoolctl: no instant wake-ups while the database connection is down (${reason}); polling until it is back\n`);
+};
+
 /** A waker on `channel` of `sql` (null: no channel yet, poll only). */
 export function watchChannel(sql: SQL | null, channel: string | null): Waker {
   const signal = new WakeSignal();
