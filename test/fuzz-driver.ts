@@ -101,7 +101,7 @@ await add("--priority", "3", "--tag", "team=a", "--", "true"); // 6 queued
 await add("--key", "k-queued", "--", "echo", "q"); // 7 queued
 const gate = join(dir, "bg.go");
 const pidfile = join(dir, "bg.pid");
-const running = await add("--queue", BG_LANE, "--", "sh", "-c", `echo $$ > '${pidfile}'; while [ ! -f '${gate}' ]; do sleep 0.05; done`); // 8 running
+const running = await add("--queue", BG_LANE, "--", "sh", "-c", `echo $$ > '${pidfile}'; while [ ! -f '${gate}' ] && [ -d '${dir}' ]; do sleep 0.05; done`); // 8 running (ends with its folder)
 const worker = Bun.spawn(["bun", CLI, "work", "--queue", BG_LANE, "--worker-id", "fz-bg"], {
   cwd: dir,
   env: { ...process.env } as Record<string, string>,

@@ -26,12 +26,14 @@ export async function drain(q: TempQueue, ...args: string[]): Promise<void> {
 /**
  * The argv of a job that runs until `release()` creates its gate file; it
  * writes its pid to `pidfile` first. Returns the argv and the release function.
+ * It also ends when the queue's folder is gone, so a job a test left running
+ * (claimed by a worker killed before its first heartbeat) cannot outlive it.
  */
 export function gatedJob(q: TempQueue, name: string): { argv: string[]; release(): void; pid(): number | null } {
   const gate = join(q.dir, `${name}.go`);
   const pidfile = join(q.dir, `${name}.pid`);
   return {
-    argv: ["sh", "-c", `echo $$ > '${pidfile}'; while [ ! -f '${gate}' ]; do sleep 0.05; done; echo released`],
+    argv: ["sh", "-c", `echo $$ > '${pidfile}'; while [ ! -f '${gate}' ] && [ -d '${q.dir}' ]; do sleep 0.05; done; echo released`],
     release: () => writeFileSync(gate, "go"),
     pid: () => (existsSync(pidfile) && readFileSync(pidfile, "utf8").trim() ? Number(readFileSync(pidfile, "utf8").trim()) : null),
   };

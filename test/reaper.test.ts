@@ -20,7 +20,8 @@ test("a SIGSTOPped worker is not reaped while it lives; after SIGKILL it is, and
   // killing its group takes the full grace and a SIGKILL: were the job requeued
   // before its orphan is dead, the test would see the two at once for 5 s.
   const tick = `${q.dir}/tick`;
-  const id = await add(q, "-c", `trap '' TERM; while :; do date +%s.%N >> '${tick}'; sleep 0.05; done`);
+  // (It ends with the test's folder: a re-run the test leaves behind cannot outlive it.)
+  const id = await add(q, "-c", `trap '' TERM; while [ -d '${q.dir}' ]; do date +%s.%N >> '${tick}'; sleep 0.05; done`);
   const a = startWorker(q, ["--worker-id", "A"], { env: FAST_KNOBS });
   const pgid = await waitFor("the job to run", async () => (await q.attempt(id))?.pgid as number | undefined, 30000);
   await waitFor("the job to tick", () => existsSync(tick) && readFileSync(tick, "utf8").length > 0);

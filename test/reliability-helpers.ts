@@ -6,6 +6,8 @@
  */
 import { readFileSync, readdirSync } from "node:fs";
 import { afterEach, beforeEach } from "bun:test";
+import { ATTEMPT_MARKER } from "../src/worker/executor.ts";
+import { groupsWithEnvPrefix } from "../src/worker/liveness.ts";
 import { CLI, TempQueue } from "./helpers.ts";
 
 /** A `spoolctl work` (or other verb) process running in the background. */
@@ -127,10 +129,22 @@ export function startTimeOf(pid: number): string | null {
  */
 export async function killJobGroups(q: TempQueue): Promise<void> {
   let rows: { pgid: number | null; pgid_start_time: string | null }[] = [];
+  let queueId = "";
   try {
     rows = await q.allAttempts();
+    queueId = await q.queueId();
   } catch {
     return; // no queue
+  }
+  // Attempts whose group no heartbeat recorded yet (a worker killed right after a claim): by their marker.
+  if (queueId !== "") {
+    for (const { pgid } of groupsWithEnvPrefix(`${ATTEMPT_MARKER}=${queueId}-`)) {
+      try {
+        process.kill(-pgid, "SIGKILL");
+      } catch {
+        // gone
+      }
+    }
   }
   const live = liveGroups();
   for (const { pgid, pgid_start_time } of rows) {

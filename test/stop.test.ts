@@ -65,7 +65,7 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
   test(`a second ${signal}: in-flight groups are killed, attempts canceled, jobs requeued with no budget charged`, async () => {
     // Each job leaves a grandchild in its group: the kill must take the whole group.
     const go = `${q.dir}/GO`;
-    const script = `sleep 60 & while [ ! -e '${go}' ]; do sleep 0.02; done`;
+    const script = `sleep 60 & while [ ! -e '${go}' ] && [ -d '${q.dir}' ]; do sleep 0.02; done`;
     const a = await add(q, "-c", script);
     const b = await add(q, "-c", script);
     const queued = await add(q, "--", "true");
