@@ -7,7 +7,7 @@ import { JOB_STATES, type Attempt, type Job, type JobEvent, type JobFilter, type
 import type { StoreReader } from "../store/store.ts";
 import { mapInOrder } from "./in-order.ts";
 import { LIMITS } from "./limits.ts";
-import { healthCache, jobWorkerHealth, type HealthContext, type WorkerHealth } from "./worker-health.ts";
+import { healthCache, jobWorkerHealth, prefetchHealth, type HealthContext, type WorkerHealth } from "./worker-health.ts";
 import { invalidValue } from "../contract/errors.ts";
 
 /** QueueCTL spellings of states (docs/architecture.md "Job states"). */
@@ -158,6 +158,7 @@ export async function listJobs(tx: StoreReader, q: ListQuery, now = Date.now() /
       });
   const truncated = rows.length > q.limit;
   const cache = healthCache();
+  if (health) await prefetchHealth(tx, rows.slice(0, q.limit), cache);
   const jobs = await mapInOrder(rows.slice(0, q.limit), async (j) => ({
     ...summarize(j, now),
     worker_health: health ? await jobWorkerHealth(tx, j, health, cache) : null,

@@ -74,15 +74,33 @@ function seconds(s: number): string {
   return s < 90 ? `${Math.round(s)}s` : s < 5400 ? `${Math.round(s / 60)}m` : `${Math.round(s / 3600)}h`;
 }
 
-/** Registry rows and process verdicts already looked up, for judging many jobs of one worker. */
+/** Registry rows, running attempts (by job id) and process verdicts already looked up, for judging many jobs. */
 export interface HealthCache {
   rows: Map<string, WorkerRecord | null>;
+  attempts: Map<number, Attempt | null>;
   verdicts: Map<string, "alive" | "dead" | "unknown">;
 }
 
 /** A fresh {@link HealthCache}. */
 export function healthCache(): HealthCache {
-  return { rows: new Map(), verdicts: new Map() };
+  return { rows: new Map(), attempts: new Map(), verdicts: new Map() };
+}
+
+/**
+ * Fills `cache` with the registry rows and current attempts {@link jobWorkerHealth}
+ * needs for `jobs`, read together (independent reads: PostgreSQL pipelines
+ * them, docs/architecture.md "The driver contract"), so judging a thousand
+ * running jobs costs a round trip or two, not two per job.
+ */
+export async function prefetchHealth(tx: StoreReader, jobs: Job[], cache: HealthCache): Promise<void> {
+  const running = jobs.filter((j) => j.state === "running" && !cache.attempts.has(j.id));
+  const ids = [...new Set(running.flatMap((j) => (j.locked_by === null || cache.rows.has(j.locked_by) ? [] : [j.locked_by])))];
+  const [attempts, rows] = await Promise.all([
+    Promise.all(running.map((j) => tx.getAttempt(j.id, j.last_attempt_no))),
+    Promise.all(ids.map((id) => tx.getWorker(id))),
+  ]);
+  running.forEach((j, i) => cache.attempts.set(j.id, attempts[i]!));
+  ids.forEach((id, i) => cache.rows.set(id, rows[i]!));
 }
 
 /** Judges a running job's worker (null for a job that is not running). `cache` spares repeated look-ups. */
@@ -91,7 +109,8 @@ export async function jobWorkerHealth(tx: StoreReader, job: Job, ctx: HealthCont
   if (job.state !== "running") return null;
   const id = job.locked_by;
   if (id !== null && !rows.has(id)) rows.set(id, await tx.getWorker(id));
-  const who = workerIdentityOf(job, id === null ? null : (rows.get(id) ?? null), ctx.host, await tx.getAttempt(job.id, job.last_attempt_no));
+  const attempt = cache.attempts.has(job.id) ? cache.attempts.get(job.id)! : await tx.getAttempt(job.id, job.last_attempt_no);
+  const who = workerIdentityOf(job, id === null ? null : (rows.get(id) ?? null), ctx.host, attempt);
   const age = Math.max(0, ctx.now - (job.heartbeat_at ?? job.locked_at ?? ctx.now));
   const base = { job_id: job.id, worker_id: id, worker_pid: job.locked_pid, worker_host: who?.host ?? ctx.host, heartbeat_age_seconds: age };
   const name = `worker ${id ?? "?"} (pid ${job.locked_pid ?? "?"}${who && who.host !== ctx.host ? ` on ${who.host}` : ""})`;
@@ -115,7 +134,9 @@ export async function jobWorkerHealth(tx: StoreReader, job: Job, ctx: HealthCont
 export async function strandedJobs(tx: StoreReader, ctx: HealthContext, limit = 1000): Promise<WorkerHealth[]> {
   const cache = healthCache();
   const out: WorkerHealth[] = [];
-  for (const job of await tx.listJobs({ states: ["running"], limit })) {
+  const jobs = await tx.listJobs({ states: ["running"], limit });
+  await prefetchHealth(tx, jobs, cache);
+  for (const job of jobs) {
     const health = await jobWorkerHealth(tx, job, ctx, cache);
     if (health && health.worker_state !== "live") out.push(health);
   }
