@@ -8,7 +8,7 @@
 import { expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { ON_POSTGRES, TempQueue } from "./helpers.ts";
+import { CLI, ON_POSTGRES, TempQueue } from "./helpers.ts";
 import { withFreshQueue } from "./reliability-helpers.ts";
 
 let q: TempQueue;
@@ -54,4 +54,26 @@ test.skipIf(ON_POSTGRES)("a queue on a read-only file system: said so (not 'perm
   } finally {
     Bun.spawnSync(["umount", ro]);
   }
+});
+
+test("a worker that cannot reach its PostgreSQL database says for how long it retries and what to check, with the queue selection", async () => {
+  const url = "postgres://nobody@127.0.0.1:1/x";
+  const proc = Bun.spawn(["bun", CLI, "work", "--db", url], { stdout: "ignore", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+  const reader = proc.stderr.getReader();
+  let text = "";
+  try {
+    const deadline = performance.now() + 20_000;
+    while (!text.includes("\n") && performance.now() < deadline) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+  } finally {
+    proc.kill("SIGKILL");
+    await proc.exited;
+  }
+  const first = text.split("\n")[0]!;
+  expect(first).toStartWith(`spoolctl: cannot reach the queue's database at ${url}`);
+  expect(first).toContain("; will retry for up to 30s: check that the PostgreSQL server is running");
+  expect(first).toContain(`(spoolctl doctor --db ${url})`);
 });

@@ -23,6 +23,7 @@ const OPEN_PATIENCE_SECONDS = 30;
  */
 async function openRidingOut(ctx: VerbContext): Promise<Store> {
   const deadline = performance.now() + OPEN_PATIENCE_SECONDS * 1000;
+  let said = false;
   for (let pause = 100; ; pause = Math.min(pause * 2, 2000)) {
     try {
       return await ctx.open({ create: true });
@@ -31,7 +32,11 @@ async function openRidingOut(ctx: VerbContext): Promise<Store> {
       // A held lock or a full disk is waited out for as long as it lasts, as a running worker does.
       const endless = error instanceof SpoolError && (error.code === "LOCKED" || error.detail?.storage === "full");
       if (!transient || (!endless && performance.now() + pause > deadline)) throw gaveUp(error);
-      if (!ctx.json) process.stderr.write(`spoolctl: ${(error as SpoolError).message}; will retry\n`);
+      // The first line also says for how long, and what to do (a mistyped URL never comes back).
+      const e = error as SpoolError;
+      const first = !said && !endless ? ` for up to ${OPEN_PATIENCE_SECONDS}s${e.remediation ? `: ${ctx.suggest(e.remediation)}` : ""}` : "";
+      if (!ctx.json) process.stderr.write(`spoolctl: ${e.message}; will retry${first}\n`);
+      said = true;
       await Bun.sleep(pause);
     }
   }

@@ -30,7 +30,7 @@ function check(job: Job, confirmedRunning: boolean): void {
     });
   }
   if (job.state === "running" && !confirmedRunning) {
-    throw new SpoolError("SAFETY_BLOCK", `job ${job.id} is running (worker ${job.locked_by}); canceling it kills its process group`, {
+    throw new SpoolError("SAFETY_BLOCK", `job ${job.id} is running (worker ${job.locked_by}); canceling a running job kills its process group, so it takes --running --yes`, {
       remediation: `confirm with: spoolctl cancel ${job.id} --running --yes`,
       detail: { job_id: job.id, state: job.state },
     });

@@ -27,7 +27,7 @@ export function renderGroups(groups: FailureGroup[], width: number, now = Date.n
     ago(g.last_seen, now),
     clipColumns(formatArgv(g.example.argv), width === Infinity ? Infinity : 40),
   ]);
-  const head = `${counted(groups.length, "group")} of ${counted(jobs, "job")}, largest first (job ids: add --json)`;
+  const head = `${counted(groups.length, "group")} of ${counted(jobs, "job")}, largest first (their job ids: the same command with --json)`;
   return `${head}\n${table(["JOBS", "STATE", "SIGNATURE", "LANES", "FIRST", "LAST", "EXAMPLE"], rows)}`;
 }
 

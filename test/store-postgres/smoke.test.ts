@@ -534,7 +534,10 @@ describe("connecting", () => {
       expect(e.code).toBe("INTERNAL");
       expect(e.detail?.storage).toBeUndefined();
       expect(e.message).toContain("refused the login");
-      expect(e.remediation).toContain(".pgpass");
+      expect(e.remediation).toStartWith("no password was given: put it in PGPASSWORD or ~/.pgpass");
+      // A wrong one from PGPASSWORD is named as such, not as a missing password.
+      const wrongEnv = await withEnv({ PGPASSWORD: "nope", PGPASSFILE: join(tmp, "none") }, () => errorOf(openUrl(asUser(url, ROLE))));
+      expect(wrongEnv.remediation).toStartWith("the password from PGPASSWORD was refused: check it");
     });
 
     test("the password in the URL works and is never printed", async () => {
@@ -553,7 +556,8 @@ describe("connecting", () => {
       }
       const wrong = await withEnv({ PGPASSWORD: undefined }, () => errorOf(openUrl(asUser(url, ROLE, "wrong-s3cret"))));
       expect(wrong.message).toContain("refused the login");
-      expect(JSON.stringify({ m: wrong.message, d: wrong.detail })).not.toContain("wrong-s3cret");
+      expect(wrong.remediation).toStartWith("the password from the URL was refused: check it");
+      expect(JSON.stringify({ m: wrong.message, d: wrong.detail, r: wrong.remediation })).not.toContain("wrong-s3cret");
     });
 
     test("PGPASSWORD works", async () => {

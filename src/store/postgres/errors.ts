@@ -94,6 +94,8 @@ export interface ErrorContext {
   location: string;
   user: string;
   password?: string;
+  /** Where the password came from (never its value), to say which one the server refused. */
+  passwordSource?: "url" | "PGPASSWORD" | "passfile" | null;
 }
 
 /** Whether an error comes from the driver (Bun's SQL client), not from a caller's callback. */
@@ -150,7 +152,9 @@ export function mapPgError(ctx: ErrorContext, error: unknown): unknown {
     return new SpoolError("INTERNAL", `PostgreSQL refused the login of user ${ctx.user} at ${at}: ${message}`, {
       remediation: noRole
         ? `check the user name in the URL (postgres://USER@HOST/DB), or create the role on the server (createuser ${ctx.user}, or CREATE ROLE "${ctx.user.replaceAll('"', '""')}" LOGIN)`
-        : "give the password in PGPASSWORD or ~/.pgpass (host:port:database:user:password, mode 0600), or check the server's pg_hba.conf",
+        : ctx.passwordSource
+          ? `the password from ${ctx.passwordSource === "url" ? "the URL" : ctx.passwordSource === "PGPASSWORD" ? "PGPASSWORD" : "~/.pgpass"} was refused: check it (PGPASSWORD or ~/.pgpass, mode 0600, keep it out of the URL), or the server's pg_hba.conf`
+          : "no password was given: put it in PGPASSWORD or ~/.pgpass (host:port:database:user:password, mode 0600), or check the server's pg_hba.conf",
       detail: { driver_code: state },
     });
   }

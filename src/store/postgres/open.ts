@@ -173,7 +173,7 @@ async function probe(sql: SQL): Promise<SchemaState & { offset: number | null }>
  */
 export async function openPgStore(opts: PgOpenOptions): Promise<Store> {
   const settings = parsePgUrl(opts.url);
-  const ctx: ErrorContext = { location: redactUrl(opts.url), user: settings.username, password: settings.password };
+  const ctx: ErrorContext = { location: redactUrl(opts.url), user: settings.username, password: settings.password, passwordSource: settings.passwordSource };
   const sql = createClient(settings);
   try {
     let state = await probe(sql);
