@@ -149,6 +149,25 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     expect(wa2.stderr()).toContain(`job ${id} attempt 1`);
   }, 90_000);
 
+  test("a drain on host B held open by host A's dead worker says what it waits for, then reaps the job and runs it", async () => {
+    await freshQueue({ SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "0.5", SPOOLCTL_TEST_REAP_THRESHOLD: "5" });
+    const a = await startHost("host-a");
+    const b = await startHost("host-b");
+    const id = await addJob("--", "sh", "-c", "[ \"$(hostname)\" = host-b ] || exec sleep 64");
+    const wa = await worker(a, "--worker-id", "a1");
+    await waitFor("the child to run on host A", () => runsOn(a, "sleep 64"), 30_000);
+    process.kill(wa.outerPid, "SIGKILL");
+    const wb = await worker(b, "--drain", "--worker-id", "b1");
+    expect(await wb.proc.exited).toBe(0);
+    const lines = wb.stderr().split("\n");
+    const waiting = lines.findIndex((l) => l.startsWith(`spoolctl: drain of lane default waits for running jobs of other workers: job ${id} on worker a1 (host-a), silent `));
+    const reaped = lines.findIndex((l) => l.includes(`reaped job ${id}`));
+    expect(waiting).toBeGreaterThanOrEqual(0);
+    expect(lines[waiting]).toEndWith("(a job whose worker stays silent 5s is reaped and run here)");
+    expect(reaped).toBeGreaterThan(waiting);
+    expect((await job(id)).state).toBe("done");
+  }, 90_000);
+
   test("a worker SIGKILLed on host A: another host's status, list, workers, cancel and stop say its lease expired and the next worker reaps the job", async () => {
     await freshQueue();
     const a = await startHost("host-a");

@@ -41,6 +41,10 @@ export function workerLine(event: WorkerEvent): string | null {
       return event.attemptNo === 1 ? null : `spoolctl: job ${event.job.id} attempt ${event.attemptNo} started ${rerun(event.job)}: ${clip(formatArgv(event.job.argv), 80)}`;
     case "idle":
       return `spoolctl: waiting for jobs in lane ${event.queue}; Ctrl-C to stop`;
+    case "drain_waiting": {
+      const jobs = event.running.map((r) => `job ${r.jobId} on worker ${escapeControl(r.workerId ?? "?")}${r.host && r.host !== HOST ? ` (${escapeControl(r.host)})` : ""}, silent ${Math.round(r.silentSeconds)}s`);
+      return `spoolctl: drain of lane ${event.queue} waits for running jobs of other workers: ${jobs.join("; ")}${event.running.length === 3 ? "; …" : ""}${event.leaseSeconds === null ? "" : ` (a job whose worker stays silent ${Math.round(event.leaseSeconds)}s is reaped and run here)`}`;
+    }
     case "finished":
       return `spoolctl: job ${event.jobId} attempt ${event.attemptNo} ${verdict(event.outcome)} (${event.seconds.toFixed(1)}s) -> ${next(event.outcome)}`;
     case "lost":

@@ -34,7 +34,14 @@ export type WorkerEvent =
   /** An attempt was started; `job` as claimed (its counters and last error are the previous attempts'). */
   | { type: "started"; job: Job; attemptNo: number }
   /** A looping worker has nothing to run and waits (once per idle spell). */
-  | { type: "idle"; queue: string };
+  | { type: "idle"; queue: string }
+  /**
+   * A drain has had nothing to run for a while: jobs of other workers hold the lane (the first
+   * few, with how long each worker has been silent, seconds; `leaseSeconds`: on a queue shared by
+   * hosts, the silence after which a job is reaped; null on one host, where only a dead worker's
+   * job is). Once per idle spell.
+   */
+  | { type: "drain_waiting"; queue: string; leaseSeconds: number | null; running: { jobId: number; workerId: string | null; host: string | null; silentSeconds: number }[] };
 
 /** What a worker did, as `work --json` reports it. */
 export interface WorkSummary {

@@ -374,6 +374,7 @@ export class Worker {
         this.saidIdle = true;
         this.emit({ type: "idle", queue: opts.queue });
       }
+      if (this.inFlight.size === 0 && opts.mode === "drain") await this.sayWhatHoldsTheDrain();
       const freed = opts.slots !== null || (opts.mode === "drain" && this.inFlight.size === 0);
       const hungry = !this.stopping && this.inFlight.size < (opts.mode === "once" ? 1 : opts.concurrency);
       await this.waker!.wait(await this.idleWaitMs(), freed, hungry);
@@ -403,10 +404,37 @@ export class Worker {
 
   /** Whether the `idle` event of this idle spell was emitted. */
   private saidIdle = false;
+  /** Since when a drain has had nothing to run (performance.now(), ms; null: it has work). */
+  private drainIdleSince: number | null = null;
+
+  /**
+   * A drain left with nothing to run, two seconds on, names once what holds
+   * it open: other workers' running jobs (a dead worker's job is reaped only
+   * when its lease expires, a silence of up to 30 s otherwise).
+   */
+  private async sayWhatHoldsTheDrain(): Promise<void> {
+    const now = performance.now();
+    this.drainIdleSince ??= now;
+    if (this.saidIdle || now - this.drainIdleSince < DRAIN_QUIET_MS) return;
+    this.saidIdle = true;
+    const running = await this.store.read(async (tx) => {
+      const jobs = await tx.listJobs({ queue: this.opts.queue, states: ["running"], limit: 3 });
+      return Promise.all(jobs.map(async (j) => ({ job: j, worker: j.locked_by === null ? null : await tx.getWorker(j.locked_by) })));
+    });
+    if (running.length === 0) return;
+    const at = this.store.now();
+    this.emit({
+      type: "drain_waiting",
+      queue: this.opts.queue,
+      leaseSeconds: this.store.shipsOutput ? this.timing.reapThreshold : null,
+      running: running.map(({ job, worker }) => ({ jobId: job.id, workerId: job.locked_by, host: worker?.host ?? null, silentSeconds: Math.max(0, at - (job.heartbeat_at ?? at)) })),
+    });
+  }
 
   private async start(claimed: ClaimedAttempt): Promise<void> {
     const { job, attemptNo } = claimed;
     this.saidIdle = false;
+    this.drainIdleSince = null;
     this.emit({ type: "started", job, attemptNo });
     const started = performance.now();
     const running = startAttempt({
@@ -546,6 +574,9 @@ export class Worker {
 const MAX_CLAIM_JITTER_MS = 16;
 /** Empty claims closer together than this count as one streak, milliseconds. */
 const EMPTY_STREAK_MS = 200;
+
+/** How long a drain has nothing to run before it says what it waits for, milliseconds. */
+const DRAIN_QUIET_MS = 2000;
 
 /** How often the loop reads its registry row for a `spoolctl stop`, milliseconds. */
 const STOP_CHECK_MS = 250;
