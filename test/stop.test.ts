@@ -11,7 +11,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
-import { CLI, FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
+import { CLI, FAST_KNOBS, TempQueue, processLives, waitFor } from "./helpers.ts";
 import { add, groupMembers, startBg, startWorker, type BgProc, withFreshQueue } from "./reliability-helpers.ts";
 
 let q: TempQueue;
@@ -155,6 +155,8 @@ test("`stop --worker-id ID --wait` stops that worker only, and returns once it h
   expect(stop.proc.exitCode).toBeNull();
   one.go();
   expect(await stop.exited).toBe(0);
+  // Returned once A's process is gone, not merely marked stopped in the registry.
+  expect(processLives(w1.pid)).toBe(false);
   const out = JSON.parse(stop.stdout());
   expect(out.data).toEqual({ requested: ["A"], stopped: ["A"] });
   // A is out of the registry as live (it marks itself stopped as it exits) and exits 0.

@@ -24,7 +24,7 @@ export default defineVerb({
     if (ctx.given("timeout") && !ctx.args.wait) throw new SpoolError("INVALID_INPUT", "--timeout only applies with --wait");
     const timeout = ctx.args.timeout ?? null;
     const store = await ctx.open({ create: false });
-    const requested = await requestStop(store, ctx.args["worker-id"] ?? null, judgeRecord);
+    const requested = await requestStop(store, ctx.args["worker-id"] ?? null, judgeRecord, staleAfter(healthContext(store)));
     if (!ctx.args.wait) return { data: { requested, stopped: null } };
     const deadline = timeout === null ? Infinity : performance.now() + timeout * 1000;
     for (;;) {
@@ -32,9 +32,11 @@ export default defineVerb({
       // (its lease expired on another host, as the reaper judges it) will never answer.
       const views = (await store.read(async (tx) => listWorkers(tx, judgeRecord, 10000, staleAfter(healthContext(store))))).filter((w) => requested.includes(w.worker_id));
       const running = views.filter((w) => w.status === "live" || w.status === "stale");
-      if (running.length === 0) return { data: { requested, stopped: requested } };
+      // Stopped in the registry, and on this host gone too: a worker marks itself stopped just before it exits.
+      const exiting = running.length > 0 ? [] : (await store.read(async (tx) => tx.listWorkers(10000))).filter((r) => requested.includes(r.worker_id) && judgeRecord(r) === "alive");
+      if (running.length === 0 && exiting.length === 0) return { data: { requested, stopped: requested } };
       if (performance.now() > deadline) {
-        const left = running.map((w) => w.worker_id);
+        const left = [...running.map((w) => w.worker_id), ...exiting.map((r) => r.worker_id)];
         throw new SpoolError("TIMEOUT", `workers still running after ${timeout}s: ${left.join(", ")}`, { remediation: "they finish their running jobs first; wait longer, or send them SIGTERM twice to kill the jobs" });
       }
       await Bun.sleep(100);

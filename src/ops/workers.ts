@@ -79,12 +79,14 @@ export async function listWorkers(tx: StoreReader, judge: JudgeWorker, limit = 1
 
 /**
  * Asks live workers to finish their running jobs and exit (one, or every live
- * one when `workerId` is null). Raises `NOT_FOUND` for an unknown, stopped or dead id.
+ * one when `workerId` is null). A worker whose lease expired on another host
+ * (`stale` given) is not asked: it will never answer. Raises `NOT_FOUND` for
+ * an unknown, stopped or dead id.
  */
-export async function requestStop(store: Store, workerId: string | null, judge: JudgeWorker): Promise<string[]> {
+export async function requestStop(store: Store, workerId: string | null, judge: JudgeWorker, stale?: StaleAfter): Promise<string[]> {
   return await store.write(async (tx) => {
     // A stale worker (stopped, stuck) still reads the request when it resumes.
-    const live = (await listWorkers(tx, judge, 10000)).filter((w) => (w.status === "live" || w.status === "stale") && (workerId === null || w.worker_id === workerId));
+    const live = (await listWorkers(tx, judge, 10000, stale)).filter((w) => (w.status === "live" || w.status === "stale") && (workerId === null || w.worker_id === workerId));
     const ids = (await mapInOrder(live, (w) => tx.requestWorkerStop(w.worker_id))).flat();
     if (workerId !== null && ids.length === 0) {
       throw new SpoolError("NOT_FOUND", `no running worker with id ${JSON.stringify(workerId)}`, { remediation: "run: spoolctl workers  (to see worker ids)" });
