@@ -64,6 +64,8 @@ test("a SIGSTOPped worker is not reaped while it lives; after SIGKILL it is, and
   const ticks = readFileSync(tick, "utf8").trim().split("\n").map(Number);
   expect(Math.max(...ticks)).toBeLessThan(settled.row.finished_at!); // no tick after the requeue
   expect((await q.eventNames(id)).slice(0, 3)).toEqual(["added", "claimed", "reaped"]);
+  // show's TOOK of an abandoned attempt runs to the reap, and says so.
+  expect((await q.run(["show", String(id)])).stdout).toMatch(/^1 +abandoned +\S+ +\S+ +\S+ until reaped /m);
   expect((await q.events(id)).filter((e) => e.event === "reaped").map((e) => ({ worker_id: e.worker_id }))).toEqual([{ worker_id: "B" }]);
   await waitFor("B's reaped line", () => b.stderr().includes("reaped"));
   expect(b.stderr()).toContain(`spoolctl: reaped job ${id} (worker pid ${a.pid} died); now queued\n`);

@@ -24,6 +24,10 @@ test("show counts attempts and the retry budget so that the numbers read natural
   const show = await q.run(["show", String(id)]);
   expect(show.stdout).toContain("attempts      4 attempts: 4 failed, retry budget 3 used up\n");
   expect(show.stdout).not.toContain("4 of 3");
+  // A dead job has no next run to show; a queued one has.
+  expect(show.stdout).not.toContain("next run");
+  const queued = await q.addJob("--", "true");
+  expect((await q.run(["show", String(queued)])).stdout).toMatch(/^next run +\S+ \(.* ago\)$/m);
   const json = (await q.json(["show", String(id)])).env.data.job;
   expect([json.attempts, json.attempts_total]).toEqual([4, 4]);
   // A command that cannot start is dead with its budget untouched, and says so.

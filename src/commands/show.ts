@@ -31,7 +31,8 @@ export default defineVerb({
       field("attempts", attemptsText(j, j.attempts_total)),
       field("timeout", `${j.timeout_seconds}s`),
       field("created", ago(j.created_at)),
-      field("next run", iso(j.next_run_at)),
+      // Only a queued job has a next run; a finished one keeps its last due time, which says nothing.
+      ...(j.state === "queued" && !j.scheduled ? [field("next run", ago(j.next_run_at))] : []),
     ];
     if (j.last_error) lines.push(field("last error", escapeControl(j.last_error)));
     lines.push(field("runs in", j.cwd ? escapeControl(j.cwd) : "the worker's folder (no --cwd)"));
@@ -52,7 +53,8 @@ export default defineVerb({
             color.state(a.state),
             iso(a.started_at),
             iso(a.finished_at),
-            humanDuration(Math.max(0, (a.finished_at ?? now) - a.started_at)) + (a.finished_at === null ? " so far" : ""),
+            // An abandoned attempt ends when it was reaped, which is later than its process died.
+            humanDuration(Math.max(0, (a.finished_at ?? now) - a.started_at)) + (a.finished_at === null ? " so far" : a.state === "abandoned" ? " until reaped" : ""),
             a.state === "running" ? "-" : a.failure_reason === "spawn_failed" || a.failure_reason === "worker_crash" ? (a.error ?? "-") : describeExit(a.exit_code, a.signal),
             a.worker_id,
             escapeControl(a.host ?? "-"),
