@@ -78,7 +78,9 @@ test.skipIf(ON_POSTGRES)("a burst that grew the write-ahead log leaves nothing b
   const r = await q.run(["add", "--from", "-", "--json"], { stdin: lines });
   expect(r.code).toBe(0);
   expect(walBytes()).toBeGreaterThan(1024 * 1024); // the burst is in the WAL (the worker's connection keeps it)
-  await waitFor("the idle worker to truncate the WAL", () => walBytes() === 0, 60000);
+  // Truncated: a log that was only checkpointed keeps its size. (Not `=== 0`: the idle worker's
+  // heartbeats write a few pages again at once, and a loaded machine can miss the empty moment.)
+  await waitFor("the idle worker to truncate the WAL", () => walBytes() < 128 * 1024, 60000);
   expect(w.proc.exitCode).toBeNull();
   expect((await q.jobs()).filter((j) => j.queue === "burst")).toHaveLength(800);
   w.proc.kill("SIGTERM");
