@@ -12,6 +12,7 @@ import { selectionFlags } from "../src/commands/selection.ts";
 import { attemptMarker } from "../src/worker/executor.ts";
 import { groupsWithEnv } from "../src/worker/liveness.ts";
 import { FAST_KNOBS, TempQueue, processLives, waitFor } from "./helpers.ts";
+import { killJobGroups } from "./reliability-helpers.ts";
 
 setDefaultTimeout(60_000);
 
@@ -26,6 +27,7 @@ afterEach(async () => {
     p.kill("SIGKILL");
     await p.exited;
   }
+  await killJobGroups(q); // the jobs of the killed workers
   q.cleanup();
 });
 
