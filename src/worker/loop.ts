@@ -20,6 +20,7 @@ import { registerWorker } from "./registry.ts";
 import { StorageWatch } from "./storage-watch.ts";
 import { readTiming, type Timing } from "./timing.ts";
 import type { WorkOptions, WorkSummary, WorkerEvent } from "./api.ts";
+import { whatHoldsTheDrain } from "./drain-wait.ts";
 
 interface InFlight {
   claimed: ClaimedAttempt;
@@ -417,18 +418,8 @@ export class Worker {
     this.drainIdleSince ??= now;
     if (this.saidIdle || now - this.drainIdleSince < DRAIN_QUIET_MS) return;
     this.saidIdle = true;
-    const running = await this.store.read(async (tx) => {
-      const jobs = await tx.listJobs({ queue: this.opts.queue, states: ["running"], limit: 3 });
-      return Promise.all(jobs.map(async (j) => ({ job: j, worker: j.locked_by === null ? null : await tx.getWorker(j.locked_by) })));
-    });
-    if (running.length === 0) return;
-    const at = this.store.now();
-    this.emit({
-      type: "drain_waiting",
-      queue: this.opts.queue,
-      leaseSeconds: this.store.shipsOutput ? this.timing.reapThreshold : null,
-      running: running.map(({ job, worker }) => ({ jobId: job.id, workerId: job.locked_by, host: worker?.host ?? null, silentSeconds: Math.max(0, at - (job.heartbeat_at ?? at)) })),
-    });
+    const event = await whatHoldsTheDrain(this.store, this.opts.queue, this.timing.reapThreshold);
+    if (event) this.emit(event);
   }
 
   private async start(claimed: ClaimedAttempt): Promise<void> {
