@@ -93,7 +93,8 @@ test.skipIf(ON_POSTGRES)("only the spool full: output_write_failed (crash budget
     const a = (await q.job(first))!;
     expect({ attempts: a.attempts, crashes: a.crashes }).toEqual({ attempts: 0, crashes: 1 }); // infrastructure: not the retry budget
     await waitFor("the worker to pause claiming", () => w.stderr().includes("claiming paused: the spool disk"), 30000);
-    expect(w.stderr()).toMatch(/job 1 attempt 1 failed: output_write_failed: no space left on device .* -> dead/);
+    // The line follows the commit the test saw above, through a pipe: waited for, not assumed there.
+    await waitFor("the worker's line for job 1", () => /job 1 attempt 1 failed: output_write_failed: no space left on device .* -> dead/.test(w.stderr()), 30000);
     const waiting = (await q.job(second))!;
     expect({ state: waiting.state, attempts: waiting.attempts }).toEqual({ state: "queued", attempts: 0 });
     expect((await q.json(["status"])).env.data.full_disks).toEqual([{ role: "spool", path: q.spool, free_bytes: expect.any(Number) }]);
