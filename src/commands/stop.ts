@@ -1,9 +1,9 @@
 /** `spoolctl stop`: ask workers, through the registry, to finish their running jobs and exit (like one Ctrl-C). */
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
-import { listWorkers, requestStop } from "../ops/workers.ts";
+import { listWorkers, requestStop, staleAfter } from "../ops/workers.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
-import { healthContext, judgeRecord, staleAfter } from "./workers.ts";
+import { healthContext, judgeRecord } from "./workers.ts";
 
 /** Longest `--wait --timeout`, seconds. */
 const MAX_TIMEOUT = 30 * 86400;
@@ -30,10 +30,10 @@ export default defineVerb({
     for (;;) {
       // A stale worker (SIGSTOPped, stuck) is still there and still waited for; a lease_expired one
       // (its lease expired on another host, as the reaper judges it) will never answer.
-      const views = (await store.read(async (tx) => listWorkers(tx, judgeRecord, 10000, staleAfter(healthContext(store))))).filter((w) => requested.includes(w.worker_id));
-      const running = views.filter((w) => w.status === "live" || w.status === "stale");
+      const { views, records } = await store.read(async (tx) => ({ views: await listWorkers(tx, judgeRecord, 10000, staleAfter(healthContext(store))), records: await tx.listWorkers(10000) }));
+      const running = views.filter((w) => requested.includes(w.worker_id) && (w.status === "live" || w.status === "stale"));
       // Stopped in the registry, and on this host gone too: a worker marks itself stopped just before it exits.
-      const exiting = running.length > 0 ? [] : (await store.read(async (tx) => tx.listWorkers(10000))).filter((r) => requested.includes(r.worker_id) && judgeRecord(r) === "alive");
+      const exiting = running.length > 0 ? [] : records.filter((r) => requested.includes(r.worker_id) && judgeRecord(r) === "alive");
       if (running.length === 0 && exiting.length === 0) return { data: { requested, stopped: requested } };
       if (performance.now() > deadline) {
         const left = [...running.map((w) => w.worker_id), ...exiting.map((r) => r.worker_id)];

@@ -4,10 +4,10 @@ import { EXIT, type Warning } from "../contract/errors.ts";
 import { LIMITS } from "../ops/limits.ts";
 import { waitForJobs, type WaitData } from "../ops/wait.ts";
 import { escapeControl } from "../ui/text.ts";
-import { listWorkers } from "../ops/workers.ts";
+import { listWorkers, staleAfter } from "../ops/workers.ts";
 import type { StoreReader } from "../store/store.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
-import { healthContext, judgeRecord, staleAfter } from "./workers.ts";
+import { healthContext, judgeRecord } from "./workers.ts";
 
 /** Default pause between two looks at the queue, seconds. */
 const DEFAULT_POLL = 0.1;

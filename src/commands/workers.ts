@@ -1,6 +1,6 @@
 /** `spoolctl workers`: live and recently seen workers from the registry. */
 import type { VerbResult } from "../contract/envelope.ts";
-import { listWorkers, type StaleAfter, type WorkerView } from "../ops/workers.ts";
+import { listWorkers, staleAfter, type WorkerView } from "../ops/workers.ts";
 import type { WorkerRecord } from "../store/model.ts";
 import { humanDuration, iso, table } from "../ui/text.ts";
 import type { HealthContext } from "../ops/worker-health.ts";
@@ -26,11 +26,6 @@ const STALE_BEATS = 3;
 export function healthContext(store: Pick<Store, "now"> | null): HealthContext {
   const timing = readTiming();
   return { judge, host: HOST, now: store ? store.now() : Date.now() / 1000, leaseSeconds: timing.reapThreshold, staleSeconds: STALE_BEATS * timing.heartbeat };
-}
-
-/** The ages at which the views call a worker `stale` or `lease_expired`, from {@link healthContext}. */
-export function staleAfter(health: HealthContext): StaleAfter {
-  return { now: health.now, seconds: health.staleSeconds, leaseSeconds: health.leaseSeconds };
 }
 
 export default defineVerb({

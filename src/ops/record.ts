@@ -53,13 +53,18 @@ export interface AttemptEnd {
  * did not claim. Raises what either raises; then nothing was written.
  */
 export async function recordAttemptEndsAndClaim(store: Store, ends: AttemptEnd[], claim: ClaimRequest): Promise<{ outcomes: (Outcome | null)[]; claimed: ClaimedAttempt[] | null }> {
-  const { result, claimed } = await store.writeAndClaim((tx) => mapInOrder(ends, (e) => recordIn(tx, e.ref, e.end, e.endedAt, e.ref.workerId)), claim);
+  const { result, claimed } = await store.writeAndClaim((tx) => recordAllIn(tx, ends), claim);
   return { outcomes: result, claimed: claimed === null ? null : toClaimedAttempts(claimed) };
 }
 
 /** {@link recordAttemptEndsAndClaim} without the claim. */
 export async function recordAttemptEnds(store: Store, ends: AttemptEnd[]): Promise<(Outcome | null)[]> {
-  return await store.write((tx) => mapInOrder(ends, (e) => recordIn(tx, e.ref, e.end, e.endedAt, e.ref.workerId)));
+  return await store.write((tx) => recordAllIn(tx, ends));
+}
+
+/** Each of `ends` recorded by its own worker inside `tx`, in order. */
+function recordAllIn(tx: StoreWriter, ends: AttemptEnd[]): Promise<(Outcome | null)[]> {
+  return mapInOrder(ends, (e) => recordIn(tx, e.ref, e.end, e.endedAt, e.ref.workerId));
 }
 
 /** The write of {@link recordAttemptEnd}, inside `tx`. */

@@ -4,7 +4,7 @@ import { queueDisks } from "../store/space.ts";
 import type { StoreReader } from "../store/store.ts";
 import { summarize, type JobSummary } from "./jobs.ts";
 import { strandedJobs, type HealthContext, type WorkerHealth } from "./worker-health.ts";
-import { listWorkers, type JudgeWorker } from "./workers.ts";
+import { listWorkers, staleAfter, type JudgeWorker } from "./workers.ts";
 
 /** Counts keyed by every reported state (`failed` always 0). */
 export type StateCounts = Record<(typeof REPORTED_STATES)[number], number>;
@@ -67,7 +67,7 @@ export async function readStatus(tx: StoreReader, judge: JudgeWorker, now = Date
     scheduled += n;
     lane(queue).scheduled = n;
   }
-  const stale = health ? { now: health.now, seconds: health.staleSeconds, leaseSeconds: health.leaseSeconds } : undefined;
+  const stale = health ? staleAfter(health) : undefined;
   const live_workers = (await listWorkers(tx, judge, 1000, stale)).filter((w) => w.status === "live").length;
   const stranded = health && counts.running > 0 ? await strandedJobs(tx, health) : [];
   return { counts, scheduled, queues, recent_dead: (await tx.recentDead(deadLimit)).map((j) => summarize(j, now)), live_workers, stranded };

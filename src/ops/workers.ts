@@ -47,6 +47,11 @@ export interface StaleAfter {
   leaseSeconds: number;
 }
 
+/** The ages at which the views call a worker `stale` or `lease_expired`, from a health context (times in seconds). */
+export function staleAfter(health: { now: number; staleSeconds: number; leaseSeconds: number }): StaleAfter {
+  return { now: health.now, seconds: health.staleSeconds, leaseSeconds: health.leaseSeconds };
+}
+
 /** The status of a row not stopped, from its process verdict and heartbeat age (rule at {@link WorkerStatus}). */
 function judgeStatus(w: WorkerRecord, verdict: ReturnType<JudgeWorker>, stale?: StaleAfter): WorkerStatus {
   if (verdict === "dead") return "dead";

@@ -177,6 +177,11 @@ export interface ClaimRequest {
 /** A claim whose time is set (see {@link ClaimRequest.now}). */
 export type DatedClaim = ClaimRequest & { now: number };
 
+/** `req` dated by `now()` (the store's clock, epoch seconds) unless the caller gave it a time; drivers call it as the claim runs. */
+export function datedClaim(req: ClaimRequest, now: () => number): DatedClaim {
+  return req.now === undefined ? { ...req, now: now() } : (req as DatedClaim);
+}
+
 /** A job a claim moved to `running`, with the attempt row it opened. */
 export interface ClaimedJob {
   job: Job;

@@ -11,7 +11,7 @@
  * the worker's next claim.
  */
 import type { SQL } from "bun";
-import type { ClaimRequest, ClaimedJob, DatedClaim } from "../store.ts";
+import { datedClaim, type ClaimRequest, type ClaimedJob, type DatedClaim } from "../store.ts";
 import { claimStatement, findClaimed, lockLane } from "./claim.ts";
 import { type ErrorContext, isConflict, isConnectionError, isDriverError, mapPgError } from "./errors.ts";
 
@@ -40,11 +40,6 @@ export class ClaimBook {
     for (const c of claimed) this.handed.add(`${c.job.id}:${c.attempt.attempt_no}`);
     if (this.handed.size > 10_000) for (const k of [...this.handed].slice(0, 5_000)) this.handed.delete(k);
   }
-}
-
-/** `req` dated by `now()` unless the caller gave it a time (ClaimRequest.now). */
-export function datedClaim(req: ClaimRequest, now: () => number): DatedClaim {
-  return req.now === undefined ? { ...req, now: now() } : (req as DatedClaim);
 }
 
 /** Claims for `req`, retrying conflicts and recovering from lost connections (see above); an undated claim is dated by `now()` as it is sent. */

@@ -6,10 +6,10 @@
  * created in it; the first write verb (create: true) migrates it.
  */
 import type { SQL } from "bun";
-import type { ClaimRequest, ClaimedJob, DatedClaim, QueryPlan, Store, StoreReader, StoreWriter, Waker, WorkWaker } from "../store.ts";
+import { datedClaim, type ClaimRequest, type ClaimedJob, type DatedClaim, type QueryPlan, type Store, type StoreReader, type StoreWriter, type Waker, type WorkWaker } from "../store.ts";
 import { explainHotPath } from "./hot-path.ts";
 import { AbsentPgStore } from "./absent.ts";
-import { ClaimBook, datedClaim, runClaim } from "./claim-runner.ts";
+import { ClaimBook, runClaim } from "./claim-runner.ts";
 import { claimStatement, lockLane } from "./claim.ts";
 import { QueueClock, createClient, measureClockOffset } from "./connect.ts";
 import { type ErrorContext, mapPgError, sqlstate } from "./errors.ts";

@@ -7,7 +7,7 @@ import { Database } from "bun:sqlite";
 import { accessSync, chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { SpoolError } from "../../contract/errors.ts";
-import type { ClaimRequest, ClaimedJob, DatedClaim, QueryPlan, Store, StoreReader, StoreWriter, Waker, WorkWaker, WriteOptions } from "../store.ts";
+import { datedClaim, type ClaimRequest, type ClaimedJob, type DatedClaim, type QueryPlan, type Store, type StoreReader, type StoreWriter, type Waker, type WorkWaker, type WriteOptions } from "../store.ts";
 import { explainHotPath } from "./hot-path.ts";
 import { SCHEMA_VERSION, checkSchema, migrate, readQueueId } from "./migrations.ts";
 import { SqliteQueries } from "./queries.ts";
@@ -287,9 +287,9 @@ export class SqliteStore implements Store {
     });
   }
 
-  /** `req` dated now unless it has a time (inside the transaction: after BEGIN IMMEDIATE got the lock). */
+  /** `req` dated now unless it has a time (called inside the transaction: after BEGIN IMMEDIATE got the lock). */
   private dated(req: ClaimRequest): DatedClaim {
-    return req.now === undefined ? { ...req, now: this.now() } : (req as DatedClaim);
+    return datedClaim(req, () => this.now());
   }
 
   watch(): Waker {
