@@ -170,13 +170,8 @@ export function groupsWithEnvPrefix(prefix: string): { pgid: number; entry: stri
   const own = process.pid;
   const found: { pgid: number; entry: string }[] = [];
   for (const pid of procPids()) {
-    let entry: string | undefined;
-    try {
-      entry = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").find((e) => e.startsWith(prefix));
-    } catch {
-      continue; // gone meanwhile, or not ours to read
-    }
-    if (entry === undefined) continue;
+    const entry = environEntry(pid, prefix);
+    if (entry === undefined || entry === null) continue; // none, or gone meanwhile, or not ours to read
     const fields = statFields(pid);
     const pgid = Number(fields?.[2]);
     if (fields && !dead(fields[0]) && pgid > 1 && pgid !== own) found.push({ pgid, entry });
@@ -206,7 +201,7 @@ function groupsWritingWhere(match: (target: string) => boolean, unlessEnv?: stri
       if (target !== null) break;
     }
     if (target === null) continue;
-    if (unlessEnv !== undefined && environHas(pid, unlessEnv)) continue;
+    if (unlessEnv !== undefined && environEntry(pid, unlessEnv) !== undefined) continue; // marked, or not ours to judge
     const fields = statFields(pid);
     const pgid = Number(fields?.[2]);
     if (fields && !dead(fields[0]) && pgid > 1 && pgid !== own) found.push({ pgid, target });
@@ -214,12 +209,12 @@ function groupsWritingWhere(match: (target: string) => boolean, unlessEnv?: stri
   return found;
 }
 
-/** Whether the environment of `pid` holds an entry starting with `prefix` (true when it cannot be read: not ours to judge). */
-function environHas(pid: string, prefix: string): boolean {
+/** The entry of `pid`'s environment that starts with `prefix`; undefined when there is none, null when it cannot be read. */
+function environEntry(pid: string, prefix: string): string | undefined | null {
   try {
-    return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").some((e) => e.startsWith(prefix));
+    return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").find((e) => e.startsWith(prefix));
   } catch {
-    return true;
+    return null;
   }
 }
 
