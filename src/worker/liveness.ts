@@ -87,12 +87,14 @@ export function processEnded(pid: number): boolean {
 }
 
 /**
- * When process `pid` last ran, in milliseconds of the kernel's scheduler clock
- * (Linux `/proc/PID/sched`, `se.exec_start`; the kernel needs
- * CONFIG_SCHED_DEBUG, as Debian's has), or null where it cannot be read. For a
- * zombie this is when it exited; for this process ("self"), about now.
+ * When process `pid` last ran, in milliseconds of the scheduler clock of the
+ * CPU it last ran on (Linux `/proc/PID/sched`, `se.exec_start`; the kernel
+ * needs CONFIG_SCHED_DEBUG, as Debian's has), or null where it cannot be read.
+ * Each CPU keeps its own run-queue clock and on some machines (virtual CPUs
+ * without a stable TSC) two CPUs' clocks differ by seconds: compare a reading
+ * only with one taken on the same CPU ({@link lastRanAgoMs} does).
  */
-export function lastRanMs(pid: number | "self"): number | null {
+function lastRanMs(pid: number | "self"): number | null {
   try {
     const line = readFileSync(`/proc/${pid}/sched`, "utf8").split("\n").find((l) => l.startsWith("se.exec_start"));
     const ms = Number(line?.slice(line.indexOf(":") + 1));
@@ -100,6 +102,48 @@ export function lastRanMs(pid: number | "self"): number | null {
   } catch {
     return null;
   }
+}
+
+/** The CPU process `pid` last ran on (field 39 of `/proc/PID/stat`), or null. */
+function lastCpu(pid: number | "self"): number | null {
+  const cpu = Number(statFields(pid)?.[36]);
+  return Number.isInteger(cpu) ? cpu : null;
+}
+
+/**
+ * About now on CPU `cpu`'s scheduler clock, milliseconds: this process's own
+ * last run when it was on that CPU before and after reading it, else a reader
+ * pinned to that CPU (`taskset`); null when neither can be had.
+ */
+function cpuClockMs(cpu: number): number | null {
+  const before = lastCpu("self");
+  const own = lastRanMs("self");
+  if (before === cpu && lastCpu("self") === cpu && own !== null) return own;
+  try {
+    const out = Bun.spawnSync(["taskset", "-c", String(cpu), "cat", "/proc/self/sched"], { stdout: "pipe", stderr: "ignore" });
+    if (out.exitCode !== 0) return null;
+    const line = out.stdout.toString().split("\n").find((l) => l.startsWith("se.exec_start"));
+    const ms = Number(line?.slice(line.indexOf(":") + 1));
+    return line && Number.isFinite(ms) ? ms : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * How long ago process `pid` last ran, milliseconds (≥ 0), read on the clock of
+ * the CPU it last ran on, so the answer holds when CPUs' clocks disagree
+ * (docs/architecture.md "Clocks"). For a zombie this is how long ago it exited.
+ * Null where the kernel does not say (no `/proc/PID/sched`, the process gone,
+ * no `taskset` when this process runs on another CPU): callers fall back to a
+ * bound.
+ */
+export function lastRanAgoMs(pid: number): number | null {
+  const cpu = lastCpu(pid);
+  const ranAt = lastRanMs(pid);
+  if (cpu === null || ranAt === null) return null;
+  const now = cpuClockMs(cpu);
+  return now === null ? null : Math.max(0, now - ranAt);
 }
 
 /** A recorded process identity. */

@@ -7,14 +7,15 @@
  * the pause as the job's run time. So the worker looks every
  * {@link TICK_MS}; a gap much longer than that is a window in which it saw
  * nothing. At the first look after such a window, a child found a zombie
- * (ended, not yet waited for) is dated by the kernel: the last time it ran
- * (Linux `/proc/PID/sched`), which for a zombie is its exit. Where that cannot
- * be read (another OS, the child already waited for), an attempt found ended
+ * (ended, not yet waited for) is dated by the kernel: how long ago it last
+ * ran, which for a zombie is its exit, read on the clock of the CPU it last ran
+ * on (CPUs' clocks may differ by seconds). Where that cannot be read (another
+ * OS, the child already waited for), an attempt found ended
  * right after the window is taken to have ended when the window began, the
  * last moment the worker knew it ran: a lower bound of its run time. An
  * attempt still running after the pause keeps the pause in its time (it ran).
  */
-import { lastRanMs, processEnded } from "./liveness.ts";
+import { lastRanAgoMs, processEnded } from "./liveness.ts";
 
 /** How often the worker looks, milliseconds. */
 export const TICK_MS = 200;
@@ -41,12 +42,10 @@ export class PauseWatch {
   private look(pids: Iterable<number>): void {
     const now = performance.now();
     if (now - this.lastLook > TICK_MS + PAUSE_GAP_MS) {
-      const self = lastRanMs("self");
       for (const pid of pids) {
         if (this.foundEnded.has(pid) || !processEnded(pid)) continue;
-        const exited = lastRanMs(pid);
-        // The kernel's clock mapped onto ours through this process, which runs now.
-        const at = exited !== null && self !== null ? performance.now() - (self - exited) : this.lastLook;
+        const ago = lastRanAgoMs(pid);
+        const at = ago === null ? this.lastLook : performance.now() - ago;
         this.foundEnded.set(pid, Math.min(now, at));
       }
     }
