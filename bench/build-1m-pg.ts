@@ -16,11 +16,16 @@
  *   bun bench/build-1m-pg.ts URL [JOBS]      # default 1,000,000
  */
 import { SQL } from "bun";
-import { BUN, CLI, run } from "./lib.ts";
 import type { BuildReport } from "./build-1m.ts";
+import { BUN, CLI, run } from "./lib.ts";
 
 /** Fills the (empty or missing-schema) PostgreSQL database at `url` with `jobs` jobs; `cliPath` creates the schema. */
-export async function buildLargePg(url: string, jobs = 1_000_000, cliPath = CLI, env: Record<string, string> = {}): Promise<BuildReport> {
+export async function buildLargePg(
+  url: string,
+  jobs = 1_000_000,
+  cliPath = CLI,
+  env: Record<string, string> = {},
+): Promise<BuildReport> {
   const t0 = performance.now();
   const made = await run([BUN, cliPath, "add", "--db", url, "--json", "--", "true"], { env });
   if (made.code !== 0) throw new Error(`add on the PostgreSQL queue exited ${made.code}: ${made.stderr}`);
@@ -89,12 +94,17 @@ export async function buildLargePg(url: string, jobs = 1_000_000, cliPath = CLI,
                CASE WHEN state = 'canceled' THEN NULL ELSE 'w-bench' END, NULL
         FROM jobs WHERE state IN ('done', 'dead', 'canceled')`);
       await tx.unsafe("UPDATE event_ids SET last_id = (SELECT coalesce(max(id), 0) FROM job_events)");
-      await tx.unsafe("INSERT INTO lane_counts (queue, state, n) SELECT queue, state, count(*) FROM jobs GROUP BY queue, state");
+      await tx.unsafe(
+        "INSERT INTO lane_counts (queue, state, n) SELECT queue, state, count(*) FROM jobs GROUP BY queue, state",
+      );
       await tx.unsafe("INSERT INTO lanes (queue) SELECT DISTINCT queue FROM jobs ON CONFLICT DO NOTHING");
       await tx.unsafe(`SELECT setval(pg_get_serial_sequence('jobs', 'id'), ${jobs})`);
     });
     await sql.unsafe("ANALYZE");
-    const mixRows = (await sql`SELECT state, count(*) AS n FROM jobs GROUP BY state ORDER BY state`) as { state: string; n: string }[];
+    const mixRows = (await sql`SELECT state, count(*) AS n FROM jobs GROUP BY state ORDER BY state`) as {
+      state: string;
+      n: string;
+    }[];
     const [size] = await sql`SELECT pg_database_size(current_database()) AS bytes`;
     return {
       jobs,

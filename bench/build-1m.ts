@@ -60,7 +60,18 @@ export async function buildLargeDb(path: string, jobs = 1_000_000, cliPath = CLI
   const rand = rng(42);
   const now = Date.now() / 1000;
   const span = 30 * 86400; // created over the last 30 days
-  const lanes = ["default", "default", "default", "default", "default", "default", "default", "builds", "builds", "email"];
+  const lanes = [
+    "default",
+    "default",
+    "default",
+    "default",
+    "default",
+    "default",
+    "default",
+    "builds",
+    "builds",
+    "email",
+  ];
   const commands = [
     ["make", "test"],
     ["sh", "-c", "rsync -a src/ backup/"],
@@ -69,7 +80,7 @@ export async function buildLargeDb(path: string, jobs = 1_000_000, cliPath = CLI
     ["curl", "-fsS", "https://example.invalid/hook"],
   ];
   const mix: Record<string, number> = {};
-  const spool = path.replace(/\.db$/, "") + ".spool/output";
+  const spool = `${path.replace(/\.db$/, "")}.spool/output`;
 
   db.transaction(() => {
     for (let id = 1; id <= jobs; id++) {
@@ -88,7 +99,8 @@ export async function buildLargeDb(path: string, jobs = 1_000_000, cliPath = CLI
       const started = state === "queued" ? null : created + rand() * 5;
       const attemptsN = state === "dead" ? 4 : state === "done" ? (rand() < 0.05 ? 2 : 1) : 0;
       const lastAttempt = state === "running" ? 1 : state === "canceled" ? 0 : attemptsN;
-      const finished = state === "done" || state === "dead" ? started! + rand() * 60 : state === "canceled" ? created + 10 : null;
+      const finished =
+        state === "done" || state === "dead" ? started! + rand() * 60 : state === "canceled" ? created + 10 : null;
       const running = state === "running";
       const exit = state === "done" ? 0 : state === "dead" ? 1 : null;
       const error = state === "dead" ? "exited with code 1" : null;
@@ -96,9 +108,26 @@ export async function buildLargeDb(path: string, jobs = 1_000_000, cliPath = CLI
       const tags = rand() < 0.3 ? JSON.stringify({ ci: "1", branch: `b${id % 17}` }) : "{}";
       const key = rand() < 0.05 ? `key-${id}` : null;
       insJob.run(
-        id, argv, state, priority, queue, nextRun, attemptsN, lastAttempt,
-        running ? `w-bench-gone-${id % 8}` : null, running ? 999999 : null, running ? started : null, running ? started : null,
-        exit, error, key, tags, rand() < 0.5 ? "/srv/app" : null, created, started, finished,
+        id,
+        argv,
+        state,
+        priority,
+        queue,
+        nextRun,
+        attemptsN,
+        lastAttempt,
+        running ? `w-bench-gone-${id % 8}` : null,
+        running ? 999999 : null,
+        running ? started : null,
+        running ? started : null,
+        exit,
+        error,
+        key,
+        tags,
+        rand() < 0.5 ? "/srv/app" : null,
+        created,
+        started,
+        finished,
       );
       insEvent.run(id, created, "added", null, null);
       for (let a = 1; a <= lastAttempt; a++) {
@@ -106,13 +135,30 @@ export async function buildLargeDb(path: string, jobs = 1_000_000, cliPath = CLI
         const aFinished = running ? null : finished;
         const dir = `${spool}/${id}/${a}`;
         insAttempt.run(
-          id, a, aState, "w-bench", 4242, 5000 + (id % 30000), "123456", started, aFinished,
+          id,
+          a,
+          aState,
+          "w-bench",
+          4242,
+          5000 + (id % 30000),
+          "123456",
+          started,
+          aFinished,
           aState === "succeeded" ? 0 : aState === "failed" ? 1 : null,
-          aState === "failed" ? "exited with code 1" : null, aState === "failed" ? "process_exit" : null,
-          `${dir}/stdout`, `${dir}/stderr`,
+          aState === "failed" ? "exited with code 1" : null,
+          aState === "failed" ? "process_exit" : null,
+          `${dir}/stdout`,
+          `${dir}/stderr`,
         );
-        insEvent.run(id, started, "claimed", "w-bench", `attempt ${a}`, );
-        if (!running) insEvent.run(id, aFinished, aState === "succeeded" ? "succeeded" : "failed", "w-bench", JSON.stringify({ attempt: a }));
+        insEvent.run(id, started, "claimed", "w-bench", `attempt ${a}`);
+        if (!running)
+          insEvent.run(
+            id,
+            aFinished,
+            aState === "succeeded" ? "succeeded" : "failed",
+            "w-bench",
+            JSON.stringify({ attempt: a }),
+          );
       }
       if (state === "dead") insEvent.run(id, finished, "dead", "w-bench", null);
       if (state === "canceled") insEvent.run(id, finished, "canceled", null, null);

@@ -10,11 +10,11 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { type BuildReport, buildLargeDb } from "./build-1m.ts";
 import { buildLargePg } from "./build-1m-pg.ts";
-import { buildLargeDb, type BuildReport } from "./build-1m.ts";
-import { NQ, TSP, clientAddMs, tspUsable } from "./compare.ts";
+import { clientAddMs, NQ, TSP, tspUsable } from "./compare.ts";
 import { BUN, fmt, median, ndjson, run, tempDir, writeFile } from "./lib.ts";
-import { commitOf, freshQueue, runCliOk, spoolEnv, type Cli } from "./queues.ts";
+import { type Cli, commitOf, freshQueue, runCliOk, spoolEnv } from "./queues.ts";
 
 /** A way to start the CLI: an entry file and the checkout it belongs to. */
 export interface Variant {
@@ -51,7 +51,8 @@ export async function variants(clis: Cli[], log: (m: string) => void): Promise<V
   const after = clis[0]!;
   const root = resolve(after.path, "../..");
   const build = await run([BUN, "run", "build"], { cwd: root });
-  if (build.code === 0 && existsSync(join(root, "dist/cli.js"))) out.push({ label: "after (packed bundle)", cli: after, entry: join(root, "dist/cli.js") });
+  if (build.code === 0 && existsSync(join(root, "dist/cli.js")))
+    out.push({ label: "after (packed bundle)", cli: after, entry: join(root, "dist/cli.js") });
   else log(`no bundle: \`bun run build\` in ${root} exited ${build.code} ${build.stderr.slice(0, 200)}`);
   out.push({ label: "after (src/cli.ts)", cli: after, entry: after.path });
   for (const cli of clis.slice(1)) out.push({ label: `${cli.label} (src/cli.ts)`, cli, entry: cli.path });
@@ -63,8 +64,17 @@ export async function variants(clis: Cli[], log: (m: string) => void): Promise<V
  * command of every variant once (and `bun -e 0` first) before sample i+1.
  * `args(v)` gives the argv of a command for variant v (its own queue).
  */
-async function interleaved(vs: Variant[], commands: { name: string; args: (v: Variant) => string[] | null }[], samples: number, withFloor: boolean): Promise<TimedCommand[]> {
-  const out = commands.map((c) => ({ name: c.name, ms: {} as Record<string, number[]>, cpu: {} as Record<string, number[]> }));
+async function interleaved(
+  vs: Variant[],
+  commands: { name: string; args: (v: Variant) => string[] | null }[],
+  samples: number,
+  withFloor: boolean,
+): Promise<TimedCommand[]> {
+  const out = commands.map((c) => ({
+    name: c.name,
+    ms: {} as Record<string, number[]>,
+    cpu: {} as Record<string, number[]>,
+  }));
   const floor: TimedCommand = { name: "bun -e 0 (Bun start-up)", ms: { bun: [] }, cpu: { bun: [] } };
   for (let i = 0; i < samples; i++) {
     if (withFloor) {
@@ -103,12 +113,25 @@ export async function cliTimes(o: {
   log: (m: string) => void;
 }): Promise<CliData> {
   const vs = await variants(o.clis, o.log);
-  const d: CliData = { variants: vs.map((v) => ({ label: v.label, entry: v.entry, commit: commitOf(v.cli) })), small: [], large: [], largePg: [], builds: {}, inProcess: [], inProcessPg: [], others: {} };
+  const d: CliData = {
+    variants: vs.map((v) => ({ label: v.label, entry: v.entry, commit: commitOf(v.cli) })),
+    small: [],
+    large: [],
+    largePg: [],
+    builds: {},
+    inProcess: [],
+    inProcessPg: [],
+    others: {},
+  };
   // A small queue per checkout (a newer schema is refused by an older checkout).
   const small: Record<string, string> = {};
   for (const cli of o.clis) {
     const q = await freshQueue("sqlite", "cli-small");
-    await runCliOk(cli, ["add", "--db", q.db, "--from", writeFile(join(tempDir("jobs"), "j.ndjson"), ndjson(100, ["true"]))], { quiet: true });
+    await runCliOk(
+      cli,
+      ["add", "--db", q.db, "--from", writeFile(join(tempDir("jobs"), "j.ndjson"), ndjson(100, ["true"]))],
+      { quiet: true },
+    );
     small[cli.label] = q.db;
   }
   d.small = await interleaved(
@@ -122,15 +145,27 @@ export async function cliTimes(o: {
     o.startSamples ?? o.samples,
     true,
   );
-  o.log(`start-up: ${d.small.map((c) => `${c.name} ${Object.entries(c.ms).map(([k, v]) => `${k} ${fmt(median(v))}`).join(" / ")}`).join("; ")}`);
-  if (o.compare && TSP && tspUsable()) d.others["tsp true (task-spooler's client, idle server)"] = await clientAddMs("tsp", o.samples);
+  o.log(
+    `start-up: ${d.small
+      .map(
+        (c) =>
+          `${c.name} ${Object.entries(c.ms)
+            .map(([k, v]) => `${k} ${fmt(median(v))}`)
+            .join(" / ")}`,
+      )
+      .join("; ")}`,
+  );
+  if (o.compare && TSP && tspUsable())
+    d.others["tsp true (task-spooler's client, idle server)"] = await clientAddMs("tsp", o.samples);
   if (o.compare && NQ) d.others["nq true (nq's client)"] = await clientAddMs("nq", o.samples);
 
   if (o.large > 0) {
     const tag = `${(o.large / 1e6).toLocaleString("en")}M`;
     const large: Record<string, string> = {};
     for (const cli of o.clis) {
-      const path = o.largeDir ? join(o.largeDir, `large-${o.large}-${commitOf(cli)}.db`) : join(tempDir("large"), "large.db");
+      const path = o.largeDir
+        ? join(o.largeDir, `large-${o.large}-${commitOf(cli)}.db`)
+        : join(tempDir("large"), "large.db");
       if (o.largeDir && existsSync(path) && !commitOf(cli).endsWith("+dirty")) o.log(`reusing ${path}`);
       else {
         o.log(`building a ${o.large.toLocaleString("en")}-job SQLite queue for ${cli.label}`);
@@ -145,7 +180,10 @@ export async function cliTimes(o: {
         { name: `status (${tag} jobs)`, args: (v) => ["status", "--db", large[v.cli.label]!] },
         { name: `status --json (${tag} jobs)`, args: (v) => ["status", "--db", large[v.cli.label]!, "--json"] },
         { name: `list (${tag} jobs, 50 newest)`, args: (v) => ["list", "--db", large[v.cli.label]!] },
-        { name: `list --state dead (${tag} jobs)`, args: (v) => ["list", "--db", large[v.cli.label]!, "--state", "dead"] },
+        {
+          name: `list --state dead (${tag} jobs)`,
+          args: (v) => ["list", "--db", large[v.cli.label]!, "--state", "dead"],
+        },
         { name: `add (${tag}-job queue)`, args: (v) => ["add", "--db", large[v.cli.label]!, "--", "true"] },
       ],
       Math.min(o.samples, 10),
@@ -165,7 +203,10 @@ export async function cliTimes(o: {
           { name: `status (${tag} jobs, PostgreSQL)`, args: () => ["status", "--db", q.db] },
           { name: `status --json (${tag} jobs, PostgreSQL)`, args: () => ["status", "--db", q.db, "--json"] },
           { name: `list (${tag} jobs, PostgreSQL)`, args: () => ["list", "--db", q.db] },
-          { name: `list --state dead (${tag} jobs, PostgreSQL)`, args: () => ["list", "--db", q.db, "--state", "dead"] },
+          {
+            name: `list --state dead (${tag} jobs, PostgreSQL)`,
+            args: () => ["list", "--db", q.db, "--state", "dead"],
+          },
           { name: `add (${tag}-job PostgreSQL queue)`, args: () => ["add", "--db", q.db, "--", "true"] },
         ],
         Math.min(o.samples, 10),
@@ -183,9 +224,17 @@ export async function cliTimes(o: {
  * check, reads and render without Bun start-up and module loading (issue 13
  * item 5: under 60 ms). `show` reads the job in the middle of the id range.
  */
-async function inProcessReads(cliPath: string, dbPath: string, n: number, jobs: number): Promise<{ name: string; ms: number[] }[]> {
+async function inProcessReads(
+  cliPath: string,
+  dbPath: string,
+  n: number,
+  jobs: number,
+): Promise<{ name: string; ms: number[] }[]> {
   const file = join(tempDir("in-process"), "out.json");
-  const r = await run([BUN, resolve(import.meta.dir, "in-process.ts"), cliPath, dbPath, String(n), file, String(Math.ceil(jobs / 2))], { env: spoolEnv() });
+  const r = await run(
+    [BUN, resolve(import.meta.dir, "in-process.ts"), cliPath, dbPath, String(n), file, String(Math.ceil(jobs / 2))],
+    { env: spoolEnv() },
+  );
   if (r.code !== 0) throw new Error(`in-process reads failed: ${r.stderr.slice(0, 500)}`);
   return JSON.parse(readFileSync(file, "utf8"));
 }

@@ -16,13 +16,17 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { onAbort, run, sleep, tempDir, wallMs, waitFor, writeFile } from "./lib.ts";
+import { onAbort, run, sleep, tempDir, waitFor, wallMs, writeFile } from "./lib.ts";
 
 /** On interruption: open the gate (so queued jobs finish) and stop the tsp server. */
 function guardTsp(env: Record<string, string>, gate?: string): () => void {
   return onAbort(() => {
     if (gate) Bun.spawnSync(["sh", "-c", `: > "${gate}"`]);
-    Bun.spawnSync(["sh", "-c", `"${TSP}" -K 2>/dev/null; true`], { env: { ...process.env, ...env }, stdout: "ignore", stderr: "ignore" });
+    Bun.spawnSync(["sh", "-c", `"${TSP}" -K 2>/dev/null; true`], {
+      env: { ...process.env, ...env },
+      stdout: "ignore",
+      stderr: "ignore",
+    });
   });
 }
 
@@ -32,8 +36,14 @@ export const NQ = Bun.which("nq");
 /** Whether `ts` is task-spooler and not moreutils' `ts` (timestamp filter). */
 export function tspUsable(): boolean {
   if (!TSP) return false;
-  const r = Bun.spawnSync([TSP, "-h"], { stdout: "pipe", stderr: "pipe", env: { ...process.env, TS_SOCKET: "/nonexistent/x" } });
-  return /task spooler|usage/i.test(r.stdout.toString() + r.stderr.toString()) && !/moreutils/i.test(r.stdout.toString());
+  const r = Bun.spawnSync([TSP, "-h"], {
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, TS_SOCKET: "/nonexistent/x" },
+  });
+  return (
+    /task spooler|usage/i.test(r.stdout.toString() + r.stderr.toString()) && !/moreutils/i.test(r.stdout.toString())
+  );
 }
 
 /** Runs a shell script; stdio is not piped (background job processes must not hold our pipes). */
@@ -63,7 +73,10 @@ export async function tspDrain(n: number, slots: number): Promise<DrainResult> {
     await sh(`"${TSP}" -w >/dev/null 2>&1; true`, env);
     await waitFor(
       () => {
-        const l = Bun.spawnSync(["sh", "-c", `"${TSP}" -l`], { env: { ...process.env, ...env }, stdout: "pipe" }).stdout.toString();
+        const l = Bun.spawnSync(["sh", "-c", `"${TSP}" -l`], {
+          env: { ...process.env, ...env },
+          stdout: "pipe",
+        }).stdout.toString();
         return !/\b(running|queued)\b/.test(l);
       },
       120_000,
@@ -71,7 +84,10 @@ export async function tspDrain(n: number, slots: number): Promise<DrainResult> {
       "tsp to finish",
     );
     const ms = performance.now() - t0;
-    const list = Bun.spawnSync(["sh", "-c", `"${TSP}" -l`], { env: { ...process.env, ...env }, stdout: "pipe" }).stdout.toString();
+    const list = Bun.spawnSync(["sh", "-c", `"${TSP}" -l`], {
+      env: { ...process.env, ...env },
+      stdout: "pipe",
+    }).stdout.toString();
     const finished = (list.match(/\bfinished\b/g) ?? []).length;
     if (finished < n + 1) throw new Error(`tsp: only ${finished} of ${n + 1} jobs finished`);
     return { ms, jobs: n };
@@ -121,7 +137,12 @@ export function readStamp(path: string): number | null {
 /** The command every latency probe runs: records its start in ns. */
 export const stampArgv = (file: string) => ["sh", "-c", `date +%s%N > '${file}'`];
 
-async function probe(add: (argv: string[]) => Promise<{ ms: number; code: number }>, dir: string, samples: number, settleMs: number): Promise<LatencySample[]> {
+async function probe(
+  add: (argv: string[]) => Promise<{ ms: number; code: number }>,
+  dir: string,
+  samples: number,
+  settleMs: number,
+): Promise<LatencySample[]> {
   const out: LatencySample[] = [];
   for (let i = 0; i < samples; i++) {
     const file = join(dir, `stamp-${i}`);

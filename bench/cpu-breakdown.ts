@@ -27,10 +27,16 @@ export interface Breakdown {
 /** The kind of work a sample is, from its leaf function and the files on its stack. */
 function kindOf(leaf: string, stack: string[]): string | null {
   const under = (re: RegExp) => stack.some((u) => re.test(u));
-  if (["spawnSync", "mkdtempSync", "writeFileSync"].includes(leaf) && under(/\/bench\//) && !under(/\/src\//)) return null; // set-up
+  if (["spawnSync", "mkdtempSync", "writeFileSync"].includes(leaf) && under(/\/bench\//) && !under(/\/src\//))
+    return null; // set-up
   if (leaf === "spawn") return "Bun.spawn (synchronous part: posix_spawn, argv and env conversion)";
-  if (["mkdirSync", "openSync", "closeSync", "lstatSync", "statSync"].includes(leaf) && under(/src\/(worker\/executor|store\/ownership)/)) return "attempt output: folders and files";
-  if (["run", "get", "all", "query", "exec", "prepare", "values"].includes(leaf) && under(/sqlite/)) return "SQLite: statements, BEGIN/COMMIT (fsync included)";
+  if (
+    ["mkdirSync", "openSync", "closeSync", "lstatSync", "statSync"].includes(leaf) &&
+    under(/src\/(worker\/executor|store\/ownership)/)
+  )
+    return "attempt output: folders and files";
+  if (["run", "get", "all", "query", "exec", "prepare", "values"].includes(leaf) && under(/sqlite/))
+    return "SQLite: statements, BEGIN/COMMIT (fsync included)";
   if (leaf === "readFileSync" && under(/src\/worker\/liveness/)) return "/proc reads";
   if (leaf === "utimesSync") return "wake files (utimes after COMMIT)";
   if (leaf === "(garbage collector)") return "garbage collector";
@@ -68,7 +74,8 @@ if (import.meta.main) {
   if (process.argv.includes("--json")) console.log(JSON.stringify(b, null, 2));
   else {
     console.log("| what the worker's thread runs | ms per job | share |\n|---|---:|---:|");
-    for (const k of b.kinds) console.log(`| ${k.kind} | ${k.msPerJob.toFixed(3)} | ${((100 * k.msPerJob) / b.totalMsPerJob).toFixed(0)} % |`);
+    for (const k of b.kinds)
+      console.log(`| ${k.kind} | ${k.msPerJob.toFixed(3)} | ${((100 * k.msPerJob) / b.totalMsPerJob).toFixed(0)} % |`);
     console.log(`| **all samples** | ${b.totalMsPerJob.toFixed(3)} | |`);
   }
 }

@@ -18,7 +18,7 @@ import { claimJobs } from "../src/ops/claim.ts";
 import { recordAttemptEnd } from "../src/ops/record.ts";
 import { openQueue } from "../src/store/index.ts";
 import { resolveLocation } from "../src/store/location.ts";
-import { CLI, BUN, cleanup, fmt, median, tempDir } from "./lib.ts";
+import { BUN, CLI, cleanup, fmt, median, tempDir } from "./lib.ts";
 
 const argv = process.argv.slice(2);
 const opt = (name: string, dflt: number) => {
@@ -51,9 +51,17 @@ async function inProcess(mode: string): Promise<{ add: number[]; job: number[] }
   const job: number[] = [];
   for (let i = 0; i < JOBS; i++) {
     const t = performance.now();
-    const [claimed] = await claimJobs(store, { queue: "default", workerId: "bench", workerPid: process.pid, slots: null }, 1);
+    const [claimed] = await claimJobs(
+      store,
+      { queue: "default", workerId: "bench", workerPid: process.pid, slots: null },
+      1,
+    );
     if (!claimed) break;
-    await recordAttemptEnd(store, { jobId: claimed.job.id, attemptNo: claimed.attemptNo, workerId: "bench" }, { kind: "exited", code: 0 });
+    await recordAttemptEnd(
+      store,
+      { jobId: claimed.job.id, attemptNo: claimed.attemptNo, workerId: "bench" },
+      { kind: "exited", code: 0 },
+    );
     job.push(performance.now() - t);
   }
   await store.close();
@@ -87,9 +95,15 @@ for (const mode of ["normal", "full"]) {
 const n = results.normal!;
 const f = results.full!;
 rows.push(`| measure | synchronous=NORMAL | synchronous=FULL (default) | FULL − NORMAL |`, `|---|---|---|---|`);
-rows.push(`| add, in-process (median of ${ADDS}) | ${fmt(n.add, 2)} ms | ${fmt(f.add, 2)} ms | ${signed(f.add - n.add, 2)} ms |`);
-rows.push(`| claim + result of one job, in-process (median of ${JOBS}) | ${fmt(n.job, 2)} ms | ${fmt(f.job, 2)} ms | ${signed(f.job - n.job, 2)} ms |`);
-rows.push(`| \`spoolctl add\` end to end (median of ${CLI_RUNS}) | ${fmt(n.cli, 1)} ms | ${fmt(f.cli, 1)} ms | ${signed(f.cli - n.cli, 1)} ms |`);
+rows.push(
+  `| add, in-process (median of ${ADDS}) | ${fmt(n.add, 2)} ms | ${fmt(f.add, 2)} ms | ${signed(f.add - n.add, 2)} ms |`,
+);
+rows.push(
+  `| claim + result of one job, in-process (median of ${JOBS}) | ${fmt(n.job, 2)} ms | ${fmt(f.job, 2)} ms | ${signed(f.job - n.job, 2)} ms |`,
+);
+rows.push(
+  `| \`spoolctl add\` end to end (median of ${CLI_RUNS}) | ${fmt(n.cli, 1)} ms | ${fmt(f.cli, 1)} ms | ${signed(f.cli - n.cli, 1)} ms |`,
+);
 console.log(`Durability cost on ${where} (filesystem type 0x${fsType}), Bun ${Bun.version}:\n`);
 console.log(rows.join("\n"));
 cleanup();

@@ -26,7 +26,13 @@ async function one(i: number): Promise<void> {
   mkdirSync(d, { recursive: true, mode: 0o700 });
   const out = openSync(join(d, "stdout"), "w", 0o600);
   const err = openSync(join(d, "stderr"), "w", 0o600);
-  const proc = Bun.spawn(["true"], { env: { ...process.env }, stdin: "ignore", stdout: out, stderr: err, detached: true });
+  const proc = Bun.spawn(["true"], {
+    env: { ...process.env },
+    stdin: "ignore",
+    stdout: out,
+    stderr: err,
+    detached: true,
+  });
   closeSync(out);
   closeSync(err);
   await proc.exited;
@@ -40,4 +46,4 @@ const t0 = performance.now();
 await Promise.all(Array.from({ length: inflight }, lane));
 const ms = performance.now() - t0;
 if (dir) rmSync(dir, { recursive: true, force: true });
-process.stdout.write(JSON.stringify({ ms }) + "\n");
+process.stdout.write(`${JSON.stringify({ ms })}\n`);

@@ -8,9 +8,9 @@
  * queues, so a load change weighs on all of them.
  */
 import { join } from "node:path";
-import { NQ, TSP, nqLatency, readStamp, stampArgv, tspLatency, tspUsable, type LatencySample } from "./compare.ts";
+import { type LatencySample, NQ, nqLatency, readStamp, stampArgv, TSP, tspLatency, tspUsable } from "./compare.ts";
 import { BUN, sleep, tempDir, trackChild, waitFor, wallMs } from "./lib.ts";
-import { freshQueue, runCli, runCliOk, spoolEnv, type Cli, type Engine, type Queue } from "./queues.ts";
+import { type Cli, type Engine, freshQueue, type Queue, runCli, runCliOk, spoolEnv } from "./queues.ts";
 
 /** One spoolctl pick-up sample (ms). */
 export interface SpoolLatency extends LatencySample {
@@ -30,7 +30,12 @@ export interface LatencyData {
 async function idleWorker(cli: Cli, engine: Engine): Promise<{ q: Queue; stop: () => Promise<void>; lastId: number }> {
   const q = await freshQueue(engine, "latency");
   await runCliOk(cli, ["add", "--db", q.db, "--", "true"], { quiet: true });
-  const worker = Bun.spawn([BUN, cli.path, "work", "--db", q.db, "--poll-interval", "5"], { stdin: "ignore", stdout: "ignore", stderr: "ignore", env: { ...process.env, ...spoolEnv() } });
+  const worker = Bun.spawn([BUN, cli.path, "work", "--db", q.db, "--poll-interval", "5"], {
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "ignore",
+    env: { ...process.env, ...spoolEnv() },
+  });
   const untrack = trackChild(worker);
   await waitFor(async () => (await q.count("done")) === 1, 30_000, 20, "the worker to run its first job");
   await sleep(1000);
@@ -54,7 +59,12 @@ async function spoolSample(cli: Cli, w: { q: Queue; lastId: number }, dir: strin
   const t1 = wallMs();
   if (r.code !== 0) throw new Error(`${cli.label}: add exited ${r.code}`);
   const stamp = await waitFor(() => readStamp(file), 60_000, 1, "the job's stamp");
-  await waitFor(async () => (await w.q.count("queued")) + (await w.q.count("running")) === 0, 30_000, 5, "the job to be recorded");
+  await waitFor(
+    async () => (await w.q.count("queued")) + (await w.q.count("running")) === 0,
+    30_000,
+    5,
+    "the job to be recorded",
+  );
   const [job] = await w.q.jobTimes(w.lastId);
   w.lastId = job!.id;
   return { fromExit: stamp - t1, fromSpawn: stamp - t0, addMs: r.ms, fromCommit: stamp - job!.created_at * 1000 };
@@ -78,12 +88,24 @@ async function stampCost(samples: number): Promise<number[]> {
  * Pick-up samples for every checkout on every engine (one idle worker each,
  * sampled in turn), then task-spooler and nq when installed.
  */
-export async function latencies(o: { clis: Cli[]; engines: Engine[]; samples: number; compare: boolean; log: (m: string) => void }): Promise<LatencyData> {
+export async function latencies(o: {
+  clis: Cli[];
+  engines: Engine[];
+  samples: number;
+  compare: boolean;
+  log: (m: string) => void;
+}): Promise<LatencyData> {
   const d: LatencyData = { stampCost: await stampCost(o.samples), samples: {} };
   const workers: { name: string; cli: Cli; w: Awaited<ReturnType<typeof idleWorker>>; dir: string }[] = [];
   try {
     for (const engine of o.engines) {
-      for (const cli of o.clis) workers.push({ name: `${cli.label} ${engine === "sqlite" ? "SQLite" : "PostgreSQL"}`, cli, w: await idleWorker(cli, engine), dir: tempDir("stamps") });
+      for (const cli of o.clis)
+        workers.push({
+          name: `${cli.label} ${engine === "sqlite" ? "SQLite" : "PostgreSQL"}`,
+          cli,
+          w: await idleWorker(cli, engine),
+          dir: tempDir("stamps"),
+        });
     }
     o.log(`latency: ${o.samples} samples × ${workers.map((w) => w.name).join(", ")}`);
     for (let i = 0; i < o.samples; i++) {

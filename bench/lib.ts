@@ -2,15 +2,17 @@
  * Shared helpers of the benchmark suite (bench/run.ts): process timing, simple
  * statistics, temp folders, machine description.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
-import { tmpdir, cpus, release } from "node:os";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, release, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 /**
  * Absolute path of the CLI entry point: this checkout's src/cli.ts, or
  * $SPOOLCTL_BENCH_CLI (to measure another checkout, e.g. a proposed fix, A/B).
  */
-export const CLI = process.env.SPOOLCTL_BENCH_CLI ? resolve(process.env.SPOOLCTL_BENCH_CLI) : resolve(import.meta.dir, "../src/cli.ts");
+export const CLI = process.env.SPOOLCTL_BENCH_CLI
+  ? resolve(process.env.SPOOLCTL_BENCH_CLI)
+  : resolve(import.meta.dir, "../src/cli.ts");
 /** The Bun binary running the benchmark; used for every spawned CLI. */
 export const BUN = process.execPath;
 
@@ -62,7 +64,10 @@ export function abortAll(): void {
 }
 
 /** A long-running child (worker) to SIGTERM if the benchmark is interrupted; returns the untrack function. */
-export function trackChild(proc: { kill(signal?: number | NodeJS.Signals): void; exitCode: number | null }): () => void {
+export function trackChild(proc: {
+  kill(signal?: number | NodeJS.Signals): void;
+  exitCode: number | null;
+}): () => void {
   return onAbort(() => {
     if (proc.exitCode === null) proc.kill("SIGKILL");
   });
@@ -91,7 +96,10 @@ export interface Ran {
 }
 
 /** Runs a command to completion and times it from spawn to exit. */
-export async function run(argv: string[], opts: { env?: Record<string, string | undefined>; cwd?: string; stdin?: string; quiet?: boolean } = {}): Promise<Ran> {
+export async function run(
+  argv: string[],
+  opts: { env?: Record<string, string | undefined>; cwd?: string; stdin?: string; quiet?: boolean } = {},
+): Promise<Ran> {
   const t0 = performance.now();
   const proc = Bun.spawn(argv, {
     env: { ...process.env, ...(opts.env ?? {}) } as Record<string, string>,
@@ -103,7 +111,10 @@ export async function run(argv: string[], opts: { env?: Record<string, string | 
   const untrack = trackChild(proc);
   const [stdout, stderr] = opts.quiet
     ? ["", ""]
-    : await Promise.all([new Response(proc.stdout as ReadableStream).text(), new Response(proc.stderr as ReadableStream).text()]);
+    : await Promise.all([
+        new Response(proc.stdout as ReadableStream).text(),
+        new Response(proc.stderr as ReadableStream).text(),
+      ]);
   const code = await proc.exited;
   const ms = performance.now() - t0;
   untrack();
@@ -125,7 +136,7 @@ export async function cliOk(args: string[], opts: Parameters<typeof run>[1] = {}
 
 /** N identical job specs as NDJSON. */
 export function ndjson(n: number, argv: string[]): string {
-  const line = JSON.stringify({ argv }) + "\n";
+  const line = `${JSON.stringify({ argv })}\n`;
   return line.repeat(n);
 }
 
@@ -138,7 +149,9 @@ export function writeFile(path: string, text: string): string {
 export function procMemory(pid: number): { hwm: number; rss: number } | null {
   try {
     const text = readFileSync(`/proc/${pid}/status`, "utf8");
-    const kb = (key: string) => Number(/^(\w+):\s+(\d+) kB/m.exec(text.split("\n").find((l) => l.startsWith(key + ":")) ?? "")?.[2] ?? NaN) * 1024;
+    const kb = (key: string) =>
+      Number(/^(\w+):\s+(\d+) kB/m.exec(text.split("\n").find((l) => l.startsWith(`${key}:`)) ?? "")?.[2] ?? NaN) *
+      1024;
     return { hwm: kb("VmHWM"), rss: kb("VmRSS") };
   } catch {
     return null;
@@ -146,7 +159,12 @@ export function procMemory(pid: number): { hwm: number; rss: number } | null {
 }
 
 /** Waits until `check()` is truthy, polling every `everyMs`; throws after `timeoutMs`. */
-export async function waitFor<T>(check: () => T | null | undefined | false | Promise<T | null | undefined | false>, timeoutMs: number, everyMs = 2, what = "condition"): Promise<T> {
+export async function waitFor<T>(
+  check: () => T | null | undefined | false | Promise<T | null | undefined | false>,
+  timeoutMs: number,
+  everyMs = 2,
+  what = "condition",
+): Promise<T> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const v = await check();
@@ -165,7 +183,9 @@ export function which(name: string): string | null {
 export function machine(): Record<string, string> {
   let model = cpus()[0]?.model ?? "unknown";
   try {
-    const line = readFileSync("/proc/cpuinfo", "utf8").split("\n").find((l) => l.startsWith("model name"));
+    const line = readFileSync("/proc/cpuinfo", "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("model name"));
     if (line) model = line.split(":")[1]!.trim();
   } catch {
     // not Linux
@@ -184,7 +204,9 @@ export function machine(): Record<string, string> {
   }
   let fs = "";
   try {
-    const out = Bun.spawnSync(["df", "-T", tmpdir()], { stdout: "pipe", stderr: "ignore" }).stdout.toString().split("\n")[1];
+    const out = Bun.spawnSync(["df", "-T", tmpdir()], { stdout: "pipe", stderr: "ignore" })
+      .stdout.toString()
+      .split("\n")[1];
     fs = out?.split(/\s+/)[1] ?? "";
   } catch {
     // no df

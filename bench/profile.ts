@@ -13,7 +13,7 @@
  */
 import { mkdirSync, watch } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { CLI, cliOk, fmt, ndjson, tempDir, writeFile, cleanup } from "./lib.ts";
+import { CLI, cleanup, cliOk, fmt, ndjson, tempDir, writeFile } from "./lib.ts";
 
 /** The src/ folder of the CLI being measured (this checkout, or $SPOOLCTL_BENCH_CLI's). */
 const SRC = dirname(CLI);
@@ -56,42 +56,47 @@ export async function profileWorker(jobs: number, concurrency: number): Promise<
 
   const transactions: ProfileResult["transactions"] = {};
   // Times each transaction from its call to its commit (the wait for the connection lock included).
-  const wrapTx = (kind: "read" | "write", real: (fn: (tx: any) => Promise<unknown>) => Promise<unknown>, label?: string) => async (fn: (tx: any) => Promise<unknown>) => {
-    const called: string[] = label ? [label] : [];
-    const t0 = performance.now();
-    try {
-      return await real((tx: any) =>
-        fn(
-          new Proxy(tx, {
-            get(target, prop, receiver) {
-              const v = Reflect.get(target, prop, receiver);
-              if (typeof v !== "function") return v;
-              return (...args: unknown[]) => {
-                if (!called.includes(String(prop))) called.push(String(prop));
-                return v.apply(target, args);
-              };
-            },
-          }),
-        ),
-      );
-    } finally {
-      const label = `${kind}: ${called.join(" + ") || "(nothing)"}`;
-      const b = (transactions[label] ??= { count: 0, ms: 0, max: 0, slow: 0, kind });
-      const took = performance.now() - t0;
-      b.count++;
-      b.ms += took;
-      b.max = Math.max(b.max, took);
-      if (took > 2) b.slow++;
-    }
-  };
+  const wrapTx =
+    (kind: "read" | "write", real: (fn: (tx: any) => Promise<unknown>) => Promise<unknown>, label?: string) =>
+    async (fn: (tx: any) => Promise<unknown>) => {
+      const called: string[] = label ? [label] : [];
+      const t0 = performance.now();
+      try {
+        return await real((tx: any) =>
+          fn(
+            new Proxy(tx, {
+              get(target, prop, receiver) {
+                const v = Reflect.get(target, prop, receiver);
+                if (typeof v !== "function") return v;
+                return (...args: unknown[]) => {
+                  if (!called.includes(String(prop))) called.push(String(prop));
+                  return v.apply(target, args);
+                };
+              },
+            }),
+          ),
+        );
+      } finally {
+        const label = `${kind}: ${called.join(" + ") || "(nothing)"}`;
+        const b = (transactions[label] ??= { count: 0, ms: 0, max: 0, slow: 0, kind });
+        const took = performance.now() - t0;
+        b.count++;
+        b.ms += took;
+        b.max = Math.max(b.max, took);
+        if (took > 2) b.slow++;
+      }
+    };
   const wrapped = new Proxy(store, {
     get(target, prop, receiver) {
       const v = Reflect.get(target, prop, receiver);
       if (prop === "read" || prop === "write") return wrapTx(prop, v.bind(target));
       // The claim is one transaction of its own (claim + attempts + events).
-      if (prop === "claimJobs") return (req: unknown) => wrapTx("write", async () => v.call(target, req), "claimJobs")(async () => undefined);
+      if (prop === "claimJobs")
+        return (req: unknown) => wrapTx("write", async () => v.call(target, req), "claimJobs")(async () => undefined);
       // A result and the next claim in one commit (Store.writeAndClaim): one transaction.
-      if (prop === "writeAndClaim") return (fn: (tx: any) => Promise<unknown>, req: unknown) => wrapTx("write", (f) => v.call(target, f, req), "writeAndClaim")(fn);
+      if (prop === "writeAndClaim")
+        return (fn: (tx: any) => Promise<unknown>, req: unknown) =>
+          wrapTx("write", (f) => v.call(target, f, req), "writeAndClaim")(fn);
       return typeof v === "function" ? v.bind(target) : v;
     },
   });
@@ -152,7 +157,16 @@ export async function profileWorker(jobs: number, concurrency: number): Promise<
   await store.close();
   if (summary.executed !== jobs) throw new Error(`profile: worker executed ${summary.executed} of ${jobs} jobs`);
   wakeWatcher?.close();
-  return { jobs, concurrency, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, spawn, watchEvents, wakeEvents, transactions };
+  return {
+    jobs,
+    concurrency,
+    wallMs,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    spawn,
+    watchEvents,
+    wakeEvents,
+    transactions,
+  };
 }
 
 /** Markdown table of a profile, per job. */
@@ -168,7 +182,10 @@ export function renderProfile(p: ProfileResult): string {
     "",
     "| transaction (store methods called) | calls per job | ms per call | max ms | calls > 2 ms | ms per job | share of wall |",
     "|---|---:|---:|---:|---:|---:|---:|",
-    ...rows.map(([label, b]) => `| ${label} | ${fmt(per(b.count), 2)} | ${fmt(b.ms / b.count, 3)} | ${fmt(b.max, 1)} | ${b.slow} | ${fmt(per(b.ms), 3)} | ${fmt((100 * b.ms) / p.wallMs, 1)}% |`),
+    ...rows.map(
+      ([label, b]) =>
+        `| ${label} | ${fmt(per(b.count), 2)} | ${fmt(b.ms / b.count, 3)} | ${fmt(b.max, 1)} | ${b.slow} | ${fmt(per(b.ms), 3)} | ${fmt((100 * b.ms) / p.wallMs, 1)}% |`,
+    ),
     `| **all transactions** | ${fmt(per(rows.reduce((s, [, b]) => s + b.count, 0)), 2)} | | | | ${fmt(per(txMs), 3)} | ${fmt((100 * txMs) / p.wallMs, 1)}% |`,
     p.spawn.count >= 0
       ? `| Bun.spawn call (synchronous part) | ${fmt(per(p.spawn.count), 2)} | ${fmt(p.spawn.ms / Math.max(1, p.spawn.count), 3)} | ${fmt(p.spawn.max, 1)} | ${p.spawn.slow} | ${fmt(per(p.spawn.ms), 3)} | ${fmt((100 * p.spawn.ms) / p.wallMs, 1)}% |`

@@ -7,11 +7,11 @@
  * (after or while workers run) in SQL both engines accept.
  */
 import { Database } from "bun:sqlite";
-import { SQL } from "bun";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { startPgServer, type PgServer } from "../test/support/pg-server.ts";
-import { BUN, CLI, onAbort, run, tempDir, type Ran } from "./lib.ts";
+import { SQL } from "bun";
+import { type PgServer, startPgServer } from "../test/support/pg-server.ts";
+import { BUN, CLI, onAbort, type Ran, run, tempDir } from "./lib.ts";
 
 /** One spoolctl checkout under test: a label for the report and its src/cli.ts. */
 export interface Cli {
@@ -29,8 +29,15 @@ export function clisUnderTest(beforePath: string | undefined): Cli[] {
 /** The short commit of the checkout holding `cli`, with "+dirty" when its src/ has uncommitted changes. */
 export function commitOf(cli: Cli): string {
   const dir = resolve(cli.path, "../..");
-  const head = Bun.spawnSync(["git", "-C", dir, "rev-parse", "--short", "HEAD"], { stdout: "pipe", stderr: "ignore" }).stdout.toString().trim();
-  const dirty = Bun.spawnSync(["git", "-C", dir, "status", "--porcelain", "--", "src"], { stdout: "pipe", stderr: "ignore" }).stdout.toString().trim();
+  const head = Bun.spawnSync(["git", "-C", dir, "rev-parse", "--short", "HEAD"], { stdout: "pipe", stderr: "ignore" })
+    .stdout.toString()
+    .trim();
+  const dirty = Bun.spawnSync(["git", "-C", dir, "status", "--porcelain", "--", "src"], {
+    stdout: "pipe",
+    stderr: "ignore",
+  })
+    .stdout.toString()
+    .trim();
   return head ? `${head}${dirty ? "+dirty" : ""}` : "unknown";
 }
 
@@ -53,7 +60,8 @@ export function runCli(cli: Cli, args: string[], opts: Parameters<typeof run>[1]
 /** {@link runCli}, failing loudly on a non-zero exit. */
 export async function runCliOk(cli: Cli, args: string[], opts: Parameters<typeof run>[1] = {}): Promise<Ran> {
   const r = await runCli(cli, args, opts);
-  if (r.code !== 0) throw new Error(`${cli.label}: spoolctl ${args.join(" ")} exited ${r.code}: ${r.stderr || r.stdout}`);
+  if (r.code !== 0)
+    throw new Error(`${cli.label}: spoolctl ${args.join(" ")} exited ${r.code}: ${r.stderr || r.stdout}`);
   return r;
 }
 
@@ -105,10 +113,23 @@ function sqliteQueue(path: string): Queue {
       return read((db) => (db.query("SELECT count(*) AS n FROM jobs WHERE state = ?").get(state) as { n: number }).n);
     },
     async finishedTimes() {
-      return read((db) => (db.query("SELECT finished_at AS t FROM jobs WHERE state = 'done' ORDER BY finished_at").all() as { t: number }[]).map((r) => r.t));
+      return read((db) =>
+        (
+          db.query("SELECT finished_at AS t FROM jobs WHERE state = 'done' ORDER BY finished_at").all() as {
+            t: number;
+          }[]
+        ).map((r) => r.t),
+      );
     },
     async jobTimes(afterId) {
-      return read((db) => db.query("SELECT id, created_at, started_at FROM jobs WHERE id > ? ORDER BY id").all(afterId) as { id: number; created_at: number; started_at: number | null }[]);
+      return read(
+        (db) =>
+          db.query("SELECT id, created_at, started_at FROM jobs WHERE id > ? ORDER BY id").all(afterId) as {
+            id: number;
+            created_at: number;
+            started_at: number | null;
+          }[],
+      );
     },
     async close() {},
   };
@@ -134,7 +155,11 @@ function pgQueue(url: string): Queue {
     },
     async jobTimes(afterId) {
       const rows = await conn()`SELECT id, created_at, started_at FROM jobs WHERE id > ${afterId} ORDER BY id`;
-      return (rows as any[]).map((r) => ({ id: Number(r.id), created_at: Number(r.created_at), started_at: r.started_at === null ? null : Number(r.started_at) }));
+      return (rows as any[]).map((r) => ({
+        id: Number(r.id),
+        created_at: Number(r.created_at),
+        started_at: r.started_at === null ? null : Number(r.started_at),
+      }));
     },
     async close() {
       await sql?.close({ timeout: 0 });
@@ -172,7 +197,8 @@ export async function pgStatementCalls(url: string): Promise<Record<string, numb
   const server = await pgServer();
   const sql = new SQL(server.url("postgres"), { max: 1 });
   try {
-    const rows = (await sql`SELECT s.query, sum(s.calls) AS calls FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+    const rows =
+      (await sql`SELECT s.query, sum(s.calls) AS calls FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
       WHERE d.datname = ${new URL(url).pathname.slice(1)} GROUP BY s.query`) as { query: string; calls: string }[];
     return Object.fromEntries(rows.map((r) => [r.query.replace(/\s+/g, " ").trim(), Number(r.calls)]));
   } finally {
@@ -184,13 +210,17 @@ export async function pgStatementCalls(url: string): Promise<Record<string, numb
 function procTimes(pid: number): { ppid: number; own: number; reaped: number } | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ").map(Number); // f[0] is field 3 (state)
+    const f = stat
+      .slice(stat.lastIndexOf(")") + 2)
+      .split(" ")
+      .map(Number); // f[0] is field 3 (state)
     return { ppid: f[1]!, own: f[11]! + f[12]!, reaped: f[13]! + f[14]! };
   } catch {
     return null;
   }
 }
-const TICK_MS = 1000 / Number(Bun.spawnSync(["getconf", "CLK_TCK"], { stdout: "pipe" }).stdout.toString().trim() || 100);
+const TICK_MS =
+  1000 / Number(Bun.spawnSync(["getconf", "CLK_TCK"], { stdout: "pipe" }).stdout.toString().trim() || 100);
 
 /**
  * CPU time used so far by the whole PostgreSQL server, ms: the postmaster's
@@ -223,7 +253,10 @@ export async function pgServerCpuMs(): Promise<number> {
  * stop(): counts of "state / wait event" (`active / CPU` when a backend runs
  * with no wait event), from pg_stat_activity over a separate connection.
  */
-export async function samplePgActivity(url: string, everyMs = 20): Promise<{ stop(): Promise<Record<string, number>> }> {
+export async function samplePgActivity(
+  url: string,
+  everyMs = 20,
+): Promise<{ stop(): Promise<Record<string, number>> }> {
   const server = await pgServer();
   const name = new URL(url).pathname.slice(1);
   const sql = new SQL(server.url("postgres"), { max: 1 });
@@ -233,9 +266,16 @@ export async function samplePgActivity(url: string, everyMs = 20): Promise<{ sto
     while (running) {
       try {
         const rows = (await sql`SELECT state, wait_event_type, wait_event FROM pg_stat_activity
-          WHERE datname = ${name} AND backend_type = 'client backend' AND pid <> pg_backend_pid()`) as { state: string; wait_event_type: string | null; wait_event: string | null }[];
+          WHERE datname = ${name} AND backend_type = 'client backend' AND pid <> pg_backend_pid()`) as {
+          state: string;
+          wait_event_type: string | null;
+          wait_event: string | null;
+        }[];
         for (const r of rows) {
-          const key = r.state === "active" && !r.wait_event ? "active / CPU" : `${r.state} / ${r.wait_event_type ?? "-"}:${r.wait_event ?? "-"}`;
+          const key =
+            r.state === "active" && !r.wait_event
+              ? "active / CPU"
+              : `${r.state} / ${r.wait_event_type ?? "-"}:${r.wait_event ?? "-"}`;
           counts[key] = (counts[key] ?? 0) + 1;
         }
       } catch {
@@ -265,7 +305,8 @@ export async function pgTransactions(url: string): Promise<number> {
   const sql = new SQL(server.url("postgres"), { max: 1 });
   try {
     await sql`SELECT pg_stat_clear_snapshot()`;
-    const [r] = await sql`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = ${new URL(url).pathname.slice(1)}`;
+    const [r] =
+      await sql`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = ${new URL(url).pathname.slice(1)}`;
     return Number(r?.n ?? NaN);
   } finally {
     await sql.close({ timeout: 0 });

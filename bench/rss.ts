@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import { BUN, median, ndjson, procMemory, sleep, tempDir, trackChild, writeFile } from "./lib.ts";
-import { freshQueue, runCliOk, spoolEnv, type Cli, type Engine } from "./queues.ts";
+import { type Cli, type Engine, freshQueue, runCliOk, spoolEnv } from "./queues.ts";
 
 /** Peak RSS (bytes) per case and checkout, and of the bare runtime. */
 export interface RssData {
@@ -19,7 +19,12 @@ export interface RssData {
 }
 
 async function hwmOf(argv: string[], stopAfterMs?: number): Promise<number> {
-  const proc = Bun.spawn(argv, { stdin: "ignore", stdout: "ignore", stderr: "ignore", env: { ...process.env, ...spoolEnv() } });
+  const proc = Bun.spawn(argv, {
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "ignore",
+    env: { ...process.env, ...spoolEnv() },
+  });
   const untrack = trackChild(proc);
   let hwm = NaN;
   const started = performance.now();
@@ -41,29 +46,63 @@ async function hwmOf(argv: string[], stopAfterMs?: number): Promise<number> {
 /** A queue of `engine` holding `jobs` `true` jobs, added by `cli`. */
 async function filled(cli: Cli, engine: Engine, jobs: number): Promise<string> {
   const q = await freshQueue(engine, "rss");
-  await runCliOk(cli, ["add", "--db", q.db, "--from", writeFile(join(tempDir("jobs"), "jobs.ndjson"), ndjson(jobs, ["true"]))], { quiet: true });
+  await runCliOk(
+    cli,
+    ["add", "--db", q.db, "--from", writeFile(join(tempDir("jobs"), "jobs.ndjson"), ndjson(jobs, ["true"]))],
+    { quiet: true },
+  );
   await q.close();
   return q.db;
 }
 
 /** Peak RSS of idle and draining workers for every checkout (SQLite, and PostgreSQL with `pg`), `runs` times each. */
-export async function memory(o: { clis: Cli[]; jobs: number; runs: number; pg: boolean; log: (m: string) => void }): Promise<RssData> {
+export async function memory(o: {
+  clis: Cli[];
+  jobs: number;
+  runs: number;
+  pg: boolean;
+  log: (m: string) => void;
+}): Promise<RssData> {
   const d: RssData = { jobs: o.jobs, cases: {}, runtime: NaN };
   const cases: [string, Engine, string[], number, number | undefined][] = [
     ["idle worker (`work`, stopped 3 s after start), SQLite", "sqlite", [], 1, 3000],
     [`worker draining ${o.jobs} jobs, SQLite`, "sqlite", ["--drain"], o.jobs, undefined],
-    [`worker draining ${o.jobs} jobs --concurrency 4, SQLite`, "sqlite", ["--drain", "--concurrency", "4"], o.jobs, undefined],
+    [
+      `worker draining ${o.jobs} jobs --concurrency 4, SQLite`,
+      "sqlite",
+      ["--drain", "--concurrency", "4"],
+      o.jobs,
+      undefined,
+    ],
   ];
-  if (o.pg) cases.push([`worker draining ${o.jobs} jobs --concurrency 4, PostgreSQL`, "postgres", ["--drain", "--concurrency", "4"], o.jobs, undefined]);
+  if (o.pg)
+    cases.push([
+      `worker draining ${o.jobs} jobs --concurrency 4, PostgreSQL`,
+      "postgres",
+      ["--drain", "--concurrency", "4"],
+      o.jobs,
+      undefined,
+    ]);
   for (let i = 0; i < o.runs; i++) {
     for (const [name, engine, extra, jobs, stopAfter] of cases) {
       for (const cli of o.clis) {
         const db = await filled(cli, engine, jobs);
-        ((d.cases[name] ??= {})[cli.label] ??= []).push(await hwmOf([BUN, cli.path, "work", "--db", db, ...extra], stopAfter));
+        ((d.cases[name] ??= {})[cli.label] ??= []).push(
+          await hwmOf([BUN, cli.path, "work", "--db", db, ...extra], stopAfter),
+        );
       }
     }
   }
   d.runtime = await hwmOf([BUN, "-e", "await Bun.sleep(500)"]);
-  o.log(`rss: ${Object.entries(d.cases).map(([k, v]) => `${k}: ${Object.entries(v).map(([l, xs]) => `${l} ${(median(xs) / 2 ** 20).toFixed(1)} MiB`).join(" / ")}`).join("; ")}`);
+  o.log(
+    `rss: ${Object.entries(d.cases)
+      .map(
+        ([k, v]) =>
+          `${k}: ${Object.entries(v)
+            .map(([l, xs]) => `${l} ${(median(xs) / 2 ** 20).toFixed(1)} MiB`)
+            .join(" / ")}`,
+      )
+      .join("; ")}`,
+  );
   return d;
 }

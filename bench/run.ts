@@ -35,15 +35,15 @@
  *              (default 300) until the 1-minute load average is below L
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { cliTimes, type CliData } from "./cli-times.ts";
+import { type CliData, cliTimes } from "./cli-times.ts";
 import { NQ, TSP } from "./compare.ts";
-import { latencies, type LatencyData } from "./latency.ts";
+import { type LatencyData, latencies } from "./latency.ts";
 import { abortAll, cleanup, fmt, machine, sleep } from "./lib.ts";
-import { profileWorker, type ProfileResult } from "./profile.ts";
-import { clisUnderTest, commitOf, pgServer, stopPg, type Engine } from "./queues.ts";
+import { type ProfileResult, profileWorker } from "./profile.ts";
+import { clisUnderTest, commitOf, type Engine, pgServer, stopPg } from "./queues.ts";
 import { renderReport } from "./report.ts";
 import { memory, type RssData } from "./rss.ts";
-import { backlog, scenarios, throughput, type BacklogData, type ThroughputData } from "./throughput.ts";
+import { type BacklogData, backlog, scenarios, type ThroughputData, throughput } from "./throughput.ts";
 
 const argv = process.argv.slice(2);
 const flag = (name: string) => argv.includes(name);
@@ -53,15 +53,30 @@ const opt = (name: string): string | undefined => {
 };
 const list = (name: string, fallback: string) => (opt(name) ?? fallback).split(",").map(Number);
 if (flag("--help") || flag("-h")) {
-  console.log(readFileSync(import.meta.path, "utf8").split("*/")[0]!.replace(/^#!.*\n\/\*\*\n/, "").replace(/^ \* ?/gm, ""));
+  console.log(
+    readFileSync(import.meta.path, "utf8")
+      .split("*/")[0]!
+      .replace(/^#!.*\n\/\*\*\n/, "")
+      .replace(/^ \* ?/gm, ""),
+  );
   process.exit(0);
 }
 // --render FILE: print the report of an earlier run's --json FILE again (with this checkout's report.ts).
 const renderFrom = opt("--render");
 if (renderFrom) {
   const { machine: saved, targets: _t, ...raw } = JSON.parse(readFileSync(renderFrom, "utf8"));
-  const labels = Object.keys(saved).filter((k) => k.startsWith("spoolctl ")).map((k) => k.slice("spoolctl ".length));
-  process.stdout.write(renderReport({ machine: saved, nproc: Number(saved.nproc) || navigator.hardwareConcurrency, labels, profiles: [], ...raw }).text);
+  const labels = Object.keys(saved)
+    .filter((k) => k.startsWith("spoolctl "))
+    .map((k) => k.slice("spoolctl ".length));
+  process.stdout.write(
+    renderReport({
+      machine: saved,
+      nproc: Number(saved.nproc) || navigator.hardwareConcurrency,
+      labels,
+      profiles: [],
+      ...raw,
+    }).text,
+  );
   process.exit(0);
 }
 const quick = flag("--quick");
@@ -109,21 +124,53 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 const started = performance.now();
 const startedAt = new Date();
 const mach: Record<string, string> = { ...machine() };
-const data: { throughput?: ThroughputData; backlog?: BacklogData; latency?: LatencyData; cli?: CliData; rss?: RssData; profiles: ProfileResult[] } = { profiles: [] };
+const data: {
+  throughput?: ThroughputData;
+  backlog?: BacklogData;
+  latency?: LatencyData;
+  cli?: CliData;
+  rss?: RssData;
+  profiles: ProfileResult[];
+} = { profiles: [] };
 let failed = false;
 try {
-  log(`options: jobs ${JOBS}, rounds ${RUNS}, samples ${SAMPLES}, large ${LARGE}, backlog ${BACKLOG}, workers ${WORKERS}, pg ${PG ? PG_WORKERS : "off"}; ${CLIS.map((c) => `${c.label} ${c.path}`).join(", ")}`);
+  log(
+    `options: jobs ${JOBS}, rounds ${RUNS}, samples ${SAMPLES}, large ${LARGE}, backlog ${BACKLOG}, workers ${WORKERS}, pg ${PG ? PG_WORKERS : "off"}; ${CLIS.map((c) => `${c.label} ${c.path}`).join(", ")}`,
+  );
   if (PG) {
     const server = await pgServer();
-    const v = Bun.spawnSync(["psql", "-At", "-c", "SHOW server_version", server.url("postgres")], { stdout: "pipe", stderr: "ignore" }).stdout.toString().trim();
+    const v = Bun.spawnSync(["psql", "-At", "-c", "SHOW server_version", server.url("postgres")], {
+      stdout: "pipe",
+      stderr: "ignore",
+    })
+      .stdout.toString()
+      .trim();
     mach.postgresql = `${v || "?"} on 127.0.0.1, a throwaway server (test/support/pg-server.ts: fsync, synchronous_commit, full_page_writes off)`;
   }
   const engines: Engine[] = PG ? ["sqlite", "postgres"] : ["sqlite"];
   if (ONLY.has("throughput")) {
-    data.throughput = await throughput({ clis: CLIS, jobs: JOBS, rounds: RUNS, scenarios: scenarios({ workers: WORKERS, pgWorkers: PG_WORKERS, pg: PG }), compare: COMPARE, settle, log, cleanup: tidy });
+    data.throughput = await throughput({
+      clis: CLIS,
+      jobs: JOBS,
+      rounds: RUNS,
+      scenarios: scenarios({ workers: WORKERS, pgWorkers: PG_WORKERS, pg: PG }),
+      compare: COMPARE,
+      settle,
+      log,
+      cleanup: tidy,
+    });
   }
   if (ONLY.has("backlog")) {
-    data.backlog = await backlog({ clis: CLIS, sizes: [1000, BACKLOG], rounds: RUNS, skip: 50, measured: 300, concurrency: 4, settle, log });
+    data.backlog = await backlog({
+      clis: CLIS,
+      sizes: [1000, BACKLOG],
+      rounds: RUNS,
+      skip: 50,
+      measured: 300,
+      concurrency: 4,
+      settle,
+      log,
+    });
     tidy();
   }
   if (ONLY.has("latency")) {
@@ -133,7 +180,16 @@ try {
   }
   if (ONLY.has("cli")) {
     await settle("cli");
-    data.cli = await cliTimes({ clis: CLIS, samples: SAMPLES, startSamples: quick ? SAMPLES : Math.max(SAMPLES, 40), large: LARGE, pg: PG, compare: COMPARE, largeDir: opt("--large-dir"), log });
+    data.cli = await cliTimes({
+      clis: CLIS,
+      samples: SAMPLES,
+      startSamples: quick ? SAMPLES : Math.max(SAMPLES, 40),
+      large: LARGE,
+      pg: PG,
+      compare: COMPARE,
+      largeDir: opt("--large-dir"),
+      log,
+    });
     tidy();
   }
   if (ONLY.has("rss")) {
@@ -161,11 +217,23 @@ mach["load average at end"] = readFileSync("/proc/loadavg", "utf8").split(" ").s
 mach["1-min load at the start of each section/round"] = loadsSeen.join(", ");
 mach.run = `${startedAt.toISOString()}, ${quick ? "--quick" : "full"}: ${RUNS} round(s), ${SAMPLES} samples per latency/CLI row; ${fmt((performance.now() - started) / 1000, 0)} s`;
 for (const cli of CLIS) mach[`spoolctl ${cli.label}`] = `${commitOf(cli)} (${cli.path})`;
-mach["other queues"] = [TSP ? `task-spooler (${TSP})` : "task-spooler not installed", NQ ? `nq (${NQ})` : "nq not installed"].join(", ");
-const { text, targets } = renderReport({ machine: mach, nproc: navigator.hardwareConcurrency, labels: CLIS.map((c) => c.label), ...data });
+mach["other queues"] = [
+  TSP ? `task-spooler (${TSP})` : "task-spooler not installed",
+  NQ ? `nq (${NQ})` : "nq not installed",
+].join(", ");
+const { text, targets } = renderReport({
+  machine: mach,
+  nproc: navigator.hardwareConcurrency,
+  labels: CLIS.map((c) => c.label),
+  ...data,
+});
 process.stdout.write(text);
 const mdPath = opt("--md");
 if (mdPath) writeFileSync(mdPath, text);
 const jsonPath = opt("--json");
-if (jsonPath) writeFileSync(jsonPath, JSON.stringify({ machine: mach, ...data, targets }, (_k, v) => (typeof v === "bigint" ? Number(v) : v), 2));
+if (jsonPath)
+  writeFileSync(
+    jsonPath,
+    JSON.stringify({ machine: mach, ...data, targets }, (_k, v) => (typeof v === "bigint" ? Number(v) : v), 2),
+  );
 process.exit(failed ? 1 : 0);

@@ -7,9 +7,20 @@
  */
 import { copyFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { NQ, TSP, nqDrain, tspDrain, tspUsable } from "./compare.ts";
+import { NQ, nqDrain, TSP, tspDrain, tspUsable } from "./compare.ts";
 import { BUN, fmt, median, ndjson, run, sleep, tempDir, trackChild, waitFor, writeFile } from "./lib.ts";
-import { freshQueue, pgServerCpuMs, pgStatementCalls, pgTransactions, queueAt, samplePgActivity, runCliOk, spoolEnv, type Cli, type Engine } from "./queues.ts";
+import {
+  type Cli,
+  type Engine,
+  freshQueue,
+  pgServerCpuMs,
+  pgStatementCalls,
+  pgTransactions,
+  queueAt,
+  runCliOk,
+  samplePgActivity,
+  spoolEnv,
+} from "./queues.ts";
 
 /** One drain: `add --from` N jobs, then `workers` × `work --drain --concurrency c`, timed from spawn to the last exit. */
 export interface DrainRun {
@@ -64,10 +75,20 @@ export function scenarios(opts: { workers: number[]; pgWorkers: number[]; pg: bo
  * server's CPU, its backends' activity, and transactions and statements.
  * Throws if a worker fails or a job is left undone.
  */
-export async function drain(cli: Cli, engine: Engine, n: number, workers: number, concurrency: number): Promise<DrainRun> {
+export async function drain(
+  cli: Cli,
+  engine: Engine,
+  n: number,
+  workers: number,
+  concurrency: number,
+): Promise<DrainRun> {
   const q = await freshQueue(engine, "drain");
   try {
-    const add = await runCliOk(cli, ["add", "--db", q.db, "--from", writeFile(join(tempDir("jobs"), "jobs.ndjson"), ndjson(n, ["true"]))], { quiet: true });
+    const add = await runCliOk(
+      cli,
+      ["add", "--db", q.db, "--from", writeFile(join(tempDir("jobs"), "jobs.ndjson"), ndjson(n, ["true"]))],
+      { quiet: true },
+    );
     await sleep(100);
     const server0 = engine === "postgres" ? await pgServerCpuMs() : NaN;
     const xacts0 = engine === "postgres" ? await pgTransactions(q.db) : NaN;
@@ -102,7 +123,16 @@ export async function drain(cli: Cli, engine: Engine, n: number, workers: number
     const s = await q.stats();
     if (s.done !== n) throw new Error(`${cli.label} ${engine}: only ${s.done} of ${n} jobs done`);
     const cpuMs = procs.reduce((sum, p) => sum + Number(p.resourceUsage()?.cpuTime.total ?? 0n) / 1000, 0);
-    return { wallMs, spanMs: s.spanMs, cpuMs, serverCpuMs, addMs: add.ms, pgActivity, pgTransactions: pgXacts, pgStatements };
+    return {
+      wallMs,
+      spanMs: s.spanMs,
+      cpuMs,
+      serverCpuMs,
+      addMs: add.ms,
+      pgActivity,
+      pgTransactions: pgXacts,
+      pgStatements,
+    };
   } finally {
     await q.close();
   }
@@ -150,9 +180,23 @@ export interface ThroughputOptions {
  */
 export async function throughput(o: ThroughputOptions): Promise<ThroughputData> {
   const otherJobs = Math.min(o.jobs, 300);
-  const d: ThroughputData = { jobs: o.jobs, otherJobs, scenarios: o.scenarios, runs: {}, vsFloor: {}, floors: { seq: [], par4: [] }, others: {}, otherVsFloor: {}, failures: {} };
+  const d: ThroughputData = {
+    jobs: o.jobs,
+    otherJobs,
+    scenarios: o.scenarios,
+    runs: {},
+    vsFloor: {},
+    floors: { seq: [], par4: [] },
+    others: {},
+    otherVsFloor: {},
+    failures: {},
+  };
   const others: [string, number, () => Promise<{ ms: number }>][] = [];
-  if (o.compare && TSP && tspUsable()) others.push(["task-spooler (tsp -S 1)", 1, () => tspDrain(otherJobs, 1)], ["task-spooler (tsp -S 4)", 4, () => tspDrain(otherJobs, 4)]);
+  if (o.compare && TSP && tspUsable())
+    others.push(
+      ["task-spooler (tsp -S 1)", 1, () => tspDrain(otherJobs, 1)],
+      ["task-spooler (tsp -S 4)", 4, () => tspDrain(otherJobs, 4)],
+    );
   if (o.compare && NQ) others.push(["nq (one job at a time)", 1, () => nqDrain(otherJobs)]);
   for (let round = 0; round < o.rounds; round++) {
     await o.settle(`throughput round ${round + 1}`);
@@ -212,17 +256,39 @@ export interface BacklogData {
  * jobs are done; the rate is `measured` over the finished_at span of jobs
  * skip+1 … skip+measured, so start-up and the stop are outside it.
  */
-export async function backlog(o: { clis: Cli[]; sizes: number[]; rounds: number; skip: number; measured: number; concurrency: number; settle: ThroughputOptions["settle"]; log: ThroughputOptions["log"] }): Promise<BacklogData> {
-  const d: BacklogData = { sizes: o.sizes, skip: o.skip, measured: o.measured, concurrency: o.concurrency, rates: {}, fillSeconds: {} };
+export async function backlog(o: {
+  clis: Cli[];
+  sizes: number[];
+  rounds: number;
+  skip: number;
+  measured: number;
+  concurrency: number;
+  settle: ThroughputOptions["settle"];
+  log: ThroughputOptions["log"];
+}): Promise<BacklogData> {
+  const d: BacklogData = {
+    sizes: o.sizes,
+    skip: o.skip,
+    measured: o.measured,
+    concurrency: o.concurrency,
+    rates: {},
+    fillSeconds: {},
+  };
   const templates: Record<string, Record<number, string>> = {};
   for (const cli of o.clis) {
     for (const size of o.sizes) {
       const path = join(tempDir("backlog"), "queue.db");
       const t0 = performance.now();
-      await runCliOk(cli, ["add", "--db", path, "--from", writeFile(join(tempDir("jobs"), "jobs.ndjson"), ndjson(size, ["true"]))], { quiet: true });
-      ((d.fillSeconds[cli.label] ??= {})[size] = (performance.now() - t0) / 1000);
+      await runCliOk(
+        cli,
+        ["add", "--db", path, "--from", writeFile(join(tempDir("jobs"), "jobs.ndjson"), ndjson(size, ["true"]))],
+        { quiet: true },
+      );
+      (d.fillSeconds[cli.label] ??= {})[size] = (performance.now() - t0) / 1000;
       (templates[cli.label] ??= {})[size] = path;
-      o.log(`backlog: ${cli.label} filled ${size.toLocaleString("en")} jobs in ${fmt(d.fillSeconds[cli.label]![size]!)} s`);
+      o.log(
+        `backlog: ${cli.label} filled ${size.toLocaleString("en")} jobs in ${fmt(d.fillSeconds[cli.label]![size]!)} s`,
+      );
     }
   }
   for (let round = 0; round < o.rounds; round++) {
@@ -243,7 +309,12 @@ export async function backlog(o: { clis: Cli[]; sizes: number[]; rounds: number;
         });
         const untrack = trackChild(worker);
         try {
-          await waitFor(async () => (await q.count("done")) >= o.skip + o.measured, 600_000, 50, `${o.skip + o.measured} jobs done`);
+          await waitFor(
+            async () => (await q.count("done")) >= o.skip + o.measured,
+            600_000,
+            50,
+            `${o.skip + o.measured} jobs done`,
+          );
         } finally {
           worker.kill("SIGTERM");
           await worker.exited;
@@ -260,4 +331,5 @@ export async function backlog(o: { clis: Cli[]; sizes: number[]; rounds: number;
 }
 
 /** Median jobs/s of a set of drain runs of n jobs. */
-export const rateOf = (runs: DrainRun[] | undefined, n: number) => (runs?.length ? n / (median(runs.map((r) => r.wallMs)) / 1000) : NaN);
+export const rateOf = (runs: DrainRun[] | undefined, n: number) =>
+  runs?.length ? n / (median(runs.map((r) => r.wallMs)) / 1000) : NaN;

@@ -72,9 +72,21 @@ async function deadJobs(store: Store, dir: string, jobs: number, recordLine: boo
     const n = Math.min(1000, jobs - start);
     for (const lane of lanes) {
       const specs = Array.from({ length: Math.ceil(n / lanes.length) }, (_, i) =>
-        validateAddInput({ argv: ["sh", "-c", `./step.sh ${start + i}`], queue: lane, maxRetries: "0" }, (f) => `--${f}`, dir));
+        validateAddInput(
+          { argv: ["sh", "-c", `./step.sh ${start + i}`], queue: lane, maxRetries: "0" },
+          (f) => `--${f}`,
+          dir,
+        ),
+      );
       await addJobs(store, specs, now);
-      const claimed = await store.claimJobs({ queue: lane, workerId: "bench", workerPid: process.pid, slots: null, limit: specs.length, now });
+      const claimed = await store.claimJobs({
+        queue: lane,
+        workerId: "bench",
+        workerPid: process.pid,
+        slots: null,
+        limit: specs.length,
+        now,
+      });
       await store.write(async (tx) => {
         for (const { job, attempt } of claimed) {
           const line = KINDS[job.id % KINDS.length]!(job.id);
@@ -83,9 +95,22 @@ async function deadJobs(store: Store, dir: string, jobs: number, recordLine: boo
             writeFileSync(attempt.stderr_path, `some noise\n${line}\n`);
           }
           await tx.recordAttempt({
-            jobId: job.id, attemptNo: attempt.attempt_no, workerId: "bench", now: now + job.id / 1000,
-            attemptState: "failed", exitCode: 1 + (job.id % KINDS.length === 7 ? 0 : 1), signal: null, error: "exited with code 2", failureReason: "process_exit",
-            stderrLastLine: recordLine ? line : null, stderrSignature: recordLine ? storedSignature(line) : null, jobState: "dead", events: [], attempts: 1, crashes: 0, nextRunAt: now,
+            jobId: job.id,
+            attemptNo: attempt.attempt_no,
+            workerId: "bench",
+            now: now + job.id / 1000,
+            attemptState: "failed",
+            exitCode: 1 + (job.id % KINDS.length === 7 ? 0 : 1),
+            signal: null,
+            error: "exited with code 2",
+            failureReason: "process_exit",
+            stderrLastLine: recordLine ? line : null,
+            stderrSignature: recordLine ? storedSignature(line) : null,
+            jobState: "dead",
+            events: [],
+            attempts: 1,
+            crashes: 0,
+            nextRunAt: now,
           });
         }
       });
@@ -94,7 +119,12 @@ async function deadJobs(store: Store, dir: string, jobs: number, recordLine: boo
 }
 
 /** A queue of `jobs` dead jobs (in `db` when given, else a new SQLite file); returns its location. */
-async function buildQueue(tag: string, jobs: number, recordLine: boolean, where?: string): Promise<{ db: string; dir: string }> {
+async function buildQueue(
+  tag: string,
+  jobs: number,
+  recordLine: boolean,
+  where?: string,
+): Promise<{ db: string; dir: string }> {
   process.env.SPOOLCTL_SYNCHRONOUS = "normal"; // building only; reads do not care
   const dir = tempDir(`triage-${tag}`);
   const db = where ?? join(dir, "queue.db");
@@ -139,7 +169,8 @@ async function firstScreen(db: string): Promise<number> {
   const times: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const socket = `spoolctl-bench-${process.pid}-${i}`;
-    const tmux = (...args: string[]) => spawnSync("tmux", ["-L", socket, "-f", "/dev/null", ...args], { encoding: "utf8" });
+    const tmux = (...args: string[]) =>
+      spawnSync("tmux", ["-L", socket, "-f", "/dev/null", ...args], { encoding: "utf8" });
     const command = `env NO_COLOR=1 ${BUN} ${CLI} triage --db '${db}'; sleep 600`;
     const t = performance.now();
     tmux("new-session", "-d", "-s", "b", "-x", "160", "-y", "50", "bash", "-c", command);
@@ -186,8 +217,16 @@ console.log(`Triage over ${a.jobs} dead jobs in ${a.groups} failure groups (Bun 
 const ms = (x: number) => (Number.isFinite(x) ? `${fmt(x)} ms` : "n/a");
 console.log(`| measure | SQLite |${pg ? " PostgreSQL |" : ""}`);
 console.log(`|---|---|${pg ? "---|" : ""}`);
-console.log(`| grouping in-process (GROUP BY of the recorded signatures, examples) | ${ms(a.ms)} |${pg ? ` ${ms(pg.a.ms)} |` : ""}`);
-console.log(`| \`spoolctl list --state dead --group --json\` end to end | ${ms(list)} |${pg ? ` ${ms(pg.list)} |` : ""}`);
-console.log(`| \`spoolctl triage\` start → group screen on a tmux pane | ${haveTmux ? ms(screen) : "n/a (no tmux)"} |${pg ? ` ${ms(pg.screen)} |` : ""}`);
-console.log(`| grouping in-process, nothing recorded (bounded read and masking of ${b.jobs} stderr files) | ${ms(b.ms)} |${pg ? " – |" : ""}`);
+console.log(
+  `| grouping in-process (GROUP BY of the recorded signatures, examples) | ${ms(a.ms)} |${pg ? ` ${ms(pg.a.ms)} |` : ""}`,
+);
+console.log(
+  `| \`spoolctl list --state dead --group --json\` end to end | ${ms(list)} |${pg ? ` ${ms(pg.list)} |` : ""}`,
+);
+console.log(
+  `| \`spoolctl triage\` start → group screen on a tmux pane | ${haveTmux ? ms(screen) : "n/a (no tmux)"} |${pg ? ` ${ms(pg.screen)} |` : ""}`,
+);
+console.log(
+  `| grouping in-process, nothing recorded (bounded read and masking of ${b.jobs} stderr files) | ${ms(b.ms)} |${pg ? " – |" : ""}`,
+);
 cleanup();

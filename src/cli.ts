@@ -1,4 +1,11 @@
 #!/usr/bin/env bun
+import { checkArgs } from "./commands/args.ts";
+import { leadingGlobals, refuseInvalidUtf8, splitArgv } from "./commands/argv.ts";
+import { loadCatalog } from "./commands/catalog.ts";
+import { VERB_SUMMARIES } from "./commands/names.ts";
+import { COMPOUND, VERBS } from "./commands/registry.ts";
+import { carryIntoError, carryIntoResult, dbWritten, suggesterFor } from "./commands/selection.ts";
+import { type AnyVerb, COMMON_FLAGS, makeContext, terminalAttached } from "./commands/verb.ts";
 /**
  * Entry point: finds the verb, parses its argv against the verb's definitions
  * (split, then checked and typed), runs it, renders text or the JSON envelope,
@@ -9,13 +16,6 @@ import { buildEnvelope, type VerbResult } from "./contract/envelope.ts";
 import { SpoolError, toErrorObject, type Warning } from "./contract/errors.ts";
 import { closest } from "./contract/flags.ts";
 import { TOOL_VERSION } from "./contract/version.ts";
-import { checkArgs } from "./commands/args.ts";
-import { leadingGlobals, refuseInvalidUtf8, splitArgv } from "./commands/argv.ts";
-import { loadCatalog } from "./commands/catalog.ts";
-import { VERB_SUMMARIES } from "./commands/names.ts";
-import { COMPOUND, VERBS } from "./commands/registry.ts";
-import { carryIntoError, carryIntoResult, dbWritten, suggesterFor } from "./commands/selection.ts";
-import { COMMON_FLAGS, makeContext, terminalAttached, type AnyVerb } from "./commands/verb.ts";
 import type { Store } from "./store/store.ts";
 import { guardStdio, writeOut } from "./ui/stdio.ts";
 
@@ -44,9 +44,14 @@ function wantsHelp(argv: string[]): boolean {
   return (end === -1 ? argv : argv.slice(0, end)).some((a) => a === "--help" || a === "-h");
 }
 
-async function printError(error: SpoolError, json: boolean, startedAt: number, warnings: Warning[] = []): Promise<void> {
+async function printError(
+  error: SpoolError,
+  json: boolean,
+  startedAt: number,
+  warnings: Warning[] = [],
+): Promise<void> {
   if (json) {
-    writeOut(JSON.stringify(buildEnvelope(startedAt, { data: null, warnings }, [toErrorObject(error)])) + "\n");
+    writeOut(`${JSON.stringify(buildEnvelope(startedAt, { data: null, warnings }, [toErrorObject(error)]))}\n`);
     return;
   }
   const { log } = await import("./ui/log.ts");
@@ -59,9 +64,13 @@ async function resolveVerb(name: string): Promise<AnyVerb> {
   const entry = Object.hasOwn(VERBS, name) ? VERBS[name] : undefined;
   if (!entry) {
     const guess = closest(name, Object.keys(VERBS));
-    throw new SpoolError("UNKNOWN_COMMAND", `unknown command ${JSON.stringify(name)}` + (guess ? ` (did you mean ${guess}?)` : ""), {
-      did_you_mean: guess,
-    });
+    throw new SpoolError(
+      "UNKNOWN_COMMAND",
+      `unknown command ${JSON.stringify(name)}${guess ? ` (did you mean ${guess}?)` : ""}`,
+      {
+        did_you_mean: guess,
+      },
+    );
   }
   return entry.load();
 }
@@ -87,10 +96,14 @@ function rewriteCompound(argv: string[]): { argv: string[]; spoken?: string; gro
   const rewrite = Object.hasOwn(group, second) ? group[second] : undefined;
   if (!rewrite) {
     const guess = closest(second, actions);
-    throw new SpoolError("UNKNOWN_COMMAND", `unknown command ${JSON.stringify(`${first} ${second}`)}` + (guess ? ` (did you mean ${first} ${guess}?)` : ""), {
-      did_you_mean: guess ? `${first} ${guess}` : null,
-      remediation,
-    });
+    throw new SpoolError(
+      "UNKNOWN_COMMAND",
+      `unknown command ${JSON.stringify(`${first} ${second}`)}${guess ? ` (did you mean ${first} ${guess}?)` : ""}`,
+      {
+        did_you_mean: guess ? `${first} ${guess}` : null,
+        remediation,
+      },
+    );
   }
   return { argv: rewrite(rest), spoken: `${first} ${second}` };
 }
@@ -111,7 +124,7 @@ export async function main(rawArgv: string[]): Promise<number> {
     const [name, ...rest] = argv.length ? [argv[0]!, ...lead.globals, ...argv.slice(1)] : lead.globals;
     // Help and version are text, or an envelope of that text under --json.
     const say = (data: Record<string, string>, text: string) => {
-      writeOut((json ? JSON.stringify(buildEnvelope(startedAt, { data })) : text) + "\n");
+      writeOut(`${json ? JSON.stringify(buildEnvelope(startedAt, { data })) : text}\n`);
       return 0;
     };
     if (groupHelp !== undefined) {
@@ -119,15 +132,25 @@ export async function main(rawArgv: string[]): Promise<number> {
       const usage = groupUsage(groupHelp, COMPOUND[groupHelp]!, VERB_SUMMARIES);
       return say({ verb: groupHelp, usage }, usage);
     }
-    if (name === "help" && rest[0] !== undefined && !rest[0].startsWith("-")) return main([rest[0], "--help", ...rest.slice(1)]);
-    if (name === undefined || name === "--help" || name === "-h" || name === "help" || (name === "--json" && rest.length === 0)) {
+    if (name === "help" && rest[0] !== undefined && !rest[0].startsWith("-"))
+      return main([rest[0], "--help", ...rest.slice(1)]);
+    if (
+      name === undefined ||
+      name === "--help" ||
+      name === "-h" ||
+      name === "help" ||
+      (name === "--json" && rest.length === 0)
+    ) {
       const { rootUsage } = await import("./ui/help.ts");
       const usage = rootUsage(VERB_SUMMARIES);
       return say({ usage }, usage);
     }
-    if (name === "--version" || name === "-v" || name === "version") return say({ version: TOOL_VERSION }, TOOL_VERSION);
+    if (name === "--version" || name === "-v" || name === "version")
+      return say({ version: TOOL_VERSION }, TOOL_VERSION);
     if (name.startsWith("-")) {
-      throw new SpoolError("UNKNOWN_COMMAND", `expected a command before ${name}`, { remediation: "write the command first, e.g. spoolctl status --json" });
+      throw new SpoolError("UNKNOWN_COMMAND", `expected a command before ${name}`, {
+        remediation: "write the command first, e.g. spoolctl status --json",
+      });
     }
     const verb = await resolveVerb(name);
     if (wantsHelp(rest)) {
@@ -143,18 +166,26 @@ export async function main(rawArgv: string[]): Promise<number> {
     // (Only a verb with a picker asks about the terminal: the question costs an fstat, or more.)
     const canAsk = raw.values.json !== true && Object.values(verb.flags).some((d) => d.prompt) && terminalAttached();
     const args = checkArgs(verb, raw, { spoken: spoken ?? verb.name, canAsk });
-    const ctx = makeContext(raw, args, { stores, warnings: notices, mutates: Boolean(verb.mutates), catalog: loadCatalog });
+    const ctx = makeContext(raw, args, {
+      stores,
+      warnings: notices,
+      mutates: Boolean(verb.mutates),
+      catalog: loadCatalog,
+    });
     const ran = await verb.run(ctx);
-    const result: VerbResult = carryIntoResult(notices.length ? { ...ran, warnings: [...notices, ...(ran.warnings ?? [])] } : ran, suggest);
+    const result: VerbResult = carryIntoResult(
+      notices.length ? { ...ran, warnings: [...notices, ...(ran.warnings ?? [])] } : ran,
+      suggest,
+    );
     if (result.streamed) return result.exitCode ?? 0;
-    if (json) writeOut(JSON.stringify(buildEnvelope(startedAt, result)) + "\n");
+    if (json) writeOut(`${JSON.stringify(buildEnvelope(startedAt, result))}\n`);
     else {
       if (result.warnings?.length) {
         const { log } = await import("./ui/log.ts");
         for (const w of result.warnings) log.warn(`${w.code}: ${w.message}`);
       }
       const text = verb.render(result, ctx);
-      if (text) writeOut(text.endsWith("\n") ? text : text + "\n");
+      if (text) writeOut(text.endsWith("\n") ? text : `${text}\n`);
     }
     return result.exitCode ?? 0;
   } catch (error) {
@@ -175,7 +206,9 @@ export async function main(rawArgv: string[]): Promise<number> {
 if (import.meta.main) {
   const guard = (error: unknown) => {
     const spoolError = asSpoolError(error);
-    void printError(spoolError, wantsJson(process.argv.slice(2)), performance.now()).finally(() => process.exit(spoolError.exitCode));
+    void printError(spoolError, wantsJson(process.argv.slice(2)), performance.now()).finally(() =>
+      process.exit(spoolError.exitCode),
+    );
   };
   process.on("uncaughtException", guard);
   process.on("unhandledRejection", guard);

@@ -50,7 +50,9 @@ test("add -- 'a && b' (one argument holding a shell line) suggests -c; a program
   const e = await refused(["--", "a && b"]);
   expect(e.message).toStartWith('"a && b" is a shell command line, not a program');
   expect(e.remediation).toContain("spoolctl add -c 'a && b'");
-  expect((await refused(["--", "make test", "--verbose"])).remediation).toContain("spoolctl add -c 'make test --verbose'");
+  expect((await refused(["--", "make test", "--verbose"])).remediation).toContain(
+    "spoolctl add -c 'make test --verbose'",
+  );
   const fromLine = await q.run(["add", "--json", "--from", "-"], { stdin: '{"argv": ["ls | wc -l"]}\n' });
   expect(fromLine.json.errors[0].message).toStartWith('--from line 1: "ls | wc -l" is a shell command line');
   mkdirSync(join(q.dir, "my tools"));
@@ -71,14 +73,23 @@ test("arguments that are not valid UTF-8 are refused (never stored as U+FFFD); a
   expect(sh(`bun ${CLI} add -- printf '%s' $'\\uFFFD'`).exitCode).toBe(0);
   expect((await q.job(1))!.argv).toEqual(["printf", "%s", "\uFFFD"]);
   // A --from file that is not UTF-8 is refused too.
-  const from = await q.run(["add", "--json", "--from", "-"], { stdin: '{"argv": ["printf", "\xff"]}\n'.replace("\xff", "\u00ff") });
+  const from = await q.run(["add", "--json", "--from", "-"], {
+    stdin: '{"argv": ["printf", "\xff"]}\n'.replace("\xff", "\u00ff"),
+  });
   expect(from.code).toBe(0); // ÿ written as UTF-8 is text
-  const raw = Bun.spawnSync(["bun", CLI, "add", "--json", "--from", "-"], { env: q.env(), cwd: q.dir, stdin: Buffer.from([0x7b, 0x22, 0x61, 0x72, 0x67, 0x76, 0x22, 0x3a, 0x5b, 0x22, 0xff, 0x22, 0x5d, 0x7d, 0x0a]) });
+  const raw = Bun.spawnSync(["bun", CLI, "add", "--json", "--from", "-"], {
+    env: q.env(),
+    cwd: q.dir,
+    stdin: Buffer.from([0x7b, 0x22, 0x61, 0x72, 0x67, 0x76, 0x22, 0x3a, 0x5b, 0x22, 0xff, 0x22, 0x5d, 0x7d, 0x0a]),
+  });
   expect(JSON.parse(raw.stdout.toString()).errors[0].message).toContain("is not valid UTF-8");
 });
 
 test("the rule lives in the definition: a positional marked afterDashDash takes only the words after --", () => {
-  const defs = { n: { type: "string", description: "" }, cmd: { type: "positional", variadic: true, afterDashDash: true, description: "" } } as const satisfies FlagsDef;
+  const defs = {
+    n: { type: "string", description: "" },
+    cmd: { type: "positional", variadic: true, afterDashDash: true, description: "" },
+  } as const satisfies FlagsDef;
   const spec = { name: "x", description: "", examples: [], flags: defs };
   const parse = (argv: string[]) => checkArgs(spec, splitArgv(argv, defs), { spoken: "x", canAsk: false });
   expect(parse(["--n", "1", "--", "a", "-b"]).cmd).toEqual(["a", "-b"]);

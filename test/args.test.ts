@@ -5,7 +5,7 @@
  * rules, so a definition cannot promise what the parser does not check.
  */
 import { expect, test } from "bun:test";
-import { checkArgs, type CheckOptions } from "../src/commands/args.ts";
+import { type CheckOptions, checkArgs } from "../src/commands/args.ts";
 import { splitArgv } from "../src/commands/argv.ts";
 import { VERBS } from "../src/commands/registry.ts";
 import { SpoolError } from "../src/contract/errors.ts";
@@ -14,9 +14,24 @@ import type { FlagsDef, VerbSpec } from "../src/contract/flags.ts";
 const DEFS = {
   json: { type: "boolean", description: "" },
   limit: { type: "string", description: "", valueHint: "N", valueType: "integer", default: "50", min: 1, max: 100 },
-  wait: { type: "string", description: "", valueHint: "DURATION", valueType: "duration", min: 0, max: 3600, hint: "try --wait 30s" },
+  wait: {
+    type: "string",
+    description: "",
+    valueHint: "DURATION",
+    valueType: "duration",
+    min: 0,
+    max: 3600,
+    hint: "try --wait 30s",
+  },
   ratio: { type: "string", description: "", valueHint: "SECONDS", valueType: "number", min: 0.5, max: 2 },
-  state: { type: "string", description: "", repeatable: true, separator: ",", looseChoices: true, choices: ["queued", "dead", "max_retries"] },
+  state: {
+    type: "string",
+    description: "",
+    repeatable: true,
+    separator: ",",
+    looseChoices: true,
+    choices: ["queued", "dead", "max_retries"],
+  },
   stream: { type: "string", description: "", choices: ["stdout", "stderr", "both"], default: "both" },
   tag: { type: "string", description: "", repeatable: true, valueType: "pair" },
   queue: { type: "string", description: "", format: "lane" },
@@ -45,7 +60,19 @@ function failure(run: () => unknown): SpoolError {
 }
 
 test("values arrive typed, defaults filled in and parsed like given values", () => {
-  const args = parse(["7", "--wait", "2m", "--ratio=1.5", "--json", "--tag", "a=1", "--tag", "b=2=3", "--queue", "builds"]);
+  const args = parse([
+    "7",
+    "--wait",
+    "2m",
+    "--ratio=1.5",
+    "--json",
+    "--tag",
+    "a=1",
+    "--tag",
+    "b=2=3",
+    "--queue",
+    "builds",
+  ]);
   expect(args).toEqual({
     json: true,
     limit: 50,
@@ -65,7 +92,10 @@ test("values arrive typed, defaults filled in and parsed like given values", () 
 
 test("numbers: the flag, the value and the range are named; the definition's hint is the remediation", () => {
   const e = failure(() => parse(["1", "--limit", "0"]));
-  expect([e.code, e.message]).toEqual(["INVALID_INPUT", 'invalid value for --limit: "0" (expected an integer from 1 to 100)']);
+  expect([e.code, e.message]).toEqual([
+    "INVALID_INPUT",
+    'invalid value for --limit: "0" (expected an integer from 1 to 100)',
+  ]);
   expect(e.detail).toEqual({ flag: "--limit", value: "0", accepted: "an integer from 1 to 100" });
   const w = failure(() => parse(["1", "--wait", "2h"]));
   expect(w.message).toContain("from 0s to 1h");
@@ -74,9 +104,15 @@ test("numbers: the flag, the value and the range are named; the definition's hin
 });
 
 test("choices: exact unless loose; comma lists; the closest choice is did_you_mean", () => {
-  expect(parse(["1", "--state", " DEAD ,queued", "--state", "MAX-RETRIES"]).state).toEqual(["dead", "queued", "max_retries"]);
+  expect(parse(["1", "--state", " DEAD ,queued", "--state", "MAX-RETRIES"]).state).toEqual([
+    "dead",
+    "queued",
+    "max_retries",
+  ]);
   const e = failure(() => parse(["1", "--state", "daed"]));
-  expect(e.message).toBe('invalid value for --state: "daed" (expected one of queued, dead, max_retries); did you mean dead?');
+  expect(e.message).toBe(
+    'invalid value for --state: "daed" (expected one of queued, dead, max_retries); did you mean dead?',
+  );
   expect(e.did_you_mean).toBe("dead");
   expect(failure(() => parse(["1", "--state", "queued,"])).message).toContain('""');
   // Not loose: the case matters; prototype names are values like any other.
@@ -93,10 +129,20 @@ test("pairs, lanes and paths follow their grammar", () => {
 
 test("positionals: arity and names from the definitions", () => {
   const missing = failure(() => parse([]));
-  expect([missing.code, missing.message, missing.remediation]).toEqual(["MISSING_REQUIRED", "x needs a job id", "spoolctl x ID"]);
+  expect([missing.code, missing.message, missing.remediation]).toEqual([
+    "MISSING_REQUIRED",
+    "x needs a job id",
+    "spoolctl x ID",
+  ]);
   const many = failure(() => parse(["1", "2"]));
   expect([many.code, many.message]).toEqual(["INVALID_INPUT", "x takes one job id (got 2: 1 2)"]);
-  const none: VerbSpec<{ json: (typeof DEFS)["json"] }> = { name: "y", description: "", examples: [], flags: { json: DEFS.json }, noArgsHint: "use --job" };
+  const none: VerbSpec<{ json: (typeof DEFS)["json"] }> = {
+    name: "y",
+    description: "",
+    examples: [],
+    flags: { json: DEFS.json },
+    noArgsHint: "use --job",
+  };
   const extra = failure(() => parse(["a", "--", "b c"], none, { spoken: "dlq list", canAsk: false }));
   expect([extra.message, extra.remediation]).toEqual(['dlq list takes no arguments (got "a b c")', "use --job"]);
 });
@@ -108,7 +154,11 @@ test("required flags, and a prompt positional that only a person at a terminal m
   } as const satisfies FlagsDef;
   const spec: VerbSpec<typeof flags> = { name: "y", description: "", examples: [], flags };
   const e = failure(() => parse(["1"], spec));
-  expect([e.code, e.message, e.remediation]).toEqual(["MISSING_REQUIRED", "x needs --older-than DURATION", "spoolctl y --older-than 7d"]);
+  expect([e.code, e.message, e.remediation]).toEqual([
+    "MISSING_REQUIRED",
+    "x needs --older-than DURATION",
+    "spoolctl y --older-than 7d",
+  ]);
   expect(failure(() => parse(["--older-than", "1"], spec)).message).toBe("x needs job ids");
   expect(parse(["--older-than", "1"], spec, { spoken: "y", canAsk: true })).toEqual({ "older-than": 1, ids: [] });
   expect(parse(["--older-than", "1", "4", "5"], spec).ids).toEqual(["4", "5"]);
@@ -119,16 +169,29 @@ test("required flags, and a prompt positional that only a person at a terminal m
 const specs = await Promise.all(Object.values(VERBS).map(({ load }) => load()));
 
 test("every value hint agrees with the value type the parser checks", () => {
-  const expected: Record<string, string> = { N: "integer", DURATION: "duration", SECONDS: "number", TIME: "timestamp", "K=V": "pair", PATH: "path", FILE: "path", DIR: "path" };
+  const expected: Record<string, string> = {
+    N: "integer",
+    DURATION: "duration",
+    SECONDS: "number",
+    TIME: "timestamp",
+    "K=V": "pair",
+    PATH: "path",
+    FILE: "path",
+    DIR: "path",
+  };
   const problems: string[] = [];
   for (const spec of specs) {
     for (const [name, def] of Object.entries(spec.flags)) {
       const want = expected[def.valueHint ?? ""];
-      if (want && def.valueType !== want) problems.push(`${spec.name} ${name}: ${def.valueHint} but valueType ${def.valueType}`);
+      if (want && def.valueType !== want)
+        problems.push(`${spec.name} ${name}: ${def.valueHint} but valueType ${def.valueType}`);
       const numeric = def.valueType === "integer" || def.valueType === "number" || def.valueType === "duration";
-      if (numeric && (def.min === undefined || def.max === undefined)) problems.push(`${spec.name} ${name}: a ${def.valueType} without min and max`);
-      if ((def.min !== undefined || def.max !== undefined) && !numeric) problems.push(`${spec.name} ${name}: a range on a ${def.valueType ?? "string"}`);
-      if (def.type === "positional" && def.required && !def.noun) problems.push(`${spec.name} ${name}: a required positional without a noun`);
+      if (numeric && (def.min === undefined || def.max === undefined))
+        problems.push(`${spec.name} ${name}: a ${def.valueType} without min and max`);
+      if ((def.min !== undefined || def.max !== undefined) && !numeric)
+        problems.push(`${spec.name} ${name}: a range on a ${def.valueType ?? "string"}`);
+      if (def.type === "positional" && def.required && !def.noun)
+        problems.push(`${spec.name} ${name}: a required positional without a noun`);
     }
   }
   expect(problems).toEqual([]);
@@ -140,9 +203,13 @@ test("every verb parses with nothing but its required arguments, and every defau
     const words = positionals.map((d) => d.choices?.[0] ?? (d.valueType === "json" ? "{}" : "1"));
     const required = Object.entries(spec.flags).filter(([, d]) => d.type === "string" && d.required);
     const argv = [...required.flatMap(([n, d]) => [`--${n}`, d.valueType === "duration" ? "1d" : "1"]), ...words];
-    const args = checkArgs(spec, splitArgv(argv, spec.flags), { spoken: spec.name, canAsk: false }) as Record<string, unknown>;
+    const args = checkArgs(spec, splitArgv(argv, spec.flags), { spoken: spec.name, canAsk: false }) as Record<
+      string,
+      unknown
+    >;
     for (const [name, def] of Object.entries(spec.flags)) {
-      if (def.default !== undefined && def.type === "string") expect({ verb: spec.name, name, value: args[name] }).not.toEqual({ verb: spec.name, name, value: undefined });
+      if (def.default !== undefined && def.type === "string")
+        expect({ verb: spec.name, name, value: args[name] }).not.toEqual({ verb: spec.name, name, value: undefined });
     }
   }
 });

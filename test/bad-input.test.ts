@@ -27,7 +27,9 @@ async function dump(): Promise<string> {
   return JSON.stringify({
     queue: await q.snapshot(), // jobs, attempts, events, workers, settings and the queue id (meta)
     spool: readdirSync(join(q.spool, "output"), { recursive: true }).sort(),
-    dir: readdirSync(q.dir).filter((f) => !f.startsWith("queue.db")).sort(),
+    dir: readdirSync(q.dir)
+      .filter((f) => !f.startsWith("queue.db"))
+      .sort(),
   });
 }
 
@@ -107,7 +109,10 @@ const ADD: Case[] = [
   { args: ["add", "--tag", "novalue", "--", "true"], mentions: ["--tag", "entry 1"] },
   { args: ["add", "--tag", "=x", "--", "true"], mentions: ["--tag"] },
   { args: ["add", "--tag", "a b=x", "--", "true"], mentions: ["--tag"] },
-  { args: ["add", ...Array.from({ length: 17 }, (_, i) => ["--tag", `t${i}=v`]).flat(), "--", "true"], mentions: ["--tag", "16"] },
+  {
+    args: ["add", ...Array.from({ length: 17 }, (_, i) => ["--tag", `t${i}=v`]).flat(), "--", "true"],
+    mentions: ["--tag", "16"],
+  },
   { args: ["add", "--tag", `k=${long(257)}`, "--", "true"], mentions: ["--tag", "256"] },
   // --note, --key
   { args: ["add", "--note", long(4097), "--", "true"], mentions: ["--note", "4096"] },
@@ -123,9 +128,19 @@ const ADD: Case[] = [
   { args: ["add", "--timeout", "5"], mentions: ["command"], code: "MISSING_REQUIRED" },
   { args: ["add", "--", ""], mentions: ["command"] },
   // the parser
-  { args: ["add", "--timout", "5", "--", "true"], mentions: ["--timout"], code: "UNKNOWN_FLAG", didYouMean: "--timeout" },
+  {
+    args: ["add", "--timout", "5", "--", "true"],
+    mentions: ["--timout"],
+    code: "UNKNOWN_FLAG",
+    didYouMean: "--timeout",
+  },
   { args: ["add", "--prio", "5", "--", "true"], mentions: ["--prio"], code: "UNKNOWN_FLAG", didYouMean: "--priority" },
-  { args: ["add", "--max-retry", "5", "--", "true"], mentions: ["--max-retry"], code: "UNKNOWN_FLAG", didYouMean: "--max-retries" },
+  {
+    args: ["add", "--max-retry", "5", "--", "true"],
+    mentions: ["--max-retry"],
+    code: "UNKNOWN_FLAG",
+    didYouMean: "--max-retries",
+  },
   { args: ["add", "--qeue", "x", "--", "true"], mentions: ["--qeue"], code: "UNKNOWN_FLAG", didYouMean: "--queue" },
   { args: ["add", "--zzzzzzzzzz", "--", "true"], mentions: ["--zzzzzzzzzz"], code: "UNKNOWN_FLAG" },
   { args: ["add", "-x", "--", "true"], mentions: ["-x"], code: "UNKNOWN_FLAG" },
@@ -138,15 +153,34 @@ const ADD: Case[] = [
   { args: ["add", "-c"], mentions: ["-c", "needs a value"] },
   { args: ["add", "--json=yes", "--", "true"], mentions: ["--json", '"yes"'], humanOnly: true },
   // --from
-  { args: ["add", "--from", "/nonexistent/spoolctl-jobs.ndjson"], mentions: ["--from", "/nonexistent/spoolctl-jobs.ndjson"] },
+  {
+    args: ["add", "--from", "/nonexistent/spoolctl-jobs.ndjson"],
+    mentions: ["--from", "/nonexistent/spoolctl-jobs.ndjson"],
+  },
   { args: ["add", "--from", "-"], mentions: ["--from"], code: "MISSING_REQUIRED", stdin: "\n\n" },
   { args: ["add", "--from", "-", "--", "echo"], mentions: ["--from"], stdin: '{"argv":["true"]}\n' },
-  { args: ["add", "--from", "-"], mentions: ["line 2", "not valid JSON"], stdin: '{"argv":["true"]}\n{"argv": [\n{"argv":["true"]}\n' },
-  { args: ["add", "--from", "-"], mentions: ["line 3", "bogus"], stdin: '{"argv":["true"]}\n\n{"argv":["true"],"bogus":1}\n' },
-  { args: ["add", "--from", "-"], mentions: ["line 2", "timeout", '"abc"'], stdin: '{"argv":["true"]}\n{"command":"true","timeout":"abc"}\n' },
+  {
+    args: ["add", "--from", "-"],
+    mentions: ["line 2", "not valid JSON"],
+    stdin: '{"argv":["true"]}\n{"argv": [\n{"argv":["true"]}\n',
+  },
+  {
+    args: ["add", "--from", "-"],
+    mentions: ["line 3", "bogus"],
+    stdin: '{"argv":["true"]}\n\n{"argv":["true"],"bogus":1}\n',
+  },
+  {
+    args: ["add", "--from", "-"],
+    mentions: ["line 2", "timeout", '"abc"'],
+    stdin: '{"argv":["true"]}\n{"command":"true","timeout":"abc"}\n',
+  },
   { args: ["add", "--from", "-"], mentions: ["line 1", "argv"], stdin: '{"argv":"true"}\n' },
   { args: ["add", "--from", "-"], mentions: ["line 1"], stdin: "[1,2]\n" },
-  { args: ["add", "--from", "-"], mentions: ["line 2", "queue"], stdin: '{"argv":["true"]}\n{"argv":["true"],"queue":"no spaces"}\n' },
+  {
+    args: ["add", "--from", "-"],
+    mentions: ["line 2", "queue"],
+    stdin: '{"argv":["true"]}\n{"argv":["true"],"queue":"no spaces"}\n',
+  },
   { args: ["add", "--from", "-"], mentions: ["line 1"], code: "MISSING_REQUIRED", stdin: '{"queue":"x"}\n' },
   // A bad flag beside --from is the flag's mistake, not line 1's: the parser names --timeout before any line is read.
   { args: ["add", "--from", "-", "--timeout", "abc"], mentions: ["--timeout", '"abc"'], stdin: '{"argv":["true"]}\n' },
@@ -176,7 +210,12 @@ const WORK: Case[] = [
   { args: ["work", "--once", "--drain"], mentions: ["--once", "--drain"] },
   { args: ["work", "extra"], mentions: ["extra"] },
   { args: ["work", "--", "echo", "hi"], mentions: ["echo hi"] },
-  { args: ["work", "--concurency", "2"], mentions: ["--concurency"], code: "UNKNOWN_FLAG", didYouMean: "--concurrency" },
+  {
+    args: ["work", "--concurency", "2"],
+    mentions: ["--concurency"],
+    code: "UNKNOWN_FLAG",
+    didYouMean: "--concurrency",
+  },
   { args: ["work", "--slot", "2"], mentions: ["--slot"], code: "UNKNOWN_FLAG", didYouMean: "--slots" },
   { args: ["work", "--dran"], mentions: ["--dran"], code: "UNKNOWN_FLAG", didYouMean: "--drain" },
   { args: ["work", "--slots", "1", "--slots", "2"], mentions: ["--slots", "more than once"] },
@@ -245,7 +284,8 @@ async function check(c: Case): Promise<void> {
     const lines = human.stderr.split("\n").filter(Boolean);
     expect({ label, lines: lines.length }).toEqual({ label, lines: 1 });
     expect(lines[0]).toStartWith(`spoolctl: error: ${c.code ?? "INVALID_INPUT"}: `);
-    for (const m of c.mentions) expect({ label, stderr: human.stderr }).toEqual({ label, stderr: expect.stringContaining(m) });
+    for (const m of c.mentions)
+      expect({ label, stderr: human.stderr }).toEqual({ label, stderr: expect.stringContaining(m) });
     expect(human.stderr).not.toMatch(/^\s+at /m);
   }
 
@@ -269,7 +309,8 @@ async function check(c: Case): Promise<void> {
     expect(e.exit_code).toBe(1);
     expect(typeof e.remediation).toBe("string");
     expect(e.remediation.length).toBeGreaterThan(0);
-    for (const m of c.mentions) expect({ label, message: e.message }).toEqual({ label, message: expect.stringContaining(m) });
+    for (const m of c.mentions)
+      expect({ label, message: e.message }).toEqual({ label, message: expect.stringContaining(m) });
     if (c.didYouMean) expect(e.did_you_mean).toBe(c.didYouMean);
     expect({ label, stderr: r.stderr }).toEqual({ label, stderr: "" });
   }
@@ -283,27 +324,39 @@ test.each([
   ["list", LIST],
   ["show", SHOW],
   ["output", OUTPUT],
-] as const)("every bad value of %s is a clear exit-1 error and changes nothing", async (_verb, cases) => {
-  // Run a few at a time: each case is two real CLI processes.
-  const queue = [...cases];
-  const failures: string[] = [];
-  await Promise.all(
-    Array.from({ length: 2 }, async () => {
-      for (let c = queue.shift(); c; c = queue.shift()) {
-        try {
-          await check(c);
-        } catch (error) {
-          failures.push(`${JSON.stringify(c.args).slice(0, 200)}: ${(error as Error).message}`);
+] as const)(
+  "every bad value of %s is a clear exit-1 error and changes nothing",
+  async (_verb, cases) => {
+    // Run a few at a time: each case is two real CLI processes.
+    const queue = [...cases];
+    const failures: string[] = [];
+    await Promise.all(
+      Array.from({ length: 2 }, async () => {
+        for (let c = queue.shift(); c; c = queue.shift()) {
+          try {
+            await check(c);
+          } catch (error) {
+            failures.push(`${JSON.stringify(c.args).slice(0, 200)}: ${(error as Error).message}`);
+          }
         }
-      }
-    }),
-  );
-  expect(failures).toEqual([]);
-}, 300_000);
+      }),
+    );
+    expect(failures).toEqual([]);
+  },
+  300_000,
+);
 
 test("add --from with one bad line adds nothing, not even the good lines", async () => {
   const file = join(q.dir, "jobs.ndjson");
-  writeFileSync(file, ['{"argv": ["echo", "one"]}', '{"command": "echo two"}', '{"argv": ["echo", "three"], "priority": "top"}', '{"argv": ["echo", "four"]}'].join("\n") + "\n");
+  writeFileSync(
+    file,
+    `${[
+      '{"argv": ["echo", "one"]}',
+      '{"command": "echo two"}',
+      '{"argv": ["echo", "three"], "priority": "top"}',
+      '{"argv": ["echo", "four"]}',
+    ].join("\n")}\n`,
+  );
   const before = await dump();
   const r = await q.run(["add", "--json", "--from", file]);
   expect(r.code).toBe(1);
@@ -331,9 +384,29 @@ test("valid values at the edges of each range are accepted", async () => {
   ];
   for (const args of ok) {
     const r = await q.run(args);
-    expect({ args: args.join(" ").slice(0, 80), code: r.code, stderr: r.stderr }).toEqual({ args: args.join(" ").slice(0, 80), code: 0, stderr: "" });
+    expect({ args: args.join(" ").slice(0, 80), code: r.code, stderr: r.stderr }).toEqual({
+      args: args.join(" ").slice(0, 80),
+      code: 0,
+      stderr: "",
+    });
   }
-  for (const args of [["list", "--limit", "10000"], ["list", "--limit", "1"], ["output", "1", "--attempt", "1"], ["work", "--once", "--slots", "100000", "--concurrency", "1024", "--poll-interval", "0.01", "--queue", "nothing-here"]]) {
+  for (const args of [
+    ["list", "--limit", "10000"],
+    ["list", "--limit", "1"],
+    ["output", "1", "--attempt", "1"],
+    [
+      "work",
+      "--once",
+      "--slots",
+      "100000",
+      "--concurrency",
+      "1024",
+      "--poll-interval",
+      "0.01",
+      "--queue",
+      "nothing-here",
+    ],
+  ]) {
     const r = await q.json(args);
     expect({ args, code: r.code }).toEqual({ args, code: 0 });
   }

@@ -14,8 +14,16 @@
  */
 import { expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
-import { TempQueue, waitFor } from "./helpers.ts";
-import { RUN_LOGGER, addMany, parseRunLog, runsByJob, startWorker, type BgProc, withFreshQueue } from "./reliability-helpers.ts";
+import { type TempQueue, waitFor } from "./helpers.ts";
+import {
+  addMany,
+  type BgProc,
+  parseRunLog,
+  RUN_LOGGER,
+  runsByJob,
+  startWorker,
+  withFreshQueue,
+} from "./reliability-helpers.ts";
 
 let q: TempQueue;
 withFreshQueue((fresh) => (q = fresh));
@@ -70,7 +78,11 @@ test(`SIGKILLed workers under ${JOBS} jobs: all done, no overlapping runs, crash
     const id = i + 1;
     const argv = ["bash", script, String(id), "", log, lock];
     if (!isLong(id)) return { argv: argv.with(3, (0.02 + random() * 0.06).toFixed(3)) };
-    return { argv: argv.with(3, String(LONG_SECONDS)), priority: 1, after: (Math.floor(id / 16) * LONG_SPACING).toFixed(1) };
+    return {
+      argv: argv.with(3, String(LONG_SECONDS)),
+      priority: 1,
+      after: (Math.floor(id / 16) * LONG_SPACING).toFixed(1),
+    };
   });
   const ids = await addMany(q, specs);
   expect(ids.length).toBe(JOBS);
@@ -103,7 +115,9 @@ test(`SIGKILLed workers under ${JOBS} jobs: all done, no overlapping runs, crash
     await bg.exited;
     live.delete(victim);
     // What the dead worker held: attempts it never finished (still running, or already reaped).
-    const held = (await q.allAttempts()).filter((a) => a.worker_id === victim && (a.state === "running" || a.state === "abandoned"));
+    const held = (await q.allAttempts()).filter(
+      (a) => a.worker_id === victim && (a.state === "running" || a.state === "abandoned"),
+    );
     kills.push({ workerId: victim, at, runningJobs: held.map((h) => h.job_id) });
     if (held.some((h) => isLong(h.job_id) && h.started_at > at - 1)) freshLongHit = true;
     spawnWorker();
@@ -116,7 +130,8 @@ test(`SIGKILLed workers under ${JOBS} jobs: all done, no overlapping runs, crash
 
   // --- Every job done; every attempt settled; the only failures are reaped crashes.
   const { jobs, attempts, events } = await q.snapshot();
-  const countBy = <T,>(rows: T[], key: (row: T) => string) => rows.reduce<Record<string, number>>((acc, r) => ({ ...acc, [key(r)]: (acc[key(r)] ?? 0) + 1 }), {});
+  const countBy = <T>(rows: T[], key: (row: T) => string) =>
+    rows.reduce<Record<string, number>>((acc, r) => ({ ...acc, [key(r)]: (acc[key(r)] ?? 0) + 1 }), {});
   expect(countBy(jobs, (j) => j.state)).toEqual({ done: JOBS });
   expect(attempts.filter((a) => a.state === "running")).toEqual([]);
   expect(attempts.filter((a) => a.state !== "succeeded" && a.state !== "abandoned")).toEqual([]);
@@ -125,15 +140,24 @@ test(`SIGKILLed workers under ${JOBS} jobs: all done, no overlapping runs, crash
 
   // --- Crash counts match the kills: a worker killed while running K jobs leaves K reaped attempts.
   const abandonedBy = new Map<string, number[]>();
-  for (const a of attempts.filter((a) => a.state === "abandoned")) abandonedBy.set(a.worker_id, [...(abandonedBy.get(a.worker_id) ?? []), a.job_id]);
+  for (const a of attempts.filter((a) => a.state === "abandoned"))
+    abandonedBy.set(a.worker_id, [...(abandonedBy.get(a.worker_id) ?? []), a.job_id]);
   for (const ids of abandonedBy.values()) ids.sort((a, b) => a - b);
   const killed = new Set(kills.map((k) => k.workerId));
-  for (const k of kills) expect({ worker: k.workerId, reaped: abandonedBy.get(k.workerId) ?? [] }).toEqual({ worker: k.workerId, reaped: k.runningJobs });
+  for (const k of kills)
+    expect({ worker: k.workerId, reaped: abandonedBy.get(k.workerId) ?? [] }).toEqual({
+      worker: k.workerId,
+      reaped: k.runningJobs,
+    });
   expect([...abandonedBy.keys()].filter((w) => !killed.has(w))).toEqual([]); // no live worker was ever reaped
   const totalHit = kills.reduce((n, k) => n + k.runningJobs.length, 0);
   expect(jobs.reduce((n, j) => n + j.crashes, 0)).toBe(totalHit);
   expect(events.filter((e) => e.event === "reaped")).toHaveLength(totalHit);
-  expect(jobs.filter((j) => j.crashes !== attempts.filter((a) => a.job_id === j.id && a.state === "abandoned").length).map((j) => j.id)).toEqual([]);
+  expect(
+    jobs
+      .filter((j) => j.crashes !== attempts.filter((a) => a.job_id === j.id && a.state === "abandoned").length)
+      .map((j) => j.id),
+  ).toEqual([]);
   expect(totalHit).toBeGreaterThan(0);
 
   // --- The run log: every job ran, its last run ended, no two runs of a job overlapped.
@@ -143,7 +167,13 @@ test(`SIGKILLed workers under ${JOBS} jobs: all done, no overlapping runs, crash
   /** The attempt a run belongs to: by its recorded group, or — when its worker died before recording one — by time. */
   const attemptOfRun = (run: { job: number; pid: number; start: number }) =>
     byPgid.get(`${run.job}/${run.pid}`) ??
-    attempts.find((a) => a.job_id === run.job && a.pgid === null && a.started_at <= run.start && (a.finished_at === null || run.start <= a.finished_at));
+    attempts.find(
+      (a) =>
+        a.job_id === run.job &&
+        a.pgid === null &&
+        a.started_at <= run.start &&
+        (a.finished_at === null || run.start <= a.finished_at),
+    );
   const by = runsByJob(runs);
   const violations: string[] = [];
   let orphansKilled = 0;
@@ -157,13 +187,18 @@ test(`SIGKILLed workers under ${JOBS} jobs: all done, no overlapping runs, crash
     const last = rs[rs.length - 1]!;
     if (last.end === null) violations.push(`job ${id}: its last run (pid ${last.pid}) never ended`);
     const lastAttempt = attemptOfRun(last);
-    if (lastAttempt?.state !== "succeeded") violations.push(`job ${id}: its last run (pid ${last.pid}) is attempt ${JSON.stringify(lastAttempt)}, not the succeeded one`);
+    if (lastAttempt?.state !== "succeeded")
+      violations.push(
+        `job ${id}: its last run (pid ${last.pid}) is attempt ${JSON.stringify(lastAttempt)}, not the succeeded one`,
+      );
     for (let i = 0; i + 1 < rs.length; i++) {
       const prev = rs[i]!;
       const nextRun = rs[i + 1]!;
       if (prev.end !== null) {
         if (prev.endLine! > nextRun.startLine) {
-          const history = attempts.filter((a) => a.job_id === id).map((a) => `#${a.attempt_no} ${a.state} pgid=${a.pgid} finished=${a.finished_at}`);
+          const history = attempts
+            .filter((a) => a.job_id === id)
+            .map((a) => `#${a.attempt_no} ${a.state} pgid=${a.pgid} finished=${a.finished_at}`);
           const why = byPgid.has(`${id}/${prev.pid}`)
             ? ""
             : ` — no attempt recorded pid ${prev.pid} as its process group: its worker died between spawning it and recording the group, and the reaper did not find the orphan`;
@@ -175,17 +210,24 @@ test(`SIGKILLed workers under ${JOBS} jobs: all done, no overlapping runs, crash
       }
       // No end line: killed. Only the reaper kills, and it abandons the attempt after the kill.
       const a = attemptOfRun(prev);
-      if (!a || a.state !== "abandoned" || a.finished_at === null) {
-        violations.push(`job ${id}: run pid ${prev.pid} never ended and no abandoned attempt accounts for it (${JSON.stringify(a ?? null)})`);
+      if (a?.state !== "abandoned" || a.finished_at === null) {
+        violations.push(
+          `job ${id}: run pid ${prev.pid} never ended and no abandoned attempt accounts for it (${JSON.stringify(a ?? null)})`,
+        );
         continue;
       }
       orphansKilled++;
       if (a.pgid === null) unrecordedKilled++;
-      if (!(nextRun.start > a.finished_at)) violations.push(`job ${id}: run pid ${nextRun.pid} started at ${nextRun.start}, before run pid ${prev.pid} was reaped at ${a.finished_at}`);
+      if (!(nextRun.start > a.finished_at))
+        violations.push(
+          `job ${id}: run pid ${nextRun.pid} started at ${nextRun.start}, before run pid ${prev.pid} was reaped at ${a.finished_at}`,
+        );
     }
   }
   expect(violations).toEqual([]);
-  console.log(`${runs.length} runs for ${JOBS} jobs; ${totalHit} reaped attempts; ${orphansKilled} orphaned runs killed by the reaper (${unrecordedKilled} of them with no recorded group)`);
+  console.log(
+    `${runs.length} runs for ${JOBS} jobs; ${totalHit} reaped attempts; ${orphansKilled} orphaned runs killed by the reaper (${unrecordedKilled} of them with no recorded group)`,
+  );
   // A kill hit a long job early in its run, so its orphan outlived the reaping and was killed then.
   expect(freshLongHit).toBe(true);
   expect(orphansKilled).toBeGreaterThan(0);

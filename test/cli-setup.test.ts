@@ -40,7 +40,8 @@ test("config --help (and worker, dlq) shows the group's actions, not the top-lev
     const r = await q.run(["config", "--help"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toStartWith("Usage: spoolctl config <action>");
-    for (const action of ["show", "validate", "get", "set", "unset"]) expect(r.stdout).toMatch(new RegExp(`^  ${action} +\\S`, "m"));
+    for (const action of ["show", "validate", "get", "set", "unset"])
+      expect(r.stdout).toMatch(new RegExp(`^  ${action} +\\S`, "m"));
     expect(r.stdout).not.toContain("Commands:");
     expect((await q.run(["dlq", "-h"])).stdout).toContain("(= spoolctl list --state dead)");
     expect((await q.json(["worker", "--help"])).env.data.verb).toBe("worker");
@@ -58,7 +59,11 @@ test("limits in messages read as durations (3650d, 30d), never as raw seconds", 
     expect(after.stderr).not.toContain("315360000");
     expect((await q.run(["add", "--timeout", "31d", "--", "true"])).stderr).toContain("from 0.001s to 30d");
     const at = await q.run(["add", "--at", "2999-01-01T00:00:00Z", "--", "true"]);
-    expect([at.code, at.stderr.includes("(the --after bound, 3650d)"), at.stderr.includes("315360000")]).toEqual([1, true, false]);
+    expect([at.code, at.stderr.includes("(the --after bound, 3650d)"), at.stderr.includes("315360000")]).toEqual([
+      1,
+      true,
+      false,
+    ]);
   } finally {
     q.cleanup();
   }

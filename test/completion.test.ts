@@ -92,41 +92,60 @@ test("--json carries the script; a missing or unknown shell is refused", async (
   expect(bad.env.errors[0].message).toContain("bash, zsh, fish");
 }, 60000);
 
-test.skipIf(!HAVE_FISH)("fish: complete -C answers from the script", () => {
-  const ask = (line: string) => {
-    const r = spawnSync("fish", ["--no-config", "-c", `source ${shellQuote(join(q.dir, "spoolctl.fish"))}; complete -C${shellQuote(line)}`], {
-      encoding: "utf8",
-      env: { ...process.env, PATH: `${join(q.dir, "bin")}:${process.env.PATH}` },
-    });
-    return r.stdout.split("\n").filter(Boolean).map((l) => l.split("\t")[0]);
-  };
-  expect(ask("spoolctl rep")).toEqual(["report"]);
-  expect(ask("spoolctl report --ju")).toEqual(["--junit"]);
-  expect(ask("spoolctl completion ")).toEqual(["bash", "fish", "zsh"]);
-  expect(ask("spoolctl config set --")).toContain("--db");
-  expect(ask("spoolctl output 3 --stream ")).toEqual(["both", "stderr", "stdout"]);
-}, 60000);
+test.skipIf(!HAVE_FISH)(
+  "fish: complete -C answers from the script",
+  () => {
+    const ask = (line: string) => {
+      const r = spawnSync(
+        "fish",
+        ["--no-config", "-c", `source ${shellQuote(join(q.dir, "spoolctl.fish"))}; complete -C${shellQuote(line)}`],
+        {
+          encoding: "utf8",
+          env: { ...process.env, PATH: `${join(q.dir, "bin")}:${process.env.PATH}` },
+        },
+      );
+      return r.stdout
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => l.split("\t")[0]);
+    };
+    expect(ask("spoolctl rep")).toEqual(["report"]);
+    expect(ask("spoolctl report --ju")).toEqual(["--junit"]);
+    expect(ask("spoolctl completion ")).toEqual(["bash", "fish", "zsh"]);
+    expect(ask("spoolctl config set --")).toContain("--db");
+    expect(ask("spoolctl output 3 --stream ")).toEqual(["both", "stderr", "stdout"]);
+  },
+  60000,
+);
 
-test.skipIf(!HAVE_ZSH || !HAVE_TMUX)("zsh: Tab in a real zsh completes verbs and flags", async () => {
-  expect(spawnSync("zsh", ["-n", join(q.dir, "spoolctl.zsh")]).status).toBe(0);
-  const zdot = join(q.dir, "zdot");
-  mkdirSync(join(zdot, "functions"), { recursive: true });
-  writeFileSync(join(zdot, "functions", "_spoolctl"), scripts.zsh!);
-  writeFileSync(join(zdot, ".zshrc"), `fpath=(${shellQuote(join(zdot, "functions"))} $fpath)\nautoload -U compinit && compinit -u -d ${shellQuote(join(zdot, ".zcompdump"))}\nPS1='READY> '\n`);
-  const socket = `spoolctl-test-zsh-${process.pid}`;
-  const tmux = (...args: string[]) => spawnSync("tmux", ["-L", socket, "-f", "/dev/null", ...args], { encoding: "utf8" });
-  const env = `env -i HOME=${shellQuote(q.dir)} TERM=xterm-256color ZDOTDIR=${shellQuote(zdot)} PATH=${shellQuote(`${join(q.dir, "bin")}:${process.env.PATH}`)}`;
-  expect(tmux("new-session", "-d", "-s", "z", "-x", "160", "-y", "30", `${env} zsh -i`).status).toBe(0);
-  try {
-    const screen = () => tmux("capture-pane", "-p", "-t", "z").stdout;
-    await waitFor("the zsh prompt", () => screen().includes("READY>"), 30000, 100);
-    tmux("send-keys", "-t", "z", "spoolctl rep", "Tab");
-    await waitFor("the verb completed", () => /READY> spoolctl report\s*$/m.test(screen()), 30000, 100); // (capture-pane drops the trailing space)
-    tmux("send-keys", "-t", "z", "--", "--ju", "Tab");
-    await waitFor("the flag completed", () => screen().includes("READY> spoolctl report --junit="), 30000, 100);
-    tmux("send-keys", "-t", "z", "C-u", "spoolctl completion ", "Tab");
-    await waitFor("the shells listed", () => /bash +fish +zsh/.test(screen()), 30000, 100);
-  } finally {
-    killTmuxServer(socket);
-  }
-}, 60000);
+test.skipIf(!HAVE_ZSH || !HAVE_TMUX)(
+  "zsh: Tab in a real zsh completes verbs and flags",
+  async () => {
+    expect(spawnSync("zsh", ["-n", join(q.dir, "spoolctl.zsh")]).status).toBe(0);
+    const zdot = join(q.dir, "zdot");
+    mkdirSync(join(zdot, "functions"), { recursive: true });
+    writeFileSync(join(zdot, "functions", "_spoolctl"), scripts.zsh!);
+    writeFileSync(
+      join(zdot, ".zshrc"),
+      `fpath=(${shellQuote(join(zdot, "functions"))} $fpath)\nautoload -U compinit && compinit -u -d ${shellQuote(join(zdot, ".zcompdump"))}\nPS1='READY> '\n`,
+    );
+    const socket = `spoolctl-test-zsh-${process.pid}`;
+    const tmux = (...args: string[]) =>
+      spawnSync("tmux", ["-L", socket, "-f", "/dev/null", ...args], { encoding: "utf8" });
+    const env = `env -i HOME=${shellQuote(q.dir)} TERM=xterm-256color ZDOTDIR=${shellQuote(zdot)} PATH=${shellQuote(`${join(q.dir, "bin")}:${process.env.PATH}`)}`;
+    expect(tmux("new-session", "-d", "-s", "z", "-x", "160", "-y", "30", `${env} zsh -i`).status).toBe(0);
+    try {
+      const screen = () => tmux("capture-pane", "-p", "-t", "z").stdout;
+      await waitFor("the zsh prompt", () => screen().includes("READY>"), 30000, 100);
+      tmux("send-keys", "-t", "z", "spoolctl rep", "Tab");
+      await waitFor("the verb completed", () => /READY> spoolctl report\s*$/m.test(screen()), 30000, 100); // (capture-pane drops the trailing space)
+      tmux("send-keys", "-t", "z", "--", "--ju", "Tab");
+      await waitFor("the flag completed", () => screen().includes("READY> spoolctl report --junit="), 30000, 100);
+      tmux("send-keys", "-t", "z", "C-u", "spoolctl completion ", "Tab");
+      await waitFor("the shells listed", () => /bash +fish +zsh/.test(screen()), 30000, 100);
+    } finally {
+      killTmuxServer(socket);
+    }
+  },
+  60000,
+);

@@ -6,8 +6,16 @@
  */
 import { expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
-import { TempQueue } from "./helpers.ts";
-import { RUN_LOGGER, addMany, maxParallel, parseRunLog, runsByJob, startWorker, withFreshQueue } from "./reliability-helpers.ts";
+import type { TempQueue } from "./helpers.ts";
+import {
+  addMany,
+  maxParallel,
+  parseRunLog,
+  RUN_LOGGER,
+  runsByJob,
+  startWorker,
+  withFreshQueue,
+} from "./reliability-helpers.ts";
 
 let q: TempQueue;
 withFreshQueue((fresh) => (q = fresh));
@@ -23,13 +31,22 @@ test(`${WORKERS} workers × --concurrency ${CONCURRENCY} run ${JOBS} jobs, each 
   writeFileSync(script, RUN_LOGGER);
   writeFileSync(log, "");
   // Job n sleeps a little now and then, so that runs interleave across workers.
-  const specs = Array.from({ length: JOBS }, (_, i) => ({ argv: ["bash", script, String(i + 1), i % 7 === 0 ? "0.02" : "0", log, lock] }));
+  const specs = Array.from({ length: JOBS }, (_, i) => ({
+    argv: ["bash", script, String(i + 1), i % 7 === 0 ? "0.02" : "0", log, lock],
+  }));
   const ids = await addMany(q, specs);
   expect(ids).toEqual(Array.from({ length: JOBS }, (_, i) => i + 1));
 
-  const workers = Array.from({ length: WORKERS }, (_, n) => startWorker(q, ["--drain", "--concurrency", String(CONCURRENCY), "--worker-id", `w${n + 1}`]));
+  const workers = Array.from({ length: WORKERS }, (_, n) =>
+    startWorker(q, ["--drain", "--concurrency", String(CONCURRENCY), "--worker-id", `w${n + 1}`]),
+  );
   const codes = await Promise.all(workers.map((w) => w.exited));
-  for (const [n, w] of workers.entries()) expect({ worker: n + 1, code: codes[n], stderr: codes[n] === 0 ? "" : w.stderr() }).toEqual({ worker: n + 1, code: 0, stderr: "" });
+  for (const [n, w] of workers.entries())
+    expect({ worker: n + 1, code: codes[n], stderr: codes[n] === 0 ? "" : w.stderr() }).toEqual({
+      worker: n + 1,
+      code: 0,
+      stderr: "",
+    });
 
   // Every job is done, in exactly one attempt, and claimed exactly once.
   const { jobs, attempts, events } = await q.snapshot();
@@ -52,7 +69,8 @@ test(`${WORKERS} workers × --concurrency ${CONCURRENCY} run ${JOBS} jobs, each 
     if (rs.length !== 1) wrong.push(`job ${id} ran ${rs.length} times`);
     else if (rs[0]!.end === null) wrong.push(`job ${id} never logged its end`);
     else if (rs[0]!.end < rs[0]!.start) wrong.push(`job ${id} ended before it started`);
-    else if (rs[0]!.pid !== pgids.get(id)) wrong.push(`job ${id} ran as pid ${rs[0]!.pid}, attempt recorded pgid ${pgids.get(id)}`);
+    else if (rs[0]!.pid !== pgids.get(id))
+      wrong.push(`job ${id} ran as pid ${rs[0]!.pid}, attempt recorded pgid ${pgids.get(id)}`);
   }
   expect(wrong).toEqual([]);
   expect(runs.length).toBe(JOBS);
@@ -61,7 +79,9 @@ test(`${WORKERS} workers × --concurrency ${CONCURRENCY} run ${JOBS} jobs, each 
   const counts = new Map<string, number>();
   for (const a of attempts) counts.set(a.worker_id, (counts.get(a.worker_id) ?? 0) + 1);
   const perWorker = [...counts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([worker_id, n]) => ({ worker_id, n }));
-  console.log(`jobs per worker: ${perWorker.map((w) => `${w.worker_id}=${w.n}`).join(" ")}; at most ${maxParallel(runs)} runs at once`);
+  console.log(
+    `jobs per worker: ${perWorker.map((w) => `${w.worker_id}=${w.n}`).join(" ")}; at most ${maxParallel(runs)} runs at once`,
+  );
   expect(perWorker.length).toBeGreaterThanOrEqual(2);
   expect(maxParallel(runs)).toBeGreaterThan(1);
   expect(maxParallel(runs)).toBeLessThanOrEqual(WORKERS * CONCURRENCY);

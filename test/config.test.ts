@@ -68,7 +68,13 @@ test("config set / get / unset, QueueCTL spellings, stored in the queue", async 
 test("config errors: unknown key with a suggestion, bad values, missing arguments, no action", async () => {
   let r = await q.json(["config", "set", "max-retires", "3"]);
   expect([r.code, r.env.errors[0].code, r.env.errors[0].did_you_mean]).toEqual([1, "INVALID_INPUT", "max_retries"]);
-  for (const [key, value] of [["max-retries", "-1"], ["max-retries", "1.5"], ["backoff-base", "0"], ["timeout", "forever"], ["backoff-cap", "99d"]]) {
+  for (const [key, value] of [
+    ["max-retries", "-1"],
+    ["max-retries", "1.5"],
+    ["backoff-base", "0"],
+    ["timeout", "forever"],
+    ["backoff-cap", "99d"],
+  ]) {
     r = await q.json(["config", "set", key!, value!]);
     expect([r.code, r.env.errors[0].code]).toEqual([1, "INVALID_INPUT"]);
     expect(r.env.errors[0].message).toContain(JSON.stringify(value));
@@ -86,10 +92,21 @@ test("config errors: unknown key with a suggestion, bad values, missing argument
 test("config validate: default path, named file, invalid file, unknown keys", async () => {
   let r = await q.json(["config", "validate"]);
   expect(r.code).toBe(0);
-  expect(r.env.data).toMatchObject({ exists: false, valid: true, format: "json", schema_version: 1, recognized_keys: ["db_path"] });
+  expect(r.env.data).toMatchObject({
+    exists: false,
+    valid: true,
+    format: "json",
+    schema_version: 1,
+    recognized_keys: ["db_path"],
+  });
   writeFileSync(join(q.dir, "good.json"), JSON.stringify({ db_path: "q.db", colour: "blue" }));
   r = await q.json(["config", "validate", "good.json"]);
-  expect(r.env.data).toMatchObject({ exists: true, valid: true, unknown_keys: ["colour"], config_path: join(q.dir, "good.json") });
+  expect(r.env.data).toMatchObject({
+    exists: true,
+    valid: true,
+    unknown_keys: ["colour"],
+    config_path: join(q.dir, "good.json"),
+  });
   writeFileSync(join(q.dir, "bad.json"), JSON.stringify({ db_path: 7 }));
   r = await q.json(["config", "validate", "bad.json"]);
   expect([r.code, r.env.errors[0].code]).toEqual([1, "INVALID_INPUT"]);

@@ -10,7 +10,7 @@
  */
 import { expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
-import { FAST_KNOBS, ON_POSTGRES, TempQueue, waitFor } from "./helpers.ts";
+import { FAST_KNOBS, ON_POSTGRES, type TempQueue, waitFor } from "./helpers.ts";
 import { add, startBg, startWorker, withFreshQueue } from "./reliability-helpers.ts";
 import { SQLITE_LOCK_HOLDER } from "./support/queue-fixtures.ts";
 
@@ -25,46 +25,61 @@ async function holdLock(seconds: number) {
   return holder;
 }
 
-test.skipIf(ON_POSTGRES)("add rides out a write lock held past the busy timeout and adds each job exactly once", async () => {
-  const first = await add(q, "--", "true");
-  const holder = await holdLock(8);
-  const [asJson, asText] = await Promise.all([q.run(["add", "--json", "--", "echo", "json"]), q.run(["add", "--", "echo", "text"])]);
-  expect(holder.stdout()).toContain("released"); // both ended only after the lock was let go
-  expect(asJson.code).toBe(0);
-  expect(asJson.json.ok).toBe(true);
-  expect(asText.code).toBe(0);
-  expect(asText.stdout).toMatch(/^Added job \d+$/m);
-  expect(asText.stderr).toMatch(/locked by another writer.*still trying for up to 60s \(SPOOLCTL_LOCK_WAIT\)/);
-  expect(asJson.stderr).toBe(""); // --json: the envelope alone
-  const jobs = await q.jobs();
-  expect(jobs.map((j) => j.argv.join(" ")).sort()).toEqual(["echo json", "echo text", "true"]);
-  expect(jobs.map((j) => j.id)).toContain(first);
-  expect(jobs.map((j) => j.id)).toContain(asJson.json.data.job_id);
-}, 60000);
+test.skipIf(ON_POSTGRES)(
+  "add rides out a write lock held past the busy timeout and adds each job exactly once",
+  async () => {
+    const first = await add(q, "--", "true");
+    const holder = await holdLock(8);
+    const [asJson, asText] = await Promise.all([
+      q.run(["add", "--json", "--", "echo", "json"]),
+      q.run(["add", "--", "echo", "text"]),
+    ]);
+    expect(holder.stdout()).toContain("released"); // both ended only after the lock was let go
+    expect(asJson.code).toBe(0);
+    expect(asJson.json.ok).toBe(true);
+    expect(asText.code).toBe(0);
+    expect(asText.stdout).toMatch(/^Added job \d+$/m);
+    expect(asText.stderr).toMatch(/locked by another writer.*still trying for up to 60s \(SPOOLCTL_LOCK_WAIT\)/);
+    expect(asJson.stderr).toBe(""); // --json: the envelope alone
+    const jobs = await q.jobs();
+    expect(jobs.map((j) => j.argv.join(" ")).sort()).toEqual(["echo json", "echo text", "true"]);
+    expect(jobs.map((j) => j.id)).toContain(first);
+    expect(jobs.map((j) => j.id)).toContain(asJson.json.data.job_id);
+  },
+  60000,
+);
 
-test.skipIf(ON_POSTGRES)("SPOOLCTL_LOCK_WAIT bounds the wait: past it add fails with LOCKED (exit 4) naming the wait and adds nothing", async () => {
-  await add(q, "--", "true");
-  const holder = await holdLock(20);
-  const r = await q.run(["add", "--json", "--", "echo", "late"], { env: { SPOOLCTL_LOCK_WAIT: "7" } });
-  expect(holder.stdout()).not.toContain("released");
-  expect(r.code).toBe(4);
-  const error = r.json.errors[0];
-  expect(error.code).toBe("LOCKED");
-  expect(error.message).toMatch(/waited \d+s in all, the SPOOLCTL_LOCK_WAIT limit/);
-  expect(error.detail.waited_seconds).toBeGreaterThanOrEqual(5);
-  const bad = await q.run(["add", "--json", "--", "true"], { env: { SPOOLCTL_LOCK_WAIT: "soon" } });
-  expect(bad.json.errors[0].code).toBe("INVALID_INPUT");
-  expect(bad.json.errors[0].message).toContain("SPOOLCTL_LOCK_WAIT");
-  holder.proc.kill("SIGKILL");
-  await holder.exited;
-  expect((await q.jobs()).map((j) => j.argv.join(" "))).toEqual(["true"]);
-}, 60000);
+test.skipIf(ON_POSTGRES)(
+  "SPOOLCTL_LOCK_WAIT bounds the wait: past it add fails with LOCKED (exit 4) naming the wait and adds nothing",
+  async () => {
+    await add(q, "--", "true");
+    const holder = await holdLock(20);
+    const r = await q.run(["add", "--json", "--", "echo", "late"], { env: { SPOOLCTL_LOCK_WAIT: "7" } });
+    expect(holder.stdout()).not.toContain("released");
+    expect(r.code).toBe(4);
+    const error = r.json.errors[0];
+    expect(error.code).toBe("LOCKED");
+    expect(error.message).toMatch(/waited \d+s in all, the SPOOLCTL_LOCK_WAIT limit/);
+    expect(error.detail.waited_seconds).toBeGreaterThanOrEqual(5);
+    const bad = await q.run(["add", "--json", "--", "true"], { env: { SPOOLCTL_LOCK_WAIT: "soon" } });
+    expect(bad.json.errors[0].code).toBe("INVALID_INPUT");
+    expect(bad.json.errors[0].message).toContain("SPOOLCTL_LOCK_WAIT");
+    holder.proc.kill("SIGKILL");
+    await holder.exited;
+    expect((await q.jobs()).map((j) => j.argv.join(" "))).toEqual(["true"]);
+  },
+  60000,
+);
 
 test("a burst of 240 parallel adds beside 8 workers: every add succeeds and each job exists exactly once", async () => {
   await add(q, "--", "true"); // the queue exists before the burst
   const workers = Array.from({ length: 8 }, (_, i) => startWorker(q, ["--worker-id", `w${i}`], { env: FAST_KNOBS }));
   const burst = startBg(q, [], {
-    argv0: ["sh", "-c", `seq 240 | xargs -P 32 -I{} sh -c 'bun "$0" add -- echo {} >/dev/null 2>>fails.txt || echo "exit $?" >>fails.txt' ${JSON.stringify(`${import.meta.dir}/../src/cli.ts`)}; grep -c "^exit" fails.txt; grep -c "still trying" fails.txt; echo burst-done`],
+    argv0: [
+      "sh",
+      "-c",
+      `seq 240 | xargs -P 32 -I{} sh -c 'bun "$0" add -- echo {} >/dev/null 2>>fails.txt || echo "exit $?" >>fails.txt' ${JSON.stringify(`${import.meta.dir}/../src/cli.ts`)}; grep -c "^exit" fails.txt; grep -c "still trying" fails.txt; echo burst-done`,
+    ],
   });
   expect(await burst.exited).toBe(0);
   const [failed, waited] = burst.stdout().trim().split("\n").map(Number);
@@ -77,13 +92,17 @@ test("a burst of 240 parallel adds beside 8 workers: every add succeeds and each
   for (const w of workers) expect(await w.exited).toBe(0);
 }, 240000);
 
-test.skipIf(ON_POSTGRES)("a worker started while another process holds the write lock waits for it, says so, and then runs the job", async () => {
-  const id = await add(q, "--", "true");
-  const holder = await holdLock(12);
-  const w = startWorker(q, ["--once"], { env: FAST_KNOBS });
-  await waitFor("the worker's waiting line", () => /locked.*will retry/.test(w.stderr()), 30000);
-  expect(w.proc.exitCode).toBeNull();
-  expect(await w.exited).toBe(0);
-  expect(holder.stdout()).toContain("released");
-  expect((await q.job(id))!.state).toBe("done");
-}, 60000);
+test.skipIf(ON_POSTGRES)(
+  "a worker started while another process holds the write lock waits for it, says so, and then runs the job",
+  async () => {
+    const id = await add(q, "--", "true");
+    const holder = await holdLock(12);
+    const w = startWorker(q, ["--once"], { env: FAST_KNOBS });
+    await waitFor("the worker's waiting line", () => /locked.*will retry/.test(w.stderr()), 30000);
+    expect(w.proc.exitCode).toBeNull();
+    expect(await w.exited).toBe(0);
+    expect(holder.stdout()).toContain("released");
+    expect((await q.job(id))!.state).toBe("done");
+  },
+  60000,
+);

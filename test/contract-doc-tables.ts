@@ -9,8 +9,8 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { buildCapabilities } from "../src/describe/capabilities.ts";
 import { ERROR_CODES, WARNING_CODES } from "../src/contract/errors.ts";
+import { buildCapabilities } from "../src/describe/capabilities.ts";
 
 export const DOC = resolve(import.meta.dir, "../docs/contract.md");
 export const BEGIN = "<!-- BEGIN GENERATED TABLES (bun test/contract-doc-tables.ts --write) -->";
@@ -21,7 +21,10 @@ const yesNo = (v: boolean | null) => (v === null ? "—" : v ? "yes" : "no");
 
 /** The generated block, markers included. */
 export function generatedTables(): string {
-  const exits = buildCapabilities({ verbs: [], compound: {} }).exit_codes as Record<string, { meaning: string; retryable: boolean | null }>;
+  const exits = buildCapabilities({ verbs: [], compound: {} }).exit_codes as Record<
+    string,
+    { meaning: string; retryable: boolean | null }
+  >;
   const codesByExit = (exit: number) =>
     Object.entries(ERROR_CODES)
       .filter(([, info]) => info.exit_code === exit)
@@ -34,7 +37,9 @@ export function generatedTables(): string {
     "",
     "| exit | meaning | retryable | error codes |",
     "|---|---|---|---|",
-    ...Object.entries(exits).map(([exit, v]) => `| ${exit} | ${cell(v.meaning)} | ${yesNo(v.retryable)} | ${codesByExit(Number(exit))} |`),
+    ...Object.entries(exits).map(
+      ([exit, v]) => `| ${exit} | ${cell(v.meaning)} | ${yesNo(v.retryable)} | ${codesByExit(Number(exit))} |`,
+    ),
     "",
     "### Error codes",
     "",
@@ -42,7 +47,9 @@ export function generatedTables(): string {
     "",
     "| code | exit | retryable | default remediation |",
     "|---|---|---|---|",
-    ...Object.entries(ERROR_CODES).map(([code, info]) => `| \`${code}\` | ${info.exit_code} | ${yesNo(info.retryable)} | ${cell(info.remediation)} |`),
+    ...Object.entries(ERROR_CODES).map(
+      ([code, info]) => `| \`${code}\` | ${info.exit_code} | ${yesNo(info.retryable)} | ${cell(info.remediation)} |`,
+    ),
     "",
     "### Warning codes",
     "",

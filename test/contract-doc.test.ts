@@ -5,15 +5,18 @@
  */
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { ERROR_CODES, WARNING_CODES } from "../src/contract/errors.ts";
 import { CONTRACT_VERSION } from "../src/contract/envelope.ts";
+import { ERROR_CODES, WARNING_CODES } from "../src/contract/errors.ts";
 import { DOC, documentedTables, generatedTables } from "./contract-doc-tables.ts";
 
 const text = readFileSync(DOC, "utf8");
 
 test("every error code appears in docs/contract.md with its exit code and retryability", () => {
   for (const [code, info] of Object.entries(ERROR_CODES)) {
-    expect([code, text.includes(`| \`${code}\` | ${info.exit_code} | ${info.retryable ? "yes" : "no"} |`)]).toEqual([code, true]);
+    expect([code, text.includes(`| \`${code}\` | ${info.exit_code} | ${info.retryable ? "yes" : "no"} |`)]).toEqual([
+      code,
+      true,
+    ]);
   }
 });
 
@@ -27,6 +30,17 @@ test("the generated tables are current (else: bun test/contract-doc-tables.ts --
 
 test("the document names the contract version, the meta fields and the stream frames", () => {
   expect(text).toContain(`contract_version "${CONTRACT_VERSION}"`);
-  for (const key of ["request_id", "ts_iso", "elapsed_ms", "data_hash", "pagination", "wait", "did_you_mean", "remediation"]) expect(text).toContain(`\`${key}\``);
-  for (const frame of ['"type":"end"', '"type":"error"', "max_events", "idle_timeout", "events_follow_data"]) expect(text).toContain(frame);
+  for (const key of [
+    "request_id",
+    "ts_iso",
+    "elapsed_ms",
+    "data_hash",
+    "pagination",
+    "wait",
+    "did_you_mean",
+    "remediation",
+  ])
+    expect(text).toContain(`\`${key}\``);
+  for (const frame of ['"type":"end"', '"type":"error"', "max_events", "idle_timeout", "events_follow_data"])
+    expect(text).toContain(frame);
 });

@@ -7,8 +7,9 @@
  * dependency: the exported schemas declare the 2020-12 dialect, and Ajv is
  * the maintained reference implementation for it in JavaScript.
  */
-import Ajv2020 from "ajv/dist/2020";
+
 import type { ValidateFunction } from "ajv";
+import Ajv2020 from "ajv/dist/2020";
 import { COMPOUND, VERBS } from "../src/commands/registry.ts";
 import type { TempQueue } from "./helpers.ts";
 
@@ -26,7 +27,9 @@ export interface Contract {
 
 function problems(validate: ValidateFunction, value: unknown): string[] {
   if (validate(value)) return [];
-  return (validate.errors ?? []).map((e) => `${e.instancePath || "/"} ${e.message ?? "invalid"} ${e.params ? JSON.stringify(e.params) : ""}`.trim());
+  return (validate.errors ?? []).map((e) =>
+    `${e.instancePath || "/"} ${e.message ?? "invalid"} ${e.params ? JSON.stringify(e.params) : ""}`.trim(),
+  );
 }
 
 /** Compiles the schemas of an export (strict mode: a schema Ajv finds dubious fails here too). */
@@ -35,9 +38,11 @@ export function compileContract(exported: any): Contract {
   const ajv = new Ajv2020({ strict: true, strictRequired: false, allowUnionTypes: true, allErrors: true });
   const envelope = ajv.compile(exported.envelope_schema);
   const verbs = new Map<string, ValidateFunction>();
-  for (const [name, schema] of Object.entries(exported.verbs as Record<string, object>)) verbs.set(name, ajv.compile(schema));
+  for (const [name, schema] of Object.entries(exported.verbs as Record<string, object>))
+    verbs.set(name, ajv.compile(schema));
   const streams = new Map<string, ValidateFunction>();
-  for (const [name, schema] of Object.entries(exported.streams as Record<string, object>)) streams.set(name, ajv.compile(schema));
+  for (const [name, schema] of Object.entries(exported.streams as Record<string, object>))
+    streams.set(name, ajv.compile(schema));
   return {
     exported,
     envelope: (env) => problems(envelope, env),

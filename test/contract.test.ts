@@ -2,13 +2,14 @@
  * The self-describing verbs of issue 4 — `doctor`, `capabilities`, `schema`,
  * `brief` — and QueueCTL's `enqueue`, through the real CLI.
  */
-import { SCHEMA_VERSION } from "../src/store/sqlite/migrations.ts";
+
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ERROR_CODES, WARNING_CODES } from "../src/contract/errors.ts";
 import { VERBS } from "../src/commands/registry.ts";
+import { ERROR_CODES, WARNING_CODES } from "../src/contract/errors.ts";
 import { EVENTS, FAILURE_REASONS, JOB_STATES } from "../src/store/model.ts";
+import { SCHEMA_VERSION } from "../src/store/sqlite/migrations.ts";
 import { ON_POSTGRES, TempQueue } from "./helpers.ts";
 import { addJob, keysOf, reference } from "./operator-helpers.ts";
 
@@ -25,7 +26,8 @@ test("doctor on a fresh folder: ready, nothing created", async () => {
   const ids = r.env.data.checks.map((c: any) => c.id);
   // wal, integrity and db_dir_writable are the SQLite driver's checks of its file (src/store/sqlite/inspect.ts).
   const sqliteChecks = q.driver === "sqlite" ? ["wal", "integrity", "db_dir_writable"] : [];
-  for (const id of ["config", "db_opens", ...sqliteChecks, "schema_version", "spool_writable", "bun_version"]) expect(ids).toContain(id);
+  for (const id of ["config", "db_opens", ...sqliteChecks, "schema_version", "spool_writable", "bun_version"])
+    expect(ids).toContain(id);
   expect(r.env.data.config).toMatchObject({ db_path: q.db, db_source: "environment" });
   // Its own checks say the queue is not there yet ("the first write creates it"): no NO_QUEUE warning beside them.
   expect(r.env.warnings).toEqual([]);
@@ -43,21 +45,27 @@ test("doctor on a working queue: every check passes", async () => {
 });
 
 // SQLite-only: a file that is not a SQLite database at all (doctor's SQLite checks), skipped on PostgreSQL.
-test.skipIf(ON_POSTGRES)("doctor on a file that is not a queue: exit 3 with ok:true and ready:false, checks with remediation", async () => {
-  const junk = join(q.dir, "junk.db");
-  writeFileSync(junk, "this is not sqlite at all, not even close".repeat(20));
-  const r = await q.json(["doctor", "--db", junk]);
-  expect(r.code).toBe(3);
-  expect(r.env.ok).toBe(true);
-  expect(r.env.data.ready).toBe(false);
-  const failed = r.env.data.checks.find((c: any) => c.status === "fail");
-  expect(failed.id).toBe("db_opens");
-  expect(failed.remediation).toBeTruthy();
-  expect(r.env.data.checks.find((c: any) => c.id === "integrity")).toMatchObject({ status: "skip", blocked_by: "db_opens" });
-  const text = await q.run(["doctor", "--db", junk]);
-  expect(text.code).toBe(3);
-  expect(text.stdout).toContain("NOT READY");
-});
+test.skipIf(ON_POSTGRES)(
+  "doctor on a file that is not a queue: exit 3 with ok:true and ready:false, checks with remediation",
+  async () => {
+    const junk = join(q.dir, "junk.db");
+    writeFileSync(junk, "this is not sqlite at all, not even close".repeat(20));
+    const r = await q.json(["doctor", "--db", junk]);
+    expect(r.code).toBe(3);
+    expect(r.env.ok).toBe(true);
+    expect(r.env.data.ready).toBe(false);
+    const failed = r.env.data.checks.find((c: any) => c.status === "fail");
+    expect(failed.id).toBe("db_opens");
+    expect(failed.remediation).toBeTruthy();
+    expect(r.env.data.checks.find((c: any) => c.id === "integrity")).toMatchObject({
+      status: "skip",
+      blocked_by: "db_opens",
+    });
+    const text = await q.run(["doctor", "--db", junk]);
+    expect(text.code).toBe(3);
+    expect(text.stdout).toContain("NOT READY");
+  },
+);
 
 test("capabilities: every registered verb with its flags, codes, states, limits, env", async () => {
   const r = await q.json(["capabilities"]);
@@ -72,14 +80,17 @@ test("capabilities: every registered verb with its flags, codes, states, limits,
   expect(d.verbs.retry.mutates).toBe(true);
   expect(d.verbs.cancel.positionals[0]).toMatchObject({ kind: "positional", repeatable: true });
   expect(d.error_codes).toEqual(Object.keys(ERROR_CODES));
-  for (const [code, info] of Object.entries(ERROR_CODES)) expect(d.code_registry[code]).toMatchObject({ exit_code: info.exit_code, retryable: info.retryable });
+  for (const [code, info] of Object.entries(ERROR_CODES))
+    expect(d.code_registry[code]).toMatchObject({ exit_code: info.exit_code, retryable: info.retryable });
   for (const code of Object.keys(WARNING_CODES)) expect(d.code_registry[code].appears_in).toEqual(["warnings"]);
   expect(Object.keys(d.exit_codes)).toEqual(["0", "1", "2", "3", "4", "5", "6"]);
   expect(d.job_states).toEqual([...JOB_STATES]);
   expect(d.failure_reasons).toEqual([...FAILURE_REASONS]);
   expect(d.events).toEqual([...EVENTS]);
   expect(d.limits.queue.pattern).toBe("^[A-Za-z0-9][A-Za-z0-9._-]*$");
-  expect(Object.keys(d.env_vars)).toEqual(expect.arrayContaining(["SPOOLCTL_DB", "SPOOLCTL_TEST_HEARTBEAT_INTERVAL", "SPOOLCTL_TEST_REAP_THRESHOLD"]));
+  expect(Object.keys(d.env_vars)).toEqual(
+    expect.arrayContaining(["SPOOLCTL_DB", "SPOOLCTL_TEST_HEARTBEAT_INTERVAL", "SPOOLCTL_TEST_REAP_THRESHOLD"]),
+  );
   expect(d.env_vars.SPOOLCTL_TEST_HEARTBEAT_INTERVAL).toMatchObject({ test_knob: true, default: 5 });
   expect(d.compound_commands["dlq list"]).toBe("list --state dead");
   expect(d.compound_commands["config set"]).toBe("config-set");
@@ -119,7 +130,7 @@ test("brief: compact text under its budget, naming every verb", async () => {
   expect(r.env.data.approx_tokens).toBeLessThanOrEqual(r.env.data.budget_tokens);
   for (const verb of Object.keys(VERBS)) expect(r.env.data.text).toContain(verb);
   const text = await q.run(["brief"]);
-  expect(text.stdout).toBe(r.env.data.text + "\n");
+  expect(text.stdout).toBe(`${r.env.data.text}\n`);
 });
 
 test("enqueue: the id becomes the idempotency key and names the job", async () => {
@@ -127,7 +138,12 @@ test("enqueue: the id becomes the idempotency key and names the job", async () =
   expect(r.code).toBe(0);
   expect(r.env.data).toMatchObject({ job_id: 1, id: "job1", state: "queued", deduplicated: false });
   const show = await q.json(["show", "job1"]);
-  expect(show.env.data.job).toMatchObject({ id: 1, argv: ["sh", "-c", "echo hello"], idempotency_key: "job1", max_retries: 3 });
+  expect(show.env.data.job).toMatchObject({
+    id: 1,
+    argv: ["sh", "-c", "echo hello"],
+    idempotency_key: "job1",
+    max_retries: 3,
+  });
   r = await q.json(["enqueue", '{"id":"job1","command":"echo hello"}']);
   expect(r.env.data).toMatchObject({ job_id: 1, deduplicated: true });
   r = await q.json(["enqueue", '{"id":"job1","command":"echo other"}']);
@@ -154,10 +170,24 @@ test("enqueue rejects bad specs with INVALID_INPUT / MISSING_REQUIRED", async ()
 });
 
 test("every new verb has --help with examples", async () => {
-  for (const verb of ["wait", "feedback", "retry", "cancel", "prune", "events", "config-show", "config-set", "doctor", "capabilities", "schema", "brief", "enqueue"]) {
+  for (const verb of [
+    "wait",
+    "feedback",
+    "retry",
+    "cancel",
+    "prune",
+    "events",
+    "config-show",
+    "config-set",
+    "doctor",
+    "capabilities",
+    "schema",
+    "brief",
+    "enqueue",
+  ]) {
     const r = await q.run([verb, "--help"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("Examples:");
-    expect(r.stdout).toContain(`spoolctl ${verb.startsWith("config-") ? "config " + verb.slice(7) : verb}`);
+    expect(r.stdout).toContain(`spoolctl ${verb.startsWith("config-") ? `config ${verb.slice(7)}` : verb}`);
   }
 });

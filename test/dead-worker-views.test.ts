@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { selectionFlags } from "../src/commands/selection.ts";
 import { attemptMarker } from "../src/worker/executor.ts";
 import { groupsWithEnv } from "../src/worker/liveness.ts";
-import { FAST_KNOBS, TempQueue, processLives, waitFor } from "./helpers.ts";
+import { FAST_KNOBS, processLives, TempQueue, waitFor } from "./helpers.ts";
 import { killJobGroups } from "./reliability-helpers.ts";
 
 setDefaultTimeout(60_000);
@@ -49,17 +49,31 @@ test("a SIGKILLed worker's job: status, list, show and doctor say its worker is 
   await worker.exited;
   const status = await json(["status"]);
   expect(status.data.live_workers).toBe(0);
-  expect(status.data.stranded).toEqual([expect.objectContaining({ job_id: id, worker_pid: worker.pid, worker_state: "dead", fate: expect.stringContaining("reaped by the next worker") })]);
+  expect(status.data.stranded).toEqual([
+    expect.objectContaining({
+      job_id: id,
+      worker_pid: worker.pid,
+      worker_state: "dead",
+      fate: expect.stringContaining("reaped by the next worker"),
+    }),
+  ]);
   const human = await q.run(["status"], { env: FAST_KNOBS });
-  expect(human.stdout).toContain(`running jobs whose worker is gone: 1 (no worker is running: start one, spoolctl work ${selectionFlags({ dbPath: q.location().dbPath, source: "env" })})`);
+  expect(human.stdout).toContain(
+    `running jobs whose worker is gone: 1 (no worker is running: start one, spoolctl work ${selectionFlags({ dbPath: q.location().dbPath, source: "env" })})`,
+  );
   const list = await json(["list"]);
   expect(list.data.jobs[0].worker_health).toMatchObject({ worker_state: "dead" });
   expect((await q.run(["list"], { env: FAST_KNOBS })).stdout).toContain("running (worker dead)");
   const show = await json(["show", String(id)]);
   expect(show.data.worker_health).toMatchObject({ job_id: id, worker_state: "dead" });
-  expect((await q.run(["show", String(id)], { env: FAST_KNOBS })).stdout).toMatch(/worker state +dead: .*reaped by the next worker/);
+  expect((await q.run(["show", String(id)], { env: FAST_KNOBS })).stdout).toMatch(
+    /worker state +dead: .*reaped by the next worker/,
+  );
   const doctor = await json(["doctor"]);
-  expect(doctor.data.checks.find((c: { id: string }) => c.id === "running_jobs")).toMatchObject({ status: "warn", remediation: expect.stringContaining("no worker is running") });
+  expect(doctor.data.checks.find((c: { id: string }) => c.id === "running_jobs")).toMatchObject({
+    status: "warn",
+    remediation: expect.stringContaining("no worker is running"),
+  });
   // The orphaned job process still runs: nobody has reaped it yet.
   expect(processLives(jobPid)).toBe(true);
   // Once a worker runs, it is reaped (and its orphan killed before the requeue).
@@ -90,11 +104,18 @@ test("wait with no live worker warns NO_WORKER instead of hanging without a word
   expect(human.code).toBe(4);
   // Every command suggested carries the queue's selection, the warning's as the TIMEOUT's remediation.
   const db = selectionFlags({ dbPath: q.location().dbPath, source: "env" });
-  expect(human.stderr).toContain(`spoolctl: warning: NO_WORKER: no live worker serves lane default: job 1 cannot finish until one runs (start one: spoolctl work ${db})\n`);
-  expect(human.stderr).toContain(`TIMEOUT: 1 of 1 job not finished after 4s: 1 (queued); no live worker serves lane default: job 1 cannot finish until one runs — start a worker (spoolctl work ${db}), then wait again; spoolctl workers ${db} lists the workers\n`);
+  expect(human.stderr).toContain(
+    `spoolctl: warning: NO_WORKER: no live worker serves lane default: job 1 cannot finish until one runs (start one: spoolctl work ${db})\n`,
+  );
+  expect(human.stderr).toContain(
+    `TIMEOUT: 1 of 1 job not finished after 4s: 1 (queued); no live worker serves lane default: job 1 cannot finish until one runs — start a worker (spoolctl work ${db}), then wait again; spoolctl workers ${db} lists the workers\n`,
+  );
   expect(human.stderr).not.toMatch(/spoolctl (work|workers)\b(?! --db)/);
   const quiet = await q.json(["wait", String(id), "--timeout", "4"], { env: FAST_KNOBS });
-  expect(quiet.env.errors[0]).toMatchObject({ code: "TIMEOUT", remediation: `start a worker (spoolctl work ${db}), then wait again; spoolctl workers ${db} lists the workers` });
+  expect(quiet.env.errors[0]).toMatchObject({
+    code: "TIMEOUT",
+    remediation: `start a worker (spoolctl work ${db}), then wait again; spoolctl workers ${db} lists the workers`,
+  });
   // With a worker, the job finishes and no warning is given.
   const worker = q.spawn(["work"], { env: FAST_KNOBS });
   spawned.push(worker);
@@ -106,14 +127,28 @@ test("a SIGSTOPped worker is stale in workers, and its job says its worker has n
   const { worker, id } = await runningJob();
   await waitFor("the worker to be live", async () => (await json(["workers"])).data.workers[0]?.status === "live");
   worker.kill("SIGSTOP");
-  await waitFor("the worker to look stale", async () => (await json(["workers"])).data.workers[0]?.status === "stale", 30_000);
+  await waitFor(
+    "the worker to look stale",
+    async () => (await json(["workers"])).data.workers[0]?.status === "stale",
+    30_000,
+  );
   expect((await q.run(["workers"], { env: FAST_KNOBS })).stdout).toContain("stale");
   const status = await json(["status"]);
   expect(status.data.live_workers).toBe(0);
-  expect(status.data.stranded).toEqual([expect.objectContaining({ job_id: id, worker_state: "stale", fate: expect.stringContaining("not reaped while its worker lives") })]);
+  expect(status.data.stranded).toEqual([
+    expect.objectContaining({
+      job_id: id,
+      worker_state: "stale",
+      fate: expect.stringContaining("not reaped while its worker lives"),
+    }),
+  ]);
   // A stopped worker is never reaped: the job stays on attempt 1.
   expect((await q.job(id))!.last_attempt_no).toBe(1);
   worker.kill("SIGCONT");
-  await waitFor("the worker to be live again", async () => (await json(["workers"])).data.workers[0]?.status === "live", 30_000);
+  await waitFor(
+    "the worker to be live again",
+    async () => (await json(["workers"])).data.workers[0]?.status === "live",
+    30_000,
+  );
   expect((await json(["status"])).data.stranded).toEqual([]);
 });

@@ -10,7 +10,6 @@ import type { Job } from "../src/store/model.ts";
 import { TempQueue, waitFor } from "./helpers.ts";
 import { patchJobs } from "./support/queue-fixtures.ts";
 
-
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));
 afterEach(() => q.cleanup());
@@ -63,8 +62,12 @@ test("drain waits out a retry backoff, then runs the retry", async () => {
   expect(r.code).toBe(0);
   const lines = r.stderr.trim().split("\n");
   expect(lines).toHaveLength(4);
-  expect(lines[0]).toMatch(new RegExp(`^spoolctl: job ${id} attempt 1 failed: exit 1 \\(\\d+\\.\\ds\\) -> queued, retry in 1s$`));
-  expect(lines[1]).toMatch(new RegExp(`^spoolctl: job ${id} attempt 2 started again \\(previous: exit 1; 1 of 3 retries used\\): sh -c `));
+  expect(lines[0]).toMatch(
+    new RegExp(`^spoolctl: job ${id} attempt 1 failed: exit 1 \\(\\d+\\.\\ds\\) -> queued, retry in 1s$`),
+  );
+  expect(lines[1]).toMatch(
+    new RegExp(`^spoolctl: job ${id} attempt 2 started again \\(previous: exit 1; 1 of 3 retries used\\): sh -c `),
+  );
   expect(lines[2]).toMatch(new RegExp(`^spoolctl: job ${id} attempt 2 succeeded \\(\\d+\\.\\ds\\) -> done$`));
   expect(lines[3]).toBe("spoolctl: drained lane default: 2 executed: 1 succeeded, 1 failed and retried, 0 dead");
   const j = await job(id);
@@ -90,12 +93,18 @@ test("drain waits for a job running on another worker, and for its retry", async
   const release = join(q.dir, "release");
   const marker = join(q.dir, "marker");
   // Attempt 1 blocks until released, then fails; attempt 2 succeeds.
-  const id = await add("-c", `if [ -e '${marker}' ]; then exit 0; fi; touch '${marker}'; while [ ! -e '${release}' ]; do sleep 0.05; done; exit 1`);
+  const id = await add(
+    "-c",
+    `if [ -e '${marker}' ]; then exit 0; fi; touch '${marker}'; while [ ! -e '${release}' ]; do sleep 0.05; done; exit 1`,
+  );
   await shortBackoff("1"); // the queue exists now
   const first = q.spawn(["work", "--once", "--worker-id", "first"]);
   let drainer: ReturnType<typeof q.spawn> | undefined;
   try {
-    await waitFor("attempt 1 to run on the first worker", async () => (await job(id)).state === "running" && existsSync(marker));
+    await waitFor(
+      "attempt 1 to run on the first worker",
+      async () => (await job(id)).state === "running" && existsSync(marker),
+    );
     drainer = q.spawn(["work", "--drain", "--json", "--worker-id", "drainer"]);
     // The drainer has nothing to claim, but a job of its lane is running: it must
     // stay. It registers itself when it starts; release the job after that.

@@ -34,7 +34,11 @@ afterAll(async () => {
 }, 120_000);
 
 /** Runs `args` with --json (before any bare --) and in human mode; checks both against `code`. */
-async function expectError(code: ErrorCode, args: string[], opts: { queue?: TempQueue; human?: boolean } = {}): Promise<any> {
+async function expectError(
+  code: ErrorCode,
+  args: string[],
+  opts: { queue?: TempQueue; human?: boolean } = {},
+): Promise<any> {
   const at = args.indexOf("--");
   const withJson = at === -1 ? [...args, "--json"] : [...args.slice(0, at), "--json", ...args.slice(at)];
   const target = opts.queue ?? q;
@@ -68,9 +72,16 @@ test("INVALID_INPUT: a bad value names the flag, the value and the accepted rang
   expect(e.detail).toMatchObject({ flag: "--limit", value: "0" });
   expect(e.detail.accepted).toContain("1");
   // Prototype names are values like any other (regressions found by the fuzz test).
-  expect((await expectError("INVALID_INPUT", ["list", "--state", "constructor"], { human: false })).message).toContain('"constructor"');
-  expect((await expectError("INVALID_INPUT", ["retry", "--all", "--state", "toString"], { human: false })).message).toContain('"toString"');
-  expect((await expectError("INVALID_INPUT", ["enqueue", '{"id":"p","command":"true","constructor":1}'], { human: false })).message).toContain("unknown field");
+  expect((await expectError("INVALID_INPUT", ["list", "--state", "constructor"], { human: false })).message).toContain(
+    '"constructor"',
+  );
+  expect(
+    (await expectError("INVALID_INPUT", ["retry", "--all", "--state", "toString"], { human: false })).message,
+  ).toContain('"toString"');
+  expect(
+    (await expectError("INVALID_INPUT", ["enqueue", '{"id":"p","command":"true","constructor":1}'], { human: false }))
+      .message,
+  ).toContain("unknown field");
 });
 
 test("MISSING_REQUIRED: a verb without its argument", async () => {
@@ -88,7 +99,9 @@ test("UNKNOWN_FLAG: with did_you_mean; never abbreviated; prototype names are no
   const e = await expectError("UNKNOWN_FLAG", ["list", "--limt", "5"]);
   expect(e.did_you_mean).toBe("--limit");
   expect((await expectError("UNKNOWN_FLAG", ["list", "--lim", "5"], { human: false })).did_you_mean).toBe("--limit");
-  expect((await expectError("UNKNOWN_FLAG", ["list", "--constructor", "5"], { human: false })).message).toBe("unknown flag --constructor");
+  expect((await expectError("UNKNOWN_FLAG", ["list", "--constructor", "5"], { human: false })).message).toBe(
+    "unknown flag --constructor",
+  );
   // A guess keeps something of the input: no "--db" for "--日本".
   expect((await expectError("UNKNOWN_FLAG", ["list", "--日本"], { human: false })).did_you_mean).toBeNull();
 });
@@ -97,7 +110,9 @@ test("UNKNOWN_COMMAND: with did_you_mean; prototype names are no verbs", async (
   expect((await expectError("UNKNOWN_COMMAND", ["lsit"])).did_you_mean).toBe("list");
   expect((await expectError("UNKNOWN_COMMAND", ["dlq", "lst"], { human: false })).did_you_mean).toBe("dlq list");
   for (const name of ["constructor", "__proto__", "toString"]) {
-    expect((await expectError("UNKNOWN_COMMAND", [name], { human: false })).message).toBe(`unknown command ${JSON.stringify(name)}`);
+    expect((await expectError("UNKNOWN_COMMAND", [name], { human: false })).message).toBe(
+      `unknown command ${JSON.stringify(name)}`,
+    );
   }
 });
 
@@ -123,20 +138,24 @@ test("INTERNAL: a database newer than this binary is refused and left untouched"
 });
 
 // SQLite-only: the lock is SQLite's file write lock, held on purpose by a second process (raw BEGIN IMMEDIATE).
-test.skipIf(ON_POSTGRES)("LOCKED: a writer waits out the 5 s busy timeout while another process holds the write lock", async () => {
-  const holder = join(q.dir, "hold.ts");
-  writeFileSync(holder, SQLITE_LOCK_HOLDER);
-  const bg = startBg(q, [], { argv0: ["bun", holder, q.db, "12"] });
-  await waitFor("the lock to be held", () => bg.stdout().includes("locked"), 30000);
-  const started = performance.now();
-  // cancel, not add: add rides the lock out for SPOOLCTL_LOCK_WAIT (test/contention.test.ts).
-  const e = await expectError("LOCKED", ["cancel", "1"]);
-  expect(performance.now() - started).toBeGreaterThanOrEqual(4500);
-  expect(e.remediation).toMatch(/retry/);
-  bg.proc.kill("SIGKILL");
-  await bg.exited;
-  expect((await q.jobs()).map((j) => j.state)).toEqual(["queued"]);
-}, 60000);
+test.skipIf(ON_POSTGRES)(
+  "LOCKED: a writer waits out the 5 s busy timeout while another process holds the write lock",
+  async () => {
+    const holder = join(q.dir, "hold.ts");
+    writeFileSync(holder, SQLITE_LOCK_HOLDER);
+    const bg = startBg(q, [], { argv0: ["bun", holder, q.db, "12"] });
+    await waitFor("the lock to be held", () => bg.stdout().includes("locked"), 30000);
+    const started = performance.now();
+    // cancel, not add: add rides the lock out for SPOOLCTL_LOCK_WAIT (test/contention.test.ts).
+    const e = await expectError("LOCKED", ["cancel", "1"]);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(4500);
+    expect(e.remediation).toMatch(/retry/);
+    bg.proc.kill("SIGKILL");
+    await bg.exited;
+    expect((await q.jobs()).map((j) => j.state)).toEqual(["queued"]);
+  },
+  60000,
+);
 
 test("TIMEOUT: wait --timeout on a job nobody runs", async () => {
   const e = await expectError("TIMEOUT", ["wait", "1", "--timeout", "0.1"]);
@@ -148,10 +167,16 @@ test("CONFLICT: retry of a queued job", async () => {
 });
 
 test("IDEMPOTENCY_CONFLICT: the same --key for another command", async () => {
-  expect((await expectError("IDEMPOTENCY_CONFLICT", ["add", "--key", "k1", "--", "echo", "other"])).message).toContain("k1");
+  expect((await expectError("IDEMPOTENCY_CONFLICT", ["add", "--key", "k1", "--", "echo", "other"])).message).toContain(
+    "k1",
+  );
 });
 
 test("every error code of the registry was triggered above", () => {
   // LOCKED is triggered by holding SQLite's write lock, a SQLite-only test (skipped on PostgreSQL).
-  expect([...tested].sort()).toEqual(Object.keys(ERROR_CODES).filter((c) => !(ON_POSTGRES && c === "LOCKED")).sort());
+  expect([...tested].sort()).toEqual(
+    Object.keys(ERROR_CODES)
+      .filter((c) => !(ON_POSTGRES && c === "LOCKED"))
+      .sort(),
+  );
 });

@@ -1,8 +1,8 @@
 /** `events` (SPEC §5, issue 4): pages with a cursor, `--wait` long-poll, `--follow` NDJSON frames. */
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { TempQueue, waitFor } from "./helpers.ts";
-import { killSpawned, startBg } from "./reliability-helpers.ts";
 import { addJob, drain, keysOf, reference } from "./operator-helpers.ts";
+import { killSpawned, startBg } from "./reliability-helpers.ts";
 
 setDefaultTimeout(60_000);
 
@@ -15,7 +15,11 @@ afterEach(async () => {
 
 /** Parses NDJSON stdout into frames. */
 function frames(stdout: string): any[] {
-  return stdout.trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+  return stdout
+    .trim()
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 }
 
 test("an empty ledger matches envelope-events-empty.json", async () => {
@@ -35,7 +39,14 @@ test("pages follow the cursor; --job narrows to one job", async () => {
   await drain(q);
   const all = await q.json(["events"]);
   expect(all.env.data.count).toBe(6);
-  expect(all.env.data.events.map((e: any) => e.event)).toEqual(["added", "added", "claimed", "succeeded", "claimed", "succeeded"]);
+  expect(all.env.data.events.map((e: any) => e.event)).toEqual([
+    "added",
+    "added",
+    "claimed",
+    "succeeded",
+    "claimed",
+    "succeeded",
+  ]);
   expect(all.env.meta.pagination).toEqual({ cursor: 6, first_id: 1 });
   const first = await q.json(["events", "--limit", "4"]);
   expect(first.env.data.events.map((e: any) => e.id)).toEqual([1, 2, 3, 4]);
@@ -53,7 +64,17 @@ test("pages follow the cursor; --job narrows to one job", async () => {
 
 test("--wait returns as soon as an event is appended, with meta.wait", async () => {
   await addJob(q, "--", "true");
-  const waiter = q.spawn(["events", "--json", "--since-id", "1", "--wait", "--wait-timeout", "50s", "--poll-interval", "0.05"]);
+  const waiter = q.spawn([
+    "events",
+    "--json",
+    "--since-id",
+    "1",
+    "--wait",
+    "--wait-timeout",
+    "50s",
+    "--poll-interval",
+    "0.05",
+  ]);
   await addJob(q, "--", "true");
   const [stdout, code] = await Promise.all([new Response(waiter.stdout).text(), waiter.exited]);
   expect(code).toBe(0);
@@ -97,7 +118,14 @@ test("--follow sees events appended while it runs and ends on --idle-timeout", a
 });
 
 test("mode flags are checked: --wait with --follow, --max-events without --follow, --limit with --follow", async () => {
-  for (const args of [["--wait", "--follow"], ["--max-events", "3"], ["--wait-timeout", "1"], ["--follow", "--limit", "3"], ["--since-id", "-1"], ["extra"]]) {
+  for (const args of [
+    ["--wait", "--follow"],
+    ["--max-events", "3"],
+    ["--wait-timeout", "1"],
+    ["--follow", "--limit", "3"],
+    ["--since-id", "-1"],
+    ["extra"],
+  ]) {
     const r = await q.json(["events", ...args]);
     expect([r.code, r.env.errors[0].code]).toEqual([1, "INVALID_INPUT"]);
   }

@@ -4,11 +4,10 @@
  * argv byte for byte, stdin from /dev/null, exit by signal.
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { mkdirSync, readFileSync, readdirSync, realpathSync, rmdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Attempt, Job } from "../src/store/model.ts";
-import { CLI, TempQueue, processLives, waitFor } from "./helpers.ts";
-
+import { CLI, processLives, TempQueue, waitFor } from "./helpers.ts";
 
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));
@@ -58,7 +57,9 @@ test("a timeout kills the whole process group, grandchildren included", async ()
   const id = await add("--timeout", "1", "--max-retries", "0", "-c", "sleep 100 & sleep 100");
   const r = await q.run(["work", "--once"]);
   expect(r.code).toBe(0);
-  expect(r.stderr).toMatch(new RegExp(`^spoolctl: job ${id} attempt 1 timed out after 1s \\(\\d+\\.\\ds\\) -> dead\\n$`));
+  expect(r.stderr).toMatch(
+    new RegExp(`^spoolctl: job ${id} attempt 1 timed out after 1s \\(\\d+\\.\\ds\\) -> dead\\n$`),
+  );
 
   const a = await attempt(id);
   expect(a.state).toBe("timed_out");
@@ -92,7 +93,14 @@ test("after a timeout the group is SIGKILLed while any member lives, even after 
   // The leader (sh) dies of SIGTERM at once; a background child ignores SIGTERM
   // and outlives it: escalation must follow the group, not the leader.
   const pidFile = join(q.dir, "survivor.pid");
-  const id = await add("--timeout", "0.5", "--max-retries", "0", "-c", `(trap '' TERM; exec sleep 100) & echo $! > '${pidFile}'; sleep 100`);
+  const id = await add(
+    "--timeout",
+    "0.5",
+    "--max-retries",
+    "0",
+    "-c",
+    `(trap '' TERM; exec sleep 100) & echo $! > '${pidFile}'; sleep 100`,
+  );
   await q.json(["work", "--once"]);
   const a = await attempt(id);
   expect(a.state).toBe("timed_out");
@@ -117,7 +125,9 @@ test("a missing program is spawn_failed with a clear error", async () => {
   const id = await add("--max-retries", "0", "--", "spoolctl-no-such-program-xyz", "arg");
   const r = await q.run(["work", "--once"]);
   expect(r.code).toBe(0);
-  expect(r.stderr).toMatch(new RegExp(`^spoolctl: job ${id} attempt 1 could not start: .*spoolctl-no-such-program-xyz.* -> dead\\n$`));
+  expect(r.stderr).toMatch(
+    new RegExp(`^spoolctl: job ${id} attempt 1 could not start: .*spoolctl-no-such-program-xyz.* -> dead\\n$`),
+  );
   const a = await attempt(id);
   expect(a.state).toBe("failed");
   expect(a.failure_reason).toBe("spawn_failed");
@@ -186,22 +196,37 @@ test("--env and --cwd reach the child; env is layered over the worker's", async 
   const dir = join(q.dir, "work dir");
   mkdirSync(dir);
   const id = await add(
-    "--cwd", dir,
-    "--env", "SPOOL_A=first",
-    "--env", "SPOOL_A=last wins",
-    "--env", "SPOOL_EMPTY=",
-    "--env", "SPOOL_EQ=a=b=c",
-    "--env", "SPOOL_OVERRIDE=from-job",
+    "--cwd",
+    dir,
+    "--env",
+    "SPOOL_A=first",
+    "--env",
+    "SPOOL_A=last wins",
+    "--env",
+    "SPOOL_EMPTY=",
+    "--env",
+    "SPOOL_EQ=a=b=c",
+    "--env",
+    "SPOOL_OVERRIDE=from-job",
     "--",
-    "sh", "-c", 'pwd; printf "%s|%s|%s|%s|%s|%s\\n" "$SPOOL_A" "${SPOOL_EMPTY-unset}" "$SPOOL_EQ" "$SPOOL_OVERRIDE" "$SPOOL_WORKER_ONLY" "$SPOOLCTL_DB"',
+    "sh",
+    "-c",
+    'pwd; printf "%s|%s|%s|%s|%s|%s\\n" "$SPOOL_A" "${SPOOL_EMPTY-unset}" "$SPOOL_EQ" "$SPOOL_OVERRIDE" "$SPOOL_WORKER_ONLY" "$SPOOLCTL_DB"',
   );
-  const r = await q.json(["work", "--drain"], { env: { SPOOL_WORKER_ONLY: "from-worker", SPOOL_OVERRIDE: "from-worker" } });
+  const r = await q.json(["work", "--drain"], {
+    env: { SPOOL_WORKER_ONLY: "from-worker", SPOOL_OVERRIDE: "from-worker" },
+  });
   expect(r.code).toBe(0);
   expect((await job(id)).state).toBe("done");
   expect(await stdoutOf(id)).toBe(`${realpathSync(dir)}\nlast wins||a=b=c|from-job|from-worker|${q.db}\n`);
 
   const show = await q.json(["show", String(id)]);
-  expect(show.env.data.job.env).toEqual({ SPOOL_A: "last wins", SPOOL_EMPTY: "", SPOOL_EQ: "a=b=c", SPOOL_OVERRIDE: "from-job" });
+  expect(show.env.data.job.env).toEqual({
+    SPOOL_A: "last wins",
+    SPOOL_EMPTY: "",
+    SPOOL_EQ: "a=b=c",
+    SPOOL_OVERRIDE: "from-job",
+  });
   expect(show.env.data.job.cwd).toBe(dir);
 });
 
@@ -213,7 +238,7 @@ test("a relative --cwd is made absolute at submit time", async () => {
   expect(r.json.data.cwd).toBe(join(q.dir, "sub", "deeper"));
   // The worker runs from elsewhere; the job still runs where it was submitted.
   await q.json(["work", "--drain"]);
-  expect(await stdoutOf(id)).toBe(realpathSync(join(q.dir, "sub", "deeper")) + "\n");
+  expect(await stdoutOf(id)).toBe(`${realpathSync(join(q.dir, "sub", "deeper"))}\n`);
 });
 
 test("arguments reach the program byte for byte", async () => {
@@ -253,7 +278,7 @@ test("arguments reach the program byte for byte", async () => {
   expect(raw.stdout.split("\0").slice(0, -1)).toEqual(args);
   // Compare bytes too, straight from the attempt's file.
   const bytes = readFileSync((await attempt(id)).stdout_path);
-  expect(bytes.equals(Buffer.from(args.map((a) => a + "\0").join(""), "utf8"))).toBe(true);
+  expect(bytes.equals(Buffer.from(args.map((a) => `${a}\0`).join(""), "utf8"))).toBe(true);
 });
 
 test("a -c string is run through sh verbatim", async () => {
@@ -266,7 +291,14 @@ test("a -c string is run through sh verbatim", async () => {
 
 test("stdin is /dev/null: a job reading stdin ends at once, even when the worker's stdin stays open", async () => {
   const cat = await add("--timeout", "20", "--max-retries", "0", "--", "cat");
-  const read = await add("--timeout", "20", "--max-retries", "0", "-c", 'if read line; then echo "got $line"; else echo "eof"; fi; readlink /proc/self/fd/0');
+  const read = await add(
+    "--timeout",
+    "20",
+    "--max-retries",
+    "0",
+    "-c",
+    'if read line; then echo "got $line"; else echo "eof"; fi; readlink /proc/self/fd/0',
+  );
   // The worker's own stdin is a pipe that is never closed: a job that inherited
   // it would block until its timeout.
   const worker = Bun.spawn(["bun", CLI, "work", "--drain"], {
@@ -305,11 +337,21 @@ test("exit by signal is reported as signal N (NAME)", async () => {
   const r = await q.run(["work", "--drain"]);
   expect(r.code).toBe(0);
   const lines = r.stderr.trim().split("\n");
-  expect(lines[0]).toMatch(new RegExp(`^spoolctl: job ${term} attempt 1 failed: signal 15 \\(SIGTERM\\) \\(\\d+\\.\\ds\\) -> dead$`));
-  expect(lines[1]).toMatch(new RegExp(`^spoolctl: job ${kill} attempt 1 failed: signal 9 \\(SIGKILL\\) \\(\\d+\\.\\ds\\) -> dead$`));
-  expect(lines[2]).toMatch(new RegExp(`^spoolctl: job ${rt} attempt 1 failed: signal 37 \\(SIGRTMIN\\+3\\) \\(\\d+\\.\\ds\\) -> dead$`));
+  expect(lines[0]).toMatch(
+    new RegExp(`^spoolctl: job ${term} attempt 1 failed: signal 15 \\(SIGTERM\\) \\(\\d+\\.\\ds\\) -> dead$`),
+  );
+  expect(lines[1]).toMatch(
+    new RegExp(`^spoolctl: job ${kill} attempt 1 failed: signal 9 \\(SIGKILL\\) \\(\\d+\\.\\ds\\) -> dead$`),
+  );
+  expect(lines[2]).toMatch(
+    new RegExp(`^spoolctl: job ${rt} attempt 1 failed: signal 37 \\(SIGRTMIN\\+3\\) \\(\\d+\\.\\ds\\) -> dead$`),
+  );
 
-  for (const [id, n, name] of [[term, 15, "SIGTERM"], [kill, 9, "SIGKILL"], [rt, 37, "SIGRTMIN+3"]] as const) {
+  for (const [id, n, name] of [
+    [term, 15, "SIGTERM"],
+    [kill, 9, "SIGKILL"],
+    [rt, 37, "SIGRTMIN+3"],
+  ] as const) {
     const a = await attempt(id);
     expect(a.state).toBe("failed");
     expect(a.failure_reason).toBe("process_exit");

@@ -5,7 +5,19 @@
  * real second user (`runuser -u nobody`), so the file cases need root.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createAttemptFile } from "../src/store/ownership.ts";
@@ -22,12 +34,19 @@ beforeEach(() => {
 afterEach(() => rmSync(top, { recursive: true, force: true }));
 
 /** Runs the CLI as this user (cwd `top`), with no inherited queue selection. */
-async function cli(args: string[], user: "self" | "nobody" = "self"): Promise<{ code: number; stdout: string; stderr: string }> {
+async function cli(
+  args: string[],
+  user: "self" | "nobody" = "self",
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const env: Record<string, string> = { ...(process.env as Record<string, string>), NO_COLOR: "1", HOME: top };
   delete env.SPOOLCTL_DB;
   const argv = user === "nobody" ? [runuser!, "-u", "nobody", "--", "bun", CLI, ...args] : ["bun", CLI, ...args];
   const proc = Bun.spawn(argv, { env, cwd: top, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { code, stdout, stderr };
 }
 
@@ -40,28 +59,39 @@ function sharedFolder(mode: number): string {
 }
 
 describe("a queue other users can write is refused", () => {
-  test.skipIf(!asRoot)("another user's spool with a link planted at the attempt's stdout: refused, the linked file untouched", async () => {
-    const shared = sharedFolder(0o1777);
-    const victim = join(top, "victim");
-    writeFileSync(victim, "precious\n");
-    const db = join(shared, "q.db");
-    // nobody prepares q.spool/output/1.1.stdout -> victim before the owner ever uses the queue.
-    const plant = await cli(["--version"], "nobody"); // nobody can run the CLI at all
-    expect(plant.code).toBe(0);
-    const mk = Bun.spawnSync([runuser!, "-u", "nobody", "--", "sh", "-c", `mkdir -p ${shared}/q.spool/output && ln -s ${victim} ${shared}/q.spool/output/1.1.stdout`]);
-    expect(mk.exitCode).toBe(0);
-    const add = await cli(["add", "--db", db, "--json", "--", "echo", "overwritten"]);
-    expect(add.code).toBe(3);
-    const error = JSON.parse(add.stdout).errors[0];
-    expect(error.code).toBe("INTERNAL");
-    expect(error.message).toContain(`spool folder ${shared}/q.spool`);
-    expect(error.message).toContain("owned by uid 65534");
-    expect(error.detail.unsafe).toBe("owner");
-    expect(error.remediation).toContain("Folder ownership");
-    const work = await cli(["work", "--db", db, "--drain"]);
-    expect(work.code).toBe(3);
-    expect(readFileSync(victim, "utf8")).toBe("precious\n");
-  });
+  test.skipIf(!asRoot)(
+    "another user's spool with a link planted at the attempt's stdout: refused, the linked file untouched",
+    async () => {
+      const shared = sharedFolder(0o1777);
+      const victim = join(top, "victim");
+      writeFileSync(victim, "precious\n");
+      const db = join(shared, "q.db");
+      // nobody prepares q.spool/output/1.1.stdout -> victim before the owner ever uses the queue.
+      const plant = await cli(["--version"], "nobody"); // nobody can run the CLI at all
+      expect(plant.code).toBe(0);
+      const mk = Bun.spawnSync([
+        runuser!,
+        "-u",
+        "nobody",
+        "--",
+        "sh",
+        "-c",
+        `mkdir -p ${shared}/q.spool/output && ln -s ${victim} ${shared}/q.spool/output/1.1.stdout`,
+      ]);
+      expect(mk.exitCode).toBe(0);
+      const add = await cli(["add", "--db", db, "--json", "--", "echo", "overwritten"]);
+      expect(add.code).toBe(3);
+      const error = JSON.parse(add.stdout).errors[0];
+      expect(error.code).toBe("INTERNAL");
+      expect(error.message).toContain(`spool folder ${shared}/q.spool`);
+      expect(error.message).toContain("owned by uid 65534");
+      expect(error.detail.unsafe).toBe("owner");
+      expect(error.remediation).toContain("Folder ownership");
+      const work = await cli(["work", "--db", db, "--drain"]);
+      expect(work.code).toBe(3);
+      expect(readFileSync(victim, "utf8")).toBe("precious\n");
+    },
+  );
 
   test.skipIf(!asRoot)("another user's 0666 database is not adopted: its jobs never run as this user", async () => {
     const shared = sharedFolder(0o1777);
@@ -72,7 +102,10 @@ describe("a queue other users can write is refused", () => {
     expect([made.code, made.stderr]).toEqual([0, ""]);
     chmodSync(db, 0o666);
     expect(statSync(db).uid).toBe(65534);
-    for (const verb of [["work", "--db", db, "--drain"], ["add", "--db", db, "--", "true"]]) {
+    for (const verb of [
+      ["work", "--db", db, "--drain"],
+      ["add", "--db", db, "--", "true"],
+    ]) {
       const r = await cli([...verb.slice(0, 3), "--json", ...verb.slice(3)]);
       expect([verb[0], r.code]).toEqual([verb[0], 3]);
       const error = JSON.parse(r.stdout).errors[0];
@@ -129,25 +162,40 @@ describe("a queue other users can write is refused", () => {
 });
 
 describe("a queue another user's folder shuts us out of", () => {
-  test.skipIf(!asRoot)("root's queue in its 0700 .spoolctl: for nobody, readers and writers say permission denied, naming the folder; never NO_QUEUE or an empty queue", async () => {
-    expect((await cli(["add", "--", "true"])).code).toBe(0);
-    chmodSync(join(top, ".spoolctl"), 0o700);
-    const folder = join(top, ".spoolctl");
-    for (const args of [["status", "--json"], ["list", "--json"], ["show", "--json", "1"], ["add", "--json", "--", "true"]]) {
-      const r = await cli(args, "nobody");
-      const env = JSON.parse(r.stdout);
-      expect([args[0], r.code, env.ok, env.warnings]).toEqual([args[0], 3, false, []]);
-      expect(env.errors[0]).toMatchObject({ code: "INTERNAL", detail: { folder } });
-      expect(env.errors[0].message).toContain(`permission denied: this user (uid 65534) may not enter its folder ${folder} (owner uid 0, mode 0700)`);
-    }
-    const text = await cli(["status"], "nobody");
-    expect(text.stderr).toStartWith(`spoolctl: error: INTERNAL: cannot read the queue ${join(folder, "queue.db")}: permission denied`);
-    expect(text.stderr).not.toContain("NO_QUEUE");
-    const doctor = JSON.parse((await cli(["doctor", "--json"], "nobody")).stdout);
-    expect(doctor.data.checks.find((c: { id: string }) => c.id === "db_opens")).toMatchObject({ status: "fail", message: expect.stringContaining("permission denied") });
-    // The owner still reads it.
-    expect(JSON.parse((await cli(["status", "--json"])).stdout).data.counts.queued).toBe(1);
-  });
+  test.skipIf(!asRoot)(
+    "root's queue in its 0700 .spoolctl: for nobody, readers and writers say permission denied, naming the folder; never NO_QUEUE or an empty queue",
+    async () => {
+      expect((await cli(["add", "--", "true"])).code).toBe(0);
+      chmodSync(join(top, ".spoolctl"), 0o700);
+      const folder = join(top, ".spoolctl");
+      for (const args of [
+        ["status", "--json"],
+        ["list", "--json"],
+        ["show", "--json", "1"],
+        ["add", "--json", "--", "true"],
+      ]) {
+        const r = await cli(args, "nobody");
+        const env = JSON.parse(r.stdout);
+        expect([args[0], r.code, env.ok, env.warnings]).toEqual([args[0], 3, false, []]);
+        expect(env.errors[0]).toMatchObject({ code: "INTERNAL", detail: { folder } });
+        expect(env.errors[0].message).toContain(
+          `permission denied: this user (uid 65534) may not enter its folder ${folder} (owner uid 0, mode 0700)`,
+        );
+      }
+      const text = await cli(["status"], "nobody");
+      expect(text.stderr).toStartWith(
+        `spoolctl: error: INTERNAL: cannot read the queue ${join(folder, "queue.db")}: permission denied`,
+      );
+      expect(text.stderr).not.toContain("NO_QUEUE");
+      const doctor = JSON.parse((await cli(["doctor", "--json"], "nobody")).stdout);
+      expect(doctor.data.checks.find((c: { id: string }) => c.id === "db_opens")).toMatchObject({
+        status: "fail",
+        message: expect.stringContaining("permission denied"),
+      });
+      // The owner still reads it.
+      expect(JSON.parse((await cli(["status", "--json"])).stdout).data.counts.queued).toBe(1);
+    },
+  );
 });
 
 describe("attempt files are created fresh, never through a link", () => {

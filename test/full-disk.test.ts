@@ -16,7 +16,7 @@
 import { expect, test } from "bun:test";
 import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { FAST_KNOBS, ON_POSTGRES, TempQueue, waitFor } from "./helpers.ts";
+import { FAST_KNOBS, ON_POSTGRES, type TempQueue, waitFor } from "./helpers.ts";
 import { startBg, startWorker, withFreshQueue } from "./reliability-helpers.ts";
 
 let q: TempQueue;
@@ -25,7 +25,10 @@ withFreshQueue((fresh) => (q = fresh));
 /** Mounts a 2 MiB tmpfs (owner-only) on `dir`; false where mounting is not allowed. */
 function mountTiny(dir: string): boolean {
   mkdirSync(dir, { recursive: true });
-  return Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", dir], { stderr: "ignore" }).exitCode === 0;
+  return (
+    Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", dir], { stderr: "ignore" }).exitCode ===
+    0
+  );
 }
 
 function unmount(dir: string): void {
@@ -36,111 +39,153 @@ const FILL = ["sh", "-c", "head -c 10000000 /dev/zero"]; // 10 MB on stdout: mor
 
 /** Frees the disk: deletes the output files of job `id` (whatever the spool layout: their paths are on the attempt rows). */
 async function deleteOutput(id: number): Promise<void> {
-  for (const a of await q.attempts(id)) for (const path of [a.stdout_path, a.stderr_path]) rmSync(path, { force: true });
+  for (const a of await q.attempts(id))
+    for (const path of [a.stdout_path, a.stderr_path]) rmSync(path, { force: true });
 }
 
-test.skipIf(ON_POSTGRES)("database and spool on a full disk: back-off with a rate-limited line, status and doctor say so, two signals stop the worker, nothing else is charged", async () => {
-  if (!mountTiny(q.dir)) return console.warn("skipped: cannot mount a tmpfs here");
-  try {
-    const first = await q.addJob("--max-crashes", "0", "--", ...FILL);
-    const second = await q.addJob("--", "echo", "after");
-    const w = startWorker(q, [], { env: FAST_KNOBS });
-    await waitFor("the worker to hit the full disk", () => w.stderr().includes(`cannot record job ${first} attempt 1 yet`), 30000);
-    // Give the old behaviour (a retry on every wake, 30-100 lines a second) time to show.
-    await Bun.sleep(3000);
-    const complaints = w.stderr().split("\n").filter((l) => l.includes(`cannot record job ${first} attempt 1 yet`));
-    expect(complaints.length).toBeLessThanOrEqual(2);
-    expect(complaints[0]).toMatch(/the disk holding the queue .* is full; will retry$/);
-    expect(w.stderr()).toContain("claiming paused");
-    expect(w.proc.exitCode).toBeNull();
-
-    const status = await q.json(["status"]);
-    expect(status.env.data.full_disks.map((d: { role: string }) => d.role).sort()).toEqual(["database", "spool"]);
-    expect((await q.run(["status"])).stdout).toContain("disk full: the database disk");
-    const doctor = await q.json(["doctor"]);
-    expect(doctor.code).toBe(3);
-    const disk = doctor.env.data.checks.find((c: { id: string }) => c.id === "disk_space");
-    expect(disk.status).toBe("fail");
-    expect(disk.message).toMatch(/is full/);
-
-    // A stop request is honoured: the second signal exits, leaving the unrecorded result to the reaper.
-    w.proc.kill("SIGTERM");
-    await waitFor("the first stop line", () => w.stderr().includes("got SIGTERM"), 30000);
-    w.proc.kill("SIGTERM");
-    expect(await w.exited).toBe(0);
-    expect(w.stderr()).toMatch(/exiting with 1 result\(s\) unrecorded \(job 1\): the next worker reaps and requeues them/);
-
-    await deleteOutput(first); // space is back
-    const next = startWorker(q, ["--drain"], { env: FAST_KNOBS });
-    expect(await next.exited).toBe(0);
-    const [a, b] = [(await q.job(first))!, (await q.job(second))!];
-    expect({ state: a.state, crashes: a.crashes }).toEqual({ state: "dead", crashes: 1 }); // reaped; --max-crashes 0
-    expect({ state: b.state, attempts: b.attempts, crashes: b.crashes }).toEqual({ state: "done", attempts: 0, crashes: 0 });
-  } finally {
-    unmount(q.dir);
-  }
-}, 120000);
-
-test.skipIf(ON_POSTGRES)("only the spool full: output_write_failed (crash budget), claiming pauses, the next job runs uncharged once space is back", async () => {
-  if (!mountTiny(q.spool)) return console.warn("skipped: cannot mount a tmpfs here");
-  try {
-    const first = await q.addJob("--max-crashes", "0", "--", ...FILL);
-    const second = await q.addJob("--", "echo", "after");
-    const w = startWorker(q, [], { env: FAST_KNOBS });
-    await waitFor("the filling job to end", async () => (await q.job(first))?.state === "dead", 30000);
-    const attempt = (await q.attempt(first))!;
-    expect({ state: attempt.state, error: attempt.error }).toEqual({ state: "failed", error: "output_write_failed: no space left on device" });
-    const a = (await q.job(first))!;
-    expect({ attempts: a.attempts, crashes: a.crashes }).toEqual({ attempts: 0, crashes: 1 }); // infrastructure: not the retry budget
-    await waitFor("the worker to pause claiming", () => w.stderr().includes("claiming paused: the spool disk"), 30000);
-    // The line follows the commit the test saw above, through a pipe: waited for, not assumed there.
-    await waitFor("the worker's line for job 1", () => /job 1 attempt 1 failed: output_write_failed: no space left on device .* -> dead/.test(w.stderr()), 30000);
-    const waiting = (await q.job(second))!;
-    expect({ state: waiting.state, attempts: waiting.attempts }).toEqual({ state: "queued", attempts: 0 });
-    expect((await q.json(["status"])).env.data.full_disks).toEqual([{ role: "spool", path: q.spool, free_bytes: expect.any(Number) }]);
-
-    await deleteOutput(first);
-    await waitFor("the next job to run", async () => (await q.job(second))?.state === "done", 30000);
-    const b = (await q.job(second))!;
-    expect({ attempts: b.attempts, crashes: b.crashes }).toEqual({ attempts: 0, crashes: 0 });
-    expect(w.stderr()).toContain("space is back");
-    w.proc.kill("SIGTERM");
-    expect(await w.exited).toBe(0);
-  } finally {
-    unmount(q.spool);
-  }
-}, 120000);
-
-test.skipIf(ON_POSTGRES)("after a full-disk episode a busy worker checkpoints the write-ahead log at once (not only when idle)", async () => {
-  if (!mountTiny(q.dir)) return console.warn("skipped: cannot mount a tmpfs here");
-  const wal = () => {
+test.skipIf(ON_POSTGRES)(
+  "database and spool on a full disk: back-off with a rate-limited line, status and doctor say so, two signals stop the worker, nothing else is charged",
+  async () => {
+    if (!mountTiny(q.dir)) return console.warn("skipped: cannot mount a tmpfs here");
     try {
-      return statSync(`${q.db}-wal`).size;
-    } catch {
-      return 0;
+      const first = await q.addJob("--max-crashes", "0", "--", ...FILL);
+      const second = await q.addJob("--", "echo", "after");
+      const w = startWorker(q, [], { env: FAST_KNOBS });
+      await waitFor(
+        "the worker to hit the full disk",
+        () => w.stderr().includes(`cannot record job ${first} attempt 1 yet`),
+        30000,
+      );
+      // Give the old behaviour (a retry on every wake, 30-100 lines a second) time to show.
+      await Bun.sleep(3000);
+      const complaints = w
+        .stderr()
+        .split("\n")
+        .filter((l) => l.includes(`cannot record job ${first} attempt 1 yet`));
+      expect(complaints.length).toBeLessThanOrEqual(2);
+      expect(complaints[0]).toMatch(/the disk holding the queue .* is full; will retry$/);
+      expect(w.stderr()).toContain("claiming paused");
+      expect(w.proc.exitCode).toBeNull();
+
+      const status = await q.json(["status"]);
+      expect(status.env.data.full_disks.map((d: { role: string }) => d.role).sort()).toEqual(["database", "spool"]);
+      expect((await q.run(["status"])).stdout).toContain("disk full: the database disk");
+      const doctor = await q.json(["doctor"]);
+      expect(doctor.code).toBe(3);
+      const disk = doctor.env.data.checks.find((c: { id: string }) => c.id === "disk_space");
+      expect(disk.status).toBe("fail");
+      expect(disk.message).toMatch(/is full/);
+
+      // A stop request is honoured: the second signal exits, leaving the unrecorded result to the reaper.
+      w.proc.kill("SIGTERM");
+      await waitFor("the first stop line", () => w.stderr().includes("got SIGTERM"), 30000);
+      w.proc.kill("SIGTERM");
+      expect(await w.exited).toBe(0);
+      expect(w.stderr()).toMatch(
+        /exiting with 1 result\(s\) unrecorded \(job 1\): the next worker reaps and requeues them/,
+      );
+
+      await deleteOutput(first); // space is back
+      const next = startWorker(q, ["--drain"], { env: FAST_KNOBS });
+      expect(await next.exited).toBe(0);
+      const [a, b] = [(await q.job(first))!, (await q.job(second))!];
+      expect({ state: a.state, crashes: a.crashes }).toEqual({ state: "dead", crashes: 1 }); // reaped; --max-crashes 0
+      expect({ state: b.state, attempts: b.attempts, crashes: b.crashes }).toEqual({
+        state: "done",
+        attempts: 0,
+        crashes: 0,
+      });
+    } finally {
+      unmount(q.dir);
     }
-  };
-  try {
-    const long = await q.addJob("--", "sleep", "60");
-    // Another connection keeps the WAL in place (the last connection to close would fold it away).
-    const script = join(q.dir, "open.ts");
-    writeFileSync(script, `import { Database } from "bun:sqlite";\nconst db = new Database(process.argv[2]);\ndb.query("SELECT count(*) FROM jobs").get();\nconsole.log("open");\nawait Bun.sleep(600000);\n`);
-    const holder = startBg(q, [], { argv0: ["bun", script, q.db] });
-    await waitFor("the queue to be held open", () => holder.stdout().includes("open"), 30000);
-    // A slow heartbeat: the worker's own writes do not refill the WAL right after the checkpoint.
-    const w = startWorker(q, [], { env: { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "5" } });
-    await waitFor("the long job to run", async () => (await q.job(long))?.state === "running", 30000);
-    expect(wal()).toBeGreaterThan(0);
-    const big = join(q.dir, "big");
-    Bun.spawnSync(["sh", "-c", `head -c 3000000 /dev/zero > ${big}`], { stderr: "ignore" });
-    await waitFor("the worker to see the full disk", () => w.stderr().includes("claiming paused"), 30000);
-    rmSync(big, { force: true });
-    await waitFor("the worker to see space back", () => w.stderr().includes("space is back"), 30000);
-    await waitFor("the WAL to be truncated", () => wal() === 0, 30000, 5);
-    expect((await q.job(long))!.state).toBe("running"); // busy all along: not the idle checkpoint
-    holder.proc.kill("SIGKILL");
-    w.proc.kill("SIGKILL");
-  } finally {
-    unmount(q.dir);
-  }
-}, 120000);
+  },
+  120000,
+);
+
+test.skipIf(ON_POSTGRES)(
+  "only the spool full: output_write_failed (crash budget), claiming pauses, the next job runs uncharged once space is back",
+  async () => {
+    if (!mountTiny(q.spool)) return console.warn("skipped: cannot mount a tmpfs here");
+    try {
+      const first = await q.addJob("--max-crashes", "0", "--", ...FILL);
+      const second = await q.addJob("--", "echo", "after");
+      const w = startWorker(q, [], { env: FAST_KNOBS });
+      await waitFor("the filling job to end", async () => (await q.job(first))?.state === "dead", 30000);
+      const attempt = (await q.attempt(first))!;
+      expect({ state: attempt.state, error: attempt.error }).toEqual({
+        state: "failed",
+        error: "output_write_failed: no space left on device",
+      });
+      const a = (await q.job(first))!;
+      expect({ attempts: a.attempts, crashes: a.crashes }).toEqual({ attempts: 0, crashes: 1 }); // infrastructure: not the retry budget
+      await waitFor(
+        "the worker to pause claiming",
+        () => w.stderr().includes("claiming paused: the spool disk"),
+        30000,
+      );
+      // The line follows the commit the test saw above, through a pipe: waited for, not assumed there.
+      await waitFor(
+        "the worker's line for job 1",
+        () => /job 1 attempt 1 failed: output_write_failed: no space left on device .* -> dead/.test(w.stderr()),
+        30000,
+      );
+      const waiting = (await q.job(second))!;
+      expect({ state: waiting.state, attempts: waiting.attempts }).toEqual({ state: "queued", attempts: 0 });
+      expect((await q.json(["status"])).env.data.full_disks).toEqual([
+        { role: "spool", path: q.spool, free_bytes: expect.any(Number) },
+      ]);
+
+      await deleteOutput(first);
+      await waitFor("the next job to run", async () => (await q.job(second))?.state === "done", 30000);
+      const b = (await q.job(second))!;
+      expect({ attempts: b.attempts, crashes: b.crashes }).toEqual({ attempts: 0, crashes: 0 });
+      expect(w.stderr()).toContain("space is back");
+      w.proc.kill("SIGTERM");
+      expect(await w.exited).toBe(0);
+    } finally {
+      unmount(q.spool);
+    }
+  },
+  120000,
+);
+
+test.skipIf(ON_POSTGRES)(
+  "after a full-disk episode a busy worker checkpoints the write-ahead log at once (not only when idle)",
+  async () => {
+    if (!mountTiny(q.dir)) return console.warn("skipped: cannot mount a tmpfs here");
+    const wal = () => {
+      try {
+        return statSync(`${q.db}-wal`).size;
+      } catch {
+        return 0;
+      }
+    };
+    try {
+      const long = await q.addJob("--", "sleep", "60");
+      // Another connection keeps the WAL in place (the last connection to close would fold it away).
+      const script = join(q.dir, "open.ts");
+      writeFileSync(
+        script,
+        `import { Database } from "bun:sqlite";\nconst db = new Database(process.argv[2]);\ndb.query("SELECT count(*) FROM jobs").get();\nconsole.log("open");\nawait Bun.sleep(600000);\n`,
+      );
+      const holder = startBg(q, [], { argv0: ["bun", script, q.db] });
+      await waitFor("the queue to be held open", () => holder.stdout().includes("open"), 30000);
+      // A slow heartbeat: the worker's own writes do not refill the WAL right after the checkpoint.
+      const w = startWorker(q, [], { env: { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "5" } });
+      await waitFor("the long job to run", async () => (await q.job(long))?.state === "running", 30000);
+      expect(wal()).toBeGreaterThan(0);
+      const big = join(q.dir, "big");
+      Bun.spawnSync(["sh", "-c", `head -c 3000000 /dev/zero > ${big}`], { stderr: "ignore" });
+      await waitFor("the worker to see the full disk", () => w.stderr().includes("claiming paused"), 30000);
+      rmSync(big, { force: true });
+      await waitFor("the worker to see space back", () => w.stderr().includes("space is back"), 30000);
+      await waitFor("the WAL to be truncated", () => wal() === 0, 30000, 5);
+      expect((await q.job(long))!.state).toBe("running"); // busy all along: not the idle checkpoint
+      holder.proc.kill("SIGKILL");
+      w.proc.kill("SIGKILL");
+    } finally {
+      unmount(q.dir);
+    }
+  },
+  120000,
+);

@@ -6,8 +6,9 @@
  * modes that legitimately never end or are not envelopes (--follow, --watch,
  * a `work` loop, an unbounded `wait` / `stop --wait` / `events --wait`).
  */
-import type { FlagDef, FlagsDef } from "../src/contract/flags.ts";
+
 import { COMPOUND, VERBS } from "../src/commands/registry.ts";
+import type { FlagDef, FlagsDef } from "../src/contract/flags.ts";
 
 /** A small, fast, seedable PRNG (mulberry32). */
 export function rng(seed: number): () => number {
@@ -41,61 +42,357 @@ export async function loadVerbFlags(): Promise<VerbFlags> {
 // --- value pools -----------------------------------------------------------
 
 const GARBAGE = [
-  "", " ", "  \t", "\n", "\u0000", "a\u0000b", "\u0007", "\u001b[31mred\u001b[0m", "\r\n", "\u202eevil", "\ufeff", "\ud800",
-  "日本語", "🙂", "Ω≈ç√", "ｆｕｌｌ", "-", "--", "---", "-=", "--=", "=", "==", "'", '"', "\\", "`", "$(true)", "${HOME}", "%s%n%x",
-  "null", "undefined", "true", "false", "NaN", "Infinity", "-Infinity", "[]", "{}", '{"a":1}', "[1,2]",
-  "__proto__", "constructor", "toString", "hasOwnProperty", "valueOf", "prototype",
-  "x".repeat(300), "y".repeat(5000), "../", "./", "~", "*", "?", "%", "#", "&", ";", "|",
+  "",
+  " ",
+  "  \t",
+  "\n",
+  "\u0000",
+  "a\u0000b",
+  "\u0007",
+  "\u001b[31mred\u001b[0m",
+  "\r\n",
+  "\u202eevil",
+  "\ufeff",
+  "\ud800",
+  "日本語",
+  "🙂",
+  "Ω≈ç√",
+  "ｆｕｌｌ",
+  "-",
+  "--",
+  "---",
+  "-=",
+  "--=",
+  "=",
+  "==",
+  "'",
+  '"',
+  "\\",
+  "`",
+  "$(true)",
+  "${HOME}",
+  "%s%n%x",
+  "null",
+  "undefined",
+  "true",
+  "false",
+  "NaN",
+  "Infinity",
+  "-Infinity",
+  "[]",
+  "{}",
+  '{"a":1}',
+  "[1,2]",
+  "__proto__",
+  "constructor",
+  "toString",
+  "hasOwnProperty",
+  "valueOf",
+  "prototype",
+  "x".repeat(300),
+  "y".repeat(5000),
+  "../",
+  "./",
+  "~",
+  "*",
+  "?",
+  "%",
+  "#",
+  "&",
+  ";",
+  "|",
 ];
 
 const NUMBERS = [
-  "0", "1", "2", "-1", "-0", "+1", "+0", "00", "007", "1.5", "0.5", ".5", "5.", "1e3", "1E-3", "1e309", "-1e309", "0x10", "0b1", "0o7",
-  "1_000", "1,000", "１２", "٣", "NaN", "Infinity", "-Infinity", "9007199254740991", "9007199254740992", "99999999999999999999",
-  "2147483647", "2147483648", "-2147483648", "-2147483649", "4294967296", " 3 ", "3 ", "\t3", "3\n", "1/2", "e", "-", "",
+  "0",
+  "1",
+  "2",
+  "-1",
+  "-0",
+  "+1",
+  "+0",
+  "00",
+  "007",
+  "1.5",
+  "0.5",
+  ".5",
+  "5.",
+  "1e3",
+  "1E-3",
+  "1e309",
+  "-1e309",
+  "0x10",
+  "0b1",
+  "0o7",
+  "1_000",
+  "1,000",
+  "１２",
+  "٣",
+  "NaN",
+  "Infinity",
+  "-Infinity",
+  "9007199254740991",
+  "9007199254740992",
+  "99999999999999999999",
+  "2147483647",
+  "2147483648",
+  "-2147483648",
+  "-2147483649",
+  "4294967296",
+  " 3 ",
+  "3 ",
+  "\t3",
+  "3\n",
+  "1/2",
+  "e",
+  "-",
+  "",
 ];
 
 const DURATIONS = [
-  "0", "0s", "0.05", "0.1", "0.2s", "1", "30", "90s", "5m", "2h", "1d", "30d", "31d", "3650d", "3651d", "1w", "1y", "-1", "-1s", "1.5.3",
-  " 5 ", "5 s", "s", "m", "1S", "1M", "1H", "1D", ".5s", "5.s", "1e3", "1e309", "NaN", "Infinity", "PT5M", "1h30m", "",
+  "0",
+  "0s",
+  "0.05",
+  "0.1",
+  "0.2s",
+  "1",
+  "30",
+  "90s",
+  "5m",
+  "2h",
+  "1d",
+  "30d",
+  "31d",
+  "3650d",
+  "3651d",
+  "1w",
+  "1y",
+  "-1",
+  "-1s",
+  "1.5.3",
+  " 5 ",
+  "5 s",
+  "s",
+  "m",
+  "1S",
+  "1M",
+  "1H",
+  "1D",
+  ".5s",
+  "5.s",
+  "1e3",
+  "1e309",
+  "NaN",
+  "Infinity",
+  "PT5M",
+  "1h30m",
+  "",
 ];
 
 const TIMES = [
-  "0", "1", "1700000000", "1700000000.5", "99999999999", "2026-12-01T09:00:00Z", "2026-12-01", "2026-12-01 09:00", "2026-12-01T09:00:00+01:00",
-  "2026-12-01T09:00:00-0530", "2026-02-30T00:00:00Z", "2026-02-29", "2028-02-29T00:00:00Z", "2026-13-01", "2026-00-10", "2026-12-01T24:00:00Z",
-  "2026-12-01T09:60:00Z", "2026-03-29T02:30:00", "2026-10-25T01:30:00", "9999-12-31T23:59:59Z", "10000-01-01", "-1", "yesterday", "now", "",
+  "0",
+  "1",
+  "1700000000",
+  "1700000000.5",
+  "99999999999",
+  "2026-12-01T09:00:00Z",
+  "2026-12-01",
+  "2026-12-01 09:00",
+  "2026-12-01T09:00:00+01:00",
+  "2026-12-01T09:00:00-0530",
+  "2026-02-30T00:00:00Z",
+  "2026-02-29",
+  "2028-02-29T00:00:00Z",
+  "2026-13-01",
+  "2026-00-10",
+  "2026-12-01T24:00:00Z",
+  "2026-12-01T09:60:00Z",
+  "2026-03-29T02:30:00",
+  "2026-10-25T01:30:00",
+  "9999-12-31T23:59:59Z",
+  "10000-01-01",
+  "-1",
+  "yesterday",
+  "now",
+  "",
 ];
 
-const LANES = ["default", "builds", "once", "a", "A.b_c-d", "x".repeat(64), "x".repeat(65), "bad lane", ".hidden", "-dash", "_u", "日本", "a/b", "", " "];
+const LANES = [
+  "default",
+  "builds",
+  "once",
+  "a",
+  "A.b_c-d",
+  "x".repeat(64),
+  "x".repeat(65),
+  "bad lane",
+  ".hidden",
+  "-dash",
+  "_u",
+  "日本",
+  "a/b",
+  "",
+  " ",
+];
 
 const PAIRS = [
-  "team=a", "k=v", "a=", "=b", "=", "a", "a=b=c", "ci=1", "日本=値", "k=\u0000", "k\u0000=v", "k=" + "v".repeat(300), "k".repeat(65) + "=v",
-  "__proto__=x", "constructor=y", "toString=z", "PATH=/bin", "HOME=", "1=2", " =x", "k =v",
+  "team=a",
+  "k=v",
+  "a=",
+  "=b",
+  "=",
+  "a",
+  "a=b=c",
+  "ci=1",
+  "日本=値",
+  "k=\u0000",
+  "k\u0000=v",
+  `k=${"v".repeat(300)}`,
+  `${"k".repeat(65)}=v`,
+  "__proto__=x",
+  "constructor=y",
+  "toString=z",
+  "PATH=/bin",
+  "HOME=",
+  "1=2",
+  " =x",
+  "k =v",
 ];
 
-const IDS = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "42", "0", "-1", "01", "1.0", "99999999999999999999", "9007199254740993", "k-done", "k-queued", "nope", "", " "];
+const IDS = [
+  "1",
+  "2",
+  "3",
+  "4",
+  "5",
+  "6",
+  "7",
+  "8",
+  "9",
+  "42",
+  "0",
+  "-1",
+  "01",
+  "1.0",
+  "99999999999999999999",
+  "9007199254740993",
+  "k-done",
+  "k-queued",
+  "nope",
+  "",
+  " ",
+];
 
 const PATHS = [
-  "out/r.xml", "r.md", "sub/dir/x.json", "jobs.ndjson", "missing.ndjson", "config.json", ".", "/", "-", "", "a\u0000b", "日本.md",
-  "z".repeat(300), "/proc/self/nope/x", "junk.db", "newdir/q.db",
+  "out/r.xml",
+  "r.md",
+  "sub/dir/x.json",
+  "jobs.ndjson",
+  "missing.ndjson",
+  "config.json",
+  ".",
+  "/",
+  "-",
+  "",
+  "a\u0000b",
+  "日本.md",
+  "z".repeat(300),
+  "/proc/self/nope/x",
+  "junk.db",
+  "newdir/q.db",
 ];
 
 const JSONS = [
-  '{"id":"fz1","command":"true"}', '{"id":"fz2","argv":["true"],"queue":"once"}', '{"id":"k-done","command":"echo other"}', '{"command":"true"}',
-  '{"id":"12","command":"true"}', '{"id":"a","command":"true","colour":"red"}', '{"id":"a","command":"true","max_retries":-1}', '{"id":"a"}',
-  '{"id":"__proto__","command":"true"}', '{"id":"c","command":"true","constructor":1}', '{"__proto__":{"x":1},"id":"p","command":"true"}', '{"id":"a","command":"true","timeout":"1e309"}',
-  "{", "[]", "null", "1", '""', '{"id":"a","argv":[]}', '{"id":"a","argv":[1,2]}', '{"id":"a","command":""}',
+  '{"id":"fz1","command":"true"}',
+  '{"id":"fz2","argv":["true"],"queue":"once"}',
+  '{"id":"k-done","command":"echo other"}',
+  '{"command":"true"}',
+  '{"id":"12","command":"true"}',
+  '{"id":"a","command":"true","colour":"red"}',
+  '{"id":"a","command":"true","max_retries":-1}',
+  '{"id":"a"}',
+  '{"id":"__proto__","command":"true"}',
+  '{"id":"c","command":"true","constructor":1}',
+  '{"__proto__":{"x":1},"id":"p","command":"true"}',
+  '{"id":"a","command":"true","timeout":"1e309"}',
+  "{",
+  "[]",
+  "null",
+  "1",
+  '""',
+  '{"id":"a","argv":[]}',
+  '{"id":"a","argv":[1,2]}',
+  '{"id":"a","command":""}',
 ];
 
 const COMMANDS = ["true", "false", "echo", "hi", "exit 3", "sh", "-c", "--", "-", "", "日本"];
 
-const SETTING_KEYS = ["max-retries", "max_retries", "timeout", "backoff-base", "backoff_base", "backoff-cap", "backoff_cap", "MAX_RETRIES", "colour", "__proto__", "constructor", ""];
-
-const GARBAGE_VERBS = [
-  "", " ", "lsit", "ad", "ADD", "Status", "add\u0000", "日本", "triage", "robot-docs", "help", "version", "worker", "dlq", "config",
-  "-", "--", "--json", "-x", "--version", "-v", "--help", "-h", "__proto__", "constructor", "toString", "hasOwnProperty", "config-", "x".repeat(500),
+const SETTING_KEYS = [
+  "max-retries",
+  "max_retries",
+  "timeout",
+  "backoff-base",
+  "backoff_base",
+  "backoff-cap",
+  "backoff_cap",
+  "MAX_RETRIES",
+  "colour",
+  "__proto__",
+  "constructor",
+  "",
 ];
 
-const UNKNOWN_FLAGS = ["--nope", "--limt", "--jsn", "--JSON", "--Json", "--db-path", "-z", "-", "--日本", "--\u0000", "--=x", "--constructor", "--__proto__", "--toString", "-J", "---json", "--json-x"];
+const GARBAGE_VERBS = [
+  "",
+  " ",
+  "lsit",
+  "ad",
+  "ADD",
+  "Status",
+  "add\u0000",
+  "日本",
+  "triage",
+  "robot-docs",
+  "help",
+  "version",
+  "worker",
+  "dlq",
+  "config",
+  "-",
+  "--",
+  "--json",
+  "-x",
+  "--version",
+  "-v",
+  "--help",
+  "-h",
+  "__proto__",
+  "constructor",
+  "toString",
+  "hasOwnProperty",
+  "config-",
+  "x".repeat(500),
+];
+
+const UNKNOWN_FLAGS = [
+  "--nope",
+  "--limt",
+  "--jsn",
+  "--JSON",
+  "--Json",
+  "--db-path",
+  "-z",
+  "-",
+  "--日本",
+  "--\u0000",
+  "--=x",
+  "--constructor",
+  "--__proto__",
+  "--toString",
+  "-J",
+  "---json",
+  "--json-x",
+];
 
 // --- generation -----------------------------------------------------------
 
@@ -117,7 +414,11 @@ const GOOD = {
   pairs: ["team=a", "ci=1", "k=v"],
   ids: ["1", "2", "3", "4", "5", "6", "7", "8", "k-done", "k-queued"],
   paths: ["out/r.xml", "r.md", "sub/dir/x.json", "jobs.ndjson", "config.json"],
-  json: ['{"id":"fz1","command":"true"}', '{"id":"fz2","argv":["true"],"queue":"once"}', '{"id":"fz3","command":"echo hi","max_retries":1,"tags":{"a":"b"}}'],
+  json: [
+    '{"id":"fz1","command":"true"}',
+    '{"id":"fz2","argv":["true"],"queue":"once"}',
+    '{"id":"fz3","command":"echo hi","max_retries":1,"tags":{"a":"b"}}',
+  ],
 };
 
 /** Values for a flag: good, boundary, bad and garbage (only good ones when `good`). */
@@ -145,15 +446,31 @@ function valueFor(r: () => number, name: string, def: FlagDef, good = false): st
     if (v < 0.55 && min !== undefined) return String(min - 0.5);
     return pick(r, NUMBERS);
   };
-  if (hint.includes("DURATION") || def.valueType === "duration" || name === "timeout" || name.endsWith("-timeout") || name === "older-than" || name === "after") {
+  if (
+    hint.includes("DURATION") ||
+    def.valueType === "duration" ||
+    name === "timeout" ||
+    name.endsWith("-timeout") ||
+    name === "older-than" ||
+    name === "after"
+  ) {
     return good ? pick(r, GOOD.durations) : r() < 0.3 ? num(def.min, def.max) : pick(r, DURATIONS);
   }
   if (hint.includes("TIME") && !hint.includes("DURATION")) return pick(r, good ? GOOD.times : TIMES);
-  if (hint === "N" || hint === "SECONDS" || def.valueType === "integer" || def.valueType === "number" || name === "cursor" || name === "since-id") return num(def.min, def.max);
+  if (
+    hint === "N" ||
+    hint === "SECONDS" ||
+    def.valueType === "integer" ||
+    def.valueType === "number" ||
+    name === "cursor" ||
+    name === "since-id"
+  )
+    return num(def.min, def.max);
   if (hint === "NAME") return pick(r, good ? GOOD.lanes : LANES);
   if (hint === "K=V") return pick(r, good ? GOOD.pairs : PAIRS);
   if (hint.includes("PATH") || hint.includes("FILE") || hint === "DIR") return pick(r, good ? GOOD.paths : PATHS);
-  if (hint === "ID") return pick(r, good ? ["w-1", "ci-1", "fz-bg"] : [...IDS, "w-1", "ci-1", "worker@host:1", "bad id"]);
+  if (hint === "ID")
+    return pick(r, good ? ["w-1", "ci-1", "fz-bg"] : [...IDS, "w-1", "ci-1", "worker@host:1", "bad id"]);
   if (hint === "VERB") return pick(r, [...Object.keys(VERBS), "nope", ""]);
   if (hint === "STRING") return pick(r, COMMANDS);
   if (hint === "KEY") return pick(r, ["k-done", "k-queued", "fresh-key", "", "k".repeat(300), "日本"]);
@@ -173,7 +490,10 @@ function positionalFor(r: () => number, verb: string, good = false): string {
     case "config-get":
     case "config-set":
     case "config-unset":
-      if (good) return r() < 0.5 ? pick(r, ["max-retries", "timeout", "backoff_base", "backoff-cap"]) : pick(r, ["1", "2", "5", "30s"]);
+      if (good)
+        return r() < 0.5
+          ? pick(r, ["max-retries", "timeout", "backoff_base", "backoff-cap"])
+          : pick(r, ["1", "2", "5", "30s"]);
       return r() < 0.5 ? pick(r, SETTING_KEYS) : pick(r, [...NUMBERS, ...DURATIONS]);
     case "config-validate":
       return pick(r, good ? GOOD.paths : PATHS);
@@ -191,7 +511,8 @@ function flagItem(r: () => number, name: string, def: FlagDef, good = false): It
   }
   const value = valueFor(r, name, def, good);
   const v = good ? 0.1 + r() * 0.9 : r();
-  if (def.alias && v < 0.2) return { flag: name, tokens: r() < 0.5 ? [`-${def.alias}`, value] : [`-${def.alias}${value}`] };
+  if (def.alias && v < 0.2)
+    return { flag: name, tokens: r() < 0.5 ? [`-${def.alias}`, value] : [`-${def.alias}${value}`] };
   if (def.optionalValue && v < 0.35) return { flag: name, tokens: [long] };
   if (v < 0.08) return { flag: name, tokens: [long] }; // the value is missing
   if (v < 0.3) return { flag: name, tokens: [`${long}=${value}`] };
@@ -205,7 +526,8 @@ function pickVerb(r: () => number, verbs: VerbFlags): { words: string[]; verb: s
   if (roll < 0.22) {
     const group = pick(r, Object.keys(COMPOUND));
     const actions = Object.keys(COMPOUND[group]!);
-    if (r() < 0.12) return { words: r() < 0.5 ? [group] : [group, pick(r, ["nope", "", "START", "lst", "--json"])], verb: null };
+    if (r() < 0.12)
+      return { words: r() < 0.5 ? [group] : [group, pick(r, ["nope", "", "START", "lst", "--json"])], verb: null };
     const action = pick(r, actions);
     const target = COMPOUND[group]![action]!([])[0]!;
     return { words: [group, action], verb: target in verbs ? target : null };
@@ -215,18 +537,29 @@ function pickVerb(r: () => number, verbs: VerbFlags): { words: string[]; verb: s
 }
 
 /** Applies the safety rules; returns the final argv (with --json before any bare --). */
-function finish(r: () => number, words: string[], verb: string | null, items: Item[]): { argv: string[]; work: boolean } {
+function finish(
+  r: () => number,
+  words: string[],
+  verb: string | null,
+  items: Item[],
+): { argv: string[]; work: boolean } {
   // Never a stream or a redrawing screen.
-  let kept = items.filter((it) => it.flag !== "follow" && it.flag !== "watch" && !it.tokens.some((t) => /^--(follow|watch)(=|$)/.test(t)));
+  let kept = items.filter(
+    (it) => it.flag !== "follow" && it.flag !== "watch" && !it.tokens.some((t) => /^--(follow|watch)(=|$)/.test(t)),
+  );
   const has = (flag: string) => kept.some((it) => it.flag === flag);
   const drop = (flag: string) => (kept = kept.filter((it) => it.flag !== flag));
   const isWork = verb === "work";
   if (isWork) {
     // A tiny fresh queue (the runner's), never the loop.
     drop("db");
-    if (!has("once") && !has("drain")) kept.push({ flag: r() < 0.5 ? "once" : "drain", tokens: [r() < 0.5 ? "--once" : "--drain"] });
-    for (const it of kept) if (it.flag === "once" || it.flag === "drain") it.tokens = it.tokens.map((t) => (/^--(once|drain)=false$/.test(t) ? t.replace("false", "true") : t));
-    if (!kept.some((it) => it.tokens.some((t) => /^--(once|drain)(=true)?$/.test(t)))) kept.push({ flag: "drain", tokens: ["--drain"] });
+    if (!has("once") && !has("drain"))
+      kept.push({ flag: r() < 0.5 ? "once" : "drain", tokens: [r() < 0.5 ? "--once" : "--drain"] });
+    for (const it of kept)
+      if (it.flag === "once" || it.flag === "drain")
+        it.tokens = it.tokens.map((t) => (/^--(once|drain)=false$/.test(t) ? t.replace("false", "true") : t));
+    if (!kept.some((it) => it.tokens.some((t) => /^--(once|drain)(=true)?$/.test(t))))
+      kept.push({ flag: "drain", tokens: ["--drain"] });
   }
   const small = () => pick(r, ["0", "0.05", "0.1", "0.2s"]);
   if (verb === "wait") {
@@ -254,7 +587,10 @@ function finish(r: () => number, words: string[], verb: string | null, items: It
   const dashed = kept.filter(ends);
   const body = kept.filter((it) => !ends(it)).flatMap((it) => it.tokens);
   // A verb word "--" ends flag parsing at once: --json goes first then.
-  const tokens = words[0] === "--" ? ["--json", ...words, ...body, ...dashed.flatMap((it) => it.tokens)] : [...words, ...body, "--json", ...dashed.flatMap((it) => it.tokens)];
+  const tokens =
+    words[0] === "--"
+      ? ["--json", ...words, ...body, ...dashed.flatMap((it) => it.tokens)]
+      : [...words, ...body, "--json", ...dashed.flatMap((it) => it.tokens)];
   return { argv: tokens, work: isWork };
 }
 
@@ -293,18 +629,29 @@ export function generateCases(seed: number, count: number, verbs: VerbFlags, sta
         const other = Object.entries(otherDefs).filter(([, d]) => d.type !== "positional");
         if (other.length) {
           const [name, def] = pick(r, other);
-          if (name !== "follow" && name !== "watch") items.push({ flag: defs[name] ? name : "?", tokens: flagItem(r, name, def).tokens });
+          if (name !== "follow" && name !== "watch")
+            items.push({ flag: defs[name] ? name : "?", tokens: flagItem(r, name, def).tokens });
         }
       } else if (roll < 0.86 || (positional && roll < 0.92)) {
         items.push({ flag: null, tokens: [verb ? positionalFor(r, verb) : pick(r, IDS)] });
       } else if (roll < 0.95) {
-        items.push({ flag: "--", tokens: ["--", ...Array.from({ length: Math.floor(r() * 3) }, () => (verb ? positionalFor(r, verb) : pick(r, GARBAGE)))] });
+        items.push({
+          flag: "--",
+          tokens: [
+            "--",
+            ...Array.from({ length: Math.floor(r() * 3) }, () => (verb ? positionalFor(r, verb) : pick(r, GARBAGE))),
+          ],
+        });
       } else {
         items.push({ flag: null, tokens: ["-"] });
       }
     }
     // QueueCTL's `worker start --count N` (rewritten to --concurrency).
-    if (words[0] === "worker" && words[1] === "start" && r() < 0.3) items.push({ flag: "concurrency", tokens: r() < 0.5 ? ["--count", pick(r, NUMBERS)] : [`--count=${pick(r, NUMBERS)}`] });
+    if (words[0] === "worker" && words[1] === "start" && r() < 0.3)
+      items.push({
+        flag: "concurrency",
+        tokens: r() < 0.5 ? ["--count", pick(r, NUMBERS)] : [`--count=${pick(r, NUMBERS)}`],
+      });
     const { argv, work } = finish(r, words, verb, items);
     cases.push({ n, argv, work });
   }

@@ -16,7 +16,7 @@ import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path";
 import { main } from "../src/cli.ts";
 import { redirectOut } from "../src/ui/stdio.ts";
-import { loadVerbFlags, type FuzzCase } from "./fuzz-cases.ts";
+import { type FuzzCase, loadVerbFlags } from "./fuzz-cases.ts";
 import { judge } from "./fuzz-judge.ts";
 
 const [casesFile, resultsFile, dirArg] = process.argv.slice(2);
@@ -101,7 +101,14 @@ await add("--priority", "3", "--tag", "team=a", "--", "true"); // 6 queued
 await add("--key", "k-queued", "--", "echo", "q"); // 7 queued
 const gate = join(dir, "bg.go");
 const pidfile = join(dir, "bg.pid");
-const running = await add("--queue", BG_LANE, "--", "sh", "-c", `echo $$ > '${pidfile}'; while [ ! -f '${gate}' ] && [ -d '${dir}' ]; do sleep 0.05; done`); // 8 running (ends with its folder)
+const running = await add(
+  "--queue",
+  BG_LANE,
+  "--",
+  "sh",
+  "-c",
+  `echo $$ > '${pidfile}'; while [ ! -f '${gate}' ] && [ -d '${dir}' ]; do sleep 0.05; done`,
+); // 8 running (ends with its folder)
 const worker = Bun.spawn(["bun", CLI, "work", "--queue", BG_LANE, "--worker-id", "fz-bg"], {
   cwd: dir,
   env: { ...process.env } as Record<string, string>,
@@ -179,7 +186,8 @@ for (const c of cases) {
   if (timedOut) verdict.problems.push(`no answer within ${DEADLINE_MS} ms`);
   if (threw) verdict.problems.push(`main() threw: ${threw}`);
   if (current.unhandled.length) verdict.problems.push(`unhandled: ${current.unhandled.join(" | ")}`);
-  if (listeners() !== baseListeners) verdict.problems.push(`signal listeners leaked (${listeners()} vs ${baseListeners})`);
+  if (listeners() !== baseListeners)
+    verdict.problems.push(`signal listeners leaked (${listeners()} vs ${baseListeners})`);
   const result = {
     n: c.n,
     code,
@@ -189,7 +197,7 @@ for (const c of cases) {
     problems: verdict.problems,
     ...(verdict.problems.length ? { stdout: stdout.slice(0, 1500), stderr: stderr.slice(0, 1500) } : {}),
   };
-  appendFileSync(resultsFile, JSON.stringify(result) + "\n");
+  appendFileSync(resultsFile, `${JSON.stringify(result)}\n`);
   if (timedOut) {
     stopped = true;
     break;

@@ -8,7 +8,7 @@
 import { COMPOUND, VERBS } from "../src/commands/registry.ts";
 import { ERROR_CODES } from "../src/contract/errors.ts";
 import { schemaExport } from "../src/describe/schemas.ts";
-import { compileContract, verbOf, type Contract } from "./contract-helpers.ts";
+import { type Contract, compileContract, verbOf } from "./contract-helpers.ts";
 
 let contract: Contract | null = null;
 
@@ -42,17 +42,25 @@ const ROOT_WORDS = new Set(["help", "version"]);
  * `UNKNOWN_COMMAND`, and a run with a `--name` its verb does not define never
  * succeeds.
  */
-export function judge(argv: string[], code: number | null, stdout: string, stderr: string, flags?: Record<string, Record<string, { type: string }>>): Verdict {
+export function judge(
+  argv: string[],
+  code: number | null,
+  stdout: string,
+  stderr: string,
+  flags?: Record<string, Record<string, { type: string }>>,
+): Verdict {
   const problems: string[] = [];
   let env: any = null;
-  if (!stdout.endsWith("\n") || stdout.indexOf("\n") !== stdout.length - 1) problems.push("stdout is not exactly one line");
+  if (!stdout.endsWith("\n") || stdout.indexOf("\n") !== stdout.length - 1)
+    problems.push("stdout is not exactly one line");
   try {
     env = JSON.parse(stdout);
   } catch {
     problems.push("stdout is not JSON");
   }
   if (/^\s+at /m.test(stderr)) problems.push("a stack trace on stderr");
-  if (/^(error|TypeError|RangeError|ReferenceError|SyntaxError|panic)\b.*:/m.test(stderr)) problems.push("a runtime error on stderr");
+  if (/^(error|TypeError|RangeError|ReferenceError|SyntaxError|panic)\b.*:/m.test(stderr))
+    problems.push("a runtime error on stderr");
   if (code === null || !Number.isInteger(code) || code < 0 || code > 6) problems.push(`undocumented exit code ${code}`);
   if (!env || typeof env !== "object" || Array.isArray(env)) {
     if (env !== null) problems.push("stdout is not an object");
@@ -67,11 +75,14 @@ export function judge(argv: string[], code: number | null, stdout: string, stder
   if (env.ok === false) {
     const first = errors[0];
     if (env.data !== null) problems.push("data is not null on failure");
-    if (first && first.exit_code !== code) problems.push(`exit code ${code} but errors[0].exit_code ${first.exit_code}`);
+    if (first && first.exit_code !== code)
+      problems.push(`exit code ${code} but errors[0].exit_code ${first.exit_code}`);
     const info = first && (ERROR_CODES as Record<string, { exit_code: number }>)[first.code];
-    if (info && info.exit_code !== first.exit_code) problems.push(`${first.code} has exit_code ${first.exit_code}, registry says ${info.exit_code}`);
+    if (info && info.exit_code !== first.exit_code)
+      problems.push(`${first.code} has exit_code ${first.exit_code}, registry says ${info.exit_code}`);
     // The top-level guard's INTERNAL means something threw that nobody expected: a bug.
-    if (first?.code === "INTERNAL" && /^unexpected failure/.test(first.message)) problems.push(`the top-level guard caught: ${first.message}`);
+    if (first?.code === "INTERNAL" && /^unexpected failure/.test(first.message))
+      problems.push(`the top-level guard caught: ${first.message}`);
   } else if (env.ok === true) {
     const verb = verbOf(argv.filter((a) => a !== "--json"));
     const allowed = verb === "wait" ? [0, 6] : verb === "doctor" ? [0, 3] : [0];
@@ -91,7 +102,14 @@ export function judge(argv: string[], code: number | null, stdout: string, stder
     }
   }
   const first = argv[0];
-  if (first !== undefined && !first.startsWith("-") && !ROOT_WORDS.has(first) && !Object.hasOwn(VERBS, first) && !Object.hasOwn(COMPOUND, first) && outcome !== "UNKNOWN_COMMAND") {
+  if (
+    first !== undefined &&
+    !first.startsWith("-") &&
+    !ROOT_WORDS.has(first) &&
+    !Object.hasOwn(VERBS, first) &&
+    !Object.hasOwn(COMPOUND, first) &&
+    outcome !== "UNKNOWN_COMMAND"
+  ) {
     problems.push(`${JSON.stringify(first)} names no verb, but the outcome is ${outcome}`);
   }
   return { problems, outcome, message };

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { generateCases, loadVerbFlags, type FuzzCase, type VerbFlags } from "./fuzz-cases.ts";
+import { type FuzzCase, generateCases, loadVerbFlags, type VerbFlags } from "./fuzz-cases.ts";
 import { judge } from "./fuzz-judge.ts";
 
 // The preload's default timeout does not reach every file when the whole suite runs (Bun 1.4.5): real processes on a loaded machine need more than 5 s.
@@ -36,7 +36,9 @@ let cases: FuzzCase[];
 const dirs: string[] = [];
 
 beforeAll(async () => {
-  console.log(`fuzz seed ${SEED} (FUZZ_SEED=${SEED} bun test test/fuzz.test.ts reproduces): ${IN_PROCESS} in-process + ${SUBPROCESS} subprocess cases`);
+  console.log(
+    `fuzz seed ${SEED} (FUZZ_SEED=${SEED} bun test test/fuzz.test.ts reproduces): ${IN_PROCESS} in-process + ${SUBPROCESS} subprocess cases`,
+  );
   root = mkdtempSync(join(tmpdir(), "spoolctl-fuzz-"));
   verbFlags = await loadVerbFlags();
   cases = generateCases(SEED, IN_PROCESS + SUBPROCESS, verbFlags);
@@ -67,8 +69,16 @@ test(`fuzz: ${IN_PROCESS} argv lists in-process, each one envelope with a docume
       stdout: "pipe",
       stderr: "pipe",
     });
-    const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-    const results = readFileSync(resultsFile, "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const [out, err, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
+    const results = readFileSync(resultsFile, "utf8")
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
     return { batch, results, code, out, err };
   });
   const failures: string[] = [];
@@ -87,7 +97,14 @@ test(`fuzz: ${IN_PROCESS} argv lists in-process, each one envelope with a docume
       ran++;
       outcomes[r.outcome] = (outcomes[r.outcome] ?? 0) + 1;
       slowest = Math.max(slowest, r.ms);
-      if (r.problems.length) failures.push(describe(c, r.problems, `exit ${r.code}; stdout ${JSON.stringify(r.stdout)}; stderr ${JSON.stringify(r.stderr)}`));
+      if (r.problems.length)
+        failures.push(
+          describe(
+            c,
+            r.problems,
+            `exit ${r.code}; stdout ${JSON.stringify(r.stdout)}; stderr ${JSON.stringify(r.stderr)}`,
+          ),
+        );
     }
   }
   console.log(`fuzz in-process: ${ran} cases, slowest ${slowest} ms, outcomes ${JSON.stringify(outcomes)}`);
@@ -96,7 +113,8 @@ test(`fuzz: ${IN_PROCESS} argv lists in-process, each one envelope with a docume
   expect(ran).toBe(IN_PROCESS);
   // The generator reaches every outcome class: successes and several error codes.
   expect(outcomes.ok ?? 0).toBeGreaterThan(IN_PROCESS / 20);
-  for (const code of ["INVALID_INPUT", "MISSING_REQUIRED", "UNKNOWN_FLAG", "UNKNOWN_COMMAND", "NOT_FOUND"]) expect(outcomes[code] ?? 0).toBeGreaterThan(0);
+  for (const code of ["INVALID_INPUT", "MISSING_REQUIRED", "UNKNOWN_FLAG", "UNKNOWN_COMMAND", "NOT_FOUND"])
+    expect(outcomes[code] ?? 0).toBeGreaterThan(0);
 }, 300_000);
 
 test(`fuzz: ${SUBPROCESS} argv lists through real bun src/cli.ts processes`, async () => {
@@ -130,14 +148,25 @@ test(`fuzz: ${SUBPROCESS} argv lists through real bun src/cli.ts processes`, asy
       late = true;
       proc.kill("SIGKILL");
     }, SUBPROCESS_DEADLINE_MS);
-    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
     clearTimeout(timer);
     const ms = Math.round(performance.now() - started);
     slowest = Math.max(slowest, ms);
     const verdict = judge(c.argv, late ? null : code, stdout, stderr, verbFlags);
     if (late) verdict.problems.push(`no answer within ${SUBPROCESS_DEADLINE_MS} ms`);
     outcomes[verdict.outcome] = (outcomes[verdict.outcome] ?? 0) + 1;
-    if (verdict.problems.length) failures.push(describe(c, verdict.problems, `exit ${code}; stdout ${JSON.stringify(stdout.slice(0, 1500))}; stderr ${JSON.stringify(stderr.slice(0, 1500))}`));
+    if (verdict.problems.length)
+      failures.push(
+        describe(
+          c,
+          verdict.problems,
+          `exit ${code}; stdout ${JSON.stringify(stdout.slice(0, 1500))}; stderr ${JSON.stringify(stderr.slice(0, 1500))}`,
+        ),
+      );
   };
   await Promise.all(
     Array.from({ length: 2 }, async () => {

@@ -5,12 +5,24 @@
  * `add --from` key conflicts inside one batch.
  */
 import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SpoolError } from "../src/contract/errors.ts";
-import { openSqliteStore } from "../src/store/sqlite/open.ts";
 import { parseTimestamp } from "../src/ops/values.ts";
+import { openSqliteStore } from "../src/store/sqlite/open.ts";
 import { CLI, ON_POSTGRES, TempQueue } from "./helpers.ts";
 import { makeForeignSqliteFile, setSqliteJournalMode, sqliteFileFacts } from "./support/queue-fixtures.ts";
 
@@ -29,13 +41,26 @@ function snapshot(path: string) {
 
 /** Runs the CLI with stdout as bytes (TempQueue.run decodes it as text). */
 async function runBytes(args: string[]): Promise<{ code: number; stdout: Uint8Array; stderr: string; maxRSS: number }> {
-  const proc = Bun.spawn(["bun", CLI, ...args], { env: q.env(), cwd: q.dir, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).arrayBuffer(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn(["bun", CLI, ...args], {
+    env: q.env(),
+    cwd: q.dir,
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).arrayBuffer(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   return { code, stdout: new Uint8Array(stdout), stderr, maxRSS: proc.resourceUsage()?.maxRSS ?? 0 };
 }
 
 /** Runs the CLI with `--json` placed before a `--` (TempQueue.json appends it, after the command's own arguments). */
-async function json(args: string[], opts: { env?: Record<string, string>; stdin?: string } = {}): Promise<{ code: number; env: any; stderr: string }> {
+async function json(
+  args: string[],
+  opts: { env?: Record<string, string>; stdin?: string } = {},
+): Promise<{ code: number; env: any; stderr: string }> {
   const i = args.indexOf("--");
   const r = await q.run(i === -1 ? [...args, "--json"] : [...args.slice(0, i), "--json", ...args.slice(i)], opts);
   let env: any;
@@ -54,7 +79,17 @@ describe.skipIf(ON_POSTGRES)("A. a foreign SQLite file is refused and left untou
     makeForeignSqliteFile(app);
     const before = snapshot(app);
     await Bun.sleep(20); // so that a write would show in the mtime
-    const verbs = [["status"], ["list"], ["show", "1"], ["output", "1"], ["config", "get", "timeout"], ["add", "--", "true"], ["work", "--drain"], ["config", "set", "timeout", "5m"], ["cancel", "1"]];
+    const verbs = [
+      ["status"],
+      ["list"],
+      ["show", "1"],
+      ["output", "1"],
+      ["config", "get", "timeout"],
+      ["add", "--", "true"],
+      ["work", "--drain"],
+      ["config", "set", "timeout", "5m"],
+      ["cancel", "1"],
+    ];
     for (const verb of verbs) {
       const end = verb.indexOf("--");
       const args = end === -1 ? [...verb, "--db", app] : [...verb.slice(0, end), "--db", app, ...verb.slice(end)];
@@ -98,7 +133,17 @@ describe.skipIf(ON_POSTGRES)("B. reading verbs open the queue read-only", () => 
     setSqliteJournalMode(q.db, "DELETE");
     const before = snapshot(q.db);
     await Bun.sleep(20);
-    for (const verb of [["status"], ["list"], ["show", "1"], ["feedback", "1"], ["events"], ["workers"], ["report"], ["config", "show"], ["wait", "1", "--timeout", "0"]]) {
+    for (const verb of [
+      ["status"],
+      ["list"],
+      ["show", "1"],
+      ["feedback", "1"],
+      ["events"],
+      ["workers"],
+      ["report"],
+      ["config", "show"],
+      ["wait", "1", "--timeout", "0"],
+    ]) {
       const r = await q.run(verb);
       expect([verb.join(" "), r.stderr.includes("INTERNAL")]).toEqual([verb.join(" "), false]);
     }
@@ -136,57 +181,70 @@ describe.skipIf(ON_POSTGRES)("B. reading verbs open the queue read-only", () => 
   async function asNobody(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     const env = { ...q.env(), HOME: "/tmp" };
     delete (env as Record<string, string>).SPOOLCTL_DB;
-    const proc = Bun.spawn([setpriv!, `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "bun", CLI, ...args], { env, cwd: "/", stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const proc = Bun.spawn(
+      [setpriv!, `--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "bun", CLI, ...args],
+      { env, cwd: "/", stdin: "ignore", stdout: "pipe", stderr: "pipe" },
+    );
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
     return { code, stdout, stderr };
   }
 
-  test.skipIf(!canDrop)("a user who may only read the file (its folder writable) can read the queue; writing names the permission", async () => {
-    const shared = await sharedQueue();
-    try {
-      chownSync(shared.dir, NOBODY, NOBODY);
-      const before = snapshot(shared.db);
-      await Bun.sleep(20);
-      const status = await asNobody(["status", "--db", shared.db, "--json"]);
-      expect([status.code, status.stderr]).toEqual([0, ""]);
-      expect(JSON.parse(status.stdout).data.counts.done).toBe(1);
-      expect((await asNobody(["list", "--db", shared.db])).stdout).toContain("echo hello");
-      expect((await asNobody(["show", "1", "--db", shared.db])).code).toBe(0);
-      const out = await asNobody(["output", "1", "--db", shared.db, "--stream", "stdout", "--raw"]);
-      expect([out.code, out.stdout]).toEqual([0, "hello\n"]);
-      const add = await asNobody(["add", "--db", shared.db, "--json", "--", "true"]);
-      expect(add.code).toBe(3);
-      expect(JSON.parse(add.stdout).errors[0].message).toMatch(/permission denied \(the file is read-only/);
-      expect(snapshot(shared.db)).toEqual(before);
-    } finally {
-      shared.cleanup();
-    }
-  });
-
-  test.skipIf(!canDrop)("a read-only file in a read-only folder: a clear permission error, and no file is created", async () => {
-    const shared = await sharedQueue();
-    try {
-      chmodSync(shared.dir, 0o555);
-      const before = snapshot(shared.db);
-      await Bun.sleep(20);
-      for (const verb of [["status"], ["list"], ["show", "1"], ["output", "1"]]) {
-        const r = await asNobody([...verb, "--db", shared.db, "--json"]);
-        expect([verb.join(" "), r.code]).toEqual([verb.join(" "), 3]);
-        const error = JSON.parse(r.stdout).errors[0];
-        expect(error.code).toBe("INTERNAL");
-        expect(error.message).toContain("permission denied on its folder");
-        expect(error.message).not.toContain("attempt to write a readonly database");
+  test.skipIf(!canDrop)(
+    "a user who may only read the file (its folder writable) can read the queue; writing names the permission",
+    async () => {
+      const shared = await sharedQueue();
+      try {
+        chownSync(shared.dir, NOBODY, NOBODY);
+        const before = snapshot(shared.db);
+        await Bun.sleep(20);
+        const status = await asNobody(["status", "--db", shared.db, "--json"]);
+        expect([status.code, status.stderr]).toEqual([0, ""]);
+        expect(JSON.parse(status.stdout).data.counts.done).toBe(1);
+        expect((await asNobody(["list", "--db", shared.db])).stdout).toContain("echo hello");
+        expect((await asNobody(["show", "1", "--db", shared.db])).code).toBe(0);
+        const out = await asNobody(["output", "1", "--db", shared.db, "--stream", "stdout", "--raw"]);
+        expect([out.code, out.stdout]).toEqual([0, "hello\n"]);
+        const add = await asNobody(["add", "--db", shared.db, "--json", "--", "true"]);
+        expect(add.code).toBe(3);
+        expect(JSON.parse(add.stdout).errors[0].message).toMatch(/permission denied \(the file is read-only/);
+        expect(snapshot(shared.db)).toEqual(before);
+      } finally {
+        shared.cleanup();
       }
-      const add = await asNobody(["add", "--db", shared.db, "--json", "--", "true"]);
-      expect(add.code).toBe(3);
-      expect(JSON.parse(add.stdout).errors[0].message).toContain("permission denied");
-      expect(snapshot(shared.db)).toEqual(before);
-      expect(existsSync(`${shared.db}-wal`) || existsSync(`${shared.db}-shm`)).toBe(false);
-    } finally {
-      chmodSync(shared.dir, 0o755);
-      shared.cleanup();
-    }
-  });
+    },
+  );
+
+  test.skipIf(!canDrop)(
+    "a read-only file in a read-only folder: a clear permission error, and no file is created",
+    async () => {
+      const shared = await sharedQueue();
+      try {
+        chmodSync(shared.dir, 0o555);
+        const before = snapshot(shared.db);
+        await Bun.sleep(20);
+        for (const verb of [["status"], ["list"], ["show", "1"], ["output", "1"]]) {
+          const r = await asNobody([...verb, "--db", shared.db, "--json"]);
+          expect([verb.join(" "), r.code]).toEqual([verb.join(" "), 3]);
+          const error = JSON.parse(r.stdout).errors[0];
+          expect(error.code).toBe("INTERNAL");
+          expect(error.message).toContain("permission denied on its folder");
+          expect(error.message).not.toContain("attempt to write a readonly database");
+        }
+        const add = await asNobody(["add", "--db", shared.db, "--json", "--", "true"]);
+        expect(add.code).toBe(3);
+        expect(JSON.parse(add.stdout).errors[0].message).toContain("permission denied");
+        expect(snapshot(shared.db)).toEqual(before);
+        expect(existsSync(`${shared.db}-wal`) || existsSync(`${shared.db}-shm`)).toBe(false);
+      } finally {
+        chmodSync(shared.dir, 0o755);
+        shared.cleanup();
+      }
+    },
+  );
 });
 
 describe("C. output --raw writes the exact bytes, streamed", () => {
@@ -209,7 +267,13 @@ describe("C. output --raw writes the exact bytes, streamed", () => {
     const path = (await q.attempt(id))!.stdout_path;
     const size = 256 * 1024 * 1024;
     truncateSync(path, size); // sparse: no disk used
-    const proc = Bun.spawn(["bun", CLI, "output", String(id), "--stream", "stdout", "--raw"], { env: q.env(), cwd: q.dir, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(["bun", CLI, "output", String(id), "--stream", "stdout", "--raw"], {
+      env: q.env(),
+      cwd: q.dir,
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     let total = 0;
     for await (const chunk of proc.stdout) total += chunk.length;
     expect(await proc.exited).toBe(0);
@@ -234,32 +298,60 @@ describe("D. --at parsing", () => {
   const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
 
   test("local times in zones with :45 and :30 offsets are found exactly", () => {
-    expect(inZone("Asia/Kathmandu", () => iso(parseTimestamp("--at", "2027-12-01T09:00")))).toBe("2027-12-01T03:15:00.000Z");
-    expect(inZone("Pacific/Chatham", () => iso(parseTimestamp("--at", "2027-12-01T09:00")))).toBe("2027-11-30T19:15:00.000Z"); // +13:45 in summer
-    expect(inZone("Pacific/Chatham", () => iso(parseTimestamp("--at", "2027-07-01T09:00")))).toBe("2027-06-30T20:15:00.000Z"); // +12:45 in winter
-    expect(inZone("Australia/Eucla", () => iso(parseTimestamp("--at", "2027-12-01T09:00:30")))).toBe("2027-12-01T00:15:30.000Z");
-    expect(inZone("America/St_Johns", () => iso(parseTimestamp("--at", "2027-12-01T09:00")))).toBe("2027-12-01T12:30:00.000Z");
-    expect(inZone("Pacific/Kiritimati", () => iso(parseTimestamp("--at", "2027-12-01T09:00")))).toBe("2027-11-30T19:00:00.000Z"); // +14:00
-    expect(inZone("Pacific/Pago_Pago", () => iso(parseTimestamp("--at", "2027-12-01T09:00")))).toBe("2027-12-01T20:00:00.000Z"); // -11:00
+    expect(inZone("Asia/Kathmandu", () => iso(parseTimestamp("--at", "2027-12-01T09:00")))).toBe(
+      "2027-12-01T03:15:00.000Z",
+    );
+    expect(inZone("Pacific/Chatham", () => iso(parseTimestamp("--at", "2027-12-01T09:00")))).toBe(
+      "2027-11-30T19:15:00.000Z",
+    ); // +13:45 in summer
+    expect(inZone("Pacific/Chatham", () => iso(parseTimestamp("--at", "2027-07-01T09:00")))).toBe(
+      "2027-06-30T20:15:00.000Z",
+    ); // +12:45 in winter
+    expect(inZone("Australia/Eucla", () => iso(parseTimestamp("--at", "2027-12-01T09:00:30")))).toBe(
+      "2027-12-01T00:15:30.000Z",
+    );
+    expect(inZone("America/St_Johns", () => iso(parseTimestamp("--at", "2027-12-01T09:00")))).toBe(
+      "2027-12-01T12:30:00.000Z",
+    );
+    expect(inZone("Pacific/Kiritimati", () => iso(parseTimestamp("--at", "2027-12-01T09:00")))).toBe(
+      "2027-11-30T19:00:00.000Z",
+    ); // +14:00
+    expect(inZone("Pacific/Pago_Pago", () => iso(parseTimestamp("--at", "2027-12-01T09:00")))).toBe(
+      "2027-12-01T20:00:00.000Z",
+    ); // -11:00
   });
 
   test("daylight-saving gaps and overlaps are still rejected", () => {
-    expect(() => inZone("Europe/Berlin", () => parseTimestamp("--at", "2027-03-28T02:30"))).toThrow(/daylight-saving gap/);
+    expect(() => inZone("Europe/Berlin", () => parseTimestamp("--at", "2027-03-28T02:30"))).toThrow(
+      /daylight-saving gap/,
+    );
     expect(() => inZone("Europe/Berlin", () => parseTimestamp("--at", "2027-10-31T02:30"))).toThrow(/occurs twice/);
     // Chatham moves by 1 h at 02:45 local time.
-    expect(() => inZone("Pacific/Chatham", () => parseTimestamp("--at", "2027-09-26T03:00"))).toThrow(/daylight-saving gap/);
-    expect(() => inZone("Australia/Lord_Howe", () => parseTimestamp("--at", "2027-04-04T01:45"))).toThrow(/occurs twice/); // a 30-minute shift
+    expect(() => inZone("Pacific/Chatham", () => parseTimestamp("--at", "2027-09-26T03:00"))).toThrow(
+      /daylight-saving gap/,
+    );
+    expect(() => inZone("Australia/Lord_Howe", () => parseTimestamp("--at", "2027-04-04T01:45"))).toThrow(
+      /occurs twice/,
+    ); // a 30-minute shift
   });
 
   test("a date that does not exist is 'not a valid date', in every form", () => {
     for (const raw of ["2026-02-29T09:00:00", "2026-02-29T09:00:00Z", "2027-04-31", "2027-02-30T00:00+01:00"]) {
       expect(() => inZone("Europe/Berlin", () => parseTimestamp("--at", raw))).toThrow(/not a valid date/);
     }
-    expect(inZone("Europe/Berlin", () => iso(parseTimestamp("--at", "2028-02-29T09:00:00")))).toBe("2028-02-29T08:00:00.000Z");
+    expect(inZone("Europe/Berlin", () => iso(parseTimestamp("--at", "2028-02-29T09:00:00")))).toBe(
+      "2028-02-29T08:00:00.000Z",
+    );
   });
 
   test("zone offsets are bounded: hours at most 14, minutes below 60", () => {
-    for (const raw of ["2027-01-01T09:00+99:99", "2027-01-01T09:00+15:00", "2027-01-01T09:00-14:30", "2027-01-01T09:00+05:60", "2027-01-01T09:00+0599"]) {
+    for (const raw of [
+      "2027-01-01T09:00+99:99",
+      "2027-01-01T09:00+15:00",
+      "2027-01-01T09:00-14:30",
+      "2027-01-01T09:00+05:60",
+      "2027-01-01T09:00+0599",
+    ]) {
       expect(() => parseTimestamp("--at", raw)).toThrow(/zone offset from -14:00 to \+14:00/);
     }
     expect(iso(parseTimestamp("--at", "2027-01-01T09:00+14:00"))).toBe("2026-12-31T19:00:00.000Z");
@@ -267,7 +359,12 @@ describe("D. --at parsing", () => {
   });
 
   test("--at has the --after bound (ten years ahead); show never meets an invalid date", async () => {
-    for (const raw of ["9999999999999", "9999999999", "9999-01-01T00:00:00Z", String(Math.floor(Date.now() / 1000) + 11 * 365 * 86400)]) {
+    for (const raw of [
+      "9999999999999",
+      "9999999999",
+      "9999-01-01T00:00:00Z",
+      String(Math.floor(Date.now() / 1000) + 11 * 365 * 86400),
+    ]) {
       const r = await json(["add", "--at", raw, "--", "true"]);
       expect([raw, r.code, r.env.errors[0]?.code]).toEqual([raw, 1, "INVALID_INPUT"]);
       expect(r.env.errors[0].message).toContain("10 years ahead");
@@ -290,7 +387,9 @@ describe("E. idempotency keys that are only digits or blank", () => {
       expect([key, r.code, r.env.errors[0]?.code]).toEqual([key, 1, "INVALID_INPUT"]);
       expect(r.env.errors[0].message).toContain("--key");
     }
-    const from = await json(["add", "--from", "-"], { stdin: '{"argv":["true"],"key":"a1"}\n{"argv":["true"],"key":"3"}\n' });
+    const from = await json(["add", "--from", "-"], {
+      stdin: '{"argv":["true"],"key":"a1"}\n{"argv":["true"],"key":"3"}\n',
+    });
     expect([from.code, from.env.errors[0]?.code]).toEqual([1, "INVALID_INPUT"]);
     expect(from.env.errors[0].message).toContain("line 2");
     const enqueue = await json(["enqueue", '{"id":"  ","command":"true"}']);
@@ -355,7 +454,12 @@ describe("G. reads are bounded", () => {
     mkdirSync(join(q.dir, "project", ".spoolctl"), { recursive: true });
     writeFileSync(join(q.dir, "project", ".spoolctl", "config.json"), " ".repeat(1024 * 1024 + 1));
     const env = { ...q.env() } as Record<string, string>;
-    const proc = Bun.spawn(["bun", CLI, "status", "--json"], { env: { ...env, SPOOLCTL_DB: "" }, cwd: join(q.dir, "project"), stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(["bun", CLI, "status", "--json"], {
+      env: { ...env, SPOOLCTL_DB: "" },
+      cwd: join(q.dir, "project"),
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const out = JSON.parse(await new Response(proc.stdout).text());
     expect(await proc.exited).toBe(1);
     expect(out.errors[0].code).toBe("INVALID_INPUT");
@@ -366,7 +470,12 @@ describe("G. reads are bounded", () => {
     const r = await json(["add", "--from", "/dev/zero"]);
     expect([r.code, r.env.errors[0]?.code]).toEqual([1, "INVALID_INPUT"]);
     expect(r.env.errors[0].message).toContain("64 MiB");
-    const proc = Bun.spawn(["sh", "-c", `cat /dev/zero | bun "${CLI}" add --from - --json`], { env: q.env(), cwd: q.dir, stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(["sh", "-c", `cat /dev/zero | bun "${CLI}" add --from - --json`], {
+      env: q.env(),
+      cwd: q.dir,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const out = JSON.parse(await new Response(proc.stdout).text());
     expect(await proc.exited).toBe(1);
     expect(out.errors[0].code).toBe("INVALID_INPUT");
@@ -379,15 +488,29 @@ describe("H. capabilities publish which verbs write", () => {
   test("every verb that writes says mutates: true; reading verbs say false", async () => {
     const r = await json(["capabilities"]);
     const verbs = r.env.data.verbs as Record<string, { mutates: boolean }>;
-    const writers = ["add", "work", "stop", "retry", "cancel", "triage", "prune", "enqueue", "config-set", "config-unset"];
+    const writers = [
+      "add",
+      "work",
+      "stop",
+      "retry",
+      "cancel",
+      "triage",
+      "prune",
+      "enqueue",
+      "config-set",
+      "config-unset",
+    ];
     for (const name of writers) expect([name, verbs[name]?.mutates]).toEqual([name, true]);
-    for (const [name, v] of Object.entries(verbs)) if (!writers.includes(name)) expect([name, v.mutates]).toEqual([name, false]);
+    for (const [name, v] of Object.entries(verbs))
+      if (!writers.includes(name)) expect([name, v.mutates]).toEqual([name, false]);
   });
 });
 
 describe("I. add --from: a key reused inside one batch", () => {
   test("a different command under a key of an earlier line names that line, not a job id", async () => {
-    const r = await json(["add", "--from", "-"], { stdin: '{"argv":["echo","a"],"key":"k"}\n\n{"argv":["echo","b"],"key":"k"}\n' });
+    const r = await json(["add", "--from", "-"], {
+      stdin: '{"argv":["echo","a"],"key":"k"}\n\n{"argv":["echo","b"],"key":"k"}\n',
+    });
     expect([r.code, r.env.errors[0]?.code]).toEqual([5, "IDEMPOTENCY_CONFLICT"]);
     const message = r.env.errors[0].message as string;
     expect(message).toContain("line 3");
@@ -397,9 +520,14 @@ describe("I. add --from: a key reused inside one batch", () => {
   });
 
   test("the same command twice is deduplicated to one job; an older active job is still named by id", async () => {
-    const r = await json(["add", "--from", "-"], { stdin: '{"argv":["echo","a"],"key":"k"}\n{"argv":["echo","a"],"key":"k"}\n' });
+    const r = await json(["add", "--from", "-"], {
+      stdin: '{"argv":["echo","a"],"key":"k"}\n{"argv":["echo","a"],"key":"k"}\n',
+    });
     expect(r.code).toBe(0);
-    expect(r.env.data.jobs.map((j: { job_id: number; deduplicated: boolean }) => [j.job_id, j.deduplicated])).toEqual([[1, false], [1, true]]);
+    expect(r.env.data.jobs.map((j: { job_id: number; deduplicated: boolean }) => [j.job_id, j.deduplicated])).toEqual([
+      [1, false],
+      [1, true],
+    ]);
     const again = await json(["add", "--from", "-"], { stdin: '{"argv":["echo","b"],"key":"k"}\n' });
     expect(again.code).toBe(5);
     expect(again.env.errors[0].message).toContain("active job 1");
@@ -409,6 +537,8 @@ describe("I. add --from: a key reused inside one batch", () => {
 // SQLite-only: the SQLite driver's open of a file that is not SQLite at all, skipped on PostgreSQL.
 test.skipIf(ON_POSTGRES)("SpoolError stays the only failure type of the open path (sanity for A/B)", () => {
   writeFileSync(q.db, "not sqlite at all\n".repeat(50));
-  expect(() => openSqliteStore({ path: q.db, spoolDir: join(q.dir, "s"), create: false, readOnly: true })).toThrow(SpoolError);
+  expect(() => openSqliteStore({ path: q.db, spoolDir: join(q.dir, "s"), create: false, readOnly: true })).toThrow(
+    SpoolError,
+  );
   expect(() => openSqliteStore({ path: q.db, spoolDir: join(q.dir, "s"), create: true })).toThrow(SpoolError);
 });

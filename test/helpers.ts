@@ -12,9 +12,9 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { openQueue, type Store, type StoreReader, type StoreWriter } from "../src/store/index.ts";
-import { resolveLocation, type QueueLocation } from "../src/store/location.ts";
+import { type QueueLocation, resolveLocation } from "../src/store/location.ts";
 import type { Attempt, Job, JobEvent, WorkerRecord } from "../src/store/model.ts";
-import { ON_POSTGRES, TEST_DB, createPgDatabase, dropPgDatabase } from "./support/queue-fixtures.ts";
+import { createPgDatabase, dropPgDatabase, ON_POSTGRES, TEST_DB } from "./support/queue-fixtures.ts";
 
 export { ON_POSTGRES, TEST_DB };
 
@@ -81,7 +81,9 @@ export class TempQueue {
    * SPOOLCTL_SPOOL_DIR), so XDG_STATE_HOME points into the temp folder.
    */
   queueEnv(): Record<string, string> {
-    return this.driver === "postgres" ? { SPOOLCTL_DB: this.db, XDG_STATE_HOME: join(this.dir, "state") } : { SPOOLCTL_DB: this.db };
+    return this.driver === "postgres"
+      ? { SPOOLCTL_DB: this.db, XDG_STATE_HOME: join(this.dir, "state") }
+      : { SPOOLCTL_DB: this.db };
   }
 
   /** The spool folder (attempt output as `output/JOB.ATTEMPT.stdout|stderr`), where the CLI puts it: `dir/queue.spool` for SQLite. */
@@ -91,14 +93,22 @@ export class TempQueue {
 
   /** Env for CLI runs against this queue. */
   env(extra: Record<string, string> = {}): Record<string, string> {
-    const env: Record<string, string> = { ...(process.env as Record<string, string>), ...this.queueEnv(), NO_COLOR: "1", ...extra };
+    const env: Record<string, string> = {
+      ...(process.env as Record<string, string>),
+      ...this.queueEnv(),
+      NO_COLOR: "1",
+      ...extra,
+    };
     // Bun's SQL client would take PGDATABASE over the database in SPOOLCTL_DB.
     if (this.driver === "postgres" && extra.PGDATABASE === undefined) delete env.PGDATABASE;
     return env;
   }
 
   /** Runs the CLI to completion. */
-  async run(args: string[], opts: { env?: Record<string, string>; stdin?: string; cwd?: string } = {}): Promise<CliResult> {
+  async run(
+    args: string[],
+    opts: { env?: Record<string, string>; stdin?: string; cwd?: string } = {},
+  ): Promise<CliResult> {
     const proc = Bun.spawn(["bun", CLI, ...args], {
       env: this.env(opts.env),
       cwd: opts.cwd ?? this.dir,
@@ -106,7 +116,11 @@ export class TempQueue {
       stdout: "pipe",
       stderr: "pipe",
     });
-    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
     return {
       code,
       stdout,
@@ -118,7 +132,10 @@ export class TempQueue {
   }
 
   /** Runs the CLI with `--json` and returns the envelope (asserting stdout is one JSON object). */
-  async json(args: string[], opts: { env?: Record<string, string>; stdin?: string; cwd?: string } = {}): Promise<{ code: number; env: any; stderr: string }> {
+  async json(
+    args: string[],
+    opts: { env?: Record<string, string>; stdin?: string; cwd?: string } = {},
+  ): Promise<{ code: number; env: any; stderr: string }> {
     const r = await this.run([...args, "--json"], opts);
     let env: any;
     try {
@@ -131,7 +148,13 @@ export class TempQueue {
 
   /** Starts the CLI in the background (a worker, say). */
   spawn(args: string[], opts: { env?: Record<string, string> } = {}) {
-    return Bun.spawn(["bun", CLI, ...args], { env: this.env(opts.env), cwd: this.dir, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    return Bun.spawn(["bun", CLI, ...args], {
+      env: this.env(opts.env),
+      cwd: this.dir,
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
   }
 
   /** `add --json ARGS…` (flags before `--`); returns the new job's id, throwing on failure. */
@@ -255,7 +278,9 @@ export class TempQueue {
         jobs: (await tx.listJobs({ limit: ALL })).reverse(),
         attempts: await allAttemptsIn(tx),
         events: await tx.listEvents({ afterId: 0, limit: ALL }),
-        workers: (await tx.listWorkers(ALL)).sort((a, b) => (a.worker_id < b.worker_id ? -1 : a.worker_id > b.worker_id ? 1 : 0)),
+        workers: (await tx.listWorkers(ALL)).sort((a, b) =>
+          a.worker_id < b.worker_id ? -1 : a.worker_id > b.worker_id ? 1 : 0,
+        ),
         settings: await tx.listSettings(),
       })),
     );
@@ -287,7 +312,12 @@ async function allAttemptsIn(tx: StoreReader): Promise<Attempt[]> {
 }
 
 /** Polls `check` until it returns a truthy value or `timeoutMs` passes (then throws `what`). */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 30000, everyMs = 25): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | Promise<T>,
+  timeoutMs = 30000,
+  everyMs = 25,
+): Promise<NonNullable<T>> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const value = await check();

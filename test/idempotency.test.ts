@@ -57,7 +57,11 @@ test("same key and same payload returns the active job, deduplicated", async () 
 test("same payload with different tags, note or priority warns IDEMPOTENCY_METADATA_DIFFERS and keeps the original", async () => {
   const first = await add("--key", "k", "--tag", "team=a", "--note", "first", "--priority", "1", "--", "echo", "hi");
   const id = first.env.data.job_id;
-  for (const extra of [["--tag", "team=b"], ["--note", "second"], ["--priority", "9"]]) {
+  for (const extra of [
+    ["--tag", "team=b"],
+    ["--note", "second"],
+    ["--priority", "9"],
+  ]) {
     const base: Record<string, string> = { "--tag": "team=a", "--note": "first", "--priority": "1" };
     base[extra[0]!] = extra[1]!;
     const args = Object.entries(base).flat();
@@ -78,7 +82,20 @@ test("same payload with different tags, note or priority warns IDEMPOTENCY_METAD
   expect(job.priority).toBe(1);
 
   // Human mode: the warning is one line on stderr, the result on stdout.
-  const human = await q.run(["add", "--key", "k", "--note", "other", "--tag", "team=a", "--priority", "1", "--", "echo", "hi"]);
+  const human = await q.run([
+    "add",
+    "--key",
+    "k",
+    "--note",
+    "other",
+    "--tag",
+    "team=a",
+    "--priority",
+    "1",
+    "--",
+    "echo",
+    "hi",
+  ]);
   expect(human.code).toBe(0);
   expect(human.stdout).toBe(`Job ${id} is already queued (deduplicated by --key)\n`);
   expect(human.stderr).toMatch(/^spoolctl: warning: IDEMPOTENCY_METADATA_DIFFERS: .+\n$/);
@@ -172,15 +189,24 @@ test("a dead job frees its key", async () => {
 
 test("add --from: keys deduplicate within the file, and a conflict adds nothing at all", async () => {
   const ok = join(q.dir, "ok.ndjson");
-  writeFileSync(ok, ['{"argv": ["echo", "a"], "key": "x"}', '{"argv": ["echo", "a"], "key": "x"}', '{"argv": ["echo", "b"]}'].join("\n") + "\n");
+  writeFileSync(
+    ok,
+    `${['{"argv": ["echo", "a"], "key": "x"}', '{"argv": ["echo", "a"], "key": "x"}', '{"argv": ["echo", "b"]}'].join(
+      "\n",
+    )}\n`,
+  );
   const r = await add("--from", ok);
   expect(r.code).toBe(0);
   expect(r.env.data.count).toBe(3);
-  expect(r.env.data.jobs.map((j: any) => [j.job_id, j.deduplicated])).toEqual([[1, false], [1, true], [2, false]]);
+  expect(r.env.data.jobs.map((j: any) => [j.job_id, j.deduplicated])).toEqual([
+    [1, false],
+    [1, true],
+    [2, false],
+  ]);
 
   const before = await dump();
   const bad = join(q.dir, "bad.ndjson");
-  writeFileSync(bad, ['{"argv": ["echo", "c"]}', '{"argv": ["echo", "not a"], "key": "x"}'].join("\n") + "\n");
+  writeFileSync(bad, `${['{"argv": ["echo", "c"]}', '{"argv": ["echo", "not a"], "key": "x"}'].join("\n")}\n`);
   const c = await add("--from", bad);
   expect(c.code).toBe(5);
   expect(c.env.errors[0].code).toBe("IDEMPOTENCY_CONFLICT");

@@ -8,7 +8,6 @@ import { join } from "node:path";
 import { TempQueue, waitFor } from "./helpers.ts";
 import { patchJobs } from "./support/queue-fixtures.ts";
 
-
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));
 afterEach(() => q.cleanup());
@@ -126,8 +125,32 @@ test("--slots is a fleet-wide ceiling: two workers with --slots 1 never overlap"
   const log = join(q.dir, "log");
   const names = ["j1", "j2", "j3", "j4"];
   for (const n of names) await add("--queue", "slotted", ...loggingJob(log, n, 0.2));
-  const w1 = q.spawn(["work", "--queue", "slotted", "--slots", "1", "--concurrency", "2", "--drain", "--json", "--worker-id", "w1"]);
-  const w2 = q.spawn(["work", "--queue", "slotted", "--slots", "1", "--concurrency", "2", "--drain", "--json", "--worker-id", "w2"]);
+  const w1 = q.spawn([
+    "work",
+    "--queue",
+    "slotted",
+    "--slots",
+    "1",
+    "--concurrency",
+    "2",
+    "--drain",
+    "--json",
+    "--worker-id",
+    "w1",
+  ]);
+  const w2 = q.spawn([
+    "work",
+    "--queue",
+    "slotted",
+    "--slots",
+    "1",
+    "--concurrency",
+    "2",
+    "--drain",
+    "--json",
+    "--worker-id",
+    "w2",
+  ]);
   const [c1, c2] = await Promise.all([w1.exited, w2.exited]);
   expect(c1).toBe(0);
   expect(c2).toBe(0);

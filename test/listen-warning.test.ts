@@ -14,5 +14,8 @@ test("a failed re-LISTEN is one spoolctl line per 30 s, without the channel; oth
     console.warn("something else", 42);`;
   const run = Bun.spawnSync(["bun", "-e", script], { stderr: "pipe", stdout: "pipe" });
   const lines = run.stderr.toString().trim().split("\n");
-  expect(lines).toEqual(["spoolctl: no instant wake-ups while the database connection is down (Connection closed); polling until it is back", "something else 42"]);
+  expect(lines).toEqual([
+    "spoolctl: no instant wake-ups while the database connection is down (Connection closed); polling until it is back",
+    "something else 42",
+  ]);
 });

@@ -29,7 +29,8 @@ afterEach(async () => {
 });
 
 /** A job that prints, then waits for `gate` in the queue folder, then prints again. */
-const GATED = (gate: string, tail = "") => `echo one; echo err-one >&2; while [ ! -e ${gate} ]; do sleep 0.02; done; echo two; echo err-two >&2${tail}`;
+const GATED = (gate: string, tail = "") =>
+  `echo one; echo err-one >&2; while [ ! -e ${gate} ]; do sleep 0.02; done; echo two; echo err-two >&2${tail}`;
 
 async function addJson(args: string[]): Promise<number> {
   const r = await q.run(["add", "--json", ...args]);
@@ -66,43 +67,62 @@ test("status keeps its one-shot text; --watch is refused off a terminal and with
   expect(bad.env.errors[0].message).toContain("--interval");
 }, 60000);
 
-test.skipIf(!HAVE_TMUX)("status --watch redraws lanes, running jobs and recent failures in a terminal until Ctrl-C", async () => {
-  const failing = await addJson(["--max-retries", "0", "--", "sh", "-c", "echo broken >&2; exit 7"]);
-  await q.run(["work", "--drain"]);
-  const gated = await addJson(["--queue", "builds", "-c", GATED("gate")]);
-  const worker = q.spawn(["work", "--queue", "builds", "--worker-id", "watch-worker"]);
-  workers.push(worker);
-  await waitFor("the gated job to run", async () => (await attemptState(gated)) === "running");
+test.skipIf(!HAVE_TMUX)(
+  "status --watch redraws lanes, running jobs and recent failures in a terminal until Ctrl-C",
+  async () => {
+    const failing = await addJson(["--max-retries", "0", "--", "sh", "-c", "echo broken >&2; exit 7"]);
+    await q.run(["work", "--drain"]);
+    const gated = await addJson(["--queue", "builds", "-c", GATED("gate")]);
+    const worker = q.spawn(["work", "--queue", "builds", "--worker-id", "watch-worker"]);
+    workers.push(worker);
+    await waitFor("the gated job to run", async () => (await attemptState(gated)) === "running");
 
-  tty = new Tty(["status", "--watch", "--interval", "0.2"], { cwd: q.dir, env: q.queueEnv() });
-  const first = await waitFor("the first frame", () => {
-    const s = tty!.screen();
-    return s.includes("RUNNING (1)") && s.includes("watch-worker") && s.includes(`process_exit: exit 7`) ? s : null;
-  }, 30000, SCREEN_POLL_MS);
-  expect(first).toContain("spoolctl status --watch · every 0.2s");
-  expect(first).toContain("canceled 0  dead 1  done 0  failed 0  queued 0  running 1");
-  expect(first).toMatch(/LANE +QUEUED +OF WHICH SCHEDULED +RUNNING +DONE +DEAD +CANCELED/);
-  expect(first).toMatch(/\nbuilds +0 +0 +1 +0 +0 +0/);
-  expect(first).toMatch(/\ndefault +0 +0 +0 +0 +1 +0/);
-  expect(first).toMatch(new RegExp(`\\n${gated} +builds +1 +\\S+ +watch-worker +sh -c 'echo one`));
-  expect(first).toMatch(new RegExp(`\\n${failing} +1 +\\S+ ago +process_exit: exit 7 +dead +sh -c 'echo broken`));
+    tty = new Tty(["status", "--watch", "--interval", "0.2"], { cwd: q.dir, env: q.queueEnv() });
+    const first = await waitFor(
+      "the first frame",
+      () => {
+        const s = tty!.screen();
+        return s.includes("RUNNING (1)") && s.includes("watch-worker") && s.includes(`process_exit: exit 7`) ? s : null;
+      },
+      30000,
+      SCREEN_POLL_MS,
+    );
+    expect(first).toContain("spoolctl status --watch · every 0.2s");
+    expect(first).toContain("canceled 0  dead 1  done 0  failed 0  queued 0  running 1");
+    expect(first).toMatch(/LANE +QUEUED +OF WHICH SCHEDULED +RUNNING +DONE +DEAD +CANCELED/);
+    expect(first).toMatch(/\nbuilds +0 +0 +1 +0 +0 +0/);
+    expect(first).toMatch(/\ndefault +0 +0 +0 +0 +1 +0/);
+    expect(first).toMatch(new RegExp(`\\n${gated} +builds +1 +\\S+ +watch-worker +sh -c 'echo one`));
+    expect(first).toMatch(new RegExp(`\\n${failing} +1 +\\S+ ago +process_exit: exit 7 +dead +sh -c 'echo broken`));
 
-  writeFileSync(join(q.dir, "gate"), "");
-  const second = await waitFor("a redraw after the job ended", () => {
-    const s = tty!.screen();
-    return s.includes("RUNNING (0)") ? s : null;
-  }, 30000, SCREEN_POLL_MS);
-  expect(second).toContain("canceled 0  dead 1  done 1  failed 0  queued 0  running 0");
-  expect(second).toContain("nothing running");
+    writeFileSync(join(q.dir, "gate"), "");
+    const second = await waitFor(
+      "a redraw after the job ended",
+      () => {
+        const s = tty!.screen();
+        return s.includes("RUNNING (0)") ? s : null;
+      },
+      30000,
+      SCREEN_POLL_MS,
+    );
+    expect(second).toContain("canceled 0  dead 1  done 1  failed 0  queued 0  running 0");
+    expect(second).toContain("nothing running");
 
-  tty.keys("C-c");
-  const last = await waitFor("a clean exit on Ctrl-C", () => {
-    const s = tty!.screen();
-    return s.includes("EXIT=") ? s : null;
-  }, 30000, SCREEN_POLL_MS);
-  expect(last).toContain("EXIT=0");
-  expect(last).toContain("RUNNING (0)"); // the last frame stays on screen
-}, 60000);
+    tty.keys("C-c");
+    const last = await waitFor(
+      "a clean exit on Ctrl-C",
+      () => {
+        const s = tty!.screen();
+        return s.includes("EXIT=") ? s : null;
+      },
+      30000,
+      SCREEN_POLL_MS,
+    );
+    expect(last).toContain("EXIT=0");
+    expect(last).toContain("RUNNING (0)"); // the last frame stays on screen
+  },
+  60000,
+);
 
 test("work --drain prints no progress on a pipe: only the worker lines", async () => {
   await q.run(["add", "--", "echo", "a"]);
@@ -116,34 +136,53 @@ test("work --drain prints no progress on a pipe: only the worker lines", async (
   expect(json.stderr).toBe("");
 }, 60000);
 
-test.skipIf(!HAVE_TMUX)("work --drain on a terminal shows executed/left on one updating line, then clears it", async () => {
-  await q.run(["add", "--", "echo", "first"]);
-  await q.run(["add", "-c", GATED("gate")]);
-  await q.run(["add", "--", "echo", "third"]);
-  tty = new Tty(["work", "--drain"], { cwd: q.dir, env: q.queueEnv() });
-  const during = await waitFor("the progress line", () => {
-    const s = tty!.screen();
-    return s.includes("spoolctl: draining default: 1 executed, 2 left (1 running)") ? s : null;
-  }, 30000, SCREEN_POLL_MS);
-  expect(during).toMatch(/spoolctl: job 1 attempt 1 succeeded \(\d+\.\ds\) -> done\n/);
-  writeFileSync(join(q.dir, "gate"), "");
-  const after = await waitFor("the drain to end", () => {
-    const s = tty!.screen();
-    return s.includes("EXIT=") ? s : null;
-  }, 30000, SCREEN_POLL_MS);
-  expect(after).toContain("EXIT=0");
-  expect(after).toMatch(/job 3 attempt 1 succeeded .*-> done/);
-  expect(after).not.toContain("draining"); // the progress line is gone once drained
-  const lines = after.split("\n").filter((l) => l.startsWith("spoolctl: job"));
-  expect(lines).toHaveLength(3); // each worker line once, never overwritten or repeated
-}, 60000);
+test.skipIf(!HAVE_TMUX)(
+  "work --drain on a terminal shows executed/left on one updating line, then clears it",
+  async () => {
+    await q.run(["add", "--", "echo", "first"]);
+    await q.run(["add", "-c", GATED("gate")]);
+    await q.run(["add", "--", "echo", "third"]);
+    tty = new Tty(["work", "--drain"], { cwd: q.dir, env: q.queueEnv() });
+    const during = await waitFor(
+      "the progress line",
+      () => {
+        const s = tty!.screen();
+        return s.includes("spoolctl: draining default: 1 executed, 2 left (1 running)") ? s : null;
+      },
+      30000,
+      SCREEN_POLL_MS,
+    );
+    expect(during).toMatch(/spoolctl: job 1 attempt 1 succeeded \(\d+\.\ds\) -> done\n/);
+    writeFileSync(join(q.dir, "gate"), "");
+    const after = await waitFor(
+      "the drain to end",
+      () => {
+        const s = tty!.screen();
+        return s.includes("EXIT=") ? s : null;
+      },
+      30000,
+      SCREEN_POLL_MS,
+    );
+    expect(after).toContain("EXIT=0");
+    expect(after).toMatch(/job 3 attempt 1 succeeded .*-> done/);
+    expect(after).not.toContain("draining"); // the progress line is gone once drained
+    const lines = after.split("\n").filter((l) => l.startsWith("spoolctl: job"));
+    expect(lines).toHaveLength(3); // each worker line once, never overwritten or repeated
+  },
+  60000,
+);
 
 test("output --follow streams a running attempt until it ends, then exits 0", async () => {
   const id = await addJson(["-c", GATED("gate", "; exit 5")]);
   workers.push(q.spawn(["work"]));
   await waitFor("the job to run", async () => (await attemptState(id)) === "running");
 
-  const follow = Bun.spawn(["bun", join(import.meta.dir, "../src/cli.ts"), "output", String(id), "--follow"], { env: q.env(), cwd: q.dir, stdout: "pipe", stderr: "pipe" });
+  const follow = Bun.spawn(["bun", join(import.meta.dir, "../src/cli.ts"), "output", String(id), "--follow"], {
+    env: q.env(),
+    cwd: q.dir,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   let out = "";
   let err = "";
   const pump = async (stream: ReadableStream<Uint8Array>, add: (s: string) => void) => {
@@ -172,7 +211,9 @@ test("output --follow streams a running attempt until it ends, then exits 0", as
   expect(json.code).toBe(1);
   expect(json.env.errors[0].message).toContain("--follow streams bytes");
   // The remediation is a command to run as is: the job's id, the queue's selection, no placeholder.
-  expect(json.env.errors[0].remediation).toBe(`spoolctl output ${selectionFlags({ dbPath: q.location().dbPath, source: "env" })} ${id} --json reads what exists so far`);
+  expect(json.env.errors[0].remediation).toBe(
+    `spoolctl output ${selectionFlags({ dbPath: q.location().dbPath, source: "env" })} ${id} --json reads what exists so far`,
+  );
 }, 60000);
 
 test("output --follow on a job that has not run yet says so and exits 0", async () => {
@@ -204,5 +245,7 @@ test("colors by state only when asked for a terminal: never on a pipe, never wit
   expect(status.stdout).toContain("\u001b[31mdead 1\u001b[39m");
   const show = await q.run(["show", "1"], { env: { NO_COLOR: "", FORCE_COLOR: "1" } });
   expect(show.stdout).toContain("\u001b[32mdone\u001b[39m");
-  expect(strip(show.stdout)).toMatch(/\n# +STATE +STARTED +FINISHED +TOOK +RESULT +WORKER +HOST\n1 +succeeded +\S+ +\S+ +\d+\.\ds +exit 0/);
+  expect(strip(show.stdout)).toMatch(
+    /\n# +STATE +STARTED +FINISHED +TOOK +RESULT +WORKER +HOST\n1 +succeeded +\S+ +\S+ +\d+\.\ds +exit 0/,
+  );
 }, 60000);

@@ -75,7 +75,11 @@ test("a live PID with no recorded start time is inconclusive (left alone)", () =
 test("a zombie (exited, never waited for) is dead, though its PID and start time still match", async () => {
   // `sleep 0` runs in the background of a shell that then execs `sleep 30`, which
   // never waits: the exited `sleep 0` stays a zombie with its PID and start time.
-  const parent = Bun.spawn(["sh", "-c", "sleep 0 & echo $!; exec sleep 30"], { stdin: "ignore", stdout: "pipe", stderr: "ignore" });
+  const parent = Bun.spawn(["sh", "-c", "sleep 0 & echo $!; exec sleep 30"], {
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "ignore",
+  });
   children.push(parent);
   const reader = (parent.stdout as ReadableStream<Uint8Array>).getReader();
   const first = await reader.read();
@@ -90,7 +94,6 @@ test("a zombie (exited, never waited for) is dead, though its PID and start time
 
 // End to end: workers whose command line does not say "spoolctl".
 describe("end to end", () => {
-
   let q: TempQueue;
   let plain: string;
   beforeEach(() => {
@@ -118,7 +121,11 @@ describe("end to end", () => {
     await waitFor("worker one to register", () => q.registered("one"));
     const first = await add(q, "--", "sleep", "4");
     await waitFor("job 1 to run on worker one", async () => (await q.job(first))?.locked_by === "one");
-    const w2 = startWorker(q, ["--worker-id", "two"], { env: knobs, cwd: plain, argv0: ["bun", join(plain, "src", "cli.ts")] });
+    const w2 = startWorker(q, ["--worker-id", "two"], {
+      env: knobs,
+      cwd: plain,
+      argv0: ["bun", join(plain, "src", "cli.ts")],
+    });
     await waitFor("worker two to register", () => q.registered("two"));
     const second = await add(q, "--", "sleep", "4");
     await waitFor("job 2 to run on worker two", async () => (await q.job(second))?.locked_by === "two");
@@ -129,9 +136,18 @@ describe("end to end", () => {
       expect(readlinkSync(`/proc/${w.pid}/cwd`)).toBe(realpathSync(plain));
     }
     // The jobs are reap candidates: heartbeats older than the threshold are seen.
-    await waitFor("a stale heartbeat", async () => Date.now() / 1000 - ((await q.job(first))?.heartbeat_at ?? Infinity) > 0.05, 10000, 5);
+    await waitFor(
+      "a stale heartbeat",
+      async () => Date.now() / 1000 - ((await q.job(first))?.heartbeat_at ?? Infinity) > 0.05,
+      10000,
+      5,
+    );
 
-    await waitFor("both jobs to be done", async () => (await q.job(first))?.state === "done" && (await q.job(second))?.state === "done", 30000);
+    await waitFor(
+      "both jobs to be done",
+      async () => (await q.job(first))?.state === "done" && (await q.job(second))?.state === "done",
+      30000,
+    );
     for (const id of [first, second]) {
       expect((await q.attempt(id))!.state).toBe("succeeded");
       expect((await q.job(id))!.crashes).toBe(0);

@@ -27,7 +27,11 @@ describe.skipIf(ON_POSTGRES)("SQLite file migrations", () => {
   function tables(path = q.db): string[] {
     const db = new Database(path, { readonly: true });
     try {
-      return (db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+      return (
+        db
+          .query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+          .all() as { name: string }[]
+      ).map((r) => r.name);
     } finally {
       db.close();
     }
@@ -77,7 +81,11 @@ describe.skipIf(ON_POSTGRES)("SQLite file migrations", () => {
         q.spawn(["add", "--db", db, "--queue", "other", "--json", "--", "true"]),
       ];
       const results = await Promise.all(
-        procs.map(async (p) => ({ code: await p.exited, stdout: await new Response(p.stdout).text(), stderr: await new Response(p.stderr).text() })),
+        procs.map(async (p) => ({
+          code: await p.exited,
+          stdout: await new Response(p.stdout).text(),
+          stderr: await new Response(p.stderr).text(),
+        })),
       );
       for (const r of results) {
         if (r.code !== 0) throw new Error(`a concurrent opener failed (exit ${r.code}): ${r.stdout} ${r.stderr}`);
@@ -85,7 +93,9 @@ describe.skipIf(ON_POSTGRES)("SQLite file migrations", () => {
       }
       expect(tables(db)).toEqual(TABLES);
       expect(meta(db)).toEqual(currentMeta(String(SCHEMA_VERSION)));
-      const ids = [...results.slice(0, 5), results[6]!].map((r) => JSON.parse(r.stdout).data.job_id as number).sort((a, b) => a - b);
+      const ids = [...results.slice(0, 5), results[6]!]
+        .map((r) => JSON.parse(r.stdout).data.job_id as number)
+        .sort((a, b) => a - b);
       expect(ids).toEqual([1, 2, 3, 4, 5, 6]);
       const count = new Database(db, { readonly: true });
       try {
@@ -125,12 +135,22 @@ describe.skipIf(ON_POSTGRES)("SQLite file migrations", () => {
     const before = snapshot(q.db);
     await Bun.sleep(20); // so that a write would show in the mtime
 
-    const verbs = [["status"], ["list"], ["show", "1"], ["output", "1"], ["add", "--", "echo", "new"], ["work", "--once"], ["work", "--drain"]];
+    const verbs = [
+      ["status"],
+      ["list"],
+      ["show", "1"],
+      ["output", "1"],
+      ["add", "--", "echo", "new"],
+      ["work", "--once"],
+      ["work", "--drain"],
+    ];
     for (const verb of verbs) {
       const human = await q.run(verb);
       expect(human.code).toBe(3);
       expect(human.stdout).toBe("");
-      expect(human.stderr).toMatch(/^spoolctl: error: INTERNAL: .*schema version 99, newer than this spoolctl understands \(\d+\).*\n$/);
+      expect(human.stderr).toMatch(
+        /^spoolctl: error: INTERNAL: .*schema version 99, newer than this spoolctl understands \(\d+\).*\n$/,
+      );
       expect(human.stderr).not.toContain("    at ");
 
       const i = verb.indexOf("--");
@@ -162,7 +182,11 @@ describe.skipIf(ON_POSTGRES)("SQLite file migrations", () => {
   test("a newer file in rollback-journal mode is not switched to WAL either", async () => {
     // A future version may choose another journal mode; refusing must not rewrite the header.
     expect((await q.run(["add", "--", "echo", "hi"])).code).toBe(0);
-    tamper(q.db, "PRAGMA journal_mode = DELETE", `UPDATE meta SET value = '${SCHEMA_VERSION + 1}' WHERE key = 'schema_version'`);
+    tamper(
+      q.db,
+      "PRAGMA journal_mode = DELETE",
+      `UPDATE meta SET value = '${SCHEMA_VERSION + 1}' WHERE key = 'schema_version'`,
+    );
     const before = snapshot(q.db);
     await Bun.sleep(20);
     const r = await q.json(["status"]);
@@ -199,8 +223,16 @@ describe.skipIf(ON_POSTGRES)("SQLite file migrations", () => {
     const db = new Database(q.db, { create: true });
     db.exec(V1_SCHEMA_FOR_TESTS);
     db.exec("INSERT INTO meta (key, value) VALUES ('schema_version', '1')");
-    const insert = db.query("INSERT INTO jobs (argv, state, queue, next_run_at, timeout_seconds, max_retries, created_at) VALUES ('[\"true\"]', ?, ?, 0, 300, 3, 0)");
-    for (const [state, queue] of [["done", "default"], ["done", "default"], ["dead", "builds"], ["queued", "default"]]) insert.run(state!, queue!);
+    const insert = db.query(
+      "INSERT INTO jobs (argv, state, queue, next_run_at, timeout_seconds, max_retries, created_at) VALUES ('[\"true\"]', ?, ?, 0, 300, 3, 0)",
+    );
+    for (const [state, queue] of [
+      ["done", "default"],
+      ["done", "default"],
+      ["dead", "builds"],
+      ["queued", "default"],
+    ])
+      insert.run(state!, queue!);
     db.close();
     const status = await q.json(["status"]);
     expect(status.code).toBe(0);

@@ -13,8 +13,8 @@ import { SQL } from "bun";
 import { openQueue } from "../src/store/index.ts";
 import type { Store } from "../src/store/store.ts";
 import { CLI, waitFor } from "./helpers.ts";
-import { Host, hostsUsable, type HostProcess } from "./support/hosts.ts";
-import { startPgServer, type PgServer } from "./support/pg-server.ts";
+import { Host, type HostProcess, hostsUsable } from "./support/hosts.ts";
+import { type PgServer, startPgServer } from "./support/pg-server.ts";
 
 const USABLE = hostsUsable();
 /** Heartbeat 0.2 s, lease (reap threshold) 1 s: for the tests that wait for a lease to expire. */
@@ -36,14 +36,28 @@ const hosts: Host[] = [];
 
 /** The environment of a process on host `name` (its own spool folder: output files stay on their host). */
 function envFor(name: string): Record<string, string> {
-  return { ...(process.env as Record<string, string>), ...KNOBS, SPOOLCTL_DB: url, XDG_STATE_HOME: join(dir, `state-${name}`), NO_COLOR: "1" };
+  return {
+    ...(process.env as Record<string, string>),
+    ...KNOBS,
+    SPOOLCTL_DB: url,
+    XDG_STATE_HOME: join(dir, `state-${name}`),
+    NO_COLOR: "1",
+  };
 }
 
 /** The CLI from the test process (a third host), parsed `--json` envelope. */
 async function cli(...args: string[]): Promise<any> {
   const [verb, ...rest] = args;
-  const proc = Bun.spawn(["bun", CLI, verb!, "--json", ...rest], { env: envFor("client"), stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn(["bun", CLI, verb!, "--json", ...rest], {
+    env: envFor("client"),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   try {
     return JSON.parse(out);
   } catch {
@@ -63,7 +77,8 @@ async function job(id: number) {
 
 /** Removes the output files of `id`'s attempts: the hosts of these tests share one file system, other machines would not. */
 async function removeAttemptFiles(id: number): Promise<void> {
-  for (const a of await store.read(async (tx) => tx.attemptsOf(id))) for (const path of [a.stdout_path, a.stderr_path]) rmSync(path);
+  for (const a of await store.read(async (tx) => tx.attemptsOf(id)))
+    for (const path of [a.stdout_path, a.stderr_path]) rmSync(path);
 }
 
 async function startHost(name: string): Promise<Host> {
@@ -139,7 +154,10 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     const attempt = (await store.read(async (tx) => tx.getAttempt(id, 1)))!;
     expect(attempt.state).toBe("abandoned");
     expect(attempt.failure_reason).toBe("worker_crash");
-    await waitFor("B's log line", () => wb.stderr().includes(`reaped job ${id}`) && wb.stderr().includes("on host-a lost its lease"));
+    await waitFor(
+      "B's log line",
+      () => wb.stderr().includes(`reaped job ${id}`) && wb.stderr().includes("on host-a lost its lease"),
+    );
     // The orphan still runs on A: nobody there has looked yet.
     expect(await runsOn(a, "sleep 61")).toBe(true);
 
@@ -153,14 +171,18 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     await freshQueue({ SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "0.5", SPOOLCTL_TEST_REAP_THRESHOLD: "5" });
     const a = await startHost("host-a");
     const b = await startHost("host-b");
-    const id = await addJob("--", "sh", "-c", "[ \"$(hostname)\" = host-b ] || exec sleep 64");
+    const id = await addJob("--", "sh", "-c", '[ "$(hostname)" = host-b ] || exec sleep 64');
     const wa = await worker(a, "--worker-id", "a1");
     await waitFor("the child to run on host A", () => runsOn(a, "sleep 64"), 30_000);
     process.kill(wa.outerPid, "SIGKILL");
     const wb = await worker(b, "--drain", "--worker-id", "b1");
     expect(await wb.proc.exited).toBe(0);
     const lines = wb.stderr().split("\n");
-    const waiting = lines.findIndex((l) => l.startsWith(`spoolctl: drain of lane default waits for running jobs of other workers: job ${id} on worker a1 (host-a), silent `));
+    const waiting = lines.findIndex((l) =>
+      l.startsWith(
+        `spoolctl: drain of lane default waits for running jobs of other workers: job ${id} on worker a1 (host-a), silent `,
+      ),
+    );
     const reaped = lines.findIndex((l) => l.includes(`reaped job ${id}`));
     expect(waiting).toBeGreaterThanOrEqual(0);
     expect(lines[waiting]).toEndWith("(a job whose worker stays silent 5s is reaped and run here)");
@@ -176,19 +198,33 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     await waitFor("the job to run on host A", () => runsOn(a, "sleep 63"), 30_000);
     process.kill(wa.outerPid, "SIGKILL");
     // From here (another host) A's PIDs cannot be judged: the lease decides once it has run out.
-    await waitFor("the lease to expire in status", async () => (await cli("status")).data.stranded[0]?.worker_state === "lease_expired", 30_000);
+    await waitFor(
+      "the lease to expire in status",
+      async () => (await cli("status")).data.stranded[0]?.worker_state === "lease_expired",
+      30_000,
+    );
     const stranded = (await cli("status")).data.stranded[0];
-    expect(stranded).toMatchObject({ job_id: id, worker_id: "a1", worker_host: "host-a", fate: expect.stringContaining("reaped by the next worker") });
+    expect(stranded).toMatchObject({
+      job_id: id,
+      worker_id: "a1",
+      worker_host: "host-a",
+      fate: expect.stringContaining("reaped by the next worker"),
+    });
     expect((await cli("list")).data.jobs[0].worker_health).toMatchObject({ worker_state: "lease_expired" });
     // workers judges the row as the reaper would: lease expired by the database's clock, so `lease_expired`, not `stale` for ever.
     const workers = await cli("workers");
-    expect(workers.data.workers.map((w: any) => [w.worker_id, w.status, w.running_jobs])).toEqual([["a1", "lease_expired", [id]]]);
+    expect(workers.data.workers.map((w: any) => [w.worker_id, w.status, w.running_jobs])).toEqual([
+      ["a1", "lease_expired", [id]],
+    ]);
     expect((await cli("status")).data.live_workers).toBe(0);
     const text = Bun.spawnSync(["bun", CLI, "workers"], { env: envFor("client") }).stdout.toString();
     expect(text).toMatch(/^a1 +\d+ +host-a +default +lease_expired /m);
     const cancel = await cli("cancel", String(id), "--running", "--yes");
     expect(cancel.data).toMatchObject({ job_id: id, state: "running" }); // not ours to kill: it runs on host A
-    expect(cancel.warnings[0]).toMatchObject({ code: "KILL_ASYNC", message: expect.stringContaining("the cancel is honoured when the job is reaped") });
+    expect(cancel.warnings[0]).toMatchObject({
+      code: "KILL_ASYNC",
+      message: expect.stringContaining("the cancel is honoured when the job is reaped"),
+    });
     // stop --wait does not wait for a lease_expired worker: it will never answer.
     const stop = await cli("stop", "--wait", "--timeout", "20");
     expect([stop.ok, stop.errors, stop.data.requested]).toEqual([true, [], []]); // not even asked: it will never answer
@@ -200,7 +236,10 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     const b = await startHost("host-b");
     const id = await addJob("--max-crashes", "0", "--", "sh", "-c", "exec env -i sleep 62");
     // The process group rides on the first heartbeat, here a minute away: A dies before it.
-    const wa = await a.spawn(["bun", CLI, "work", "--worker-id", "a1"], { ...envFor(a.name), SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "60" });
+    const wa = await a.spawn(["bun", CLI, "work", "--worker-id", "a1"], {
+      ...envFor(a.name),
+      SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "60",
+    });
     await waitFor("the child to run on host A", () => runsOn(a, "sleep 62"), 30_000);
     process.kill(wa.outerPid, "SIGKILL");
     expect((await store.read(async (tx) => tx.getAttempt(id, 1)))!.pgid).toBeNull();
@@ -220,7 +259,12 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     const a = await startHost("host-a");
     const b = await startHost("host-b");
     // On host A the job would run for a minute; wherever else it runs, it ends at once.
-    const id = await addJob("--", "sh", "-c", 'if [ "$(hostname)" = host-a ]; then exec sleep 62; else echo ran on $(hostname); fi');
+    const id = await addJob(
+      "--",
+      "sh",
+      "-c",
+      'if [ "$(hostname)" = host-a ]; then exec sleep 62; else echo ran on $(hostname); fi',
+    );
     const wa = await worker(a, "--worker-id", "a1");
     await waitFor("the job to run on host A", () => runsOn(a, "sleep 62"), 30_000);
     process.kill(wa.outerPid, "SIGSTOP");
@@ -231,7 +275,11 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
 
     process.kill(wa.outerPid, "SIGCONT");
     await waitFor("A's child to be killed", async () => !(await runsOn(a, "sleep 62")), 30_000);
-    await waitFor("A to say it lost the job", () => wa.stderr().includes(`job ${id} attempt 1 ended after the job was taken from this worker`), 30_000);
+    await waitFor(
+      "A to say it lost the job",
+      () => wa.stderr().includes(`job ${id} attempt 1 ended after the job was taken from this worker`),
+      30_000,
+    );
     // The late result changed nothing: attempt 1 stays abandoned, the job done by B's attempt 2.
     const attempts = await store.read(async (tx) => tx.attemptsOf(id));
     expect(attempts.map((x) => [x.attempt_no, x.state, x.worker_id])).toEqual([
@@ -254,7 +302,9 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     const out = await cli("output", String(id));
     expect(out.data.attempts[0].stdout.text).toBe("out-from-host-b\n");
     expect(out.data.attempts[0].stderr.text).toBe("err-from-host-b\n");
-    const raw = Bun.spawnSync(["bun", CLI, "output", String(id), "--stream", "stdout", "--raw"], { env: envFor("client") });
+    const raw = Bun.spawnSync(["bun", CLI, "output", String(id), "--stream", "stdout", "--raw"], {
+      env: envFor("client"),
+    });
     expect(raw.stdout.toString()).toBe("out-from-host-b\n");
     const feedback = await cli("feedback", String(id));
     expect(feedback.data.streams.stderr.tail).toBe("err-from-host-b\n");
@@ -273,7 +323,9 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     const expected = (n: number) => Bun.spawnSync(["sh", "-c", `seq 1 100000 | head -c ${n}`]).stdout.toString();
     await removeAttemptFiles(id); // the shipped copy, as another machine reads it
     const out = await cli("output", String(id));
-    expect(out.data.attempts[0].stdout.text).toBe(`${expected(300000)}\n[spoolctl: output truncated at 300000 bytes (the output_cap setting)]\n`);
+    expect(out.data.attempts[0].stdout.text).toBe(
+      `${expected(300000)}\n[spoolctl: output truncated at 300000 bytes (the output_cap setting)]\n`,
+    );
     expect(out.data.attempts[0].stderr.text).toBe(expected(200000));
   }, 60_000);
 
@@ -281,20 +333,29 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     await freshQueue(LONG_LEASE);
     const a = await startHost("host-a");
     const b = await startHost("host-b");
-    const lines = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ argv: ["true"], tags: { n: String(i) } })).join("\n");
+    const lines = Array.from({ length: 2000 }, (_, i) =>
+      JSON.stringify({ argv: ["true"], tags: { n: String(i) } }),
+    ).join("\n");
     const file = join(dir, "jobs.ndjson");
-    writeFileSync(file, lines + "\n");
+    writeFileSync(file, `${lines}\n`);
     expect((await cli("add", "--from", file)).ok).toBe(true);
     const workers: HostProcess[] = [];
-    for (let i = 0; i < 4; i++) workers.push(await worker(a, "--drain", "--worker-id", `a${i}`), await worker(b, "--drain", "--worker-id", `b${i}`));
+    for (let i = 0; i < 4; i++)
+      workers.push(
+        await worker(a, "--drain", "--worker-id", `a${i}`),
+        await worker(b, "--drain", "--worker-id", `b${i}`),
+      );
     for (const w of workers) expect(await w.proc.exited).toBe(0);
     const sql = new SQL(url, { max: 1 });
     try {
-      const [counts] = await sql`SELECT count(*)::int AS jobs, count(*) FILTER (WHERE state = 'done')::int AS done, max(last_attempt_no)::int AS max_attempt FROM jobs`;
+      const [counts] =
+        await sql`SELECT count(*)::int AS jobs, count(*) FILTER (WHERE state = 'done')::int AS done, max(last_attempt_no)::int AS max_attempt FROM jobs`;
       expect(counts).toEqual({ jobs: 2000, done: 2000, max_attempt: 1 });
-      const [claims] = await sql`SELECT count(*)::int AS n, count(DISTINCT job_id)::int AS jobs FROM job_events WHERE event = 'claimed'`;
+      const [claims] =
+        await sql`SELECT count(*)::int AS n, count(DISTINCT job_id)::int AS jobs FROM job_events WHERE event = 'claimed'`;
       expect(claims).toEqual({ n: 2000, jobs: 2000 });
-      const byHost = await sql`SELECT w.host, count(*)::int AS n FROM attempts a JOIN workers w ON w.worker_id = a.worker_id GROUP BY w.host ORDER BY w.host`;
+      const byHost =
+        await sql`SELECT w.host, count(*)::int AS n FROM attempts a JOIN workers w ON w.worker_id = a.worker_id GROUP BY w.host ORDER BY w.host`;
       expect(byHost.map((r: any) => r.host)).toEqual(["host-a", "host-b"]);
     } finally {
       await sql.close();
@@ -307,8 +368,10 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     const b = await startHost("host-b");
     const runs = join(dir, "runs.log");
     writeFileSync(runs, "");
-    const lines = Array.from({ length: 150 }, (_, i) => JSON.stringify({ argv: ["sh", "-c", `echo ${i} >> ${runs}`] })).join("\n");
-    writeFileSync(join(dir, "cut.ndjson"), lines + "\n");
+    const lines = Array.from({ length: 150 }, (_, i) =>
+      JSON.stringify({ argv: ["sh", "-c", `echo ${i} >> ${runs}`] }),
+    ).join("\n");
+    writeFileSync(join(dir, "cut.ndjson"), `${lines}\n`);
     expect((await cli("add", "--from", join(dir, "cut.ndjson"))).ok).toBe(true);
     const admin = new SQL(server.url("postgres"), { max: 1 });
     const dbName = new URL(url).pathname.slice(1);
@@ -318,11 +381,15 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     const cutter = (async () => {
       for (let round = 0; cutting && round < 20; round++) {
         await Bun.sleep(250);
-        const killed = await admin`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = ${dbName} AND pid <> pg_backend_pid() AND backend_type = 'client backend'`;
+        const killed =
+          await admin`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = ${dbName} AND pid <> pg_backend_pid() AND backend_type = 'client backend'`;
         cuts += killed[0].n;
       }
     })();
-    const workers = [await worker(a, "--drain", "--concurrency", "2"), await worker(b, "--drain", "--concurrency", "2")];
+    const workers = [
+      await worker(a, "--drain", "--concurrency", "2"),
+      await worker(b, "--drain", "--concurrency", "2"),
+    ];
     try {
       for (const w of workers) await w.proc.exited;
     } finally {
@@ -333,7 +400,11 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     expect(cuts).toBeGreaterThan(0);
     if (workers.some((w) => w.proc.exitCode !== 0)) throw new Error(workers.map((w) => w.stderr()).join("\n---\n"));
     // Every job ran exactly once and is done (a lost commit answer is given back, not run again).
-    const ran = (await Bun.file(runs).text()).trim().split("\n").map(Number).sort((x, y) => x - y);
+    const ran = (await Bun.file(runs).text())
+      .trim()
+      .split("\n")
+      .map(Number)
+      .sort((x, y) => x - y);
     expect(ran).toEqual(Array.from({ length: 150 }, (_, i) => i));
     const status = await cli("status");
     expect(status.data.counts.done).toBe(150);
@@ -345,8 +416,10 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     const b = await startHost("host-b");
     const runs = join(dir, "restart-runs.log");
     writeFileSync(runs, "");
-    const lines = Array.from({ length: 200 }, (_, i) => JSON.stringify({ argv: ["sh", "-c", `echo ${i} >> ${runs}; sleep 0.05`] })).join("\n");
-    writeFileSync(join(dir, "restart.ndjson"), lines + "\n");
+    const lines = Array.from({ length: 200 }, (_, i) =>
+      JSON.stringify({ argv: ["sh", "-c", `echo ${i} >> ${runs}; sleep 0.05`] }),
+    ).join("\n");
+    writeFileSync(join(dir, "restart.ndjson"), `${lines}\n`);
     expect((await cli("add", "--from", join(dir, "restart.ndjson"))).ok).toBe(true);
     const workers = [await worker(a, "--drain"), await worker(b, "--drain")];
     await waitFor("some jobs to be done", async () => (await Bun.file(runs).text()).split("\n").length > 20, 60_000);
@@ -360,7 +433,11 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     store = await openQueue({ dbPath: url, spoolDir: join(dir, "client.spool"), source: "flag" }, { create: true });
     for (const w of workers) await w.proc.exited;
     if (workers.some((w) => w.proc.exitCode !== 0)) throw new Error(workers.map((w) => w.stderr()).join("\n---\n"));
-    const ran = (await Bun.file(runs).text()).trim().split("\n").map(Number).sort((x, y) => x - y);
+    const ran = (await Bun.file(runs).text())
+      .trim()
+      .split("\n")
+      .map(Number)
+      .sort((x, y) => x - y);
     expect(ran).toEqual(Array.from({ length: 200 }, (_, i) => i));
     expect((await cli("status")).data.counts.done).toBe(200);
   }, 240_000);

@@ -8,57 +8,68 @@
 import { expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { CLI, ON_POSTGRES, TempQueue } from "./helpers.ts";
+import { CLI, ON_POSTGRES, type TempQueue } from "./helpers.ts";
 import { withFreshQueue } from "./reliability-helpers.ts";
 
 let q: TempQueue;
 withFreshQueue((fresh) => (q = fresh));
 
-test.skipIf(ON_POSTGRES)("a folder given as --db: INVALID_INPUT naming the folder and a file to use, for writers and readers", async () => {
-  const dir = join(q.dir, "a-folder");
-  mkdirSync(dir);
-  for (const verb of [["add"], ["status"], ["list"]]) {
-    const args = verb[0] === "add" ? ["add", "--db", dir, "--json", "--", "true"] : [...verb, "--db", dir, "--json"];
-    const r = await q.run(args);
-    expect(r.code).toBe(1);
-    const error = r.json.errors[0];
-    expect(error.code).toBe("INVALID_INPUT");
-    expect(error.message).toBe(`the queue path ${dir} is a folder, not a database file`);
-    expect(error.remediation).toContain(`--db ${join(dir, "queue.db")}`);
-  }
-  const text = await q.run(["add", "--db", dir, "--", "true"]);
-  expect(text.stderr).not.toMatch(/disk I\/O error|unable to open/);
-});
-
-test.skipIf(ON_POSTGRES)("a queue on a read-only file system: said so (not 'permission denied'), for add, status, a new file and a worker", async () => {
-  const ro = join(q.dir, "ro");
-  mkdirSync(ro);
-  const db = join(ro, "q.db");
-  expect((await q.run(["add", "--db", db, "--", "true"])).code).toBe(0);
-  if (Bun.spawnSync(["mount", "-o", "bind,ro", ro, ro], { stderr: "ignore" }).exitCode !== 0) return console.warn("skipped: cannot bind-mount read-only here");
-  try {
-    for (const [args, what] of [
-      [["add", "--db", db, "--json", "--", "true"], "cannot write to"],
-      [["add", "--db", join(ro, "new.db"), "--json", "--", "true"], "cannot write to"],
-      [["status", "--db", db, "--json"], "cannot read"],
-      [["work", "--once", "--db", db, "--json"], "cannot write to"],
-    ] as const) {
-      const r = await q.run([...args]);
-      expect(r.code).toBe(3);
+test.skipIf(ON_POSTGRES)(
+  "a folder given as --db: INVALID_INPUT naming the folder and a file to use, for writers and readers",
+  async () => {
+    const dir = join(q.dir, "a-folder");
+    mkdirSync(dir);
+    for (const verb of [["add"], ["status"], ["list"]]) {
+      const args = verb[0] === "add" ? ["add", "--db", dir, "--json", "--", "true"] : [...verb, "--db", dir, "--json"];
+      const r = await q.run(args);
+      expect(r.code).toBe(1);
       const error = r.json.errors[0];
-      expect(error.message).toContain(what);
-      expect(error.message).toContain("read-only file system");
-      expect(error.message).not.toContain("permission denied");
-      expect(error.detail.read_only_file_system).toBe(true);
+      expect(error.code).toBe("INVALID_INPUT");
+      expect(error.message).toBe(`the queue path ${dir} is a folder, not a database file`);
+      expect(error.remediation).toContain(`--db ${join(dir, "queue.db")}`);
     }
-  } finally {
-    Bun.spawnSync(["umount", ro]);
-  }
-});
+    const text = await q.run(["add", "--db", dir, "--", "true"]);
+    expect(text.stderr).not.toMatch(/disk I\/O error|unable to open/);
+  },
+);
+
+test.skipIf(ON_POSTGRES)(
+  "a queue on a read-only file system: said so (not 'permission denied'), for add, status, a new file and a worker",
+  async () => {
+    const ro = join(q.dir, "ro");
+    mkdirSync(ro);
+    const db = join(ro, "q.db");
+    expect((await q.run(["add", "--db", db, "--", "true"])).code).toBe(0);
+    if (Bun.spawnSync(["mount", "-o", "bind,ro", ro, ro], { stderr: "ignore" }).exitCode !== 0)
+      return console.warn("skipped: cannot bind-mount read-only here");
+    try {
+      for (const [args, what] of [
+        [["add", "--db", db, "--json", "--", "true"], "cannot write to"],
+        [["add", "--db", join(ro, "new.db"), "--json", "--", "true"], "cannot write to"],
+        [["status", "--db", db, "--json"], "cannot read"],
+        [["work", "--once", "--db", db, "--json"], "cannot write to"],
+      ] as const) {
+        const r = await q.run([...args]);
+        expect(r.code).toBe(3);
+        const error = r.json.errors[0];
+        expect(error.message).toContain(what);
+        expect(error.message).toContain("read-only file system");
+        expect(error.message).not.toContain("permission denied");
+        expect(error.detail.read_only_file_system).toBe(true);
+      }
+    } finally {
+      Bun.spawnSync(["umount", ro]);
+    }
+  },
+);
 
 test("a worker that cannot reach its PostgreSQL database says for how long it retries and what to check, with the queue selection", async () => {
   const url = "postgres://nobody@127.0.0.1:1/x";
-  const proc = Bun.spawn(["bun", CLI, "work", "--db", url], { stdout: "ignore", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+  const proc = Bun.spawn(["bun", CLI, "work", "--db", url], {
+    stdout: "ignore",
+    stderr: "pipe",
+    env: { ...process.env, NO_COLOR: "1" },
+  });
   const reader = proc.stderr.getReader();
   let text = "";
   try {

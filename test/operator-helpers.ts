@@ -33,9 +33,14 @@ export function gatedJob(q: TempQueue, name: string): { argv: string[]; release(
   const gate = join(q.dir, `${name}.go`);
   const pidfile = join(q.dir, `${name}.pid`);
   return {
-    argv: ["sh", "-c", `echo $$ > '${pidfile}'; while [ ! -f '${gate}' ] && [ -d '${q.dir}' ]; do sleep 0.05; done; echo released`],
+    argv: [
+      "sh",
+      "-c",
+      `echo $$ > '${pidfile}'; while [ ! -f '${gate}' ] && [ -d '${q.dir}' ]; do sleep 0.05; done; echo released`,
+    ],
     release: () => writeFileSync(gate, "go"),
-    pid: () => (existsSync(pidfile) && readFileSync(pidfile, "utf8").trim() ? Number(readFileSync(pidfile, "utf8").trim()) : null),
+    pid: () =>
+      existsSync(pidfile) && readFileSync(pidfile, "utf8").trim() ? Number(readFileSync(pidfile, "utf8").trim()) : null,
   };
 }
 
@@ -56,7 +61,10 @@ export function withoutSelection<T>(q: TempQueue, value: T): T {
 
 /** Reads a reference envelope from ../shared/reference/envelopes/. */
 export function reference(name: string): any {
-  const candidates = [join(import.meta.dir, "../../shared/reference/envelopes", name), join("/work/shared/reference/envelopes", name)];
+  const candidates = [
+    join(import.meta.dir, "../../shared/reference/envelopes", name),
+    join("/work/shared/reference/envelopes", name),
+  ];
   const file = candidates.find((f) => existsSync(f));
   return file ? JSON.parse(readFileSync(file, "utf8")) : null;
 }

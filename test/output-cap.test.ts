@@ -22,11 +22,21 @@ function argvOf(command: string): string[] {
 
 test("a 3 MB stdout shows its last MiB and a hint that writes all 3 MB", async () => {
   const size = 3_000_000;
-  const id = await addJob(q, "--max-retries", "0", "--", "sh", "-c", `head -c ${size} /dev/zero | tr '\\0' a; echo done-err >&2`);
+  const id = await addJob(
+    q,
+    "--max-retries",
+    "0",
+    "--",
+    "sh",
+    "-c",
+    `head -c ${size} /dev/zero | tr '\\0' a; echo done-err >&2`,
+  );
   await drain(q);
   const r = await q.run(["output", String(id), "--db", q.db]);
   expect(r.code).toBe(0);
-  const hint = /\[… (\d+) earlier bytes not shown \(the last 1 MiB are\); all of them: (spoolctl [^\]]+)\]/.exec(r.stdout);
+  const hint = /\[… (\d+) earlier bytes not shown \(the last 1 MiB are\); all of them: (spoolctl [^\]]+)\]/.exec(
+    r.stdout,
+  );
   expect(hint).not.toBeNull();
   expect(Number(hint![1])).toBe(size - 1024 * 1024);
   expect(hint![2]).toBe(`spoolctl output --db ${q.db} ${id} --raw --stream stdout`);

@@ -10,7 +10,16 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -21,7 +30,12 @@ let tarball: string;
 let project: string;
 
 function run(cmd: string[], cwd: string, env: Record<string, string> = {}) {
-  const r = spawnSync(cmd[0]!, cmd.slice(1), { cwd, encoding: "utf8", env: { ...process.env, NO_COLOR: "1", ...env }, timeout: 120_000 });
+  const r = spawnSync(cmd[0]!, cmd.slice(1), {
+    cwd,
+    encoding: "utf8",
+    env: { ...process.env, NO_COLOR: "1", ...env },
+    timeout: 120_000,
+  });
   return { code: r.status, stdout: r.stdout ?? "", stderr: r.stderr ?? "" };
 }
 
@@ -33,7 +47,8 @@ beforeAll(() => {
   mkdirSync(source);
   const tracked = run(["git", "ls-files", "-z"], ROOT);
   const files = tracked.code === 0 ? tracked.stdout.split("\0").filter(Boolean) : [];
-  for (const f of files.length > 0 ? files : ["package.json", "bun.lock", "README.md", "src"]) cpSync(join(ROOT, f), join(source, f), { recursive: true });
+  for (const f of files.length > 0 ? files : ["package.json", "bun.lock", "README.md", "src"])
+    cpSync(join(ROOT, f), join(source, f), { recursive: true });
   symlinkSync(join(ROOT, "node_modules"), join(source, "node_modules"));
   const packed = run(["npm", "pack", "--json", "--pack-destination", dir], source);
   expect(packed.code).toBe(0);
@@ -62,7 +77,9 @@ test("the tarball holds the bundle built by prepack, the README and the bin, and
   const bin = readFileSync(join(project, "node_modules", "spoolctl", pkg.bin.spoolctl), "utf8");
   expect(bin.startsWith("#!/usr/bin/env bun\n// @bun")).toBe(true); // bun build's output, not a source file
   // The command bunx runs is that bundle.
-  expect(realpathSync(join(project, "node_modules", ".bin", "spoolctl"))).toBe(realpathSync(join(project, "node_modules", "spoolctl", pkg.bin.spoolctl)));
+  expect(realpathSync(join(project, "node_modules", ".bin", "spoolctl"))).toBe(
+    realpathSync(join(project, "node_modules", "spoolctl", pkg.bin.spoolctl)),
+  );
 });
 
 test("bunx spoolctl --version, --help and the quickstart run from the installed tarball", () => {
@@ -75,12 +92,20 @@ test("bunx spoolctl --version, --help and the quickstart run from the installed 
   expect(help.stdout).toContain("Usage: spoolctl <command> [flags]");
   expect(help.stdout).toContain("report");
 
-  expect(run(["bunx", "spoolctl", "add", "--", "echo", "hello from spoolctl"], project, env)).toMatchObject({ code: 0, stdout: "Added job 1\n" });
+  expect(run(["bunx", "spoolctl", "add", "--", "echo", "hello from spoolctl"], project, env)).toMatchObject({
+    code: 0,
+    stdout: "Added job 1\n",
+  });
   const work = run(["bunx", "spoolctl", "work", "--drain"], project, env);
   expect(work.code).toBe(0);
-  expect(work.stderr).toMatch(/^spoolctl: job 1 attempt 1 succeeded \(\d+\.\ds\) -> done\nspoolctl: drained lane default: 1 executed: 1 succeeded, 0 failed and retried, 0 dead\n$/);
+  expect(work.stderr).toMatch(
+    /^spoolctl: job 1 attempt 1 succeeded \(\d+\.\ds\) -> done\nspoolctl: drained lane default: 1 executed: 1 succeeded, 0 failed and retried, 0 dead\n$/,
+  );
   const out = run(["bunx", "spoolctl", "output", "1"], project, env);
-  expect(out).toMatchObject({ code: 0, stdout: "=== job 1 attempt 1 stdout ===\nhello from spoolctl\n=== job 1 attempt 1 stderr ===\n" });
+  expect(out).toMatchObject({
+    code: 0,
+    stdout: "=== job 1 attempt 1 stdout ===\nhello from spoolctl\n=== job 1 attempt 1 stderr ===\n",
+  });
   const report = run(["bunx", "spoolctl", "report", "--json"], project, env);
   expect(JSON.parse(report.stdout).data.totals).toMatchObject({ jobs: 1, passed: 1 });
 }, 120_000);

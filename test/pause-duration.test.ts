@@ -7,8 +7,7 @@
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { lastRanAgoMs } from "../src/worker/liveness.ts";
-import { FAST_KNOBS, TempQueue, processLives, waitFor } from "./helpers.ts";
+import { FAST_KNOBS, processLives, TempQueue, waitFor } from "./helpers.ts";
 
 setDefaultTimeout(60_000);
 
@@ -39,7 +38,8 @@ async function pausedRun(sleepSeconds: number): Promise<{ took: number; line: st
   const jobPid = Number(readFileSync(pidFile, "utf8").trim());
   worker.kill("SIGSTOP");
   const stoppedAt = performance.now();
-  if (sleepSeconds * 1000 < PAUSE_MS) await waitFor("the job to end while its worker is stopped", () => !processLives(jobPid) || isZombie(jobPid));
+  if (sleepSeconds * 1000 < PAUSE_MS)
+    await waitFor("the job to end while its worker is stopped", () => !processLives(jobPid) || isZombie(jobPid));
   await Bun.sleep(Math.max(0, PAUSE_MS - (performance.now() - stoppedAt)));
   worker.kill("SIGCONT");
   expect(await worker.exited).toBe(0);
@@ -75,27 +75,37 @@ test("a job still running when its worker resumes keeps the pause in its time (i
   expect(took).toBeGreaterThanOrEqual(PAUSE_MS / 1000 + 2 - 0.5);
 });
 
-test.skipIf(!existsSync("/proc/self/sched"))("the kernel dates a zombie's end on its own CPU's clock, whichever CPU this process runs on", async () => {
-  // `sleep 0.3` ends after 0.3 s and stays a zombie: its parent (exec'd into `sleep 5`) never waits for it.
-  const proc = Bun.spawn(["sh", "-c", "sleep 0.3 & echo $!; exec sleep 5"], { stdout: "pipe", stderr: "ignore" });
-  const reader = proc.stdout.getReader();
-  const zombie = Number(new TextDecoder().decode((await reader.read()).value).trim());
-  await waitFor("the zombie", () => isZombie(zombie));
-  const seenAt = performance.now();
-  await Bun.sleep(1000);
-  // Asked from each CPU in turn: per-CPU run-queue clocks may differ by seconds, the answer may not.
-  const cpus = navigator.hardwareConcurrency;
-  const answers: number[] = [];
-  for (let cpu = 0; cpu < cpus; cpu++) {
-    const asked = Bun.spawnSync(["taskset", "-c", String(cpu), "bun", "-e", `console.log(require(${JSON.stringify(LIVENESS)}).lastRanAgoMs(${zombie}))`]);
-    answers.push(Number(asked.stdout.toString().trim()));
-  }
-  const sinceSeen = performance.now() - seenAt;
-  proc.kill("SIGKILL");
-  await proc.exited;
-  for (const ago of answers) {
-    // It ended before we saw it a zombie, and after the shell started it.
-    expect(ago).toBeGreaterThanOrEqual(900);
-    expect(ago).toBeLessThan(sinceSeen + 3000);
-  }
-});
+test.skipIf(!existsSync("/proc/self/sched"))(
+  "the kernel dates a zombie's end on its own CPU's clock, whichever CPU this process runs on",
+  async () => {
+    // `sleep 0.3` ends after 0.3 s and stays a zombie: its parent (exec'd into `sleep 5`) never waits for it.
+    const proc = Bun.spawn(["sh", "-c", "sleep 0.3 & echo $!; exec sleep 5"], { stdout: "pipe", stderr: "ignore" });
+    const reader = proc.stdout.getReader();
+    const zombie = Number(new TextDecoder().decode((await reader.read()).value).trim());
+    await waitFor("the zombie", () => isZombie(zombie));
+    const seenAt = performance.now();
+    await Bun.sleep(1000);
+    // Asked from each CPU in turn: per-CPU run-queue clocks may differ by seconds, the answer may not.
+    const cpus = navigator.hardwareConcurrency;
+    const answers: number[] = [];
+    for (let cpu = 0; cpu < cpus; cpu++) {
+      const asked = Bun.spawnSync([
+        "taskset",
+        "-c",
+        String(cpu),
+        "bun",
+        "-e",
+        `console.log(require(${JSON.stringify(LIVENESS)}).lastRanAgoMs(${zombie}))`,
+      ]);
+      answers.push(Number(asked.stdout.toString().trim()));
+    }
+    const sinceSeen = performance.now() - seenAt;
+    proc.kill("SIGKILL");
+    await proc.exited;
+    for (const ago of answers) {
+      // It ended before we saw it a zombie, and after the shell started it.
+      expect(ago).toBeGreaterThanOrEqual(900);
+      expect(ago).toBeLessThan(sinceSeen + 3000);
+    }
+  },
+);

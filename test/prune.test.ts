@@ -59,13 +59,29 @@ test("dry run reports, --yes deletes rows then files; queued and young jobs stay
 
   const preview = await q.json(["prune", "--older-than", "7d", "--dry-run"]);
   expect(preview.code).toBe(0);
-  expect(preview.env.data).toMatchObject({ actual: false, dry_run: true, matched: 2, deleted_jobs: 2, deleted_attempts: 2, deleted_events: 7 });
+  expect(preview.env.data).toMatchObject({
+    actual: false,
+    dry_run: true,
+    matched: 2,
+    deleted_jobs: 2,
+    deleted_attempts: 2,
+    deleted_events: 7,
+  });
   expect(preview.env.data.freed_bytes).toBe(4 + 5);
   expect(await q.job(old)).not.toBeNull();
 
   const r = await q.json(["prune", "--older-than", "7d", "--yes"]);
   expect(r.code).toBe(0);
-  expect(r.env.data).toEqual({ actual: true, dry_run: false, irreversible: true, matched: 2, deleted_jobs: 2, deleted_attempts: 2, deleted_events: 7, freed_bytes: 9 });
+  expect(r.env.data).toEqual({
+    actual: true,
+    dry_run: false,
+    irreversible: true,
+    matched: 2,
+    deleted_jobs: 2,
+    deleted_attempts: 2,
+    deleted_events: 7,
+    freed_bytes: 9,
+  });
   expect(await q.job(old)).toBeNull();
   expect(await q.job(dead)).toBeNull();
   for (const id of [old, dead]) {
@@ -110,7 +126,9 @@ test("human text of a dry run and of a prune", async () => {
   await addJob(q, "--", "echo", "x");
   await drain(q);
   const dry = await q.run(["prune", "--older-than", "0", "--dry-run"]);
-  expect(dry.stdout).toMatch(/^would delete 1 job \(1 attempt, 3 events, 2 B of output\); run again with --yes to delete\n$/);
+  expect(dry.stdout).toMatch(
+    /^would delete 1 job \(1 attempt, 3 events, 2 B of output\); run again with --yes to delete\n$/,
+  );
   const real = await q.run(["prune", "--older-than", "0", "--yes"]);
   expect(real.stdout).toBe("deleted 1 job (1 attempt, 3 events, 2 B of output)\n");
 });
@@ -137,7 +155,8 @@ test("a file that cannot be removed: the rows go first (none names a deleted fil
   await age(b, 10);
   const files = async (id: number) => (await q.attempts(id)).flatMap((x) => [x.stdout_path, x.stderr_path]);
   const [aFiles, bFiles] = [await files(a), await files(b)];
-  if (Bun.spawnSync(["chattr", "+i", bFiles[0]!], { stderr: "ignore" }).exitCode !== 0) return console.warn("skipped: chattr +i not supported here");
+  if (Bun.spawnSync(["chattr", "+i", bFiles[0]!], { stderr: "ignore" }).exitCode !== 0)
+    return console.warn("skipped: chattr +i not supported here");
   try {
     const r = await q.json(["prune", "--older-than", "7d", "--yes"]);
     expect(r.code).toBe(0);

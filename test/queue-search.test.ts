@@ -21,12 +21,18 @@ test("status on a path with no queue warns NO_QUEUE (text and --json), exits 0 a
   const typo = join(q.dir, "typo", "q.db");
   const text = await q.run(["status", "--db", typo]);
   expect(text.code).toBe(0);
-  expect(text.stderr).toBe(`spoolctl: warning: NO_QUEUE: no queue exists at ${typo} (given by --db), so it reads as empty; check the path, or start it: spoolctl add --db ${typo} -- CMD ARGS…\n`);
+  expect(text.stderr).toBe(
+    `spoolctl: warning: NO_QUEUE: no queue exists at ${typo} (given by --db), so it reads as empty; check the path, or start it: spoolctl add --db ${typo} -- CMD ARGS…\n`,
+  );
   const json = await q.run(["list", "--json", "--db", typo]);
   expect([json.code, json.json.ok, json.json.warnings.map((w: any) => w.code)]).toEqual([0, true, ["NO_QUEUE"]]);
   // An error on a missing queue carries the warning too: the job is not found because there is no queue.
   const show = await q.run(["show", "--json", "--db", typo, "1"]);
-  expect([show.code, show.json.errors[0].code, show.json.warnings.map((w: any) => w.code)]).toEqual([1, "NOT_FOUND", ["NO_QUEUE"]]);
+  expect([show.code, show.json.errors[0].code, show.json.warnings.map((w: any) => w.code)]).toEqual([
+    1,
+    "NOT_FOUND",
+    ["NO_QUEUE"],
+  ]);
   // A reader that would wait for the queue to appear (events) says so too.
   const events = await q.run(["events", "--json", "--db", typo]);
   expect([events.code, events.json.warnings.map((w: any) => w.code)]).toEqual([0, ["NO_QUEUE"]]);
@@ -44,7 +50,10 @@ test("a subfolder of a project uses the project's .spoolctl/ queue, like git fin
   const list = await q.run(["list", "--json"], { cwd: deep, env: FOLDER });
   expect([list.json.warnings, list.json.data.jobs.map((j: any) => j.argv)]).toEqual([[], [["echo", "from the root"]]]);
   const shown = await q.run(["config", "show", "--json"], { cwd: deep, env: FOLDER });
-  expect([shown.json.data.values.db_path, shown.json.data.sources.db_path]).toEqual([join(project, ".spoolctl", "queue.db"), "default"]);
+  expect([shown.json.data.values.db_path, shown.json.data.sources.db_path]).toEqual([
+    join(project, ".spoolctl", "queue.db"),
+    "default",
+  ]);
   // A write from the subfolder goes to the same queue, and makes no .spoolctl/ of its own.
   expect((await q.run(["add", "--", "true"], { cwd: deep, env: FOLDER })).code).toBe(0);
   expect(existsSync(join(deep, ".spoolctl"))).toBe(false);
@@ -58,9 +67,11 @@ test("the nearest .spoolctl/ wins; its config.json db_path is relative to that f
   writeFileSync(join(project, ".spoolctl", "config.json"), JSON.stringify({ db_path: "../queues/main.db" }));
   mkdirSync(join(sub, "deeper"), { recursive: true });
   const fromDeeper = await q.run(["config", "show", "--json"], { cwd: join(sub, "deeper"), env: FOLDER });
-  expect([fromDeeper.json.data.values.db_path, fromDeeper.json.data.sources.db_path, fromDeeper.json.data.config_path]).toEqual([
-    join(project, "queues", "main.db"), "project_config", join(project, ".spoolctl", "config.json"),
-  ]);
+  expect([
+    fromDeeper.json.data.values.db_path,
+    fromDeeper.json.data.sources.db_path,
+    fromDeeper.json.data.config_path,
+  ]).toEqual([join(project, "queues", "main.db"), "project_config", join(project, ".spoolctl", "config.json")]);
   // A folder of its own: `mkdir .spoolctl` starts a separate queue there.
   mkdirSync(join(sub, ".spoolctl"));
   const own = await q.run(["config", "show", "--json"], { cwd: join(sub, "deeper"), env: FOLDER });
@@ -81,6 +92,9 @@ test("a URL scheme without a driver is refused (flag, SPOOLCTL_DB, config.json) 
   mkdirSync(join(q.dir, ".spoolctl"));
   writeFileSync(join(q.dir, ".spoolctl", "config.json"), JSON.stringify({ db_path: "pg://h/db" }));
   const fromConfig = await q.run(["status", "--json"], { env: FOLDER });
-  expect([fromConfig.code, fromConfig.json.errors[0].message]).toEqual([1, expect.stringContaining("unsupported database URL scheme pg://")]);
+  expect([fromConfig.code, fromConfig.json.errors[0].message]).toEqual([
+    1,
+    expect.stringContaining("unsupported database URL scheme pg://"),
+  ]);
   for (const name of ["mysql:", "sqlite:", "redis:", "pg:"]) expect(existsSync(join(q.dir, name))).toBe(false);
 });

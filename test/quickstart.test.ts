@@ -27,7 +27,9 @@ test("add → status → work --drain → output, with the seed's exact lines", 
   const out = await q.run(["output", "--db", q.db, "1"]);
   expect(out.stdout).toBe("=== job 1 attempt 1 stdout ===\nhello from spoolctl\n=== job 1 attempt 1 stderr ===\n");
 
-  expect((await q.run(["status", "--db", q.db])).stdout).toBe("canceled 0  dead 0  done 3  failed 0  queued 0  running 0\n");
+  expect((await q.run(["status", "--db", q.db])).stdout).toBe(
+    "canceled 0  dead 0  done 3  failed 0  queued 0  running 0\n",
+  );
 });
 
 test("the database and spool are owner-only", async () => {

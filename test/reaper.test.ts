@@ -6,7 +6,7 @@
  */
 import { expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync } from "node:fs";
-import { FAST_KNOBS, ON_POSTGRES, TempQueue, waitFor } from "./helpers.ts";
+import { FAST_KNOBS, ON_POSTGRES, type TempQueue, waitFor } from "./helpers.ts";
 import { add, groupMembers, procState, startWorker, withFreshQueue } from "./reliability-helpers.ts";
 import { forgetAttemptGroups } from "./support/queue-fixtures.ts";
 
@@ -30,12 +30,21 @@ test("a SIGSTOPped worker is not reaped while it lives; after SIGKILL it is, and
   await waitFor("worker A to be stopped", () => procState(a.pid) === "T");
   const b = startWorker(q, ["--worker-id", "B"], { env: FAST_KNOBS });
   await waitFor("worker B to register", () => q.registered("B"));
-  await waitFor("the job's heartbeat to go stale", async () => Date.now() / 1000 - (await q.job(id))?.heartbeat_at! > THRESHOLD * 1.5, 30000);
+  await waitFor(
+    "the job's heartbeat to go stale",
+    async () => Date.now() / 1000 - (await q.job(id))!.heartbeat_at! > THRESHOLD * 1.5,
+    30000,
+  );
   // Proving a non-event: B runs its reaper every heartbeat (0.2 s) all this time.
   await Bun.sleep(THRESHOLD * 3000);
   expect(Date.now() / 1000 - (await q.job(id))!.heartbeat_at!).toBeGreaterThan(THRESHOLD * 3);
   const held = (await q.job(id))!;
-  expect({ state: held.state, locked_by: held.locked_by, crashes: held.crashes, attempt: (await q.attempt(id))!.state }).toEqual({
+  expect({
+    state: held.state,
+    locked_by: held.locked_by,
+    crashes: held.crashes,
+    attempt: (await q.attempt(id))!.state,
+  }).toEqual({
     state: "running",
     locked_by: "A",
     crashes: 0,
@@ -48,12 +57,17 @@ test("a SIGSTOPped worker is not reaped while it lives; after SIGKILL it is, and
   a.proc.kill("SIGKILL");
   await a.exited;
   // Watch closely for the moment the attempt is settled: by then the orphan must be gone.
-  const settled = await waitFor("the attempt to be reaped", async () => {
-    const row = (await q.attempt(id))!;
-    if (row.state === "running") return null;
-    const members = groupMembers(pgid); // at once: the orphan must be gone by the time the attempt is settled
-    return { row, j: (await q.job(id))!, members };
-  }, 30000, 5);
+  const settled = await waitFor(
+    "the attempt to be reaped",
+    async () => {
+      const row = (await q.attempt(id))!;
+      if (row.state === "running") return null;
+      const members = groupMembers(pgid); // at once: the orphan must be gone by the time the attempt is settled
+      return { row, j: (await q.job(id))!, members };
+    },
+    30000,
+    5,
+  );
   expect(settled.members).toEqual([]);
   expect(settled.row.state).toBe("abandoned");
   expect(settled.row.failure_reason).toBe("worker_crash");
@@ -66,12 +80,22 @@ test("a SIGSTOPped worker is not reaped while it lives; after SIGKILL it is, and
   expect((await q.eventNames(id)).slice(0, 3)).toEqual(["added", "claimed", "reaped"]);
   // show's TOOK of an abandoned attempt runs to the reap, and says so.
   expect((await q.run(["show", String(id)])).stdout).toMatch(/^1 +abandoned +\S+ +\S+ +\S+ until reaped /m);
-  expect((await q.events(id)).filter((e) => e.event === "reaped").map((e) => ({ worker_id: e.worker_id }))).toEqual([{ worker_id: "B" }]);
+  expect((await q.events(id)).filter((e) => e.event === "reaped").map((e) => ({ worker_id: e.worker_id }))).toEqual([
+    { worker_id: "B" },
+  ]);
   await waitFor("B's reaped line", () => b.stderr().includes("reaped"));
   expect(b.stderr()).toContain(`spoolctl: reaped job ${id} (worker pid ${a.pid} died); now queued\n`);
   // When its backoff is over, B runs it again and says why (README "Running jobs").
-  await waitFor("B's re-run line", () => b.stderr().includes(`spoolctl: job ${id} attempt 2 started again (previous: worker `), 30000);
-  expect(b.stderr()).toMatch(new RegExp(`spoolctl: job ${id} attempt 2 started again \\(previous: worker A \\(pid ${a.pid}\\) [^\\n]*; 1 crash requeue \\(unlimited\\)\\): `));
+  await waitFor(
+    "B's re-run line",
+    () => b.stderr().includes(`spoolctl: job ${id} attempt 2 started again (previous: worker `),
+    30000,
+  );
+  expect(b.stderr()).toMatch(
+    new RegExp(
+      `spoolctl: job ${id} attempt 2 started again \\(previous: worker A \\(pid ${a.pid}\\) [^\\n]*; 1 crash requeue \\(unlimited\\)\\): `,
+    ),
+  );
 }, 60000);
 
 test("a worker SIGKILLed before its first heartbeat, whose job cleared its environment (env -i): the orphan is still killed before the re-run", async () => {
@@ -80,11 +104,17 @@ test("a worker SIGKILLed before its first heartbeat, whose job cleared its envir
   // files, still its stdout and stderr, tell its processes apart.
   const pidFile = `${q.dir}/pid`;
   const id = await add(q, "-c", `echo $$ > '${pidFile}'; exec env -i /bin/sleep 60`);
-  const a = startWorker(q, ["--worker-id", "A"], { env: { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "60", SPOOLCTL_TEST_REAP_THRESHOLD: "1" } });
-  const pid = await waitFor("the job to exec its sleep", () => {
-    const text = existsSync(pidFile) ? readFileSync(pidFile, "utf8").trim() : "";
-    return text && readFileSync(`/proc/${text}/cmdline`, "utf8").startsWith("/bin/sleep") ? Number(text) : null;
-  }, 30000);
+  const a = startWorker(q, ["--worker-id", "A"], {
+    env: { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "60", SPOOLCTL_TEST_REAP_THRESHOLD: "1" },
+  });
+  const pid = await waitFor(
+    "the job to exec its sleep",
+    () => {
+      const text = existsSync(pidFile) ? readFileSync(pidFile, "utf8").trim() : "";
+      return text && readFileSync(`/proc/${text}/cmdline`, "utf8").startsWith("/bin/sleep") ? Number(text) : null;
+    },
+    30000,
+  );
   a.proc.kill("SIGKILL");
   await a.exited;
   expect((await q.attempt(id))!.pgid).toBeNull(); // died inside the window
@@ -92,31 +122,45 @@ test("a worker SIGKILLed before its first heartbeat, whose job cleared its envir
   expect(groupMembers(pid)).toEqual([pid]); // the orphan runs on
 
   startWorker(q, ["--worker-id", "B"], { env: FAST_KNOBS });
-  const settled = await waitFor("the attempt to be reaped", async () => {
-    const row = (await q.attempt(id))!;
-    return row.state === "running" ? null : { row, members: groupMembers(pid) };
-  }, 30000, 5);
+  const settled = await waitFor(
+    "the attempt to be reaped",
+    async () => {
+      const row = (await q.attempt(id))!;
+      return row.state === "running" ? null : { row, members: groupMembers(pid) };
+    },
+    30000,
+    5,
+  );
   expect(settled.members).toEqual([]);
   expect(settled.row.state).toBe("abandoned");
   expect((await q.job(id))!.crashes).toBe(1);
 }, 60000);
 
-test.skipIf(ON_POSTGRES)("a queue removed and made again at the same place: a new worker's orphan sweep leaves the old queue's running job alone", async () => {
-  // The old worker still runs its job, writing to output/1.1.stdout of a spool now deleted;
-  // the new queue's job 1 has the same file name. Only the marker says whose the job is.
-  const pidFile = `${q.dir}/pid`;
-  await add(q, "-c", `echo $$ > '${pidFile}'; exec sleep 60`);
-  const a = startWorker(q, ["--worker-id", "A"], { env: FAST_KNOBS });
-  const pid = await waitFor("the old job to run", () => (existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8")) || null : null), 30000);
-  for (const name of ["queue.db", "queue.db-wal", "queue.db-shm", "queue.spool"]) rmSync(`${q.dir}/${name}`, { recursive: true, force: true });
-  const id = await add(q, "--", "true");
-  expect(id).toBe(1);
-  const b = startWorker(q, ["--worker-id", "B"], { env: FAST_KNOBS });
-  await waitFor("the new queue's job to be done", async () => (await q.job(id))?.state === "done", 30000);
-  expect(b.stderr()).not.toContain("orphaned");
-  expect(procState(pid)).toBe("S"); // the old queue's job runs on under its live worker
-  expect(a.proc.exitCode).toBeNull();
-}, 60000);
+test.skipIf(ON_POSTGRES)(
+  "a queue removed and made again at the same place: a new worker's orphan sweep leaves the old queue's running job alone",
+  async () => {
+    // The old worker still runs its job, writing to output/1.1.stdout of a spool now deleted;
+    // the new queue's job 1 has the same file name. Only the marker says whose the job is.
+    const pidFile = `${q.dir}/pid`;
+    await add(q, "-c", `echo $$ > '${pidFile}'; exec sleep 60`);
+    const a = startWorker(q, ["--worker-id", "A"], { env: FAST_KNOBS });
+    const pid = await waitFor(
+      "the old job to run",
+      () => (existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8")) || null : null),
+      30000,
+    );
+    for (const name of ["queue.db", "queue.db-wal", "queue.db-shm", "queue.spool"])
+      rmSync(`${q.dir}/${name}`, { recursive: true, force: true });
+    const id = await add(q, "--", "true");
+    expect(id).toBe(1);
+    const b = startWorker(q, ["--worker-id", "B"], { env: FAST_KNOBS });
+    await waitFor("the new queue's job to be done", async () => (await q.job(id))?.state === "done", 30000);
+    expect(b.stderr()).not.toContain("orphaned");
+    expect(procState(pid)).toBe("S"); // the old queue's job runs on under its live worker
+    expect(a.proc.exitCode).toBeNull();
+  },
+  60000,
+);
 
 test("--max-crashes 0: a reaped job goes dead, and its orphan is killed", async () => {
   const id = await add(q, "--max-crashes", "0", "--", "sleep", "60");
@@ -131,9 +175,16 @@ test("--max-crashes 0: a reaped job goes dead, and its orphan is killed", async 
   await waitFor("the job to be dead", async () => (await q.job(id))?.state === "dead", 30000);
   expect(groupMembers(pgid)).toEqual([]);
   const j = (await q.job(id))!;
-  expect({ crashes: j.crashes, attempts: j.attempts, locked_by: j.locked_by }).toEqual({ crashes: 1, attempts: 0, locked_by: null });
+  expect({ crashes: j.crashes, attempts: j.attempts, locked_by: j.locked_by }).toEqual({
+    crashes: 1,
+    attempts: 0,
+    locked_by: null,
+  });
   const row = (await q.attempt(id))!;
-  expect({ state: row.state, failure_reason: row.failure_reason }).toEqual({ state: "abandoned", failure_reason: "worker_crash" });
+  expect({ state: row.state, failure_reason: row.failure_reason }).toEqual({
+    state: "abandoned",
+    failure_reason: "worker_crash",
+  });
   expect(await q.eventNames(id)).toEqual(["added", "claimed", "reaped", "dead"]);
   await waitFor("B's reaped line", () => b.stderr().includes("reaped"));
   expect(b.stderr()).toContain(`spoolctl: reaped job ${id} (worker pid ${a.pid} died); now dead\n`);
@@ -152,10 +203,15 @@ test("an orphan whose process group was never recorded (worker killed right afte
   expect(groupMembers(pgid).length).toBeGreaterThanOrEqual(2); // the orphan runs on
 
   startWorker(q, ["--worker-id", "B"], { env: FAST_KNOBS });
-  const settled = await waitFor("the attempt to be reaped", async () => {
-    const row = (await q.attempt(id))!;
-    return row.state === "running" ? null : { row, members: groupMembers(pgid) };
-  }, 30000, 5);
+  const settled = await waitFor(
+    "the attempt to be reaped",
+    async () => {
+      const row = (await q.attempt(id))!;
+      return row.state === "running" ? null : { row, members: groupMembers(pgid) };
+    },
+    30000,
+    5,
+  );
   expect(settled.members).toEqual([]);
   expect(settled.row.state).toBe("abandoned");
   expect((await q.job(id))!.crashes).toBe(1);

@@ -22,11 +22,11 @@ import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { VERBS } from "../src/commands/registry.ts";
+import { schemaExport } from "../src/describe/schemas.ts";
 import { openQueue } from "../src/store/index.ts";
 import { compileContract } from "./contract-helpers.ts";
 import { TempQueue } from "./helpers.ts";
 import { addJob, drain, reference, withoutSelection } from "./operator-helpers.ts";
-import { schemaExport } from "../src/describe/schemas.ts";
 
 // The preload's default timeout does not reach every file when the whole suite runs (Bun 1.4.5): real processes on a loaded machine need more than 5 s.
 setDefaultTimeout(120_000);
@@ -39,14 +39,21 @@ function typeOf(v: unknown): string {
 }
 
 /** Differences between `ours` and the reference `ref` under the rule above. */
-export function compareShape(ref: unknown, ours: unknown, rules: { volatile?: string[]; extras?: string[] } = {}, path = ""): string[] {
+export function compareShape(
+  ref: unknown,
+  ours: unknown,
+  rules: { volatile?: string[]; extras?: string[] } = {},
+  path = "",
+): string[] {
   const volatile = new Set(rules.volatile ?? []);
   const extras = new Set(rules.extras ?? []);
   const out: string[] = [];
   const walk = (r: unknown, o: unknown, at: string) => {
     const here = at || "(envelope)";
     if (typeOf(r) !== typeOf(o)) {
-      out.push(`${here}: type ${typeOf(o)}, reference ${typeOf(r)} (${JSON.stringify(o)?.slice(0, 80)} vs ${JSON.stringify(r)?.slice(0, 80)})`);
+      out.push(
+        `${here}: type ${typeOf(o)}, reference ${typeOf(r)} (${JSON.stringify(o)?.slice(0, 80)} vs ${JSON.stringify(r)?.slice(0, 80)})`,
+      );
       return;
     }
     if (volatile.has(at) || PINNED.has(at)) return;
@@ -60,12 +67,15 @@ export function compareShape(ref: unknown, ours: unknown, rules: { volatile?: st
       const ro = r as Record<string, unknown>;
       const oo = o as Record<string, unknown>;
       for (const k of Object.keys(ro)) {
-        if (!Object.hasOwn(oo, k)) out.push(`${at ? at + "." : ""}${k}: missing`);
+        if (!Object.hasOwn(oo, k)) out.push(`${at ? `${at}.` : ""}${k}: missing`);
         else walk(ro[k], oo[k], at ? `${at}.${k}` : k);
       }
       for (const k of Object.keys(oo)) {
         const p = at ? `${at}.${k}` : k;
-        if (!Object.hasOwn(ro, k) && !extras.has(p)) out.push(`${p}: not in the reference${p.startsWith("data") ? " (list it as an allowed extra, or drop it)" : ""}`);
+        if (!Object.hasOwn(ro, k) && !extras.has(p))
+          out.push(
+            `${p}: not in the reference${p.startsWith("data") ? " (list it as an allowed extra, or drop it)" : ""}`,
+          );
       }
       return;
     }
@@ -82,9 +92,26 @@ async function existing(q: TempQueue): Promise<TempQueue> {
 }
 
 /** Each reference file: how to reproduce its situation, and its volatile paths and allowed extras. */
-const SITUATIONS: Record<string, { verb: string; run: (q: TempQueue) => Promise<{ code: number; env: any }>; code?: number; volatile?: string[]; extras?: string[] }> = {
-  "envelope-add.json": { verb: "add", run: (q) => json(q, ["add", "--json", "--", "true"]), volatile: ["data.next_run_at"] },
-  "envelope-brief.json": { verb: "brief", run: (q) => q.json(["brief"]), volatile: ["data.text", "data.approx_tokens", "data.budget_tokens"] },
+const SITUATIONS: Record<
+  string,
+  {
+    verb: string;
+    run: (q: TempQueue) => Promise<{ code: number; env: any }>;
+    code?: number;
+    volatile?: string[];
+    extras?: string[];
+  }
+> = {
+  "envelope-add.json": {
+    verb: "add",
+    run: (q) => json(q, ["add", "--json", "--", "true"]),
+    volatile: ["data.next_run_at"],
+  },
+  "envelope-brief.json": {
+    verb: "brief",
+    run: (q) => q.json(["brief"]),
+    volatile: ["data.text", "data.approx_tokens", "data.budget_tokens"],
+  },
   "envelope-cancel-queued.json": {
     verb: "cancel",
     run: async (q) => {
@@ -108,14 +135,26 @@ const SITUATIONS: Record<string, { verb: string; run: (q: TempQueue) => Promise<
       return q.json(["output", "1"]);
     },
   },
-  "envelope-prune-empty.json": { verb: "prune", run: async (q) => (await existing(q)).json(["prune", "--older-than", "0", "--dry-run"]) },
+  "envelope-prune-empty.json": {
+    verb: "prune",
+    run: async (q) => (await existing(q)).json(["prune", "--older-than", "0", "--dry-run"]),
+  },
   // A deliberate divergence: the reference's hint `spoolctl status  (to list job ids)` leads nowhere (status
   // shows no ids); ours names `list`, pinned in test/retry-cancel.test.ts.
-  "envelope-retry-not-found.json": { verb: "retry", run: async (q) => (await existing(q)).json(["retry", "42"]), code: 1, volatile: ["errors.0.remediation"] },
+  "envelope-retry-not-found.json": {
+    verb: "retry",
+    run: async (q) => (await existing(q)).json(["retry", "42"]),
+    code: 1,
+    volatile: ["errors.0.remediation"],
+  },
   "envelope-robot-docs.json": { verb: "robot-docs", run: (q) => q.json(["robot-docs"]) },
   "envelope-schema.json": { verb: "schema", run: (q) => q.json(["schema"]) },
   "envelope-show-not-found.json": { verb: "show", run: async (q) => (await existing(q)).json(["show", "42"]), code: 1 },
-  "envelope-status-empty.json": { verb: "status", run: async (q) => (await existing(q)).json(["status"]), extras: ["data.live_workers", "data.full_disks", "data.stranded"] },
+  "envelope-status-empty.json": {
+    verb: "status",
+    run: async (q) => (await existing(q)).json(["status"]),
+    extras: ["data.live_workers", "data.full_disks", "data.stranded"],
+  },
   "envelope-wait-mixed.json": {
     verb: "wait",
     run: async (q) => {
@@ -155,7 +194,17 @@ const SITUATIONS: Record<string, { verb: string; run: (q: TempQueue) => Promise<
  *   is one summary for every mode (the empty --once/--drain envelopes match).
  */
 const KNOWN_GAPS: Record<string, string[]> = {
-  capabilities: ["contract_policy", "env", "execution", "features", "probe_vocabularies", "robot_docs_uri", "scheduling", "schemas_uri", "totality"],
+  capabilities: [
+    "contract_policy",
+    "env",
+    "execution",
+    "features",
+    "probe_vocabularies",
+    "robot_docs_uri",
+    "scheduling",
+    "schemas_uri",
+    "totality",
+  ],
   output: ["attempt_no", "attempt_state", "attempts_total", "job_id", "streams"],
   work: ["attempt_no", "job_id", "job_state", "result", "stopped"],
 };
@@ -170,13 +219,19 @@ const queues: TempQueue[] = [];
 afterAll(() => queues.forEach((q) => q.cleanup()), 120_000);
 
 /** The reference folder: ../shared beside the repository (as in CI), or /work/shared. */
-const REF_DIR = [join(import.meta.dir, "../../shared/reference/envelopes"), "/work/shared/reference/envelopes"].find((d) => existsSync(d));
+const REF_DIR = [join(import.meta.dir, "../../shared/reference/envelopes"), "/work/shared/reference/envelopes"].find(
+  (d) => existsSync(d),
+);
 const FILES = REF_DIR ? Object.keys(SITUATIONS) : [];
 if (!REF_DIR) console.log("reference envelopes not found (../shared/reference/envelopes): shape tests skipped");
 
 test("every reference envelope file has a situation here", () => {
   if (!REF_DIR) return;
-  expect(readdirSync(REF_DIR).filter((f) => f.endsWith(".json")).sort()).toEqual(Object.keys(SITUATIONS).sort());
+  expect(
+    readdirSync(REF_DIR)
+      .filter((f) => f.endsWith(".json"))
+      .sort(),
+  ).toEqual(Object.keys(SITUATIONS).sort());
 });
 
 test("the reference envelopes validate against our exported envelope schema", () => {
@@ -210,9 +265,12 @@ for (const file of FILES) {
       expect(req(o.envelope_schema)).toEqual(req(r.envelope_schema));
       expect(req(o.envelope_schema.properties.meta)).toEqual(req(r.envelope_schema.properties.meta));
       expect(req(o.envelope_schema.properties.errors.items)).toEqual(req(r.envelope_schema.properties.errors.items));
-      expect([...o.envelope_schema.properties.errors.items.properties.code.enum].sort()).toEqual([...r.envelope_schema.properties.errors.items.properties.code.enum].sort());
+      expect([...o.envelope_schema.properties.errors.items.properties.code.enum].sort()).toEqual(
+        [...r.envelope_schema.properties.errors.items.properties.code.enum].sort(),
+      );
       // (A oneOf schema promises one of its branches: each reference branch must be covered by one of ours.)
-      const branches = (schema: any): string[][] => (Array.isArray(schema?.oneOf) ? schema.oneOf.map(req) : [req(schema)]);
+      const branches = (schema: any): string[][] =>
+        Array.isArray(schema?.oneOf) ? schema.oneOf.map(req) : [req(schema)];
       for (const verb of Object.keys(r.verbs).filter((v) => Object.hasOwn(o.verbs, v))) {
         const missing = branches(r.verbs[verb]).map((want) => {
           const best = branches(o.verbs[verb]).map((have) => want.filter((k) => !have.includes(k)));
@@ -230,12 +288,21 @@ for (const file of FILES) {
 test("compareShape: the rule itself", () => {
   const ref = { ok: true, data: { a: 1, b: [1], c: null }, meta: { request_id: "req_PINNED" } };
   expect(compareShape(ref, { ok: true, data: { a: 1, b: [1], c: null }, meta: { request_id: "req_123" } })).toEqual([]);
-  expect(compareShape(ref, { ok: true, data: { a: 2, b: [1], c: null, d: 1 }, meta: { request_id: "x" } })).toEqual(["data.a: 2, reference 1", "data.d: not in the reference (list it as an allowed extra, or drop it)"]);
-  expect(compareShape(ref, { ok: true, data: { a: 1, b: [1], c: null, d: 1 }, meta: { request_id: "x" } }, { extras: ["data.d"] })).toEqual([]);
+  expect(compareShape(ref, { ok: true, data: { a: 2, b: [1], c: null, d: 1 }, meta: { request_id: "x" } })).toEqual([
+    "data.a: 2, reference 1",
+    "data.d: not in the reference (list it as an allowed extra, or drop it)",
+  ]);
+  expect(
+    compareShape(
+      ref,
+      { ok: true, data: { a: 1, b: [1], c: null, d: 1 }, meta: { request_id: "x" } },
+      { extras: ["data.d"] },
+    ),
+  ).toEqual([]);
   expect(compareShape(ref, { ok: true, data: { a: "1", b: [], c: null }, meta: { request_id: 1, x: 1 } })).toEqual([
     'data.a: type string, reference number ("1" vs 1)',
     "data.b: 0 items, reference 1",
-    "meta.request_id: type number, reference string (1 vs \"req_PINNED\")",
+    'meta.request_id: type number, reference string (1 vs "req_PINNED")',
     "meta.x: not in the reference",
   ]);
 });

@@ -52,7 +52,9 @@ test("add -- ./run.sh from a subfolder warns that the worker's folder resolves i
   const fixed = await add(deep, "--cwd", ".", "--", "./run.sh");
   expect(fixed.env.warnings).toEqual([]);
   const id = fixed.env.data.job_id as number;
-  expect((await q.run(["show", String(id)])).stdout).toMatch(new RegExp(`^runs in +${deep.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "m"));
+  expect((await q.run(["show", String(id)])).stdout).toMatch(
+    new RegExp(`^runs in +${deep.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`, "m"),
+  );
   // The two added without --cwd fail where the worker runs (the queue folder): program not found.
   await drain(q);
   expect((await q.job(id))!.state).toBe("done");
@@ -67,7 +69,13 @@ test("an argument naming a file of this folder warns too; bare programs, absolut
   expect(cat.env.warnings.map((w: { code: string }) => w.code)).toEqual(["RELATIVE_PATH"]);
   expect(cat.env.warnings[0].message).toContain('"local.txt"');
   expect(cat.env.warnings[0].message).toContain(`spoolctl add --db ${q.db} --cwd . -- cat local.txt`);
-  for (const argv of [["echo", "local"], ["cat", join(deep, "local.txt")], ["ls", "-la"], ["make", "deep"], ["env", "A=local.txt"]]) {
+  for (const argv of [
+    ["echo", "local"],
+    ["cat", join(deep, "local.txt")],
+    ["ls", "-la"],
+    ["make", "deep"],
+    ["env", "A=local.txt"],
+  ]) {
     const r = await add(join(q.dir, "src"), "--", ...argv);
     expect(r.env.warnings).toEqual([]);
   }
@@ -76,7 +84,14 @@ test("an argument naming a file of this folder warns too; bare programs, absolut
 });
 
 test("--from lines without cwd warn per line, naming the line", async () => {
-  const r = await q.json(["add", "--from", "-"], { cwd: deep, stdin: [JSON.stringify({ argv: ["echo", "hi"] }), JSON.stringify({ argv: ["./run.sh"] }), JSON.stringify({ argv: ["./run.sh"], cwd: "." })].join("\n") });
+  const r = await q.json(["add", "--from", "-"], {
+    cwd: deep,
+    stdin: [
+      JSON.stringify({ argv: ["echo", "hi"] }),
+      JSON.stringify({ argv: ["./run.sh"] }),
+      JSON.stringify({ argv: ["./run.sh"], cwd: "." }),
+    ].join("\n"),
+  });
   expect(r.code).toBe(0);
   expect(r.env.warnings).toHaveLength(1);
   expect(r.env.warnings[0]).toMatchObject({ code: "RELATIVE_PATH" });

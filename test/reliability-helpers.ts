@@ -4,8 +4,9 @@
  * not count: PID 1 here does not reap orphans), and a cleanup that leaves no
  * process behind. Queue state is read through TempQueue (the driver).
  */
-import { readFileSync, readdirSync } from "node:fs";
+
 import { afterEach, beforeEach } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
 import { ATTEMPT_MARKER } from "../src/worker/executor.ts";
 import { groupsWithEnvPrefix } from "../src/worker/liveness.ts";
 import { CLI, TempQueue } from "./helpers.ts";
@@ -49,7 +50,10 @@ export function startBg(
   });
   const out = { text: "" };
   const err = { text: "" };
-  const pipes = Promise.all([drain(proc.stdout as ReadableStream<Uint8Array>, out), drain(proc.stderr as ReadableStream<Uint8Array>, err)]);
+  const pipes = Promise.all([
+    drain(proc.stdout as ReadableStream<Uint8Array>, out),
+    drain(proc.stderr as ReadableStream<Uint8Array>, err),
+  ]);
   const bg: BgProc = {
     proc,
     pid: proc.pid,
@@ -168,7 +172,9 @@ export async function add(q: TempQueue, ...args: string[]): Promise<number> {
 
 /** `add --from -` with one NDJSON line per spec; returns the ids. */
 export async function addMany(q: TempQueue, specs: object[]): Promise<number[]> {
-  const r = await q.run(["add", "--from", "-", "--json"], { stdin: specs.map((s) => JSON.stringify(s)).join("\n") + "\n" });
+  const r = await q.run(["add", "--from", "-", "--json"], {
+    stdin: `${specs.map((s) => JSON.stringify(s)).join("\n")}\n`,
+  });
   if (r.code !== 0) throw new Error(`add --from failed (exit ${r.code}): ${r.stdout} ${r.stderr}`);
   return idsOf(r.json.data);
 }
@@ -176,7 +182,8 @@ export async function addMany(q: TempQueue, specs: object[]): Promise<number[]> 
 function idsOf(data: any): number[] {
   const list: any[] = Array.isArray(data) ? data : (data.jobs ?? data.added ?? data.results ?? []);
   const ids = list.map((x) => (typeof x === "number" ? x : (x.job_id ?? x.id)));
-  if (!ids.length || ids.some((id) => typeof id !== "number")) throw new Error(`cannot read job ids from add --from: ${JSON.stringify(data).slice(0, 300)}`);
+  if (!ids.length || ids.some((id) => typeof id !== "number"))
+    throw new Error(`cannot read job ids from add --from: ${JSON.stringify(data).slice(0, 300)}`);
   return ids;
 }
 
@@ -221,7 +228,14 @@ export function parseRunLog(text: string): { runs: LoggedRun[]; problems: string
     const key = `${job}/${pid}`;
     if (kind === "start") {
       if (open.has(key)) problems.push(`line ${index + 1}: job ${job} pid ${pid} started twice`);
-      const run: LoggedRun = { job: Number(job), pid: Number(pid), start: Number(time), startLine: index, end: null, endLine: null };
+      const run: LoggedRun = {
+        job: Number(job),
+        pid: Number(pid),
+        start: Number(time),
+        startLine: index,
+        end: null,
+        endLine: null,
+      };
       open.set(key, run);
       runs.push(run);
     } else {

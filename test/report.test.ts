@@ -22,7 +22,14 @@ beforeAll(async () => {
   q = new TempQueue();
   ids.ok = await add(["--tag", "run=7", "--", "echo", "all good"]);
   // Dead after one attempt; stderr carries a control character, an ANSI color and XML metacharacters.
-  ids.dead = await add(["--max-retries", "0", "--tag", "run=7", "-c", `printf 'first line\\nboom \\001\\033[31mred\\033[0m <&> "q" ]]>\\n' >&2; echo partial; exit 3`]);
+  ids.dead = await add([
+    "--max-retries",
+    "0",
+    "--tag",
+    "run=7",
+    "-c",
+    `printf 'first line\\nboom \\001\\033[31mred\\033[0m <&> "q" ]]>\\n' >&2; echo partial; exit 3`,
+  ]);
   // Dead after two attempts (one retry): its time is the sum of both.
   ids.flaky = await add(["--max-retries", "1", "--", "sh", "-c", "echo nope >&2; exit 1"]);
   ids.canceled = await add(["--after", "1h", "--", "echo", "never"]);
@@ -35,7 +42,14 @@ beforeAll(async () => {
 }, 60000);
 afterAll(() => q.cleanup());
 
-const parser = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "", isArray: (name) => ["testsuite", "testcase", "property"].includes(name), parseTagValue: false, parseAttributeValue: false, trimValues: false });
+const parser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: "",
+  isArray: (name) => ["testsuite", "testcase", "property"].includes(name),
+  parseTagValue: false,
+  parseAttributeValue: false,
+  trimValues: false,
+});
 
 async function attemptTime(jobId: number): Promise<number> {
   const rows = await q.attempts(jobId);
@@ -68,7 +82,9 @@ test("--junit writes valid JUnit XML: suites per lane, cases field by field", as
   expect(def.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
 
   const byId = new Map<number, any>();
-  for (const suite of suites) for (const c of suite.testcase) byId.set(Number(c.properties.property.find((p: any) => p.name === "job_id").value), c);
+  for (const suite of suites)
+    for (const c of suite.testcase)
+      byId.set(Number(c.properties.property.find((p: any) => p.name === "job_id").value), c);
   expect([...byId.keys()].sort((a, b) => a - b)).toEqual(Object.values(ids).sort((a, b) => a - b));
   const prop = (c: any, name: string) => c.properties.property.find((p: any) => p.name === name)?.value;
 
@@ -123,7 +139,14 @@ test("--json returns the summary data; filters combine (ids, --queue, --tag, --s
   expect(d.lanes.builds).toMatchObject({ jobs: 1, passed: 1 });
   expect(d.cases.map((c: any) => c.id)).toEqual(Object.values(ids).sort((a, b) => a - b));
   const dead = d.cases.find((c: any) => c.id === ids.dead);
-  expect(dead).toMatchObject({ state: "dead", result: "failed", failure_reason: "process_exit", exit_code: 3, message: "process_exit: exit 3", attempts_total: 1 });
+  expect(dead).toMatchObject({
+    state: "dead",
+    result: "failed",
+    failure_reason: "process_exit",
+    exit_code: 3,
+    message: "process_exit: exit 3",
+    attempts_total: 1,
+  });
   expect(dead.stderr_tail).toContain("boom \u0001\u001b[31mred"); // JSON keeps the bytes; only XML strips them
   expect(d.files).toEqual({ junit: null, markdown: null });
 
@@ -163,7 +186,14 @@ test("--markdown to stdout is a step-summary table; --markdown FILE and --junit 
   expect(md).toContain("| job | lane | result | attempts | time | command | reason |");
   // Failures come first in the table; a pipe in a command cannot split a cell.
   const rows = md.split("\n").filter((l) => /^\| \d+ \|/.test(l));
-  expect(rows.map((l) => Number(l.split("|")[1]))).toEqual([ids.dead!, ids.flaky!, ids.pending!, ids.canceled!, ids.ok!, ids.other!]);
+  expect(rows.map((l) => Number(l.split("|")[1]))).toEqual([
+    ids.dead!,
+    ids.flaky!,
+    ids.pending!,
+    ids.canceled!,
+    ids.ok!,
+    ids.other!,
+  ]);
   const otherRow = rows.find((l) => l.startsWith(`| ${ids.other} |`))!;
   expect(otherRow.split(/(?<!\\)\|/).length).toBe(9); // 7 cells between 8 unescaped pipes
   expect(md).toContain("### Failures");
@@ -179,7 +209,9 @@ test("--markdown to stdout is a step-summary table; --markdown FILE and --junit 
   expect(XMLValidator.validate(readFileSync(xmlFile, "utf8"))).toBe(true);
 
   const text = await q.run(["report", "--queue", "builds"]);
-  expect(text.stdout).toMatch(/^1 job: 1 passed, 0 failed, 0 skipped, 0 not finished \(\d+\.\ds\)\nID +RESULT +QUEUE +TRIES +TIME +REASON +COMMAND\n/);
+  expect(text.stdout).toMatch(
+    /^1 job: 1 passed, 0 failed, 0 skipped, 0 not finished \(\d+\.\ds\)\nID +RESULT +QUEUE +TRIES +TIME +REASON +COMMAND\n/,
+  );
   expect(text.stdout).toMatch(new RegExp(`\n${ids.other} +passed +builds +1 `));
 }, 60000);
 

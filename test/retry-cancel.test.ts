@@ -1,7 +1,7 @@
 /** `retry`, `cancel` and QueueCTL's `dlq` (SPEC §4–§5, issue 4) through the real CLI. */
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { FAST_KNOBS, TempQueue, processLives, waitFor } from "./helpers.ts";
 import { selectionFlags } from "../src/commands/selection.ts";
+import { FAST_KNOBS, processLives, TempQueue, waitFor } from "./helpers.ts";
 import { addJob, drain, gatedJob, keysOf, reference, withoutSelection } from "./operator-helpers.ts";
 
 setDefaultTimeout(60_000);
@@ -64,10 +64,16 @@ test("retry: done → CONFLICT (5) with a remediation; queued → CONFLICT; unkn
   expect(r.env.errors[0].remediation).toBe(list);
   const ref = reference("envelope-retry-not-found.json");
   if (ref) {
-    expect(withoutSelection(q, r.env.errors)).toEqual([{ ...ref.errors[0], remediation: "run: spoolctl list  (to see job ids)" }]);
+    expect(withoutSelection(q, r.env.errors)).toEqual([
+      { ...ref.errors[0], remediation: "run: spoolctl list  (to see job ids)" },
+    ]);
     expect(r.code).toBe(ref.errors[0].exit_code);
   }
-  for (const args of [["cancel", "999"], ["wait", "999"], ["feedback", "999"]]) {
+  for (const args of [
+    ["cancel", "999"],
+    ["wait", "999"],
+    ["feedback", "999"],
+  ]) {
     const nf = await q.json(args);
     expect([args[0], nf.env.errors[0].code, nf.env.errors[0].remediation]).toEqual([args[0], "NOT_FOUND", list]);
   }
@@ -93,12 +99,23 @@ test("retry several ids is all or nothing", async () => {
   const c = await deadJob();
   const ok = await q.json(["retry", String(a), String(c)]);
   expect(ok.code).toBe(0);
-  expect(ok.env.data).toEqual({ count: 2, jobs: [{ job_id: a, state: "queued" }, { job_id: c, state: "queued" }] });
+  expect(ok.env.data).toEqual({
+    count: 2,
+    jobs: [
+      { job_id: a, state: "queued" },
+      { job_id: c, state: "queued" },
+    ],
+  });
 });
 
 test("retry --all --state dead --queue Q --tag K=V requeues exactly the matches in one go", async () => {
   const ids: number[] = [];
-  for (const [queue, tag] of [["a", "ci=1"], ["a", "ci=2"], ["b", "ci=1"], ["a", "ci=1"]]) {
+  for (const [queue, tag] of [
+    ["a", "ci=1"],
+    ["a", "ci=2"],
+    ["b", "ci=1"],
+    ["a", "ci=1"],
+  ]) {
     ids.push(await addJob(q, "--queue", queue!, "--tag", tag!, "--max-retries", "0", "--", "false"));
   }
   await drain(q, "--queue", "a");
@@ -107,7 +124,12 @@ test("retry --all --state dead --queue Q --tag K=V requeues exactly the matches 
   expect(r.code).toBe(0);
   expect(r.env.data.count).toBe(2);
   expect(r.env.data.jobs.map((j: any) => j.job_id)).toEqual([ids[0], ids[3]]);
-  expect(await Promise.all(ids.map(async (id) => (await q.job(id))?.state))).toEqual(["queued", "dead", "dead", "queued"]);
+  expect(await Promise.all(ids.map(async (id) => (await q.job(id))?.state))).toEqual([
+    "queued",
+    "dead",
+    "dead",
+    "queued",
+  ]);
   const none = await q.json(["retry", "--all", "--queue", "nothing-here"]);
   expect([none.code, none.env.data.count]).toEqual([0, 0]);
 });
@@ -141,8 +163,14 @@ test("two dead jobs with one key: retry 1 2 and dlq retry are refused (IDEMPOTEN
   const all = await q.json(["retry", "--all"]);
   expect(all.code).toBe(0);
   expect(all.env.data.jobs.map((j: { job_id: number }) => j.job_id)).toEqual([2, 3]);
-  expect(all.env.warnings).toEqual([{ code: "IDEMPOTENCY_KEY_HELD", message: expect.stringContaining("job 1 was not retried") }]);
-  expect([(await q.job(1))?.state, (await q.job(2))?.state, (await q.job(3))?.state]).toEqual(["dead", "queued", "queued"]);
+  expect(all.env.warnings).toEqual([
+    { code: "IDEMPOTENCY_KEY_HELD", message: expect.stringContaining("job 1 was not retried") },
+  ]);
+  expect([(await q.job(1))?.state, (await q.job(2))?.state, (await q.job(3))?.state]).toEqual([
+    "dead",
+    "queued",
+    "queued",
+  ]);
 
   const dlq = await q.json(["dlq", "retry", "1"]);
   expect([dlq.code, dlq.env.errors[0].code]).toEqual([5, "IDEMPOTENCY_CONFLICT"]);
@@ -162,7 +190,11 @@ test("retry a running job needs --force; forced, the old worker's late result ch
   r = await q.json(["retry", String(id), "--force"], { env: FAST_KNOBS }); // hold-off: 0.2 s heartbeat + 5 s grace + 1 s
   expect(r.code).toBe(0);
   expect(await q.job(id)).toMatchObject({ state: "queued", locked_by: null, attempts: 0 });
-  expect(await q.attempt(id, 1)).toMatchObject({ state: "canceled", failure_reason: "canceled", error: "abandoned by retry --force" });
+  expect(await q.attempt(id, 1)).toMatchObject({
+    state: "canceled",
+    failure_reason: "canceled",
+    error: "abandoned by retry --force",
+  });
   gate.release();
   expect(await w.exited).toBe(0);
   const stderr = await new Response(w.stderr).text();

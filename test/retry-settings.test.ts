@@ -6,7 +6,7 @@
  * rules, `--dry-run`, and `feedback`'s next command for a timed-out job.
  */
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { loadContract, type Contract } from "./contract-helpers.ts";
+import { type Contract, loadContract } from "./contract-helpers.ts";
 import { TempQueue } from "./helpers.ts";
 import { addJob, drain } from "./operator-helpers.ts";
 
@@ -39,14 +39,30 @@ test("a job dead by timeout: feedback suggests a longer --timeout with the queue
   const text = await q.run(["feedback", String(id)]);
   expect(text.stdout).toContain(`next: spoolctl retry --db ${q.db} ${id} --timeout 2s`);
 
-  const r = await valid(["retry", String(id), "--timeout", "10m", "--max-retries", "2", "--env", "A=x y", "--env", "KEEP=2"]);
+  const r = await valid([
+    "retry",
+    String(id),
+    "--timeout",
+    "10m",
+    "--max-retries",
+    "2",
+    "--env",
+    "A=x y",
+    "--env",
+    "KEEP=2",
+  ]);
   expect(r.code).toBe(0);
   expect(r.env.data).toEqual({
     job_id: id,
     state: "queued",
     changed: { timeout_seconds: { from: 1, to: 600 }, max_retries: { from: 0, to: 2 }, env_set: ["A", "KEEP"] },
   });
-  expect(await q.job(id)).toMatchObject({ state: "queued", timeout_seconds: 600, max_retries: 2, env: { KEEP: "2", A: "x y" } });
+  expect(await q.job(id)).toMatchObject({
+    state: "queued",
+    timeout_seconds: 600,
+    max_retries: 2,
+    env: { KEEP: "2", A: "x y" },
+  });
   const retried = (await q.events(id)).filter((e) => e.event === "retried");
   expect(retried).toHaveLength(1);
   // The ledger names the variables, never their values.
@@ -61,17 +77,26 @@ test("a job dead by timeout: feedback suggests a longer --timeout with the queue
 });
 
 test("retry --all --failure-reason timeout --timeout: --dry-run changes nothing and says what would change; then exactly the timed-out jobs get the new timeout", async () => {
-  const slow = [await addJob(q, "--max-retries", "0", "--timeout", "1s", "--", "sleep", "30"), await addJob(q, "--max-retries", "0", "--timeout", "1s", "--", "sleep", "31")];
+  const slow = [
+    await addJob(q, "--max-retries", "0", "--timeout", "1s", "--", "sleep", "30"),
+    await addJob(q, "--max-retries", "0", "--timeout", "1s", "--", "sleep", "31"),
+  ];
   const failed = await addJob(q, "--max-retries", "0", "--", "sh", "-c", "exit 4");
   await drain(q);
   const before = JSON.stringify(await q.snapshot());
 
   const dry = await valid(["retry", "--all", "--failure-reason", "timeout", "--timeout", "90s", "--dry-run"]);
   expect(dry.code).toBe(0);
-  expect(dry.env.data).toEqual({ count: 2, dry_run: true, jobs: slow.map((job_id) => ({ job_id, state: "queued", changed: { timeout_seconds: { from: 1, to: 90 } } })) });
+  expect(dry.env.data).toEqual({
+    count: 2,
+    dry_run: true,
+    jobs: slow.map((job_id) => ({ job_id, state: "queued", changed: { timeout_seconds: { from: 1, to: 90 } } })),
+  });
   expect(JSON.stringify(await q.snapshot())).toBe(before);
   const dryText = await q.run(["retry", "--all", "--failure-reason", "timeout", "--timeout", "90s", "--dry-run"]);
-  expect(dryText.stdout).toContain(`Would retry 2 jobs: ${slow[0]} (timeout 1s → 90s), ${slow[1]} (timeout 1s → 90s) (dry run: nothing changed)`);
+  expect(dryText.stdout).toContain(
+    `Would retry 2 jobs: ${slow[0]} (timeout 1s → 90s), ${slow[1]} (timeout 1s → 90s) (dry run: nothing changed)`,
+  );
 
   const done = await valid(["retry", "--all", "--failure-reason", "timeout", "--timeout", "90s"]);
   expect(done.env.data.count).toBe(2);
@@ -93,7 +118,9 @@ test("idempotency keys keep their rules with new settings: two named jobs sharin
 
   const all = await valid(["retry", "--all", "--max-retries", "4"]);
   expect(all.code).toBe(0);
-  expect(all.env.data.jobs).toEqual([{ job_id: second, state: "queued", changed: { max_retries: { from: 0, to: 4 } } }]);
+  expect(all.env.data.jobs).toEqual([
+    { job_id: second, state: "queued", changed: { max_retries: { from: 0, to: 4 } } },
+  ]);
   expect(all.env.warnings.map((w: { code: string }) => w.code)).toEqual(["IDEMPOTENCY_KEY_HELD"]);
   expect(await q.job(first)).toMatchObject({ state: "dead", max_retries: 0 });
   expect(await q.job(second)).toMatchObject({ state: "queued", max_retries: 4 });
@@ -103,7 +130,14 @@ test("bad settings are INVALID_INPUT envelopes and change nothing; --force with 
   const id = await addJob(q, "--max-retries", "0", "--", "sh", "-c", "exit 1");
   await drain(q);
   const before = JSON.stringify(await q.snapshot());
-  for (const bad of [["--timeout", "0"], ["--timeout", "soon"], ["--max-retries", "-1"], ["--env", "1X=2"], ["--env", "novalue"], ["--force", "--timeout", "5s"]]) {
+  for (const bad of [
+    ["--timeout", "0"],
+    ["--timeout", "soon"],
+    ["--max-retries", "-1"],
+    ["--env", "1X=2"],
+    ["--env", "novalue"],
+    ["--force", "--timeout", "5s"],
+  ]) {
     const r = await valid(["retry", String(id), ...bad]);
     expect(r.code).toBe(1);
     expect(r.env.errors[0].code).toBe("INVALID_INPUT");

@@ -9,7 +9,6 @@ import type { Attempt, Job } from "../src/store/model.ts";
 import { TempQueue } from "./helpers.ts";
 import { patchJobs } from "./support/queue-fixtures.ts";
 
-
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));
 afterEach(() => q.cleanup());
@@ -50,8 +49,15 @@ test("a failing job is retried with backoff 2, 4, 8 … then dead", async () => 
     const r = await runOnce();
     expect(r.code).toBe(0);
     // A re-run says why it runs again and what is left of the budget (README "Running jobs").
-    const again = n === 1 ? "" : `spoolctl: job ${id} attempt ${n} started again \\(previous: exit 3; ${n - 1} of 3 retries used\\): sh -c .*\\n`;
-    expect(r.stderr).toMatch(new RegExp(`^${again}spoolctl: job ${id} attempt ${n} failed: exit 3 \\(\\d+\\.\\ds\\) -> queued, retry in ${expectedBackoff[n - 1]}s\\n$`));
+    const again =
+      n === 1
+        ? ""
+        : `spoolctl: job ${id} attempt ${n} started again \\(previous: exit 3; ${n - 1} of 3 retries used\\): sh -c .*\\n`;
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^${again}spoolctl: job ${id} attempt ${n} failed: exit 3 \\(\\d+\\.\\ds\\) -> queued, retry in ${expectedBackoff[n - 1]}s\\n$`,
+      ),
+    );
 
     const j = await job(id);
     expect(j.state).toBe("queued");
@@ -87,7 +93,11 @@ test("a failing job is retried with backoff 2, 4, 8 … then dead", async () => 
   // Attempt 4 exhausts max_retries 3: dead, with a dead event and no further schedule.
   const last = await runOnce();
   expect(last.code).toBe(0);
-  expect(last.stderr).toMatch(new RegExp(`^spoolctl: job ${id} attempt 4 started again \\(previous: exit 3; 3 of 3 retries used\\): sh -c .*\\nspoolctl: job ${id} attempt 4 failed: exit 3 \\(\\d+\\.\\ds\\) -> dead\\n$`));
+  expect(last.stderr).toMatch(
+    new RegExp(
+      `^spoolctl: job ${id} attempt 4 started again \\(previous: exit 3; 3 of 3 retries used\\): sh -c .*\\nspoolctl: job ${id} attempt 4 failed: exit 3 \\(\\d+\\.\\ds\\) -> dead\\n$`,
+    ),
+  );
   const dead = await job(id);
   expect(dead.state).toBe("dead");
   expect(dead.attempts).toBe(4);
@@ -96,10 +106,15 @@ test("a failing job is retried with backoff 2, 4, 8 … then dead", async () => 
 
   expect(await events(id)).toEqual([
     "added",
-    "claimed", "failed",
-    "claimed", "failed",
-    "claimed", "failed",
-    "claimed", "failed", "dead",
+    "claimed",
+    "failed",
+    "claimed",
+    "failed",
+    "claimed",
+    "failed",
+    "claimed",
+    "failed",
+    "dead",
   ]);
   const retryIn = (await q.events(id)).filter((e) => e.event === "failed").map((e) => JSON.parse(e.detail!).retry_in);
   expect(retryIn).toEqual([2, 4, 8, undefined]);
@@ -117,7 +132,9 @@ test("a failing job is retried with backoff 2, 4, 8 … then dead", async () => 
 
   // Every attempt kept its own output files.
   const out = await q.run(["output", String(id), "--attempt", "2"]);
-  expect(out.stdout).toBe(`=== job ${id} attempt 2 stdout ===\nattempt-out\n=== job ${id} attempt 2 stderr ===\nboom\n`);
+  expect(out.stdout).toBe(
+    `=== job ${id} attempt 2 stdout ===\nattempt-out\n=== job ${id} attempt 2 stderr ===\nboom\n`,
+  );
 
   // A dead job is never claimed again.
   const after = await q.json(["work", "--once"]);
@@ -150,7 +167,9 @@ test("--max-retries 0 sends a failure straight to the dead letter", async () => 
   const id = await add("--max-retries", "0", "--", "sh", "-c", "exit 7");
   const r = await q.run(["work", "--drain"]);
   expect(r.code).toBe(0);
-  expect(r.stderr).toMatch(/^spoolctl: job 1 attempt 1 failed: exit 7 \(\d+\.\ds\) -> dead\nspoolctl: drained lane default: 1 executed: 0 succeeded, 0 failed and retried, 1 dead\n$/);
+  expect(r.stderr).toMatch(
+    /^spoolctl: job 1 attempt 1 failed: exit 7 \(\d+\.\ds\) -> dead\nspoolctl: drained lane default: 1 executed: 0 succeeded, 0 failed and retried, 1 dead\n$/,
+  );
   expect((await job(id)).state).toBe("dead");
   expect((await job(id)).last_exit_code).toBe(7);
   expect(await events(id)).toEqual(["added", "claimed", "failed", "dead"]);
@@ -177,7 +196,11 @@ test("a job that fails once then succeeds ends done, with both attempts kept", a
   expect((await job(id)).state).toBe("queued");
   await dueNow(id);
   const r = await q.run(["work", "--once"]);
-  expect(r.stderr).toMatch(new RegExp(`^spoolctl: job ${id} attempt 2 started again \\(previous: exit 1; 1 of 3 retries used\\): sh -c .*\\nspoolctl: job ${id} attempt 2 succeeded \\(\\d+\\.\\ds\\) -> done\\n$`));
+  expect(r.stderr).toMatch(
+    new RegExp(
+      `^spoolctl: job ${id} attempt 2 started again \\(previous: exit 1; 1 of 3 retries used\\): sh -c .*\\nspoolctl: job ${id} attempt 2 succeeded \\(\\d+\\.\\ds\\) -> done\\n$`,
+    ),
+  );
   const j = await job(id);
   expect(j.state).toBe("done");
   expect(j.attempts).toBe(1); // failures charged to the budget

@@ -10,10 +10,10 @@ import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VERBS } from "../src/commands/registry.ts";
-import { compileContract, type Contract, loadContract, verbOf } from "./contract-helpers.ts";
+import { type Contract, compileContract, loadContract, verbOf } from "./contract-helpers.ts";
 import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
 import { gatedJob } from "./operator-helpers.ts";
-import { killJobGroups, killSpawned, startWorker, type BgProc } from "./reliability-helpers.ts";
+import { type BgProc, killJobGroups, killSpawned, startWorker } from "./reliability-helpers.ts";
 
 // The preload's default timeout does not reach every file when the whole suite runs (Bun 1.4.5): real processes on a loaded machine need more than 5 s.
 setDefaultTimeout(120_000);
@@ -68,7 +68,20 @@ beforeAll(async () => {
   // Retries without backoff, so the populated queue is built quickly.
   await check(["config", "set", "backoff-cap", "0"]);
   const add = async (...args: string[]) => (await check(["add", ...args])).data.job_id as number;
-  ids.done = await add("--tag", "team=a", "--note", "first job", "--key", "k-done", "--env", "FOO=bar", "--", "sh", "-c", "echo out; echo err >&2");
+  ids.done = await add(
+    "--tag",
+    "team=a",
+    "--note",
+    "first job",
+    "--key",
+    "k-done",
+    "--env",
+    "FOO=bar",
+    "--",
+    "sh",
+    "-c",
+    "echo out; echo err >&2",
+  );
   ids.dead = await add("--max-retries", "1", "--tag", "team=b", "--", "sh", "-c", "echo boom >&2; exit 3");
   ids.canceled = await add("--", "true");
   ids.spawnFailed = await add("--max-retries", "0", "--", "/nonexistent/spoolctl-test-binary");
@@ -105,9 +118,13 @@ test("read verbs on a populated queue validate against their exported schemas", 
     check(["list"]),
     check(["list", "--state", "dead"]),
     check(["list", "--state", "pending", "--tag", "team=a", "--priority-min", "1"]),
-    check(["list", "--limit", "2"]).then((env) => expect(env.meta.pagination).toMatchObject({ limit: 2, truncated: true })),
+    check(["list", "--limit", "2"]).then((env) =>
+      expect(env.meta.pagination).toMatchObject({ limit: 2, truncated: true }),
+    ),
     check(["dlq", "list"]),
-    check(["workers"]).then((env) => expect(env.data.workers[0]).toMatchObject({ worker_id: "w-slow", status: "live", running_jobs: [ids.running] })),
+    check(["workers"]).then((env) =>
+      expect(env.data.workers[0]).toMatchObject({ worker_id: "w-slow", status: "live", running_jobs: [ids.running] }),
+    ),
     check(["workers", "--all"]),
   ]);
   for (const id of Object.values(ids)) {
@@ -133,7 +150,10 @@ test("events: a page, a long-poll with meta.wait both ways, and --follow NDJSON 
   expect(miss.meta.wait.reason).toBe("timeout");
   const follow = await q.run(["events", "--follow", "--json", "--max-events", "2"]);
   expect(follow.code).toBe(0);
-  const frames = follow.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  const frames = follow.stdout
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
   expect(frames).toHaveLength(3);
   for (const f of frames) expect(contract.stream("events_follow", f)).toEqual([]);
   for (const f of frames.slice(0, 2)) expect(contract.stream("events_follow_data", f)).toEqual([]);
@@ -160,8 +180,18 @@ test("contract and config verbs validate against their exported schemas", async 
     check(["config", "validate", cfg]),
     check(["config", "get", "max-retries"]),
     check(["report"]),
-    check(["report", String(ids.done), String(ids.dead), "--junit", join(q.dir, "r", "junit.xml"), "--markdown", join(q.dir, "r", "sum.md")]),
-    check(["report", "--limit", "1"]).then((env) => expect(env.warnings.map((w: any) => w.code)).toEqual(["REPORT_TRUNCATED"])),
+    check([
+      "report",
+      String(ids.done),
+      String(ids.dead),
+      "--junit",
+      join(q.dir, "r", "junit.xml"),
+      "--markdown",
+      join(q.dir, "r", "sum.md"),
+    ]),
+    check(["report", "--limit", "1"]).then((env) =>
+      expect(env.warnings.map((w: any) => w.code)).toEqual(["REPORT_TRUNCATED"]),
+    ),
     // Root help, verb help and version: envelopes whose data is the text.
     check(["--help"]),
     check(["add", "--help"]),
@@ -174,7 +204,9 @@ test("contract and config verbs validate against their exported schemas", async 
 
 test("mutating verbs validate against their exported schemas, single and batch forms", async () => {
   // add --from: the {count, jobs} form.
-  const many = await check(["add", "--from", "-"], { stdin: '{"argv":["true"],"queue":"once"}\n{"command":"exit 0","queue":"once"}\n' });
+  const many = await check(["add", "--from", "-"], {
+    stdin: '{"argv":["true"],"queue":"once"}\n{"command":"exit 0","queue":"once"}\n',
+  });
   expect(many.data.count).toBe(2);
   const dedup = await check(["add", "--key", "k-done2", "--tag", "x=1", "--", "true"]);
   const again = await check(["add", "--key", "k-done2", "--tag", "x=2", "--", "true"]);
@@ -204,7 +236,11 @@ test("mutating verbs validate against their exported schemas, single and batch f
   const kill = await check(["cancel", String(ids.running), "--running", "--yes"]);
   expect(kill.data).toMatchObject({ job_id: ids.running, was_running: true });
   // retry --force of a running job needs one running: run another long job.
-  await waitFor("the canceled job to end", async () => (await q.json(["show", String(ids.running)])).env.data.job.state === "canceled", 30000);
+  await waitFor(
+    "the canceled job to end",
+    async () => (await q.json(["show", String(ids.running)])).env.data.job.state === "canceled",
+    30000,
+  );
   const gate2 = gatedJob(q, "long2");
   const running2 = (await check(["add", "--queue", "slow", "--", ...gate2.argv])).data.job_id;
   await waitFor("the second long job to run", () => gate2.pid() !== null, 30000);
@@ -243,5 +279,9 @@ test("error envelopes validate against the envelope schema", async () => {
 test("every registered verb was validated against its data schema", () => {
   // `triage` is interactive only: under --json it is refused by design (INVALID_INPUT, see test/triage.test.ts).
   const interactiveOnly = ["triage"];
-  expect([...covered].sort()).toEqual(Object.keys(VERBS).filter((v) => !interactiveOnly.includes(v)).sort());
+  expect([...covered].sort()).toEqual(
+    Object.keys(VERBS)
+      .filter((v) => !interactiveOnly.includes(v))
+      .sort(),
+  );
 });

@@ -26,11 +26,19 @@ test("config set retry-spawn-failures on/off echoes on/off, as given", async () 
   expect(unset.stdout).toBe("retry_spawn_failures reset to its default off\n");
   // Numbers stay numbers, and JSON keeps the value as stored.
   expect((await q.run(["config", "set", "max-retries", "5"])).stdout).toStartWith("max_retries = 5 (was 3);");
-  expect((await q.json(["config", "set", "retry-spawn-failures", "on"])).env.data).toMatchObject({ value: 1, previous: 0 });
+  expect((await q.json(["config", "set", "retry-spawn-failures", "on"])).env.data).toMatchObject({
+    value: 1,
+    previous: 0,
+  });
 });
 
 test("counts are singular for one: feedback's verdict and the helper", async () => {
-  expect([counted(0, "job"), counted(1, "job"), counted(2, "attempt"), counted(2, "process", "processes")]).toEqual(["0 jobs", "1 job", "2 attempts", "2 processes"]);
+  expect([counted(0, "job"), counted(1, "job"), counted(2, "attempt"), counted(2, "process", "processes")]).toEqual([
+    "0 jobs",
+    "1 job",
+    "2 attempts",
+    "2 processes",
+  ]);
   const id = await addJob(q, "--max-retries", "0", "--timeout", "1s", "--", "sleep", "30");
   await drain(q);
   const fb = await q.run(["feedback", String(id)]);
@@ -42,7 +50,9 @@ test("work --once with nothing due says so on stderr; --json prints only the env
   const text = await q.run(["work", "--once"]);
   expect(text.code).toBe(0);
   expect(text.stdout).toBe("");
-  expect(text.stderr).toBe(`spoolctl: no job due in lane default; nothing ran (spoolctl status --db ${q.db} shows what is queued)\n`);
+  expect(text.stderr).toBe(
+    `spoolctl: no job due in lane default; nothing ran (spoolctl status --db ${q.db} shows what is queued)\n`,
+  );
   const json = await q.run(["work", "--once", "--json"]);
   expect(json.stderr).toBe("");
   expect(json.json.data.claimed).toBe(false);

@@ -21,7 +21,13 @@ async function runOnce(...args: string[]) {
   const id = await q.addJob("--max-retries", "3", ...args);
   const r = await q.run(["work", "--drain"]);
   expect(r.code).toBe(0);
-  return { id, job: (await q.job(id))!, attempts: await q.attempts(id), stderr: r.stderr, events: await q.eventNames(id) };
+  return {
+    id,
+    job: (await q.job(id))!,
+    attempts: await q.attempts(id),
+    stderr: r.stderr,
+    events: await q.eventNames(id),
+  };
 }
 
 test("a missing program is dead after one attempt, not after three back-offs", async () => {
@@ -52,12 +58,16 @@ test("not executable (EACCES), not an executable format (ENOEXEC), a missing #! 
 
 test("E2BIG is dead at once and gives the argv and environment sizes", async () => {
   const huge = "x".repeat(200_000); // over Linux's 128 KiB per argument, under add's 256 KiB command limit
-  const added = await q.run(["add", "--json", "--max-retries", "3", "--from", "-"], { stdin: JSON.stringify({ argv: ["/bin/echo", huge] }) + "\n" });
+  const added = await q.run(["add", "--json", "--max-retries", "3", "--from", "-"], {
+    stdin: `${JSON.stringify({ argv: ["/bin/echo", huge] })}\n`,
+  });
   const id = added.json.data.jobs[0].job_id as number;
   await q.run(["work", "--drain"]);
   const a = (await q.attempts(id))[0]!;
   expect((await q.job(id))!.state).toBe("dead");
-  expect(a.error).toMatch(/^cannot start \/bin\/echo: argument list too long \(argv 200011 bytes in 2 arguments, the longest 200000; environment \d+ bytes in \d+ variables;/);
+  expect(a.error).toMatch(
+    /^cannot start \/bin\/echo: argument list too long \(argv 200011 bytes in 2 arguments, the longest 200000; environment \d+ bytes in \d+ variables;/,
+  );
   // list shows one readable row, not 200 KB.
   const list = await q.run(["list"]);
   const row = list.stdout.split("\n").find((l) => l.startsWith(`${id} `))!;
@@ -79,10 +89,13 @@ test("add --cwd FILE is refused and adds nothing", async () => {
   writeFileSync(file, "x");
   const r = await q.run(["add", "--json", "--cwd", file, "--", "true"]);
   expect(r.code).toBe(1);
-  expect(r.json.errors[0]).toMatchObject({ code: "INVALID_INPUT", message: `invalid value for --cwd: ${JSON.stringify(file)} (expected a directory (this is a file))` });
+  expect(r.json.errors[0]).toMatchObject({
+    code: "INVALID_INPUT",
+    message: `invalid value for --cwd: ${JSON.stringify(file)} (expected a directory (this is a file))`,
+  });
   expect(await q.jobs()).toEqual([]);
   // The same rule for --from lines.
-  const from = await q.json(["add", "--from", "-"], { stdin: JSON.stringify({ argv: ["true"], cwd: file }) + "\n" });
+  const from = await q.json(["add", "--from", "-"], { stdin: `${JSON.stringify({ argv: ["true"], cwd: file })}\n` });
   expect([from.code, from.env.errors[0].message]).toEqual([1, expect.stringContaining("line 1: cwd")]);
 });
 
@@ -97,10 +110,15 @@ test("a cwd that exists but cannot be entered names the directory, not the progr
     chownSync(dir, 65534, 65534);
     const asNobody = (args: string[]) =>
       Bun.spawn(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "bun", CLI, ...args], {
-        cwd: dir, env: { PATH: process.env.PATH!, HOME: dir, NO_COLOR: "1" }, stdout: "pipe", stderr: "pipe",
+        cwd: dir,
+        env: { PATH: process.env.PATH!, HOME: dir, NO_COLOR: "1" },
+        stdout: "pipe",
+        stderr: "pipe",
       });
     const db = join(dir, "q.db");
-    expect(await asNobody(["add", "--db", db, "--max-retries", "0", "--cwd", locked, "--", "/bin/echo", "hi"]).exited).toBe(0);
+    expect(
+      await asNobody(["add", "--db", db, "--max-retries", "0", "--cwd", locked, "--", "/bin/echo", "hi"]).exited,
+    ).toBe(0);
     const work = asNobody(["work", "--db", db, "--drain"]);
     const [stderr] = await Promise.all([new Response(work.stderr).text(), work.exited]);
     expect(stderr).toContain(`could not start: cannot enter cwd ${locked}: permission denied`);
@@ -115,7 +133,13 @@ test("config set retry-spawn-failures on: a command that cannot start is retried
   await q.setConfig("backoff-cap", "0");
   const r = await runOnce("--", "spoolctl-not-yet-installed");
   expect([r.job.state, r.attempts.length]).toEqual(["dead", 4]);
-  expect(r.stderr).toContain("attempt 1 could not start: program not found: spoolctl-not-yet-installed (0.0s) -> queued, retry in 0s");
+  expect(r.stderr).toContain(
+    "attempt 1 could not start: program not found: spoolctl-not-yet-installed (0.0s) -> queued, retry in 0s",
+  );
   expect((await q.run(["config", "set", "retry-spawn-failures", "2"])).code).toBe(1);
-  expect((await q.json(["config", "get", "retry_spawn_failures"])).env.data).toMatchObject({ value: 1, default: 0, source: "database" });
+  expect((await q.json(["config", "get", "retry_spawn_failures"])).env.data).toMatchObject({
+    value: 1,
+    default: 0,
+    source: "database",
+  });
 });

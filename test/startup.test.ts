@@ -28,7 +28,12 @@ const db = join(dir, "queue.db");
 
 /** Runs the CLI with the preload, stdout and stderr piped (not terminals). */
 function cli(args: string[]) {
-  const r = Bun.spawnSync(["bun", "--preload", PRELOAD, CLI, ...args], { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } });
+  const r = Bun.spawnSync(["bun", "--preload", PRELOAD, CLI, ...args], {
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, NO_COLOR: "1" },
+  });
   return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
 }
 

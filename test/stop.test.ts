@@ -11,8 +11,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
-import { CLI, FAST_KNOBS, TempQueue, processLives, waitFor } from "./helpers.ts";
-import { add, groupMembers, startBg, startWorker, type BgProc, withFreshQueue } from "./reliability-helpers.ts";
+import { CLI, FAST_KNOBS, processLives, type TempQueue, waitFor } from "./helpers.ts";
+import { add, type BgProc, groupMembers, startBg, startWorker, withFreshQueue } from "./reliability-helpers.ts";
 
 let q: TempQueue;
 withFreshQueue((fresh) => (q = fresh));
@@ -29,11 +29,18 @@ async function running(id: number, worker: string): Promise<number> {
     const j = await q.job(id);
     return j?.state === "running" && j.locked_by === worker;
   });
-  return waitFor(`job ${id}'s process group to be recorded`, async () => (await q.attempt(id, (await q.job(id))!.last_attempt_no))?.pgid as number | undefined);
+  return waitFor(
+    `job ${id}'s process group to be recorded`,
+    async () => (await q.attempt(id, (await q.job(id))!.last_attempt_no))?.pgid as number | undefined,
+  );
 }
 
 async function stoppingLine(w: BgProc, n: number): Promise<void> {
-  await waitFor("the worker's stopping line", () => w.stderr().includes(`finishing ${n} running ${n === 1 ? "job" : "jobs"}, then exiting`), 30000);
+  await waitFor(
+    "the worker's stopping line",
+    () => w.stderr().includes(`finishing ${n} running ${n === 1 ? "job" : "jobs"}, then exiting`),
+    30000,
+  );
 }
 
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
@@ -46,7 +53,9 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
 
     w.proc.kill(signal);
     await stoppingLine(w, 1);
-    expect(w.stderr()).toContain(`spoolctl: got ${signal}: finishing 1 running job, then exiting (signal again to kill them)\n`);
+    expect(w.stderr()).toContain(
+      `spoolctl: got ${signal}: finishing 1 running job, then exiting (signal again to kill them)\n`,
+    );
     expect((await q.job(first.id))!.state).toBe("running"); // not killed by the first signal
     first.go();
     expect(await w.exited).toBe(0);
@@ -55,7 +64,11 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
     expect((await q.attempt(first.id))!.state).toBe("succeeded");
     for (const id of [second, third]) {
       const j = (await q.job(id))!;
-      expect({ id, state: j.state, last_attempt_no: j.last_attempt_no }).toEqual({ id, state: "queued", last_attempt_no: 0 });
+      expect({ id, state: j.state, last_attempt_no: j.last_attempt_no }).toEqual({
+        id,
+        state: "queued",
+        last_attempt_no: 0,
+      });
       expect(await q.eventNames(id)).toEqual(["added"]);
     }
     // It left the registry cleanly.
@@ -82,12 +95,22 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
     for (const [n, id] of [a, b].entries()) {
       expect(groupMembers(pgids[n]!)).toEqual([]);
       const at = (await q.attempt(id))!;
-      expect({ state: at.state, failure_reason: at.failure_reason }).toEqual({ state: "canceled", failure_reason: "canceled" });
+      expect({ state: at.state, failure_reason: at.failure_reason }).toEqual({
+        state: "canceled",
+        failure_reason: "canceled",
+      });
       const j = (await q.job(id))!;
-      expect({ state: j.state, attempts: j.attempts, crashes: j.crashes, locked_by: j.locked_by }).toEqual({ state: "queued", attempts: 0, crashes: 0, locked_by: null });
+      expect({ state: j.state, attempts: j.attempts, crashes: j.crashes, locked_by: j.locked_by }).toEqual({
+        state: "queued",
+        attempts: 0,
+        crashes: 0,
+        locked_by: null,
+      });
       expect(j.next_run_at).toBeLessThanOrEqual(at.finished_at! + 1e-6); // requeued at once: no backoff
       expect(await q.eventNames(id)).toEqual(["added", "claimed", "interrupted"]);
-      expect(w.stderr()).toMatch(new RegExp(`^spoolctl: job ${id} attempt 1 interrupted \\(\\d+\\.\\ds\\) -> queued$`, "m"));
+      expect(w.stderr()).toMatch(
+        new RegExp(`^spoolctl: job ${id} attempt 1 interrupted \\(\\d+\\.\\ds\\) -> queued$`, "m"),
+      );
     }
     expect((await q.job(queued))!.state).toBe("queued");
     expect((await q.job(queued))!.last_attempt_no).toBe(0);
@@ -96,7 +119,11 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
     writeFileSync(go, "");
     const again = await q.json(["work", "--drain", "--concurrency", "3"], { env: FAST_KNOBS });
     expect(again.code).toBe(0);
-    for (const id of [a, b]) expect({ state: (await q.job(id))!.state, attempt2: (await q.attempt(id, 2))?.state }).toEqual({ state: "done", attempt2: "succeeded" });
+    for (const id of [a, b])
+      expect({ state: (await q.job(id))!.state, attempt2: (await q.attempt(id, 2))?.state }).toEqual({
+        state: "done",
+        attempt2: "succeeded",
+      });
     expect((await q.job(queued))!.state).toBe("done");
   }, 60000);
 }
@@ -114,8 +141,16 @@ test("`spoolctl stop` asks every live worker to finish its job and exit; `worker
   expect(listed.code).toBe(0);
   const byId = Object.fromEntries(listed.env.data.workers.map((w: any) => [w.worker_id, w]));
   expect(listed.env.data.count).toBe(2);
-  expect({ status: byId.A.status, pid: byId.A.pid, running_jobs: byId.A.running_jobs }).toEqual({ status: "live", pid: w1.pid, running_jobs: [one.id] });
-  expect({ status: byId.B.status, pid: byId.B.pid, running_jobs: byId.B.running_jobs }).toEqual({ status: "live", pid: w2.pid, running_jobs: [two.id] });
+  expect({ status: byId.A.status, pid: byId.A.pid, running_jobs: byId.A.running_jobs }).toEqual({
+    status: "live",
+    pid: w1.pid,
+    running_jobs: [one.id],
+  });
+  expect({ status: byId.B.status, pid: byId.B.pid, running_jobs: byId.B.running_jobs }).toEqual({
+    status: "live",
+    pid: w2.pid,
+    running_jobs: [two.id],
+  });
   expect((await q.json(["status"])).env.data.live_workers).toBe(2);
 
   const stop = await q.json(["stop"]);
@@ -165,7 +200,9 @@ test("`stop --worker-id ID --wait` stops that worker only, and returns once it h
 
   // B was not asked: it is live and serves the next job.
   const listed = await q.json(["workers"]);
-  expect(listed.env.data.workers.map((w: any) => [w.worker_id, w.status, w.stop_requested])).toEqual([["B", "live", false]]);
+  expect(listed.env.data.workers.map((w: any) => [w.worker_id, w.status, w.stop_requested])).toEqual([
+    ["B", "live", false],
+  ]);
   const next = await add(q, "--", "true");
   await waitFor("B to run the next job", async () => (await q.job(next))?.state === "done");
   expect((await q.attempt(next))!.worker_id).toBe("B");
@@ -177,7 +214,8 @@ test("`stop --worker-id ID --wait` stops that worker only, and returns once it h
   expect(unknown.env.errors[0].code).toBe("NOT_FOUND");
 }, 60000);
 
-const hasCancel = Bun.spawnSync(["bun", CLI, "cancel", "--help"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
+const hasCancel =
+  Bun.spawnSync(["bun", CLI, "cancel", "--help"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
 
 describe.skipIf(!hasCancel)("cancel of a running job", () => {
   test("`cancel ID --running --yes`: the owning worker kills the group within a heartbeat; attempt canceled", async () => {
@@ -198,7 +236,10 @@ describe.skipIf(!hasCancel)("cancel of a running job", () => {
     await waitFor("the job to be canceled", async () => (await q.job(id))?.state === "canceled", 30000);
     expect(groupMembers(pgid)).toEqual([]);
     const at = (await q.attempt(id))!;
-    expect({ state: at.state, failure_reason: at.failure_reason }).toEqual({ state: "canceled", failure_reason: "canceled" });
+    expect({ state: at.state, failure_reason: at.failure_reason }).toEqual({
+      state: "canceled",
+      failure_reason: "canceled",
+    });
     expect((await q.job(id))!.attempts).toBe(0);
     expect(await q.eventNames(id)).toContain("canceled");
     // The worker lives on.

@@ -7,7 +7,7 @@
  */
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { TempQueue, waitFor } from "./helpers.ts";
+import { type TempQueue, waitFor } from "./helpers.ts";
 import { add, groupMembers, procState, withFreshQueue } from "./reliability-helpers.ts";
 
 let q: TempQueue;
@@ -19,7 +19,15 @@ test("groups that ignore SIGTERM are SIGKILLed after the grace; a job that obeys
   // The leader ignores SIGTERM (and so does its sleep: ignored signals survive exec).
   const leader = await add(q, "--timeout", "1", "--max-retries", "0", "-c", "trap '' TERM; sleep 100");
   // The leader dies of SIGTERM, but a grandchild ignoring it lingers in the group.
-  const grandchild = await add(q, "--timeout", "1", "--max-retries", "0", "-c", "(trap '' TERM; exec sleep 100) & echo $!; sleep 100");
+  const grandchild = await add(
+    q,
+    "--timeout",
+    "1",
+    "--max-retries",
+    "0",
+    "-c",
+    "(trap '' TERM; exec sleep 100) & echo $!; sleep 100",
+  );
   // Nothing ignores SIGTERM.
   const prompt = await add(q, "--timeout", "1", "--max-retries", "0", "--", "sleep", "100");
 
@@ -28,7 +36,12 @@ test("groups that ignore SIGTERM are SIGKILLed after the grace; a job that obeys
 
   for (const id of [leader, grandchild, prompt]) {
     const a = (await q.attempt(id))!;
-    expect({ id, state: a.state, failure_reason: a.failure_reason, job: (await q.job(id))!.state }).toEqual({ id, state: "timed_out", failure_reason: "timeout", job: "dead" });
+    expect({ id, state: a.state, failure_reason: a.failure_reason, job: (await q.job(id))!.state }).toEqual({
+      id,
+      state: "timed_out",
+      failure_reason: "timeout",
+      job: "dead",
+    });
     expect(a.pgid).toBeGreaterThan(1);
     await waitFor(`job ${id}'s process group to be gone`, () => groupMembers(a.pgid!).length === 0, 10000);
   }
@@ -51,5 +64,7 @@ test("groups that ignore SIGTERM are SIGKILLed after the grace; a job that obeys
   // The obedient job died of its SIGTERM (no SIGKILL needed).
   const p = (await q.attempt(prompt))!;
   expect(p.signal).toBe(15);
-  expect(r.stderr).toMatch(new RegExp(`^spoolctl: job ${prompt} attempt 1 timed out after 1s \\(\\d+\\.\\ds\\) -> dead$`, "m"));
+  expect(r.stderr).toMatch(
+    new RegExp(`^spoolctl: job ${prompt} attempt 1 timed out after 1s \\(\\d+\\.\\ds\\) -> dead$`, "m"),
+  );
 }, 60000);

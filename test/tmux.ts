@@ -35,10 +35,27 @@ export class Tty {
    * die with it and take the pane along).
    */
   constructor(args: string[], opts: { cwd: string; env: Record<string, string>; width?: number; height?: number }) {
-    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", TERM: "xterm-256color", ...opts.env };
+    const env = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: process.env.HOME ?? "/tmp",
+      TERM: "xterm-256color",
+      ...opts.env,
+    };
     const assignments = Object.entries(env).map(([k, v]) => `${k}=${shellQuote(v)}`);
     const command = `cd ${shellQuote(opts.cwd)} && env -i ${assignments.join(" ")} bun ${shellQuote(CLI)} ${args.map(shellQuote).join(" ")}; echo "EXIT=$?"; exec sleep 600`;
-    this.tmux(["new-session", "-d", "-s", "t", "-x", String(opts.width ?? 200), "-y", String(opts.height ?? 50), "bash", "-c", command]);
+    this.tmux([
+      "new-session",
+      "-d",
+      "-s",
+      "t",
+      "-x",
+      String(opts.width ?? 200),
+      "-y",
+      String(opts.height ?? 50),
+      "bash",
+      "-c",
+      command,
+    ]);
   }
 
   private tmux(args: string[]): string {
@@ -76,18 +93,28 @@ const DEADLINE_MS = 30_000;
 /** Waits until the screen of `t` matches `pattern` (string or regex); returns the screen. */
 export function screenShows(t: Tty, pattern: string | RegExp): Promise<string> {
   const test = (s: string) => (typeof pattern === "string" ? s.includes(pattern) : pattern.test(s));
-  return waitFor(`the screen to show ${pattern}`, () => {
-    const s = t.screen();
-    return test(s) ? s : null;
-  }, DEADLINE_MS, POLL_MS);
+  return waitFor(
+    `the screen to show ${pattern}`,
+    () => {
+      const s = t.screen();
+      return test(s) ? s : null;
+    },
+    DEADLINE_MS,
+    POLL_MS,
+  );
 }
 
 /** Waits until `check(screen)` holds; returns the screen. */
 export function screenWhere(t: Tty, what: string, check: (screen: string) => boolean): Promise<string> {
-  return waitFor(what, () => {
-    const s = t.screen();
-    return check(s) ? s : null;
-  }, DEADLINE_MS, POLL_MS);
+  return waitFor(
+    what,
+    () => {
+      const s = t.screen();
+      return check(s) ? s : null;
+    },
+    DEADLINE_MS,
+    POLL_MS,
+  );
 }
 
 /** Waits for the program to end (the pane prints EXIT=<code>); returns the code. */

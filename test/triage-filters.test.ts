@@ -7,7 +7,7 @@
  * through the driver.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { loadContract, type Contract } from "./contract-helpers.ts";
+import { type Contract, loadContract } from "./contract-helpers.ts";
 import { TempQueue } from "./helpers.ts";
 import { addJob, drain } from "./operator-helpers.ts";
 import { patchJobs } from "./support/queue-fixtures.ts";
@@ -33,9 +33,38 @@ const jobIdsOf = (env: any): number[] => sortedIds(env.data.jobs.map((j: any) =>
 beforeAll(async () => {
   q = new TempQueue();
   contract = await loadContract(q);
-  for (const n of [3, 17, 99]) ids.hosts.push(await addJob(q, "--max-retries", "0", "--queue", "net", "--tag", "team=a", "--", "sh", "-c", `echo "could not connect to host ${n}" >&2; exit 3`));
-  for (const n of [1, 2]) ids.timeouts.push(await addJob(q, "--max-retries", "0", "--timeout", "1", "--tag", "team=b", "--", "sleep", `${30 + n}`));
-  for (const n of [1, 2]) ids.config.push(await addJob(q, "--max-retries", "0", "--", "sh", "-c", `echo "open /etc/cfg-${n}.json: no such file" >&2; exit 2`));
+  for (const n of [3, 17, 99])
+    ids.hosts.push(
+      await addJob(
+        q,
+        "--max-retries",
+        "0",
+        "--queue",
+        "net",
+        "--tag",
+        "team=a",
+        "--",
+        "sh",
+        "-c",
+        `echo "could not connect to host ${n}" >&2; exit 3`,
+      ),
+    );
+  for (const n of [1, 2])
+    ids.timeouts.push(
+      await addJob(q, "--max-retries", "0", "--timeout", "1", "--tag", "team=b", "--", "sleep", `${30 + n}`),
+    );
+  for (const n of [1, 2])
+    ids.config.push(
+      await addJob(
+        q,
+        "--max-retries",
+        "0",
+        "--",
+        "sh",
+        "-c",
+        `echo "open /etc/cfg-${n}.json: no such file" >&2; exit 2`,
+      ),
+    );
   ids.old = await addJob(q, "--max-retries", "0", "--", "sh", "-c", "echo ancient >&2; exit 5");
   ids.canceled = await addJob(q, "--after", "1h", "--", "true");
   expect((await q.json(["cancel", String(ids.canceled)])).code).toBe(0);
@@ -61,29 +90,43 @@ test("list --state dead --group --json: the groups, largest first, with their jo
   const hosts = data.groups[0];
   expect(sortedIds(hosts.job_ids)).toEqual(ids.hosts);
   expect(hosts.lanes).toEqual(["net"]);
-  expect(hosts.signature).toEqual({ state: "dead", failure_reason: "process_exit", exit_code: 3, signal: null, stderr: "could not connect to host <n>" });
+  expect(hosts.signature).toEqual({
+    state: "dead",
+    failure_reason: "process_exit",
+    exit_code: 3,
+    signal: null,
+    stderr: "could not connect to host <n>",
+  });
   expect(hosts.example.job_id).toBe(Math.max(...ids.hosts));
   expect(hosts.example.stderr_line).toBe("could not connect to host 99");
   expect(hosts.first_seen).toBeLessThanOrEqual(hosts.last_seen);
   // The worker recorded each attempt's line and its signature (masked once, at the end of the attempt).
   const shown = await json(["show", String(ids.hosts[0])]);
-  expect(shown.data.attempts[0]).toMatchObject({ stderr_last_line: "could not connect to host 3", stderr_signature: "1|could not connect to host <n>" });
+  expect(shown.data.attempts[0]).toMatchObject({
+    stderr_last_line: "could not connect to host 3",
+    stderr_signature: "1|could not connect to host <n>",
+  });
   const byText = new Map(data.groups.map((g: any) => [g.text, sortedIds(g.job_ids)]));
   expect(byText.get("timeout · signal 15 · (no stderr)")).toEqual(ids.timeouts);
   expect(byText.get("process_exit · exit 2 · open <path>: no such file")).toEqual(ids.config);
   // Without --state: canceled ones too, after the dead ones.
   const all = await json(["list", "--group"]);
-  expect(all.data.groups.at(-1)).toMatchObject({ count: 1, job_ids: [ids.canceled], signature: { state: "canceled", failure_reason: "canceled" } });
+  expect(all.data.groups.at(-1)).toMatchObject({
+    count: 1,
+    job_ids: [ids.canceled],
+    signature: { state: "canceled", failure_reason: "canceled" },
+  });
 });
 
 test("list --group filters: --failure-reason, --queue, --tag, --since, --match; a non-failed --state is refused", async () => {
-  const groups = async (...args: string[]) => (await json(["list", "--state", "dead", "--group", ...args])).data.groups.map((g: any) => sortedIds(g.job_ids));
+  const groups = async (...args: string[]) =>
+    (await json(["list", "--state", "dead", "--group", ...args])).data.groups.map((g: any) => sortedIds(g.job_ids));
   expect(await groups("--failure-reason", "timeout")).toEqual([ids.timeouts]);
   expect(await groups("--queue", "net")).toEqual([ids.hosts]);
   expect(await groups("--tag", "team=b")).toEqual([ids.timeouts]);
   expect((await groups("--since", "1d")).flat().includes(ids.old)).toBe(false);
   expect((await groups("--since", "3d")).flat().includes(ids.old)).toBe(true);
-  expect(await groups("--match", "sh -c echo \"open *")).toEqual([ids.config]);
+  expect(await groups("--match", 'sh -c echo "open *')).toEqual([ids.config]);
   const bad = await json(["list", "--state", "queued", "--group"]);
   expect([bad.ok, bad.errors[0].code]).toEqual([false, "INVALID_INPUT"]);
   const badReason = await json(["list", "--failure-reason", "exploded"]);
@@ -91,7 +134,9 @@ test("list --group filters: --failure-reason, --queue, --tag, --since, --match; 
 });
 
 test("list (no --group) takes the same filters", async () => {
-  expect(jobIdsOf(await json(["list", "--state", "dead", "--failure-reason", "timeout,process_exit", "--tag", "team=b"]))).toEqual(ids.timeouts);
+  expect(
+    jobIdsOf(await json(["list", "--state", "dead", "--failure-reason", "timeout,process_exit", "--tag", "team=b"])),
+  ).toEqual(ids.timeouts);
   expect(jobIdsOf(await json(["list", "--match", "sleep 3?"]))).toEqual(ids.timeouts);
   expect(jobIdsOf(await json(["list", "--failure-reason", "canceled"]))).toEqual([ids.canceled]);
 });
@@ -112,10 +157,23 @@ test("retry --all --dry-run says what it would requeue and changes nothing; then
   for (const id of ids.timeouts) expect((await q.job(id))!.state).toBe("queued");
   for (const id of [...ids.hosts, ...ids.config, ids.old]) expect((await q.job(id))!.state).toBe("dead");
 
-  const byGlob = await json(["retry", "--all", "--state", "dead", "--match", "sh -c echo \"could not*", "--tag", "team=a"]);
+  const byGlob = await json([
+    "retry",
+    "--all",
+    "--state",
+    "dead",
+    "--match",
+    'sh -c echo "could not*',
+    "--tag",
+    "team=a",
+  ]);
   expect(jobIdsOf(byGlob)).toEqual(ids.hosts);
   for (const id of ids.config) expect((await q.job(id))!.state).toBe("dead");
 
   const noAll = await json(["retry", "--match", "x*"]);
-  expect([noAll.ok, noAll.errors[0].code, noAll.errors[0].message]).toEqual([false, "INVALID_INPUT", "--match selects jobs only with --all"]);
+  expect([noAll.ok, noAll.errors[0].code, noAll.errors[0].message]).toEqual([
+    false,
+    "INVALID_INPUT",
+    "--match selects jobs only with --all",
+  ]);
 });

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test
 import { existsSync } from "node:fs";
 import { SpoolError } from "../src/contract/errors.ts";
 import { deleteJobs, deletionPreview } from "../src/ops/delete.ts";
-import { retryWithOverrides, retryJobs } from "../src/ops/retry.ts";
+import { retryJobs, retryWithOverrides } from "../src/ops/retry.ts";
 import { failureGroups } from "../src/ops/triage-groups.ts";
 import { openQueue, type Store } from "../src/store/index.ts";
 import { TempQueue } from "./helpers.ts";
@@ -27,7 +27,17 @@ afterEach(async () => {
 
 /** Adds a job with key `key` that dies at once, and drains it; its id. */
 async function deadWithKey(key: string): Promise<number> {
-  const id = await addJob(q, "--max-retries", "0", "--key", key, "--", "sh", "-c", `echo "cannot reach host ${key.length}" >&2; exit 3`);
+  const id = await addJob(
+    q,
+    "--max-retries",
+    "0",
+    "--key",
+    key,
+    "--",
+    "sh",
+    "-c",
+    `echo "cannot reach host ${key.length}" >&2; exit 3`,
+  );
   await drain(q);
   return id;
 }
@@ -46,9 +56,17 @@ test("a group whose jobs share an idempotency key: retry all requeues the newest
   expect(refused.code).toBe("IDEMPOTENCY_CONFLICT");
   expect(JSON.stringify(await q.snapshot())).toBe(before);
   // As retry --all over the group's ids: the newest job of each key.
-  const dry = await retryJobs(store, { filter: { ids: group!.job_ids, states: ["dead", "canceled"] } }, { force: false, dryRun: true });
+  const dry = await retryJobs(
+    store,
+    { filter: { ids: group!.job_ids, states: ["dead", "canceled"] } },
+    { force: false, dryRun: true },
+  );
   expect(JSON.stringify(await q.snapshot())).toBe(before);
-  const done = await retryJobs(store, { filter: { ids: group!.job_ids, states: ["dead", "canceled"] } }, { force: false });
+  const done = await retryJobs(
+    store,
+    { filter: { ids: group!.job_ids, states: ["dead", "canceled"] } },
+    { force: false },
+  );
   expect(done).toEqual(dry);
   expect(done.jobs.map((j) => j.job_id).sort()).toEqual([second, other].sort());
   expect(done.skipped).toEqual([{ job_id: first, key: "nightly", holder_id: second }]);
@@ -63,11 +81,19 @@ test("retry all with new settings changes each job in one transaction; delete al
   expect(await q.job(ids[0]!)).toMatchObject({ state: "queued", max_retries: 4, env: { MODE: "safe" } });
 
   const doomed = ids.slice(1);
-  const paths = (await Promise.all(doomed.map((id) => q.attempts(id)))).flat().flatMap((a) => [a.stdout_path, a.stderr_path]);
+  const paths = (await Promise.all(doomed.map((id) => q.attempts(id))))
+    .flat()
+    .flatMap((a) => [a.stdout_path, a.stderr_path]);
   const preview = await deletionPreview(store, doomed);
   expect(preview).toMatchObject({ jobs: 2, attempts: 2, events: 8 });
   const gone = await deleteJobs(store, doomed.map(String));
-  expect(gone).toMatchObject({ job_ids: doomed, deleted_attempts: 2, deleted_events: 8, freed_bytes: preview.bytes, warnings: [] });
+  expect(gone).toMatchObject({
+    job_ids: doomed,
+    deleted_attempts: 2,
+    deleted_events: 8,
+    freed_bytes: preview.bytes,
+    warnings: [],
+  });
   for (const id of doomed) expect(await q.job(id)).toBeNull();
   for (const path of paths) expect(existsSync(path)).toBe(false);
   // A queued job is never deleted: all or nothing.

@@ -102,7 +102,14 @@ test("feedback of a dead job: verdict, reason, tails, next command", async () =>
   const r = await q.json(["feedback", "1", "--tail-bytes", "4"]);
   expect(r.code).toBe(0);
   const d = r.env.data;
-  expect([d.state, d.terminal, d.succeeded, d.exit_code, d.failure_reason, d.last_error]).toEqual(["dead", true, false, 3, "process_exit", "exit 3"]);
+  expect([d.state, d.terminal, d.succeeded, d.exit_code, d.failure_reason, d.last_error]).toEqual([
+    "dead",
+    true,
+    false,
+    3,
+    "process_exit",
+    "exit 3",
+  ]);
   expect([d.attempts, d.attempts_total, d.latest_attempt_no]).toEqual([1, 1, 1]);
   expect(withoutSelection(q, d.remediation)).toBe("spoolctl retry 1");
   expect(d.streams.stderr).toMatchObject({ missing: false, size_bytes: 11, tail: "789\n", truncated: true });
@@ -119,7 +126,11 @@ test("feedback of a done job says succeeded and points at its output", async () 
   expect(withoutSelection(q, r.env.data.remediation)).toBe("spoolctl work --drain --queue builds");
   await drain(q, "--queue", "builds");
   r = await q.json(["feedback", "1"]);
-  expect([r.env.data.succeeded, r.env.data.exit_code, withoutSelection(q, r.env.data.remediation)]).toEqual([true, 0, "spoolctl output 1"]);
+  expect([r.env.data.succeeded, r.env.data.exit_code, withoutSelection(q, r.env.data.remediation)]).toEqual([
+    true,
+    0,
+    "spoolctl output 1",
+  ]);
   expect(r.env.warnings).toEqual([]);
 });
 

@@ -19,7 +19,9 @@ test("show counts attempts and the retry budget so that the numbers read natural
   await q.setConfig("backoff-cap", "0");
   const id = await q.addJob("--max-retries", "3", "--", "false");
   await q.run(["work", "--once"]);
-  expect((await q.run(["show", String(id)])).stdout).toContain("attempts      1 attempt: 1 failed, 1 of 3 retries used\n");
+  expect((await q.run(["show", String(id)])).stdout).toContain(
+    "attempts      1 attempt: 1 failed, 1 of 3 retries used\n",
+  );
   await q.run(["work", "--drain"]);
   const show = await q.run(["show", String(id)]);
   expect(show.stdout).toContain("attempts      4 attempts: 4 failed, retry budget 3 used up\n");
@@ -33,15 +35,25 @@ test("show counts attempts and the retry budget so that the numbers read natural
   // A command that cannot start is dead with its budget untouched, and says so.
   const nope = await q.addJob("--max-retries", "3", "--", "spoolctl-no-such-program");
   await q.run(["work", "--drain"]);
-  expect((await q.run(["show", String(nope)])).stdout).toContain("attempts      1 attempt: 1 failed, dead without a retry (the command cannot start)\n");
+  expect((await q.run(["show", String(nope)])).stdout).toContain(
+    "attempts      1 attempt: 1 failed, dead without a retry (the command cannot start)\n",
+  );
 });
 
 test("the phrases: budgets of 0 and 1, crash budgets named only when they matter", () => {
-  const job = (attempts: number, max_retries: number, crashes = 0, max_crashes: number | null = null, state = "dead") => ({ state, attempts, crashes, max_retries, max_crashes });
+  const job = (
+    attempts: number,
+    max_retries: number,
+    crashes = 0,
+    max_crashes: number | null = null,
+    state = "dead",
+  ) => ({ state, attempts, crashes, max_retries, max_crashes });
   expect(attemptsText(job(1, 0), 1)).toBe("1 attempt: 1 failed, no retries allowed");
   expect(attemptsText(job(2, 1), 2)).toBe("2 attempts: 2 failed, retry budget 1 used up"); // was "2 failed of 1 retries"
   expect(attemptsText(job(1, 1, 0, null, "queued"), 1)).toBe("1 attempt: 1 failed, 1 of 1 retry used");
-  expect(attemptsText(job(0, 3, 2, 1), 2)).toBe("2 attempts: 0 failed, 0 of 3 retries used; 2 lost to a worker crash, crash budget 1 used up");
+  expect(attemptsText(job(0, 3, 2, 1), 2)).toBe(
+    "2 attempts: 0 failed, 0 of 3 retries used; 2 lost to a worker crash, crash budget 1 used up",
+  );
 });
 
 test("JUnit's attempts_total is JSON's attempts_total; JUnit has no 'attempts' of another meaning", async () => {
@@ -60,8 +72,17 @@ test("JUnit's attempts_total is JSON's attempts_total; JUnit has no 'attempts' o
 
 test("durations carry into the next unit: 479.6 s reads 8m00s, never 7m60s", () => {
   const cases: [number, string][] = [
-    [0.4, "0.4s"], [9.96, "10s"], [59.4, "59s"], [59.7, "1m00s"], [185, "3m05s"], [479.6, "8m00s"],
-    [474, "7m54s"], [3599.7, "1h00m"], [7800, "2h10m"], [86399.9, "1d0h"], [3 * 86400 + 4 * 3600, "3d4h"],
+    [0.4, "0.4s"],
+    [9.96, "10s"],
+    [59.4, "59s"],
+    [59.7, "1m00s"],
+    [185, "3m05s"],
+    [479.6, "8m00s"],
+    [474, "7m54s"],
+    [3599.7, "1h00m"],
+    [7800, "2h10m"],
+    [86399.9, "1d0h"],
+    [3 * 86400 + 4 * 3600, "3d4h"],
   ];
   expect(cases.map(([s]) => [s, humanDuration(s)])).toEqual(cases);
   // No field ever reaches its unit's size, wherever the value falls.

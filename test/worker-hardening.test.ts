@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { attemptMarker } from "../src/worker/executor.ts";
 import { groupsWithEnv } from "../src/worker/liveness.ts";
-import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
+import { FAST_KNOBS, type TempQueue, waitFor } from "./helpers.ts";
 import { startBg, startWorker, withFreshQueue } from "./reliability-helpers.ts";
 import { forgetAttemptGroups } from "./support/queue-fixtures.ts";
 
@@ -68,7 +68,9 @@ test("retry --force of a job re-claimed by the same --concurrency worker keeps b
   await waitFor("attempt 1's processes to be gone", () => groupsWithEnv(attemptMarker(queueId, id, 1)).length === 0);
   expect(groupsWithEnv(attemptMarker(queueId, id, 2)).length).toBe(1);
   // The worker has settled attempt 1 (its late result refused) before we stop it.
-  await waitFor("attempt 1's end to be refused", () => w.stderr().includes(`job ${id} attempt 1 ended after the job was taken`));
+  await waitFor("attempt 1's end to be refused", () =>
+    w.stderr().includes(`job ${id} attempt 1 ended after the job was taken`),
+  );
   w.proc.kill("SIGTERM");
   await waitFor("the stopping line", () => w.stderr().includes("finishing 1 running job"));
   w.proc.kill("SIGTERM");
@@ -98,7 +100,13 @@ test("the reaper kills an orphan that left its group (setsid) and one whose grou
 test("a worker whose log reader went away keeps working", async () => {
   for (let i = 0; i < 4; i++) await q.addJob("--", "sleep", "0.1");
   // `head -1` closes the worker's stderr pipe after the first line.
-  const sh = startBg(q, [], { argv0: ["bash", "-c", `bun ${JSON.stringify(join(import.meta.dir, "../src/cli.ts"))} work --drain 2>&1 | head -1; echo "rc=\${PIPESTATUS[0]}"`] });
+  const sh = startBg(q, [], {
+    argv0: [
+      "bash",
+      "-c",
+      `bun ${JSON.stringify(join(import.meta.dir, "../src/cli.ts"))} work --drain 2>&1 | head -1; echo "rc=\${PIPESTATUS[0]}"`,
+    ],
+  });
   expect(await sh.exited).toBe(0);
   expect(sh.stdout()).toContain("rc=0");
   expect((await q.jobs()).filter((j) => j.state === "done")).toHaveLength(4);

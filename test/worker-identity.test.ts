@@ -9,9 +9,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { workerIdentityOf } from "../src/ops/worker-health.ts";
 import type { Attempt, Job, WorkerRecord } from "../src/store/model.ts";
-import { HOST, bootId, judge, processStartTime } from "../src/worker/liveness.ts";
-import { hostsUsable } from "./support/hosts.ts";
+import { bootId, HOST, judge, processStartTime } from "../src/worker/liveness.ts";
 import { CLI, FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
+import { hostsUsable } from "./support/hosts.ts";
 
 setDefaultTimeout(90_000);
 
@@ -30,45 +30,58 @@ afterEach(async () => {
 
 /** `work --worker-id ID` as PID 1 of a fresh PID namespace, like a container's entry point. */
 function containerWorker(id: string): ReturnType<typeof Bun.spawn> {
-  const proc = Bun.spawn(["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", "bun", CLI, "work", "--worker-id", id], {
-    env: q.env(FAST_KNOBS),
-    cwd: q.dir,
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  const proc = Bun.spawn(
+    ["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", "bun", CLI, "work", "--worker-id", id],
+    {
+      env: q.env(FAST_KNOBS),
+      cwd: q.dir,
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
   spawned.push(proc);
   return proc;
 }
 
-const runs = (marker: string) => (existsSync(marker) ? readFileSync(marker, "utf8").split("\n").filter(Boolean).length : 0);
+const runs = (marker: string) =>
+  existsSync(marker) ? readFileSync(marker, "utf8").split("\n").filter(Boolean).length : 0;
 
-test.skipIf(!hostsUsable())("a container restarted with the same --worker-id and PID 1 reaps its predecessor's job at once and runs it again", async () => {
-  const marker = join(q.dir, "runs");
-  const id = await q.addJob("--", "sh", "-c", `echo run >> ${marker}; sleep 60`);
-  const first = containerWorker("ci-1");
-  await waitFor("the first run", () => runs(marker) === 1);
-  expect(await q.job(id)).toMatchObject({ state: "running", locked_by: "ci-1", locked_pid: 1 });
-  first.kill("SIGKILL"); // --kill-child: the namespace's PID 1 (the worker) dies with it
-  await first.exited;
+test.skipIf(!hostsUsable())(
+  "a container restarted with the same --worker-id and PID 1 reaps its predecessor's job at once and runs it again",
+  async () => {
+    const marker = join(q.dir, "runs");
+    const id = await q.addJob("--", "sh", "-c", `echo run >> ${marker}; sleep 60`);
+    const first = containerWorker("ci-1");
+    await waitFor("the first run", () => runs(marker) === 1);
+    expect(await q.job(id)).toMatchObject({ state: "running", locked_by: "ci-1", locked_pid: 1 });
+    first.kill("SIGKILL"); // --kill-child: the namespace's PID 1 (the worker) dies with it
+    await first.exited;
 
-  const second = containerWorker("ci-1");
-  await waitFor("attempt 1 to be reaped", async () => (await q.attempt(id, 1))?.state === "abandoned", 30_000);
-  expect((await q.attempt(id, 1))!.failure_reason).toBe("worker_crash");
-  expect((await q.job(id))!.crashes).toBe(1);
-  await waitFor("the second run, by the new worker", () => runs(marker) === 2, 30_000);
-  expect(await q.job(id)).toMatchObject({ state: "running", locked_by: "ci-1", locked_pid: 1, last_attempt_no: 2 });
-  const events = await q.eventNames(id);
-  expect(events).toEqual(["added", "claimed", "reaped", "claimed"]);
-  second.kill("SIGKILL");
-  await second.exited;
-  const stderr = await new Response(second.stderr as ReadableStream).text();
-  expect(stderr).toContain(`reaped job ${id} (worker pid 1 died)`);
-});
+    const second = containerWorker("ci-1");
+    await waitFor("attempt 1 to be reaped", async () => (await q.attempt(id, 1))?.state === "abandoned", 30_000);
+    expect((await q.attempt(id, 1))!.failure_reason).toBe("worker_crash");
+    expect((await q.job(id))!.crashes).toBe(1);
+    await waitFor("the second run, by the new worker", () => runs(marker) === 2, 30_000);
+    expect(await q.job(id)).toMatchObject({ state: "running", locked_by: "ci-1", locked_pid: 1, last_attempt_no: 2 });
+    const events = await q.eventNames(id);
+    expect(events).toEqual(["added", "claimed", "reaped", "claimed"]);
+    second.kill("SIGKILL");
+    await second.exited;
+    const stderr = await new Response(second.stderr as ReadableStream).text();
+    expect(stderr).toContain(`reaped job ${id} (worker pid 1 died)`);
+  },
+);
 
 test("a worker id held by a live worker is refused (CONFLICT), and that worker's job is left alone", async () => {
   await q.addJob("--", "sleep", "60");
-  const live = Bun.spawn(["bun", CLI, "work", "--worker-id", "ci-2"], { env: q.env(FAST_KNOBS), cwd: q.dir, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+  const live = Bun.spawn(["bun", CLI, "work", "--worker-id", "ci-2"], {
+    env: q.env(FAST_KNOBS),
+    cwd: q.dir,
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "ignore",
+  });
   spawned.push(live);
   await waitFor("the job to run", async () => (await q.job(1))?.state === "running");
   const r = await q.json(["work", "--worker-id", "ci-2", "--once"], { env: FAST_KNOBS });
@@ -82,7 +95,8 @@ test("the attempt's own start time decides: a registry row of a later process wi
   const job = { id: 1, state: "running", locked_by: "ci-1", locked_pid: process.pid, last_attempt_no: 1 } as Job;
   // The row describes this process (the new incarnation: same id, same PID).
   const row = { worker_id: "ci-1", pid: process.pid, host: HOST, boot_id: bootId(), start_time: me } as WorkerRecord;
-  const attemptOf = (start: string | null) => ({ job_id: 1, attempt_no: 1, worker_pid: process.pid, worker_start_time: start }) as Attempt;
+  const attemptOf = (start: string | null) =>
+    ({ job_id: 1, attempt_no: 1, worker_pid: process.pid, worker_start_time: start }) as Attempt;
   // Claimed by an earlier process with this PID: dead, although the row's process lives.
   expect(judge(workerIdentityOf(job, row, HOST, attemptOf(String(Number(me) - 1)))!)).toBe("dead");
   // Claimed by this very process: alive.
@@ -95,13 +109,25 @@ test("a dead predecessor whose row says stopped but whose job still runs (it exi
   const marker = join(q.dir, "runs");
   const id = await q.addJob("--", "sh", "-c", `echo run >> ${marker}; sleep 60`);
   const slow = { ...FAST_KNOBS, SPOOLCTL_TEST_REAP_THRESHOLD: "600" }; // only the registration can reap it in time
-  const first = Bun.spawn(["bun", CLI, "work", "--worker-id", "ci-3"], { env: q.env(slow), cwd: q.dir, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+  const first = Bun.spawn(["bun", CLI, "work", "--worker-id", "ci-3"], {
+    env: q.env(slow),
+    cwd: q.dir,
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "ignore",
+  });
   spawned.push(first);
   await waitFor("the first run", () => runs(marker) === 1);
   first.kill("SIGKILL");
   await first.exited;
   await q.write(async (tx) => tx.markWorkerStopped("ci-3", Date.now() / 1000));
-  const second = Bun.spawn(["bun", CLI, "work", "--worker-id", "ci-3"], { env: q.env(slow), cwd: q.dir, stdin: "ignore", stdout: "ignore", stderr: "ignore" });
+  const second = Bun.spawn(["bun", CLI, "work", "--worker-id", "ci-3"], {
+    env: q.env(slow),
+    cwd: q.dir,
+    stdin: "ignore",
+    stdout: "ignore",
+    stderr: "ignore",
+  });
   spawned.push(second);
   await waitFor("attempt 1 to be reaped", async () => (await q.attempt(id, 1))?.state === "abandoned", 30_000);
   await waitFor("the second run", () => runs(marker) === 2, 30_000);

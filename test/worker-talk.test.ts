@@ -41,7 +41,9 @@ test("a job retried by hand says it runs again, without charge; a first attempt 
   expect(first.stderr).toMatch(/^spoolctl: job 1 attempt 1 failed: exit 4 \(\d+\.\ds\) -> dead\n$/);
   expect((await q.run(["retry", "1"])).code).toBe(0);
   const again = await q.run(["work", "--once"]);
-  expect(again.stderr.split("\n")[0]).toBe("spoolctl: job 1 attempt 2 started again (previous: exit 4; fresh budget): sh -c 'exit 4'");
+  expect(again.stderr.split("\n")[0]).toBe(
+    "spoolctl: job 1 attempt 2 started again (previous: exit 4; fresh budget): sh -c 'exit 4'",
+  );
 });
 
 test("a looping worker says when it waits for jobs, once per idle spell", async () => {
@@ -55,7 +57,9 @@ test("a looping worker says when it waits for jobs, once per idle spell", async 
   await waitFor("the idle line", () => (stderr.includes(idle) ? true : null), 30_000, 50);
   await q.addJob("--", "true");
   await waitFor("the job and a second idle line", () => (stderr.split(idle).length === 3 ? true : null), 30_000, 50);
-  expect(stderr).toMatch(/^spoolctl: waiting for jobs in lane default; Ctrl-C to stop\nspoolctl: job 1 attempt 1 succeeded \(\d+\.\ds\) -> done\nspoolctl: waiting for jobs in lane default; Ctrl-C to stop\n$/);
+  expect(stderr).toMatch(
+    /^spoolctl: waiting for jobs in lane default; Ctrl-C to stop\nspoolctl: job 1 attempt 1 succeeded \(\d+\.\ds\) -> done\nspoolctl: waiting for jobs in lane default; Ctrl-C to stop\n$/,
+  );
   w.kill("SIGINT");
   expect(await w.exited).toBe(0);
   await reader;

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import type { RawArgs } from "../contract/flags.ts";
-import { addJobs, relativePathWarning, validateAddInput, type AddedJob, type AddInput } from "../ops/add.ts";
+import { type AddedJob, type AddInput, addJobs, relativePathWarning, validateAddInput } from "../ops/add.ts";
 import { parseJobLines } from "../ops/add-from.ts";
 import { DEFAULTS, LIMITS } from "../ops/limits.ts";
 import { formatBytes, readBounded } from "../store/read-bounded.ts";
@@ -59,17 +59,26 @@ function readFrom(source: string): string {
     });
   }
   if (read.tooLarge) {
-    throw new SpoolError("INVALID_INPUT", `--from ${source} holds more than ${formatBytes(max)}, the limit for one batch`, {
-      remediation: `split the jobs into batches of at most ${formatBytes(max)} and add each with --from`,
-      detail: { flag: "--from", value: source, max_bytes: max },
-    });
+    throw new SpoolError(
+      "INVALID_INPUT",
+      `--from ${source} holds more than ${formatBytes(max)}, the limit for one batch`,
+      {
+        remediation: `split the jobs into batches of at most ${formatBytes(max)} and add each with --from`,
+        detail: { flag: "--from", value: source, max_bytes: max },
+      },
+    );
   }
   try {
     return new TextDecoder("utf-8", { fatal: true }).decode(read.bytes);
   } catch {
-    throw new SpoolError("INVALID_INPUT", `--from ${source} is not valid UTF-8: commands are stored as UTF-8 text; nothing was added`, {
-      remediation: 'write the file as UTF-8; bytes that are not text can be made by the job itself: {"command": "printf \'\\377\'"}',
-    });
+    throw new SpoolError(
+      "INVALID_INPUT",
+      `--from ${source} is not valid UTF-8: commands are stored as UTF-8 text; nothing was added`,
+      {
+        remediation:
+          'write the file as UTF-8; bytes that are not text can be made by the job itself: {"command": "printf \'\\377\'"}',
+      },
+    );
   }
 }
 
@@ -82,25 +91,102 @@ export default defineVerb({
     "spoolctl add -c 'make test > report.txt'",
     "spoolctl add --timeout 10m --max-retries 5 --queue builds --tag ci=1 -- ./build.sh",
     "spoolctl add --after 30s --key nightly-1 -- ./nightly.sh",
-    "spoolctl add --from jobs.ndjson     # one {\"argv\": [...]} per line",
+    'spoolctl add --from jobs.ndjson     # one {"argv": [...]} per line',
   ],
   flags: {
     ...COMMON_FLAGS,
-    command: { type: "string", alias: "c", description: "run a shell string: stored as [sh, -c, STRING]", valueHint: "STRING" },
-    timeout: { type: "string", description: `kill the job after this long (${LIMITS.timeout_seconds.min}s-30d)`, valueHint: "DURATION", valueType: "duration", default: `${DEFAULTS.timeout_seconds}s`, min: LIMITS.timeout_seconds.min, max: LIMITS.timeout_seconds.max },
-    "max-retries": { type: "string", description: "retries after a failed, timed-out or unstartable attempt", valueHint: "N", valueType: "integer", default: String(DEFAULTS.max_retries), min: LIMITS.max_retries.min, max: LIMITS.max_retries.max },
-    "max-crashes": { type: "string", description: "requeues after a worker crash (default: unbounded)", valueHint: "N", valueType: "integer", min: LIMITS.max_crashes.min, max: LIMITS.max_crashes.max },
-    priority: { type: "string", description: "higher runs first (32-bit integer)", valueHint: "N", valueType: "integer", default: "0", min: LIMITS.priority.min, max: LIMITS.priority.max },
+    command: {
+      type: "string",
+      alias: "c",
+      description: "run a shell string: stored as [sh, -c, STRING]",
+      valueHint: "STRING",
+    },
+    timeout: {
+      type: "string",
+      description: `kill the job after this long (${LIMITS.timeout_seconds.min}s-30d)`,
+      valueHint: "DURATION",
+      valueType: "duration",
+      default: `${DEFAULTS.timeout_seconds}s`,
+      min: LIMITS.timeout_seconds.min,
+      max: LIMITS.timeout_seconds.max,
+    },
+    "max-retries": {
+      type: "string",
+      description: "retries after a failed, timed-out or unstartable attempt",
+      valueHint: "N",
+      valueType: "integer",
+      default: String(DEFAULTS.max_retries),
+      min: LIMITS.max_retries.min,
+      max: LIMITS.max_retries.max,
+    },
+    "max-crashes": {
+      type: "string",
+      description: "requeues after a worker crash (default: unbounded)",
+      valueHint: "N",
+      valueType: "integer",
+      min: LIMITS.max_crashes.min,
+      max: LIMITS.max_crashes.max,
+    },
+    priority: {
+      type: "string",
+      description: "higher runs first (32-bit integer)",
+      valueHint: "N",
+      valueType: "integer",
+      default: "0",
+      min: LIMITS.priority.min,
+      max: LIMITS.priority.max,
+    },
     queue: { type: "string", description: "lane name", valueHint: "NAME", format: "lane", default: DEFAULTS.queue },
-    after: { type: "string", description: "run no sooner than this delay: 30, 90s, 5m, 2h, 1d", valueHint: "DURATION", valueType: "duration", min: 0, max: LIMITS.delay_seconds.max },
-    at: { type: "string", description: "run no sooner than this time: epoch seconds or ISO-8601", valueHint: "TIME", valueType: "timestamp" },
-    cwd: { type: "string", description: "working directory of the job (made absolute now)", valueHint: "DIR", valueType: "path" },
-    env: { type: "string", repeatable: true, description: "environment variable for the job; last wins", valueHint: "K=V", valueType: "pair" },
-    tag: { type: "string", repeatable: true, description: `tag for filtering (at most ${LIMITS.tags.max})`, valueHint: "K=V", valueType: "pair" },
+    after: {
+      type: "string",
+      description: "run no sooner than this delay: 30, 90s, 5m, 2h, 1d",
+      valueHint: "DURATION",
+      valueType: "duration",
+      min: 0,
+      max: LIMITS.delay_seconds.max,
+    },
+    at: {
+      type: "string",
+      description: "run no sooner than this time: epoch seconds or ISO-8601",
+      valueHint: "TIME",
+      valueType: "timestamp",
+    },
+    cwd: {
+      type: "string",
+      description: "working directory of the job (made absolute now)",
+      valueHint: "DIR",
+      valueType: "path",
+    },
+    env: {
+      type: "string",
+      repeatable: true,
+      description: "environment variable for the job; last wins",
+      valueHint: "K=V",
+      valueType: "pair",
+    },
+    tag: {
+      type: "string",
+      repeatable: true,
+      description: `tag for filtering (at most ${LIMITS.tags.max})`,
+      valueHint: "K=V",
+      valueType: "pair",
+    },
     note: { type: "string", description: "free text kept with the job", valueHint: "TEXT" },
     key: { type: "string", description: "idempotency key: reuse the active job with this key", valueHint: "KEY" },
-    from: { type: "string", description: "add one JSON job spec per line from FILE (- for stdin), in one transaction", valueHint: "FILE", valueType: "path" },
-    cmd: { type: "positional", variadic: true, afterDashDash: true, description: "the command and its arguments (after --)", valueHint: "CMD ARGS…", hint: "spoolctl add [flags] -- CMD ARGS…  (or -c 'SHELL STRING')" },
+    from: {
+      type: "string",
+      description: "add one JSON job spec per line from FILE (- for stdin), in one transaction",
+      valueHint: "FILE",
+      valueType: "path",
+    },
+    cmd: {
+      type: "positional",
+      variadic: true,
+      afterDashDash: true,
+      description: "the command and its arguments (after --)",
+      valueHint: "CMD ARGS…",
+      hint: "spoolctl add [flags] -- CMD ARGS…  (or -c 'SHELL STRING')",
+    },
   },
   async run(ctx): Promise<VerbResult<AddData>> {
     const input = inputFromFlags(ctx.raw, ctx.args.cmd);
@@ -108,12 +194,19 @@ export default defineVerb({
     const cwd = process.cwd();
     if (from !== undefined) {
       if (input.argv || input.command !== undefined) {
-        throw new SpoolError("INVALID_INPUT", "--from reads the commands from a file; do not also give one after -- or with -c", {
-          remediation: "put every command in the file, one JSON object per line",
-        });
+        throw new SpoolError(
+          "INVALID_INPUT",
+          "--from reads the commands from a file; do not also give one after -- or with -c",
+          {
+            remediation: "put every command in the file, one JSON object per line",
+          },
+        );
       }
       const lines = parseJobLines(readFrom(from), input);
-      if (lines.length === 0) throw new SpoolError("MISSING_REQUIRED", `--from ${from} has no job lines`, { remediation: 'write one JSON object per line, e.g. {"argv": ["echo", "hi"]}' });
+      if (lines.length === 0)
+        throw new SpoolError("MISSING_REQUIRED", `--from ${from} has no job lines`, {
+          remediation: 'write one JSON object per line, e.g. {"argv": ["echo", "hi"]}',
+        });
       const specs = lines.map(({ input: i, line }) => {
         try {
           return validateAddInput(i, (name) => `line ${line}: ${name}`, cwd);
@@ -127,9 +220,21 @@ export default defineVerb({
           });
         }
       });
-      const { jobs, warnings } = await writeRidingOut(ctx, (store) => addJobs(store, specs, undefined, lines.map(({ line }) => `line ${line}`)));
+      const { jobs, warnings } = await writeRidingOut(ctx, (store) =>
+        addJobs(
+          store,
+          specs,
+          undefined,
+          lines.map(({ line }) => `line ${line}`),
+        ),
+      );
       specs.forEach((spec, i) => {
-        const w = relativePathWarning(spec, cwd, `add "cwd": "." to the line (resolved against this folder)`, `--from line ${lines[i]!.line}: `);
+        const w = relativePathWarning(
+          spec,
+          cwd,
+          `add "cwd": "." to the line (resolved against this folder)`,
+          `--from line ${lines[i]!.line}: `,
+        );
         if (w) warnings.push(w);
       });
       return { data: { count: jobs.length, jobs }, warnings };
@@ -138,7 +243,10 @@ export default defineVerb({
     const { jobs, warnings } = await writeRidingOut(ctx, (store) => addJobs(store, [spec]));
     if (spec.cwd !== null && !existsSync(spec.cwd)) {
       // Not an error: the folder may be made before the job runs (a missing cwd fails the job when it starts: CWD_MISSING).
-      warnings.push({ code: "CWD_MISSING", message: `--cwd ${spec.cwd} does not exist yet; job ${jobs[0]!.job_id} will fail to start unless it is created first` });
+      warnings.push({
+        code: "CWD_MISSING",
+        message: `--cwd ${spec.cwd} does not exist yet; job ${jobs[0]!.job_id} will fail to start unless it is created first`,
+      });
     }
     // The exact command again with --cwd . (a -c string is given again as --command).
     const rerun = `${rerunCommand("add", { cwd: ".", ...ctx.raw.values }, {})}${input.command === undefined ? ` -- ${formatArgv(spec.argv)}` : ""}`;
@@ -148,6 +256,10 @@ export default defineVerb({
   },
   render(result) {
     const jobs = "jobs" in result.data ? result.data.jobs : [result.data];
-    return jobs.map((j) => (j.deduplicated ? `Job ${j.job_id} is already ${j.state} (deduplicated by --key)` : `Added job ${j.job_id}`)).join("\n");
+    return jobs
+      .map((j) =>
+        j.deduplicated ? `Job ${j.job_id} is already ${j.state} (deduplicated by --key)` : `Added job ${j.job_id}`,
+      )
+      .join("\n");
   },
 });

@@ -10,10 +10,18 @@
  * flag or argument is `MISSING_REQUIRED`; both carry the definition's `hint` as
  * remediation when it has one.
  */
-import { SpoolError, invalidValue } from "../contract/errors.ts";
-import { commandWithoutDashDash, strayDetail, strayHint, strayWords } from "./argv.ts";
-import { closest, type Args, type FlagDef, type FlagsDef, type RawArgs, type StringFormat, type VerbSpec } from "../contract/flags.ts";
+import { invalidValue, SpoolError } from "../contract/errors.ts";
+import {
+  type Args,
+  closest,
+  type FlagDef,
+  type FlagsDef,
+  type RawArgs,
+  type StringFormat,
+  type VerbSpec,
+} from "../contract/flags.ts";
 import { parseDuration, parseInteger, parseLane, parseNumber, parsePairs, parseTimestamp } from "../ops/values.ts";
+import { commandWithoutDashDash, strayDetail, strayHint, strayWords } from "./argv.ts";
 
 /** How a verb was called, for {@link checkArgs}. */
 export interface CheckOptions {
@@ -43,7 +51,11 @@ function withHint<T>(def: FlagDef, check: () => T): T {
     return check();
   } catch (error) {
     if (!(error instanceof SpoolError)) throw error;
-    throw new SpoolError(error.code, error.message, { remediation: def.hint, did_you_mean: error.did_you_mean, detail: error.detail });
+    throw new SpoolError(error.code, error.message, {
+      remediation: def.hint,
+      did_you_mean: error.did_you_mean,
+      detail: error.detail,
+    });
   }
 }
 
@@ -57,7 +69,10 @@ function choice(def: FlagDef, label: string, raw: string): string {
   const error = invalidValue(label, raw, `${def.noun ? `${def.noun}:` : "one of"} ${choices.join(", ")}`);
   const guess = closest(wanted, choices);
   if (guess === null) throw error;
-  throw new SpoolError("INVALID_INPUT", `${error.message}; did you mean ${guess}?`, { did_you_mean: guess, detail: error.detail });
+  throw new SpoolError("INVALID_INPUT", `${error.message}; did you mean ${guess}?`, {
+    did_you_mean: guess,
+    detail: error.detail,
+  });
 }
 
 /** One value of `def`, checked and converted; `label` names it in messages (`--limit`, `SHELL`). */
@@ -77,7 +92,10 @@ function checkOne(def: FlagDef, label: string, raw: string): unknown {
       break;
     case "timestamp":
       // Only the grammar unless the definition bounds it: a bound relative to now (add --at) is the operation's rule.
-      value = parseTimestamp(label, raw, { at: def.max ?? Infinity, rule: `a time no later than ${def.max} (epoch seconds)` });
+      value = parseTimestamp(label, raw, {
+        at: def.max ?? Infinity,
+        rule: `a time no later than ${def.max} (epoch seconds)`,
+      });
       break;
     case "path":
       if (raw.trim() === "" || raw.includes("\0")) throw invalidValue(label, raw, "a path");
@@ -90,7 +108,9 @@ function checkOne(def: FlagDef, label: string, raw: string): unknown {
 /** A flag's value(s) as given: checked, and gathered as the definition says. */
 function flagValue(def: FlagDef, label: string, given: string | boolean | string[]): unknown {
   if (def.type === "boolean") return given === true;
-  const raws = (Array.isArray(given) ? given : [String(given)]).flatMap((r) => (def.separator ? r.split(def.separator) : [r]));
+  const raws = (Array.isArray(given) ? given : [String(given)]).flatMap((r) =>
+    def.separator ? r.split(def.separator) : [r],
+  );
   return withHint(def, () => {
     if (def.valueType === "pair") return parsePairs(label, raws, /^.+$/, "non-empty");
     const values = raws.map((r) => checkOne(def, label, r));
@@ -122,21 +142,40 @@ function positionals(spec: VerbSpec, raw: RawArgs, opts: CheckOptions): Record<s
   if (dashDashOnly && raw.positionals.length) {
     if (raw.rest === null) throw commandWithoutDashDash(raw.positionals, dashDashOnly);
     const stray = strayWords(raw.positionals, ", ");
-    throw new SpoolError("INVALID_INPUT", `${opts.spoken}: ${stray} before -- is no flag's value (a value is one word: --timeout 5m, --note "two words"); nothing was added`, {
-      remediation: "quote a value that holds spaces, put the command after --, and nothing else between the flags" + strayHint(raw.positionals),
-      detail: { arguments: strayDetail(raw.positionals) },
-    });
+    throw new SpoolError(
+      "INVALID_INPUT",
+      `${opts.spoken}: ${stray} before -- is no flag's value (a value is one word: --timeout 5m, --note "two words"); nothing was added`,
+      {
+        remediation:
+          "quote a value that holds spaces, put the command after --, and nothing else between the flags" +
+          strayHint(raw.positionals),
+        detail: { arguments: strayDetail(raw.positionals) },
+      },
+    );
   }
   if (defs.length === 0 && words.length) {
-    throw new SpoolError("INVALID_INPUT", `${opts.spoken} takes no arguments (got ${JSON.stringify(strayDetail(words).join(" "))})`, { remediation: spec.noArgsHint });
+    throw new SpoolError(
+      "INVALID_INPUT",
+      `${opts.spoken} takes no arguments (got ${JSON.stringify(strayDetail(words).join(" "))})`,
+      { remediation: spec.noArgsHint },
+    );
   }
   if (!defs.some(([, d]) => d.variadic) && words.length > defs.length) {
-    const what = defs.length === 1 ? noun(...defs[0]!).replace(/^an? /, "one ") : defs.map(([n, d]) => noun(n, d)).join(" and ");
-    throw new SpoolError("INVALID_INPUT", `${opts.spoken} takes ${what} (got ${words.length}: ${strayDetail(words).join(" ")})`, { remediation: defs[0]![1].hint });
+    const what =
+      defs.length === 1 ? noun(...defs[0]!).replace(/^an? /, "one ") : defs.map(([n, d]) => noun(n, d)).join(" and ");
+    throw new SpoolError(
+      "INVALID_INPUT",
+      `${opts.spoken} takes ${what} (got ${words.length}: ${strayDetail(words).join(" ")})`,
+      { remediation: defs[0]![1].hint },
+    );
   }
   const missing = defs.filter(([, d], i) => i >= words.length && d.required && !(d.prompt && opts.canAsk));
   if (missing.length) {
-    throw new SpoolError("MISSING_REQUIRED", `${opts.spoken} needs ${missing.map(([n, d]) => noun(n, d)).join(" and ")}`, { remediation: missing[0]![1].hint });
+    throw new SpoolError(
+      "MISSING_REQUIRED",
+      `${opts.spoken} needs ${missing.map(([n, d]) => noun(n, d)).join(" and ")}`,
+      { remediation: missing[0]![1].hint },
+    );
   }
   const out: Record<string, unknown> = {};
   defs.forEach(([name, def], i) => {
@@ -161,7 +200,11 @@ export function checkArgs<F extends FlagsDef>(spec: VerbSpec<F>, raw: RawArgs, o
   for (const [name, def] of Object.entries(spec.flags)) {
     if (def.type === "positional" || Object.hasOwn(out, name)) continue;
     if (def.required) {
-      throw new SpoolError("MISSING_REQUIRED", `${opts.spoken} needs --${name}${def.valueHint ? ` ${def.valueHint}` : ""}`, { remediation: def.hint });
+      throw new SpoolError(
+        "MISSING_REQUIRED",
+        `${opts.spoken} needs --${name}${def.valueHint ? ` ${def.valueHint}` : ""}`,
+        { remediation: def.hint },
+      );
     }
     out[name] = absent(def, `--${name}`);
   }

@@ -8,8 +8,8 @@
  */
 import { readFileSync } from "node:fs";
 import { SpoolError } from "../contract/errors.ts";
-import { formatArgv } from "../ui/text.ts";
 import { closest, type FlagDef, type FlagsDef, type RawArgs } from "../contract/flags.ts";
+import { formatArgv } from "../ui/text.ts";
 
 /**
  * A stray word as errors may show it: an assignment `NAME=value` (a
@@ -44,10 +44,14 @@ export function strayDetail(words: string[]): string[] {
  */
 export function commandWithoutDashDash(words: string[], def: FlagDef): SpoolError {
   const fixed = `-- ${formatArgv(strayDetail(words))}`;
-  return new SpoolError("INVALID_INPUT", `${strayWords(words, " ")} is no flag's value: the command goes after a bare -- (or in one -c 'SHELL STRING'), so that its flags are not taken for spoolctl's: write ${fixed}`, {
-    remediation: (def.hint ?? `write the flags first, then ${fixed}`) + strayHint(words),
-    detail: { arguments: strayDetail(words) },
-  });
+  return new SpoolError(
+    "INVALID_INPUT",
+    `${strayWords(words, " ")} is no flag's value: the command goes after a bare -- (or in one -c 'SHELL STRING'), so that its flags are not taken for spoolctl's: write ${fixed}`,
+    {
+      remediation: (def.hint ?? `write the flags first, then ${fixed}`) + strayHint(words),
+      detail: { arguments: strayDetail(words) },
+    },
+  );
 }
 
 /**
@@ -97,12 +101,13 @@ export function splitArgv(argv: string[], defs: FlagsDef): RawArgs {
       const eq = arg.indexOf("=");
       const raw = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
       inline = eq === -1 ? undefined : arg.slice(eq + 1);
-      shown = "--" + raw;
+      shown = `--${raw}`;
       const def = Object.hasOwn(defs, raw) ? defs[raw] : undefined; // "--constructor" is no flag
-      if (dashDashOnly && positionals.length) throw commandWithoutDashDash(argv.slice(argv.indexOf(positionals[0]!)), dashDashOnly);
+      if (dashDashOnly && positionals.length)
+        throw commandWithoutDashDash(argv.slice(argv.indexOf(positionals[0]!)), dashDashOnly);
       if (!def || def.type === "positional") {
         const guess = closest(raw, flagNames);
-        throw new SpoolError("UNKNOWN_FLAG", `unknown flag ${shown}` + (guess ? ` (did you mean --${guess}?)` : ""), {
+        throw new SpoolError("UNKNOWN_FLAG", `unknown flag ${shown}${guess ? ` (did you mean --${guess}?)` : ""}`, {
           did_you_mean: guess ? `--${guess}` : null,
           detail: { flag: shown },
         });
@@ -111,8 +116,9 @@ export function splitArgv(argv: string[], defs: FlagsDef): RawArgs {
     } else if (arg.length >= 2 && arg[0] === "-" && !/^-\d/.test(arg)) {
       const short = arg.slice(1, 2);
       name = byAlias.get(short);
-      shown = "-" + short;
-      if (dashDashOnly && positionals.length) throw commandWithoutDashDash(argv.slice(argv.indexOf(positionals[0]!)), dashDashOnly);
+      shown = `-${short}`;
+      if (dashDashOnly && positionals.length)
+        throw commandWithoutDashDash(argv.slice(argv.indexOf(positionals[0]!)), dashDashOnly);
       if (!name) {
         throw new SpoolError("UNKNOWN_FLAG", `unknown flag ${shown}`, { did_you_mean: null, detail: { flag: shown } });
       }
@@ -125,7 +131,12 @@ export function splitArgv(argv: string[], defs: FlagsDef): RawArgs {
     if (def.type === "boolean") {
       if (inline === undefined) assign(name, def, true, shown);
       else if (inline === "true" || inline === "false") assign(name, def, inline === "true", shown);
-      else throw new SpoolError("INVALID_INPUT", `${shown} is a switch and takes no value (got ${JSON.stringify(inline)})`, { detail: { flag: shown, value: inline } });
+      else
+        throw new SpoolError(
+          "INVALID_INPUT",
+          `${shown} is a switch and takes no value (got ${JSON.stringify(inline)})`,
+          { detail: { flag: shown, value: inline } },
+        );
       continue;
     }
     let value = inline;
@@ -172,7 +183,9 @@ export function leadingGlobals(argv: string[], globals: FlagsDef): { globals: st
 
 /** The bytes of `bytes` with what is not printable ASCII written `\xNN`. */
 function escapedBytes(bytes: Uint8Array): string {
-  return Array.from(bytes, (b) => (b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, "0")}`)).join("");
+  return Array.from(bytes, (b) =>
+    b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, "0")}`,
+  ).join("");
 }
 
 /**
@@ -190,7 +203,7 @@ export function refuseInvalidUtf8(argv: string[], cmdline = "/proc/self/cmdline"
     const raw = readFileSync(cmdline);
     entries = [];
     let start = 0;
-    for (let i = 0; i < raw.length; i++) if (raw[i] === 0) (entries.push(raw.subarray(start, i)), (start = i + 1));
+    for (let i = 0; i < raw.length; i++) if (raw[i] === 0) entries.push(raw.subarray(start, i)), (start = i + 1);
   } catch {
     return; // no /proc: nothing more to know
   }
@@ -201,10 +214,14 @@ export function refuseInvalidUtf8(argv: string[], cmdline = "/proc/self/cmdline"
     try {
       strict.decode(bytes);
     } catch {
-      throw new SpoolError("INVALID_INPUT", `argument ${i + 1} is not valid UTF-8 ("${escapedBytes(bytes)}"): commands, flags and values are stored as UTF-8 text, and these bytes would reach the job changed; nothing was done`, {
-        remediation: "pass text, or let the job's shell make the bytes: spoolctl add -c \"printf '\\377\\376'\"",
-        detail: { argument: i + 1, bytes: escapedBytes(bytes) },
-      });
+      throw new SpoolError(
+        "INVALID_INPUT",
+        `argument ${i + 1} is not valid UTF-8 ("${escapedBytes(bytes)}"): commands, flags and values are stored as UTF-8 text, and these bytes would reach the job changed; nothing was done`,
+        {
+          remediation: "pass text, or let the job's shell make the bytes: spoolctl add -c \"printf '\\377\\376'\"",
+          detail: { argument: i + 1, bytes: escapedBytes(bytes) },
+        },
+      );
     }
   });
 }

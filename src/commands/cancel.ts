@@ -1,6 +1,6 @@
 /** `spoolctl cancel [ID…]`: cancel queued jobs at once; running ones with `--running --yes`. */
 import type { VerbResult } from "../contract/envelope.ts";
-import { cancelJobs, cancelWarnings, type CanceledJob } from "../ops/cancel.ts";
+import { type CanceledJob, cancelJobs, cancelWarnings } from "../ops/cancel.ts";
 import { HOST } from "../worker/liveness.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext } from "./workers.ts";
@@ -10,16 +10,31 @@ export type CancelData = CanceledJob | { count: number; jobs: CanceledJob[] };
 
 export default defineVerb({
   name: "cancel",
-  description: "Cancel queued jobs at once. A running job needs --running --yes: its worker kills the job's process group within a heartbeat and records the attempt canceled.",
-  examples: ["spoolctl cancel 3", "spoolctl cancel 3 4 nightly-1", "spoolctl cancel 5 --running --yes", "spoolctl cancel            # at a terminal: pick queued jobs from a list (--running lists running ones too)"],
+  description:
+    "Cancel queued jobs at once. A running job needs --running --yes: its worker kills the job's process group within a heartbeat and records the attempt canceled.",
+  examples: [
+    "spoolctl cancel 3",
+    "spoolctl cancel 3 4 nightly-1",
+    "spoolctl cancel 5 --running --yes",
+    "spoolctl cancel            # at a terminal: pick queued jobs from a list (--running lists running ones too)",
+  ],
   mutates: true,
   flags: {
     ...COMMON_FLAGS,
-    running: { type: "boolean", description: "also cancel running jobs (needs --yes): their process groups are killed" },
+    running: {
+      type: "boolean",
+      description: "also cancel running jobs (needs --yes): their process groups are killed",
+    },
     yes: { type: "boolean", description: "confirm canceling running jobs" },
     ids: {
-      type: "positional", variadic: true, description: "job ids or idempotency keys (at a terminal, leave out to pick from a list)", valueHint: "ID…",
-      required: true, prompt: true, noun: "job ids", hint: "spoolctl cancel ID…  (spoolctl list --state queued shows ids)",
+      type: "positional",
+      variadic: true,
+      description: "job ids or idempotency keys (at a terminal, leave out to pick from a list)",
+      valueHint: "ID…",
+      required: true,
+      prompt: true,
+      noun: "job ids",
+      hint: "spoolctl cancel ID…  (spoolctl list --state queued shows ids)",
     },
   },
   async run(ctx): Promise<VerbResult<CancelData>> {
@@ -53,9 +68,11 @@ export default defineVerb({
     if (jobs.length === 0) return "no jobs canceled";
     return jobs
       .map((j) =>
-        !j.was_running ? `Canceled job ${j.job_id}`
-        : j.state === "canceled" ? `Canceled running job ${j.job_id}: its worker was dead, so its processes were killed here`
-        : `Cancel requested for running job ${j.job_id}; its worker stops it within a heartbeat`,
+        !j.was_running
+          ? `Canceled job ${j.job_id}`
+          : j.state === "canceled"
+            ? `Canceled running job ${j.job_id}: its worker was dead, so its processes were killed here`
+            : `Cancel requested for running job ${j.job_id}; its worker stops it within a heartbeat`,
       )
       .join("\n");
   },

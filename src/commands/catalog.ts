@@ -19,6 +19,8 @@ function compoundForms(): Record<string, string> {
 
 /** Loads every registered verb, in registry order, with the two-word forms. */
 export async function loadCatalog(): Promise<Catalog> {
-  const verbs = await Promise.all(Object.values(VERBS).map(async ({ summary, load }) => ({ spec: await load(), summary })));
+  const verbs = await Promise.all(
+    Object.values(VERBS).map(async ({ summary, load }) => ({ spec: await load(), summary })),
+  );
   return { verbs, compound: compoundForms() };
 }

@@ -3,8 +3,8 @@
  * verb and each verb's flags, built from the verbs' own flag definitions.
  */
 import type { FlagDef, VerbSpec } from "../contract/flags.ts";
-import { renderCompletion, SHELLS, type CompletionFlag, type CompletionVerb, type Shell } from "../ui/completion.ts";
-import { defineVerb, type Catalog } from "./verb.ts";
+import { type CompletionFlag, type CompletionVerb, renderCompletion, SHELLS, type Shell } from "../ui/completion.ts";
+import { type Catalog, defineVerb } from "./verb.ts";
 
 /** `completion --json` data. */
 export interface CompletionData {
@@ -51,7 +51,14 @@ function completionVerbs(catalog: Catalog): CompletionVerb[] {
   for (const [group, subcommands] of groups) {
     if (out.some((v) => v.name === group)) continue;
     const subs = Object.keys(subcommands);
-    out.push({ name: group, summary: subs.map((s) => `${group} ${s}`).join(", "), flags: [], positionalChoices: subs, positionalFiles: false, subcommands });
+    out.push({
+      name: group,
+      summary: subs.map((s) => `${group} ${s}`).join(", "),
+      flags: [],
+      positionalChoices: subs,
+      positionalFiles: false,
+      subcommands,
+    });
   }
   return out;
 }
@@ -61,20 +68,28 @@ export default defineVerb({
   description: "Print a shell completion script (verbs and each verb's flags) for bash, zsh or fish.",
   examples: [
     "spoolctl completion bash > ~/.local/share/bash-completion/completions/spoolctl",
-    'echo \'eval "$(spoolctl completion bash)"\' >> ~/.bashrc',
+    "echo 'eval \"$(spoolctl completion bash)\"' >> ~/.bashrc",
     'spoolctl completion zsh > "${fpath[1]}/_spoolctl"',
     "spoolctl completion fish > ~/.config/fish/completions/spoolctl.fish",
   ],
   flags: {
     json: { type: "boolean", description: "print one JSON envelope on stdout (the script in data.script)" },
     shell: {
-      type: "positional", description: "bash, zsh or fish", valueHint: "SHELL", choices: SHELLS, valueType: "enum", required: true,
-      noun: "a shell", hint: "spoolctl completion bash  (or zsh, fish)",
+      type: "positional",
+      description: "bash, zsh or fish",
+      valueHint: "SHELL",
+      choices: SHELLS,
+      valueType: "enum",
+      required: true,
+      noun: "a shell",
+      hint: "spoolctl completion bash  (or zsh, fish)",
     },
   },
   async run(ctx) {
     const { shell } = ctx.args;
-    return { data: { shell, script: renderCompletion(shell, completionVerbs(await ctx.catalog())) } satisfies CompletionData };
+    return {
+      data: { shell, script: renderCompletion(shell, completionVerbs(await ctx.catalog())) } satisfies CompletionData,
+    };
   },
   render({ data }) {
     return data.script;

@@ -4,19 +4,19 @@
  * Settings live in the queue database, so every worker sees them.
  */
 import type { VerbResult } from "../contract/envelope.ts";
+import type { FlagDef } from "../contract/flags.ts";
 import {
+  type ConfigValidation,
   describeLocation,
+  type LocationReport,
   readAllSettings,
   readSetting,
+  type SettingView,
   setSetting,
   unsetSetting,
   validateConfig,
-  type ConfigValidation,
-  type LocationReport,
-  type SettingView,
 } from "../ops/config.ts";
 import { SETTING_KEYS } from "../ops/settings.ts";
-import type { FlagDef } from "../contract/flags.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 const KEY_HINT = `${SETTING_KEYS.join(", ")} (dashes or underscores)`;
@@ -25,15 +25,26 @@ const KEYS = `keys: ${SETTING_KEYS.join(", ")}; dashes or underscores`;
 /** The setting-key positional of `config <action>`; `usage` is the rest of the command line, for the remediation. */
 function keyPositional(action: string, usage: string) {
   return {
-    type: "positional", description: KEY_HINT, valueHint: "KEY", required: true, choices: SETTING_KEYS, looseChoices: true,
-    noun: "a setting key", hint: `spoolctl config ${action} ${usage}   (${KEYS})`,
+    type: "positional",
+    description: KEY_HINT,
+    valueHint: "KEY",
+    required: true,
+    choices: SETTING_KEYS,
+    looseChoices: true,
+    noun: "a setting key",
+    hint: `spoolctl config ${action} ${usage}   (${KEYS})`,
   } as const satisfies FlagDef;
 }
 
 const KEY_WIDTH = Math.max(...SETTING_KEYS.map((k) => k.length));
 
 function settingLine(s: SettingView): string {
-  const when = s.applies_at === "add" ? "copied into jobs when added" : s.applies_at === "run" ? "read when a worker starts" : "read when a retry is scheduled";
+  const when =
+    s.applies_at === "add"
+      ? "copied into jobs when added"
+      : s.applies_at === "run"
+        ? "read when a worker starts"
+        : "read when a retry is scheduled";
   return `${s.key.padEnd(KEY_WIDTH)} ${String(s.value).padEnd(8)} ${s.source === "default" ? "(default)" : "(set)    "}  ${when}`;
 }
 
@@ -48,12 +59,18 @@ export type ConfigShowData = Omit<LocationReport, "db_path" | "db_source" | "spo
 export const show = defineVerb({
   name: "config-show",
   aliases: ["config show"],
-  description: "Show where the queue database is and why (--db > SPOOLCTL_DB > .spoolctl/config.json > default), and the queue-wide settings: which are copied into jobs when added, which are read at retry time.",
+  description:
+    "Show where the queue database is and why (--db > SPOOLCTL_DB > .spoolctl/config.json > default), and the queue-wide settings: which are copied into jobs when added, which are read at retry time.",
   examples: ["spoolctl config show", "spoolctl config show --json", "spoolctl config show --db /tmp/q.db"],
   flags: { ...COMMON_FLAGS },
   async run(ctx): Promise<VerbResult<ConfigShowData>> {
     const { db_path, db_source, spool_dir, ...rest } = describeLocation(ctx.args.db);
-    const settings = db_path === null ? null : Object.fromEntries((await (await ctx.open({ create: false })).read(async (tx) => readAllSettings(tx))).map((s) => [s.key, s]));
+    const settings =
+      db_path === null
+        ? null
+        : Object.fromEntries(
+            (await (await ctx.open({ create: false })).read(async (tx) => readAllSettings(tx))).map((s) => [s.key, s]),
+          );
     return { data: { ...rest, sources: { db_path: db_source }, values: { db_path, spool_dir }, settings } };
   },
   render({ data }) {
@@ -73,9 +90,19 @@ export const show = defineVerb({
 export const validate = defineVerb({
   name: "config-validate",
   aliases: ["config validate"],
-  description: "Check a project config file (default ./.spoolctl/config.json) without opening the queue. Invalid: INVALID_INPUT with the findings in detail.",
+  description:
+    "Check a project config file (default ./.spoolctl/config.json) without opening the queue. Invalid: INVALID_INPUT with the findings in detail.",
   examples: ["spoolctl config validate", "spoolctl config validate ci/spoolctl.json --json"],
-  flags: { json: COMMON_FLAGS.json, path: { type: "positional", description: "config file (default ./.spoolctl/config.json)", valueHint: "PATH", valueType: "path", noun: "a PATH" } },
+  flags: {
+    json: COMMON_FLAGS.json,
+    path: {
+      type: "positional",
+      description: "config file (default ./.spoolctl/config.json)",
+      valueHint: "PATH",
+      valueType: "path",
+      noun: "a PATH",
+    },
+  },
   run(ctx): VerbResult<ConfigValidation> {
     return { data: validateConfig(ctx.args.path) };
   },
@@ -110,15 +137,25 @@ function valueText(unit: string, value: number): string {
 export const set = defineVerb({
   name: "config-set",
   aliases: ["config set"],
-  description: "Set a queue-wide setting in the database. max_retries and timeout are copied into jobs when they are added (new jobs only); backoff_base, backoff_cap and retry_spawn_failures are read when a retry is scheduled (queued jobs too).",
-  examples: ["spoolctl config set max-retries 5", "spoolctl config set timeout 10m", "spoolctl config set backoff-base 3", "spoolctl config set backoff-cap 2m"],
+  description:
+    "Set a queue-wide setting in the database. max_retries and timeout are copied into jobs when they are added (new jobs only); backoff_base, backoff_cap and retry_spawn_failures are read when a retry is scheduled (queued jobs too).",
+  examples: [
+    "spoolctl config set max-retries 5",
+    "spoolctl config set timeout 10m",
+    "spoolctl config set backoff-base 3",
+    "spoolctl config set backoff-cap 2m",
+  ],
   mutates: true,
   flags: {
     ...COMMON_FLAGS,
     key: keyPositional("set", "KEY VALUE"),
     value: {
-      type: "positional", description: "an integer (max_retries), a number (backoff_base) or a duration (timeout, backoff_cap)", valueHint: "VALUE", required: true,
-      noun: "a value", hint: `spoolctl config set KEY VALUE   (${KEYS})`,
+      type: "positional",
+      description: "an integer (max_retries), a number (backoff_base) or a duration (timeout, backoff_cap)",
+      valueHint: "VALUE",
+      required: true,
+      noun: "a value",
+      hint: `spoolctl config set KEY VALUE   (${KEYS})`,
     },
   },
   async run(ctx): Promise<VerbResult<SettingView & { previous: number }>> {

@@ -1,9 +1,10 @@
 /** `spoolctl doctor`: read-only readiness checks; exit 3 (with ok:true) when not ready (docs/contract.md "Exit codes and codes"). */
-import { EXIT } from "../contract/errors.ts";
+
 import type { VerbResult } from "../contract/envelope.ts";
-import { addStrandedCheck, runDoctor, type DoctorData } from "../ops/doctor.ts";
+import { EXIT } from "../contract/errors.ts";
+import { addStrandedCheck, type DoctorData, runDoctor } from "../ops/doctor.ts";
 import { readStatus } from "../ops/status.ts";
-import { SCHEMA_VERSION, diagnoseQueue } from "../store/index.ts";
+import { diagnoseQueue, SCHEMA_VERSION } from "../store/index.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext, judgeRecord } from "./workers.ts";
 
@@ -11,7 +12,8 @@ const MARKS = { pass: "ok  ", warn: "warn", fail: "FAIL", skip: "skip" } as cons
 
 export default defineVerb({
   name: "doctor",
-  description: "Check readiness without changing anything: project config, database opens, WAL, integrity, schema version, writable folders, Bun version. Exit 3 (ok:true, data.ready=false) when a check fails.",
+  description:
+    "Check readiness without changing anything: project config, database opens, WAL, integrity, schema version, writable folders, Bun version. Exit 3 (ok:true, data.ready=false) when a check fails.",
   examples: ["spoolctl doctor", "spoolctl doctor --json", "spoolctl doctor --db /srv/queue.db"],
   flags: { ...COMMON_FLAGS },
   async run(ctx): Promise<VerbResult<DoctorData>> {
@@ -26,9 +28,14 @@ export default defineVerb({
     return { data, exitCode: data.ready ? EXIT.OK : EXIT.ENVIRONMENT };
   },
   render({ data }) {
-    const lines = data.checks.map((c) => `${MARKS[c.status]}  ${c.id.padEnd(16)} ${c.message}${c.remediation && c.status !== "pass" ? `\n      -> ${c.remediation}` : ""}`);
+    const lines = data.checks.map(
+      (c) =>
+        `${MARKS[c.status]}  ${c.id.padEnd(16)} ${c.message}${c.remediation && c.status !== "pass" ? `\n      -> ${c.remediation}` : ""}`,
+    );
     const s = data.summary;
-    lines.push(`${data.ready ? "ready" : "NOT READY"}: ${s.passed} passed, ${s.warnings} warnings, ${s.failed} failed, ${s.skipped} skipped`);
+    lines.push(
+      `${data.ready ? "ready" : "NOT READY"}: ${s.passed} passed, ${s.warnings} warnings, ${s.failed} failed, ${s.skipped} skipped`,
+    );
     return lines.join("\n");
   },
 });

@@ -7,7 +7,14 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import type { FlagsDef } from "../contract/flags.ts";
-import { EVENTS_LIMIT, followEvents, readEvents, resolveEventsJob, waitForEvents, type FollowEnd } from "../ops/events.ts";
+import {
+  EVENTS_LIMIT,
+  type FollowEnd,
+  followEvents,
+  readEvents,
+  resolveEventsJob,
+  waitForEvents,
+} from "../ops/events.ts";
 import { LIMITS } from "../ops/limits.ts";
 import type { JobEvent } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
@@ -24,15 +31,61 @@ function line(e: JobEvent): string {
 
 const FLAGS = {
   ...COMMON_FLAGS,
-  "since-id": { type: "string", description: "only events after this id (meta.pagination.cursor of the previous page)", valueHint: "N", valueType: "integer", default: "0", min: 0, max: Number.MAX_SAFE_INTEGER },
+  "since-id": {
+    type: "string",
+    description: "only events after this id (meta.pagination.cursor of the previous page)",
+    valueHint: "N",
+    valueType: "integer",
+    default: "0",
+    min: 0,
+    max: Number.MAX_SAFE_INTEGER,
+  },
   job: { type: "string", description: "only this job's events (id or idempotency key)", valueHint: "ID" },
-  limit: { type: "string", description: "at most N events per page", valueHint: "N", valueType: "integer", default: String(EVENTS_LIMIT.default), min: EVENTS_LIMIT.min, max: EVENTS_LIMIT.max },
+  limit: {
+    type: "string",
+    description: "at most N events per page",
+    valueHint: "N",
+    valueType: "integer",
+    default: String(EVENTS_LIMIT.default),
+    min: EVENTS_LIMIT.min,
+    max: EVENTS_LIMIT.max,
+  },
   wait: { type: "boolean", description: "block until at least one event exists after the cursor, or --wait-timeout" },
-  "wait-timeout": { type: "string", description: "with --wait: return an empty page after this long", valueHint: "DURATION", valueType: "duration", default: `${DEFAULT_WAIT}s`, min: 0, max: MAX_WAIT },
+  "wait-timeout": {
+    type: "string",
+    description: "with --wait: return an empty page after this long",
+    valueHint: "DURATION",
+    valueType: "duration",
+    default: `${DEFAULT_WAIT}s`,
+    min: 0,
+    max: MAX_WAIT,
+  },
   follow: { type: "boolean", description: "stream events as they are appended (NDJSON under --json)" },
-  "max-events": { type: "string", description: "with --follow: end after N events", valueHint: "N", valueType: "integer", min: 1, max: Number.MAX_SAFE_INTEGER },
-  "idle-timeout": { type: "string", description: "with --follow: end after this long without an event", valueHint: "DURATION", valueType: "duration", min: 0, max: MAX_WAIT * 24 },
-  "poll-interval": { type: "string", description: "seconds between two looks at the ledger", valueHint: "SECONDS", valueType: "number", default: String(DEFAULT_POLL), min: LIMITS.poll_interval.min, max: 60 },
+  "max-events": {
+    type: "string",
+    description: "with --follow: end after N events",
+    valueHint: "N",
+    valueType: "integer",
+    min: 1,
+    max: Number.MAX_SAFE_INTEGER,
+  },
+  "idle-timeout": {
+    type: "string",
+    description: "with --follow: end after this long without an event",
+    valueHint: "DURATION",
+    valueType: "duration",
+    min: 0,
+    max: MAX_WAIT * 24,
+  },
+  "poll-interval": {
+    type: "string",
+    description: "seconds between two looks at the ledger",
+    valueHint: "SECONDS",
+    valueType: "number",
+    default: String(DEFAULT_POLL),
+    min: LIMITS.poll_interval.min,
+    max: 60,
+  },
 } as const satisfies FlagsDef;
 
 type Context = VerbContext<typeof FLAGS>;
@@ -42,12 +95,18 @@ const MODE_FLAGS = { "wait-timeout": "wait", "max-events": "follow", "idle-timeo
 
 function checkModes(ctx: Context): "page" | "wait" | "follow" {
   const { wait, follow } = ctx.args;
-  if (wait && follow) throw new SpoolError("INVALID_INPUT", "give --wait or --follow, not both", { remediation: "--wait returns one page when records exist; --follow streams" });
+  if (wait && follow)
+    throw new SpoolError("INVALID_INPUT", "give --wait or --follow, not both", {
+      remediation: "--wait returns one page when records exist; --follow streams",
+    });
   const mode = follow ? "follow" : wait ? "wait" : "page";
   for (const [flag, needs] of Object.entries(MODE_FLAGS)) {
     if (!ctx.given(flag as keyof typeof MODE_FLAGS)) continue;
     if (needs === "page" ? mode === "follow" : needs !== mode) {
-      throw new SpoolError("INVALID_INPUT", `--${flag} ${needs === "page" ? "does not apply with --follow (use --max-events)" : `only applies with --${needs}`}`);
+      throw new SpoolError(
+        "INVALID_INPUT",
+        `--${flag} ${needs === "page" ? "does not apply with --follow (use --max-events)" : `only applies with --${needs}`}`,
+      );
     }
   }
   return mode;
@@ -63,20 +122,35 @@ async function follow(ctx: Context, store: Pick<Store, "read" | "watch">, jobId:
   process.on("SIGTERM", onSignal);
   let cursor = sinceId;
   let count = 0;
-  const write = (obj: unknown) => process.stdout.write(JSON.stringify(obj) + "\n");
+  const write = (obj: unknown) => process.stdout.write(`${JSON.stringify(obj)}\n`);
   try {
-    const end: FollowEnd = await followEvents(store, { sinceId, jobId }, { maxEvents, idleSeconds, pollSeconds, shouldStop: () => stop }, (e) => {
-      cursor = e.id;
-      count++;
-      if (ctx.json) write(e);
-      else process.stdout.write(line(e) + "\n");
-    });
+    const end: FollowEnd = await followEvents(
+      store,
+      { sinceId, jobId },
+      { maxEvents, idleSeconds, pollSeconds, shouldStop: () => stop },
+      (e) => {
+        cursor = e.id;
+        count++;
+        if (ctx.json) write(e);
+        else process.stdout.write(`${line(e)}\n`);
+      },
+    );
     if (ctx.json) write({ control: { type: "end", reason: end, events: count, cursor } });
     return 0;
   } catch (error) {
     if (!ctx.json) throw error;
     const e = error instanceof SpoolError ? error : new SpoolError("INTERNAL", (error as Error).message);
-    write({ control: { type: "error", reason: "storage_error", code: e.code, message: e.message, exit_code: e.exitCode, events: count, cursor } });
+    write({
+      control: {
+        type: "error",
+        reason: "storage_error",
+        code: e.code,
+        message: e.message,
+        exit_code: e.exitCode,
+        events: count,
+        cursor,
+      },
+    });
     return e.exitCode;
   } finally {
     process.off("SIGINT", onSignal);
@@ -86,7 +160,8 @@ async function follow(ctx: Context, store: Pick<Store, "read" | "watch">, jobId:
 
 export default defineVerb({
   name: "events",
-  description: "Read the job ledger after a cursor (--since-id). --wait long-polls until records exist; --follow streams them (NDJSON frames with --json).",
+  description:
+    "Read the job ledger after a cursor (--since-id). --wait long-polls until records exist; --follow streams them (NDJSON frames with --json).",
   examples: [
     "spoolctl events --limit 100",
     "spoolctl events --json --since-id 120 --wait --wait-timeout 30s",
@@ -100,7 +175,8 @@ export default defineVerb({
     const { "since-id": sinceId, limit, "poll-interval": pollSeconds } = ctx.args;
     const store = await ctx.openAppearing();
     const jobId = await store.read(async (tx) => resolveEventsJob(tx, ctx.args.job));
-    if (mode === "follow") return { data: { count: 0, events: [] }, streamed: true, exitCode: await follow(ctx, store, jobId) };
+    if (mode === "follow")
+      return { data: { count: 0, events: [] }, streamed: true, exitCode: await follow(ctx, store, jobId) };
     const query = { sinceId, jobId, limit };
     if (mode === "wait") {
       const { page, wait } = await waitForEvents(store, query, ctx.args["wait-timeout"], pollSeconds);
@@ -112,9 +188,18 @@ export default defineVerb({
   },
   render({ data, pagination }, ctx) {
     if (data.count === 0) return "no events";
-    const rows = data.events.map((e) => [String(e.id), iso(e.at), String(e.job_id), e.event, e.worker_id ?? "-", escapeControl(e.detail ?? "")]);
+    const rows = data.events.map((e) => [
+      String(e.id),
+      iso(e.at),
+      String(e.job_id),
+      e.event,
+      e.worker_id ?? "-",
+      escapeControl(e.detail ?? ""),
+    ]);
     const full = data.count >= ctx.args.limit;
-    const more = full ? `\n(more may follow: ${ctx.suggest(rerunCommand("events", ctx.raw.values, { "since-id": String(pagination?.cursor) }))})` : "";
+    const more = full
+      ? `\n(more may follow: ${ctx.suggest(rerunCommand("events", ctx.raw.values, { "since-id": String(pagination?.cursor) }))})`
+      : "";
     return table(["ID", "AT", "JOB", "EVENT", "WORKER", "DETAIL"], rows) + more;
   },
 });

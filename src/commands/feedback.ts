@@ -1,13 +1,14 @@
 /** `spoolctl feedback ID`: one verdict — terminal, succeeded, exit, reason, output tails, next command. */
 import type { VerbResult } from "../contract/envelope.ts";
-import { jobFeedback, TAIL_BYTES, type FeedbackData } from "../ops/feedback.ts";
+import { type FeedbackData, jobFeedback, TAIL_BYTES } from "../ops/feedback.ts";
 import { parseStream } from "../ops/output.ts";
+import { counted } from "../ops/values.ts";
 import { escapeControl, humanDuration } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
-import { counted } from "../ops/values.ts";
 
 function verdict(d: FeedbackData): string {
-  if (!d.terminal) return `job ${d.job_id} is ${d.state}${d.latest_attempt_no === null ? " (not run yet)" : ` (attempt ${d.latest_attempt_no})`}`;
+  if (!d.terminal)
+    return `job ${d.job_id} is ${d.state}${d.latest_attempt_no === null ? " (not run yet)" : ` (attempt ${d.latest_attempt_no})`}`;
   const took = d.duration_seconds === null ? "" : ` in ${humanDuration(d.duration_seconds)}`;
   if (d.succeeded) return `job ${d.job_id} succeeded${took} (attempt ${d.latest_attempt_no})`;
   const why = [d.failure_reason, d.last_error ? escapeControl(d.last_error) : null].filter(Boolean).join(": ");
@@ -16,12 +17,31 @@ function verdict(d: FeedbackData): string {
 
 export default defineVerb({
   name: "feedback",
-  description: "One verdict about a job: is it over, did it succeed, how did its latest attempt end, its output tails, and the next command to run.",
-  examples: ["spoolctl feedback 1", "spoolctl feedback 1 --json --tail-bytes 8192", "spoolctl feedback nightly-1 --stream stderr"],
+  description:
+    "One verdict about a job: is it over, did it succeed, how did its latest attempt end, its output tails, and the next command to run.",
+  examples: [
+    "spoolctl feedback 1",
+    "spoolctl feedback 1 --json --tail-bytes 8192",
+    "spoolctl feedback nightly-1 --stream stderr",
+  ],
   flags: {
     ...COMMON_FLAGS,
-    "tail-bytes": { type: "string", description: "bytes of each stream's tail", valueHint: "N", valueType: "integer", default: String(TAIL_BYTES.default), min: TAIL_BYTES.min, max: TAIL_BYTES.max },
-    stream: { type: "string", description: "text output only: stdout, stderr or both (JSON always has both)", valueHint: "STREAM", default: "both", choices: ["stdout", "stderr", "both"] },
+    "tail-bytes": {
+      type: "string",
+      description: "bytes of each stream's tail",
+      valueHint: "N",
+      valueType: "integer",
+      default: String(TAIL_BYTES.default),
+      min: TAIL_BYTES.min,
+      max: TAIL_BYTES.max,
+    },
+    stream: {
+      type: "string",
+      description: "text output only: stdout, stderr or both (JSON always has both)",
+      valueHint: "STREAM",
+      default: "both",
+      choices: ["stdout", "stderr", "both"],
+    },
     id: jobIdPositional("feedback"),
   },
   async run(ctx): Promise<VerbResult<FeedbackData>> {
@@ -35,7 +55,9 @@ export default defineVerb({
     for (const s of parseStream(ctx.args.stream)) {
       const view = data.streams[s];
       if (view.missing || view.size_bytes === 0) continue;
-      lines.push(`--- ${s}${view.truncated ? ` (last ${Buffer.byteLength(view.tail)} of ${view.size_bytes} bytes)` : ""} ---`);
+      lines.push(
+        `--- ${s}${view.truncated ? ` (last ${Buffer.byteLength(view.tail)} of ${view.size_bytes} bytes)` : ""} ---`,
+      );
       lines.push(view.tail.endsWith("\n") ? view.tail.slice(0, -1) : view.tail);
     }
     if (data.remediation) lines.push(`next: ${data.remediation}`);

@@ -12,17 +12,34 @@ import { FAILURE_REASONS, type FailureReason } from "../store/model.ts";
 export function jobFilterFlags(prefix = "") {
   return {
     queue: { type: "string", description: `${prefix}only jobs of this lane`, valueHint: "NAME", format: "lane" },
-    tag: { type: "string", repeatable: true, description: `${prefix}only jobs with this tag; all given must match`, valueHint: "K=V", valueType: "pair" },
+    tag: {
+      type: "string",
+      repeatable: true,
+      description: `${prefix}only jobs with this tag; all given must match`,
+      valueHint: "K=V",
+      valueType: "pair",
+    },
     since: {
-      type: "string", valueType: "duration", min: 1, max: LIMITS.delay_seconds.max, valueHint: "DURATION",
+      type: "string",
+      valueType: "duration",
+      min: 1,
+      max: LIMITS.delay_seconds.max,
+      valueHint: "DURATION",
       description: `${prefix}only jobs that ended within this long: 30m, 1h, 2d`,
     },
     "failure-reason": {
-      type: "string", repeatable: true, separator: ",", looseChoices: true, choices: FAILURE_REASONS, valueHint: "REASON", noun: "a failure reason",
+      type: "string",
+      repeatable: true,
+      separator: ",",
+      looseChoices: true,
+      choices: FAILURE_REASONS,
+      valueHint: "REASON",
+      noun: "a failure reason",
       description: `${prefix}only jobs whose last attempt failed so (process_exit, timeout, spawn_failed, worker_crash, canceled; canceled also before it ran); comma-separated or repeated`,
     },
     match: {
-      type: "string", valueHint: "GLOB",
+      type: "string",
+      valueHint: "GLOB",
       description: `${prefix}only jobs whose whole command line (argv joined by spaces) matches this glob: * any run, ? one character, [abc], [!abc]; quote it`,
     },
   } as const satisfies FlagsDef;

@@ -1,9 +1,9 @@
 /** `spoolctl list`: jobs newest first, with filters and paging (docs/contract.md "Paging: meta.pagination"). */
 import type { VerbResult } from "../contract/envelope.ts";
 import { invalidValue } from "../contract/errors.ts";
-import { LIST_LIMIT, listJobs, parseStates, type ListPage } from "../ops/jobs.ts";
-import { failureGroups, selectionFilter, type FailureGroup } from "../ops/triage-groups.ts";
+import { LIST_LIMIT, type ListPage, listJobs, parseStates } from "../ops/jobs.ts";
 import { LIMITS } from "../ops/limits.ts";
+import { type FailureGroup, failureGroups, selectionFilter } from "../ops/triage-groups.ts";
 import { JOB_STATES } from "../store/model.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { clip, escapeControl, formatArgv, humanDuration, rerunCommand, table } from "../ui/text.ts";
@@ -38,14 +38,46 @@ export default defineVerb({
   flags: {
     ...COMMON_FLAGS,
     state: {
-      type: "string", repeatable: true, separator: ",", looseChoices: true, valueHint: "STATE", choices: [...JOB_STATES, "scheduled", "failed", "pending", "processing", "completed"],
-      description: "queued, running, done, dead, canceled, or scheduled (queued, not yet due); QueueCTL pending, processing, completed; failed is reserved and matches nothing; comma-separated or repeated",
+      type: "string",
+      repeatable: true,
+      separator: ",",
+      looseChoices: true,
+      valueHint: "STATE",
+      choices: [...JOB_STATES, "scheduled", "failed", "pending", "processing", "completed"],
+      description:
+        "queued, running, done, dead, canceled, or scheduled (queued, not yet due); QueueCTL pending, processing, completed; failed is reserved and matches nothing; comma-separated or repeated",
     },
     ...jobFilterFlags(),
-    group: { type: "boolean", description: "group dead (and canceled) jobs by failure signature, largest first, with their job ids (--state dead or canceled; no paging)" },
-    "priority-min": { type: "string", description: "only jobs with at least this priority", valueHint: "N", valueType: "integer", min: LIMITS.priority.min, max: LIMITS.priority.max },
-    limit: { type: "string", description: `at most N jobs (${LIST_LIMIT.min}-${LIST_LIMIT.max})`, valueHint: "N", valueType: "integer", default: String(LIST_LIMIT.default), min: LIST_LIMIT.min, max: LIST_LIMIT.max },
-    cursor: { type: "string", description: "show jobs older than this id (meta.pagination.cursor of the previous page)", valueHint: "ID", valueType: "integer", min: 1, max: Number.MAX_SAFE_INTEGER },
+    group: {
+      type: "boolean",
+      description:
+        "group dead (and canceled) jobs by failure signature, largest first, with their job ids (--state dead or canceled; no paging)",
+    },
+    "priority-min": {
+      type: "string",
+      description: "only jobs with at least this priority",
+      valueHint: "N",
+      valueType: "integer",
+      min: LIMITS.priority.min,
+      max: LIMITS.priority.max,
+    },
+    limit: {
+      type: "string",
+      description: `at most N jobs (${LIST_LIMIT.min}-${LIST_LIMIT.max})`,
+      valueHint: "N",
+      valueType: "integer",
+      default: String(LIST_LIMIT.default),
+      min: LIST_LIMIT.min,
+      max: LIST_LIMIT.max,
+    },
+    cursor: {
+      type: "string",
+      description: "show jobs older than this id (meta.pagination.cursor of the previous page)",
+      valueHint: "ID",
+      valueType: "integer",
+      min: 1,
+      max: Number.MAX_SAFE_INTEGER,
+    },
   },
   noArgsHint: "filter with --state, --queue, --tag",
   async run(ctx): Promise<VerbResult<ListData>> {
@@ -53,11 +85,17 @@ export default defineVerb({
     // "scheduled" is derived (queued, not yet due), so it is a filter of its own.
     const scheduledOnly = args.state.includes("scheduled");
     const others = args.state.filter((s) => s !== "scheduled");
-    if (scheduledOnly && others.length) throw invalidValue("--state", args.state.join(","), "scheduled alone, or a list of stored states");
+    if (scheduledOnly && others.length)
+      throw invalidValue("--state", args.state.join(","), "scheduled alone, or a list of stored states");
     const { states, matchesNothing } = parseStates(others);
     if (args.group) {
       const wrong = states.filter((st) => st !== "dead" && st !== "canceled");
-      if (scheduledOnly || wrong.length || matchesNothing) throw invalidValue("--state", args.state.join(","), "dead and/or canceled with --group (failure groups are of failed jobs)");
+      if (scheduledOnly || wrong.length || matchesNothing)
+        throw invalidValue(
+          "--state",
+          args.state.join(","),
+          "dead and/or canceled with --group (failure groups are of failed jobs)",
+        );
       const store = await ctx.open({ create: false });
       const groups = await failureGroups(store, jobSelectionOf(args), states.length ? states : ["dead", "canceled"]);
       return { data: { count: groups.length, job_count: groups.reduce((n, g) => n + g.count, 0), groups } };
@@ -65,21 +103,40 @@ export default defineVerb({
     const store = await ctx.open({ create: false });
     const health = healthContext(store);
     const selection = selectionFilter(jobSelectionOf(args), store.now());
-    const page = await store.read(async (tx) =>
-      await listJobs(tx, { ...selection, tags: args.tag, states, matchesNothing, scheduledOnly, priorityMin: args["priority-min"], cursor: args.cursor, limit: args.limit }, undefined, health),
+    const page = await store.read(
+      async (tx) =>
+        await listJobs(
+          tx,
+          {
+            ...selection,
+            tags: args.tag,
+            states,
+            matchesNothing,
+            scheduledOnly,
+            priorityMin: args["priority-min"],
+            cursor: args.cursor,
+            limit: args.limit,
+          },
+          undefined,
+          health,
+        ),
     );
     const { pagination, ...data } = page;
     return { data, pagination };
   },
   render({ data, pagination }, ctx) {
-    if ("groups" in data) return renderGroups(data.groups, process.stdout.isTTY ? process.stdout.columns || 100 : Infinity);
+    if ("groups" in data)
+      return renderGroups(data.groups, process.stdout.isTTY ? process.stdout.columns || 100 : Infinity);
     if (data.count === 0) return "no jobs";
     const now = Date.now() / 1000;
     const color = stdoutPaint();
     const rows = data.jobs.map((j) => [
       String(j.id),
       // A running job whose worker is gone says so: "running (worker dead)".
-      color.state(j.scheduled ? "scheduled" : j.state) + (j.worker_health && j.worker_health.worker_state !== "live" ? color.red(` (worker ${j.worker_health.worker_state.replace("_", " ")})`) : ""),
+      color.state(j.scheduled ? "scheduled" : j.state) +
+        (j.worker_health && j.worker_health.worker_state !== "live"
+          ? color.red(` (worker ${j.worker_health.worker_state.replace("_", " ")})`)
+          : ""),
       j.queue,
       String(j.priority),
       String(j.attempts_total),
@@ -87,7 +144,9 @@ export default defineVerb({
       clip(escapeControl(j.last_error ?? "")),
       clip(formatArgv(j.argv)),
     ]);
-    const more = pagination?.truncated ? `\n(more: ${ctx.suggest(rerunCommand("list", ctx.raw.values, { cursor: String(pagination.cursor) }))})` : "";
+    const more = pagination?.truncated
+      ? `\n(more: ${ctx.suggest(rerunCommand("list", ctx.raw.values, { cursor: String(pagination.cursor) }))})`
+      : "";
     return table(["ID", "STATE", "QUEUE", "PRI", "TRIES", "AGE", "LAST ERROR", "COMMAND"], rows) + more;
   },
 });

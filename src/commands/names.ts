@@ -16,7 +16,8 @@ export const VERB_SUMMARIES = {
   output: "captured stdout/stderr of an attempt",
   wait: "block until jobs end; exit 6 if any ended dead or canceled",
   feedback: "one verdict about a job, with output tails and the next command",
-  retry: "requeue dead or canceled jobs (--all with filters, --timeout/--max-retries/--env to change them, --force for running)",
+  retry:
+    "requeue dead or canceled jobs (--all with filters, --timeout/--max-retries/--env to change them, --force for running)",
   cancel: "cancel queued jobs; running ones with --running --yes",
   triage: "at a terminal: walk through dead jobs and retry, change, delete or skip each",
   prune: "delete old terminal jobs and their output (--dry-run / --yes)",
@@ -30,7 +31,7 @@ export const VERB_SUMMARIES = {
   capabilities: "the machine-readable contract: verbs, flags, codes, limits, env",
   schema: "JSON Schemas of the envelope and each verb's data",
   brief: "compact usage text for agents",
-  enqueue: "QueueCTL add: enqueue '{\"id\":\"job1\",\"command\":\"echo hi\"}'",
+  enqueue: 'QueueCTL add: enqueue \'{"id":"job1","command":"echo hi"}\'',
   report: "JUnit XML / markdown summary of jobs for CI",
   completion: "print a shell completion script: bash, zsh or fish",
 } as const;

@@ -2,14 +2,14 @@
 import { closeSync, openSync, readSync, writeSync } from "node:fs";
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
+import { type FollowChunk, shippedChunks } from "../ops/follow.ts";
 import { resolveJob } from "../ops/jobs.ts";
 import { describeExit } from "../ops/outcome.ts";
-import { attemptOutput, parseStream, pickAttempt, type AttemptOutput, type StreamName } from "../ops/output.ts";
-import { shippedChunks, type FollowChunk } from "../ops/follow.ts";
+import { type AttemptOutput, attemptOutput, parseStream, pickAttempt, type StreamName } from "../ops/output.ts";
 import type { Attempt } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
-import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
 import { formatArgv } from "../ui/text.ts";
+import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
 
 /** Streams larger than this are shown as their tail (bytes). */
 const MAX_TEXT_BYTES = 1024 * 1024;
@@ -79,7 +79,10 @@ async function streamAttempt(store: Store, attempt: Attempt, streams: StreamName
     if (next.done) {
       if (process.stderr.isTTY) {
         const end = next.value;
-        const how = end.state === "running" ? "is still running" : `ended: ${end.state}${end.state === "succeeded" ? "" : ` (${end.error ?? describeExit(end.exit_code, end.signal)})`}`;
+        const how =
+          end.state === "running"
+            ? "is still running"
+            : `ended: ${end.state}${end.state === "succeeded" ? "" : ` (${end.error ?? describeExit(end.exit_code, end.signal)})`}`;
         process.stderr.write(`spoolctl: job ${end.job_id} attempt ${end.attempt_no} ${how}\n`);
       }
       return;
@@ -97,23 +100,52 @@ function rawCommand(id: string, stream: StreamName, attempt: number | undefined)
 export default defineVerb({
   name: "output",
   description: "Print the captured stdout and stderr of a job's latest attempt (or --attempt N).",
-  examples: ["spoolctl output 1", "spoolctl output 1 --attempt 2 --stream stderr", "spoolctl output 1 --stream stdout --raw > out.txt", "spoolctl output 7 --follow            # like tail -f, until the attempt ends"],
+  examples: [
+    "spoolctl output 1",
+    "spoolctl output 1 --attempt 2 --stream stderr",
+    "spoolctl output 1 --stream stdout --raw > out.txt",
+    "spoolctl output 7 --follow            # like tail -f, until the attempt ends",
+  ],
   flags: {
     ...COMMON_FLAGS,
-    attempt: { type: "string", description: "attempt number (default: the latest)", valueHint: "N", valueType: "integer", min: 1, max: Number.MAX_SAFE_INTEGER },
-    stream: { type: "string", description: "stdout, stderr or both", valueHint: "STREAM", default: "both", choices: ["stdout", "stderr", "both"] },
+    attempt: {
+      type: "string",
+      description: "attempt number (default: the latest)",
+      valueHint: "N",
+      valueType: "integer",
+      min: 1,
+      max: Number.MAX_SAFE_INTEGER,
+    },
+    stream: {
+      type: "string",
+      description: "stdout, stderr or both",
+      valueHint: "STREAM",
+      default: "both",
+      choices: ["stdout", "stderr", "both"],
+    },
     raw: { type: "boolean", description: "write the stream's bytes only, no headers (needs --stream stdout|stderr)" },
-    follow: { type: "boolean", description: "stream a running attempt's output until it ends, then exit 0 (bytes only: the job's stdout to stdout, its stderr to stderr; one --stream goes to stdout); an attempt that has ended prints what exists" },
+    follow: {
+      type: "boolean",
+      description:
+        "stream a running attempt's output until it ends, then exit 0 (bytes only: the job's stdout to stdout, its stderr to stderr; one --stream goes to stdout); an attempt that has ended prints what exists",
+    },
     id: jobIdPositional("output"),
   },
   async run(ctx): Promise<VerbResult<{ attempts: AttemptOutput[] }>> {
     const { raw, follow } = ctx.args;
     const streams = parseStream(ctx.args.stream);
-    if (follow && ctx.json) throw new SpoolError("INVALID_INPUT", "--follow streams bytes, not JSON; drop --json or --follow", { remediation: `spoolctl output ${formatArgv([ctx.args.id])} --json reads what exists so far` });
+    if (follow && ctx.json)
+      throw new SpoolError("INVALID_INPUT", "--follow streams bytes, not JSON; drop --json or --follow", {
+        remediation: `spoolctl output ${formatArgv([ctx.args.id])} --json reads what exists so far`,
+      });
     if (raw && ctx.json) throw new SpoolError("INVALID_INPUT", "--raw writes bytes, not JSON; drop --json or --raw");
     if (raw && !follow && streams.length !== 1) {
       const again = rawCommand(ctx.args.id, "stdout", ctx.args.attempt);
-      throw new SpoolError("INVALID_INPUT", "--raw writes one stream's bytes; name it with --stream stdout or --stream stderr", { remediation: `${again}  (or --stream stderr)` });
+      throw new SpoolError(
+        "INVALID_INPUT",
+        "--raw writes one stream's bytes; name it with --stream stdout or --stream stderr",
+        { remediation: `${again}  (or --stream stderr)` },
+      );
     }
     const store = await ctx.open({ create: false });
     const { job, attempt } = await store.read(async (tx) => {
@@ -121,17 +153,24 @@ export default defineVerb({
       return { job, attempt: await pickAttempt(tx, job, ctx.args.attempt ?? null) };
     });
     if (!attempt) {
-      return { data: { attempts: [] }, warnings: [{ code: "NO_ATTEMPTS_YET", message: `job ${job.id} has not been executed yet` }] };
+      return {
+        data: { attempts: [] },
+        warnings: [{ code: "NO_ATTEMPTS_YET", message: `job ${job.id} has not been executed yet` }],
+      };
     }
     if (follow) {
       await streamAttempt(store, attempt, streams);
       return { data: { attempts: [] }, streamed: true };
     }
     if (raw) {
-      await writeRaw(streams[0] === "stdout" ? attempt.stdout_path : attempt.stderr_path, () => shippedChunks(store, attempt, streams[0]!));
+      await writeRaw(streams[0] === "stdout" ? attempt.stdout_path : attempt.stderr_path, () =>
+        shippedChunks(store, attempt, streams[0]!),
+      );
       return { data: { attempts: [] }, streamed: true };
     }
-    return { data: { attempts: [await store.read(async (tx) => attemptOutput(tx, attempt, streams, MAX_TEXT_BYTES))] } };
+    return {
+      data: { attempts: [await store.read(async (tx) => attemptOutput(tx, attempt, streams, MAX_TEXT_BYTES))] },
+    };
   },
   render({ data }, ctx) {
     const parts: string[] = [];
@@ -142,7 +181,9 @@ export default defineVerb({
         parts.push(`=== job ${a.job_id} attempt ${a.attempt_no} ${s} ===`);
         if (view.truncated) {
           const all = ctx.suggest(rawCommand(ctx.args.id, s, ctx.args.attempt));
-          parts.push(`[… ${view.size_bytes - Buffer.byteLength(view.text)} earlier bytes not shown (the last ${MAX_TEXT_BYTES / (1024 * 1024)} MiB are); all of them: ${all}]`);
+          parts.push(
+            `[… ${view.size_bytes - Buffer.byteLength(view.text)} earlier bytes not shown (the last ${MAX_TEXT_BYTES / (1024 * 1024)} MiB are); all of them: ${all}]`,
+          );
         }
         if (view.missing) parts.push("[no output file]");
         else if (view.text) parts.push(view.text.endsWith("\n") ? view.text.slice(0, -1) : view.text);

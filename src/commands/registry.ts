@@ -51,11 +51,21 @@ export const VERBS: Record<string, { summary: string; load: Loader }> = Object.f
  */
 export const COMPOUND: Record<string, Record<string, (rest: string[]) => string[]>> = {
   worker: {
-    start: (rest) => ["work", ...rest.map((a) => (a === "--count" ? "--concurrency" : a.startsWith("--count=") ? `--concurrency=${a.slice(8)}` : a))],
+    start: (rest) => [
+      "work",
+      ...rest.map((a) =>
+        a === "--count" ? "--concurrency" : a.startsWith("--count=") ? `--concurrency=${a.slice(8)}` : a,
+      ),
+    ],
     stop: (rest) => ["stop", ...rest],
   },
   // `config show|validate|get|set|unset` → the config-* verbs (QueueCTL: config set max-retries N).
-  config: Object.fromEntries(["show", "validate", "get", "set", "unset"].map((action) => [action, (rest: string[]) => [`config-${action}`, ...rest]])),
+  config: Object.fromEntries(
+    ["show", "validate", "get", "set", "unset"].map((action) => [
+      action,
+      (rest: string[]) => [`config-${action}`, ...rest],
+    ]),
+  ),
   // QueueCTL's dead-letter queue: `dlq list` = list --state dead, `dlq retry ID` = retry ID.
   dlq: {
     list: (rest) => ["list", "--state", "dead", ...rest],

@@ -48,14 +48,55 @@ export default defineVerb({
   ],
   flags: {
     ...COMMON_FLAGS,
-    junit: { type: "string", description: "write JUnit XML to FILE (parent folders are created)", valueHint: "FILE", valueType: "path", hint: "write --junit reports/spoolctl.xml" },
-    markdown: { type: "string", optionalValue: true, description: "write a markdown summary to FILE, or to stdout when FILE is left out or is -", valueHint: "[FILE]", valueType: "path" },
-    title: { type: "string", description: "heading of the markdown summary", valueHint: "TEXT", default: "spoolctl report" },
+    junit: {
+      type: "string",
+      description: "write JUnit XML to FILE (parent folders are created)",
+      valueHint: "FILE",
+      valueType: "path",
+      hint: "write --junit reports/spoolctl.xml",
+    },
+    markdown: {
+      type: "string",
+      optionalValue: true,
+      description: "write a markdown summary to FILE, or to stdout when FILE is left out or is -",
+      valueHint: "[FILE]",
+      valueType: "path",
+    },
+    title: {
+      type: "string",
+      description: "heading of the markdown summary",
+      valueHint: "TEXT",
+      default: "spoolctl report",
+    },
     queue: { type: "string", description: "only jobs of this lane", valueHint: "NAME", format: "lane" },
-    tag: { type: "string", repeatable: true, description: "only jobs with this tag", valueHint: "K=V", valueType: "pair" },
-    since: { type: "string", description: "only jobs created since: a duration back from now (30m, 2h, 1d) or a time (ISO-8601, epoch seconds)", valueHint: "DURATION|TIME" },
-    limit: { type: "string", description: `at most N jobs, the newest (${REPORT_LIMIT.min}-${REPORT_LIMIT.max})`, valueHint: "N", default: String(REPORT_LIMIT.default), valueType: "integer", min: REPORT_LIMIT.min, max: REPORT_LIMIT.max },
-    ids: { type: "positional", variadic: true, description: "job ids or idempotency keys (default: every job matching the filters)", valueHint: "ID…" },
+    tag: {
+      type: "string",
+      repeatable: true,
+      description: "only jobs with this tag",
+      valueHint: "K=V",
+      valueType: "pair",
+    },
+    since: {
+      type: "string",
+      description:
+        "only jobs created since: a duration back from now (30m, 2h, 1d) or a time (ISO-8601, epoch seconds)",
+      valueHint: "DURATION|TIME",
+    },
+    limit: {
+      type: "string",
+      description: `at most N jobs, the newest (${REPORT_LIMIT.min}-${REPORT_LIMIT.max})`,
+      valueHint: "N",
+      default: String(REPORT_LIMIT.default),
+      valueType: "integer",
+      min: REPORT_LIMIT.min,
+      max: REPORT_LIMIT.max,
+    },
+    ids: {
+      type: "positional",
+      variadic: true,
+      description: "job ids or idempotency keys (default: every job matching the filters)",
+      valueHint: "ID…",
+    },
   },
   async run(ctx): Promise<VerbResult<ReportData>> {
     const { args } = ctx;
@@ -67,19 +108,32 @@ export default defineVerb({
       });
     }
     if (ctx.json && markdownToStdout(markdown)) {
-      throw new SpoolError("INVALID_INPUT", "--markdown without a FILE writes to stdout, which --json uses for the envelope", { remediation: "give --markdown a FILE, or drop --json" });
+      throw new SpoolError(
+        "INVALID_INPUT",
+        "--markdown without a FILE writes to stdout, which --json uses for the envelope",
+        { remediation: "give --markdown a FILE, or drop --json" },
+      );
     }
     const now = Date.now() / 1000;
     // A duration back from now, or a time: which one depends on the text, so --since is read here.
     const since = args.since === undefined ? undefined : parseSince(args.since, now);
-    const report = await (await ctx.open({ create: false })).read(async (tx) =>
-      await buildReport(tx, { refs: args.ids, queue: args.queue, tags: args.tag, since, limit: args.limit }, now),
+    const report = await (await ctx.open({ create: false })).read(
+      async (tx) =>
+        await buildReport(tx, { refs: args.ids, queue: args.queue, tags: args.tag, since, limit: args.limit }, now),
     );
     if (junit !== undefined) report.files.junit = writeReport("--junit", junit, renderJunit(report, hostname()));
-    if (markdown !== undefined && !markdownToStdout(markdown)) report.files.markdown = writeReport("--markdown", markdown, renderMarkdown(report, args.title));
+    if (markdown !== undefined && !markdownToStdout(markdown))
+      report.files.markdown = writeReport("--markdown", markdown, renderMarkdown(report, args.title));
     return {
       data: report,
-      warnings: report.truncated ? [{ code: "REPORT_TRUNCATED", message: `more jobs matched than --limit ${args.limit}; the oldest were left out` }] : [],
+      warnings: report.truncated
+        ? [
+            {
+              code: "REPORT_TRUNCATED",
+              message: `more jobs matched than --limit ${args.limit}; the oldest were left out`,
+            },
+          ]
+        : [],
     };
   },
   render({ data }, ctx) {
@@ -87,7 +141,8 @@ export default defineVerb({
     const counts = `${t.jobs} job${t.jobs === 1 ? "" : "s"}: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped${t.pending ? `, ${t.pending} not finished` : ""}`;
     // Straight to stderr (not through consola, whose level hides info lines under NODE_ENV=test).
     if (data.files.junit) process.stderr.write(`spoolctl: wrote JUnit report (${counts}) to ${data.files.junit}\n`);
-    if (data.files.markdown) process.stderr.write(`spoolctl: wrote markdown summary (${counts}) to ${data.files.markdown}\n`);
+    if (data.files.markdown)
+      process.stderr.write(`spoolctl: wrote markdown summary (${counts}) to ${data.files.markdown}\n`);
     const { markdown, junit, title } = ctx.args;
     if (markdownToStdout(markdown)) return renderMarkdown(data, title);
     if (markdown === undefined && junit === undefined) return renderReportText(data, stdoutPaint());

@@ -4,12 +4,20 @@ import { SpoolError } from "../contract/errors.ts";
 import type { FlagsDef } from "../contract/flags.ts";
 import { parseStates } from "../ops/jobs.ts";
 import { LIMITS } from "../ops/limits.ts";
-import { counted } from "../ops/values.ts";
-import { parseRetryOverrides, RETRYABLE_STATES, retryJobs, retryWarnings, type RetriedJob, type RetryOverrides, type RetryTarget } from "../ops/retry.ts";
-import { describeChanges } from "../ui/triage-card.ts";
+import {
+  parseRetryOverrides,
+  RETRYABLE_STATES,
+  type RetriedJob,
+  type RetryOverrides,
+  type RetryTarget,
+  retryJobs,
+  retryWarnings,
+} from "../ops/retry.ts";
 import { selectionFilter } from "../ops/triage-groups.ts";
-import { JOB_FILTER_NAMES, jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
+import { counted } from "../ops/values.ts";
+import { describeChanges } from "../ui/triage-card.ts";
 import { forcedRetryHoldoffSeconds } from "../worker/timing.ts";
+import { JOB_FILTER_NAMES, jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 
 /** `retry --json` data: one job, or `{count, jobs}` for several or `--all` (`dry_run` set by --dry-run: nothing was requeued). */
@@ -17,21 +25,58 @@ export type RetryData = RetriedJob | { count: number; jobs: RetriedJob[]; dry_ru
 
 const FLAGS = {
   ...COMMON_FLAGS,
-  force: { type: "boolean", description: "also requeue a running job: its attempt is abandoned, its worker kills its process within a heartbeat and any late result is ignored; the job is due again after that heartbeat and the kill grace" },
-  all: { type: "boolean", description: "requeue every dead or canceled job matching --state, --queue, --tag, --since, --failure-reason, --match" },
+  force: {
+    type: "boolean",
+    description:
+      "also requeue a running job: its attempt is abandoned, its worker kills its process within a heartbeat and any late result is ignored; the job is due again after that heartbeat and the kill grace",
+  },
+  all: {
+    type: "boolean",
+    description:
+      "requeue every dead or canceled job matching --state, --queue, --tag, --since, --failure-reason, --match",
+  },
   "dry-run": { type: "boolean", description: "say which jobs would be requeued (the same checks), change nothing" },
   state: {
-    type: "string", repeatable: true, separator: ",", looseChoices: true, description: "with --all: dead or canceled (default both)", valueHint: "STATE", choices: RETRYABLE_STATES, noun: "a state retry --all can select",
+    type: "string",
+    repeatable: true,
+    separator: ",",
+    looseChoices: true,
+    description: "with --all: dead or canceled (default both)",
+    valueHint: "STATE",
+    choices: RETRYABLE_STATES,
+    noun: "a state retry --all can select",
     hint: "retry --all selects dead or canceled jobs only; a running one is retried by id with --force",
   },
   timeout: {
-    type: "string", description: `first set the jobs' timeout to this (${LIMITS.timeout_seconds.min}s-30d), e.g. after a timeout`, valueHint: "DURATION", valueType: "duration",
-    min: LIMITS.timeout_seconds.min, max: LIMITS.timeout_seconds.max,
+    type: "string",
+    description: `first set the jobs' timeout to this (${LIMITS.timeout_seconds.min}s-30d), e.g. after a timeout`,
+    valueHint: "DURATION",
+    valueType: "duration",
+    min: LIMITS.timeout_seconds.min,
+    max: LIMITS.timeout_seconds.max,
   },
-  "max-retries": { type: "string", description: "first set the jobs' retry budget to this", valueHint: "N", valueType: "integer", min: LIMITS.max_retries.min, max: LIMITS.max_retries.max },
-  env: { type: "string", repeatable: true, description: "first set this variable in the jobs' env (added or replaced; the others stay)", valueHint: "K=V", valueType: "pair" },
+  "max-retries": {
+    type: "string",
+    description: "first set the jobs' retry budget to this",
+    valueHint: "N",
+    valueType: "integer",
+    min: LIMITS.max_retries.min,
+    max: LIMITS.max_retries.max,
+  },
+  env: {
+    type: "string",
+    repeatable: true,
+    description: "first set this variable in the jobs' env (added or replaced; the others stay)",
+    valueHint: "K=V",
+    valueType: "pair",
+  },
   ...jobFilterFlags("with --all: "),
-  ids: { type: "positional", variadic: true, description: "job ids or idempotency keys (at a terminal, leave out to pick from a list)", valueHint: "ID…" },
+  ids: {
+    type: "positional",
+    variadic: true,
+    description: "job ids or idempotency keys (at a terminal, leave out to pick from a list)",
+    valueHint: "ID…",
+  },
 } as const satisfies FlagsDef;
 
 /** The flags that select jobs for --all. */
@@ -41,16 +86,31 @@ function target(ctx: VerbContext<typeof FLAGS>, refs: string[], now: number): Re
   const { args } = ctx;
   const filters = FILTERS.filter((k) => ctx.given(k));
   if (!args.all) {
-    if (filters.length) throw new SpoolError("INVALID_INPUT", `--${filters[0]} selects jobs only with --all`, { remediation: "spoolctl retry --all --state dead [--queue Q] [--tag K=V]" });
+    if (filters.length)
+      throw new SpoolError("INVALID_INPUT", `--${filters[0]} selects jobs only with --all`, {
+        remediation: "spoolctl retry --all --state dead [--queue Q] [--tag K=V]",
+      });
     if (refs.length === 0) {
-      throw new SpoolError("MISSING_REQUIRED", "retry needs job ids, or --all with filters", { remediation: "spoolctl retry ID…  or  spoolctl retry --all --state dead" });
+      throw new SpoolError("MISSING_REQUIRED", "retry needs job ids, or --all with filters", {
+        remediation: "spoolctl retry ID…  or  spoolctl retry --all --state dead",
+      });
     }
     return { refs };
   }
-  if (refs.length) throw new SpoolError("INVALID_INPUT", "give job ids or --all, not both", { remediation: "spoolctl retry ID…  or  spoolctl retry --all --state dead" });
-  if (args.force) throw new SpoolError("INVALID_INPUT", "--force applies to named running jobs; --all only selects dead or canceled jobs", { remediation: "spoolctl retry ID --force" });
+  if (refs.length)
+    throw new SpoolError("INVALID_INPUT", "give job ids or --all, not both", {
+      remediation: "spoolctl retry ID…  or  spoolctl retry --all --state dead",
+    });
+  if (args.force)
+    throw new SpoolError(
+      "INVALID_INPUT",
+      "--force applies to named running jobs; --all only selects dead or canceled jobs",
+      { remediation: "spoolctl retry ID --force" },
+    );
   const { states } = parseStates(args.state);
-  return { filter: { ...selectionFilter(jobSelectionOf(args), now), states: states.length ? states : [...RETRYABLE_STATES] } };
+  return {
+    filter: { ...selectionFilter(jobSelectionOf(args), now), states: states.length ? states : [...RETRYABLE_STATES] },
+  };
 }
 
 /**
@@ -64,7 +124,11 @@ function overridesOf(ctx: VerbContext<typeof FLAGS>): RetryOverrides {
     return typeof v === "string" ? v : undefined;
   };
   const env = ctx.raw.values.env;
-  return parseRetryOverrides({ timeout: text("timeout"), maxRetries: text("max-retries"), env: Array.isArray(env) && env.length ? env : undefined });
+  return parseRetryOverrides({
+    timeout: text("timeout"),
+    maxRetries: text("max-retries"),
+    env: Array.isArray(env) && env.length ? env : undefined,
+  });
 }
 
 /** Whether a missing ID opens the picker: a terminal, no --json, and no --all or filters (those select without one). */
@@ -74,7 +138,8 @@ function wantsPicker(ctx: VerbContext<typeof FLAGS>): boolean {
 
 export default defineVerb({
   name: "retry",
-  description: "Requeue dead or canceled jobs with a fresh retry budget (history is kept), optionally with a new timeout, retry budget or env. A running job only with --force. --all requeues every match in one transaction.",
+  description:
+    "Requeue dead or canceled jobs with a fresh retry budget (history is kept), optionally with a new timeout, retry budget or env. A running job only with --force. --all requeues every match in one transaction.",
   examples: [
     "spoolctl retry 4",
     "spoolctl retry 4 5 nightly-1",
@@ -102,16 +167,26 @@ export default defineVerb({
     const store = await ctx.open({ create: false });
     const t = target(ctx, refs, store.now());
     const dryRun = ctx.args["dry-run"];
-    const outcome = await retryJobs(store, t, { force: ctx.args.force, forcedHoldoffSeconds: forcedRetryHoldoffSeconds(), dryRun, overrides: overridesOf(ctx) });
+    const outcome = await retryJobs(store, t, {
+      force: ctx.args.force,
+      forcedHoldoffSeconds: forcedRetryHoldoffSeconds(),
+      dryRun,
+      overrides: overridesOf(ctx),
+    });
     const { jobs } = outcome;
     if (dryRun) return { data: { count: jobs.length, jobs, dry_run: true }, warnings: retryWarnings(outcome) };
-    return { data: "refs" in t && refs.length === 1 && jobs.length === 1 ? jobs[0]! : { count: jobs.length, jobs }, warnings: retryWarnings(outcome) };
+    return {
+      data: "refs" in t && refs.length === 1 && jobs.length === 1 ? jobs[0]! : { count: jobs.length, jobs },
+      warnings: retryWarnings(outcome),
+    };
   },
   render({ data }) {
     const jobs = "jobs" in data ? data.jobs : [data];
     if (jobs.length === 0) return "no jobs to retry";
-    const changes = (j: RetriedJob) => (j.changed && Object.keys(j.changed).length ? ` (${describeChanges(j.changed)})` : "");
-    if ("dry_run" in data && data.dry_run) return `Would retry ${counted(jobs.length, "job")}: ${jobs.map((j) => `${j.job_id}${changes(j)}`).join(", ")} (dry run: nothing changed)`;
+    const changes = (j: RetriedJob) =>
+      j.changed && Object.keys(j.changed).length ? ` (${describeChanges(j.changed)})` : "";
+    if ("dry_run" in data && data.dry_run)
+      return `Would retry ${counted(jobs.length, "job")}: ${jobs.map((j) => `${j.job_id}${changes(j)}`).join(", ")} (dry run: nothing changed)`;
     return jobs.map((j) => `Retried job ${j.job_id}${changes(j)}; now queued`).join("\n");
   },
 });

@@ -15,6 +15,7 @@ import type { VerbContext } from "./verb.ts";
  * limit passes, `INVALID_INPUT` for a bad `SPOOLCTL_LOCK_WAIT`, and whatever
  * `fn` raises otherwise.
  */
+// biome-ignore lint/suspicious/noExplicitAny: any verb's context; only its flags' queue selection is read
 export async function writeRidingOut<T>(ctx: VerbContext<any>, fn: (store: Store) => Promise<T>): Promise<T> {
   const limitSeconds = lockWaitSeconds();
   let told = false;

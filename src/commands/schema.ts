@@ -5,8 +5,13 @@ import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 export default defineVerb({
   name: "schema",
-  description: "Print JSON Schemas (draft 2020-12): the envelope, the data of each verb, and the frames of events --follow.",
-  examples: ["spoolctl schema --json", "spoolctl schema --verb wait --json", "spoolctl schema --json | jq '.data.envelope_schema'"],
+  description:
+    "Print JSON Schemas (draft 2020-12): the envelope, the data of each verb, and the frames of events --follow.",
+  examples: [
+    "spoolctl schema --json",
+    "spoolctl schema --verb wait --json",
+    "spoolctl schema --json | jq '.data.envelope_schema'",
+  ],
   flags: {
     json: COMMON_FLAGS.json,
     verb: { type: "string", description: "only this verb's data schema", valueHint: "VERB", choices: VERB_NAMES },

@@ -7,9 +7,10 @@
  * remediations, warnings, the envelope's `commands`, and the hints verbs
  * print (`feedback`'s next command, `triage`'s `Next:` line, "more" lines).
  */
-import { SpoolError } from "../contract/errors.ts";
+
 import type { VerbResult } from "../contract/envelope.ts";
-import { resolveLocation, type QueueLocation } from "../store/location.ts";
+import { SpoolError } from "../contract/errors.ts";
+import { type QueueLocation, resolveLocation } from "../store/location.ts";
 import { formatArgv } from "../ui/text.ts";
 import { VERB_NAMES } from "./names.ts";
 import { COMPOUND } from "./registry.ts";
@@ -26,7 +27,10 @@ export function selectionFlags(location: Pick<QueueLocation, "dbPath" | "source"
 
 /** `spoolctl VERB` and `spoolctl GROUP ACTION`, longest first so `config set` wins over a verb named `config`. */
 const COMMAND = new RegExp(
-  `\\bspoolctl (${[...Object.entries(COMPOUND).flatMap(([g, actions]) => Object.keys(actions).map((a) => `${g} ${a}`)), ...VERB_NAMES]
+  `\\bspoolctl (${[
+    ...Object.entries(COMPOUND).flatMap(([g, actions]) => Object.keys(actions).map((a) => `${g} ${a}`)),
+    ...VERB_NAMES,
+  ]
     .sort((a, b) => b.length - a.length)
     .join("|")})(?=$|[\\s)'"\`,;:.])(?! --db\\b)`,
   "g",
@@ -85,5 +89,9 @@ export function carryIntoResult<T>(result: VerbResult<T>, suggest: (text: string
 export function carryIntoError(error: SpoolError, suggest: (text: string) => string): SpoolError {
   const remediation = suggest(error.remediation);
   if (remediation === error.remediation) return error;
-  return new SpoolError(error.code, error.message, { remediation, did_you_mean: error.did_you_mean, detail: error.detail });
+  return new SpoolError(error.code, error.message, {
+    remediation,
+    did_you_mean: error.did_you_mean,
+    detail: error.detail,
+  });
 }

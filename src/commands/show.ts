@@ -1,6 +1,6 @@
 /** `spoolctl show ID`: one job with its attempts and events; env values only here. */
 import type { VerbResult } from "../contract/envelope.ts";
-import { showJob, type JobDetail } from "../ops/jobs.ts";
+import { type JobDetail, showJob } from "../ops/jobs.ts";
 import { describeExit } from "../ops/outcome.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { attemptsText, escapeControl, formatArgv, humanDuration, iso, table } from "../ui/text.ts";
@@ -20,11 +20,17 @@ export default defineVerb({
     const j = data.job;
     const now = Date.now() / 1000;
     const color = stdoutPaint();
-    const ago = (t: number | null) => (t === null ? "-" : `${iso(t)} (${t > now ? `in ${humanDuration(t - now)}` : `${humanDuration(now - t)} ago`})`);
+    const ago = (t: number | null) =>
+      t === null ? "-" : `${iso(t)} (${t > now ? `in ${humanDuration(t - now)}` : `${humanDuration(now - t)} ago`})`;
     const field = (name: string, value: string) => `${name.padEnd(13)} ${value}`;
     const lines = [
       field("job", String(j.id)),
-      field("state", j.scheduled ? `${color.state("scheduled", j.state)} (scheduled for ${ago(j.next_run_at)})` : color.state(j.state)),
+      field(
+        "state",
+        j.scheduled
+          ? `${color.state("scheduled", j.state)} (scheduled for ${ago(j.next_run_at)})`
+          : color.state(j.state),
+      ),
       field("command", formatArgv(j.argv)),
       field("queue", j.queue),
       field("priority", String(j.priority)),
@@ -42,7 +48,8 @@ export default defineVerb({
     if (j.note) lines.push(field("note", escapeControl(j.note)));
     if (j.locked_by) lines.push(field("worker", `${j.locked_by} (pid ${j.locked_pid})`));
     const health = data.worker_health;
-    if (health && health.worker_state !== "live") lines.push(field("worker state", color.red(`${health.worker_state}: ${health.fate}`)));
+    if (health && health.worker_state !== "live")
+      lines.push(field("worker state", color.red(`${health.worker_state}: ${health.fate}`)));
     if (data.attempts.length) {
       lines.push("", "attempts:");
       lines.push(
@@ -54,8 +61,13 @@ export default defineVerb({
             iso(a.started_at),
             iso(a.finished_at),
             // An abandoned attempt ends when it was reaped, which is later than its process died.
-            humanDuration(Math.max(0, (a.finished_at ?? now) - a.started_at)) + (a.finished_at === null ? " so far" : a.state === "abandoned" ? " until reaped" : ""),
-            a.state === "running" ? "-" : a.failure_reason === "spawn_failed" || a.failure_reason === "worker_crash" ? (a.error ?? "-") : describeExit(a.exit_code, a.signal),
+            humanDuration(Math.max(0, (a.finished_at ?? now) - a.started_at)) +
+              (a.finished_at === null ? " so far" : a.state === "abandoned" ? " until reaped" : ""),
+            a.state === "running"
+              ? "-"
+              : a.failure_reason === "spawn_failed" || a.failure_reason === "worker_crash"
+                ? (a.error ?? "-")
+                : describeExit(a.exit_code, a.signal),
             a.worker_id,
             escapeControl(a.host ?? "-"),
           ]),
@@ -63,7 +75,12 @@ export default defineVerb({
       );
     }
     lines.push("", "events:");
-    lines.push(table(["ID", "AT", "EVENT", "WORKER", "DETAIL"], data.events.map((e) => [String(e.id), iso(e.at), e.event, e.worker_id ?? "-", escapeControl(e.detail ?? "")])));
+    lines.push(
+      table(
+        ["ID", "AT", "EVENT", "WORKER", "DETAIL"],
+        data.events.map((e) => [String(e.id), iso(e.at), e.event, e.worker_id ?? "-", escapeControl(e.detail ?? "")]),
+      ),
+    );
     return lines.join("\n");
   },
 });

@@ -4,8 +4,8 @@ import { SpoolError } from "../contract/errors.ts";
 import { readLiveStatus } from "../ops/live.ts";
 import { fullDisks, readStatus, type StatusData } from "../ops/status.ts";
 import { stdoutPaint } from "../ui/color.ts";
+import { renderLiveStatus, renderStatus } from "../ui/status-view.ts";
 import { guardStdio } from "../ui/stdio.ts";
-import { renderStatus, renderLiveStatus } from "../ui/status-view.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 import { healthContext, judgeRecord } from "./workers.ts";
 
@@ -19,11 +19,15 @@ const INTERVAL = { min: 0.1, max: 3600, default: "1" } as const;
  */
 async function watch(ctx: VerbContext, intervalSeconds: number): Promise<StatusData> {
   if (ctx.json) {
-    throw new SpoolError("INVALID_INPUT", "--watch redraws a terminal and cannot be combined with --json", { remediation: "drop --watch: spoolctl status --json prints one snapshot" });
+    throw new SpoolError("INVALID_INPUT", "--watch redraws a terminal and cannot be combined with --json", {
+      remediation: "drop --watch: spoolctl status --json prints one snapshot",
+    });
   }
   guardStdio(); // the screen writes through process.stdout
   if (!process.stdout.isTTY) {
-    throw new SpoolError("INVALID_INPUT", "--watch needs a terminal, and stdout is not one", { remediation: "drop --watch to print the status once (or poll: spoolctl status --json)" });
+    throw new SpoolError("INVALID_INPUT", "--watch needs a terminal, and stdout is not one", {
+      remediation: "drop --watch to print the status once (or poll: spoolctl status --json)",
+    });
   }
   const { runWatchScreen } = await import("../ui/live.ts");
   const store = await ctx.openAppearing();
@@ -35,7 +39,9 @@ async function watch(ctx: VerbContext, intervalSeconds: number): Promise<StatusD
       intervalMs: intervalSeconds * 1000,
       wake,
       frame: async (color) => {
-        const live = await store.read(async (tx) => readLiveStatus(tx, judgeRecord, undefined, 50, 5, healthContext(null)));
+        const live = await store.read(async (tx) =>
+          readLiveStatus(tx, judgeRecord, undefined, 50, 5, healthContext(null)),
+        );
         last = live.status;
         return renderLiveStatus(live, color, intervalSeconds);
       },
@@ -49,17 +55,38 @@ async function watch(ctx: VerbContext, intervalSeconds: number): Promise<StatusD
 export default defineVerb({
   name: "status",
   description: "Show job counts per state (and per lane), scheduled jobs, and recent dead jobs.",
-  examples: ["spoolctl status", "spoolctl status --json", "spoolctl status --watch --interval 2   # live, on a terminal; Ctrl-C to quit"],
+  examples: [
+    "spoolctl status",
+    "spoolctl status --json",
+    "spoolctl status --watch --interval 2   # live, on a terminal; Ctrl-C to quit",
+  ],
   flags: {
     ...COMMON_FLAGS,
-    watch: { type: "boolean", description: "redraw live on a terminal (lanes, running jobs, recent failures) until Ctrl-C; refused off a terminal and with --json" },
-    interval: { type: "string", description: `seconds between redraws with --watch (${INTERVAL.min}-${INTERVAL.max}; queue changes also redraw)`, valueHint: "SECONDS", default: INTERVAL.default, valueType: "number", min: INTERVAL.min, max: INTERVAL.max },
+    watch: {
+      type: "boolean",
+      description:
+        "redraw live on a terminal (lanes, running jobs, recent failures) until Ctrl-C; refused off a terminal and with --json",
+    },
+    interval: {
+      type: "string",
+      description: `seconds between redraws with --watch (${INTERVAL.min}-${INTERVAL.max}; queue changes also redraw)`,
+      valueHint: "SECONDS",
+      default: INTERVAL.default,
+      valueType: "number",
+      min: INTERVAL.min,
+      max: INTERVAL.max,
+    },
   },
   async run(ctx): Promise<VerbResult<StatusData>> {
-    if (ctx.given("interval") && !ctx.args.watch) throw new SpoolError("INVALID_INPUT", "--interval only applies to --watch", { remediation: "add --watch, or drop --interval" });
+    if (ctx.given("interval") && !ctx.args.watch)
+      throw new SpoolError("INVALID_INPUT", "--interval only applies to --watch", {
+        remediation: "add --watch, or drop --interval",
+      });
     if (ctx.args.watch) return { data: await watch(ctx, ctx.args.interval), streamed: true };
     const store = await ctx.open({ create: false });
-    const status = await store.read(async (tx) => await readStatus(tx, judgeRecord, undefined, 5, healthContext(store)));
+    const status = await store.read(
+      async (tx) => await readStatus(tx, judgeRecord, undefined, 5, healthContext(store)),
+    );
     return { data: { ...status, full_disks: fullDisks(store) } };
   },
   render({ data }, ctx) {

@@ -8,14 +8,20 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import type { Warning } from "../contract/errors.ts";
 import type { Args, FlagDef, FlagsDef, RawArgs, VerbSpec } from "../contract/flags.ts";
-import { resolveLocation, type QueueLocation } from "../store/location.ts";
-import { openAppearing, openQueue, type AppearingQueue, type Store } from "../store/index.ts";
-import { suggesterFor } from "./selection.ts";
+import { type AppearingQueue, openAppearing, openQueue, type Store } from "../store/index.ts";
+import { type QueueLocation, resolveLocation } from "../store/location.ts";
 import { isTerminal } from "../ui/stdio.ts";
+import { suggesterFor } from "./selection.ts";
 
 /** Flags every queue-reading verb takes. */
 export const COMMON_FLAGS = {
-  db: { type: "string", description: "queue database path (default: $SPOOLCTL_DB, .spoolctl/config.json db_path, ./.spoolctl/queue.db)", valueHint: "PATH", valueType: "path", hint: "write --db PATH" },
+  db: {
+    type: "string",
+    description: "queue database path (default: $SPOOLCTL_DB, .spoolctl/config.json db_path, ./.spoolctl/queue.db)",
+    valueHint: "PATH",
+    valueType: "path",
+    hint: "write --db PATH",
+  },
   json: { type: "boolean", description: "print one JSON envelope on stdout" },
 } as const satisfies FlagsDef;
 
@@ -74,6 +80,7 @@ export interface Verb<T = unknown, F extends FlagsDef = FlagsDef> extends VerbSp
 }
 
 /** Any verb, as the registry holds it (its result type is the verb's own business). */
+// biome-ignore lint/suspicious/noExplicitAny: the registry holds verbs of every result type
 export type AnyVerb = Verb<any, FlagsDef>;
 
 /** Identity helper that infers a verb's flag definitions (for typed `ctx.args`) and its result type. */
@@ -134,7 +141,8 @@ export function makeContext<F extends FlagsDef>(raw: RawArgs, args: Args<F>, opt
       // Reading verbs never write, so they work on a queue the user may only read (and never change it).
       const store = await openQueue(ctx.location(), { create, readOnly: !opts.mutates && !create });
       opts.stores.push(store);
-      if (!store.exists && !absentOk && !opts.warnings.some((w) => w.code === "NO_QUEUE")) opts.warnings.push(noQueue(ctx.location()));
+      if (!store.exists && !absentOk && !opts.warnings.some((w) => w.code === "NO_QUEUE"))
+        opts.warnings.push(noQueue(ctx.location()));
       return store;
     },
     openAppearing() {

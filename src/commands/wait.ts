@@ -2,10 +2,10 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { EXIT, type Warning } from "../contract/errors.ts";
 import { LIMITS } from "../ops/limits.ts";
-import { waitForJobs, type WaitData } from "../ops/wait.ts";
-import { escapeControl } from "../ui/text.ts";
+import { type WaitData, waitForJobs } from "../ops/wait.ts";
 import { listWorkers, staleAfter } from "../ops/workers.ts";
 import type { StoreReader } from "../store/store.ts";
+import { escapeControl } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext, judgeRecord } from "./workers.ts";
 
@@ -14,13 +14,41 @@ const DEFAULT_POLL = 0.1;
 
 export default defineVerb({
   name: "wait",
-  description: "Wait until every given job is done, dead or canceled. Exit 0 when all succeeded, 6 when any ended dead or canceled, 4 (TIMEOUT) after --timeout.",
-  examples: ["spoolctl wait 1 2 3", "spoolctl wait nightly-1 --timeout 10m --json", "spoolctl work --drain && spoolctl wait 1 2"],
+  description:
+    "Wait until every given job is done, dead or canceled. Exit 0 when all succeeded, 6 when any ended dead or canceled, 4 (TIMEOUT) after --timeout.",
+  examples: [
+    "spoolctl wait 1 2 3",
+    "spoolctl wait nightly-1 --timeout 10m --json",
+    "spoolctl work --drain && spoolctl wait 1 2",
+  ],
   flags: {
     ...COMMON_FLAGS,
-    timeout: { type: "string", description: "give up after this long (TIMEOUT, exit 4); default: wait for ever", valueHint: "DURATION", valueType: "duration", min: 0, max: LIMITS.delay_seconds.max },
-    "poll-interval": { type: "string", description: "seconds between two looks at the queue", valueHint: "SECONDS", valueType: "number", default: String(DEFAULT_POLL), min: LIMITS.poll_interval.min, max: 60 },
-    ids: { type: "positional", variadic: true, description: "job ids or idempotency keys", valueHint: "ID…", required: true, noun: "at least one job id", hint: "spoolctl wait ID…  (spoolctl list shows ids)" },
+    timeout: {
+      type: "string",
+      description: "give up after this long (TIMEOUT, exit 4); default: wait for ever",
+      valueHint: "DURATION",
+      valueType: "duration",
+      min: 0,
+      max: LIMITS.delay_seconds.max,
+    },
+    "poll-interval": {
+      type: "string",
+      description: "seconds between two looks at the queue",
+      valueHint: "SECONDS",
+      valueType: "number",
+      default: String(DEFAULT_POLL),
+      min: LIMITS.poll_interval.min,
+      max: 60,
+    },
+    ids: {
+      type: "positional",
+      variadic: true,
+      description: "job ids or idempotency keys",
+      valueHint: "ID…",
+      required: true,
+      noun: "at least one job id",
+      hint: "spoolctl wait ID…  (spoolctl list shows ids)",
+    },
   },
   async run(ctx): Promise<VerbResult<WaitData>> {
     const { ids: refs, "poll-interval": pollSeconds } = ctx.args;
@@ -41,10 +69,20 @@ export default defineVerb({
         return new Set(workers.filter((w) => w.status === "live").map((w) => w.queue));
       };
       // Said at once on stderr (a person or a CI log sees why nothing moves); under --json it is in the envelope's warnings.
-      const onUnattended = ctx.json ? undefined : (w: Warning) => {
-        process.stderr.write(`${shown ? "\r\u001b[2K" : ""}spoolctl: warning: ${w.code}: ${ctx.suggest(w.message)}\n`);
-      };
-      const { data, anyFailed, warnings } = await waitForJobs(store, refs, { timeoutSeconds, pollSeconds, onProgress, servedLanes, onUnattended });
+      const onUnattended = ctx.json
+        ? undefined
+        : (w: Warning) => {
+            process.stderr.write(
+              `${shown ? "\r\u001b[2K" : ""}spoolctl: warning: ${w.code}: ${ctx.suggest(w.message)}\n`,
+            );
+          };
+      const { data, anyFailed, warnings } = await waitForJobs(store, refs, {
+        timeoutSeconds,
+        pollSeconds,
+        onProgress,
+        servedLanes,
+        onUnattended,
+      });
       return { data, exitCode: anyFailed ? EXIT.JOB_FAILED : EXIT.OK, warnings: ctx.json ? warnings : [] };
     } finally {
       if (shown) process.stderr.write("\r\u001b[2K");
@@ -52,7 +90,10 @@ export default defineVerb({
   },
   render({ data }) {
     return Object.entries(data.jobs)
-      .map(([id, j]) => `job ${id} ${j.state}${j.state === "done" ? "" : j.last_error ? ` (${escapeControl(j.last_error)})` : ""}`)
+      .map(
+        ([id, j]) =>
+          `job ${id} ${j.state}${j.state === "done" ? "" : j.last_error ? ` (${escapeControl(j.last_error)})` : ""}`,
+      )
       .join("\n");
   },
 });

@@ -3,12 +3,12 @@ import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import { DEFAULTS, LIMITS } from "../ops/limits.ts";
 import { drainBacklog } from "../ops/live.ts";
+import type { Store } from "../store/store.ts";
 import { ProgressLine } from "../ui/live.ts";
 import { workerLine } from "../ui/worker-lines.ts";
 import type { WorkSummary } from "../worker/api.ts";
 import { Worker } from "../worker/loop.ts";
 import { newWorkerId } from "../worker/registry.ts";
-import type { Store } from "../store/store.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 
 /** How long a starting worker waits for a database it reached but lost (seconds). */
@@ -34,7 +34,10 @@ async function openRidingOut(ctx: VerbContext): Promise<Store> {
       if (!transient || (!endless && performance.now() + pause > deadline)) throw gaveUp(error);
       // The first line also says for how long, and what to do (a mistyped URL never comes back).
       const e = error as SpoolError;
-      const first = !said && !endless ? ` for up to ${OPEN_PATIENCE_SECONDS}s${e.remediation ? `: ${ctx.suggest(e.remediation)}` : ""}` : "";
+      const first =
+        !said && !endless
+          ? ` for up to ${OPEN_PATIENCE_SECONDS}s${e.remediation ? `: ${ctx.suggest(e.remediation)}` : ""}`
+          : "";
       if (!ctx.json) process.stderr.write(`spoolctl: ${e.message}; will retry${first}\n`);
       said = true;
       await Bun.sleep(pause);
@@ -61,7 +64,12 @@ function gaveUp(error: unknown): unknown {
  * attempts ran and how each ended, e.g. `spoolctl: drained lane default: 4
  * executed: 2 succeeded, 1 failed and retried, 1 dead`.
  */
-function drainSummary(queue: string, drained: boolean, executed: number, ended: { succeeded: number; retried: number; dead: number; canceled: number; lost: number }): string {
+function drainSummary(
+  queue: string,
+  drained: boolean,
+  executed: number,
+  ended: { succeeded: number; retried: number; dead: number; canceled: number; lost: number },
+): string {
   const parts = [`${ended.succeeded} succeeded`, `${ended.retried} failed and retried`, `${ended.dead} dead`];
   if (ended.canceled) parts.push(`${ended.canceled} canceled or interrupted`);
   if (ended.lost) parts.push(`${ended.lost} taken from this worker`);
@@ -74,7 +82,8 @@ export type WorkData = WorkSummary;
 
 export default defineVerb({
   name: "work",
-  description: "Run jobs: claim, execute in their own process group, record, retry. Ctrl-C stops after running jobs finish; a second Ctrl-C kills them.",
+  description:
+    "Run jobs: claim, execute in their own process group, record, retry. Ctrl-C stops after running jobs finish; a second Ctrl-C kills them.",
   mutates: true,
   examples: [
     "spoolctl work                      # run until Ctrl-C",
@@ -87,29 +96,64 @@ export default defineVerb({
     once: { type: "boolean", description: "claim at most one job, run it, exit" },
     drain: { type: "boolean", description: "exit when nothing is running, due or waiting on a retry backoff" },
     queue: { type: "string", description: "lane to serve", valueHint: "NAME", format: "lane", default: DEFAULTS.queue },
-    slots: { type: "string", description: "fleet-wide ceiling of running jobs in the lane", valueHint: "N", valueType: "integer", min: LIMITS.slots.min, max: LIMITS.slots.max },
-    concurrency: { type: "string", description: "jobs this process runs at once", valueHint: "N", valueType: "integer", default: "1", min: LIMITS.concurrency.min, max: LIMITS.concurrency.max },
-    "poll-interval": { type: "string", description: "seconds between polls when no file change wakes the worker", valueHint: "SECONDS", valueType: "number", default: "1", min: LIMITS.poll_interval.min, max: LIMITS.poll_interval.max },
-    "worker-id": { type: "string", description: "name of this worker in the registry", valueHint: "ID", format: "worker-id" },
+    slots: {
+      type: "string",
+      description: "fleet-wide ceiling of running jobs in the lane",
+      valueHint: "N",
+      valueType: "integer",
+      min: LIMITS.slots.min,
+      max: LIMITS.slots.max,
+    },
+    concurrency: {
+      type: "string",
+      description: "jobs this process runs at once",
+      valueHint: "N",
+      valueType: "integer",
+      default: "1",
+      min: LIMITS.concurrency.min,
+      max: LIMITS.concurrency.max,
+    },
+    "poll-interval": {
+      type: "string",
+      description: "seconds between polls when no file change wakes the worker",
+      valueHint: "SECONDS",
+      valueType: "number",
+      default: "1",
+      min: LIMITS.poll_interval.min,
+      max: LIMITS.poll_interval.max,
+    },
+    "worker-id": {
+      type: "string",
+      description: "name of this worker in the registry",
+      valueHint: "ID",
+      format: "worker-id",
+    },
   },
   async run(ctx): Promise<VerbResult<WorkData>> {
     const { once, drain, queue, concurrency, "poll-interval": pollInterval } = ctx.args;
     if (once && drain) {
-      throw new SpoolError("INVALID_INPUT", "give --once or --drain, not both", { remediation: "--once runs one job; --drain runs until the lane is settled" });
+      throw new SpoolError("INVALID_INPUT", "give --once or --drain, not both", {
+        remediation: "--once runs one job; --drain runs until the lane is settled",
+      });
     }
     const slots = ctx.args.slots ?? null;
     const workerId = ctx.args["worker-id"] ?? newWorkerId();
     const store = await openRidingOut(ctx);
     const mode = once ? "once" : drain ? "drain" : "loop";
     // Progress: `--drain` on a terminal only; never on a pipe or under --json.
-    const progress = new ProgressLine(process.stderr, mode === "drain" && !ctx.json && Boolean(process.stderr.isTTY) && process.env.TERM !== "dumb");
+    const progress = new ProgressLine(
+      process.stderr,
+      mode === "drain" && !ctx.json && Boolean(process.stderr.isTTY) && process.env.TERM !== "dumb",
+    );
     let executed = 0;
     // What the drain's closing line counts, by how each attempt ended (they add up to `executed`).
     const ended = { succeeded: 0, retried: 0, dead: 0, canceled: 0, lost: 0 };
     const refresh = async () => {
       try {
         const left = await store.read(async (tx) => drainBacklog(tx, queue));
-        progress.update(`spoolctl: draining ${queue}: ${executed} executed, ${left.left} left (${left.running} running)`);
+        progress.update(
+          `spoolctl: draining ${queue}: ${executed} executed, ${left.left} left (${left.running} running)`,
+        );
       } catch {
         // progress is best effort
       }
@@ -130,10 +174,12 @@ export default defineVerb({
             if (event.type === "lost") ended.lost++;
             if (event.type === "finished") {
               const state = event.outcome.jobState;
-              ended[state === "done" ? "succeeded" : state === "queued" ? "retried" : state === "dead" ? "dead" : "canceled"]++;
+              ended[
+                state === "done" ? "succeeded" : state === "queued" ? "retried" : state === "dead" ? "dead" : "canceled"
+              ]++;
             }
             const line = workerLine(event);
-            if (line !== null) progress.println(line + "\n");
+            if (line !== null) progress.println(`${line}\n`);
             if (progress.enabled) void refresh();
           },
     });
@@ -151,9 +197,14 @@ export default defineVerb({
     try {
       const data = await worker.run();
       progress.clear();
-      if (mode === "drain" && !ctx.json) process.stderr.write(drainSummary(queue, data.drained, executed, ended) + "\n");
+      if (mode === "drain" && !ctx.json)
+        process.stderr.write(`${drainSummary(queue, data.drained, executed, ended)}\n`);
       // --once that found nothing would otherwise end in silence, as if it had hung up.
-      if (mode === "once" && !ctx.json && "claimed" in data && !data.claimed) process.stderr.write(ctx.suggest(`spoolctl: no job due in lane ${queue}; nothing ran (spoolctl status shows what is queued)`) + "\n");
+      if (mode === "once" && !ctx.json && "claimed" in data && !data.claimed)
+        process.stderr.write(
+          ctx.suggest(`spoolctl: no job due in lane ${queue}; nothing ran (spoolctl status shows what is queued)`) +
+            "\n",
+        );
       return { data };
     } finally {
       if (ticker) clearInterval(ticker);

@@ -1,10 +1,10 @@
 /** `spoolctl workers`: live and recently seen workers from the registry. */
 import type { VerbResult } from "../contract/envelope.ts";
+import type { HealthContext } from "../ops/worker-health.ts";
 import { listWorkers, staleAfter, type WorkerView } from "../ops/workers.ts";
 import type { WorkerRecord } from "../store/model.ts";
-import { humanDuration, iso, table } from "../ui/text.ts";
-import type { HealthContext } from "../ops/worker-health.ts";
 import type { Store } from "../store/store.ts";
+import { humanDuration, iso, table } from "../ui/text.ts";
 import { HOST, judge } from "../worker/liveness.ts";
 import { readTiming } from "../worker/timing.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
@@ -25,24 +25,44 @@ const STALE_BEATS = 3;
  */
 export function healthContext(store: Pick<Store, "now"> | null): HealthContext {
   const timing = readTiming();
-  return { judge, host: HOST, now: store ? store.now() : Date.now() / 1000, leaseSeconds: timing.reapThreshold, staleSeconds: STALE_BEATS * timing.heartbeat };
+  return {
+    judge,
+    host: HOST,
+    now: store ? store.now() : Date.now() / 1000,
+    leaseSeconds: timing.reapThreshold,
+    staleSeconds: STALE_BEATS * timing.heartbeat,
+  };
 }
 
 export default defineVerb({
   name: "workers",
-  description: "List live and recently seen workers: id, pid, host, lane, status (live, stale, lease_expired, stopped, dead), started, last heartbeat, running jobs.",
+  description:
+    "List live and recently seen workers: id, pid, host, lane, status (live, stale, lease_expired, stopped, dead), started, last heartbeat, running jobs.",
   examples: ["spoolctl workers", "spoolctl workers --all --json"],
-  flags: { ...COMMON_FLAGS, all: { type: "boolean", description: "include stopped and dead workers, and lease_expired ones without running jobs (those holding running jobs are always shown)" } },
+  flags: {
+    ...COMMON_FLAGS,
+    all: {
+      type: "boolean",
+      description:
+        "include stopped and dead workers, and lease_expired ones without running jobs (those holding running jobs are always shown)",
+    },
+  },
   async run(ctx): Promise<VerbResult<{ count: number; workers: WorkerView[] }>> {
     const store = await ctx.open({ create: false });
     const health = healthContext(store);
     const all = await store.read(async (tx) => await listWorkers(tx, judgeRecord, 100, staleAfter(health)));
     // A lease_expired worker is listed while its running jobs wait for their reap; after that only with --all.
-    const workers = ctx.args.all ? all : all.filter((w) => w.status === "live" || w.status === "stale" || (w.status === "lease_expired" && w.running_jobs.length > 0));
+    const workers = ctx.args.all
+      ? all
+      : all.filter(
+          (w) =>
+            w.status === "live" || w.status === "stale" || (w.status === "lease_expired" && w.running_jobs.length > 0),
+        );
     return { data: { count: workers.length, workers } };
   },
   render({ data }, ctx) {
-    if (data.count === 0) return ctx.suggest("no live workers (spoolctl workers --all shows stopped, dead and lease_expired ones)");
+    if (data.count === 0)
+      return ctx.suggest("no live workers (spoolctl workers --all shows stopped, dead and lease_expired ones)");
     const now = Date.now() / 1000;
     return table(
       ["WORKER", "PID", "HOST", "LANE", "STATUS", "STARTED", "HEARTBEAT", "RUNNING"],

@@ -3,7 +3,7 @@
  * `--json` prints exactly one `{ok, tool_version, data, meta, warnings,
  * commands, errors}` object on stdout.
  */
-import { type ErrorObject, type Warning } from "./errors.ts";
+import type { ErrorObject, Warning } from "./errors.ts";
 import { TOOL_VERSION } from "./version.ts";
 
 /** Contract version of the envelope (docs/contract.md "Stability"). */
@@ -59,7 +59,11 @@ export interface VerbResult<T = unknown> {
 function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v) => {
     if (v && typeof v === "object" && !Array.isArray(v)) {
-      return Object.fromEntries(Object.keys(v).sort().map((k) => [k, (v as Record<string, unknown>)[k]]));
+      return Object.fromEntries(
+        Object.keys(v)
+          .sort()
+          .map((k) => [k, (v as Record<string, unknown>)[k]]),
+      );
     }
     return v;
   });
@@ -68,12 +72,12 @@ function canonicalJson(value: unknown): string {
 /** `sha256:<hex>` of the canonical JSON of `data`. */
 export function dataHash(data: unknown): string {
   // Bun's hasher: node:crypto costs ~15 ms to import on every CLI start.
-  return "sha256:" + new Bun.CryptoHasher("sha256").update(canonicalJson(data ?? null)).digest("hex");
+  return `sha256:${new Bun.CryptoHasher("sha256").update(canonicalJson(data ?? null)).digest("hex")}`;
 }
 
 /** A fresh request id, `req_` + 16 hex characters. */
 export function newRequestId(): string {
-  return "req_" + Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString("hex");
+  return `req_${Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString("hex")}`;
 }
 
 /**

@@ -25,17 +25,54 @@ export interface ErrorCodeInfo {
 
 /** Every error code spoolctl can emit, with its exit code (docs/contract.md "Error codes"). */
 export const ERROR_CODES = {
-  INVALID_INPUT: { exit_code: EXIT.USER_INPUT, retryable: false, remediation: "fix the value and run the command again; see --help" },
-  MISSING_REQUIRED: { exit_code: EXIT.USER_INPUT, retryable: false, remediation: "supply the missing argument; see --help" },
+  INVALID_INPUT: {
+    exit_code: EXIT.USER_INPUT,
+    retryable: false,
+    remediation: "fix the value and run the command again; see --help",
+  },
+  MISSING_REQUIRED: {
+    exit_code: EXIT.USER_INPUT,
+    retryable: false,
+    remediation: "supply the missing argument; see --help",
+  },
   NOT_FOUND: { exit_code: EXIT.USER_INPUT, retryable: false, remediation: "run: spoolctl list  (to see job ids)" },
   UNKNOWN_FLAG: { exit_code: EXIT.USER_INPUT, retryable: false, remediation: "see the command's --help for its flags" },
-  UNKNOWN_COMMAND: { exit_code: EXIT.USER_INPUT, retryable: false, remediation: "run: spoolctl --help  (to list commands)" },
-  SAFETY_BLOCK: { exit_code: EXIT.SAFETY_BLOCK, retryable: false, remediation: "confirm the destructive form explicitly (see --help)" },
-  INTERNAL: { exit_code: EXIT.ENVIRONMENT, retryable: false, remediation: "run: spoolctl doctor  (a file that is not a spoolctl queue, one written by a newer spoolctl, or one you may not read: pass another --db or fix its permissions; report the message if it persists)" },
-  LOCKED: { exit_code: EXIT.TRANSIENT, retryable: true, remediation: "another process holds the queue's write lock; retry in a moment" },
-  TIMEOUT: { exit_code: EXIT.TRANSIENT, retryable: true, remediation: "wait longer (raise --timeout) or check that a worker is running" },
-  CONFLICT: { exit_code: EXIT.CONFLICT, retryable: false, remediation: "re-read the job's state (spoolctl show ID) and decide again" },
-  IDEMPOTENCY_CONFLICT: { exit_code: EXIT.CONFLICT, retryable: false, remediation: "use a new --key, or submit the same command, cwd and env as the active job" },
+  UNKNOWN_COMMAND: {
+    exit_code: EXIT.USER_INPUT,
+    retryable: false,
+    remediation: "run: spoolctl --help  (to list commands)",
+  },
+  SAFETY_BLOCK: {
+    exit_code: EXIT.SAFETY_BLOCK,
+    retryable: false,
+    remediation: "confirm the destructive form explicitly (see --help)",
+  },
+  INTERNAL: {
+    exit_code: EXIT.ENVIRONMENT,
+    retryable: false,
+    remediation:
+      "run: spoolctl doctor  (a file that is not a spoolctl queue, one written by a newer spoolctl, or one you may not read: pass another --db or fix its permissions; report the message if it persists)",
+  },
+  LOCKED: {
+    exit_code: EXIT.TRANSIENT,
+    retryable: true,
+    remediation: "another process holds the queue's write lock; retry in a moment",
+  },
+  TIMEOUT: {
+    exit_code: EXIT.TRANSIENT,
+    retryable: true,
+    remediation: "wait longer (raise --timeout) or check that a worker is running",
+  },
+  CONFLICT: {
+    exit_code: EXIT.CONFLICT,
+    retryable: false,
+    remediation: "re-read the job's state (spoolctl show ID) and decide again",
+  },
+  IDEMPOTENCY_CONFLICT: {
+    exit_code: EXIT.CONFLICT,
+    retryable: false,
+    remediation: "use a new --key, or submit the same command, cwd and env as the active job",
+  },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 /** A code from {@link ERROR_CODES}. */
@@ -43,16 +80,22 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 
 /** Warning codes; a warning never changes the exit code. */
 export const WARNING_CODES = {
-  IDEMPOTENCY_METADATA_DIFFERS: "the job was deduplicated by --key but its tags, note or priority differ from the active job's",
+  IDEMPOTENCY_METADATA_DIFFERS:
+    "the job was deduplicated by --key but its tags, note or priority differ from the active job's",
   NO_ATTEMPTS_YET: "the job has not been executed yet",
   REPORT_TRUNCATED: "more jobs matched than report --limit; only the newest are in the report",
-  CWD_MISSING: "the job's --cwd does not exist yet; the job fails to start (spawn_failed) unless it is created before the job runs",
-  RELATIVE_PATH: "the job has no --cwd and names a relative path (its program ./x or dir/x, or a file of this folder): it will be resolved in the worker's folder, not here",
+  CWD_MISSING:
+    "the job's --cwd does not exist yet; the job fails to start (spawn_failed) unless it is created before the job runs",
+  RELATIVE_PATH:
+    "the job has no --cwd and names a relative path (its program ./x or dir/x, or a file of this folder): it will be resolved in the worker's folder, not here",
   KILL_ASYNC: "a running job was asked to stop; its worker kills it within a heartbeat, so it may still be running now",
   NO_WORKER: "an awaited job is in a lane no live worker serves: it cannot finish until a worker runs",
-  IDEMPOTENCY_KEY_HELD: "retry --all left a dead or canceled job as it was because another active job holds its idempotency key",
-  NO_QUEUE: "no queue exists at the selected location (nothing was ever added there), so it reads as empty; check --db, SPOOLCTL_DB or the folder",
-  OUTPUT_NOT_REMOVED: "a deleted job's output files could not all be removed (the job's rows are gone); the message names the files to remove by hand",
+  IDEMPOTENCY_KEY_HELD:
+    "retry --all left a dead or canceled job as it was because another active job holds its idempotency key",
+  NO_QUEUE:
+    "no queue exists at the selected location (nothing was ever added there), so it reads as empty; check --db, SPOOLCTL_DB or the folder",
+  OUTPUT_NOT_REMOVED:
+    "a deleted job's output files could not all be removed (the job's rows are gone); the message names the files to remove by hand",
 } as const;
 
 /** A code from {@link WARNING_CODES}. */

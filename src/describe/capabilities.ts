@@ -5,8 +5,9 @@
  * environment variables. Built from the sources of truth, never written by
  * hand.
  */
-import { ERROR_CODES, EXIT, WARNING_CODES } from "../contract/errors.ts";
+
 import { CONTRACT_VERSION } from "../contract/envelope.ts";
+import { ERROR_CODES, EXIT, WARNING_CODES } from "../contract/errors.ts";
 import type { FlagDef, VerbSpec } from "../contract/flags.ts";
 import { TOOL_VERSION } from "../contract/version.ts";
 import { DB_PATH_PRECEDENCE, SETTINGS } from "../ops/config.ts";
@@ -111,12 +112,24 @@ export interface CapabilitiesInput {
 export function buildCapabilities(input: CapabilitiesInput) {
   const codeRegistry: Record<string, unknown> = {};
   for (const [code, info] of Object.entries(ERROR_CODES)) {
-    codeRegistry[code] = { appears_in: ["errors"], exit_code: info.exit_code, retryable: info.retryable, summary: info.remediation };
+    codeRegistry[code] = {
+      appears_in: ["errors"],
+      exit_code: info.exit_code,
+      retryable: info.retryable,
+      summary: info.remediation,
+    };
   }
-  for (const [code, summary] of Object.entries(WARNING_CODES)) codeRegistry[code] = { appears_in: ["warnings"], retryable: null, summary };
+  for (const [code, summary] of Object.entries(WARNING_CODES))
+    codeRegistry[code] = { appears_in: ["warnings"], retryable: null, summary };
   const knob = (description: string, dflt: number | string) => ({
-    type: "number", unit: "seconds", default: dflt, minimum: KNOB_BOUNDS.min, maximum: KNOB_BOUNDS.max, test_knob: true,
-    consumed_by: ["work"], description: `${description}; out-of-range or malformed values are ignored`,
+    type: "number",
+    unit: "seconds",
+    default: dflt,
+    minimum: KNOB_BOUNDS.min,
+    maximum: KNOB_BOUNDS.max,
+    test_knob: true,
+    consumed_by: ["work"],
+    description: `${description}; out-of-range or malformed values are ignored`,
   });
   return {
     tool_name: "spoolctl",
@@ -145,7 +158,13 @@ export function buildCapabilities(input: CapabilitiesInput) {
     failure_groups: {
       command: "spoolctl list --state dead --group --json",
       signature: ["state", "failure_reason", "exit_code or signal", "last non-empty stderr line, masked"],
-      masks: { "<time>": "timestamps", "<hex>": "UUIDs and hex ids", "<host>": "host names, IPs, URL hosts", "<path>": "file paths", "<n>": "numbers" },
+      masks: {
+        "<time>": "timestamps",
+        "<hex>": "UUIDs and hex ids",
+        "<host>": "host names, IPs, URL hosts",
+        "<path>": "file paths",
+        "<n>": "numbers",
+      },
       filters: ["--queue", "--tag", "--since", "--failure-reason", "--match"],
       filter_verbs: ["triage", "retry --all", "list"],
     },
@@ -154,15 +173,56 @@ export function buildCapabilities(input: CapabilitiesInput) {
     defaults: { ...DEFAULTS },
     settings: Object.fromEntries(Object.entries(SETTINGS).map(([k, { parse: _parse, ...meta }]) => [k, meta])),
     env_vars: {
-      SPOOLCTL_DB: { type: "path", default: null, consumed_by: ["every queue verb"], shadowed_by: "--db", description: "queue database path" },
-      SPOOLCTL_LOCK_WAIT: { type: "number", unit: "seconds", default: LOCK_WAIT_DEFAULT_SECONDS, minimum: 0, maximum: LOCK_WAIT_MAX_SECONDS, consumed_by: ["add", "enqueue"], description: "how long add rides out a queue locked by other writers before LOCKED (0: give up after the 5 s busy timeout)" },
-      SPOOLCTL_SYNCHRONOUS: { type: "choice", choices: ["full", "normal"], default: "full", consumed_by: ["every verb that writes a SQLite queue"], description: "full: every commit is synced before it is acknowledged (survives a power cut); normal: faster, the last commits can roll back on power loss" },
+      SPOOLCTL_DB: {
+        type: "path",
+        default: null,
+        consumed_by: ["every queue verb"],
+        shadowed_by: "--db",
+        description: "queue database path",
+      },
+      SPOOLCTL_LOCK_WAIT: {
+        type: "number",
+        unit: "seconds",
+        default: LOCK_WAIT_DEFAULT_SECONDS,
+        minimum: 0,
+        maximum: LOCK_WAIT_MAX_SECONDS,
+        consumed_by: ["add", "enqueue"],
+        description:
+          "how long add rides out a queue locked by other writers before LOCKED (0: give up after the 5 s busy timeout)",
+      },
+      SPOOLCTL_SYNCHRONOUS: {
+        type: "choice",
+        choices: ["full", "normal"],
+        default: "full",
+        consumed_by: ["every verb that writes a SQLite queue"],
+        description:
+          "full: every commit is synced before it is acknowledged (survives a power cut); normal: faster, the last commits can roll back on power loss",
+      },
       SPOOLCTL_TEST_HEARTBEAT_INTERVAL: knob("test knob: heartbeat interval of workers", HEARTBEAT_SECONDS),
-      SPOOLCTL_TEST_REAP_THRESHOLD: knob("test knob: heartbeat age after which a running job is a reap candidate", `max(4 × heartbeat, ${REAP_FLOOR_SECONDS})`),
-      NO_COLOR: { type: "flag", default: null, consumed_by: ["human output"], description: "any value turns color off" },
+      SPOOLCTL_TEST_REAP_THRESHOLD: knob(
+        "test knob: heartbeat age after which a running job is a reap candidate",
+        `max(4 × heartbeat, ${REAP_FLOOR_SECONDS})`,
+      ),
+      NO_COLOR: {
+        type: "flag",
+        default: null,
+        consumed_by: ["human output"],
+        description: "any value turns color off",
+      },
     },
-    config: { supported: true, path: CONFIG_FILE, format: "json", schema_version: 1, keys: [...CONFIG_KEYS], precedence: [...DB_PATH_PRECEDENCE] },
+    config: {
+      supported: true,
+      path: CONFIG_FILE,
+      format: "json",
+      schema_version: 1,
+      keys: [...CONFIG_KEYS],
+      precedence: [...DB_PATH_PRECEDENCE],
+    },
     output_modes: ["text", "envelope", "frames", "raw"],
-    timing: { heartbeat_seconds: HEARTBEAT_SECONDS, reap_threshold_seconds: `max(4 × heartbeat, ${REAP_FLOOR_SECONDS})`, kill_grace_seconds: KILL_GRACE_SECONDS },
+    timing: {
+      heartbeat_seconds: HEARTBEAT_SECONDS,
+      reap_threshold_seconds: `max(4 × heartbeat, ${REAP_FLOOR_SECONDS})`,
+      kill_grace_seconds: KILL_GRACE_SECONDS,
+    },
   };
 }

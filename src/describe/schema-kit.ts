@@ -27,7 +27,10 @@ export function enumOf(values: readonly string[]): JsonSchema {
 
 /** A constant. */
 export function constant(value: string | number | boolean): JsonSchema {
-  return { type: typeof value === "number" ? (Number.isInteger(value) ? "integer" : "number") : typeof value, const: value };
+  return {
+    type: typeof value === "number" ? (Number.isInteger(value) ? "integer" : "number") : typeof value,
+    const: value,
+  };
 }
 
 /** `schema` or null. */

@@ -5,7 +5,7 @@
  * real output against them.
  */
 import { ATTEMPT_STATES, EVENTS, FAILURE_REASONS, JOB_STATES, REPORTED_STATES } from "../store/model.ts";
-import { arrayOf, bool, int, mapOf, nullable, num, object, oneOf, str, enumOf, type JsonSchema } from "./schema-kit.ts";
+import { arrayOf, bool, enumOf, int, type JsonSchema, mapOf, nullable, num, object, oneOf, str } from "./schema-kit.ts";
 
 /** A job state. */
 export const jobState = enumOf(JOB_STATES);
@@ -13,7 +13,14 @@ export const jobState = enumOf(JOB_STATES);
 export const stringMap = mapOf(str);
 
 /** A ledger row. */
-export const jobEvent = object({ id: int, job_id: int, at: num, event: enumOf(EVENTS), worker_id: nullable(str), detail: nullable(str) });
+export const jobEvent = object({
+  id: int,
+  job_id: int,
+  at: num,
+  event: enumOf(EVENTS),
+  worker_id: nullable(str),
+  detail: nullable(str),
+});
 
 /** A job as `list` reports it (no env values). */
 const jobSummaryProps: Record<string, JsonSchema> = {
@@ -46,27 +53,30 @@ const jobSummaryProps: Record<string, JsonSchema> = {
 export const jobSummary = object(jobSummaryProps);
 
 /** An attempt row. */
-export const attempt = object({
-  job_id: int,
-  attempt_no: int,
-  state: enumOf(ATTEMPT_STATES),
-  worker_id: str,
-  worker_pid: int,
-  pgid: nullable(int),
-  pgid_start_time: nullable(str),
-  started_at: num,
-  finished_at: nullable(num),
-  exit_code: nullable(int),
-  signal: nullable(int),
-  error: nullable(str),
-  failure_reason: nullable(enumOf(FAILURE_REASONS)),
-  stdout_path: str,
-  stderr_path: str,
-  stderr_last_line: nullable(str),
-  worker_start_time: nullable(str),
-  stderr_signature: nullable(str),
-  host: nullable(str),
-}, ["host"]);
+export const attempt = object(
+  {
+    job_id: int,
+    attempt_no: int,
+    state: enumOf(ATTEMPT_STATES),
+    worker_id: str,
+    worker_pid: int,
+    pgid: nullable(int),
+    pgid_start_time: nullable(str),
+    started_at: num,
+    finished_at: nullable(num),
+    exit_code: nullable(int),
+    signal: nullable(int),
+    error: nullable(str),
+    failure_reason: nullable(enumOf(FAILURE_REASONS)),
+    stdout_path: str,
+    stderr_path: str,
+    stderr_last_line: nullable(str),
+    worker_start_time: nullable(str),
+    stderr_signature: nullable(str),
+    host: nullable(str),
+  },
+  ["host"],
+);
 
 /** A failure group (`list --group`; docs/architecture.md "Triage"): jobs that failed alike. */
 export const failureGroup = object({
@@ -137,27 +147,41 @@ export const CORE_DATA_SCHEMAS: Record<string, JsonSchema> = {
     drained: bool,
     job_ids: arrayOf(int),
   }),
-  status: object({
-    counts,
-    scheduled: int,
-    queues: mapOf(object({ ...Object.fromEntries(REPORTED_STATES.map((s) => [s, int])), scheduled: int })),
-    recent_dead: arrayOf(jobSummary),
-    live_workers: int,
-    stranded: arrayOf(workerHealth),
-    full_disks: arrayOf(object({ role: enumOf(["database", "spool"]), path: str, free_bytes: int })),
-  }, ["full_disks"]),
+  status: object(
+    {
+      counts,
+      scheduled: int,
+      queues: mapOf(object({ ...Object.fromEntries(REPORTED_STATES.map((s) => [s, int])), scheduled: int })),
+      recent_dead: arrayOf(jobSummary),
+      live_workers: int,
+      stranded: arrayOf(workerHealth),
+      full_disks: arrayOf(object({ role: enumOf(["database", "spool"]), path: str, free_bytes: int })),
+    },
+    ["full_disks"],
+  ),
   list: oneOf(
     object({ count: int, jobs: arrayOf(object({ ...jobSummaryProps, worker_health: nullable(workerHealth) })) }),
     object({ count: int, job_count: int, groups: arrayOf(failureGroup) }),
   ),
   show: object({
-    job: object({ ...jobSummaryProps, env: stringMap, cancel_requested: bool, locked_pid: nullable(int), heartbeat_at: nullable(num) }),
+    job: object({
+      ...jobSummaryProps,
+      env: stringMap,
+      cancel_requested: bool,
+      locked_pid: nullable(int),
+      heartbeat_at: nullable(num),
+    }),
     worker_health: nullable(workerHealth),
     attempts: arrayOf(attempt),
     events: arrayOf(jobEvent),
   }),
   output: object({
-    attempts: arrayOf(object({ job_id: int, attempt_no: int, state: enumOf(ATTEMPT_STATES), stdout: streamView, stderr: streamView }, ["stdout", "stderr"])),
+    attempts: arrayOf(
+      object({ job_id: int, attempt_no: int, state: enumOf(ATTEMPT_STATES), stdout: streamView, stderr: streamView }, [
+        "stdout",
+        "stderr",
+      ]),
+    ),
   }),
   workers: object({ count: int, workers: arrayOf(workerView) }),
   stop: object({ requested: arrayOf(str), stopped: nullable(arrayOf(str)) }),

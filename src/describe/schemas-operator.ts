@@ -5,15 +5,40 @@
  * types in `src/ops/`.
  */
 import { FAILURE_REASONS } from "../store/model.ts";
+import {
+  any,
+  arrayOf,
+  bool,
+  constant,
+  enumOf,
+  int,
+  type JsonSchema,
+  mapOf,
+  nullable,
+  num,
+  object,
+  oneOf,
+  str,
+} from "./schema-kit.ts";
 import { addedJob, jobEvent, jobState } from "./schemas-core.ts";
-import { any, arrayOf, bool, constant, enumOf, int, mapOf, nullable, num, object, oneOf, str, type JsonSchema } from "./schema-kit.ts";
 
 const SOURCES = ["flag", "environment", "project_config", "default"] as const;
 
 const streamTail = object({ path: nullable(str), missing: bool, size_bytes: int, tail: str, truncated: bool });
 const fromTo = object({ from: int, to: int });
 /** `changed` only when the retry set new settings (`--timeout`, `--max-retries`, `--env`: names only). */
-const retried = object({ job_id: int, state: constant("queued"), changed: object({ timeout_seconds: fromTo, max_retries: fromTo, env_set: arrayOf(str) }, ["timeout_seconds", "max_retries", "env_set"]) }, ["changed"]);
+const retried = object(
+  {
+    job_id: int,
+    state: constant("queued"),
+    changed: object({ timeout_seconds: fromTo, max_retries: fromTo, env_set: arrayOf(str) }, [
+      "timeout_seconds",
+      "max_retries",
+      "env_set",
+    ]),
+  },
+  ["changed"],
+);
 const canceled = object({ job_id: int, state: enumOf(["canceled", "running"]), was_running: bool });
 const setting = {
   key: enumOf(["max_retries", "timeout", "backoff_base", "backoff_cap", "output_cap", "retry_spawn_failures"]),
@@ -24,7 +49,13 @@ const setting = {
   applies_at: enumOf(["add", "retry", "run"]),
   description: str,
 };
-const check = object({ id: str, status: enumOf(["pass", "warn", "fail", "skip"]), message: str, remediation: nullable(str), blocked_by: nullable(str) });
+const check = object({
+  id: str,
+  status: enumOf(["pass", "warn", "fail", "skip"]),
+  message: str,
+  remediation: nullable(str),
+  blocked_by: nullable(str),
+});
 /** Loose object: these keys must be present, anything else may be. */
 const loose = (required: string[]): JsonSchema => ({ type: "object", required });
 
@@ -115,12 +146,36 @@ export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
     ready: bool,
     checks: arrayOf(check),
     summary: object({ passed: int, warnings: int, failed: int, skipped: int }),
-    config: object({ config_exists: bool, config_path: nullable(str), config_valid: bool, db_path: nullable(str), db_source: nullable(enumOf(SOURCES)) }),
+    config: object({
+      config_exists: bool,
+      config_path: nullable(str),
+      config_valid: bool,
+      db_path: nullable(str),
+      db_source: nullable(enumOf(SOURCES)),
+    }),
     versions: object({ contract_version: str, schema_version: int, tool_version: str, bun_version: str }),
   }),
   capabilities: loose([
-    "tool_name", "tool_version", "contract_version", "verbs", "compound_commands", "global_flags", "exit_codes", "error_codes",
-    "code_registry", "job_states", "attempt_states", "failure_reasons", "failure_groups", "events", "limits", "defaults", "settings", "env_vars", "config", "output_modes",
+    "tool_name",
+    "tool_version",
+    "contract_version",
+    "verbs",
+    "compound_commands",
+    "global_flags",
+    "exit_codes",
+    "error_codes",
+    "code_registry",
+    "job_states",
+    "attempt_states",
+    "failure_reasons",
+    "failure_groups",
+    "events",
+    "limits",
+    "defaults",
+    "settings",
+    "env_vars",
+    "config",
+    "output_modes",
   ]),
   schema: object({ dialect: str, envelope_schema: any, verbs: mapOf(any), streams: mapOf(any) }),
   brief: object({ text: str, approx_tokens: int, budget_tokens: int }),

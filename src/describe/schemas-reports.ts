@@ -4,9 +4,8 @@
  * (src/commands/completion.ts). Times are epoch seconds.
  */
 import { FAILURE_REASONS } from "../store/model.ts";
+import { arrayOf, bool, enumOf, int, type JsonSchema, mapOf, nullable, num, object, str } from "./schema-kit.ts";
 import { jobState, stringMap } from "./schemas-core.ts";
-import { arrayOf, bool, enumOf, int, mapOf, nullable, num, object, str, type JsonSchema } from "./schema-kit.ts";
-
 
 const totals = object({ jobs: int, passed: int, failed: int, skipped: int, pending: int, time_seconds: num });
 

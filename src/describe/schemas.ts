@@ -5,13 +5,17 @@
  * what the CLI emits.
  */
 import { ERROR_CODES, WARNING_CODES } from "../contract/errors.ts";
+import { any, arrayOf, bool, DIALECT, enumOf, int, type JsonSchema, nullable, object, str } from "./schema-kit.ts";
 import { CORE_DATA_SCHEMAS } from "./schemas-core.ts";
 import { OPERATOR_DATA_SCHEMAS, STREAM_SCHEMAS } from "./schemas-operator.ts";
 import { REPORT_DATA_SCHEMAS } from "./schemas-reports.ts";
-import { DIALECT, any, arrayOf, bool, enumOf, int, nullable, object, str, type JsonSchema } from "./schema-kit.ts";
 
 /** Data schemas of every verb that has one, by verb name. */
-export const DATA_SCHEMAS: Record<string, JsonSchema> = { ...CORE_DATA_SCHEMAS, ...OPERATOR_DATA_SCHEMAS, ...REPORT_DATA_SCHEMAS };
+export const DATA_SCHEMAS: Record<string, JsonSchema> = {
+  ...CORE_DATA_SCHEMAS,
+  ...OPERATOR_DATA_SCHEMAS,
+  ...REPORT_DATA_SCHEMAS,
+};
 
 /** The envelope: `{ok, tool_version, data, meta, warnings, commands, errors}`. */
 export function envelopeSchema(): JsonSchema {

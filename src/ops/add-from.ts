@@ -4,8 +4,8 @@
  * lines are skipped. Every error names the line.
  */
 import { SpoolError } from "../contract/errors.ts";
-import { jsonErrorReason } from "./values.ts";
 import type { AddInput } from "./add.ts";
+import { jsonErrorReason } from "./values.ts";
 
 const FIELDS: Record<string, keyof AddInput> = {
   argv: "argv",
@@ -38,7 +38,8 @@ function pairs(line: number, field: string, value: unknown): string[] {
   if (Array.isArray(value) && value.every((v) => typeof v === "string")) return value;
   if (value && typeof value === "object" && !Array.isArray(value)) {
     return Object.entries(value).map(([k, v]) => {
-      if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean") throw bad(line, `${field}.${k} must be a string`);
+      if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean")
+        throw bad(line, `${field}.${k} must be a string`);
       return `${k}=${v}`;
     });
   }
@@ -69,7 +70,8 @@ export function parseJobLines(text: string, defaults: AddInput): { input: AddInp
       if (!field) throw bad(line, `unknown field ${JSON.stringify(rawKey)} (known: ${Object.keys(FIELDS).join(", ")})`);
       if (value === null) continue;
       if (field === "argv") {
-        if (!Array.isArray(value) || value.some((v) => typeof v !== "string")) throw bad(line, "argv must be an array of strings");
+        if (!Array.isArray(value) || value.some((v) => typeof v !== "string"))
+          throw bad(line, "argv must be an array of strings");
         input.argv = value as string[];
       } else if (field === "env" || field === "tag") {
         // Merged over the command line's --env/--tag (parsePairs: the later key wins).

@@ -3,14 +3,15 @@
  * idempotency key, insert, and append the `added` event — one transaction for
  * one job or a whole `--from` file.
  */
-import { mapInOrder } from "./in-order.ts";
+
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
-import { SpoolError, type Warning, invalidValue } from "../contract/errors.ts";
+import { invalidValue, SpoolError, type Warning } from "../contract/errors.ts";
 import type { Job, NewJob } from "../store/model.ts";
 import type { Store, StoreWriter } from "../store/store.ts";
+import { mapInOrder } from "./in-order.ts";
 import { DEFAULTS, LIMITS } from "./limits.ts";
-import { readSettings, type QueueSettings } from "./settings.ts";
+import { type QueueSettings, readSettings } from "./settings.ts";
 import { durationText, parseDuration, parseInteger, parseLane, parsePairs, parseTimestamp } from "./values.ts";
 
 /** A job spec as the user wrote it: flag values (strings), before validation. */
@@ -70,10 +71,14 @@ function refuseShellLine(argv: string[], jobCwd: string): void {
   const program = argv[0]!;
   if (!SHELL_SYNTAX.test(program) || existsSync(resolve(jobCwd, program))) return;
   const line = argv.length === 1 ? program : argv.join(" ");
-  throw new SpoolError("INVALID_INPUT", `${JSON.stringify(program)} is a shell command line, not a program: the command runs without a shell; nothing was added`, {
-    remediation: `run it through sh: spoolctl add -c '${line.replaceAll("'", `'\\''`)}'  (in a --from line: {"command": ${JSON.stringify(line)}})`,
-    detail: { argv },
-  });
+  throw new SpoolError(
+    "INVALID_INPUT",
+    `${JSON.stringify(program)} is a shell command line, not a program: the command runs without a shell; nothing was added`,
+    {
+      remediation: `run it through sh: spoolctl add -c '${line.replaceAll("'", `'\\''`)}'  (in a --from line: {"command": ${JSON.stringify(line)}})`,
+      detail: { argv },
+    },
+  );
 }
 
 /**
@@ -87,10 +92,11 @@ export function relativePaths(spec: Pick<JobSpec, "argv" | "cwd">, here: string)
   if (spec.cwd !== null) return [];
   const [program, ...args] = spec.argv;
   const found: string[] = [];
-  if (program !== undefined && program.includes("/") && !isAbsolute(program)) found.push(program);
+  if (program?.includes("/") && !isAbsolute(program)) found.push(program);
   for (const arg of args) {
     if (arg.startsWith("-") || isAbsolute(arg) || arg === "") continue;
-    if (arg.startsWith("./") || arg.startsWith("../") || (!arg.includes("=") && fileHere(resolve(here, arg)))) found.push(arg);
+    if (arg.startsWith("./") || arg.startsWith("../") || (!arg.includes("=") && fileHere(resolve(here, arg))))
+      found.push(arg);
   }
   return found;
 }
@@ -109,10 +115,18 @@ function fileHere(path: string): boolean {
  * ({@link relativePaths}) would be resolved in the worker's folder; `rerun` is
  * the exact command that adds it with `--cwd .` instead. Null when there is nothing to say.
  */
-export function relativePathWarning(spec: Pick<JobSpec, "argv" | "cwd">, here: string, rerun: string, label = ""): Warning | null {
+export function relativePathWarning(
+  spec: Pick<JobSpec, "argv" | "cwd">,
+  here: string,
+  rerun: string,
+  label = "",
+): Warning | null {
   const paths = relativePaths(spec, here);
   if (paths.length === 0) return null;
-  const what = paths.length === 1 ? `the relative path ${JSON.stringify(paths[0])}` : `the relative paths ${paths.map((x) => JSON.stringify(x)).join(", ")}`;
+  const what =
+    paths.length === 1
+      ? `the relative path ${JSON.stringify(paths[0])}`
+      : `the relative paths ${paths.map((x) => JSON.stringify(x)).join(", ")}`;
   return {
     code: "RELATIVE_PATH",
     message: `${label}${what} will be resolved in the worker's folder, not here (${here}): without --cwd a job runs where its worker runs. To run it from this folder: ${rerun}`,
@@ -138,7 +152,8 @@ export function validateAddInput(input: AddInput, flag: (name: string) => string
     argv = ["sh", "-c", input.command];
   } else if (hasArgv) {
     argv = input.argv!;
-    if (argv[0] === "") throw invalidValue("command", "", "a program name; the first argument after -- cannot be empty");
+    if (argv[0] === "")
+      throw invalidValue("command", "", "a program name; the first argument after -- cannot be empty");
     refuseShellLine(argv, input.cwd === undefined ? cwd : resolve(cwd, input.cwd));
   } else {
     throw new SpoolError("MISSING_REQUIRED", "add needs a command to run", {
@@ -147,25 +162,47 @@ export function validateAddInput(input: AddInput, flag: (name: string) => string
   }
   if (argv.some((a) => a.includes("\0"))) throw invalidValue("command", argv.join(" "), "arguments without NUL bytes");
   if (Buffer.byteLength(JSON.stringify(argv)) > LIMITS.argv.maxBytes) {
-    throw invalidValue("command", argv.join(" ").slice(0, 40) + "…", `a command of at most ${LIMITS.argv.maxBytes} bytes`);
+    throw invalidValue(
+      "command",
+      `${argv.join(" ").slice(0, 40)}…`,
+      `a command of at most ${LIMITS.argv.maxBytes} bytes`,
+    );
   }
 
   const t = LIMITS.timeout_seconds;
-  const timeout_seconds = input.timeout === undefined ? null : parseDuration(flag("timeout"), input.timeout, t.min, t.max);
-  const max_retries = input.maxRetries === undefined ? null : parseInteger(flag("max-retries"), input.maxRetries, LIMITS.max_retries.min, LIMITS.max_retries.max);
-  const max_crashes = input.maxCrashes === undefined ? null : parseInteger(flag("max-crashes"), input.maxCrashes, LIMITS.max_crashes.min, LIMITS.max_crashes.max);
-  const priority = input.priority === undefined ? DEFAULTS.priority : parseInteger(flag("priority"), input.priority, LIMITS.priority.min, LIMITS.priority.max);
+  const timeout_seconds =
+    input.timeout === undefined ? null : parseDuration(flag("timeout"), input.timeout, t.min, t.max);
+  const max_retries =
+    input.maxRetries === undefined
+      ? null
+      : parseInteger(flag("max-retries"), input.maxRetries, LIMITS.max_retries.min, LIMITS.max_retries.max);
+  const max_crashes =
+    input.maxCrashes === undefined
+      ? null
+      : parseInteger(flag("max-crashes"), input.maxCrashes, LIMITS.max_crashes.min, LIMITS.max_crashes.max);
+  const priority =
+    input.priority === undefined
+      ? DEFAULTS.priority
+      : parseInteger(flag("priority"), input.priority, LIMITS.priority.min, LIMITS.priority.max);
   const queue = input.queue === undefined ? DEFAULTS.queue : parseLane(flag("queue"), input.queue);
 
   if (input.after !== undefined && input.at !== undefined) {
-    throw new SpoolError("INVALID_INPUT", `give ${flag("after")} or ${flag("at")}, not both`, { remediation: "choose a delay (--after 5m) or a time (--at 2026-12-01T09:00:00Z)" });
+    throw new SpoolError("INVALID_INPUT", `give ${flag("after")} or ${flag("at")}, not both`, {
+      remediation: "choose a delay (--after 5m) or a time (--at 2026-12-01T09:00:00Z)",
+    });
   }
   let delay: JobSpec["delay"] = null;
-  if (input.after !== undefined) delay = { after: parseDuration(flag("after"), input.after, 0, LIMITS.delay_seconds.max) };
+  if (input.after !== undefined)
+    delay = { after: parseDuration(flag("after"), input.after, 0, LIMITS.delay_seconds.max) };
   if (input.at !== undefined) {
     // The bound of --after, so both spellings of "later" agree (and a far-future time cannot break date rendering).
     const max = LIMITS.delay_seconds.max;
-    delay = { at: parseTimestamp(flag("at"), input.at, { at: Date.now() / 1000 + max, rule: `a time at most ${max / (365 * 86400)} years ahead (the --after bound, ${durationText(max)})` }) };
+    delay = {
+      at: parseTimestamp(flag("at"), input.at, {
+        at: Date.now() / 1000 + max,
+        rule: `a time at most ${max / (365 * 86400)} years ahead (the --after bound, ${durationText(max)})`,
+      }),
+    };
   }
 
   let jobCwd: string | null = null;
@@ -182,15 +219,23 @@ export function validateAddInput(input: AddInput, flag: (name: string) => string
     if (kind && !kind.isDirectory()) throw invalidValue(flag("cwd"), input.cwd, "a directory (this is a file)");
   }
   const env = parsePairs(flag("env"), input.env ?? [], ENV_KEY, "a variable name ([A-Za-z_][A-Za-z0-9_]*)");
-  if (Object.values(env).some((v) => v.includes("\0"))) throw invalidValue(flag("env"), "…", "values without NUL bytes");
-  if (Object.keys(env).length > LIMITS.env.max) throw invalidValue(flag("env"), `${Object.keys(env).length} variables`, `at most ${LIMITS.env.max}`);
+  if (Object.values(env).some((v) => v.includes("\0")))
+    throw invalidValue(flag("env"), "…", "values without NUL bytes");
+  if (Object.keys(env).length > LIMITS.env.max)
+    throw invalidValue(flag("env"), `${Object.keys(env).length} variables`, `at most ${LIMITS.env.max}`);
   const tags = parsePairs(flag("tag"), input.tag ?? [], TAG_KEY, "1-64 of letters, digits, '.', '_', ':', '/' or '-'");
-  if (Object.keys(tags).length > LIMITS.tags.max) throw invalidValue(flag("tag"), `${Object.keys(tags).length} tags`, `at most ${LIMITS.tags.max} tags`);
+  if (Object.keys(tags).length > LIMITS.tags.max)
+    throw invalidValue(flag("tag"), `${Object.keys(tags).length} tags`, `at most ${LIMITS.tags.max} tags`);
   for (const [k, v] of Object.entries(tags)) {
-    if (v.length > LIMITS.tags.valueMaxLength) throw invalidValue(flag("tag"), `${k}=${v.slice(0, 20)}…`, `a value of at most ${LIMITS.tags.valueMaxLength} characters`);
+    if (v.length > LIMITS.tags.valueMaxLength)
+      throw invalidValue(
+        flag("tag"),
+        `${k}=${v.slice(0, 20)}…`,
+        `a value of at most ${LIMITS.tags.valueMaxLength} characters`,
+      );
   }
   if (input.note !== undefined && input.note.length > LIMITS.note.maxLength) {
-    throw invalidValue(flag("note"), input.note.slice(0, 20) + "…", `at most ${LIMITS.note.maxLength} characters`);
+    throw invalidValue(flag("note"), `${input.note.slice(0, 20)}…`, `at most ${LIMITS.note.maxLength} characters`);
   }
   if (input.key !== undefined && (input.key.trim() === "" || input.key.length > LIMITS.key.maxLength)) {
     throw invalidValue(flag("key"), input.key, `a non-blank key of at most ${LIMITS.key.maxLength} characters`);
@@ -239,15 +284,26 @@ const sortedEntries = (o: Record<string, string>) => Object.entries(o).sort(([a]
  */
 export function checkIdempotency(active: Job, job: NewJob): { metadataDiffers: boolean } {
   const samePayload =
-    sameJson(active.argv, job.argv) && active.cwd === job.cwd && sameJson(sortedEntries(active.env), sortedEntries(job.env));
+    sameJson(active.argv, job.argv) &&
+    active.cwd === job.cwd &&
+    sameJson(sortedEntries(active.env), sortedEntries(job.env));
   if (!samePayload) {
-    throw new SpoolError("IDEMPOTENCY_CONFLICT", `key ${JSON.stringify(job.idempotency_key)} belongs to active job ${active.id}, which runs a different command, cwd or env`, {
-      detail: { job_id: active.id, key: job.idempotency_key },
-    });
+    throw new SpoolError(
+      "IDEMPOTENCY_CONFLICT",
+      `key ${JSON.stringify(job.idempotency_key)} belongs to active job ${active.id}, which runs a different command, cwd or env`,
+      {
+        detail: { job_id: active.id, key: job.idempotency_key },
+      },
+    );
   }
   const metadataDiffers =
-    !sameJson(sortedEntries(active.tags), sortedEntries(job.tags)) || active.note !== job.note || active.priority !== job.priority ||
-    active.queue !== job.queue || active.timeout_seconds !== job.timeout_seconds || active.max_retries !== job.max_retries || active.max_crashes !== job.max_crashes;
+    !sameJson(sortedEntries(active.tags), sortedEntries(job.tags)) ||
+    active.note !== job.note ||
+    active.priority !== job.priority ||
+    active.queue !== job.queue ||
+    active.timeout_seconds !== job.timeout_seconds ||
+    active.max_retries !== job.max_retries ||
+    active.max_crashes !== job.max_crashes;
   return { metadataDiffers };
 }
 
@@ -272,26 +328,44 @@ type Batch = Map<number, string>;
  * that job exists only inside the transaction this conflict rolls back, so the
  * message names the spec that added it (`line 1`), never its id.
  */
-function checkWithinBatch(active: Job, job: NewJob, earlier: string, label: string | undefined): { metadataDiffers: boolean } {
+function checkWithinBatch(
+  active: Job,
+  job: NewJob,
+  earlier: string,
+  label: string | undefined,
+): { metadataDiffers: boolean } {
   try {
     return checkIdempotency(active, job);
   } catch (error) {
     if (!(error instanceof SpoolError) || error.code !== "IDEMPOTENCY_CONFLICT") throw error;
     const key = JSON.stringify(job.idempotency_key);
-    throw new SpoolError("IDEMPOTENCY_CONFLICT", `${label ? `${label}: ` : ""}key ${key} is already used by ${earlier} of this batch, which runs a different command, cwd or env; nothing was added`, {
-      remediation: `give each job of the batch its own key, or the same command, cwd and env as ${earlier}`,
-      detail: { key: job.idempotency_key, earlier, ...(label ? { conflicting: label } : {}) },
-    });
+    throw new SpoolError(
+      "IDEMPOTENCY_CONFLICT",
+      `${label ? `${label}: ` : ""}key ${key} is already used by ${earlier} of this batch, which runs a different command, cwd or env; nothing was added`,
+      {
+        remediation: `give each job of the batch its own key, or the same command, cwd and env as ${earlier}`,
+        detail: { key: job.idempotency_key, earlier, ...(label ? { conflicting: label } : {}) },
+      },
+    );
   }
 }
 
-async function addOne(tx: StoreWriter, spec: JobSpec, settings: QueueSettings, now: number, warnings: Warning[], batch: Batch, label: string | undefined): Promise<AddedJob> {
+async function addOne(
+  tx: StoreWriter,
+  spec: JobSpec,
+  settings: QueueSettings,
+  now: number,
+  warnings: Warning[],
+  batch: Batch,
+  label: string | undefined,
+): Promise<AddedJob> {
   const job = toNewJob(spec, settings, now);
   if (job.idempotency_key !== null) {
     const active = await tx.findActiveJobByKey(job.idempotency_key);
     if (active) {
       const earlier = batch.get(active.id);
-      const { metadataDiffers } = earlier === undefined ? checkIdempotency(active, job) : checkWithinBatch(active, job, earlier, label);
+      const { metadataDiffers } =
+        earlier === undefined ? checkIdempotency(active, job) : checkWithinBatch(active, job, earlier, label);
       if (metadataDiffers) {
         warnings.push({
           code: "IDEMPOTENCY_METADATA_DIFFERS",
@@ -312,7 +386,12 @@ async function addOne(tx: StoreWriter, spec: JobSpec, settings: QueueSettings, n
  * `labels[i]` names spec i in messages (`line 3` for `add --from`).
  * Raises `IDEMPOTENCY_CONFLICT` (nothing added) or `LOCKED`.
  */
-export async function addJobs(store: Store, specs: JobSpec[], now = store.now(), labels: string[] = []): Promise<{ jobs: AddedJob[]; warnings: Warning[] }> {
+export async function addJobs(
+  store: Store,
+  specs: JobSpec[],
+  now = store.now(),
+  labels: string[] = [],
+): Promise<{ jobs: AddedJob[]; warnings: Warning[] }> {
   const warnings: Warning[] = [];
   const jobs = await store.write(async (tx) => {
     const settings = await readSettings(tx);

@@ -5,13 +5,14 @@
  * group and records the attempt `canceled`. Terminal jobs are a `CONFLICT`.
  * Several jobs are canceled in one transaction: all or none.
  */
-import { mapInOrder } from "./in-order.ts";
+
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import type { Job } from "../store/model.ts";
 import type { Store, StoreWriter } from "../store/store.ts";
+import { mapInOrder } from "./in-order.ts";
 import { resolveUnique } from "./retry.ts";
-import { jobWorkerHealth, type HealthContext, type WorkerHealth } from "./worker-health.ts";
 import { canTransition, isTerminal } from "./states.ts";
+import { type HealthContext, jobWorkerHealth, type WorkerHealth } from "./worker-health.ts";
 
 /** One canceled job, as `cancel --json` reports it. */
 export interface CanceledJob {
@@ -24,31 +25,52 @@ export interface CanceledJob {
 
 function check(job: Job, confirmedRunning: boolean): void {
   if (isTerminal(job.state)) {
-    throw new SpoolError("CONFLICT", `job ${job.id} is already ${job.state}; only queued or running jobs can be canceled`, {
-      remediation: job.state === "done" ? `nothing to cancel (spoolctl show ${job.id})` : `to run it again: spoolctl retry ${job.id}`,
-      detail: { job_id: job.id, state: job.state },
-    });
+    throw new SpoolError(
+      "CONFLICT",
+      `job ${job.id} is already ${job.state}; only queued or running jobs can be canceled`,
+      {
+        remediation:
+          job.state === "done"
+            ? `nothing to cancel (spoolctl show ${job.id})`
+            : `to run it again: spoolctl retry ${job.id}`,
+        detail: { job_id: job.id, state: job.state },
+      },
+    );
   }
   if (job.state === "running" && !confirmedRunning) {
-    throw new SpoolError("SAFETY_BLOCK", `job ${job.id} is running (worker ${job.locked_by}); canceling a running job kills its process group, so it takes --running --yes`, {
-      remediation: `confirm with: spoolctl cancel ${job.id} --running --yes`,
-      detail: { job_id: job.id, state: job.state },
-    });
+    throw new SpoolError(
+      "SAFETY_BLOCK",
+      `job ${job.id} is running (worker ${job.locked_by}); canceling a running job kills its process group, so it takes --running --yes`,
+      {
+        remediation: `confirm with: spoolctl cancel ${job.id} --running --yes`,
+        detail: { job_id: job.id, state: job.state },
+      },
+    );
   }
   if (!canTransition(job.state, "canceled")) {
-    throw new SpoolError("CONFLICT", `job ${job.id} is ${job.state} and cannot be canceled`, { detail: { job_id: job.id } });
+    throw new SpoolError("CONFLICT", `job ${job.id} is ${job.state} and cannot be canceled`, {
+      detail: { job_id: job.id },
+    });
   }
 }
 
 async function cancelOne(tx: StoreWriter, job: Job, now: number): Promise<CanceledJob> {
   if (job.state === "queued") {
-    if (!await tx.cancelQueuedJob(job.id, now)) throw new SpoolError("CONFLICT", `job ${job.id} changed state while being canceled`);
+    if (!(await tx.cancelQueuedJob(job.id, now)))
+      throw new SpoolError("CONFLICT", `job ${job.id} changed state while being canceled`);
     await tx.appendEvent(job.id, "canceled", null, JSON.stringify({ from: "queued" }), now);
     return { job_id: job.id, state: "canceled", was_running: false };
   }
   if (!job.cancel_requested) {
-    if (!await tx.requestCancel(job.id)) throw new SpoolError("CONFLICT", `job ${job.id} changed state while being canceled`);
-    await tx.appendEvent(job.id, "cancel_requested", null, JSON.stringify({ attempt: job.last_attempt_no, worker: job.locked_by }), now);
+    if (!(await tx.requestCancel(job.id)))
+      throw new SpoolError("CONFLICT", `job ${job.id} changed state while being canceled`);
+    await tx.appendEvent(
+      job.id,
+      "cancel_requested",
+      null,
+      JSON.stringify({ attempt: job.last_attempt_no, worker: job.locked_by }),
+      now,
+    );
   }
   return { job_id: job.id, state: "running", was_running: true };
 }
@@ -59,7 +81,13 @@ async function cancelOne(tx: StoreWriter, job: Job, now: number): Promise<Cancel
  * (running, unconfirmed); then nothing changed. A running job yields a
  * `KILL_ASYNC` warning: its worker stops it within a heartbeat.
  */
-export async function cancelJobs(store: Store, refs: string[], confirmedRunning: boolean, now = store.now(), health?: HealthContext): Promise<{ jobs: CanceledJob[]; warnings: Warning[]; health: Map<number, WorkerHealth> }> {
+export async function cancelJobs(
+  store: Store,
+  refs: string[],
+  confirmedRunning: boolean,
+  now = store.now(),
+  health?: HealthContext,
+): Promise<{ jobs: CanceledJob[]; warnings: Warning[]; health: Map<number, WorkerHealth> }> {
   const judged = new Map<number, WorkerHealth>();
   const jobs = await store.write(async (tx) => {
     const targets = await resolveUnique(tx, refs);
@@ -77,14 +105,25 @@ export async function cancelJobs(store: Store, refs: string[], confirmedRunning:
 
 /** One `KILL_ASYNC` warning per job still `running` after its cancel (see {@link killWarning}). */
 export function cancelWarnings(jobs: CanceledJob[], health: Map<number, WorkerHealth>): Warning[] {
-  return jobs.filter((j) => j.was_running && j.state === "running").map((j) => killWarning(j.job_id, health.get(j.job_id)));
+  return jobs
+    .filter((j) => j.was_running && j.state === "running")
+    .map((j) => killWarning(j.job_id, health.get(j.job_id)));
 }
 
 /** The `KILL_ASYNC` warning of a running job's cancel: who will stop it, given its worker's health. */
 function killWarning(jobId: number, health: WorkerHealth | undefined): Warning {
   if (!health || health.worker_state === "live") {
-    return { code: "KILL_ASYNC", message: `job ${jobId} is still running; its worker kills it within a heartbeat (spoolctl wait ${jobId})` };
+    return {
+      code: "KILL_ASYNC",
+      message: `job ${jobId} is still running; its worker kills it within a heartbeat (spoolctl wait ${jobId})`,
+    };
   }
-  const then = health.worker_state === "stale" ? "it is killed when its worker resumes, or canceled when the job is reaped" : "the cancel is honoured when the job is reaped";
-  return { code: "KILL_ASYNC", message: `job ${jobId} is still running: ${health.fate}; ${then} (spoolctl wait ${jobId})` };
+  const then =
+    health.worker_state === "stale"
+      ? "it is killed when its worker resumes, or canceled when the job is reaped"
+      : "the cancel is honoured when the job is reaped";
+  return {
+    code: "KILL_ASYNC",
+    message: `job ${jobId} is still running: ${health.fate}; ${then} (spoolctl wait ${jobId})`,
+  };
 }

@@ -35,5 +35,10 @@ export async function claimJobs(store: Store, who: Claimant, limit: number, now?
 
 /** The store's claimed jobs as the attempts the worker must run. */
 export function toClaimedAttempts(claimed: ClaimedJob[]): ClaimedAttempt[] {
-  return claimed.map(({ job, attempt }) => ({ job, attemptNo: attempt.attempt_no, stdoutPath: attempt.stdout_path, stderrPath: attempt.stderr_path }));
+  return claimed.map(({ job, attempt }) => ({
+    job,
+    attemptNo: attempt.attempt_no,
+    stdoutPath: attempt.stdout_path,
+    stderrPath: attempt.stderr_path,
+  }));
 }

@@ -4,12 +4,20 @@
  * database: `max_retries` and `timeout` are copied into a job when it is added;
  * `backoff_base` and `backoff_cap` are read when a retry is scheduled.
  */
-import { mapInOrder } from "./in-order.ts";
+
 import { resolve } from "node:path";
 import { SpoolError } from "../contract/errors.ts";
 import { closest } from "../contract/flags.ts";
-import { CONFIG_FILE, CONFIG_KEYS, projectConfigFile, readProjectConfig, resolveLocation, type DbPathSource } from "../store/location.ts";
+import {
+  CONFIG_FILE,
+  CONFIG_KEYS,
+  type DbPathSource,
+  projectConfigFile,
+  readProjectConfig,
+  resolveLocation,
+} from "../store/location.ts";
 import type { Store, StoreReader } from "../store/store.ts";
+import { mapInOrder } from "./in-order.ts";
 import { DEFAULTS, LIMITS } from "./limits.ts";
 import { SETTING_KEYS } from "./settings.ts";
 import { parseDuration, parseInteger, parseNumber } from "./values.ts";
@@ -21,35 +29,66 @@ export type SettingKey = (typeof SETTING_KEYS)[number];
 export type AppliesAt = "add" | "retry" | "run";
 
 /** What each setting means, its bounds and its parser. */
-export const SETTINGS: Record<SettingKey, { default: number; unit: string; applies_at: AppliesAt; min: number; max: number; description: string; parse(raw: string): number }> = {
+export const SETTINGS: Record<
+  SettingKey,
+  {
+    default: number;
+    unit: string;
+    applies_at: AppliesAt;
+    min: number;
+    max: number;
+    description: string;
+    parse(raw: string): number;
+  }
+> = {
   max_retries: {
-    default: DEFAULTS.max_retries, unit: "count", applies_at: "add", ...LIMITS.max_retries,
+    default: DEFAULTS.max_retries,
+    unit: "count",
+    applies_at: "add",
+    ...LIMITS.max_retries,
     description: "default --max-retries of new jobs; copied into a job when it is added",
     parse: (raw) => parseInteger("max_retries", raw, LIMITS.max_retries.min, LIMITS.max_retries.max),
   },
   timeout: {
-    default: DEFAULTS.timeout_seconds, unit: "seconds", applies_at: "add", ...LIMITS.timeout_seconds,
+    default: DEFAULTS.timeout_seconds,
+    unit: "seconds",
+    applies_at: "add",
+    ...LIMITS.timeout_seconds,
     description: "default --timeout of new jobs (a duration: 90, 5m, 2h); copied into a job when it is added",
     parse: (raw) => parseDuration("timeout", raw, LIMITS.timeout_seconds.min, LIMITS.timeout_seconds.max),
   },
   backoff_base: {
-    default: DEFAULTS.backoff_base, unit: "number", applies_at: "retry", ...LIMITS.backoff_base,
+    default: DEFAULTS.backoff_base,
+    unit: "number",
+    applies_at: "retry",
+    ...LIMITS.backoff_base,
     description: "retry backoff is min(backoff_cap, backoff_base ^ failures) seconds; read when a retry is scheduled",
     parse: (raw) => parseNumber("backoff_base", raw, LIMITS.backoff_base.min, LIMITS.backoff_base.max),
   },
   backoff_cap: {
-    default: DEFAULTS.backoff_cap, unit: "seconds", applies_at: "retry", ...LIMITS.backoff_cap,
+    default: DEFAULTS.backoff_cap,
+    unit: "seconds",
+    applies_at: "retry",
+    ...LIMITS.backoff_cap,
     description: "longest retry backoff (a duration); read when a retry is scheduled",
     parse: (raw) => parseDuration("backoff_cap", raw, LIMITS.backoff_cap.min, LIMITS.backoff_cap.max),
   },
   output_cap: {
-    default: DEFAULTS.output_cap, unit: "bytes", applies_at: "run", ...LIMITS.output_cap,
-    description: "bytes of each stream of an attempt that a worker ships into a shared (PostgreSQL) database for readers on other hosts; beyond it the stream ends with a truncation marker; read when a worker starts",
+    default: DEFAULTS.output_cap,
+    unit: "bytes",
+    applies_at: "run",
+    ...LIMITS.output_cap,
+    description:
+      "bytes of each stream of an attempt that a worker ships into a shared (PostgreSQL) database for readers on other hosts; beyond it the stream ends with a truncation marker; read when a worker starts",
     parse: (raw) => parseInteger("output_cap", raw, LIMITS.output_cap.min, LIMITS.output_cap.max),
   },
   retry_spawn_failures: {
-    default: DEFAULTS.retry_spawn_failures, unit: "switch", applies_at: "retry", ...LIMITS.retry_spawn_failures,
-    description: "1: a command that cannot start (program not found, not executable, E2BIG) is retried by budget like any failure, for a program that may appear (installed by another job, present on other hosts); 0: dead at once; read when an attempt ends",
+    default: DEFAULTS.retry_spawn_failures,
+    unit: "switch",
+    applies_at: "retry",
+    ...LIMITS.retry_spawn_failures,
+    description:
+      "1: a command that cannot start (program not found, not executable, E2BIG) is retried by budget like any failure, for a program that may appear (installed by another job, present on other hosts); 0: dead at once; read when an attempt ends",
     parse: (raw) => {
       const word = raw.trim().toLowerCase();
       if (["on", "true", "yes"].includes(word)) return 1;
@@ -76,11 +115,15 @@ export function settingKey(raw: string): SettingKey {
   const key = raw.trim().toLowerCase().replaceAll("-", "_");
   if ((SETTING_KEYS as readonly string[]).includes(key)) return key as SettingKey;
   const guess = closest(key, [...SETTING_KEYS]);
-  throw new SpoolError("INVALID_INPUT", `unknown setting ${JSON.stringify(raw)}${guess ? ` (did you mean ${guess}?)` : ""}`, {
-    remediation: `use one of ${SETTING_KEYS.join(", ")} (dashes or underscores)`,
-    did_you_mean: guess,
-    detail: { key: raw, accepted: SETTING_KEYS },
-  });
+  throw new SpoolError(
+    "INVALID_INPUT",
+    `unknown setting ${JSON.stringify(raw)}${guess ? ` (did you mean ${guess}?)` : ""}`,
+    {
+      remediation: `use one of ${SETTING_KEYS.join(", ")} (dashes or underscores)`,
+      did_you_mean: guess,
+      detail: { key: raw, accepted: SETTING_KEYS },
+    },
+  );
 }
 
 /** Reads one setting with its provenance. */
@@ -106,7 +149,11 @@ export async function readAllSettings(tx: StoreReader): Promise<SettingView[]> {
 }
 
 /** Sets a setting in one transaction; returns it with the value it replaced. Raises `INVALID_INPUT`. */
-export async function setSetting(store: Store, rawKey: string, rawValue: string): Promise<SettingView & { previous: number }> {
+export async function setSetting(
+  store: Store,
+  rawKey: string,
+  rawValue: string,
+): Promise<SettingView & { previous: number }> {
   const key = settingKey(rawKey);
   const value = SETTINGS[key].parse(rawValue);
   return await store.write(async (tx) => {
@@ -190,7 +237,9 @@ export function validateConfig(path: string | undefined, cwd = process.cwd()): C
   const file = path === undefined ? projectConfigFile(cwd) : resolve(cwd, path);
   const config = readProjectConfig(file);
   if (!config.exists && path !== undefined) {
-    throw new SpoolError("NOT_FOUND", `no config file at ${file}`, { remediation: `give the path of a JSON file, or run spoolctl config validate for ./${CONFIG_FILE}` });
+    throw new SpoolError("NOT_FOUND", `no config file at ${file}`, {
+      remediation: `give the path of a JSON file, or run spoolctl config validate for ./${CONFIG_FILE}`,
+    });
   }
   const report: ConfigValidation = {
     config_path: file,

@@ -57,13 +57,26 @@ export async function deleteJobs(store: Store, refs: string[]): Promise<DeletedJ
     jobs.forEach(checkDeletable);
     const { deleted, outputs } = await deleteJobRows(tx, jobs);
     if (deleted.jobs !== jobs.length) {
-      throw new SpoolError("CONFLICT", `a job changed state while being deleted; nothing was deleted`, { detail: { job_ids: jobs.map((j) => j.id) } });
+      throw new SpoolError("CONFLICT", `a job changed state while being deleted; nothing was deleted`, {
+        detail: { job_ids: jobs.map((j) => j.id) },
+      });
     }
-    return { job_ids: jobs.map((j) => j.id), deleted_attempts: deleted.attempts, deleted_events: deleted.events, outputs };
+    return {
+      job_ids: jobs.map((j) => j.id),
+      deleted_attempts: deleted.attempts,
+      deleted_events: deleted.events,
+      outputs,
+    };
   });
   // The rows are gone (committed); then the files, as prune does.
   const { freed, warnings } = removeOutputs(store.spoolDir, gone.outputs);
-  return { job_ids: gone.job_ids, deleted_attempts: gone.deleted_attempts, deleted_events: gone.deleted_events, freed_bytes: freed, warnings };
+  return {
+    job_ids: gone.job_ids,
+    deleted_attempts: gone.deleted_attempts,
+    deleted_events: gone.deleted_events,
+    freed_bytes: freed,
+    warnings,
+  };
 }
 
 /** Deletes the job named by `ref` with its history and output (see {@link deleteJobs}). */

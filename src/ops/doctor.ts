@@ -6,12 +6,12 @@
 import pkg from "../../package.json" with { type: "json" };
 import { CONTRACT_VERSION } from "../contract/envelope.ts";
 import { TOOL_VERSION } from "../contract/version.ts";
-import { writableOrCreatable, type StoreCheck } from "../store/index.ts";
-import { queueDisks } from "../store/space.ts";
+import { type StoreCheck, writableOrCreatable } from "../store/index.ts";
 import { isPgUrl } from "../store/postgres/url.ts";
+import { queueDisks } from "../store/space.ts";
 import { describeLocation, type LocationReport } from "./config.ts";
-import type { WorkerHealth } from "./worker-health.ts";
 import { counted } from "./values.ts";
+import type { WorkerHealth } from "./worker-health.ts";
 
 /** One check's verdict. */
 export type CheckStatus = "pass" | "warn" | "fail" | "skip";
@@ -30,14 +30,25 @@ export interface DoctorData {
   ready: boolean;
   checks: DoctorCheck[];
   summary: { passed: number; warnings: number; failed: number; skipped: number };
-  config: { config_exists: boolean; config_path: string | null; config_valid: boolean; db_path: string | null; db_source: LocationReport["db_source"] };
+  config: {
+    config_exists: boolean;
+    config_path: string | null;
+    config_valid: boolean;
+    db_path: string | null;
+    db_source: LocationReport["db_source"];
+  };
   versions: { contract_version: string; schema_version: number; tool_version: string; bun_version: string };
 }
 
-function check(id: string, status: CheckStatus, message: string, remediation: string | null = null, blocked_by: string | null = null): DoctorCheck {
+function check(
+  id: string,
+  status: CheckStatus,
+  message: string,
+  remediation: string | null = null,
+  blocked_by: string | null = null,
+): DoctorCheck {
   return { id, status, message, remediation, blocked_by };
 }
-
 
 /** `a >= b` for dotted versions. */
 export function versionAtLeast(a: string, b: string): boolean {
@@ -54,16 +65,37 @@ export function versionAtLeast(a: string, b: string): boolean {
  */
 async function databaseChecks(loc: LocationReport, diagnose: Diagnose): Promise<DoctorCheck[]> {
   if (loc.db_path === null) {
-    return ["db_opens", "wal", "integrity", "schema_version", "db_dir_writable", "spool_writable"].map((id) => check(id, "skip", "no database path", null, "config"));
+    return ["db_opens", "wal", "integrity", "schema_version", "db_dir_writable", "spool_writable"].map((id) =>
+      check(id, "skip", "no database path", null, "config"),
+    );
   }
   const out: DoctorCheck[] = [];
   for (const c of await diagnose(loc.db_path)) {
-    const blocked = c.status === "skip" ? (out.find((o) => o.id === "db_opens" && o.status === "fail") ? "db_opens" : null) : null;
-    out.push(check(c.id, c.status, c.id === "db_opens" && c.status === "pass" ? `${c.message} (source: ${loc.db_source})` : c.message, c.remediation, blocked));
+    const blocked =
+      c.status === "skip" ? (out.find((o) => o.id === "db_opens" && o.status === "fail") ? "db_opens" : null) : null;
+    out.push(
+      check(
+        c.id,
+        c.status,
+        c.id === "db_opens" && c.status === "pass" ? `${c.message} (source: ${loc.db_source})` : c.message,
+        c.remediation,
+        blocked,
+      ),
+    );
   }
   const spool = writableOrCreatable(loc.spool_dir!);
-  const where = (path: string, at: string) => (at === path ? `${at} is writable` : `${path} does not exist yet; ${at} is writable`);
-  out.push(spool.ok ? check("spool_writable", "pass", where(loc.spool_dir!, spool.at)) : check("spool_writable", "fail", `${spool.at} is not writable (job output goes there)`, `fix the permissions of ${spool.at}`));
+  const where = (path: string, at: string) =>
+    at === path ? `${at} is writable` : `${path} does not exist yet; ${at} is writable`;
+  out.push(
+    spool.ok
+      ? check("spool_writable", "pass", where(loc.spool_dir!, spool.at))
+      : check(
+          "spool_writable",
+          "fail",
+          `${spool.at} is not writable (job output goes there)`,
+          `fix the permissions of ${spool.at}`,
+        ),
+  );
   out.push(diskSpaceCheck(loc.db_path, loc.spool_dir!));
   return out;
 }
@@ -78,22 +110,46 @@ function diskSpaceCheck(dbPath: string, spoolDir: string): DoctorCheck {
   const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
   const full = disks.filter((d) => d.full);
   if (full.length > 0) {
-    return check("disk_space", "fail", `${full.map((d) => `the ${d.role} disk (${d.path}) is full: ${mib(d.freeBytes)} free`).join("; ")}; workers pause claiming, and results wait to be written`, `free space on that disk (old output: spoolctl prune --older-than 7d --yes${dbPath && !dbPath.includes("://") ? ` --db ${dbPath}` : ""}); workers carry on by themselves`);
+    return check(
+      "disk_space",
+      "fail",
+      `${full.map((d) => `the ${d.role} disk (${d.path}) is full: ${mib(d.freeBytes)} free`).join("; ")}; workers pause claiming, and results wait to be written`,
+      `free space on that disk (old output: spoolctl prune --older-than 7d --yes${dbPath && !dbPath.includes("://") ? ` --db ${dbPath}` : ""}); workers carry on by themselves`,
+    );
   }
-  return check("disk_space", "pass", disks.map((d) => `${d.role} disk ${mib(d.freeBytes)} free`).join(", ") || "free space unknown");
+  return check(
+    "disk_space",
+    "pass",
+    disks.map((d) => `${d.role} disk ${mib(d.freeBytes)} free`).join(", ") || "free space unknown",
+  );
 }
 
 /** The driver's read-only checks of the queue at a location (a path or URL). */
 export type Diagnose = (dbPath: string) => Promise<StoreCheck[]>;
 
 /** Runs every check (docs/architecture.md "The driver contract"); nothing is created, migrated or changed. */
-export async function runDoctor(dbFlag: string | undefined, diagnose: Diagnose, schemaVersion: number): Promise<DoctorData> {
+export async function runDoctor(
+  dbFlag: string | undefined,
+  diagnose: Diagnose,
+  schemaVersion: number,
+): Promise<DoctorData> {
   const loc = describeLocation(dbFlag);
   const checks: DoctorCheck[] = [];
   checks.push(
-    !loc.config_exists ? check("config", "pass", `no project config at ${loc.config_path} (defaults apply)`)
-    : loc.config_valid ? check("config", "pass", `${loc.config_path} is valid${loc.ignored_keys.length ? `; unknown keys ignored: ${loc.ignored_keys.join(", ")}` : ""}`)
-    : check("config", loc.db_path === null ? "fail" : "warn", `${loc.config_path}: ${loc.config_problem}`, `fix ${loc.config_path} (spoolctl config validate), or pass --db PATH`),
+    !loc.config_exists
+      ? check("config", "pass", `no project config at ${loc.config_path} (defaults apply)`)
+      : loc.config_valid
+        ? check(
+            "config",
+            "pass",
+            `${loc.config_path} is valid${loc.ignored_keys.length ? `; unknown keys ignored: ${loc.ignored_keys.join(", ")}` : ""}`,
+          )
+        : check(
+            "config",
+            loc.db_path === null ? "fail" : "warn",
+            `${loc.config_path}: ${loc.config_problem}`,
+            `fix ${loc.config_path} (spoolctl config validate), or pass --db PATH`,
+          ),
   );
   checks.push(...(await databaseChecks(loc, diagnose)));
   const wantBun = String(pkg.engines?.bun ?? ">=0").replace(/^[^\d]*/, "");
@@ -107,8 +163,19 @@ export async function runDoctor(dbFlag: string | undefined, diagnose: Diagnose, 
     ready: count("fail") === 0,
     checks,
     summary: { passed: count("pass"), warnings: count("warn"), failed: count("fail"), skipped: count("skip") },
-    config: { config_exists: loc.config_exists, config_path: loc.config_path, config_valid: loc.config_valid, db_path: loc.db_path, db_source: loc.db_source },
-    versions: { contract_version: CONTRACT_VERSION, schema_version: schemaVersion, tool_version: TOOL_VERSION, bun_version: Bun.version },
+    config: {
+      config_exists: loc.config_exists,
+      config_path: loc.config_path,
+      config_valid: loc.config_valid,
+      db_path: loc.db_path,
+      db_source: loc.db_source,
+    },
+    versions: {
+      contract_version: CONTRACT_VERSION,
+      schema_version: schemaVersion,
+      tool_version: TOOL_VERSION,
+      bun_version: Bun.version,
+    },
   };
 }
 
@@ -119,16 +186,26 @@ export async function runDoctor(dbFlag: string | undefined, diagnose: Diagnose, 
  * whether a worker is there to reap them. Added to `data`, whose summary is
  * recounted (a warning never makes the queue not ready).
  */
-export function addStrandedCheck(data: DoctorData, stranded: WorkerHealth[], liveWorkers: number, dbFlag: string | undefined): void {
+export function addStrandedCheck(
+  data: DoctorData,
+  stranded: WorkerHealth[],
+  liveWorkers: number,
+  dbFlag: string | undefined,
+): void {
   const c =
     stranded.length === 0
       ? check("running_jobs", "pass", "every running job's worker is alive and heartbeating")
       : check(
           "running_jobs",
           "warn",
-          `${counted(stranded.length, "running job")} whose worker is gone: ${stranded.slice(0, 5).map((h) => `job ${h.job_id} (${h.fate})`).join("; ")}${stranded.length > 5 ? "; …" : ""}`,
+          `${counted(stranded.length, "running job")} whose worker is gone: ${stranded
+            .slice(0, 5)
+            .map((h) => `job ${h.job_id} (${h.fate})`)
+            .join("; ")}${stranded.length > 5 ? "; …" : ""}`,
           stranded.some((h) => h.worker_state === "dead" || h.worker_state === "lease_expired")
-            ? liveWorkers === 0 ? `no worker is running to reap them: start one (spoolctl work${dbFlag ? ` --db ${dbFlag}` : ""}), or cancel them (spoolctl cancel ID --running --yes)` : "a running worker reaps them within a heartbeat of their lease expiring"
+            ? liveWorkers === 0
+              ? `no worker is running to reap them: start one (spoolctl work${dbFlag ? ` --db ${dbFlag}` : ""}), or cancel them (spoolctl cancel ID --running --yes)`
+              : "a running worker reaps them within a heartbeat of their lease expiring"
             : "a stopped worker resumes with kill -CONT PID; spoolctl workers shows it as stale",
         );
   data.checks.push(c);

@@ -3,9 +3,9 @@
  * becomes an add request whose idempotency key is the id, so the id names the
  * job wherever an ID is taken. `command` runs through `sh -c`, as in QueueCTL.
  */
-import { SpoolError, invalidValue } from "../contract/errors.ts";
-import { jsonErrorReason } from "./values.ts";
+import { invalidValue, SpoolError } from "../contract/errors.ts";
 import type { AddInput } from "./add.ts";
+import { jsonErrorReason } from "./values.ts";
 
 /** JSON fields of an enqueue spec → add inputs (QueueCTL and spoolctl spellings). */
 const FIELDS: Record<string, keyof AddInput | "id"> = {
@@ -36,7 +36,8 @@ function pairs(field: string, value: unknown): string[] {
   if (Array.isArray(value) && value.every((v) => typeof v === "string")) return value;
   if (value && typeof value === "object" && !Array.isArray(value)) {
     return Object.entries(value).map(([k, v]) => {
-      if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean") throw bad(`${field}.${k} must be a string`);
+      if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean")
+        throw bad(`${field}.${k} must be a string`);
       return `${k}=${v}`;
     });
   }
@@ -64,7 +65,8 @@ export function parseEnqueueSpec(text: string): AddInput & { key: string } {
     if (!field) throw bad(`unknown field ${JSON.stringify(rawKey)} (known: ${Object.keys(FIELDS).join(", ")})`);
     if (value === null) continue;
     if (field === "argv") {
-      if (!Array.isArray(value) || value.some((v) => typeof v !== "string")) throw bad("argv must be an array of strings");
+      if (!Array.isArray(value) || value.some((v) => typeof v !== "string"))
+        throw bad("argv must be an array of strings");
       input.argv = value as string[];
     } else if (field === "env" || field === "tag") {
       input[field] = pairs(rawKey, value);
@@ -76,8 +78,11 @@ export function parseEnqueueSpec(text: string): AddInput & { key: string } {
     }
   }
   if (id === undefined) {
-    throw new SpoolError("MISSING_REQUIRED", "enqueue: the job needs an \"id\"", { remediation: `spoolctl enqueue '{"id":"job1","command":"echo hello"}'  (or use spoolctl add)` });
+    throw new SpoolError("MISSING_REQUIRED", 'enqueue: the job needs an "id"', {
+      remediation: `spoolctl enqueue '{"id":"job1","command":"echo hello"}'  (or use spoolctl add)`,
+    });
   }
-  if (/^\d+$/.test(id)) throw invalidValue("id", id, "an id that is not only digits (digits name spoolctl's own job numbers), e.g. job1");
+  if (/^\d+$/.test(id))
+    throw invalidValue("id", id, "an id that is not only digits (digits name spoolctl's own job numbers), e.g. job1");
   return { ...input, key: id };
 }

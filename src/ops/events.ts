@@ -42,14 +42,23 @@ export async function resolveEventsJob(tx: StoreReader, ref: string | undefined)
 /** Reads one page. */
 export async function readEvents(tx: StoreReader, q: EventsQuery): Promise<EventsPage> {
   const events = await tx.listEvents({ afterId: q.sinceId, jobId: q.jobId, limit: q.limit });
-  return { count: events.length, events, pagination: { cursor: events.at(-1)?.id ?? q.sinceId, first_id: events[0]?.id ?? null } };
+  return {
+    count: events.length,
+    events,
+    pagination: { cursor: events.at(-1)?.id ?? q.sinceId, first_id: events[0]?.id ?? null },
+  };
 }
 
 /**
  * Long-poll: returns the first non-empty page, or an empty one after
  * `timeoutSeconds`. Polls every `pollSeconds`.
  */
-export async function waitForEvents(store: Pick<Store, "read" | "watch">, q: EventsQuery, timeoutSeconds: number, pollSeconds: number): Promise<{ page: EventsPage; wait: WaitMeta }> {
+export async function waitForEvents(
+  store: Pick<Store, "read" | "watch">,
+  q: EventsQuery,
+  timeoutSeconds: number,
+  pollSeconds: number,
+): Promise<{ page: EventsPage; wait: WaitMeta }> {
   const started = performance.now();
   const waker = store.watch();
   try {
@@ -83,7 +92,12 @@ export type FollowEnd = "max_events" | "idle_timeout" | "signal";
  * `maxEvents` rows were emitted, nothing arrived for `idleSeconds`, or
  * `shouldStop` says so. Without a bound it runs until the process is stopped.
  */
-export async function followEvents(store: Pick<Store, "read" | "watch">, q: Omit<EventsQuery, "limit">, opts: FollowOptions, emit: (event: JobEvent) => void): Promise<FollowEnd> {
+export async function followEvents(
+  store: Pick<Store, "read" | "watch">,
+  q: Omit<EventsQuery, "limit">,
+  opts: FollowOptions,
+  emit: (event: JobEvent) => void,
+): Promise<FollowEnd> {
   const waker = store.watch();
   try {
     return await follow(store, waker, q, opts, emit);
@@ -92,7 +106,13 @@ export async function followEvents(store: Pick<Store, "read" | "watch">, q: Omit
   }
 }
 
-async function follow(store: Pick<Store, "read">, waker: Waker, q: Omit<EventsQuery, "limit">, opts: FollowOptions, emit: (event: JobEvent) => void): Promise<FollowEnd> {
+async function follow(
+  store: Pick<Store, "read">,
+  waker: Waker,
+  q: Omit<EventsQuery, "limit">,
+  opts: FollowOptions,
+  emit: (event: JobEvent) => void,
+): Promise<FollowEnd> {
   let cursor = q.sinceId;
   let emitted = 0;
   let lastSeen = performance.now();

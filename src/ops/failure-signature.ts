@@ -25,7 +25,7 @@ export function lastNonEmptyLine(text: string, partialStart = false): string {
     const line = text.slice(start, end).replace(/\s+$/u, "");
     if (line.trim() !== "") {
       // A tail cut mid-character starts with U+FFFD from the decoder: drop it with the marker.
-      const whole = partialStart && start === 0 ? "…" + line.replace(/^\uFFFD+/u, "") : line;
+      const whole = partialStart && start === 0 ? `…${line.replace(/^\uFFFD+/u, "")}` : line;
       return cutChars(whole, STDERR_LINE_MAX);
     }
     end = start - 1;
@@ -71,7 +71,7 @@ const MASKS: [RegExp, string][] = [
   [/\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b/giu, "<hex>"],
   [/\b([a-z][a-z0-9+.-]*:\/\/)(?:[^\s/@]+@)?(?:\[[0-9a-f:.]+\]|[^\s/:?#]+)(?::\d+)?/giu, "$1<host>"],
   // Absolute, home-relative and dot-relative paths; then relative ones with a slash and a letter.
-  [/(?<![\p{L}\p{N}<>:/])(?:~|\.{1,2})?\/[^\s'"`,;:()<>\[\]{}]+/gu, "<path>"],
+  [/(?<![\p{L}\p{N}<>:/])(?:~|\.{1,2})?\/[^\s'"`,;:()<>[\]{}]+/gu, "<path>"],
   [/(?<![\p{L}\p{N}<>/])[A-Za-z]:\\[^\s'"`,;:()<>]+/gu, "<path>"],
   [/(?<![\p{L}\p{N}<>/])(?=[^\s/]*\p{L})[\p{L}\p{N}._-]+(?:\/[\p{L}\p{N}._-]+)+\/?/gu, "<path>"],
   [/\[(?:[0-9a-f]{0,4}:){2,7}[0-9a-f]{0,4}\](?::\d+)?/giu, "<host>"],

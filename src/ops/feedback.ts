@@ -4,12 +4,11 @@
  * next command to run.
  */
 import type { Warning } from "../contract/errors.ts";
-import type { FailureReason, Job, JobState } from "../store/model.ts";
-import type { Attempt } from "../store/model.ts";
+import type { Attempt, FailureReason, Job, JobState } from "../store/model.ts";
 import type { Store, StoreReader } from "../store/store.ts";
 import { resolveJob } from "./jobs.ts";
-import { pickAttempt, streamTail, type StreamName } from "./output.ts";
 import { LIMITS } from "./limits.ts";
+import { pickAttempt, type StreamName, streamTail } from "./output.ts";
 import { isTerminal } from "./states.ts";
 import { durationText } from "./values.ts";
 
@@ -57,7 +56,9 @@ function nextCommand(job: Job, attempt: Attempt | null): string | null {
   switch (job.state) {
     case "queued":
       // --drain does not wait for a job the user delayed (docs/architecture.md "Drain"): a loop worker will run it.
-      return job.next_run_at > Date.now() / 1000 && job.attempts === 0 && job.crashes === 0 ? `spoolctl work${lane}` : `spoolctl work --drain${lane}`;
+      return job.next_run_at > Date.now() / 1000 && job.attempts === 0 && job.crashes === 0
+        ? `spoolctl work${lane}`
+        : `spoolctl work --drain${lane}`;
     case "running":
       return `spoolctl wait ${job.id}`;
     case "done":
@@ -71,17 +72,31 @@ function nextCommand(job: Job, attempt: Attempt | null): string | null {
   }
 }
 
-async function tail(tx: StoreReader, attempt: Attempt | null, stream: StreamName, maxBytes: number): Promise<StreamTail> {
+async function tail(
+  tx: StoreReader,
+  attempt: Attempt | null,
+  stream: StreamName,
+  maxBytes: number,
+): Promise<StreamTail> {
   const v = await streamTail(tx, attempt, stream, maxBytes);
   return { path: v.path, missing: v.missing, size_bytes: v.size_bytes, tail: v.text, truncated: v.truncated };
 }
 
 /** Builds the verdict of the job named by `ref`. Raises `NOT_FOUND`. */
-export async function jobFeedback(store: Store, ref: string, tailBytes: number): Promise<{ data: FeedbackData; warnings: Warning[] }> {
+export async function jobFeedback(
+  store: Store,
+  ref: string,
+  tailBytes: number,
+): Promise<{ data: FeedbackData; warnings: Warning[] }> {
   const { job, attempt, stdout, stderr } = await store.read(async (tx) => {
     const job = await resolveJob(tx, ref);
     const attempt = await pickAttempt(tx, job, null);
-    return { job, attempt, stdout: await tail(tx, attempt, "stdout", tailBytes), stderr: await tail(tx, attempt, "stderr", tailBytes) };
+    return {
+      job,
+      attempt,
+      stdout: await tail(tx, attempt, "stdout", tailBytes),
+      stderr: await tail(tx, attempt, "stderr", tailBytes),
+    };
   });
   const terminal = isTerminal(job.state);
   const finished = attempt && attempt.finished_at !== null;
@@ -100,6 +115,8 @@ export async function jobFeedback(store: Store, ref: string, tailBytes: number):
     remediation: nextCommand(job, attempt),
     streams: { stdout, stderr },
   };
-  const warnings: Warning[] = attempt ? [] : [{ code: "NO_ATTEMPTS_YET", message: `job ${job.id} has not been executed yet` }];
+  const warnings: Warning[] = attempt
+    ? []
+    : [{ code: "NO_ATTEMPTS_YET", message: `job ${job.id} has not been executed yet` }];
   return { data, warnings };
 }

@@ -58,7 +58,9 @@ class Tail {
   private async *readShipped(): AsyncGenerator<FollowChunk> {
     for (;;) {
       const { job_id, attempt_no } = this.attempt;
-      const shipped = await this.store.read(async (tx) => tx.readAttemptOutput(job_id, attempt_no, this.stream, this.offset, CHUNK));
+      const shipped = await this.store.read(async (tx) =>
+        tx.readAttemptOutput(job_id, attempt_no, this.stream, this.offset, CHUNK),
+      );
       if (!shipped || shipped.bytes.length === 0) return;
       this.offset += shipped.bytes.length;
       yield { stream: this.stream, bytes: shipped.bytes };
@@ -76,8 +78,15 @@ class Tail {
  * Follows attempt `attemptNo` of job `jobId`, polling every `pollMs`. Returns
  * the attempt row as it ended (or as it was, when it was not running).
  */
-export async function* followAttempt(store: Store, attempt: Attempt, streams: StreamName[], pollMs = 100): AsyncGenerator<FollowChunk, Attempt> {
-  const tails = streams.map((s) => new Tail(s, s === "stdout" ? attempt.stdout_path : attempt.stderr_path, store, attempt));
+export async function* followAttempt(
+  store: Store,
+  attempt: Attempt,
+  streams: StreamName[],
+  pollMs = 100,
+): AsyncGenerator<FollowChunk, Attempt> {
+  const tails = streams.map(
+    (s) => new Tail(s, s === "stdout" ? attempt.stdout_path : attempt.stderr_path, store, attempt),
+  );
   try {
     for (;;) {
       // The state is read before the bytes: once it says the attempt ended, the
@@ -96,7 +105,9 @@ export async function* followAttempt(store: Store, attempt: Attempt, streams: St
 export async function* shippedChunks(store: Store, attempt: Attempt, stream: StreamName): AsyncGenerator<FollowChunk> {
   let offset = 0;
   for (;;) {
-    const shipped = await store.read(async (tx) => tx.readAttemptOutput(attempt.job_id, attempt.attempt_no, stream, offset, CHUNK));
+    const shipped = await store.read(async (tx) =>
+      tx.readAttemptOutput(attempt.job_id, attempt.attempt_no, stream, offset, CHUNK),
+    );
     if (!shipped || shipped.bytes.length === 0) return;
     offset += shipped.bytes.length;
     yield { stream, bytes: shipped.bytes };

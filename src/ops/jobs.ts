@@ -2,13 +2,18 @@
  * Reading jobs: resolve a job reference, list with filters, show one job with
  * its attempts and events (`list`, `show`).
  */
-import { SpoolError } from "../contract/errors.ts";
-import { JOB_STATES, type Attempt, type Job, type JobEvent, type JobFilter, type JobState } from "../store/model.ts";
+import { invalidValue, SpoolError } from "../contract/errors.ts";
+import { type Attempt, JOB_STATES, type Job, type JobEvent, type JobFilter, type JobState } from "../store/model.ts";
 import type { StoreReader } from "../store/store.ts";
 import { mapInOrder } from "./in-order.ts";
 import { LIMITS } from "./limits.ts";
-import { healthCache, jobWorkerHealth, prefetchHealth, type HealthContext, type WorkerHealth } from "./worker-health.ts";
-import { invalidValue } from "../contract/errors.ts";
+import {
+  type HealthContext,
+  healthCache,
+  jobWorkerHealth,
+  prefetchHealth,
+  type WorkerHealth,
+} from "./worker-health.ts";
 
 /** QueueCTL spellings of states (docs/architecture.md "Job states"). */
 const STATE_ALIASES: Record<string, JobState> = { pending: "queued", processing: "running", completed: "done" };
@@ -26,8 +31,17 @@ export function parseStates(raws: string[]): { states: JobState[]; matchesNothin
       sawFailed = true;
       continue;
     }
-    const state = (JOB_STATES as readonly string[]).includes(name) ? (name as JobState) : Object.hasOwn(STATE_ALIASES, name) ? STATE_ALIASES[name] : undefined;
-    if (!state) throw invalidValue("--state", raw, `one of ${[...JOB_STATES, "failed", ...Object.keys(STATE_ALIASES)].join(", ")}`);
+    const state = (JOB_STATES as readonly string[]).includes(name)
+      ? (name as JobState)
+      : Object.hasOwn(STATE_ALIASES, name)
+        ? STATE_ALIASES[name]
+        : undefined;
+    if (!state)
+      throw invalidValue(
+        "--state",
+        raw,
+        `one of ${[...JOB_STATES, "failed", ...Object.keys(STATE_ALIASES)].join(", ")}`,
+      );
     states.add(state);
   }
   return { states: [...states], matchesNothing: sawFailed && states.size === 0 };
@@ -141,7 +155,12 @@ export interface ListPage {
 }
 
 /** Lists jobs newest first; `health` judges running jobs' workers (without it, `worker_health` is null). */
-export async function listJobs(tx: StoreReader, q: ListQuery, now = Date.now() / 1000, health?: HealthContext): Promise<ListPage> {
+export async function listJobs(
+  tx: StoreReader,
+  q: ListQuery,
+  now = Date.now() / 1000,
+  health?: HealthContext,
+): Promise<ListPage> {
   const rows = q.matchesNothing
     ? []
     : await tx.listJobs({
@@ -172,7 +191,12 @@ export async function listJobs(tx: StoreReader, q: ListQuery, now = Date.now() /
 
 /** `show` data: the whole row (env values included), its worker's health while running, attempts and events. */
 export interface JobDetail {
-  job: JobSummary & { env: Record<string, string>; cancel_requested: boolean; locked_pid: number | null; heartbeat_at: number | null };
+  job: JobSummary & {
+    env: Record<string, string>;
+    cancel_requested: boolean;
+    locked_pid: number | null;
+    heartbeat_at: number | null;
+  };
   worker_health: WorkerHealth | null;
   attempts: AttemptWithHost[];
   events: JobEvent[];
@@ -182,10 +206,21 @@ export interface JobDetail {
 export type AttemptWithHost = Attempt & { host: string | null };
 
 /** One job in full; `health` judges a running job's worker. Raises `NOT_FOUND`. */
-export async function showJob(tx: StoreReader, ref: string, now = Date.now() / 1000, health?: HealthContext): Promise<JobDetail> {
+export async function showJob(
+  tx: StoreReader,
+  ref: string,
+  now = Date.now() / 1000,
+  health?: HealthContext,
+): Promise<JobDetail> {
   const job = await resolveJob(tx, ref);
   return {
-    job: { ...summarize(job, now), env: job.env, cancel_requested: job.cancel_requested, locked_pid: job.locked_pid, heartbeat_at: job.heartbeat_at },
+    job: {
+      ...summarize(job, now),
+      env: job.env,
+      cancel_requested: job.cancel_requested,
+      locked_pid: job.locked_pid,
+      heartbeat_at: job.heartbeat_at,
+    },
     worker_health: health ? await jobWorkerHealth(tx, job, health) : null,
     attempts: await withHosts(tx, await tx.attemptsOf(job.id)),
     events: await tx.eventsOf(job.id),
@@ -198,7 +233,8 @@ export async function showJob(tx: StoreReader, ref: string, now = Date.now() / 1
  */
 async function withHosts(tx: StoreReader, attempts: Attempt[]): Promise<AttemptWithHost[]> {
   const hosts = new Map<string, string | null>();
-  for (const a of attempts) if (!hosts.has(a.worker_id)) hosts.set(a.worker_id, (await tx.getWorker(a.worker_id))?.host ?? null);
+  for (const a of attempts)
+    if (!hosts.has(a.worker_id)) hosts.set(a.worker_id, (await tx.getWorker(a.worker_id))?.host ?? null);
   return attempts.map((a) => ({ ...a, host: hosts.get(a.worker_id) ?? null }));
 }
 

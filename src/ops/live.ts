@@ -3,9 +3,10 @@
  * jobs with their elapsed time and worker, recent failures) and the backlog
  * `work --drain` shows as progress. Reads only; times are epoch seconds.
  */
-import { mapInOrder } from "./in-order.ts";
+
 import type { AttemptState, FailureReason, JobState } from "../store/model.ts";
 import type { StoreReader } from "../store/store.ts";
+import { mapInOrder } from "./in-order.ts";
 import { readStatus, type StatusData } from "./status.ts";
 import type { HealthContext } from "./worker-health.ts";
 import type { JudgeWorker } from "./workers.ts";
@@ -44,7 +45,14 @@ export interface LiveStatus {
 }
 
 /** Reads one frame: at most `runningLimit` running jobs (longest running first) and `failureLimit` failures. */
-export async function readLiveStatus(tx: StoreReader, judge: JudgeWorker, now = Date.now() / 1000, runningLimit = 50, failureLimit = 5, health?: HealthContext): Promise<LiveStatus> {
+export async function readLiveStatus(
+  tx: StoreReader,
+  judge: JudgeWorker,
+  now = Date.now() / 1000,
+  runningLimit = 50,
+  failureLimit = 5,
+  health?: HealthContext,
+): Promise<LiveStatus> {
   const status = await readStatus(tx, judge, now, 5, health);
   const running = (await tx.listJobs({ states: ["running"], limit: runningLimit }))
     .map((j) => ({

@@ -5,7 +5,7 @@
  * the attempt's state and the job's next state. No I/O.
  */
 import { constants } from "node:os";
-import type { AttemptState, FailureReason, Job, JobState, EventName } from "../store/model.ts";
+import type { AttemptState, EventName, FailureReason, Job, JobState } from "../store/model.ts";
 import type { QueueSettings } from "./settings.ts";
 
 /** How an attempt's process ended, as the executor or reaper saw it. */
@@ -70,7 +70,7 @@ export function describeExit(code: number | null, signal: number | null): string
  * (docs/architecture.md "Retries and backoff").
  */
 export function backoffSeconds(n: number, settings: Pick<QueueSettings, "backoff_base" | "backoff_cap">): number {
-  return Math.min(settings.backoff_cap, Math.pow(settings.backoff_base, n));
+  return Math.min(settings.backoff_cap, settings.backoff_base ** n);
 }
 
 function retryOrDead(
@@ -81,7 +81,8 @@ function retryOrDead(
 ): Pick<Outcome, "jobState" | "attempts" | "crashes" | "nextRunAt" | "backoffSeconds" | "events"> {
   const attempts = job.attempts + (budget === "attempts" ? 1 : 0);
   const crashes = job.crashes + (budget === "crashes" ? 1 : 0);
-  const exhausted = budget === "attempts" ? attempts > job.max_retries : job.max_crashes !== null && crashes > job.max_crashes;
+  const exhausted =
+    budget === "attempts" ? attempts > job.max_retries : job.max_crashes !== null && crashes > job.max_crashes;
   if (exhausted) {
     return { jobState: "dead", attempts, crashes, nextRunAt: job.next_run_at, backoffSeconds: null, events: ["dead"] };
   }
@@ -97,7 +98,13 @@ function retryOrDead(
 export function decideOutcome(job: Job, end: ProcessEnd, settings: QueueSettings, now: number): Outcome {
   const outcome = decideEnd(job, end, settings, now);
   if (job.cancel_requested && outcome.jobState === "queued") {
-    return { ...outcome, jobState: "canceled", nextRunAt: job.next_run_at, backoffSeconds: null, events: [...outcome.events, "canceled"] };
+    return {
+      ...outcome,
+      jobState: "canceled",
+      nextRunAt: job.next_run_at,
+      backoffSeconds: null,
+      events: [...outcome.events, "canceled"],
+    };
   }
   return outcome;
 }
@@ -111,56 +118,113 @@ function decideEnd(job: Job, end: ProcessEnd, settings: QueueSettings, now: numb
       const signal = end.kind === "signaled" ? end.signal : null;
       if (code === 0) {
         return {
-          attemptState: "succeeded", failureReason: null, exitCode: 0, signal: null, error: null,
-          jobState: "done", attempts: job.attempts, crashes: job.crashes, nextRunAt: job.next_run_at,
-          backoffSeconds: null, events: ["succeeded"],
+          attemptState: "succeeded",
+          failureReason: null,
+          exitCode: 0,
+          signal: null,
+          error: null,
+          jobState: "done",
+          attempts: job.attempts,
+          crashes: job.crashes,
+          nextRunAt: job.next_run_at,
+          backoffSeconds: null,
+          events: ["succeeded"],
         };
       }
       const next = retryOrDead(job, "attempts", settings, now);
       return {
-        attemptState: "failed", failureReason: "process_exit", exitCode: code, signal, error: describeExit(code, signal),
-        ...next, events: ["failed", ...next.events],
+        attemptState: "failed",
+        failureReason: "process_exit",
+        exitCode: code,
+        signal,
+        error: describeExit(code, signal),
+        ...next,
+        events: ["failed", ...next.events],
       };
     }
     case "timed_out": {
       const next = retryOrDead(job, "attempts", settings, now);
       return {
-        attemptState: "timed_out", failureReason: "timeout", exitCode: end.code, signal: end.signal,
-        error: `timed out after ${job.timeout_seconds}s`, ...next, events: ["timed_out", ...next.events],
+        attemptState: "timed_out",
+        failureReason: "timeout",
+        exitCode: end.code,
+        signal: end.signal,
+        error: `timed out after ${job.timeout_seconds}s`,
+        ...next,
+        events: ["timed_out", ...next.events],
       };
     }
     case "spawn_failed": {
       // A command that can never start is not retried unless the queue says so (docs/architecture.md "Execution"): one attempt charged, dead.
-      const next = end.permanent && !settings.retry_spawn_failures
-        ? { jobState: "dead" as const, attempts: job.attempts + 1, crashes: job.crashes, nextRunAt: job.next_run_at, backoffSeconds: null, events: ["dead" as const] }
-        : retryOrDead(job, "attempts", settings, now);
+      const next =
+        end.permanent && !settings.retry_spawn_failures
+          ? {
+              jobState: "dead" as const,
+              attempts: job.attempts + 1,
+              crashes: job.crashes,
+              nextRunAt: job.next_run_at,
+              backoffSeconds: null,
+              events: ["dead" as const],
+            }
+          : retryOrDead(job, "attempts", settings, now);
       return {
-        attemptState: "failed", failureReason: "spawn_failed", ...base, error: end.error, ...next, events: ["failed", ...next.events],
+        attemptState: "failed",
+        failureReason: "spawn_failed",
+        ...base,
+        error: end.error,
+        ...next,
+        events: ["failed", ...next.events],
       };
     }
     case "canceled":
       return {
-        attemptState: "canceled", failureReason: "canceled", exitCode: end.code, signal: end.signal, error: "canceled while running",
-        jobState: "canceled", attempts: job.attempts, crashes: job.crashes, nextRunAt: job.next_run_at, backoffSeconds: null,
+        attemptState: "canceled",
+        failureReason: "canceled",
+        exitCode: end.code,
+        signal: end.signal,
+        error: "canceled while running",
+        jobState: "canceled",
+        attempts: job.attempts,
+        crashes: job.crashes,
+        nextRunAt: job.next_run_at,
+        backoffSeconds: null,
         events: ["canceled"],
       };
     case "interrupted":
       return {
-        attemptState: "canceled", failureReason: "canceled", exitCode: end.code, signal: end.signal,
+        attemptState: "canceled",
+        failureReason: "canceled",
+        exitCode: end.code,
+        signal: end.signal,
         error: end.why ?? "worker stopped; requeued without charge",
-        jobState: "queued", attempts: job.attempts, crashes: job.crashes, nextRunAt: now, backoffSeconds: null, events: ["interrupted"],
+        jobState: "queued",
+        attempts: job.attempts,
+        crashes: job.crashes,
+        nextRunAt: now,
+        backoffSeconds: null,
+        events: ["interrupted"],
       };
     case "output_write_failed": {
       const next = retryOrDead(job, "crashes", settings, now);
       return {
-        attemptState: "failed", failureReason: "process_exit", exitCode: end.code, signal: end.signal,
-        error: `output_write_failed: ${end.error}`, ...next, events: ["failed", ...next.events],
+        attemptState: "failed",
+        failureReason: "process_exit",
+        exitCode: end.code,
+        signal: end.signal,
+        error: `output_write_failed: ${end.error}`,
+        ...next,
+        events: ["failed", ...next.events],
       };
     }
     case "worker_crash": {
       const next = retryOrDead(job, "crashes", settings, now);
       return {
-        attemptState: "abandoned", failureReason: "worker_crash", ...base, error: end.error, ...next, events: ["reaped", ...next.events],
+        attemptState: "abandoned",
+        failureReason: "worker_crash",
+        ...base,
+        error: end.error,
+        ...next,
+        events: ["reaped", ...next.events],
       };
     }
   }

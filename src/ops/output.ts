@@ -3,7 +3,7 @@
  * and each stream's path, size and text (the tail when it is large).
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import { SpoolError, invalidValue } from "../contract/errors.ts";
+import { invalidValue, SpoolError } from "../contract/errors.ts";
 import type { Attempt, Job } from "../store/model.ts";
 import type { StoreReader } from "../store/store.ts";
 
@@ -80,7 +80,12 @@ export function parseStream(raw: string | undefined): StreamName[] {
  * (docs/architecture.md "Output"), with a truncation marker when the worker's
  * `output_cap` cut the stream.
  */
-export async function streamTail(tx: StoreReader, attempt: Attempt | null, stream: StreamName, maxBytes: number): Promise<StreamView> {
+export async function streamTail(
+  tx: StoreReader,
+  attempt: Attempt | null,
+  stream: StreamName,
+  maxBytes: number,
+): Promise<StreamView> {
   const path = attempt === null ? null : stream === "stdout" ? attempt.stdout_path : attempt.stderr_path;
   const local = readTail(path, maxBytes);
   if (!local.missing || attempt === null) return local;
@@ -89,12 +94,19 @@ export async function streamTail(tx: StoreReader, attempt: Attempt | null, strea
   const from = Math.max(0, head.size - maxBytes);
   const shipped = await tx.readAttemptOutput(attempt.job_id, attempt.attempt_no, stream, from, maxBytes);
   const text = Buffer.from(shipped?.bytes ?? new Uint8Array(0)).toString("utf8");
-  const marker = head.truncated ? `\n[spoolctl: output truncated at ${head.size} bytes (the output_cap setting)]\n` : "";
+  const marker = head.truncated
+    ? `\n[spoolctl: output truncated at ${head.size} bytes (the output_cap setting)]\n`
+    : "";
   return { path, missing: false, size_bytes: head.size, text: text + marker, truncated: from > 0 || head.truncated };
 }
 
 /** The output of one attempt, each requested stream capped at `maxBytes` (its tail). */
-export async function attemptOutput(tx: StoreReader, attempt: Attempt, streams: StreamName[], maxBytes: number): Promise<AttemptOutput> {
+export async function attemptOutput(
+  tx: StoreReader,
+  attempt: Attempt,
+  streams: StreamName[],
+  maxBytes: number,
+): Promise<AttemptOutput> {
   const out: AttemptOutput = { job_id: attempt.job_id, attempt_no: attempt.attempt_no, state: attempt.state };
   for (const s of streams) out[s] = await streamTail(tx, attempt, s, maxBytes);
   return out;

@@ -6,7 +6,7 @@
  * or running jobs. A dry run reports what would go and writes nothing.
  */
 import { invalidValue, type Warning } from "../contract/errors.ts";
-import { TERMINAL_STATES, type Job, type JobState } from "../store/model.ts";
+import { type Job, type JobState, TERMINAL_STATES } from "../store/model.ts";
 import { filesSize, removeJobOutput } from "../store/spool.ts";
 import type { Store, StoreReader, StoreWriter } from "../store/store.ts";
 import { parseStates } from "./jobs.ts";
@@ -45,7 +45,12 @@ export function parsePruneStates(raws: string[]): JobState[] {
   if (raws.length === 0) return [...TERMINAL_STATES];
   const { states } = parseStates(raws);
   for (const s of states) {
-    if (!TERMINAL_STATES.includes(s)) throw invalidValue("--state", s, `a terminal state: ${TERMINAL_STATES.join(", ")} (prune never deletes queued or running jobs)`);
+    if (!TERMINAL_STATES.includes(s))
+      throw invalidValue(
+        "--state",
+        s,
+        `a terminal state: ${TERMINAL_STATES.join(", ")} (prune never deletes queued or running jobs)`,
+      );
   }
   return states;
 }
@@ -68,7 +73,10 @@ export interface OutputToRemove {
  * names, never read again). Shared by `prune` and triage's delete
  * (docs/architecture.md "Prune").
  */
-export async function deleteJobRows(tx: StoreWriter, jobs: Job[]): Promise<{ deleted: { jobs: number; attempts: number; events: number }; outputs: OutputToRemove[] }> {
+export async function deleteJobRows(
+  tx: StoreWriter,
+  jobs: Job[],
+): Promise<{ deleted: { jobs: number; attempts: number; events: number }; outputs: OutputToRemove[] }> {
   const outputs: OutputToRemove[] = [];
   for (const job of jobs) outputs.push({ jobId: job.id, paths: await outputPaths(tx, job) });
   const deleted = await tx.deleteJobs(jobs.map((j) => j.id));
@@ -87,14 +95,20 @@ export function removeOutputs(spoolDir: string, outputs: OutputToRemove[]): { fr
     try {
       freed += removeJobOutput(spoolDir, jobId, paths);
     } catch (error) {
-      warnings.push({ code: "OUTPUT_NOT_REMOVED", message: `job ${jobId} was deleted but its output files could not all be removed (${(error as Error).message}); remove them by hand: ${paths.join(" ")}` });
+      warnings.push({
+        code: "OUTPUT_NOT_REMOVED",
+        message: `job ${jobId} was deleted but its output files could not all be removed (${(error as Error).message}); remove them by hand: ${paths.join(" ")}`,
+      });
     }
   }
   return { freed, warnings };
 }
 
 /** What deleting `jobs` would remove: their attempt and ledger rows and their output's size in bytes. Writes nothing. */
-export async function previewDeletion(tx: StoreReader, jobs: Job[]): Promise<{ attempts: number; events: number; bytes: number }> {
+export async function previewDeletion(
+  tx: StoreReader,
+  jobs: Job[],
+): Promise<{ attempts: number; events: number; bytes: number }> {
   const counts = await tx.historyCounts(jobs.map((j) => j.id));
   let bytes = 0;
   for (const j of jobs) bytes += filesSize(await outputPaths(tx, j));
@@ -106,16 +120,39 @@ export async function previewDeletion(tx: StoreReader, jobs: Job[]): Promise<{ a
  * (see {@link deleteJobRows}). Raises `LOCKED`; a file that cannot be removed
  * is an `OUTPUT_NOT_REMOVED` warning, the rows being gone.
  */
-export async function pruneJobs(store: Store, q: PruneQuery, now = store.now()): Promise<{ data: PruneData; warnings: Warning[] }> {
+export async function pruneJobs(
+  store: Store,
+  q: PruneQuery,
+  now = store.now(),
+): Promise<{ data: PruneData; warnings: Warning[] }> {
   const cutoff = now - q.olderThan;
   if (q.states.length === 0) {
-    return { data: { actual: false, dry_run: q.dryRun, matched: 0, deleted_jobs: 0, deleted_attempts: 0, deleted_events: 0, freed_bytes: 0 }, warnings: [] };
+    return {
+      data: {
+        actual: false,
+        dry_run: q.dryRun,
+        matched: 0,
+        deleted_jobs: 0,
+        deleted_attempts: 0,
+        deleted_events: 0,
+        freed_bytes: 0,
+      },
+      warnings: [],
+    };
   }
   if (q.dryRun) {
     const data = await store.read(async (tx): Promise<PruneData> => {
       const jobs = await tx.pruneCandidates(q.states, cutoff);
       const gone = await previewDeletion(tx, jobs);
-      return { actual: false, dry_run: true, matched: jobs.length, deleted_jobs: jobs.length, deleted_attempts: gone.attempts, deleted_events: gone.events, freed_bytes: gone.bytes };
+      return {
+        actual: false,
+        dry_run: true,
+        matched: jobs.length,
+        deleted_jobs: jobs.length,
+        deleted_attempts: gone.attempts,
+        deleted_events: gone.events,
+        freed_bytes: gone.bytes,
+      };
     });
     return { data, warnings: [] };
   }

@@ -5,10 +5,10 @@
  */
 import type { Job } from "../store/model.ts";
 import type { AttemptProcess, ClaimRequest, Store, StoreWriter } from "../store/store.ts";
-import { toClaimedAttempts, type ClaimedAttempt } from "./claim.ts";
+import { type ClaimedAttempt, toClaimedAttempts } from "./claim.ts";
 import { storedSignature } from "./failure-signature.ts";
-import { decideOutcome, type Outcome, type ProcessEnd } from "./outcome.ts";
 import { mapInOrder } from "./in-order.ts";
+import { decideOutcome, type Outcome, type ProcessEnd } from "./outcome.ts";
 import { readSettings } from "./settings.ts";
 
 /** The attempt being recorded and the worker that owned it. */
@@ -32,7 +32,13 @@ export interface AttemptRef {
  * by its own worker (the first COMMIT's answer was lost), it writes nothing
  * and returns the outcome recorded the first time.
  */
-export async function recordAttemptEnd(store: Store, ref: AttemptRef, end: ProcessEnd, now = store.now(), eventWorkerId: string | null = ref.workerId): Promise<Outcome | null> {
+export async function recordAttemptEnd(
+  store: Store,
+  ref: AttemptRef,
+  end: ProcessEnd,
+  now = store.now(),
+  eventWorkerId: string | null = ref.workerId,
+): Promise<Outcome | null> {
   return await store.write((tx) => recordIn(tx, ref, end, now, eventWorkerId));
 }
 
@@ -52,7 +58,11 @@ export interface AttemptEnd {
  * for an attempt the worker no longer owned; `claimed` is null when the store
  * did not claim. Raises what either raises; then nothing was written.
  */
-export async function recordAttemptEndsAndClaim(store: Store, ends: AttemptEnd[], claim: ClaimRequest): Promise<{ outcomes: (Outcome | null)[]; claimed: ClaimedAttempt[] | null }> {
+export async function recordAttemptEndsAndClaim(
+  store: Store,
+  ends: AttemptEnd[],
+  claim: ClaimRequest,
+): Promise<{ outcomes: (Outcome | null)[]; claimed: ClaimedAttempt[] | null }> {
   const { result, claimed } = await store.writeAndClaim((tx) => recordAllIn(tx, ends), claim);
   return { outcomes: result, claimed: claimed === null ? null : toClaimedAttempts(claimed) };
 }
@@ -68,7 +78,13 @@ function recordAllIn(tx: StoreWriter, ends: AttemptEnd[]): Promise<(Outcome | nu
 }
 
 /** The write of {@link recordAttemptEnd}, inside `tx`. */
-async function recordIn(tx: StoreWriter, ref: AttemptRef, end: ProcessEnd, now: number, eventWorkerId: string | null): Promise<Outcome | null> {
+async function recordIn(
+  tx: StoreWriter,
+  ref: AttemptRef,
+  end: ProcessEnd,
+  now: number,
+  eventWorkerId: string | null,
+): Promise<Outcome | null> {
   // Two independent reads, awaited together: PostgreSQL sends them in one round trip (docs/architecture.md "The driver contract").
   const [job, settings] = await Promise.all([tx.getJob(ref.jobId), readSettings(tx)]);
   if (!job) return null;
@@ -127,11 +143,19 @@ function attemptOfDetail(detail: string | null): number | null {
  * from its events; the counters are the job's now.
  */
 async function recordedEarlier(tx: StoreWriter, job: Job, ref: AttemptRef): Promise<Outcome | null> {
-  const ours = (await tx.eventsOf(ref.jobId)).filter((e) => e.worker_id === ref.workerId && e.event !== "claimed" && attemptOfDetail(e.detail) === ref.attemptNo);
+  const ours = (await tx.eventsOf(ref.jobId)).filter(
+    (e) => e.worker_id === ref.workerId && e.event !== "claimed" && attemptOfDetail(e.detail) === ref.attemptNo,
+  );
   const attempt = ours.length === 0 ? null : await tx.getAttempt(ref.jobId, ref.attemptNo);
   if (!attempt || attempt.state === "running") return null;
   const events = ours.map((e) => e.event);
-  const jobState = events.includes("dead") ? "dead" : events.includes("canceled") ? "canceled" : events.includes("succeeded") ? "done" : "queued";
+  const jobState = events.includes("dead")
+    ? "dead"
+    : events.includes("canceled")
+      ? "canceled"
+      : events.includes("succeeded")
+        ? "done"
+        : "queued";
   const retryIn = (JSON.parse(ours[0]!.detail ?? "{}") as { retry_in?: number }).retry_in;
   return {
     attemptState: attempt.state,

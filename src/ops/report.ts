@@ -4,12 +4,13 @@
  * reason plus output tails of what did not pass. Renderers (JUnit XML,
  * markdown) live in `src/ui/`; this module only reads and decides.
  */
-import { mapInOrder } from "./in-order.ts";
+
 import type { Attempt, Job, JobState } from "../store/model.ts";
 import type { StoreReader } from "../store/store.ts";
+import { mapInOrder } from "./in-order.ts";
 import { resolveJob } from "./jobs.ts";
 import { describeExit } from "./outcome.ts";
-import { streamTail, type StreamName } from "./output.ts";
+import { type StreamName, streamTail } from "./output.ts";
 import { parseDuration, parseTimestamp } from "./values.ts";
 
 /** How a job reads as a test case: done → passed, dead → failed, canceled → skipped, queued/running → pending. */
@@ -128,9 +129,13 @@ function messageOf(job: Job, result: CaseResult, last: Attempt | undefined): str
       return `not finished: ${job.state}${last ? ` (attempt ${last.attempt_no} ${last.state === "running" ? "running" : `${last.state}: ${attemptDetail(last)}`})` : ""}`;
     case "skipped":
       if (last?.state === "canceled") return "canceled while running";
-      return last ? `canceled while queued (attempt ${last.attempt_no} ${last.state}: ${attemptDetail(last)})` : "canceled before it ran";
+      return last
+        ? `canceled while queued (attempt ${last.attempt_no} ${last.state}: ${attemptDetail(last)})`
+        : "canceled before it ran";
     case "failed":
-      return last && last.state !== "succeeded" && last.state !== "running" ? attemptDetail(last) : (job.last_error ?? "dead");
+      return last && last.state !== "succeeded" && last.state !== "running"
+        ? attemptDetail(last)
+        : (job.last_error ?? "dead");
   }
 }
 
@@ -191,7 +196,8 @@ export async function buildReport(tx: StoreReader, q: ReportQuery, now = Date.no
   const jobs = rows.slice(0, q.limit).reverse();
   const cases = await mapInOrder(jobs, async (job) => toCase(tx, job, await tx.attemptsOf(job.id), now));
   const lanes: Record<string, ReportTotals> = {};
-  for (const lane of [...new Set(cases.map((c) => c.queue))].sort()) lanes[lane] = totalsOf(cases.filter((c) => c.queue === lane));
+  for (const lane of [...new Set(cases.map((c) => c.queue))].sort())
+    lanes[lane] = totalsOf(cases.filter((c) => c.queue === lane));
   return {
     generated_at: now,
     filters: { ids: ids.sort((a, b) => a - b), queue: q.queue ?? null, tags: q.tags, since: q.since ?? null },

@@ -6,11 +6,12 @@
  * Several jobs, or every job matching a filter, are requeued in one
  * transaction: all or none.
  */
-import { mapInOrder } from "./in-order.ts";
-import { SpoolError, invalidValue, type Warning } from "../contract/errors.ts";
+
+import { invalidValue, SpoolError, type Warning } from "../contract/errors.ts";
 import type { Job, JobFilter, JobState } from "../store/model.ts";
 import type { JobSettingsChange, Store, StoreWriter } from "../store/store.ts";
 import { ENV_KEY } from "./add.ts";
+import { mapInOrder } from "./in-order.ts";
 import { resolveJob } from "./jobs.ts";
 import { LIMITS } from "./limits.ts";
 import { canTransition } from "./states.ts";
@@ -27,9 +28,7 @@ export interface RetriedJob {
 export const RETRYABLE_STATES = ["dead", "canceled"] as const satisfies readonly JobState[];
 
 /** Which jobs to retry: named ones, or every job matching a filter (`--all`). */
-export type RetryTarget =
-  | { refs: string[] }
-  | { filter: Omit<JobFilter, "limit"> & { states: JobState[] } };
+export type RetryTarget = { refs: string[] } | { filter: Omit<JobFilter, "limit"> & { states: JobState[] } };
 
 /** Resolves references inside a transaction, dropping duplicates (two refs naming one job). */
 export async function resolveUnique(tx: StoreWriter, refs: string[]): Promise<Job[]> {
@@ -42,7 +41,7 @@ export async function resolveUnique(tx: StoreWriter, refs: string[]): Promise<Jo
 }
 
 /** Raises unless `job` may be retried (with `force` for a running job). */
-async function checkRetry(tx: StoreWriter, job: Job, force: boolean): Promise<void> {
+function checkRetry(job: Job, force: boolean): void {
   if (job.state === "done") {
     throw new SpoolError("CONFLICT", `job ${job.id} is done (it succeeded); retry requeues dead or canceled jobs`, {
       remediation: `to run its command again, add it anew: spoolctl show ${job.id} shows the command; spoolctl add -- CMD ARGS…`,
@@ -56,13 +55,19 @@ async function checkRetry(tx: StoreWriter, job: Job, force: boolean): Promise<vo
     });
   }
   if (job.state === "running" && !force) {
-    throw new SpoolError("SAFETY_BLOCK", `job ${job.id} is running (attempt ${job.last_attempt_no} on worker ${job.locked_by}); retrying it abandons that attempt while its process may still run`, {
-      remediation: `spoolctl retry ${job.id} --force  (or stop it first: spoolctl cancel ${job.id} --running --yes)`,
-      detail: { job_id: job.id, state: job.state },
-    });
+    throw new SpoolError(
+      "SAFETY_BLOCK",
+      `job ${job.id} is running (attempt ${job.last_attempt_no} on worker ${job.locked_by}); retrying it abandons that attempt while its process may still run`,
+      {
+        remediation: `spoolctl retry ${job.id} --force  (or stop it first: spoolctl cancel ${job.id} --running --yes)`,
+        detail: { job_id: job.id, state: job.state },
+      },
+    );
   }
   if (!canTransition(job.state, "queued")) {
-    throw new SpoolError("CONFLICT", `job ${job.id} is ${job.state} and cannot be retried`, { detail: { job_id: job.id, state: job.state } });
+    throw new SpoolError("CONFLICT", `job ${job.id} is ${job.state} and cannot be retried`, {
+      detail: { job_id: job.id, state: job.state },
+    });
   }
 }
 
@@ -90,7 +95,10 @@ function keyConflict(job: Job, holder: Job, inRequest = false): SpoolError {
   const remediation = inRequest
     ? `retry one of them (spoolctl retry ${job.id}); retry --all picks the newest of each key`
     : `wait for job ${holder.id} (spoolctl wait ${holder.id}) or cancel it, then retry job ${job.id}`;
-  return new SpoolError("IDEMPOTENCY_CONFLICT", message, { remediation, detail: { job_id: job.id, holder_id: holder.id, key: job.idempotency_key } });
+  return new SpoolError("IDEMPOTENCY_CONFLICT", message, {
+    remediation,
+    detail: { job_id: job.id, holder_id: holder.id, key: job.idempotency_key },
+  });
 }
 
 /**
@@ -99,7 +107,13 @@ function keyConflict(job: Job, holder: Job, inRequest = false): SpoolError {
  * worker sees the loss at its next heartbeat and stops the process within the kill grace,
  * and until then a new attempt would run beside the old one (docs/architecture.md "Retry").
  */
-async function requeue(tx: StoreWriter, job: Job, now: number, extra: Record<string, unknown> = {}, forcedHoldoffSeconds = 0): Promise<RetriedJob> {
+async function requeue(
+  tx: StoreWriter,
+  job: Job,
+  now: number,
+  extra: Record<string, unknown> = {},
+  forcedHoldoffSeconds = 0,
+): Promise<RetriedJob> {
   const detail: Record<string, unknown> = { from: job.state, ...extra };
   let dueAt = now;
   if (job.state === "running") {
@@ -119,7 +133,7 @@ async function requeue(tx: StoreWriter, job: Job, now: number, extra: Record<str
     dueAt = now + forcedHoldoffSeconds;
     detail.due_at = dueAt;
   }
-  if (!await tx.requeueJob(job.id, job.state, dueAt)) {
+  if (!(await tx.requeueJob(job.id, job.state, dueAt))) {
     throw new SpoolError("CONFLICT", `job ${job.id} changed state while being retried`, { detail: { job_id: job.id } });
   }
   await tx.appendEvent(job.id, "retried", null, JSON.stringify(detail), now);
@@ -164,9 +178,13 @@ export async function retryJobs(
 ): Promise<RetryOutcome> {
   const overrides = opts.overrides && hasOverrides(opts.overrides) ? opts.overrides : null;
   if (overrides && opts.force) {
-    throw new SpoolError("INVALID_INPUT", "--force cannot be combined with --timeout, --max-retries or --env: a running job's settings are not changed under it", {
-      remediation: "stop it first (spoolctl cancel ID --running --yes), then retry it with the new settings",
-    });
+    throw new SpoolError(
+      "INVALID_INPUT",
+      "--force cannot be combined with --timeout, --max-retries or --env: a running job's settings are not changed under it",
+      {
+        remediation: "stop it first (spoolctl cancel ID --running --yes), then retry it with the new settings",
+      },
+    );
   }
   try {
     return await store.write(async (tx) => {
@@ -189,7 +207,11 @@ class DryRunDone extends Error {
 
 /** Whether `o` changes anything (an empty env changes nothing). */
 function hasOverrides(o: RetryOverrides): boolean {
-  return o.timeoutSeconds !== undefined || o.maxRetries !== undefined || (o.env !== undefined && Object.keys(o.env).length > 0);
+  return (
+    o.timeoutSeconds !== undefined ||
+    o.maxRetries !== undefined ||
+    (o.env !== undefined && Object.keys(o.env).length > 0)
+  );
 }
 
 /**
@@ -197,10 +219,17 @@ function hasOverrides(o: RetryOverrides): boolean {
  * ({@link checkRetry}) and its key looked up once, then requeued, with its
  * settings changed first when `overrides` asks ({@link requeueChecked}).
  */
-async function retryIn(tx: StoreWriter, target: RetryTarget, force: boolean, now: number, overrides: RetryOverrides | null, forcedHoldoffSeconds: number): Promise<RetryOutcome> {
+async function retryIn(
+  tx: StoreWriter,
+  target: RetryTarget,
+  force: boolean,
+  now: number,
+  overrides: RetryOverrides | null,
+  forcedHoldoffSeconds: number,
+): Promise<RetryOutcome> {
   if ("refs" in target) {
     const jobs = await resolveUnique(tx, target.refs);
-    for (const job of jobs) await checkRetry(tx, job, force);
+    for (const job of jobs) checkRetry(job, force);
     const requeued = new Set<number>();
     return {
       jobs: await mapInOrder(jobs, async (job) => {
@@ -213,12 +242,14 @@ async function retryIn(tx: StoreWriter, target: RetryTarget, force: boolean, now
     };
   }
   // Newest first, so that of several jobs sharing a key the newest is the one requeued.
-  const matches = (await tx.listJobs({ ...target.filter, limit: Number.MAX_SAFE_INTEGER })).filter((j) => (RETRYABLE_STATES as readonly string[]).includes(j.state));
+  const matches = (await tx.listJobs({ ...target.filter, limit: Number.MAX_SAFE_INTEGER })).filter((j) =>
+    (RETRYABLE_STATES as readonly string[]).includes(j.state),
+  );
   const chosen: Job[] = [];
   const skipped: SkippedRetry[] = [];
   const taken = new Map<string, number>();
   for (const job of matches) {
-    await checkRetry(tx, job, false);
+    checkRetry(job, false);
     const key = job.idempotency_key;
     const holderId = key === null ? undefined : (taken.get(key) ?? (await keyHolder(tx, job))?.id);
     if (key !== null && holderId !== undefined) {
@@ -257,7 +288,8 @@ export function parseRetryOverrides(input: { timeout?: string; maxRetries?: stri
   const out: RetryOverrides = {};
   const t = LIMITS.timeout_seconds;
   if (input.timeout !== undefined) out.timeoutSeconds = parseDuration("timeout", input.timeout, t.min, t.max);
-  if (input.maxRetries !== undefined) out.maxRetries = parseInteger("max-retries", input.maxRetries, LIMITS.max_retries.min, LIMITS.max_retries.max);
+  if (input.maxRetries !== undefined)
+    out.maxRetries = parseInteger("max-retries", input.maxRetries, LIMITS.max_retries.min, LIMITS.max_retries.max);
   if (input.env !== undefined) {
     const env = parsePairs("env", input.env, ENV_KEY, "a variable name ([A-Za-z_][A-Za-z0-9_]*)");
     if (Object.values(env).some((v) => v.includes("\0"))) throw invalidValue("env", "…", "values without NUL bytes");
@@ -268,7 +300,11 @@ export function parseRetryOverrides(input: { timeout?: string; maxRetries?: stri
 
 /** A job retried with changed settings; `changed` lists what changed (env by key only: values stay out of the ledger). */
 export interface RetriedWithOverrides extends RetriedJob {
-  changed: { timeout_seconds?: { from: number; to: number }; max_retries?: { from: number; to: number }; env_set?: string[] };
+  changed: {
+    timeout_seconds?: { from: number; to: number };
+    max_retries?: { from: number; to: number };
+    env_set?: string[];
+  };
 }
 
 /**
@@ -277,7 +313,13 @@ export interface RetriedWithOverrides extends RetriedJob {
  * what changed. Raises `INVALID_INPUT` when the merged env would exceed its
  * limit, `CONFLICT` when the job changed state meanwhile.
  */
-async function requeueChecked(tx: StoreWriter, job: Job, now: number, overrides: RetryOverrides | null, forcedHoldoffSeconds: number): Promise<RetriedJob> {
+async function requeueChecked(
+  tx: StoreWriter,
+  job: Job,
+  now: number,
+  overrides: RetryOverrides | null,
+  forcedHoldoffSeconds: number,
+): Promise<RetriedJob> {
   if (overrides === null) return requeue(tx, job, now, {}, forcedHoldoffSeconds);
   const changes: JobSettingsChange = {};
   const changed: RetriedWithOverrides["changed"] = {};
@@ -291,11 +333,12 @@ async function requeueChecked(tx: StoreWriter, job: Job, now: number, overrides:
   }
   if (overrides.env !== undefined && Object.keys(overrides.env).length > 0) {
     const env = { ...job.env, ...overrides.env };
-    if (Object.keys(env).length > LIMITS.env.max) throw invalidValue("env", `${Object.keys(env).length} variables`, `at most ${LIMITS.env.max}`);
+    if (Object.keys(env).length > LIMITS.env.max)
+      throw invalidValue("env", `${Object.keys(env).length} variables`, `at most ${LIMITS.env.max}`);
     changes.env = env;
     changed.env_set = Object.keys(overrides.env).sort();
   }
-  if (Object.keys(changes).length > 0 && !await tx.updateJobSettings(job.id, job.state, changes)) {
+  if (Object.keys(changes).length > 0 && !(await tx.updateJobSettings(job.id, job.state, changes))) {
     throw new SpoolError("CONFLICT", `job ${job.id} changed state while being retried`, { detail: { job_id: job.id } });
   }
   return { ...(await requeue(tx, job, now, Object.keys(changed).length ? { changed } : {})), changed };
@@ -310,7 +353,12 @@ async function requeueChecked(tx: StoreWriter, job: Job, now: number, overrides:
  * like `retryJobs`, or `INVALID_INPUT` when a merged env would exceed its
  * limit; then nothing changed.
  */
-export async function retryWithOverrides(store: Store, refs: string[], overrides: RetryOverrides, now = store.now()): Promise<RetriedWithOverrides[]> {
+export async function retryWithOverrides(
+  store: Store,
+  refs: string[],
+  overrides: RetryOverrides,
+  now = store.now(),
+): Promise<RetriedWithOverrides[]> {
   const { jobs } = await retryJobs(store, { refs }, { force: false, overrides }, now);
   return jobs.map((j) => ({ ...j, changed: j.changed ?? {} }));
 }

@@ -23,10 +23,14 @@ export function lockWaitSeconds(env: Record<string, string | undefined> = proces
   if (raw === undefined || raw.trim() === "") return LOCK_WAIT_DEFAULT_SECONDS;
   const n = Number(raw);
   if (!Number.isFinite(n) || n < 0 || n > LOCK_WAIT_MAX_SECONDS) {
-    throw new SpoolError("INVALID_INPUT", `SPOOLCTL_LOCK_WAIT must be a number of seconds from 0 to ${LOCK_WAIT_MAX_SECONDS}`, {
-      remediation: `unset it for the default (${LOCK_WAIT_DEFAULT_SECONDS}s), or set e.g. SPOOLCTL_LOCK_WAIT=120`,
-      detail: { env: "SPOOLCTL_LOCK_WAIT" },
-    });
+    throw new SpoolError(
+      "INVALID_INPUT",
+      `SPOOLCTL_LOCK_WAIT must be a number of seconds from 0 to ${LOCK_WAIT_MAX_SECONDS}`,
+      {
+        remediation: `unset it for the default (${LOCK_WAIT_DEFAULT_SECONDS}s), or set e.g. SPOOLCTL_LOCK_WAIT=120`,
+        detail: { env: "SPOOLCTL_LOCK_WAIT" },
+      },
+    );
   }
   return n;
 }
@@ -61,10 +65,14 @@ export async function rideOutLock<T>(fn: () => Promise<T>, opts: RideOutOptions)
       const sleep = pause / 2 + Math.random() * (pause / 2);
       if (waited + sleep / 1000 > opts.limitSeconds) {
         if (opts.limitSeconds <= 0) throw error;
-        throw new SpoolError("LOCKED", `${error.message.replace(/ for \d+(\.\d+)?s$/, "")} (waited ${Math.round(waited)}s in all, the SPOOLCTL_LOCK_WAIT limit)`, {
-          remediation: error.remediation ?? "retry in a moment",
-          detail: { ...(error.detail ?? {}), waited_seconds: Math.round(waited) },
-        });
+        throw new SpoolError(
+          "LOCKED",
+          `${error.message.replace(/ for \d+(\.\d+)?s$/, "")} (waited ${Math.round(waited)}s in all, the SPOOLCTL_LOCK_WAIT limit)`,
+          {
+            remediation: error.remediation ?? "retry in a moment",
+            detail: { ...(error.detail ?? {}), waited_seconds: Math.round(waited) },
+          },
+        );
       }
       opts.onWait?.(error, waited);
       await Bun.sleep(sleep);

@@ -19,7 +19,14 @@ export interface QueueSettings {
 }
 
 /** Setting keys, canonical (underscore) spelling. */
-export const SETTING_KEYS = ["max_retries", "timeout", "backoff_base", "backoff_cap", "output_cap", "retry_spawn_failures"] as const;
+export const SETTING_KEYS = [
+  "max_retries",
+  "timeout",
+  "backoff_base",
+  "backoff_cap",
+  "output_cap",
+  "retry_spawn_failures",
+] as const;
 
 /** Reads every setting, falling back to its default (docs/architecture.md "Settings"). */
 export async function readSettings(tx: StoreReader): Promise<QueueSettings> {

@@ -2,9 +2,9 @@
 import { REPORTED_STATES } from "../store/model.ts";
 import { queueDisks } from "../store/space.ts";
 import type { StoreReader } from "../store/store.ts";
-import { summarize, type JobSummary } from "./jobs.ts";
-import { strandedJobs, type HealthContext, type WorkerHealth } from "./worker-health.ts";
-import { listWorkers, staleAfter, type JudgeWorker } from "./workers.ts";
+import { type JobSummary, summarize } from "./jobs.ts";
+import { type HealthContext, strandedJobs, type WorkerHealth } from "./worker-health.ts";
+import { type JudgeWorker, listWorkers, staleAfter } from "./workers.ts";
 
 /** Counts keyed by every reported state (`failed` always 0). */
 export type StateCounts = Record<(typeof REPORTED_STATES)[number], number>;
@@ -39,9 +39,16 @@ export interface FullDisk {
 }
 
 /** The queue's full disks on this host (see {@link StatusData.full_disks}). */
-export function fullDisks(store: { driver: "sqlite" | "postgres"; location: string; spoolDir: string; exists: boolean }): FullDisk[] {
+export function fullDisks(store: {
+  driver: "sqlite" | "postgres";
+  location: string;
+  spoolDir: string;
+  exists: boolean;
+}): FullDisk[] {
   if (!store.exists) return [];
-  return queueDisks(store).filter((d) => d.full).map((d) => ({ role: d.role, path: d.path, free_bytes: d.freeBytes }));
+  return queueDisks(store)
+    .filter((d) => d.full)
+    .map((d) => ({ role: d.role, path: d.path, free_bytes: d.freeBytes }));
 }
 
 function zero(): StateCounts {
@@ -53,11 +60,18 @@ function zero(): StateCounts {
  * `health` judges the running jobs' workers (without it, `stranded` is empty
  * and no worker is `stale`).
  */
-export async function readStatus(tx: StoreReader, judge: JudgeWorker, now = Date.now() / 1000, deadLimit = 5, health?: HealthContext): Promise<StatusData> {
+export async function readStatus(
+  tx: StoreReader,
+  judge: JudgeWorker,
+  now = Date.now() / 1000,
+  deadLimit = 5,
+  health?: HealthContext,
+): Promise<StatusData> {
   const counts = zero();
   const queues: StatusData["queues"] = {};
   // Lanes are user-named: a lane called "constructor" or "toString" must not find Object.prototype's member.
-  const lane = (queue: string) => (Object.hasOwn(queues, queue) ? queues[queue]! : (queues[queue] = { ...zero(), scheduled: 0 }));
+  const lane = (queue: string) =>
+    Object.hasOwn(queues, queue) ? queues[queue]! : (queues[queue] = { ...zero(), scheduled: 0 });
   for (const { state, queue, n } of await tx.countByStateAndLane()) {
     counts[state] += n;
     lane(queue)[state] += n;
@@ -70,5 +84,12 @@ export async function readStatus(tx: StoreReader, judge: JudgeWorker, now = Date
   const stale = health ? staleAfter(health) : undefined;
   const live_workers = (await listWorkers(tx, judge, 1000, stale)).filter((w) => w.status === "live").length;
   const stranded = health && counts.running > 0 ? await strandedJobs(tx, health) : [];
-  return { counts, scheduled, queues, recent_dead: (await tx.recentDead(deadLimit)).map((j) => summarize(j, now)), live_workers, stranded };
+  return {
+    counts,
+    scheduled,
+    queues,
+    recent_dead: (await tx.recentDead(deadLimit)).map((j) => summarize(j, now)),
+    live_workers,
+    stranded,
+  };
 }

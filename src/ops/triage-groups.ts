@@ -6,7 +6,15 @@
  */
 import type { FailureGroupRow, FailureReason, Job, JobFilter, JobState } from "../store/model.ts";
 import type { Store, StoreReader } from "../store/store.ts";
-import { lastNonEmptyLine, MASK_VERSION, maskLine, signatureKey, signatureText, STDERR_TAIL_READ, type FailureSignature } from "./failure-signature.ts";
+import {
+  type FailureSignature,
+  lastNonEmptyLine,
+  MASK_VERSION,
+  maskLine,
+  STDERR_TAIL_READ,
+  signatureKey,
+  signatureText,
+} from "./failure-signature.ts";
 import { streamTail } from "./output.ts";
 
 /**
@@ -42,7 +50,7 @@ export function selectionText(sel: JobSelection): string {
   if (sel.sinceSeconds !== undefined) parts.push(`ended in the last ${sel.sinceSeconds}s`);
   if (sel.failureReasons?.length) parts.push(`failed by ${sel.failureReasons.join(" or ")}`);
   if (sel.match !== undefined) parts.push(`matching ${JSON.stringify(sel.match)}`);
-  return parts.length ? " " + parts.join(", ") : "";
+  return parts.length ? ` ${parts.join(", ")}` : "";
 }
 
 /** One group of failed jobs, as triage shows it and `list --group --json` reports it. */
@@ -64,7 +72,12 @@ export interface FailureGroup {
 /** Dead groups before canceled ones; then largest first; then the freshest. */
 function groupOrder(a: FailureGroup, b: FailureGroup): number {
   const rank = (s: JobState) => (s === "dead" ? 0 : 1);
-  return rank(a.signature.state) - rank(b.signature.state) || b.count - a.count || b.last_seen - a.last_seen || b.job_ids[0]! - a.job_ids[0]!;
+  return (
+    rank(a.signature.state) - rank(b.signature.state) ||
+    b.count - a.count ||
+    b.last_seen - a.last_seen ||
+    b.job_ids[0]! - a.job_ids[0]!
+  );
 }
 
 /** The lines the store could not group by (not recorded): read from each job's last attempt, a bounded read. */
@@ -81,7 +94,8 @@ async function readUnrecorded(tx: StoreReader, rows: FailureGroupRow[]): Promise
 /** The unmasked stderr line of each example job's last attempt ("" when none was recorded or read). */
 async function exampleLines(tx: StoreReader, jobs: Job[], rows: FailureGroupRow[]): Promise<Map<number, string>> {
   const out = new Map<number, string>();
-  for (const row of rows) if (row.count === 1 && row.stderr_last_line !== null) out.set(row.job_ids[0]!, row.stderr_last_line);
+  for (const row of rows)
+    if (row.count === 1 && row.stderr_last_line !== null) out.set(row.job_ids[0]!, row.stderr_last_line);
   for (const job of jobs) {
     if (out.has(job.id) || job.last_attempt_no === 0) continue;
     out.set(job.id, (await tx.getAttempt(job.id, job.last_attempt_no))?.stderr_last_line ?? "");
@@ -95,7 +109,12 @@ async function exampleLines(tx: StoreReader, jobs: Job[], rows: FailureGroupRow[
  * snapshot: the store's GROUP BY (by the signatures workers recorded, so a
  * few rows), masking what was recorded without one, and the example jobs.
  */
-export async function failureGroups(store: Store, sel: JobSelection, states: JobState[] = ["dead", "canceled"], now = store.now()): Promise<FailureGroup[]> {
+export async function failureGroups(
+  store: Store,
+  sel: JobSelection,
+  states: JobState[] = ["dead", "canceled"],
+  now = store.now(),
+): Promise<FailureGroup[]> {
   return await store.read(async (tx) => {
     const rows = await tx.failureGroups({ ...selectionFilter(sel, now), states }, MASK_VERSION);
     await readUnrecorded(tx, rows);
@@ -108,7 +127,13 @@ export async function failureGroups(store: Store, sel: JobSelection, states: Job
         m = masked.get(line) ?? maskLine(line);
         masked.set(line, m);
       }
-      const signature: FailureSignature = { state: row.state as "dead" | "canceled", failure_reason: row.failure_reason, exit_code: row.exit_code, signal: row.signal, stderr: m };
+      const signature: FailureSignature = {
+        state: row.state as "dead" | "canceled",
+        failure_reason: row.failure_reason,
+        exit_code: row.exit_code,
+        signal: row.signal,
+        stderr: m,
+      };
       const key = signatureKey(signature);
       const entry = merged.get(key) ?? { signature, rows: [] };
       entry.rows.push(row);
@@ -128,11 +153,20 @@ export async function failureGroups(store: Store, sel: JobSelection, states: Job
         example: { job_id: jobIds[0]!, argv: [], stderr_line: "" },
       });
     }
-    const examples = groups.length ? await tx.listJobs({ ids: groups.map((g) => g.example.job_id), limit: groups.length }) : [];
+    const examples = groups.length
+      ? await tx.listJobs({ ids: groups.map((g) => g.example.job_id), limit: groups.length })
+      : [];
     const argvOf = new Map(examples.map((j) => [j.id, j.argv]));
     const lineOf = await exampleLines(tx, examples, rows);
     return groups
-      .map((g) => ({ ...g, example: { ...g.example, argv: argvOf.get(g.example.job_id) ?? [], stderr_line: lineOf.get(g.example.job_id) ?? "" } }))
+      .map((g) => ({
+        ...g,
+        example: {
+          ...g.example,
+          argv: argvOf.get(g.example.job_id) ?? [],
+          stderr_line: lineOf.get(g.example.job_id) ?? "",
+        },
+      }))
       .sort(groupOrder);
   });
 }

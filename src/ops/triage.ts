@@ -5,9 +5,9 @@
  */
 import type { Job, JobState } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
-import { jobFeedback, type FeedbackData } from "./feedback.ts";
-import { attemptOutput, pickAttempt, STREAMS, type AttemptOutput } from "./output.ts";
-import { selectionFilter, type JobSelection } from "./triage-groups.ts";
+import { type FeedbackData, jobFeedback } from "./feedback.ts";
+import { type AttemptOutput, attemptOutput, pickAttempt, STREAMS } from "./output.ts";
+import { type JobSelection, selectionFilter } from "./triage-groups.ts";
 
 /** States triage walks, in this order: dead first, then the other failed-looking ones. */
 export const TRIAGE_STATES = ["dead", "canceled"] as const satisfies readonly JobState[];
@@ -22,7 +22,12 @@ export const PICK_LIMIT = 500;
  * Jobs in `states`, grouped by state in the order given, each group newest
  * first by when it ended (then by id), so the freshest failure comes first.
  */
-export async function jobsInStates(store: Store, states: readonly JobState[], scope: JobScope, limit = PICK_LIMIT): Promise<Job[]> {
+export async function jobsInStates(
+  store: Store,
+  states: readonly JobState[],
+  scope: JobScope,
+  limit = PICK_LIMIT,
+): Promise<Job[]> {
   const filter = selectionFilter(scope, store.now());
   return await store.read(async (tx) => {
     const out: Job[] = [];

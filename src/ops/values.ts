@@ -3,7 +3,7 @@
  * durations, timestamps, lane names and K=V pairs. Every rejection names the
  * flag, the value and what is accepted (docs/contract.md "Error objects and warnings").
  */
-import { SpoolError, invalidValue } from "../contract/errors.ts";
+import { invalidValue, SpoolError } from "../contract/errors.ts";
 import { LIMITS } from "./limits.ts";
 
 /** An integer within [min, max]. */
@@ -18,7 +18,8 @@ export function parseInteger(flag: string, raw: string, min: number, max: number
 /** A finite decimal number within [min, max]. */
 export function parseNumber(flag: string, raw: string, min: number, max: number): number {
   const text = raw.trim();
-  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) throw invalidValue(flag, raw, `a number from ${min} to ${max}`);
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text))
+    throw invalidValue(flag, raw, `a number from ${min} to ${max}`);
   const n = Number(text);
   if (!Number.isFinite(n) || n < min || n > max) throw invalidValue(flag, raw, `a number from ${min} to ${max}`);
   return n;
@@ -32,7 +33,11 @@ const UNIT_SECONDS: Record<string, number> = { "": 1, s: 1, m: 60, h: 3600, d: 8
  * messages read this way, never as `315360000s`.
  */
 export function durationText(seconds: number): string {
-  for (const [unit, size] of [["d", 86400], ["h", 3600], ["m", 60]] as const) {
+  for (const [unit, size] of [
+    ["d", 86400],
+    ["h", 3600],
+    ["m", 60],
+  ] as const) {
     if (seconds >= size && Number.isInteger(seconds / size)) return `${seconds / size}${unit}`;
   }
   return `${seconds}s`;
@@ -66,7 +71,17 @@ function utcMs(y: number, mo: number, d: number, h: number, mi: number, s: numbe
 /** The local zone's offset from UTC at instant `t` (ms), exact to the millisecond (old zones have odd seconds). */
 function localOffsetMs(t: number): number {
   const d = new Date(t);
-  return utcMs(d.getFullYear(), d.getMonth(), d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds(), d.getMilliseconds()) - t;
+  return (
+    utcMs(
+      d.getFullYear(),
+      d.getMonth(),
+      d.getDate(),
+      d.getHours(),
+      d.getMinutes(),
+      d.getSeconds(),
+      d.getMilliseconds(),
+    ) - t
+  );
 }
 
 /** Largest epoch second a `Date` can show (±8.64e15 ms); beyond it every renderer prints "Invalid Date". */
@@ -106,15 +121,20 @@ function parseTimestampUnbounded(flag: string, raw: string): number {
   // Checked before any zone logic, so that February 30 is called an invalid date, not a daylight-saving gap.
   const wallUtc = utcMs(...parts, ms);
   if (new Date(wallUtc).getUTCDate() !== parts[2]) {
-    throw new SpoolError("INVALID_INPUT", `invalid value for ${flag}: ${JSON.stringify(raw)} is not a valid date (${y}-${mo} has no day ${d})`, {
-      remediation: `write a date that exists; ${accepted}`,
-      detail: { flag, value: raw, accepted },
-    });
+    throw new SpoolError(
+      "INVALID_INPUT",
+      `invalid value for ${flag}: ${JSON.stringify(raw)} is not a valid date (${y}-${mo} has no day ${d})`,
+      {
+        remediation: `write a date that exists; ${accepted}`,
+        detail: { flag, value: raw, accepted },
+      },
+    );
   }
   if (zone) {
     const hours = zone === "Z" ? 0 : Number(zone.slice(1, 3));
     const minutes = zone === "Z" ? 0 : Number(zone.slice(-2));
-    if (hours > 14 || minutes > 59 || hours * 60 + minutes > 14 * 60) throw invalidValue(flag, raw, `a zone offset from -14:00 to +14:00 (minutes below 60); ${accepted}`);
+    if (hours > 14 || minutes > 59 || hours * 60 + minutes > 14 * 60)
+      throw invalidValue(flag, raw, `a zone offset from -14:00 to +14:00 (minutes below 60); ${accepted}`);
     const offset = (zone[0] === "-" ? -1 : 1) * (hours * 60 + minutes);
     return (wallUtc - offset * 60000) / 1000;
   }
@@ -122,17 +142,26 @@ function parseTimestampUnbounded(flag: string, raw: string): number {
   // uses within ±15 h of the wall time (offsets never exceed 14 h); sampling every 15 minutes finds each of
   // them (no zone keeps an offset for less than that), and each candidate is then checked exactly.
   const offsets = new Set<number>();
-  for (let probe = wallUtc - 15 * 3600_000; probe <= wallUtc + 15 * 3600_000; probe += 15 * 60_000) offsets.add(localOffsetMs(probe));
+  for (let probe = wallUtc - 15 * 3600_000; probe <= wallUtc + 15 * 3600_000; probe += 15 * 60_000)
+    offsets.add(localOffsetMs(probe));
   const matches = new Set<number>();
   for (const offset of offsets) {
     const candidate = wallUtc - offset;
     if (localOffsetMs(candidate) === offset) matches.add(candidate);
   }
   if (matches.size === 0) {
-    throw invalidValue(flag, raw, "a local time that exists (this one falls in a daylight-saving gap); add a zone such as Z or +01:00");
+    throw invalidValue(
+      flag,
+      raw,
+      "a local time that exists (this one falls in a daylight-saving gap); add a zone such as Z or +01:00",
+    );
   }
   if (matches.size > 1) {
-    throw invalidValue(flag, raw, "an unambiguous local time (this one occurs twice at a daylight-saving change); add a zone such as Z or +01:00");
+    throw invalidValue(
+      flag,
+      raw,
+      "an unambiguous local time (this one occurs twice at a daylight-saving change); add a zone such as Z or +01:00",
+    );
   }
   return [...matches][0]! / 1000;
 }
@@ -141,7 +170,11 @@ function parseTimestampUnbounded(flag: string, raw: string): number {
 export function parseLane(flag: string, raw: string): string {
   const { pattern, maxLength } = LIMITS.queue;
   if (raw.length > maxLength || !pattern.test(raw)) {
-    throw invalidValue(flag, raw, `a lane name of 1-${maxLength} characters: letters, digits, '.', '_' or '-', starting with a letter or digit`);
+    throw invalidValue(
+      flag,
+      raw,
+      `a lane name of 1-${maxLength} characters: letters, digits, '.', '_' or '-', starting with a letter or digit`,
+    );
   }
   return raw;
 }
@@ -160,7 +193,12 @@ export function parsePairs(flag: string, raws: string[], keyPattern: RegExp, key
     const key = eq === -1 ? "" : raw.slice(0, eq);
     if (eq <= 0 || !keyPattern.test(key)) {
       const accepted = `KEY=VALUE where KEY is ${keyRule}`;
-      const what = eq === -1 ? `entry ${index + 1} has no "=" (not shown: it may hold a secret)` : eq === 0 ? `entry ${index + 1} has an empty name` : `the name ${JSON.stringify(key)} is not accepted`;
+      const what =
+        eq === -1
+          ? `entry ${index + 1} has no "=" (not shown: it may hold a secret)`
+          : eq === 0
+            ? `entry ${index + 1} has an empty name`
+            : `the name ${JSON.stringify(key)} is not accepted`;
       throw new SpoolError("INVALID_INPUT", `invalid value for ${flag}: ${what} (expected ${accepted})`, {
         detail: { flag, name: eq > 0 ? key : null, accepted },
       });
@@ -177,5 +215,7 @@ export function parsePairs(flag: string, raws: string[], keyPattern: RegExp, key
  * (…)` refusals of `add --from` and `enqueue`.
  */
 export function jsonErrorReason(error: unknown): string {
-  return String((error as Error)?.message ?? error).replace(/\s*"(?:[^"\\]|\\.)*"/g, "").replace(/\s*'[^']*'/g, "");
+  return String((error as Error)?.message ?? error)
+    .replace(/\s*"(?:[^"\\]|\\.)*"/g, "")
+    .replace(/\s*'[^']*'/g, "");
 }

@@ -4,10 +4,11 @@
  * some ended dead or canceled (exit 6 with `ok: true`); `TIMEOUT` (exit 4) when
  * the deadline passes first.
  */
-import { mapInOrder } from "./in-order.ts";
+
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import type { Job, JobState } from "../store/model.ts";
 import type { Store, StoreReader } from "../store/store.ts";
+import { mapInOrder } from "./in-order.ts";
 import { JOB_NOT_FOUND_REMEDIATION, resolveJob } from "./jobs.ts";
 import { isTerminal } from "./states.ts";
 import { counted } from "./values.ts";
@@ -82,7 +83,9 @@ export interface WaitResult {
  */
 export async function waitForJobs(store: Store, refs: string[], opts: WaitOptions): Promise<WaitResult> {
   const started = performance.now();
-  const ids = await store.read(async (tx) => [...new Set(await mapInOrder(refs, async (ref) => (await resolveJob(tx, ref)).id))]);
+  const ids = await store.read(async (tx) => [
+    ...new Set(await mapInOrder(refs, async (ref) => (await resolveJob(tx, ref)).id)),
+  ]);
   const warnings: Warning[] = [];
   let nobody: ReturnType<typeof unattended> | null = null;
   let unattendedSince: number | null = null;
@@ -91,7 +94,10 @@ export async function waitForJobs(store: Store, refs: string[], opts: WaitOption
     const { jobs, served } = await store.read(async (tx) => {
       const jobs = await mapInOrder(ids, async (id) => {
         const job = await tx.getJob(id);
-        if (!job) throw new SpoolError("NOT_FOUND", `job ${id} no longer exists (pruned while waited on)`, { remediation: JOB_NOT_FOUND_REMEDIATION });
+        if (!job)
+          throw new SpoolError("NOT_FOUND", `job ${id} no longer exists (pruned while waited on)`, {
+            remediation: JOB_NOT_FOUND_REMEDIATION,
+          });
         return job;
       });
       // At most once a second: a registry read and process look-ups.
@@ -101,7 +107,10 @@ export async function waitForJobs(store: Store, refs: string[], opts: WaitOption
     });
     const settled = jobs.filter((j) => isTerminal(j.state));
     opts.onProgress?.(settled.length, jobs.length);
-    const data: WaitData = { all_succeeded: jobs.every((j) => j.state === "done"), jobs: Object.fromEntries(jobs.map((j) => [String(j.id), view(j)])) };
+    const data: WaitData = {
+      all_succeeded: jobs.every((j) => j.state === "done"),
+      jobs: Object.fromEntries(jobs.map((j) => [String(j.id), view(j)])),
+    };
     if (settled.length === jobs.length) return { data, anyFailed: !data.all_succeeded, warnings };
     const pending = jobs.filter((j) => !isTerminal(j.state));
     if (served) {
@@ -119,12 +128,16 @@ export async function waitForJobs(store: Store, refs: string[], opts: WaitOption
     const elapsed = (performance.now() - started) / 1000;
     if (opts.timeoutSeconds !== null && elapsed >= opts.timeoutSeconds) {
       // The command goes into the remediation, which carries the selection (--db) like every hint.
-      throw new SpoolError("TIMEOUT", `${pending.length} of ${counted(jobs.length, "job")} not finished after ${opts.timeoutSeconds}s: ${pending.map((j) => `${j.id} (${j.state})`).join(", ")}${nobody ? `; ${nobody.why}` : ""}`, {
-        remediation: nobody
-          ? `start a worker (${nobody.start}), then wait again; spoolctl workers lists the workers`
-          : "wait longer (raise --timeout), or check that a worker serves their lane (spoolctl workers)",
-        detail: { pending: pending.map((j) => j.id), jobs: data.jobs },
-      });
+      throw new SpoolError(
+        "TIMEOUT",
+        `${pending.length} of ${counted(jobs.length, "job")} not finished after ${opts.timeoutSeconds}s: ${pending.map((j) => `${j.id} (${j.state})`).join(", ")}${nobody ? `; ${nobody.why}` : ""}`,
+        {
+          remediation: nobody
+            ? `start a worker (${nobody.start}), then wait again; spoolctl workers lists the workers`
+            : "wait longer (raise --timeout), or check that a worker serves their lane (spoolctl workers)",
+          detail: { pending: pending.map((j) => j.id), jobs: data.jobs },
+        },
+      );
     }
     const left = opts.timeoutSeconds === null ? Infinity : opts.timeoutSeconds - elapsed;
     await Bun.sleep(Math.max(1, Math.min(opts.pollSeconds, left) * 1000));

@@ -60,13 +60,24 @@ export interface WorkerHealth {
  * PID 1 has the same id and PID, only its start time differs), otherwise the
  * PID alone on this host, where only "gone" can be concluded. Null without a PID.
  */
-export function workerIdentityOf(job: Job, row: WorkerRecord | null, host: string, attempt?: Attempt | null): ProcessRef | null {
+export function workerIdentityOf(
+  job: Job,
+  row: WorkerRecord | null,
+  host: string,
+  attempt?: Attempt | null,
+): ProcessRef | null {
   if (job.locked_pid === null) return null;
   if (attempt && attempt.worker_start_time !== null && attempt.worker_pid === job.locked_pid) {
     const sameHost = row ? row.host : host;
-    return { host: sameHost, pid: job.locked_pid, bootId: row && row.start_time === attempt.worker_start_time ? row.boot_id : null, startTime: attempt.worker_start_time };
+    return {
+      host: sameHost,
+      pid: job.locked_pid,
+      bootId: row && row.start_time === attempt.worker_start_time ? row.boot_id : null,
+      startTime: attempt.worker_start_time,
+    };
   }
-  if (row && row.pid === job.locked_pid) return { host: row.host, pid: row.pid, bootId: row.boot_id, startTime: row.start_time };
+  if (row && row.pid === job.locked_pid)
+    return { host: row.host, pid: row.pid, bootId: row.boot_id, startTime: row.start_time };
   return { host, pid: job.locked_pid, bootId: null, startTime: null };
 }
 
@@ -94,7 +105,9 @@ export function healthCache(): HealthCache {
  */
 export async function prefetchHealth(tx: StoreReader, jobs: Job[], cache: HealthCache): Promise<void> {
   const running = jobs.filter((j) => j.state === "running" && !cache.attempts.has(j.id));
-  const ids = [...new Set(running.flatMap((j) => (j.locked_by === null || cache.rows.has(j.locked_by) ? [] : [j.locked_by])))];
+  const ids = [
+    ...new Set(running.flatMap((j) => (j.locked_by === null || cache.rows.has(j.locked_by) ? [] : [j.locked_by]))),
+  ];
   const [attempts, rows] = await Promise.all([
     Promise.all(running.map((j) => tx.getAttempt(j.id, j.last_attempt_no))),
     Promise.all(ids.map((id) => tx.getWorker(id))),
@@ -104,28 +117,53 @@ export async function prefetchHealth(tx: StoreReader, jobs: Job[], cache: Health
 }
 
 /** Judges a running job's worker (null for a job that is not running). `cache` spares repeated look-ups. */
-export async function jobWorkerHealth(tx: StoreReader, job: Job, ctx: HealthContext, cache: HealthCache = healthCache()): Promise<WorkerHealth | null> {
+export async function jobWorkerHealth(
+  tx: StoreReader,
+  job: Job,
+  ctx: HealthContext,
+  cache: HealthCache = healthCache(),
+): Promise<WorkerHealth | null> {
   const rows = cache.rows;
   if (job.state !== "running") return null;
   const id = job.locked_by;
   if (id !== null && !rows.has(id)) rows.set(id, await tx.getWorker(id));
-  const attempt = cache.attempts.has(job.id) ? cache.attempts.get(job.id)! : await tx.getAttempt(job.id, job.last_attempt_no);
+  const attempt = cache.attempts.has(job.id)
+    ? cache.attempts.get(job.id)!
+    : await tx.getAttempt(job.id, job.last_attempt_no);
   const who = workerIdentityOf(job, id === null ? null : (rows.get(id) ?? null), ctx.host, attempt);
   const age = Math.max(0, ctx.now - (job.heartbeat_at ?? job.locked_at ?? ctx.now));
-  const base = { job_id: job.id, worker_id: id, worker_pid: job.locked_pid, worker_host: who?.host ?? ctx.host, heartbeat_age_seconds: age };
+  const base = {
+    job_id: job.id,
+    worker_id: id,
+    worker_pid: job.locked_pid,
+    worker_host: who?.host ?? ctx.host,
+    heartbeat_age_seconds: age,
+  };
   const name = `worker ${id ?? "?"} (pid ${job.locked_pid ?? "?"}${who && who.host !== ctx.host ? ` on ${who.host}` : ""})`;
   const key = who ? `${who.host}\0${who.pid}\0${who.startTime}\0${who.bootId}` : "";
   if (who && !cache.verdicts.has(key)) cache.verdicts.set(key, ctx.judge(who));
   const verdict = who ? cache.verdicts.get(key)! : "unknown";
   if (verdict === "dead") {
     const wait = ctx.leaseSeconds - age;
-    return { ...base, worker_state: "dead", fate: `${name} is dead; reaped by the next worker${wait > 0 ? ` once its lease expires (in ${seconds(wait)})` : ""}, then requeued or dead-lettered` };
+    return {
+      ...base,
+      worker_state: "dead",
+      fate: `${name} is dead; reaped by the next worker${wait > 0 ? ` once its lease expires (in ${seconds(wait)})` : ""}, then requeued or dead-lettered`,
+    };
   }
   if (age > ctx.leaseSeconds && who && who.host !== ctx.host) {
-    return { ...base, worker_state: "lease_expired", fate: `${name} has not renewed its lease for ${seconds(age)}; reaped by the next worker` };
+    return {
+      ...base,
+      worker_state: "lease_expired",
+      fate: `${name} has not renewed its lease for ${seconds(age)}; reaped by the next worker`,
+    };
   }
   if (age > ctx.staleSeconds) {
-    return { ...base, worker_state: "stale", fate: `${name} has not heartbeated for ${seconds(age)} (stopped or stuck?); the job is not reaped while its worker lives` };
+    return {
+      ...base,
+      worker_state: "stale",
+      fate: `${name} has not heartbeated for ${seconds(age)} (stopped or stuck?); the job is not reaped while its worker lives`,
+    };
   }
   return { ...base, worker_state: "live", fate: "" };
 }

@@ -3,10 +3,11 @@
  * "Heartbeat and lease", "Graceful stop"): who is
  * live, what each runs, and asking workers to stop through the registry.
  */
-import { mapInOrder } from "./in-order.ts";
+
 import { SpoolError } from "../contract/errors.ts";
 import type { WorkerRecord } from "../store/model.ts";
 import type { Store, StoreReader } from "../store/store.ts";
+import { mapInOrder } from "./in-order.ts";
 
 /**
  * How a registry row is judged (docs/architecture.md "Dead workers in the
@@ -61,11 +62,17 @@ function judgeStatus(w: WorkerRecord, verdict: ReturnType<JudgeWorker>, stale?: 
 }
 
 /** Lists registry rows, newest heartbeat first, with their running jobs; with `stale`, a silent worker is `stale` or `lease_expired`. */
-export async function listWorkers(tx: StoreReader, judge: JudgeWorker, limit = 100, stale?: StaleAfter): Promise<WorkerView[]> {
+export async function listWorkers(
+  tx: StoreReader,
+  judge: JudgeWorker,
+  limit = 100,
+  stale?: StaleAfter,
+): Promise<WorkerView[]> {
   const running = new Map<string, number[]>();
   for (const { worker_id, job_id } of await tx.runningJobsByWorker()) {
     const list = running.get(worker_id);
-    if (list) list.push(job_id); // push, not copy: one worker may run thousands of jobs
+    if (list)
+      list.push(job_id); // push, not copy: one worker may run thousands of jobs
     else running.set(worker_id, [job_id]);
   }
   return (await tx.listWorkers(limit)).map((w) => ({
@@ -88,13 +95,22 @@ export async function listWorkers(tx: StoreReader, judge: JudgeWorker, limit = 1
  * (`stale` given) is not asked: it will never answer. Raises `NOT_FOUND` for
  * an unknown, stopped or dead id.
  */
-export async function requestStop(store: Store, workerId: string | null, judge: JudgeWorker, stale?: StaleAfter): Promise<string[]> {
+export async function requestStop(
+  store: Store,
+  workerId: string | null,
+  judge: JudgeWorker,
+  stale?: StaleAfter,
+): Promise<string[]> {
   return await store.write(async (tx) => {
     // A stale worker (stopped, stuck) still reads the request when it resumes.
-    const live = (await listWorkers(tx, judge, 10000, stale)).filter((w) => (w.status === "live" || w.status === "stale") && (workerId === null || w.worker_id === workerId));
+    const live = (await listWorkers(tx, judge, 10000, stale)).filter(
+      (w) => (w.status === "live" || w.status === "stale") && (workerId === null || w.worker_id === workerId),
+    );
     const ids = (await mapInOrder(live, (w) => tx.requestWorkerStop(w.worker_id))).flat();
     if (workerId !== null && ids.length === 0) {
-      throw new SpoolError("NOT_FOUND", `no running worker with id ${JSON.stringify(workerId)}`, { remediation: "run: spoolctl workers  (to see worker ids)" });
+      throw new SpoolError("NOT_FOUND", `no running worker with id ${JSON.stringify(workerId)}`, {
+        remediation: "run: spoolctl workers  (to see worker ids)",
+      });
     }
     return ids;
   });

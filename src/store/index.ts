@@ -10,10 +10,10 @@ import { sqliteChecks } from "./sqlite/inspect.ts";
 import { openSqliteStore } from "./sqlite/open.ts";
 import type { Store, StoreCheck } from "./store.ts";
 
-export type { Store, StoreCheck, StoreReader, StoreWriter, Waker } from "./store.ts";
 export { writableOrCreatable } from "./sqlite/inspect.ts";
 /** The schema version this binary writes (docs/architecture.md "Migrations"). */
 export { SCHEMA_VERSION } from "./sqlite/migrations.ts";
+export type { Store, StoreCheck, StoreReader, StoreWriter, Waker } from "./store.ts";
 
 /**
  * Opens the queue at `location`. With `create: false` a missing queue reads as
@@ -23,7 +23,10 @@ export { SCHEMA_VERSION } from "./sqlite/migrations.ts";
  * migration waits out the lock. A writer refuses a queue another user owns or
  * may write (`INTERNAL` with `detail.unsafe`, docs/architecture.md "Folder ownership").
  */
-export async function openQueue(location: QueueLocation, opts: { create: boolean; readOnly?: boolean }): Promise<Store> {
+export async function openQueue(
+  location: QueueLocation,
+  opts: { create: boolean; readOnly?: boolean },
+): Promise<Store> {
   const url = location.url ?? (isPgUrl(location.dbPath) ? connectionUrlFor(location.dbPath) : null);
   if (!opts.readOnly) refuseUnsafeQueue(url === null ? location.dbPath : null, location.spoolDir);
   if (url !== null) {
@@ -31,7 +34,12 @@ export async function openQueue(location: QueueLocation, opts: { create: boolean
     const { openPgStore } = await import("./postgres/open.ts");
     return openPgStore({ url, spoolDir: location.spoolDir, create: opts.create });
   }
-  return openSqliteStore({ path: location.dbPath, spoolDir: location.spoolDir, create: opts.create, readOnly: opts.readOnly });
+  return openSqliteStore({
+    path: location.dbPath,
+    spoolDir: location.spoolDir,
+    create: opts.create,
+    readOnly: opts.readOnly,
+  });
 }
 
 /**

@@ -12,9 +12,9 @@ import { existsSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { SpoolError } from "../contract/errors.ts";
-import { PG_SCHEMES, isPgUrl, parsePgUrl, redactUrl, schemeOf } from "./postgres/url.ts";
-import { formatBytes, readBounded } from "./read-bounded.ts";
 import { jsonErrorPosition } from "./json-position.ts";
+import { isPgUrl, PG_SCHEMES, parsePgUrl, redactUrl, schemeOf } from "./postgres/url.ts";
+import { formatBytes, readBounded } from "./read-bounded.ts";
 
 /** Where the database path came from. */
 export type DbPathSource = "flag" | "env" | "config" | "default";
@@ -51,10 +51,14 @@ export function connectionUrlFor(dbPath: string): string {
 export function checkScheme(value: string, where: string): void {
   const scheme = schemeOf(value);
   if (scheme === null || isPgUrl(value)) return;
-  throw new SpoolError("INVALID_INPUT", `${where}: unsupported database URL scheme ${scheme}:// in ${JSON.stringify(redactUrl(value))}`, {
-    remediation: `give a SQLite file path, or a ${PG_SCHEMES.map((s) => `${s}://`).join(" or ")} URL`,
-    detail: { scheme, supported: [...PG_SCHEMES] },
-  });
+  throw new SpoolError(
+    "INVALID_INPUT",
+    `${where}: unsupported database URL scheme ${scheme}:// in ${JSON.stringify(redactUrl(value))}`,
+    {
+      remediation: `give a SQLite file path, or a ${PG_SCHEMES.map((s) => `${s}://`).join(" or ")} URL`,
+      detail: { scheme, supported: [...PG_SCHEMES] },
+    },
+  );
 }
 
 /**
@@ -66,9 +70,15 @@ export function pgSpoolDir(url: string, env: NodeJS.ProcessEnv = process.env): s
   const s = parsePgUrl(url, env, { lookupPassword: false });
   const identity = `${s.hostname}:${s.port}/${s.database}`;
   const hash = new Bun.CryptoHasher("sha256").update(identity).digest("hex").slice(0, 12);
-  const slug = (text: string) => text.replace(/[^A-Za-z0-9._-]+/g, "_").replace(/^[._]+/, "").slice(0, 40) || "x";
+  const slug = (text: string) =>
+    text
+      .replace(/[^A-Za-z0-9._-]+/g, "_")
+      .replace(/^[._]+/, "")
+      .slice(0, 40) || "x";
   const host = s.hostname.startsWith("/") ? "socket" : s.hostname;
-  const base = env.XDG_STATE_HOME && env.XDG_STATE_HOME.startsWith("/") ? env.XDG_STATE_HOME : join(env.HOME || homedir(), ".local", "state");
+  const base = env.XDG_STATE_HOME?.startsWith("/")
+    ? env.XDG_STATE_HOME
+    : join(env.HOME || homedir(), ".local", "state");
   return join(base, "spoolctl", `pg-${slug(host)}-${s.port}-${slug(s.database)}-${hash}.spool`);
 }
 
@@ -141,7 +151,14 @@ export interface ProjectConfig {
 
 /** Reads and checks a project config file; never throws. */
 export function readProjectConfig(file: string): ProjectConfig {
-  const out: ProjectConfig = { path: file, exists: existsSync(file), valid: true, problem: null, dbPath: null, unknownKeys: [] };
+  const out: ProjectConfig = {
+    path: file,
+    exists: existsSync(file),
+    valid: true,
+    problem: null,
+    dbPath: null,
+    unknownKeys: [],
+  };
   if (!out.exists) return out;
   const fail = (problem: string): ProjectConfig => ({ ...out, valid: false, problem });
   let parsed: unknown;
@@ -163,7 +180,10 @@ export function readProjectConfig(file: string): ProjectConfig {
   if (typeof dbPath !== "string" || dbPath === "") return fail("db_path must be a non-empty string");
   if (schemeOf(dbPath) !== null) {
     // A URL is kept as written, never resolved against the file's folder.
-    if (!isPgUrl(dbPath)) return fail(`db_path: unsupported database URL scheme ${schemeOf(dbPath)}:// (supported: ${PG_SCHEMES.map((x) => `${x}://`).join(", ")}, or a SQLite file path)`);
+    if (!isPgUrl(dbPath))
+      return fail(
+        `db_path: unsupported database URL scheme ${schemeOf(dbPath)}:// (supported: ${PG_SCHEMES.map((x) => `${x}://`).join(", ")}, or a SQLite file path)`,
+      );
     return { ...out, dbPath };
   }
   return { ...out, dbPath: resolve(dirname(file), dbPath) };
@@ -172,7 +192,9 @@ export function readProjectConfig(file: string): ProjectConfig {
 function fromConfig(root: string): string | null {
   const config = readProjectConfig(join(root, CONFIG_FILE));
   if (!config.valid) {
-    throw new SpoolError("INVALID_INPUT", `${config.path}: ${config.problem}`, { remediation: `fix ${config.path}, or pass --db PATH` });
+    throw new SpoolError("INVALID_INPUT", `${config.path}: ${config.problem}`, {
+      remediation: `fix ${config.path}, or pass --db PATH`,
+    });
   }
   return config.dbPath;
 }

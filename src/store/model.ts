@@ -24,7 +24,19 @@ export const FAILURE_REASONS = ["process_exit", "timeout", "spawn_failed", "work
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
 /** Ledger event names (docs/architecture.md "Job states"). */
-export const EVENTS = ["added", "claimed", "succeeded", "failed", "timed_out", "reaped", "dead", "retried", "canceled", "cancel_requested", "interrupted"] as const;
+export const EVENTS = [
+  "added",
+  "claimed",
+  "succeeded",
+  "failed",
+  "timed_out",
+  "reaped",
+  "dead",
+  "retried",
+  "canceled",
+  "cancel_requested",
+  "interrupted",
+] as const;
 /** A ledger event name. */
 export type EventName = (typeof EVENTS)[number];
 

@@ -7,7 +7,7 @@
  * anyone can swap the files). Attempt files are created fresh, never through a
  * symbolic link.
  */
-import { accessSync, constants, lstatSync, mkdirSync, openSync, statSync, unlinkSync, type Stats } from "node:fs";
+import { accessSync, constants, lstatSync, mkdirSync, openSync, type Stats, statSync, unlinkSync } from "node:fs";
 import { dirname } from "node:path";
 import { SpoolError } from "../contract/errors.ts";
 
@@ -25,7 +25,7 @@ function statOrNull(path: string, follow: boolean): Stats | null {
 }
 
 const REMEDY =
-  "a queue belongs to one user: keep it in a folder only you can write (the default ./.spoolctl/ is created 0700), or pass another --db; see the README's \"Folder ownership\"";
+  'a queue belongs to one user: keep it in a folder only you can write (the default ./.spoolctl/ is created 0700), or pass another --db; see the README\'s "Folder ownership"';
 
 function refuse(message: string, path: string, remediation: string, reason: string): SpoolError {
   return new SpoolError("INTERNAL", message, { remediation, detail: { path, unsafe: reason } });
@@ -105,7 +105,12 @@ export function refuseUnsafeQueue(dbPath: string | null, spoolDir: string): void
     // Not ours to write at all: the driver names the permission problem instead.
     if (statOrNull(dbPath, true) && !writable(dbPath)) return;
     refuseOpenFolder(dirname(dbPath));
-    for (const [path, what] of [[dbPath, "database"], [`${dbPath}-wal`, "WAL file"], [`${dbPath}-shm`, "shared-memory file"]] as const) refuseUnsafePath(path, what);
+    for (const [path, what] of [
+      [dbPath, "database"],
+      [`${dbPath}-wal`, "WAL file"],
+      [`${dbPath}-shm`, "shared-memory file"],
+    ] as const)
+      refuseUnsafePath(path, what);
   }
   refuseOpenFolder(dirname(spoolDir));
   refuseUnsafePath(spoolDir, "spool folder");
@@ -163,7 +168,9 @@ export function createAttemptFile(path: string): number {
   const st = lstatSync(path);
   const me = euid();
   if (!st.isFile() || (me !== null && st.uid !== me)) {
-    throw new Error(`refusing to write ${path}: something else is already there (${st.isSymbolicLink() ? "a symbolic link" : `owned by uid ${st.uid}`})`);
+    throw new Error(
+      `refusing to write ${path}: something else is already there (${st.isSymbolicLink() ? "a symbolic link" : `owned by uid ${st.uid}`})`,
+    );
   }
   unlinkSync(path);
   return openSync(path, flags, 0o600);

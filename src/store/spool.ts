@@ -10,7 +10,11 @@ import { rmSync, statSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 
 /** Absolute paths of an attempt's captured output. */
-export function attemptOutputPaths(spoolDir: string, jobId: number, attemptNo: number): { stdout: string; stderr: string } {
+export function attemptOutputPaths(
+  spoolDir: string,
+  jobId: number,
+  attemptNo: number,
+): { stdout: string; stderr: string } {
   const base = join(spoolDir, "output", `${jobId}.${attemptNo}`);
   return { stdout: `${base}.stdout`, stderr: `${base}.stderr` };
 }

@@ -15,10 +15,10 @@
 import { SpoolError } from "../contract/errors.ts";
 import type {
   Attempt,
+  AttemptState,
   EventName,
   FailureGroupRow,
   FailureReason,
-  AttemptState,
   Job,
   JobEvent,
   JobFilter,
@@ -71,7 +71,13 @@ export interface StoreReader {
    * up to `maxBytes` from byte `offset` of one stream, and the stream's shipped
    * size; null when nothing was shipped for it.
    */
-  readAttemptOutput(jobId: number, attemptNo: number, stream: OutputStream, offset: number, maxBytes: number): Promise<ShippedOutput | null>;
+  readAttemptOutput(
+    jobId: number,
+    attemptNo: number,
+    stream: OutputStream,
+    offset: number,
+    maxBytes: number,
+  ): Promise<ShippedOutput | null>;
   /** Every queue-wide setting that is set, as raw JSON text by key (one round trip). */
   listSettings(): Promise<Record<string, string>>;
   /** A queue-wide setting's raw JSON text, or null when unset. */
@@ -262,7 +268,13 @@ export interface StoreWriter extends StoreReader {
   /** Inserts a job in state `queued`; returns the stored row. */
   insertJob(job: NewJob, now: number): Promise<Job>;
   /** Appends a ledger row. */
-  appendEvent(jobId: number, event: EventName, workerId: string | null, detail: string | null, now: number): Promise<void>;
+  appendEvent(
+    jobId: number,
+    event: EventName,
+    workerId: string | null,
+    detail: string | null,
+    now: number,
+  ): Promise<void>;
   /**
    * Writes an attempt's outcome, the job's next state and `rec.events`, fenced
    * by (job, attempt, worker) (docs/architecture.md "Fencing"): returns false,
@@ -446,7 +458,10 @@ export interface Store {
    * COMMIT was lost: then the driver looks up what the claim holds before its
    * next claimJobs (PostgreSQL: docs/architecture.md "The claim").
    */
-  writeAndClaim<T>(fn: (tx: StoreWriter) => Promise<T>, req: ClaimRequest): Promise<{ result: T; claimed: ClaimedJob[] | null }>;
+  writeAndClaim<T>(
+    fn: (tx: StoreWriter) => Promise<T>,
+    req: ClaimRequest,
+  ): Promise<{ result: T; claimed: ClaimedJob[] | null }>;
   /** A wake-up source for readers (`events --follow`, `status --watch`, `wait`): any commit. */
   watch(): Waker;
   /**
@@ -483,8 +498,12 @@ export interface Store {
  * (exit 5), never a raw constraint failure.
  */
 export function activeKeyTaken(jobId: number): SpoolError {
-  return new SpoolError("IDEMPOTENCY_CONFLICT", `job ${jobId} cannot be requeued: another active job holds its idempotency key`, {
-    remediation: `wait for the job holding the key (spoolctl show ${jobId} names the key; spoolctl wait KEY), then retry job ${jobId}`,
-    detail: { job_id: jobId },
-  });
+  return new SpoolError(
+    "IDEMPOTENCY_CONFLICT",
+    `job ${jobId} cannot be requeued: another active job holds its idempotency key`,
+    {
+      remediation: `wait for the job holding the key (spoolctl show ${jobId} names the key; spoolctl wait KEY), then retry job ${jobId}`,
+      detail: { job_id: jobId },
+    },
+  );
 }

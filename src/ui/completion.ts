@@ -53,7 +53,10 @@ function fishQuote(text: string): string {
 
 function bash(verbs: CompletionVerb[]): string {
   const names = verbs.map((v) => v.name).join(" ");
-  const flagCases = verbs.map((v) => `    ${shQuote(v.name)}) flags=${shQuote(v.flags.flatMap((f) => [`--${f.name}`, ...(f.alias ? [`-${f.alias}`] : [])]).join(" "))} ;;`);
+  const flagCases = verbs.map(
+    (v) =>
+      `    ${shQuote(v.name)}) flags=${shQuote(v.flags.flatMap((f) => [`--${f.name}`, ...(f.alias ? [`-${f.alias}`] : [])]).join(" "))} ;;`,
+  );
   const valueCases: string[] = [];
   const pathWords: string[] = [];
   const plainWords: string[] = [];
@@ -61,12 +64,18 @@ function bash(verbs: CompletionVerb[]): string {
     for (const f of v.flags) {
       if (!f.takesValue) continue;
       const words = [`${v.name}:--${f.name}`, ...(f.alias ? [`${v.name}:-${f.alias}`] : [])].map(shQuote);
-      if (f.choices?.length) valueCases.push(`    ${words.join("|")}) COMPREPLY=( $(compgen -W ${shQuote(f.choices.join(" "))} -- "$cur") ); return 0 ;;`);
+      if (f.choices?.length)
+        valueCases.push(
+          `    ${words.join("|")}) COMPREPLY=( $(compgen -W ${shQuote(f.choices.join(" "))} -- "$cur") ); return 0 ;;`,
+        );
       else (f.path ? pathWords : plainWords).push(...words);
     }
   }
   if (pathWords.length) valueCases.push(`    ${pathWords.join("|")})\n      return 0 ;;  # a path: files`);
-  if (plainWords.length) valueCases.push(`    ${plainWords.join("|")})\n      compopt +o default 2>/dev/null; return 0 ;;  # a value: no files`);
+  if (plainWords.length)
+    valueCases.push(
+      `    ${plainWords.join("|")})\n      compopt +o default 2>/dev/null; return 0 ;;  # a value: no files`,
+    );
   const groupCases = verbs
     .filter((v) => v.subcommands)
     .map((v) => {
@@ -124,7 +133,9 @@ function zshDesc(text: string): string {
 
 function zshFlag(f: CompletionFlag): string[] {
   const repeat = f.repeatable ? "*" : "";
-  const value = !f.takesValue ? "" : `:${zshDesc(f.name)}:${f.choices?.length ? `(${f.choices.join(" ")})` : f.path ? "_files" : " "}`;
+  const value = !f.takesValue
+    ? ""
+    : `:${zshDesc(f.name)}:${f.choices?.length ? `(${f.choices.join(" ")})` : f.path ? "_files" : " "}`;
   const specs = [`${repeat}--${f.name}${f.takesValue ? "=" : ""}[${zshDesc(f.description)}]${value}`];
   if (f.alias) specs.push(`${repeat}-${f.alias}[${zshDesc(f.description)}]${value}`);
   return specs.map(shQuote);
@@ -135,7 +146,9 @@ function zsh(verbs: CompletionVerb[]): string {
   const cases = verbs.map((v) => {
     if (v.subcommands) {
       const subs = Object.keys(v.subcommands).map((sub) => shQuote(`${sub}:${v.subcommands![sub]}`));
-      const targets = Object.entries(v.subcommands).map(([sub, target]) => `${shQuote(sub)}) _spoolctl_verb ${shQuote(target)} ;;`);
+      const targets = Object.entries(v.subcommands).map(
+        ([sub, target]) => `${shQuote(sub)}) _spoolctl_verb ${shQuote(target)} ;;`,
+      );
       return `    ${shQuote(v.name)})
       if (( CURRENT == 2 )); then
         local -a subs
@@ -194,9 +207,13 @@ function fish(verbs: CompletionVerb[]): string {
     `complete -c spoolctl -n __fish_use_subcommand -l help -d 'show help'`,
     `complete -c spoolctl -n __fish_use_subcommand -l version -d 'print the version'`,
   ];
-  for (const v of verbs) lines.push(`complete -c spoolctl -n __fish_use_subcommand -a ${fishQuote(v.name)} -d ${fishQuote(oneLine(v.summary))}`);
+  for (const v of verbs)
+    lines.push(
+      `complete -c spoolctl -n __fish_use_subcommand -a ${fishQuote(v.name)} -d ${fishQuote(oneLine(v.summary))}`,
+    );
   const groupOf = new Map<string, string>();
-  for (const v of verbs) for (const [sub, target] of Object.entries(v.subcommands ?? {})) groupOf.set(target, `${v.name} ${sub}`);
+  for (const v of verbs)
+    for (const [sub, target] of Object.entries(v.subcommands ?? {})) groupOf.set(target, `${v.name} ${sub}`);
   for (const v of verbs) {
     const group = groupOf.get(v.name);
     const when = group
@@ -204,20 +221,24 @@ function fish(verbs: CompletionVerb[]): string {
       : `-n ${fishQuote(`__fish_seen_subcommand_from ${v.name}`)}`;
     if (v.subcommands) {
       const subs = Object.keys(v.subcommands);
-      lines.push(`complete -c spoolctl -n ${fishQuote(`__fish_seen_subcommand_from ${v.name}; and not __fish_seen_subcommand_from ${subs.join(" ")}`)} -a ${fishQuote(subs.join(" "))}`);
+      lines.push(
+        `complete -c spoolctl -n ${fishQuote(`__fish_seen_subcommand_from ${v.name}; and not __fish_seen_subcommand_from ${subs.join(" ")}`)} -a ${fishQuote(subs.join(" "))}`,
+      );
       continue;
     }
     for (const f of v.flags) {
       const parts = [`complete -c spoolctl ${when} -l ${f.name}`];
       if (f.alias) parts.push(`-s ${f.alias}`);
-      if (f.takesValue) parts.push(f.choices?.length ? `-x -a ${fishQuote(f.choices.join(" "))}` : f.path ? "-r -F" : "-x");
+      if (f.takesValue)
+        parts.push(f.choices?.length ? `-x -a ${fishQuote(f.choices.join(" "))}` : f.path ? "-r -F" : "-x");
       parts.push(`-d ${fishQuote(oneLine(f.description))}`);
       lines.push(parts.join(" "));
     }
-    if (v.positionalChoices?.length) lines.push(`complete -c spoolctl ${when} -a ${fishQuote(v.positionalChoices.join(" "))}`);
+    if (v.positionalChoices?.length)
+      lines.push(`complete -c spoolctl ${when} -a ${fishQuote(v.positionalChoices.join(" "))}`);
     else if (v.positionalFiles) lines.push(`complete -c spoolctl ${when} -F`);
   }
-  return lines.join("\n") + "\n";
+  return `${lines.join("\n")}\n`;
 }
 
 /** The completion script for `shell`. */

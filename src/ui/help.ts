@@ -2,7 +2,7 @@
  * `--help` text. A verb's usage is rendered by citty from the verb's own flag
  * definitions (the same ones the parser uses), followed by its examples.
  */
-import { defineCommand, renderUsage, type ArgsDef } from "citty";
+import { type ArgsDef, defineCommand, renderUsage } from "citty";
 import type { FlagsDef, VerbSpec } from "../contract/flags.ts";
 import { TOOL_VERSION } from "../contract/version.ts";
 import { isTerminal } from "./stdio.ts";
@@ -12,7 +12,8 @@ function toCittyArgs(flags: FlagsDef): ArgsDef {
   const out: ArgsDef = {};
   for (const [name, def] of Object.entries(flags)) {
     const description = def.repeatable ? `${def.description} (repeatable)` : def.description;
-    if (def.type === "positional") out[name] = { type: "positional", description, required: false, valueHint: def.valueHint };
+    if (def.type === "positional")
+      out[name] = { type: "positional", description, required: false, valueHint: def.valueHint };
     else if (def.type === "boolean") out[name] = { type: "boolean", description, alias: def.alias };
     else {
       out[name] = {
@@ -30,14 +31,20 @@ const ANSI = /\u001b\[[0-9;]*m/g;
 
 /** citty colors unconditionally; keep color for a terminal only, and never with NO_COLOR. */
 function maybeColor(text: string): string {
-  const trimmed = text.split("\n").map((line) => line.trimEnd()).join("\n"); // citty pads every row to the widest
+  const trimmed = text
+    .split("\n")
+    .map((line) => line.trimEnd())
+    .join("\n"); // citty pads every row to the widest
   return isTerminal(1) && !process.env.NO_COLOR ? trimmed : trimmed.replace(ANSI, "");
 }
 
 /** The usage of one verb, with examples; colored only on a terminal. */
 export async function verbUsage(verb: VerbSpec): Promise<string> {
   const root = defineCommand({ meta: { name: "spoolctl", version: TOOL_VERSION } });
-  const cmd = defineCommand({ meta: { name: verb.name, description: verb.description }, args: toCittyArgs(verb.flags) });
+  const cmd = defineCommand({
+    meta: { name: verb.name, description: verb.description },
+    args: toCittyArgs(verb.flags),
+  });
   const usage = maybeColor(await renderUsage(cmd, root));
   const aliases = verb.aliases?.length ? `\nAliases: ${verb.aliases.join(", ")}\n` : "";
   return `${usage}\n${aliases}\nExamples:\n${verb.examples.map((e) => `  ${e}`).join("\n")}\n`;
@@ -67,7 +74,11 @@ export function rootUsage(summaries: Readonly<Record<string, string>>): string {
  * with the summary of the verb it runs and, when it adds words, what it runs
  * (`dlq list` = `list --state dead`).
  */
-export function groupUsage(group: string, actions: Record<string, (rest: string[]) => string[]>, summaries: Readonly<Record<string, string>>): string {
+export function groupUsage(
+  group: string,
+  actions: Record<string, (rest: string[]) => string[]>,
+  summaries: Readonly<Record<string, string>>,
+): string {
   const width = Math.max(...Object.keys(actions).map((a) => a.length));
   const lines = Object.entries(actions).map(([action, rewrite]) => {
     const target = rewrite([]);

@@ -35,7 +35,12 @@ export function xmlText(text: string): string {
 
 /** Escapes an attribute value (double-quoted); newlines and tabs survive as character references. */
 export function xmlAttr(text: string): string {
-  return xmlText(text).replace(/"/g, "&quot;").replace(/'/g, "&apos;").replace(/\n/g, "&#10;").replace(/\r/g, "&#13;").replace(/\t/g, "&#9;");
+  return xmlText(text)
+    .replace(/"/g, "&quot;")
+    .replace(/'/g, "&apos;")
+    .replace(/\n/g, "&#10;")
+    .replace(/\r/g, "&#13;")
+    .replace(/\t/g, "&#9;");
 }
 
 function attrs(pairs: Record<string, string | number>): string {
@@ -55,11 +60,17 @@ function isoOrNull(epoch: number | null): string | null {
 /** `job <id>: <command>`, the command shell-quoted and cut to a readable length. */
 export function caseName(c: ReportCase): string {
   const name = `job ${c.id}: ${formatArgv(c.argv)}`;
-  return name.length > NAME_MAX ? name.slice(0, NAME_MAX - 1) + "…" : name;
+  return name.length > NAME_MAX ? `${name.slice(0, NAME_MAX - 1)}…` : name;
 }
 
 function counts(t: ReportTotals): Record<string, string | number> {
-  return { tests: t.jobs, failures: t.failed, errors: 0, skipped: t.skipped + t.pending, time: seconds(t.time_seconds) };
+  return {
+    tests: t.jobs,
+    failures: t.failed,
+    errors: 0,
+    skipped: t.skipped + t.pending,
+    time: seconds(t.time_seconds),
+  };
 }
 
 function testcase(c: ReportCase): string {
@@ -72,10 +83,16 @@ function testcase(c: ReportCase): string {
     ["attempts_total", String(c.attempts_total)],
     ...Object.entries(c.tags).map(([k, v]) => [`tag.${k}`, v]),
   ];
-  body.push(`      <properties>`, ...props.map(([name, value]) => `        <property${attrs({ name: name!, value: value! })}/>`), `      </properties>`);
+  body.push(
+    `      <properties>`,
+    ...props.map(([name, value]) => `        <property${attrs({ name: name!, value: value! })}/>`),
+    `      </properties>`,
+  );
   if (c.result === "failed") {
     const text = c.stderr_tail ? `${c.message}\n\nstderr (tail):\n${c.stderr_tail}` : (c.message ?? "");
-    body.push(`      <failure${attrs({ message: c.message ?? "failed", type: c.failure_reason ?? "dead" })}>${xmlText(text)}</failure>`);
+    body.push(
+      `      <failure${attrs({ message: c.message ?? "failed", type: c.failure_reason ?? "dead" })}>${xmlText(text)}</failure>`,
+    );
   } else if (c.result === "skipped" || c.result === "pending") {
     body.push(`      <skipped${attrs({ message: c.message ?? c.state })}/>`);
   }
@@ -99,5 +116,5 @@ export function renderJunit(report: ReportData, hostname: string): string {
     lines.push("  </testsuite>");
   }
   lines.push("</testsuites>");
-  return lines.join("\n") + "\n";
+  return `${lines.join("\n")}\n`;
 }

@@ -4,7 +4,7 @@
  * `work --drain` on stderr. Callers decide whether a terminal is there; these
  * only draw.
  */
-import { colorEnabled, paint, type Paint } from "./color.ts";
+import { colorEnabled, type Paint, paint } from "./color.ts";
 import { fitScreen } from "./status-view.ts";
 
 /** A redraw trigger: resolves at the next queue change or after `ms` (a store's `watch()`). */
@@ -39,7 +39,7 @@ export async function runWatchScreen(opts: {
   try {
     while (!stopped) {
       const lines = fitScreen(await opts.frame(color), out.columns || 80, out.rows || 24);
-      out.write("\u001b[H" + lines.map((l) => l + "\u001b[K").join("\n") + "\u001b[J");
+      out.write(`\u001b[H${lines.map((l) => `${l}\u001b[K`).join("\n")}\u001b[J`);
       const started = performance.now();
       await wake.wait(intervalMs);
       const spent = performance.now() - started;
@@ -71,7 +71,7 @@ export class ProgressLine {
     if (!this.enabled) return;
     this.text = text;
     const width = Math.max(20, (this.out.columns || 80) - 1);
-    this.out.write(`\r\u001b[K${text.length > width ? text.slice(0, width - 1) + "…" : text}`);
+    this.out.write(`\r\u001b[K${text.length > width ? `${text.slice(0, width - 1)}…` : text}`);
   }
 
   /** Prints a whole line above the progress line (the line itself ends with "\n"). */

@@ -4,7 +4,7 @@
  * `spoolctl: warning: CODE: message` (docs/contract.md "Error objects and
  * warnings"). Color only on a TTY and without NO_COLOR.
  */
-import { createConsola, type ConsolaInstance, type LogObject } from "consola";
+import { type ConsolaInstance, createConsola, type LogObject } from "consola";
 import { guardStdio } from "./stdio.ts";
 
 // Writing through process.stderr: its error handlers first (loading this module is the moment).

@@ -14,7 +14,12 @@ const MAX_ROWS = 500;
 /** Failure blocks with output at most. */
 const MAX_DETAILS = 50;
 
-const LABEL: Record<CaseResult, string> = { passed: "✅ passed", failed: "❌ failed", skipped: "⏭️ skipped", pending: "⏳ not finished" };
+const LABEL: Record<CaseResult, string> = {
+  passed: "✅ passed",
+  failed: "❌ failed",
+  skipped: "⏭️ skipped",
+  pending: "⏳ not finished",
+};
 const ORDER: Record<CaseResult, number> = { failed: 0, pending: 1, skipped: 2, passed: 3 };
 
 /** Escapes text for a table cell or a line of prose: `|`, HTML and markdown punctuation. */
@@ -49,14 +54,27 @@ function mdBlock(text: string): string {
 }
 
 function headline(t: ReportTotals): string {
-  const parts = [`**${t.jobs} job${t.jobs === 1 ? "" : "s"}**`, `${LABEL.passed} ${t.passed}`, `${LABEL.failed} ${t.failed}`, `${LABEL.skipped} ${t.skipped}`];
+  const parts = [
+    `**${t.jobs} job${t.jobs === 1 ? "" : "s"}**`,
+    `${LABEL.passed} ${t.passed}`,
+    `${LABEL.failed} ${t.failed}`,
+    `${LABEL.skipped} ${t.skipped}`,
+  ];
   if (t.pending) parts.push(`${LABEL.pending} ${t.pending}`);
   parts.push(`⏱️ ${humanDuration(t.time_seconds)}`);
   return parts.join(" · ");
 }
 
 function jobRow(c: ReportCase): string {
-  const cells = [String(c.id), mdText(c.queue), LABEL[c.result], String(c.attempts_total), humanDuration(c.time_seconds), mdCode(formatArgv(c.argv)), c.message ? mdText(c.message) : ""];
+  const cells = [
+    String(c.id),
+    mdText(c.queue),
+    LABEL[c.result],
+    String(c.attempts_total),
+    humanDuration(c.time_seconds),
+    mdCode(formatArgv(c.argv)),
+    c.message ? mdText(c.message) : "",
+  ];
   return `| ${cells.join(" | ")} |`;
 }
 
@@ -73,18 +91,25 @@ export function renderMarkdown(report: ReportData, title = "spoolctl report"): s
   const out: string[] = [`## ${mdText(title)}`, "", headline(report.totals), ""];
   if (report.cases.length === 0) {
     out.push("No jobs matched.");
-    return out.join("\n") + "\n";
+    return `${out.join("\n")}\n`;
   }
   const lanes = Object.entries(report.lanes);
   if (lanes.length > 1) {
-    out.push("| lane | jobs | passed | failed | skipped | not finished | time |", "|---|---:|---:|---:|---:|---:|---:|");
-    for (const [lane, t] of lanes) out.push(`| ${mdText(lane)} | ${t.jobs} | ${t.passed} | ${t.failed} | ${t.skipped} | ${t.pending} | ${humanDuration(t.time_seconds)} |`);
+    out.push(
+      "| lane | jobs | passed | failed | skipped | not finished | time |",
+      "|---|---:|---:|---:|---:|---:|---:|",
+    );
+    for (const [lane, t] of lanes)
+      out.push(
+        `| ${mdText(lane)} | ${t.jobs} | ${t.passed} | ${t.failed} | ${t.skipped} | ${t.pending} | ${humanDuration(t.time_seconds)} |`,
+      );
     out.push("");
   }
   const sorted = [...report.cases].sort((a, b) => ORDER[a.result] - ORDER[b.result] || a.id - b.id);
   out.push("| job | lane | result | attempts | time | command | reason |", "|---:|---|---|---:|---:|---|---|");
   for (const c of sorted.slice(0, MAX_ROWS)) out.push(jobRow(c));
-  if (sorted.length > MAX_ROWS) out.push("", `… and ${sorted.length - MAX_ROWS} more jobs (see the JUnit report or \`spoolctl report --json\`).`);
+  if (sorted.length > MAX_ROWS)
+    out.push("", `… and ${sorted.length - MAX_ROWS} more jobs (see the JUnit report or \`spoolctl report --json\`).`);
   if (report.truncated) out.push("", "Only the newest jobs are included: more jobs matched than `--limit`.");
   const failed = sorted.filter((c) => c.result === "failed" && (c.stderr_tail || c.stdout_tail));
   if (failed.length) {
@@ -93,5 +118,5 @@ export function renderMarkdown(report: ReportData, title = "spoolctl report"): s
     if (failed.length > MAX_DETAILS) out.push(`… and ${failed.length - MAX_DETAILS} more failures.`, "");
   }
   out.push("", `<sub>generated ${iso(report.generated_at)} by spoolctl</sub>`);
-  return out.join("\n") + "\n";
+  return `${out.join("\n")}\n`;
 }

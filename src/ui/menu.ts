@@ -7,7 +7,7 @@
  * Esc (back one level) from Ctrl-C (stop) after any prompt was canceled,
  * which the library reports alike.
  */
-import { SelectPrompt, isCancel } from "@clack/core";
+import { isCancel, SelectPrompt } from "@clack/core";
 import { colorEnabled, paint } from "./color.ts";
 import { clipColumns } from "./text.ts";
 
@@ -67,7 +67,10 @@ export function menu<T extends string>(message: string, options: MenuOption<T>[]
         default: {
           // A window of the options around the cursor, so a long list never outgrows the screen.
           const room = Math.max(5, (process.stdout.rows || 24) - 8);
-          const start = Math.min(Math.max(0, this.cursor - Math.floor(room / 2)), Math.max(0, this.options.length - room));
+          const start = Math.min(
+            Math.max(0, this.cursor - Math.floor(room / 2)),
+            Math.max(0, this.options.length - room),
+          );
           const shown = this.options.slice(start, start + room);
           const rows = shown.map((o, i) => `│  ${line(o, start + i === this.cursor)}`);
           if (start > 0) rows.unshift(`│  ${color.dim(`… ${start} more above`)}`);
@@ -79,7 +82,7 @@ export function menu<T extends string>(message: string, options: MenuOption<T>[]
     },
   });
   prompt.on("key", (char: string | undefined) => {
-    if (!char || char.length !== 1) return;
+    if (char?.length !== 1) return;
     const index = options.findIndex((o) => o.key !== undefined && o.key.toLowerCase() === char.toLowerCase());
     if (index === -1) return;
     // As Enter would: the cursor on the option, then submit (the library renders and closes after "key").

@@ -13,7 +13,10 @@ export function pagerRunning(): boolean {
 }
 
 /** The pager command to run through `sh -c`, or null for none. */
-export function pagerCommand(env: Record<string, string | undefined> = process.env, isTTY = Boolean(process.stdout.isTTY)): string | null {
+export function pagerCommand(
+  env: Record<string, string | undefined> = process.env,
+  isTTY = Boolean(process.stdout.isTTY),
+): string | null {
   if (!isTTY) return null;
   const asked = env.PAGER;
   if (asked !== undefined) return asked.trim() === "" ? null : asked;
@@ -32,14 +35,19 @@ export async function runPager(command: string, text: string): Promise<boolean> 
     // less without LESS of its own: F prints output that fits on one screen and quits at once
     // (short output reads as inline); R keeps colors; no X, so longer output gets the
     // alternate screen and quitting it brings back the session as it was, not less's last page.
-    child = Bun.spawn(["sh", "-c", command], { stdin: "pipe", stdout: "inherit", stderr: "inherit", env: { ...process.env, LESS: process.env.LESS ?? "FR" } });
+    child = Bun.spawn(["sh", "-c", command], {
+      stdin: "pipe",
+      stdout: "inherit",
+      stderr: "inherit",
+      env: { ...process.env, LESS: process.env.LESS ?? "FR" },
+    });
   } catch {
     return false;
   }
   running = true;
   try {
     try {
-      child.stdin.write(text.endsWith("\n") ? text : text + "\n");
+      child.stdin.write(text.endsWith("\n") ? text : `${text}\n`);
       await child.stdin.end();
     } catch {
       // The pager quit before reading everything (q in less): that is fine.

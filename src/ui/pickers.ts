@@ -21,7 +21,7 @@ function option(job: Job, width: number): { value: number; label: string; hint?:
   const room = Math.max(20, width - 12);
   return {
     value: job.id,
-    label: label.length > room ? label.slice(0, room - 1) + "…" : label,
+    label: label.length > room ? `${label.slice(0, room - 1)}…` : label,
     hint: job.last_error ? escapeControl(job.last_error).slice(0, 60) : undefined,
   };
 }
@@ -36,7 +36,12 @@ async function pickJobs(message: string, jobs: Job[], none: string): Promise<num
     return [];
   }
   const width = process.stdout.columns || 80;
-  const picked = await p.multiselect({ message, options: jobs.map((j) => option(j, width)), maxItems: MAX_ITEMS, required: true });
+  const picked = await p.multiselect({
+    message,
+    options: jobs.map((j) => option(j, width)),
+    maxItems: MAX_ITEMS,
+    required: true,
+  });
   if (p.isCancel(picked)) {
     p.cancel("Canceled: nothing changed.");
     return null;
@@ -47,7 +52,11 @@ async function pickJobs(message: string, jobs: Job[], none: string): Promise<num
 /** `retry` without an ID: pick among dead and canceled jobs, newest first. Null when canceled. */
 export async function pickToRetry(store: Store): Promise<number[] | null> {
   const jobs = await jobsInStates(store, RETRYABLE_STATES, { tags: {} });
-  return pickJobs("Jobs to retry (space selects, enter confirms, Ctrl-C stops)", jobs, "no dead or canceled jobs to retry");
+  return pickJobs(
+    "Jobs to retry (space selects, enter confirms, Ctrl-C stops)",
+    jobs,
+    "no dead or canceled jobs to retry",
+  );
 }
 
 /**
@@ -56,11 +65,18 @@ export async function pickToRetry(store: Store): Promise<number[] | null> {
  * confirmation `--yes` would give (its process group is killed); No or Ctrl-C
  * cancels nothing at all. Returns the ids and whether running ones are confirmed.
  */
-export async function pickToCancel(store: Store, opts: { running: boolean; yes: boolean }): Promise<{ ids: number[]; confirmedRunning: boolean }> {
+export async function pickToCancel(
+  store: Store,
+  opts: { running: boolean; yes: boolean },
+): Promise<{ ids: number[]; confirmedRunning: boolean }> {
   const states: JobState[] = opts.running ? ["running", "queued"] : ["queued"];
   const jobs = await jobsInStates(store, states, { tags: {} });
   const hint = opts.running ? "" : " — running jobs are listed with --running";
-  const ids = await pickJobs(`Jobs to cancel (space selects, enter confirms, Ctrl-C stops)${hint}`, jobs, `no ${opts.running ? "queued or running" : "queued"} jobs to cancel`);
+  const ids = await pickJobs(
+    `Jobs to cancel (space selects, enter confirms, Ctrl-C stops)${hint}`,
+    jobs,
+    `no ${opts.running ? "queued or running" : "queued"} jobs to cancel`,
+  );
   if (!ids?.length) return { ids: [], confirmedRunning: false };
   const running = jobs.filter((j) => j.state === "running" && ids.includes(j.id)).map((j) => j.id);
   if (running.length === 0 || opts.yes) return { ids, confirmedRunning: opts.yes };

@@ -1,6 +1,6 @@
 /** Human text of `spoolctl report` when no file format is asked for: totals and a job table. */
 import type { ReportData } from "../ops/report.ts";
-import { paint, type Paint } from "./color.ts";
+import { type Paint, paint } from "./color.ts";
 import { clip, escapeControl, formatArgv, humanDuration, table } from "./text.ts";
 
 /** Totals line, then one row per job (oldest first). */

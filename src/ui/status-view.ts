@@ -18,7 +18,11 @@ export function countsLine(c: StateCounts, color: Paint = makePaint(false)): str
  * `suggest` puts the queue's selection into the commands it suggests
  * (src/commands/selection.ts); job data (errors, argv) never goes through it.
  */
-export function renderStatus(data: StatusData, color: Paint = makePaint(false), suggest: (text: string) => string = (t) => t): string {
+export function renderStatus(
+  data: StatusData,
+  color: Paint = makePaint(false),
+  suggest: (text: string) => string = (t) => t,
+): string {
   const lines = [countsLine(data.counts, color)];
   if (data.scheduled > 0) lines.push(`scheduled ${data.scheduled} (queued, not yet due)`);
   const lanes = Object.keys(data.queues).sort();
@@ -28,15 +32,24 @@ export function renderStatus(data: StatusData, color: Paint = makePaint(false), 
   if (data.stranded.length) {
     const none = data.live_workers === 0 ? suggest(" (no worker is running: start one, spoolctl work)") : "";
     lines.push(color.red(`running jobs whose worker is gone: ${data.stranded.length}${none}`));
-    for (const h of data.stranded.slice(0, 10)) lines.push(`  ${color.red(`job ${h.job_id}`)}  ${h.worker_state}: ${escapeControl(h.fate)}`);
-    if (data.stranded.length > 10) lines.push(`  … ${data.stranded.length - 10} more (${suggest("spoolctl status --json")})`);
+    for (const h of data.stranded.slice(0, 10))
+      lines.push(`  ${color.red(`job ${h.job_id}`)}  ${h.worker_state}: ${escapeControl(h.fate)}`);
+    if (data.stranded.length > 10)
+      lines.push(`  … ${data.stranded.length - 10} more (${suggest("spoolctl status --json")})`);
   }
   if (data.recent_dead.length) {
     lines.push("recent dead:");
-    for (const j of data.recent_dead) lines.push(`  ${color.state("dead", `job ${j.id}`)}  ${clip(escapeControl(j.last_error ?? "-"))}  ${clip(formatArgv(j.argv))}`);
+    for (const j of data.recent_dead)
+      lines.push(
+        `  ${color.state("dead", `job ${j.id}`)}  ${clip(escapeControl(j.last_error ?? "-"))}  ${clip(formatArgv(j.argv))}`,
+      );
   }
   for (const d of data.full_disks ?? []) {
-    lines.push(color.red(`disk full: the ${d.role} disk (${escapeControl(d.path)}) has ${Math.floor(d.free_bytes / 1024)} KiB free; workers pause claiming until space is freed (${suggest("spoolctl doctor")})`));
+    lines.push(
+      color.red(
+        `disk full: the ${d.role} disk (${escapeControl(d.path)}) has ${Math.floor(d.free_bytes / 1024)} KiB free; workers pause claiming until space is freed (${suggest("spoolctl doctor")})`,
+      ),
+    );
   }
   return lines.join("\n");
 }
@@ -45,7 +58,9 @@ export function renderStatus(data: StatusData, color: Paint = makePaint(false), 
 export function renderLiveStatus(live: LiveStatus, color: Paint, intervalSeconds: number): string[] {
   const s = live.status;
   const lines = [
-    color.dim(`spoolctl status --watch · every ${intervalSeconds}s · ${iso(live.at).replace(/\.\d{3}Z$/, "Z")} · Ctrl-C to quit`),
+    color.dim(
+      `spoolctl status --watch · every ${intervalSeconds}s · ${iso(live.at).replace(/\.\d{3}Z$/, "Z")} · Ctrl-C to quit`,
+    ),
     "",
     countsLine(s.counts, color),
     `scheduled ${s.scheduled} (of the queued, not yet due)  live workers ${s.live_workers}`,
@@ -60,24 +75,41 @@ export function renderLiveStatus(live: LiveStatus, color: Paint, intervalSeconds
         ["LANE", "QUEUED", "OF WHICH SCHEDULED", "RUNNING", "DONE", "DEAD", "CANCELED"],
         lanes.map((lane) => {
           const q = s.queues[lane]!;
-          return [lane, cell("queued", q.queued), cell("scheduled", q.scheduled), cell("running", q.running), cell("done", q.done), cell("dead", q.dead), cell("canceled", q.canceled)];
+          return [
+            lane,
+            cell("queued", q.queued),
+            cell("scheduled", q.scheduled),
+            cell("running", q.running),
+            cell("done", q.done),
+            cell("dead", q.dead),
+            cell("canceled", q.canceled),
+          ];
         }),
       ).split("\n"),
     );
   }
   // A running job whose worker is gone says so beside the worker (docs/architecture.md "Dead workers in the views").
   const gone = new Map(s.stranded.map((h) => [h.job_id, h.worker_state.replace("_", " ")]));
-  const workerCell = (jobId: number, worker: string | null) => (gone.has(jobId) ? color.red(`${worker ?? "-"} (${gone.get(jobId)})`) : (worker ?? "-"));
+  const workerCell = (jobId: number, worker: string | null) =>
+    gone.has(jobId) ? color.red(`${worker ?? "-"} (${gone.get(jobId)})`) : (worker ?? "-");
   lines.push("", color.bold(`RUNNING (${s.counts.running})`));
   if (live.running.length === 0) lines.push(color.dim("  nothing running"));
   else {
     lines.push(
       ...table(
         ["ID", "LANE", "ATTEMPT", "ELAPSED", "WORKER", "COMMAND"],
-        live.running.map((r) => [color.state("running", String(r.id)), r.queue, String(r.attempt_no), humanDuration(r.elapsed_seconds), workerCell(r.id, r.worker_id), clip(formatArgv(r.argv))]),
+        live.running.map((r) => [
+          color.state("running", String(r.id)),
+          r.queue,
+          String(r.attempt_no),
+          humanDuration(r.elapsed_seconds),
+          workerCell(r.id, r.worker_id),
+          clip(formatArgv(r.argv)),
+        ]),
       ).split("\n"),
     );
-    if (s.counts.running > live.running.length) lines.push(color.dim(`  … ${s.counts.running - live.running.length} more`));
+    if (s.counts.running > live.running.length)
+      lines.push(color.dim(`  … ${s.counts.running - live.running.length} more`));
   }
   lines.push("", color.bold("RECENT FAILURES"));
   if (live.failures.length === 0) lines.push(color.dim("  none"));
@@ -112,7 +144,7 @@ export function fitLine(line: string, width: number): string {
         continue;
       }
     }
-    if (visible >= width) return out + "\u001b[0m";
+    if (visible >= width) return `${out}\u001b[0m`;
     out += line[i];
     visible++;
   }
@@ -123,6 +155,10 @@ export function fitLine(line: string, width: number): string {
 export function fitScreen(lines: string[], width: number, height: number): string[] {
   const w = Math.max(20, width - 1);
   let shown = lines;
-  if (lines.length > height) shown = [...lines.slice(0, Math.max(1, height - 1)), `… ${lines.length - Math.max(1, height - 1)} more lines (enlarge the terminal)`];
+  if (lines.length > height)
+    shown = [
+      ...lines.slice(0, Math.max(1, height - 1)),
+      `… ${lines.length - Math.max(1, height - 1)} more lines (enlarge the terminal)`,
+    ];
   return shown.map((l) => fitLine(l, w));
 }

@@ -46,7 +46,8 @@ export function retryBudget(failures: number, maxRetries: number): string {
 /** The same for worker crashes (`crashes`, charged to `--max-crashes`, null: unbounded). */
 export function crashBudget(crashes: number, maxCrashes: number | null): string {
   if (maxCrashes === null) return `${crashes} crash requeue${crashes === 1 ? "" : "s"} (unlimited)`;
-  if (crashes > maxCrashes) return maxCrashes === 0 ? "no crash requeues allowed" : `crash budget ${maxCrashes} used up`;
+  if (crashes > maxCrashes)
+    return maxCrashes === 0 ? "no crash requeues allowed" : `crash budget ${maxCrashes} used up`;
   return `${crashes} of ${maxCrashes} crash requeues used`;
 }
 
@@ -54,11 +55,20 @@ export function crashBudget(crashes: number, maxCrashes: number | null): string 
  * A job's attempts in one phrase: "4 attempts: 4 failed, retry budget 3 used up";
  * worker crashes are named only when there were some (or a budget for them).
  */
-export function attemptsText(job: { state: string; attempts: number; crashes: number; max_retries: number; max_crashes: number | null }, started: number): string {
-  const crashes = job.crashes > 0 || job.max_crashes !== null ? `; ${job.crashes} lost to a worker crash, ${crashBudget(job.crashes, job.max_crashes)}` : "";
+export function attemptsText(
+  job: { state: string; attempts: number; crashes: number; max_retries: number; max_crashes: number | null },
+  started: number,
+): string {
+  const crashes =
+    job.crashes > 0 || job.max_crashes !== null
+      ? `; ${job.crashes} lost to a worker crash, ${crashBudget(job.crashes, job.max_crashes)}`
+      : "";
   const budgetLeft = job.attempts <= job.max_retries && (job.max_crashes === null || job.crashes <= job.max_crashes);
   // Dead with budget left: a command that can never start is not retried (docs/architecture.md "Execution").
-  const retries = job.state === "dead" && budgetLeft ? "dead without a retry (the command cannot start)" : retryBudget(job.attempts, job.max_retries);
+  const retries =
+    job.state === "dead" && budgetLeft
+      ? "dead without a retry (the command cannot start)"
+      : retryBudget(job.attempts, job.max_retries);
   return `${started} attempt${started === 1 ? "" : "s"}: ${job.attempts} failed, ${retries}${crashes}`;
 }
 
@@ -103,7 +113,7 @@ export function clipColumns(text: string, width: number): string {
     out += segment;
     used += w;
   }
-  return out + "…";
+  return `${out}…`;
 }
 
 /** `text` clipped to exactly `width` columns: cut with "…", or padded with spaces (stable-width boxes). */
@@ -116,7 +126,11 @@ export function fitColumns(text: string, width: number): string {
 export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(visibleLength(h), ...rows.map((r) => visibleLength(r[i] ?? ""))));
   const pad = (c: string, width: number) => c + " ".repeat(Math.max(0, width - visibleLength(c)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : pad(c, widths[i]!))).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : pad(c, widths[i]!)))
+      .join("  ")
+      .trimEnd();
   return [line(header), ...rows.map(line)].join("\n");
 }
 
@@ -126,7 +140,11 @@ export function table(header: string[], rows: string[][]): string {
  * `--json` and `--db` are dropped: the caller puts the queue selection back
  * with the verb's `suggest` (src/commands/selection.ts), as in every hint.
  */
-export function rerunCommand(verb: string, values: Record<string, string | boolean | string[]>, overrides: Record<string, string>): string {
+export function rerunCommand(
+  verb: string,
+  values: Record<string, string | boolean | string[]>,
+  overrides: Record<string, string>,
+): string {
   const parts = ["spoolctl", verb];
   for (const [name, value] of Object.entries({ ...values, ...overrides })) {
     if (name === "json" || name === "db" || value === false) continue;

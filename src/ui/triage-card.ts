@@ -3,11 +3,12 @@
  * exit code, budgets, last error, output tails), its full output, and the
  * closing summary. Pure functions of the data, so the flow stays about prompts.
  */
-import type { TriageCard } from "../ops/triage.ts";
+
 import type { AttemptOutput } from "../ops/output.ts";
 import type { RetriedWithOverrides } from "../ops/retry.ts";
-import { attemptsText, clipColumns, escapeControl, fitColumns, formatArgv, humanDuration, iso } from "./text.ts";
+import type { TriageCard } from "../ops/triage.ts";
 import { counted } from "../ops/values.ts";
+import { attemptsText, clipColumns, escapeControl, fitColumns, formatArgv, humanDuration, iso } from "./text.ts";
 
 /** Lines of each stream's tail shown on a card; `v` shows everything. */
 export const CARD_TAIL_LINES = 8;
@@ -52,8 +53,13 @@ function tailLines(text: string, n: number, width: number): string[] {
 export function cardText(card: TriageCard, width: number, now = Date.now() / 1000): string {
   const { job, feedback: f } = card;
   const field = (name: string, value: string) => clip(`${name.padEnd(10)}  ${value}`, width);
-  const ended = job.finished_at === null ? "-" : `${iso(job.finished_at)} (${humanDuration(Math.max(0, now - job.finished_at))} ago)`;
-  const tags = Object.entries(job.tags).map(([k, v]) => `${k}=${v}`).join(" ");
+  const ended =
+    job.finished_at === null
+      ? "-"
+      : `${iso(job.finished_at)} (${humanDuration(Math.max(0, now - job.finished_at))} ago)`;
+  const tags = Object.entries(job.tags)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(" ");
   const lines = [
     field("command", formatArgv(job.argv)),
     field("queue", job.queue + (tags ? `   tags ${escapeControl(tags)}` : "")),
@@ -79,8 +85,13 @@ export function cardText(card: TriageCard, width: number, now = Date.now() / 100
       continue;
     }
     const shown = tailLines(view.tail, CARD_TAIL_LINES, width);
-    const more = view.truncated || (view.tail.endsWith("\n") ? view.tail.slice(0, -1) : view.tail).split("\n").length > shown.length;
-    lines.push(`── ${s}${more ? ` (last ${shown.length} lines of ${view.size_bytes} bytes; v shows all)` : ""}`, ...shown);
+    const more =
+      view.truncated ||
+      (view.tail.endsWith("\n") ? view.tail.slice(0, -1) : view.tail).split("\n").length > shown.length;
+    lines.push(
+      `── ${s}${more ? ` (last ${shown.length} lines of ${view.size_bytes} bytes; v shows all)` : ""}`,
+      ...shown,
+    );
   }
   return lines.map((l) => fitColumns(l, width)).join("\n");
 }
@@ -98,7 +109,10 @@ export function outputText(out: AttemptOutput | null, jobId: number): string {
     const view = out[s];
     if (!view) continue;
     parts.push(`=== job ${out.job_id} attempt ${out.attempt_no} ${s} ===`);
-    if (view.truncated) parts.push(`[… ${view.size_bytes - Buffer.byteLength(view.text)} earlier bytes not shown; spoolctl output ${jobId} --stream ${s} --raw has all]`);
+    if (view.truncated)
+      parts.push(
+        `[… ${view.size_bytes - Buffer.byteLength(view.text)} earlier bytes not shown; spoolctl output ${jobId} --stream ${s} --raw has all]`,
+      );
     if (view.missing) parts.push("[no output file]");
     else if (view.text) parts.push(...tailLines(view.text, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER));
     else parts.push("[empty]");
@@ -149,12 +163,19 @@ export function summaryText(s: TriageSummary): string {
     const how = describeChanges(r.changed);
     lines.push(`Retried job ${r.job_id}${how ? ` (${how})` : ""}; now queued.`);
   }
-  if (s.deleted.length) lines.push(s.deleted.length > 1 ? `Deleted jobs ${s.deleted.join(", ")} with their history and output.` : `Deleted job ${s.deleted[0]} with its history and output.`);
+  if (s.deleted.length)
+    lines.push(
+      s.deleted.length > 1
+        ? `Deleted jobs ${s.deleted.join(", ")} with their history and output.`
+        : `Deleted job ${s.deleted[0]} with its history and output.`,
+    );
   if (s.skipped.length) lines.push(`Skipped job${s.skipped.length > 1 ? "s" : ""} ${s.skipped.join(", ")}.`);
   return lines.join("\n");
 }
 
 /** The last line: what to run next. */
 export function nextStep(s: TriageSummary): string {
-  return s.retried.length || s.groups.some((g) => g.action === "retried") ? "Next: spoolctl work --drain  (runs the retried jobs)" : "Done.";
+  return s.retried.length || s.groups.some((g) => g.action === "retried")
+    ? "Next: spoolctl work --drain  (runs the retried jobs)"
+    : "Done.";
 }

@@ -4,9 +4,9 @@
  * Pure functions of the data; widths are terminal columns (Bun.stringWidth).
  */
 import type { FailureGroup } from "../ops/triage-groups.ts";
+import { counted } from "../ops/values.ts";
 import { clipColumns, columns, escapeControl, fitColumns, formatArgv, humanDuration, iso, table } from "./text.ts";
 import { idList } from "./triage-card.ts";
-import { counted } from "../ops/values.ts";
 
 /** "3m05s ago" for an epoch-seconds time. */
 function ago(t: number, now: number): string {

@@ -8,14 +8,14 @@ import * as p from "@clack/prompts";
 import { SpoolError } from "../contract/errors.ts";
 import { deleteJob } from "../ops/delete.ts";
 import { TAIL_BYTES } from "../ops/feedback.ts";
-import { parseRetryOverrides, retryJobs, retryWithOverrides, type RetryOverrides } from "../ops/retry.ts";
-import { latestOutput, triageCard, type TriageCard } from "../ops/triage.ts";
+import { parseRetryOverrides, type RetryOverrides, retryJobs, retryWithOverrides } from "../ops/retry.ts";
+import { latestOutput, type TriageCard, triageCard } from "../ops/triage.ts";
+import { counted } from "../ops/values.ts";
 import type { Store } from "../store/store.ts";
 import { menu } from "./menu.ts";
 import { pagerCommand, runPager } from "./pager.ts";
 import { cardText, cardTitle, describeChanges, outputText, type TriageSummary } from "./triage-card.ts";
-import { ask, askOrBack, Back, BACK, validator } from "./triage-prompt.ts";
-import { counted } from "../ops/values.ts";
+import { ask, askOrBack, BACK, Back, validator } from "./triage-prompt.ts";
 
 /** Bytes of each stream's tail read for a card (the card then shows its last lines). */
 const CARD_TAIL_BYTES = TAIL_BYTES.default;
@@ -41,11 +41,21 @@ export interface OverrideSubject {
 export async function askOverrides(kind: "t" | "b" | "e", subject: OverrideSubject): Promise<RetryOverrides | null> {
   try {
     if (kind === "t") {
-      const raw = await ask(p.text({ message: `New timeout for ${subject.what} (now ${subject.timeout}), e.g. 90s, 10m, 2h — empty: back`, validate: validator((v) => parseRetryOverrides({ timeout: v })) }));
+      const raw = await ask(
+        p.text({
+          message: `New timeout for ${subject.what} (now ${subject.timeout}), e.g. 90s, 10m, 2h — empty: back`,
+          validate: validator((v) => parseRetryOverrides({ timeout: v })),
+        }),
+      );
       return raw.trim() ? parseRetryOverrides({ timeout: raw.trim() }) : null;
     }
     if (kind === "b") {
-      const raw = await ask(p.text({ message: `New retry budget for ${subject.what} (now ${subject.budget}), 0-1000 — empty: back`, validate: validator((v) => parseRetryOverrides({ maxRetries: v })) }));
+      const raw = await ask(
+        p.text({
+          message: `New retry budget for ${subject.what} (now ${subject.budget}), 0-1000 — empty: back`,
+          validate: validator((v) => parseRetryOverrides({ maxRetries: v })),
+        }),
+      );
       return raw.trim() ? parseRetryOverrides({ maxRetries: raw.trim() }) : null;
     }
     // One K=V per answer, so a value may hold spaces; an empty answer ends the list.
@@ -82,22 +92,27 @@ export type Suggest = (text: string) => string;
 export type JobOutcome = "next" | "back" | "quit";
 
 /** Shows one job's menu until the person moves on (the card is already on screen). */
-async function triageOne(store: Store, card: TriageCard, summary: TriageSummary, suggest: Suggest): Promise<JobOutcome> {
+async function triageOne(
+  store: Store,
+  card: TriageCard,
+  summary: TriageSummary,
+  suggest: Suggest,
+): Promise<JobOutcome> {
   const id = card.job.id;
   for (;;) {
     const action = await askOrBack(
-        // Skip comes first: the cursor starts there, and "skip" is what a stray Enter should mean.
-        menu(`Job ${id}: what now?`, [
-          { value: "s", key: "s", label: "skip" },
-          { value: "r", key: "r", label: "retry", hint: "requeue with a fresh budget" },
-          { value: "t", key: "t", label: "retry with a new timeout", hint: `now ${card.job.timeout_seconds}s` },
-          { value: "b", key: "b", label: "retry with a new retry budget", hint: `now ${card.job.max_retries}` },
-          { value: "e", key: "e", label: "retry with changed env (K=V)" },
-          { value: "d", key: "d", label: "delete", hint: "the job, its history and output files" },
-          { value: "v", key: "v", label: "view the full output", hint: "in $PAGER or less" },
-          { value: "q", key: "q", label: "quit" },
-        ]),
-      );
+      // Skip comes first: the cursor starts there, and "skip" is what a stray Enter should mean.
+      menu(`Job ${id}: what now?`, [
+        { value: "s", key: "s", label: "skip" },
+        { value: "r", key: "r", label: "retry", hint: "requeue with a fresh budget" },
+        { value: "t", key: "t", label: "retry with a new timeout", hint: `now ${card.job.timeout_seconds}s` },
+        { value: "b", key: "b", label: "retry with a new retry budget", hint: `now ${card.job.max_retries}` },
+        { value: "e", key: "e", label: "retry with changed env (K=V)" },
+        { value: "d", key: "d", label: "delete", hint: "the job, its history and output files" },
+        { value: "v", key: "v", label: "view the full output", hint: "in $PAGER or less" },
+        { value: "q", key: "q", label: "quit" },
+      ]),
+    );
     if (action === BACK) return "back";
     try {
       switch (action) {
@@ -111,7 +126,12 @@ async function triageOne(store: Store, card: TriageCard, summary: TriageSummary,
         case "b":
         case "e": {
           const keys = Object.keys(card.job.env);
-          const overrides = await askOverrides(action, { what: `job ${id}`, timeout: `${card.job.timeout_seconds}s`, budget: String(card.job.max_retries), envNote: keys.length ? `it has ${keys.join(", ")}` : "" });
+          const overrides = await askOverrides(action, {
+            what: `job ${id}`,
+            timeout: `${card.job.timeout_seconds}s`,
+            budget: String(card.job.max_retries),
+            envNote: keys.length ? `it has ${keys.join(", ")}` : "",
+          });
           if (!overrides) continue;
           const [done] = await retryWithOverrides(store, [String(id)], overrides);
           summary.retried.push({ job_id: id, changed: done!.changed });
@@ -119,11 +139,18 @@ async function triageOne(store: Store, card: TriageCard, summary: TriageSummary,
           return "next";
         }
         case "d": {
-          const sure = await askOrBack(p.confirm({ message: `Delete job ${id}, its ${counted(card.job.last_attempt_no, "attempt")}, events and output files? This cannot be undone.`, initialValue: false }));
+          const sure = await askOrBack(
+            p.confirm({
+              message: `Delete job ${id}, its ${counted(card.job.last_attempt_no, "attempt")}, events and output files? This cannot be undone.`,
+              initialValue: false,
+            }),
+          );
           if (sure !== true) continue; // no, or Esc: back to the menu
           const gone = await deleteJob(store, String(id));
           summary.deleted.push(id);
-          p.log.success(`Deleted job ${id} (${counted(gone.deleted_attempts, "attempt")}, ${counted(gone.deleted_events, "event")}, ${counted(gone.freed_bytes, "byte")} of output)`);
+          p.log.success(
+            `Deleted job ${id} (${counted(gone.deleted_attempts, "attempt")}, ${counted(gone.deleted_events, "event")}, ${counted(gone.freed_bytes, "byte")} of output)`,
+          );
           for (const w of gone.warnings) p.log.warn(w.message);
           return "next";
         }
@@ -150,7 +177,12 @@ async function triageOne(store: Store, card: TriageCard, summary: TriageSummary,
  * Walks the jobs `ids` one card at a time, in order. Returns "back" when the
  * person pressed Esc at a job's menu, "quit" for quit, else "next" at the end.
  */
-export async function walkJobs(store: Store, ids: number[], summary: TriageSummary, suggest: Suggest): Promise<JobOutcome> {
+export async function walkJobs(
+  store: Store,
+  ids: number[],
+  summary: TriageSummary,
+  suggest: Suggest,
+): Promise<JobOutcome> {
   for (const [index, id] of ids.entries()) {
     const card = await triageCard(store, id, CARD_TAIL_BYTES);
     if (!card) continue; // retried, deleted or changed by someone else since the list was read

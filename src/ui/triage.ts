@@ -14,18 +14,18 @@
 import * as p from "@clack/prompts";
 import { SpoolError } from "../contract/errors.ts";
 import { deleteJobs, deletionPreview } from "../ops/delete.ts";
-import { retryWithOverrides, retryJobs, retryWarnings, type RetryOverrides } from "../ops/retry.ts";
 import { signatureKey } from "../ops/failure-signature.ts";
-import { jobsInStates, TRIAGE_STATES, type JobScope } from "../ops/triage.ts";
-import { failureGroups, type FailureGroup } from "../ops/triage-groups.ts";
+import { type RetryOverrides, retryJobs, retryWarnings, retryWithOverrides } from "../ops/retry.ts";
+import { type JobScope, jobsInStates, TRIAGE_STATES } from "../ops/triage.ts";
+import { type FailureGroup, failureGroups } from "../ops/triage-groups.ts";
+import { counted } from "../ops/values.ts";
 import type { Store } from "../store/store.ts";
 import { menu, watchCancelKeys } from "./menu.ts";
 import { pagerRunning } from "./pager.ts";
 import { byteText, groupActionText, nextStep, summaryText, type TriageSummary } from "./triage-card.ts";
 import { groupCardText, groupRow, groupTitle } from "./triage-groups-text.ts";
-import { askOverrides, boxWidth, walkJobs, type Suggest } from "./triage-job.ts";
+import { askOverrides, boxWidth, type Suggest, walkJobs } from "./triage-job.ts";
 import { askOrBack, BACK, Interrupted } from "./triage-prompt.ts";
-import { counted } from "../ops/values.ts";
 
 /** How leaving a group's menu continues the session. */
 type GroupOutcome = "done" | "back" | "quit";
@@ -43,13 +43,29 @@ async function confirm(message: string, initialValue: boolean): Promise<boolean>
 }
 
 /** Retries every job of `g` (with `overrides` when given) after a confirm; false when the person backed out. */
-async function retryGroup(store: Store, g: FailureGroup, overrides: RetryOverrides | null, summary: TriageSummary): Promise<boolean> {
+async function retryGroup(
+  store: Store,
+  g: FailureGroup,
+  overrides: RetryOverrides | null,
+  summary: TriageSummary,
+): Promise<boolean> {
   const how = overrides ? ` with ${overridesText(overrides)}` : "";
-  if (!(await confirm(`Retry all ${counted(g.count, "job")} of this group${how}? They are requeued with a fresh retry budget.`, true))) return false;
+  if (
+    !(await confirm(
+      `Retry all ${counted(g.count, "job")} of this group${how}? They are requeued with a fresh retry budget.`,
+      true,
+    ))
+  )
+    return false;
   const refs = g.job_ids.map(String);
   if (overrides) {
     const done = await retryWithOverrides(store, refs, overrides);
-    summary.groups.push({ signature: g.text, action: "retried", job_ids: done.map((d) => d.job_id), changed: done[0]?.changed });
+    summary.groups.push({
+      signature: g.text,
+      action: "retried",
+      job_ids: done.map((d) => d.job_id),
+      changed: done[0]?.changed,
+    });
   } else {
     // As `retry --all` (the group's jobs as its filter): of jobs sharing an idempotency key
     // only the newest is requeued, and a key an active job holds keeps its dead jobs dead.
@@ -81,7 +97,12 @@ async function deleteGroup(store: Store, g: FailureGroup, summary: TriageSummary
   );
   if (!sure) return false;
   const done = await deleteJobs(store, g.job_ids.map(String));
-  summary.groups.push({ signature: g.text, action: "deleted", job_ids: done.job_ids, removed: { attempts: done.deleted_attempts, events: done.deleted_events, bytes: done.freed_bytes } });
+  summary.groups.push({
+    signature: g.text,
+    action: "deleted",
+    job_ids: done.job_ids,
+    removed: { attempts: done.deleted_attempts, events: done.deleted_events, bytes: done.freed_bytes },
+  });
   summary.deleted.push(...done.job_ids);
   p.log.success(groupActionText(summary.groups.at(-1)!));
   for (const w of done.warnings) p.log.warn(w.message);
@@ -94,7 +115,15 @@ async function regroup(store: Store, scope: JobScope, key: string): Promise<Fail
 }
 
 /** Shows a group's card and runs its menu until the group is handled, skipped, left (Esc) or the session quit. */
-async function triageGroup(store: Store, scope: JobScope, g: FailureGroup, index: number, total: number, summary: TriageSummary, suggest: Suggest): Promise<GroupOutcome> {
+async function triageGroup(
+  store: Store,
+  scope: JobScope,
+  g: FailureGroup,
+  index: number,
+  total: number,
+  summary: TriageSummary,
+  suggest: Suggest,
+): Promise<GroupOutcome> {
   if (g.count === 1) {
     // One job: its card at once, no group menu; Esc there goes back to the list.
     const outcome = await walkJobs(store, g.job_ids, summary, suggest);
@@ -103,17 +132,17 @@ async function triageGroup(store: Store, scope: JobScope, g: FailureGroup, index
   p.note(groupCardText(g, boxWidth()), groupTitle(g, index, total));
   for (;;) {
     const action = await askOrBack(
-        menu(`Group of ${g.count} jobs: what now?`, [
-          { value: "o", key: "o", label: "open the group: walk its jobs one by one", hint: "newest first" },
-          { value: "r", key: "r", label: `retry all ${g.count}`, hint: "requeue with a fresh budget" },
-          { value: "t", key: "t", label: `retry all ${g.count} with a new timeout` },
-          { value: "b", key: "b", label: `retry all ${g.count} with a new retry budget` },
-          { value: "e", key: "e", label: `retry all ${g.count} with changed env (K=V)` },
-          { value: "d", key: "d", label: `delete all ${g.count}`, hint: "the jobs, their history and output files" },
-          { value: "s", key: "s", label: "skip this group" },
-          { value: "q", key: "q", label: "quit" },
-        ]),
-      );
+      menu(`Group of ${g.count} jobs: what now?`, [
+        { value: "o", key: "o", label: "open the group: walk its jobs one by one", hint: "newest first" },
+        { value: "r", key: "r", label: `retry all ${g.count}`, hint: "requeue with a fresh budget" },
+        { value: "t", key: "t", label: `retry all ${g.count} with a new timeout` },
+        { value: "b", key: "b", label: `retry all ${g.count} with a new retry budget` },
+        { value: "e", key: "e", label: `retry all ${g.count} with changed env (K=V)` },
+        { value: "d", key: "d", label: `delete all ${g.count}`, hint: "the jobs, their history and output files" },
+        { value: "s", key: "s", label: "skip this group" },
+        { value: "q", key: "q", label: "quit" },
+      ]),
+    );
     if (action === BACK) return "back";
     try {
       switch (action) {
@@ -138,7 +167,10 @@ async function triageGroup(store: Store, scope: JobScope, g: FailureGroup, index
           const keys = [...new Set(jobs.flatMap((j) => Object.keys(j.env)))].sort();
           const overrides = await askOverrides(action, {
             what: `the ${g.count} jobs of this group`,
-            timeout: range(jobs.map((j) => j.timeout_seconds), "s"),
+            timeout: range(
+              jobs.map((j) => j.timeout_seconds),
+              "s",
+            ),
             budget: range(jobs.map((j) => j.max_retries)),
             envNote: keys.length ? `they have ${keys.join(", ")}` : "",
           });
@@ -160,7 +192,6 @@ async function triageGroup(store: Store, scope: JobScope, g: FailureGroup, index
       // held by another job), or the queue stayed locked: nothing changed; say so.
       if (!(error instanceof SpoolError)) throw error;
       p.log.error(`${error.code}: ${error.message} — ${error.remediation}`);
-      continue;
     }
   }
 }
@@ -170,24 +201,42 @@ async function pickGroup(groups: FailureGroup[], cursor: number): Promise<number
   const dead = groups.filter((g) => g.signature.state === "dead").reduce((n, g) => n + g.count, 0);
   const canceled = groups.reduce((n, g) => n + g.count, 0) - dead;
   const width = (process.stdout.columns || 80) - 6;
-  const options = groups.map((g, i) => ({ value: `g${i}`, key: i < 9 ? String(i + 1) : undefined, ...groupRow(g, width) }));
+  const options = groups.map((g, i) => ({
+    value: `g${i}`,
+    key: i < 9 ? String(i + 1) : undefined,
+    ...groupRow(g, width),
+  }));
   options.push({ value: "w", key: "w", label: "walk every job one by one, newest first", hint: "" });
   options.push({ value: "q", key: "q", label: "quit", hint: "" });
-  const chosen = await askOrBack(menu(`${dead} dead and ${counted(canceled, "canceled job")} in ${counted(groups.length, "group")}, largest first: pick one`, options, `g${Math.min(cursor, groups.length - 1)}`));
+  const chosen = await askOrBack(
+    menu(
+      `${dead} dead and ${counted(canceled, "canceled job")} in ${counted(groups.length, "group")}, largest first: pick one`,
+      options,
+      `g${Math.min(cursor, groups.length - 1)}`,
+    ),
+  );
   if (chosen === BACK) return "quit"; // Esc on the first screen: nothing above it
   if (chosen === "w" || chosen === "q") return chosen === "w" ? "walk" : "quit";
   return Number(chosen.slice(1));
 }
 
 /** Runs the group screen and the groups' menus until every group is handled or skipped, or the person quits. */
-async function triageGroups(store: Store, scope: JobScope, first: FailureGroup[], summary: TriageSummary, suggest: Suggest): Promise<void> {
+async function triageGroups(
+  store: Store,
+  scope: JobScope,
+  first: FailureGroup[],
+  summary: TriageSummary,
+  suggest: Suggest,
+): Promise<void> {
   const skipped = new Set<string>();
   let cursor = 0;
   let fresh: FailureGroup[] | null = first; // the first screen shows what the session started with
   let backToList = false;
   for (;;) {
     // After an action the groups are read again: jobs were requeued or deleted, here or elsewhere.
-    const groups = (fresh ?? (await failureGroups(store, scope))).filter((g) => !skipped.has(signatureKey(g.signature)));
+    const groups = (fresh ?? (await failureGroups(store, scope))).filter(
+      (g) => !skipped.has(signatureKey(g.signature)),
+    );
     fresh = null;
     if (groups.length === 0) return;
     // One group skips the list, unless Esc went back to it: then the list is shown even for
@@ -198,7 +247,15 @@ async function triageGroups(store: Store, scope: JobScope, first: FailureGroup[]
     if (picked === "walk") {
       // Every job once, as before groups: at the end every job was looked at; Esc: the list again.
       const jobs = await jobsInStates(store, TRIAGE_STATES, scope);
-      if ((await walkJobs(store, jobs.map((j) => j.id), summary, suggest)) === "back") continue;
+      if (
+        (await walkJobs(
+          store,
+          jobs.map((j) => j.id),
+          summary,
+          suggest,
+        )) === "back"
+      )
+        continue;
       return;
     }
     const g = groups[picked]!;
@@ -219,17 +276,32 @@ async function triageGroups(store: Store, scope: JobScope, first: FailureGroup[]
  * `suggest` puts the queue selection into the commands it suggests (the
  * verb's, src/commands/selection.ts).
  */
-export async function runTriage(store: Store, scope: JobScope, scopeText: string, suggest: Suggest = (t) => t): Promise<TriageSummary> {
+export async function runTriage(
+  store: Store,
+  scope: JobScope,
+  scopeText: string,
+  suggest: Suggest = (t) => t,
+): Promise<TriageSummary> {
   const groups = await failureGroups(store, scope);
   const listed = groups.reduce((n, g) => n + g.count, 0);
-  const summary: TriageSummary = { looked_at: 0, listed, retried: [], deleted: [], skipped: [], groups: [], interrupted: false };
+  const summary: TriageSummary = {
+    looked_at: 0,
+    listed,
+    retried: [],
+    deleted: [],
+    skipped: [],
+    groups: [],
+    interrupted: false,
+  };
   p.intro(`spoolctl triage${scopeText}`);
   if (listed === 0) {
     p.outro(`Nothing to triage: no dead or canceled jobs${scopeText}.`);
     return summary;
   }
   const dead = groups.filter((g) => g.signature.state === "dead").reduce((n, g) => n + g.count, 0);
-  p.log.info(`${dead} dead, ${counted(listed - dead, "canceled job")}, ${counted(groups.length, "failure group")}. Esc: back · Ctrl-C: stop, changing nothing more`);
+  p.log.info(
+    `${dead} dead, ${counted(listed - dead, "canceled job")}, ${counted(groups.length, "failure group")}. Esc: back · Ctrl-C: stop, changing nothing more`,
+  );
   watchCancelKeys();
   // Outside a prompt the terminal is in cooked mode, where Ctrl-C is a signal: end as cleanly.
   const onSigint = () => {

@@ -1,12 +1,13 @@
 /** The worker's log lines on stderr (`spoolctl: job 1 attempt 1 succeeded (0.0s) -> done`), one per event. */
 import type { Outcome } from "../ops/outcome.ts";
+import { counted } from "../ops/values.ts";
 import type { WorkerEvent } from "../worker/api.ts";
 import { HOST } from "../worker/liveness.ts";
 import { clip, crashBudget, escapeControl, formatArgv, retryBudget } from "./text.ts";
-import { counted } from "../ops/values.ts";
 
 function next(outcome: Outcome): string {
-  if (outcome.jobState === "queued" && outcome.backoffSeconds !== null) return `queued, retry in ${outcome.backoffSeconds}s`;
+  if (outcome.jobState === "queued" && outcome.backoffSeconds !== null)
+    return `queued, retry in ${outcome.backoffSeconds}s`;
   return outcome.jobState;
 }
 
@@ -19,7 +20,9 @@ function verdict(outcome: Outcome): string {
     case "canceled":
       return outcome.jobState === "queued" ? "interrupted" : "canceled";
     default:
-      return outcome.failureReason === "spawn_failed" ? `could not start: ${escapeControl(outcome.error ?? "")}` : `failed: ${escapeControl(outcome.error ?? "")}`;
+      return outcome.failureReason === "spawn_failed"
+        ? `could not start: ${escapeControl(outcome.error ?? "")}`
+        : `failed: ${escapeControl(outcome.error ?? "")}`;
   }
 }
 
@@ -27,7 +30,10 @@ function verdict(outcome: Outcome): string {
 function rerun(job: Extract<WorkerEvent, { type: "started" }>["job"]): string {
   const previous = job.last_error ? `previous: ${escapeControl(job.last_error)}; ` : "";
   if (job.attempts === 0 && job.crashes === 0) return `again (${previous}fresh budget)`;
-  const budgets = [job.attempts > 0 ? retryBudget(job.attempts, job.max_retries) : null, job.crashes > 0 ? crashBudget(job.crashes, job.max_crashes) : null];
+  const budgets = [
+    job.attempts > 0 ? retryBudget(job.attempts, job.max_retries) : null,
+    job.crashes > 0 ? crashBudget(job.crashes, job.max_crashes) : null,
+  ];
   return `again (${previous}${budgets.filter(Boolean).join("; ")})`;
 }
 
@@ -38,11 +44,16 @@ function rerun(job: Extract<WorkerEvent, { type: "started" }>["job"]): string {
 export function workerLine(event: WorkerEvent): string | null {
   switch (event.type) {
     case "started":
-      return event.attemptNo === 1 ? null : `spoolctl: job ${event.job.id} attempt ${event.attemptNo} started ${rerun(event.job)}: ${clip(formatArgv(event.job.argv), 80)}`;
+      return event.attemptNo === 1
+        ? null
+        : `spoolctl: job ${event.job.id} attempt ${event.attemptNo} started ${rerun(event.job)}: ${clip(formatArgv(event.job.argv), 80)}`;
     case "idle":
       return `spoolctl: waiting for jobs in lane ${event.queue}; Ctrl-C to stop`;
     case "drain_waiting": {
-      const jobs = event.running.map((r) => `job ${r.jobId} on worker ${escapeControl(r.workerId ?? "?")}${r.host && r.host !== HOST ? ` (${escapeControl(r.host)})` : ""}, silent ${Math.round(r.silentSeconds)}s`);
+      const jobs = event.running.map(
+        (r) =>
+          `job ${r.jobId} on worker ${escapeControl(r.workerId ?? "?")}${r.host && r.host !== HOST ? ` (${escapeControl(r.host)})` : ""}, silent ${Math.round(r.silentSeconds)}s`,
+      );
       return `spoolctl: drain of lane ${event.queue} waits for running jobs of other workers: ${jobs.join("; ")}${event.running.length === 3 ? "; …" : ""}${event.leaseSeconds === null ? "" : ` (a job whose worker stays silent ${Math.round(event.leaseSeconds)}s is reaped and run here)`}`;
     }
     case "finished":

@@ -41,7 +41,12 @@ export type WorkerEvent =
    * hosts, the silence after which a job is reaped; null on one host, where only a dead worker's
    * job is). Once per idle spell.
    */
-  | { type: "drain_waiting"; queue: string; leaseSeconds: number | null; running: { jobId: number; workerId: string | null; host: string | null; silentSeconds: number }[] };
+  | {
+      type: "drain_waiting";
+      queue: string;
+      leaseSeconds: number | null;
+      running: { jobId: number; workerId: string | null; host: string | null; silentSeconds: number }[];
+    };
 
 /** What a worker did, as `work --json` reports it. */
 export interface WorkSummary {

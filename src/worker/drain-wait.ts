@@ -12,10 +12,16 @@ import type { WorkerEvent } from "./api.ts";
  * queue's clock); `reapThreshold` (seconds) is said on a queue shared by hosts,
  * where a silent worker's job is reaped by lease. Null when nothing runs.
  */
-export async function whatHoldsTheDrain(store: Store, queue: string, reapThreshold: number): Promise<Extract<WorkerEvent, { type: "drain_waiting" }> | null> {
+export async function whatHoldsTheDrain(
+  store: Store,
+  queue: string,
+  reapThreshold: number,
+): Promise<Extract<WorkerEvent, { type: "drain_waiting" }> | null> {
   const running = await store.read(async (tx) => {
     const jobs = await tx.listJobs({ queue, states: ["running"], limit: 3 });
-    return Promise.all(jobs.map(async (j) => ({ job: j, worker: j.locked_by === null ? null : await tx.getWorker(j.locked_by) })));
+    return Promise.all(
+      jobs.map(async (j) => ({ job: j, worker: j.locked_by === null ? null : await tx.getWorker(j.locked_by) })),
+    );
   });
   if (running.length === 0) return null;
   const at = store.now();
@@ -23,6 +29,11 @@ export async function whatHoldsTheDrain(store: Store, queue: string, reapThresho
     type: "drain_waiting",
     queue,
     leaseSeconds: store.shipsOutput ? reapThreshold : null,
-    running: running.map(({ job, worker }) => ({ jobId: job.id, workerId: job.locked_by, host: worker?.host ?? null, silentSeconds: Math.max(0, at - (job.heartbeat_at ?? at)) })),
+    running: running.map(({ job, worker }) => ({
+      jobId: job.id,
+      workerId: job.locked_by,
+      host: worker?.host ?? null,
+      silentSeconds: Math.max(0, at - (job.heartbeat_at ?? at)),
+    })),
   };
 }

@@ -5,8 +5,9 @@
  * files, and on timeout or cancel kills the whole group: SIGTERM, grace while
  * the group lives, SIGKILL, then wait.
  */
+
+import { accessSync, closeSync, existsSync, constants as fsConstants, statSync } from "node:fs";
 import { constants } from "node:os";
-import { accessSync, closeSync, constants as fsConstants, existsSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import type { ProcessEnd } from "../ops/outcome.ts";
 import { createAttemptFile } from "../store/ownership.ts";
@@ -116,13 +117,22 @@ function markerEnv(marker: string | undefined): Record<string, string> {
  * `SPOOLCTL_DB` without its password), the job's own variables over it, then
  * the attempt marker. A `SPOOLCTL_DB` the job sets itself is left as given.
  */
-export function jobEnvironment(workerEnv: Record<string, string | undefined>, jobEnv: Record<string, string>, marker?: string): Record<string, string | undefined> {
+export function jobEnvironment(
+  workerEnv: Record<string, string | undefined>,
+  jobEnv: Record<string, string>,
+  marker?: string,
+): Record<string, string | undefined> {
   return { ...workerEnv, ...jobEnv, ...markerEnv(marker) };
 }
 
 /** `permanent`: the command itself can never start, so retrying it is pointless (docs/architecture.md "Execution"). */
 function spawnFailed(error: string, permanent = false): RunningAttempt {
-  return { pid: null, startTime: () => null, done: Promise.resolve({ kind: "spawn_failed", error, permanent }), stop() {} };
+  return {
+    pid: null,
+    startTime: () => null,
+    done: Promise.resolve({ kind: "spawn_failed", error, permanent }),
+    stop() {},
+  };
 }
 
 /** Bytes the kernel counts for argv or the environment: each string and its NUL. */
@@ -149,15 +159,21 @@ function spawnError(error: unknown, spec: AttemptSpec, env: Record<string, strin
   }
   switch (code) {
     case "ENOENT":
-      if (program.includes("/") && existsSync(resolve(spec.cwd ?? ".", program))) return spawnFailed(`cannot start ${program}: the interpreter on its #! line was not found`, true);
+      if (program.includes("/") && existsSync(resolve(spec.cwd ?? ".", program)))
+        return spawnFailed(`cannot start ${program}: the interpreter on its #! line was not found`, true);
       // A relative path without a cwd was looked up in this worker's folder: say which (README "Adding jobs").
-      return spawnFailed(`program not found: ${program}${program.includes("/") && !isAbsolute(program) && spec.cwd === null ? ` (in the worker's folder ${process.cwd()}: the job has no --cwd)` : ""}`, true);
+      return spawnFailed(
+        `program not found: ${program}${program.includes("/") && !isAbsolute(program) && spec.cwd === null ? ` (in the worker's folder ${process.cwd()}: the job has no --cwd)` : ""}`,
+        true,
+      );
     case "EACCES":
       return spawnFailed(`cannot start ${program}: permission denied (not an executable file)`, true);
     case "ENOEXEC":
       return spawnFailed(`cannot start ${program}: not an executable format (a script needs a #! line)`, true);
     case "E2BIG": {
-      const vars = Object.entries(env).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${v}`);
+      const vars = Object.entries(env)
+        .filter(([, v]) => v !== undefined)
+        .map(([k, v]) => `${k}=${v}`);
       const longest = Math.max(...spec.argv.map((a) => Buffer.byteLength(a)));
       return spawnFailed(
         `cannot start ${program}: argument list too long (argv ${execBytes(spec.argv)} bytes in ${spec.argv.length} arguments, the longest ${longest}; environment ${execBytes(vars)} bytes in ${vars.length} variables; Linux allows 128 KiB per argument and about 2 MiB for both)`,
@@ -165,7 +181,10 @@ function spawnError(error: unknown, spec: AttemptSpec, env: Record<string, strin
       );
     }
   }
-  return spawnFailed(/not found/i.test(message) ? `program not found: ${program}` : `cannot start ${program}: ${message}`, /not found/i.test(message));
+  return spawnFailed(
+    /not found/i.test(message) ? `program not found: ${program}` : `cannot start ${program}: ${message}`,
+    /not found/i.test(message),
+  );
 }
 
 /**
@@ -176,7 +195,9 @@ function spawnError(error: unknown, spec: AttemptSpec, env: Record<string, strin
  * children must not carry it); a job that runs spoolctl still reaches the
  * queue through `PGPASSWORD` or `~/.pgpass`.
  */
-export function workerEnvironment(base: Record<string, string | undefined> = process.env): Record<string, string | undefined> {
+export function workerEnvironment(
+  base: Record<string, string | undefined> = process.env,
+): Record<string, string | undefined> {
   const env = { ...base };
   if (env.SPOOLCTL_DB && isPgUrl(env.SPOOLCTL_DB)) env.SPOOLCTL_DB = redactUrl(env.SPOOLCTL_DB);
   return env;
@@ -246,9 +267,11 @@ export function startAttempt(spec: AttemptSpec): RunningAttempt {
     // Bun reports a named signal as its name and an unnamed one (real-time signals) as its number.
     const rawSignal = proc.signalCode as unknown;
     const signal =
-      typeof rawSignal === "number" ? rawSignal
-      : typeof rawSignal === "string" && rawSignal !== "" ? (constants.signals[rawSignal as NodeJS.Signals] ?? (/^\d+$/.test(rawSignal) ? Number(rawSignal) : null))
-      : null;
+      typeof rawSignal === "number"
+        ? rawSignal
+        : typeof rawSignal === "string" && rawSignal !== ""
+          ? (constants.signals[rawSignal as NodeJS.Signals] ?? (/^\d+$/.test(rawSignal) ? Number(rawSignal) : null))
+          : null;
     if (reason === "timed_out") return { kind: "timed_out", code, signal };
     if (reason === "canceled") return { kind: "canceled", code, signal };
     if (reason === "interrupted") return { kind: "interrupted", code, signal };

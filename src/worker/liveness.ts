@@ -3,7 +3,7 @@
  * start time). Linux: field 22 of `/proc/PID/stat` (clock ticks since boot) plus
  * the kernel's boot id; macOS: `ps -o lstart=`.
  */
-import { readFileSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 import { hostname } from "node:os";
 
 /** What a liveness look-up concluded. `unknown` (permission error, failed look-up) counts as alive. */
@@ -96,7 +96,9 @@ export function processEnded(pid: number): boolean {
  */
 function lastRanMs(pid: number | "self"): number | null {
   try {
-    const line = readFileSync(`/proc/${pid}/sched`, "utf8").split("\n").find((l) => l.startsWith("se.exec_start"));
+    const line = readFileSync(`/proc/${pid}/sched`, "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("se.exec_start"));
     const ms = Number(line?.slice(line.indexOf(":") + 1));
     return line && Number.isFinite(ms) ? ms : null;
   } catch {
@@ -120,9 +122,15 @@ function cpuClockMs(cpu: number): number | null {
   const own = lastRanMs("self");
   if (before === cpu && lastCpu("self") === cpu && own !== null) return own;
   try {
-    const out = Bun.spawnSync(["taskset", "-c", String(cpu), "cat", "/proc/self/sched"], { stdout: "pipe", stderr: "ignore" });
+    const out = Bun.spawnSync(["taskset", "-c", String(cpu), "cat", "/proc/self/sched"], {
+      stdout: "pipe",
+      stderr: "ignore",
+    });
     if (out.exitCode !== 0) return null;
-    const line = out.stdout.toString().split("\n").find((l) => l.startsWith("se.exec_start"));
+    const line = out.stdout
+      .toString()
+      .split("\n")
+      .find((l) => l.startsWith("se.exec_start"));
     const ms = Number(line?.slice(line.indexOf(":") + 1));
     return line && Number.isFinite(ms) ? ms : null;
   } catch {
@@ -201,7 +209,13 @@ export function groupHasLiveMembers(pgid: number): boolean {
  * session of its own (setsid). Elsewhere, returns [].
  */
 export function groupsWithEnv(entry: string): number[] {
-  return [...new Set(groupsWithEnvPrefix(entry).filter((g) => g.entry === entry).map((g) => g.pgid))];
+  return [
+    ...new Set(
+      groupsWithEnvPrefix(entry)
+        .filter((g) => g.entry === entry)
+        .map((g) => g.pgid),
+    ),
+  ];
 }
 
 /**
@@ -229,7 +243,10 @@ export function groupsWithEnvPrefix(prefix: string): { pgid: number; entry: stri
  * `/proc/PID/fd/2`; elsewhere, nothing) is a file that `match` accepts, with
  * that file's path as the kernel names it.
  */
-function groupsWritingWhere(match: (target: string) => boolean, unlessEnv?: string): { pgid: number; target: string }[] {
+function groupsWritingWhere(
+  match: (target: string) => boolean,
+  unlessEnv?: string,
+): { pgid: number; target: string }[] {
   if (process.platform !== "linux") return [];
   const own = process.pid;
   const found: { pgid: number; target: string }[] = [];
@@ -256,7 +273,9 @@ function groupsWritingWhere(match: (target: string) => boolean, unlessEnv?: stri
 /** The entry of `pid`'s environment that starts with `prefix`; undefined when there is none, null when it cannot be read. */
 function environEntry(pid: string, prefix: string): string | undefined | null {
   try {
-    return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").find((e) => e.startsWith(prefix));
+    return readFileSync(`/proc/${pid}/environ`, "utf8")
+      .split("\0")
+      .find((e) => e.startsWith(prefix));
   } catch {
     return null;
   }
@@ -295,5 +314,8 @@ export function groupsWritingTo(paths: string[]): number[] {
  */
 export function groupsWritingUnder(dir: string, unlessEnv: string): { pgid: number; file: string }[] {
   const prefix = `${realPath(dir)}/`;
-  return groupsWritingWhere((t) => t.startsWith(prefix) && !t.endsWith(" (deleted)"), unlessEnv).map((g) => ({ pgid: g.pgid, file: g.target.slice(prefix.length) }));
+  return groupsWritingWhere((t) => t.startsWith(prefix) && !t.endsWith(" (deleted)"), unlessEnv).map((g) => ({
+    pgid: g.pgid,
+    file: g.target.slice(prefix.length),
+  }));
 }

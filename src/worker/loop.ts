@@ -5,22 +5,22 @@
  * stopped), `once` (one claim at most), `drain` (until the lane is settled).
  */
 import { SpoolError } from "../contract/errors.ts";
-import { claimJobs, type ClaimedAttempt, type Claimant } from "../ops/claim.ts";
-import type { Outcome, ProcessEnd } from "../ops/outcome.ts";
+import { type Claimant, type ClaimedAttempt, claimJobs } from "../ops/claim.ts";
 import { readLastStderrLine } from "../ops/failure-signature.ts";
-import { recordAttemptEnd, recordAttemptEnds, recordAttemptEndsAndClaim, type AttemptEnd } from "../ops/record.ts";
-import type { AttemptKey, Store, WorkWaker } from "../store/store.ts";
-import { attemptMarker, startAttempt, workerEnvironment, type RunningAttempt } from "./executor.ts";
-import { killOrphans, reapDeadWorkers } from "./reaper.ts";
-import { OutputShipper, SHIP_INTERVAL_MS } from "./ship.ts";
+import type { Outcome, ProcessEnd } from "../ops/outcome.ts";
+import { type AttemptEnd, recordAttemptEnd, recordAttemptEnds, recordAttemptEndsAndClaim } from "../ops/record.ts";
 import { readSettings } from "../ops/settings.ts";
+import type { AttemptKey, Store, WorkWaker } from "../store/store.ts";
+import type { WorkerEvent, WorkOptions, WorkSummary } from "./api.ts";
+import { whatHoldsTheDrain } from "./drain-wait.ts";
+import { attemptMarker, type RunningAttempt, startAttempt, workerEnvironment } from "./executor.ts";
 import { processStartTime } from "./liveness.ts";
 import { PauseWatch } from "./pause.ts";
+import { killOrphans, reapDeadWorkers } from "./reaper.ts";
 import { registerWorker } from "./registry.ts";
+import { OutputShipper, SHIP_INTERVAL_MS } from "./ship.ts";
 import { StorageWatch } from "./storage-watch.ts";
 import { readTiming, type Timing } from "./timing.ts";
-import type { WorkOptions, WorkSummary, WorkerEvent } from "./api.ts";
-import { whatHoldsTheDrain } from "./drain-wait.ts";
 
 interface InFlight {
   claimed: ClaimedAttempt;
@@ -57,7 +57,16 @@ export class Worker {
     private readonly opts: WorkOptions,
   ) {
     this.timing = opts.timing ?? readTiming();
-    this.summary = { worker_id: opts.workerId, executed: 0, succeeded: 0, failed: 0, reaped: 0, claimed: false, drained: false, job_ids: [] };
+    this.summary = {
+      worker_id: opts.workerId,
+      executed: 0,
+      succeeded: 0,
+      failed: 0,
+      reaped: 0,
+      claimed: false,
+      drained: false,
+      job_ids: [],
+    };
     this.storage = new StorageWatch(store, (message) => this.emit({ type: "storage", message }));
   }
 
@@ -104,7 +113,9 @@ export class Worker {
     // Only a worker held back by --slots or a drain ever asks to be woken by a freed slot.
     this.waker = store.watchWork(opts.queue, { freed: opts.slots !== null || opts.mode === "drain" });
     const beat = setInterval(() => void this.heartbeat(), this.timing.heartbeat * 1000);
-    this.pauses.start(() => [...this.inFlight.values()].flatMap((f) => (f.running.pid === null ? [] : [f.running.pid])));
+    this.pauses.start(() =>
+      [...this.inFlight.values()].flatMap((f) => (f.running.pid === null ? [] : [f.running.pid])),
+    );
     try {
       await this.loop();
     } finally {
@@ -186,21 +197,26 @@ export class Worker {
       const flights = [...this.inFlight.values()];
       const attempts: AttemptKey[] = flights.map((f) => {
         const key: AttemptKey = { jobId: f.claimed.job.id, attemptNo: f.claimed.attemptNo };
-        if (!f.processRecorded && f.running.pid !== null) key.process = { pgid: f.running.pid, startTime: f.running.startTime() };
+        if (!f.processRecorded && f.running.pid !== null)
+          key.process = { pgid: f.running.pid, startTime: f.running.startTime() };
         return key;
       });
       // Not durable: a heartbeat acknowledges nothing (docs/architecture.md "Durability").
-      const { stopRequested, leases } = await this.store.write(async (tx) => {
-        const now = this.store.now();
-        const { stopRequested } = await tx.heartbeatWorker(this.opts.workerId, now);
-        return { stopRequested, leases: await tx.heartbeatJobs(this.opts.workerId, attempts, now) };
-      }, { durable: false });
+      const { stopRequested, leases } = await this.store.write(
+        async (tx) => {
+          const now = this.store.now();
+          const { stopRequested } = await tx.heartbeatWorker(this.opts.workerId, now);
+          return { stopRequested, leases: await tx.heartbeatJobs(this.opts.workerId, attempts, now) };
+        },
+        { durable: false },
+      );
       this.renewedAt = performance.now();
       this.leaseStopped = false;
       for (const f of flights) f.processRecorded = true;
       for (const lease of leases) {
         // Not owned: the job was taken from us (retry --force); its run must not go on beside the new one.
-        if (!lease.owned || lease.cancelRequested) this.inFlight.get(`${lease.jobId}:${lease.attemptNo}`)?.stop("canceled");
+        if (!lease.owned || lease.cancelRequested)
+          this.inFlight.get(`${lease.jobId}:${lease.attemptNo}`)?.stop("canceled");
       }
       if (stopRequested) this.requestStop("stop requested through the registry");
     } catch (error) {
@@ -244,7 +260,8 @@ export class Worker {
     this.claimFilledRoom = false;
     // Claims that keep finding nothing (another worker took the job it was woken for) back off with
     // jitter, so that a fleet woken by one job does not queue on the write lock all at once.
-    if (this.emptyClaims > 1 && performance.now() - this.lastEmptyClaim < EMPTY_STREAK_MS) await Bun.sleep(Math.random() * Math.min(2 ** (this.emptyClaims - 1), MAX_CLAIM_JITTER_MS));
+    if (this.emptyClaims > 1 && performance.now() - this.lastEmptyClaim < EMPTY_STREAK_MS)
+      await Bun.sleep(Math.random() * Math.min(2 ** (this.emptyClaims - 1), MAX_CLAIM_JITTER_MS));
     try {
       // No read first: the claim answers "is anything due?" itself, in one transaction.
       // Undated: the store dates it when it runs (a wait for a lock must not start its leases in the past).
@@ -289,13 +306,19 @@ export class Worker {
     if (this.recording) return;
     const running = (jobId: number) => [...this.inFlight.values()].some((f) => f.claimed.job.id === jobId);
     try {
-      const mine = (await store.read(async (tx) => tx.runningJobsByWorker())).filter((r) => r.worker_id === opts.workerId);
+      const mine = (await store.read(async (tx) => tx.runningJobsByWorker())).filter(
+        (r) => r.worker_id === opts.workerId,
+      );
       for (const { job_id } of mine) {
         if (running(job_id)) continue;
         const job = await store.read(async (tx) => tx.getJob(job_id));
-        if (!job || job.state !== "running" || job.locked_by !== opts.workerId || running(job_id) || this.recording) continue;
+        if (job?.state !== "running" || job.locked_by !== opts.workerId || running(job_id) || this.recording) continue;
         const why = "its claim committed but this worker never heard it (connection lost); requeued without charge";
-        await recordAttemptEnd(store, { jobId: job.id, attemptNo: job.last_attempt_no, workerId: opts.workerId }, { kind: "interrupted", code: null, signal: null, why });
+        await recordAttemptEnd(
+          store,
+          { jobId: job.id, attemptNo: job.last_attempt_no, workerId: opts.workerId },
+          { kind: "interrupted", code: null, signal: null, why },
+        );
         this.emit({ type: "storage", message: `gave back job ${job.id}: ${why}` });
       }
       if (!this.recording) this.claimUncertain = false;
@@ -345,7 +368,8 @@ export class Worker {
       // Our own commits wake this loop ~2 times a job; the stop flag needs no fresher look than 250 ms.
       if (!this.stopping && performance.now() - this.lastStopCheck >= STOP_CHECK_MS) {
         this.lastStopCheck = performance.now();
-        if ((await store.read(async (tx) => tx.getWorker(opts.workerId)))?.stop_requested) this.requestStop("stop requested through the registry");
+        if ((await store.read(async (tx) => tx.getWorker(opts.workerId)))?.stop_requested)
+          this.requestStop("stop requested through the registry");
       }
       if (!this.stopping && performance.now() - this.lastReap >= this.timing.heartbeat * 1000) {
         this.lastReap = performance.now();
@@ -360,7 +384,10 @@ export class Worker {
       await this.storage.checkpointIfDue(this.inFlight.size === 0);
       if (this.interrupted && this.inFlight.size > 0 && this.inFlight.size === this.unrecorded.length) {
         // Told twice to stop while results cannot be written: exit; the reaper of the next worker requeues them.
-        this.emit({ type: "storage", message: `exiting with ${this.unrecorded.length} result(s) unrecorded (job ${this.unrecorded.map((u) => u.claimed.job.id).join(", ")}): the next worker reaps and requeues them` });
+        this.emit({
+          type: "storage",
+          message: `exiting with ${this.unrecorded.length} result(s) unrecorded (job ${this.unrecorded.map((u) => u.claimed.job.id).join(", ")}): the next worker reaps and requeues them`,
+        });
         return true;
       }
       if (this.inFlight.size === 0) {
@@ -487,12 +514,25 @@ export class Worker {
         // The rest of the output goes before the result: a reader that sees the end sees all of it.
         await this.shipper?.finish(claimed);
         const flight = this.inFlight.get(flightKey(claimed));
-        const group = flight && !flight.processRecorded && flight.running.pid !== null ? { pgid: flight.running.pid, startTime: flight.running.startTime() } : null;
+        const group =
+          flight && !flight.processRecorded && flight.running.pid !== null
+            ? { pgid: flight.running.pid, startTime: flight.running.startTime() }
+            : null;
         // Read outside the write transaction: one bounded read of the file's end (triage's signature).
         const stderrLastLine = readLastStderrLine(claimed.stderrPath);
         // Dated when the child ended (src/worker/pause.ts), not when the result could be written.
         const endedAt = this.store.now() - (performance.now() - ended) / 1000;
-        ends.push({ ref: { jobId: claimed.job.id, attemptNo: claimed.attemptNo, workerId: this.opts.workerId, stderrLastLine, process: group }, end, endedAt });
+        ends.push({
+          ref: {
+            jobId: claimed.job.id,
+            attemptNo: claimed.attemptNo,
+            workerId: this.opts.workerId,
+            stderrLastLine,
+            process: group,
+          },
+          end,
+          endedAt,
+        });
       }
       // The slots these attempts free are claimed again in the results' own commit when the store can:
       // one commit per job while the lane has work (docs/architecture.md "The claim").
@@ -500,11 +540,15 @@ export class Worker {
       // Undated, like the loop's claims: dated when it runs, after the result's waits for locks.
       const claim = room > 0 && this.mayClaimWithResult() ? { ...this.claimant(), limit: room } : null;
       if (claim === null) outcomes = await this.retryLocked(() => recordAttemptEnds(this.store, ends));
-      else ({ outcomes, claimed: next } = await this.retryLocked(() => recordAttemptEndsAndClaim(this.store, ends, claim)));
+      else
+        ({ outcomes, claimed: next } = await this.retryLocked(() =>
+          recordAttemptEndsAndClaim(this.store, ends, claim),
+        ));
     } catch (error) {
       if (!isTransient(error)) throw error;
       this.storage.recordFailed();
-      for (const { claimed } of batch) this.say(`cannot record job ${claimed.job.id} attempt ${claimed.attemptNo} yet: ${error.message}`);
+      for (const { claimed } of batch)
+        this.say(`cannot record job ${claimed.job.id} attempt ${claimed.attemptNo} yet: ${error.message}`);
       return false;
     }
     this.storage.recordSucceeded();
@@ -519,7 +563,14 @@ export class Worker {
       } else {
         if (outcome.jobState === "done") this.summary.succeeded++;
         else this.summary.failed++;
-        this.emit({ type: "finished", jobId: job.id, attemptNo, argv: job.argv, outcome, seconds: (ended - started) / 1000 });
+        this.emit({
+          type: "finished",
+          jobId: job.id,
+          attemptNo,
+          argv: job.argv,
+          outcome,
+          seconds: (ended - started) / 1000,
+        });
       }
     });
     if (next !== null && next.length > 0) {
@@ -533,12 +584,25 @@ export class Worker {
   /** Who claims, for the loop's claims and a result's. */
   private claimant(): Claimant {
     const { opts } = this;
-    return { queue: opts.queue, workerId: opts.workerId, workerPid: process.pid, workerStartTime: OWN_START_TIME, slots: opts.slots };
+    return {
+      queue: opts.queue,
+      workerId: opts.workerId,
+      workerPid: process.pid,
+      workerStartTime: OWN_START_TIME,
+      slots: opts.slots,
+    };
   }
 
   /** Whether a result may claim the slot it frees in its own commit: whenever the loop itself would claim. */
   private mayClaimWithResult(): boolean {
-    return !this.stopping && !this.interrupted && this.opts.mode !== "once" && this.unrecorded.length === 0 && !this.claimUncertain && !this.storage.claimPaused();
+    return (
+      !this.stopping &&
+      !this.interrupted &&
+      this.opts.mode !== "once" &&
+      this.unrecorded.length === 0 &&
+      !this.claimUncertain &&
+      !this.storage.claimPaused()
+    );
   }
 
   /** Retries the results that could not be written, all in one commit, when their back-off allows. */

@@ -7,14 +7,25 @@
  * cannot be looked at. Orphaned process groups left on this host are killed
  * first, recognised by their attempt marker.
  */
-import { recordAttemptEnd } from "../ops/record.ts";
+
 import { join } from "node:path";
 import type { Outcome } from "../ops/outcome.ts";
+import { recordAttemptEnd } from "../ops/record.ts";
 import { workerIdentityOf } from "../ops/worker-health.ts";
 import type { Job } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { ATTEMPT_MARKER, attemptMarker, killGroup } from "./executor.ts";
-import { HOST, groupsWithEnv, groupsWithEnvPrefix, groupsWritingTo, groupsWritingUnder, judge, processStartTime, type Liveness, type ProcessIdentity } from "./liveness.ts";
+import {
+  groupsWithEnv,
+  groupsWithEnvPrefix,
+  groupsWritingTo,
+  groupsWritingUnder,
+  HOST,
+  judge,
+  type Liveness,
+  type ProcessIdentity,
+  processStartTime,
+} from "./liveness.ts";
 
 /** An attempt's output file under the spool's output folder: flat `<job>.<attempt>.stdout`, or the older `<job>/<attempt>/stdout`. */
 const ATTEMPT_FILE = /^(?:(\d+)\.(\d+)\.std(?:out|err)|(\d+)\/(\d+)\/std(?:out|err))$/;
@@ -65,7 +76,8 @@ async function killOrphan(store: Store, job: Job, who: ProcessIdentity): Promise
   const groups = new Set(groupsWithEnv(attemptMarker(store.queueId, job.id, job.last_attempt_no)));
   // Before its first heartbeat the group is not recorded, and a job may have cleared its environment.
   for (const pgid of groupsWritingTo([attempt.stdout_path, attempt.stderr_path])) groups.add(pgid);
-  if (attempt.pgid && attempt.pgid_start_time !== null && processStartTime(attempt.pgid) === attempt.pgid_start_time) groups.add(attempt.pgid);
+  if (attempt.pgid && attempt.pgid_start_time !== null && processStartTime(attempt.pgid) === attempt.pgid_start_time)
+    groups.add(attempt.pgid);
   await Promise.all([...groups].map((pgid) => killGroup(pgid)));
   return groups.size > 0;
 }
@@ -86,12 +98,25 @@ export async function reapDeadWorkers(store: Store, reaperId: string, thresholdS
     // Re-checked inside the write transaction: same owner and attempt, still stale.
     const outcome = await recordAttemptEnd(
       store,
-      { jobId: job.id, attemptNo: job.last_attempt_no, workerId: job.locked_by ?? "", staleBefore: store.now() - thresholdSeconds },
+      {
+        jobId: job.id,
+        attemptNo: job.last_attempt_no,
+        workerId: job.locked_by ?? "",
+        staleBefore: store.now() - thresholdSeconds,
+      },
       { kind: "worker_crash", error: `worker ${job.locked_by} (pid ${who.pid}${where}) ${why}` },
       store.now(),
       reaperId,
     );
-    if (outcome) reaped.push({ jobId: job.id, attemptNo: job.last_attempt_no, workerPid: who.pid, host: who.host, outcome, killedOrphan });
+    if (outcome)
+      reaped.push({
+        jobId: job.id,
+        attemptNo: job.last_attempt_no,
+        workerPid: who.pid,
+        host: who.host,
+        outcome,
+        killedOrphan,
+      });
   }
   return reaped;
 }
@@ -102,7 +127,12 @@ export async function reapDeadWorkers(store: Store, reaperId: string, thresholdS
  * worker registers under the id of a dead predecessor (docs/architecture.md
  * "Reaping"). Orphans are killed first, as by {@link reapDeadWorkers}.
  */
-export async function reapJobsOfDeadWorker(store: Store, workerId: string, who: ProcessIdentity, reaperId: string): Promise<ReapedJob[]> {
+export async function reapJobsOfDeadWorker(
+  store: Store,
+  workerId: string,
+  who: ProcessIdentity,
+  reaperId: string,
+): Promise<ReapedJob[]> {
   const jobs = await store.read(async (tx) => {
     const ids = (await tx.runningJobsByWorker()).filter((r) => r.worker_id === workerId).map((r) => r.job_id);
     const out: Job[] = [];
@@ -122,7 +152,15 @@ export async function reapJobsOfDeadWorker(store: Store, workerId: string, who: 
       store.now(),
       reaperId,
     );
-    if (outcome) reaped.push({ jobId: job.id, attemptNo: job.last_attempt_no, workerPid: who.pid, host: who.host, outcome, killedOrphan });
+    if (outcome)
+      reaped.push({
+        jobId: job.id,
+        attemptNo: job.last_attempt_no,
+        workerPid: who.pid,
+        host: who.host,
+        outcome,
+        killedOrphan,
+      });
   }
   return reaped;
 }
@@ -137,11 +175,17 @@ export async function reapJobsOfDeadWorker(store: Store, workerId: string, who: 
  */
 export async function cancelOrphanedJob(store: Store, jobId: number): Promise<boolean> {
   const job = await store.read(async (tx) => tx.getJob(jobId));
-  if (!job || job.state !== "running" || job.locked_by === null) return false;
+  if (job?.state !== "running" || job.locked_by === null) return false;
   const who = await identityOf(store, job);
   if (!who || who.host !== HOST || judge(who) !== "dead") return false;
   await killOrphan(store, job, who);
-  const outcome = await recordAttemptEnd(store, { jobId, attemptNo: job.last_attempt_no, workerId: job.locked_by }, { kind: "canceled", code: null, signal: null }, store.now(), null);
+  const outcome = await recordAttemptEnd(
+    store,
+    { jobId, attemptNo: job.last_attempt_no, workerId: job.locked_by },
+    { kind: "canceled", code: null, signal: null },
+    store.now(),
+    null,
+  );
   return outcome !== null;
 }
 
@@ -155,10 +199,12 @@ export async function cancelOrphanedJob(store: Store, jobId: number): Promise<bo
  */
 export async function killOrphans(store: Store): Promise<{ jobId: number; attemptNo: number; pgid: number }[]> {
   const prefix = `${ATTEMPT_MARKER}=${store.queueId}-`;
-  const found: { pgid: number; jobId: number; attemptNo: number }[] = groupsWithEnvPrefix(prefix).map(({ pgid, entry }) => {
-    const [jobId, attemptNo] = entry.slice(prefix.length).split("-").map(Number);
-    return { pgid, jobId: jobId!, attemptNo: attemptNo! };
-  });
+  const found: { pgid: number; jobId: number; attemptNo: number }[] = groupsWithEnvPrefix(prefix).map(
+    ({ pgid, entry }) => {
+      const [jobId, attemptNo] = entry.slice(prefix.length).split("-").map(Number);
+      return { pgid, jobId: jobId!, attemptNo: attemptNo! };
+    },
+  );
   // A job that cleared its environment (env -i) still writes to its attempt's files; a marked one is judged by its marker.
   for (const { pgid, file } of groupsWritingUnder(join(store.spoolDir, "output"), `${ATTEMPT_MARKER}=`)) {
     const m = ATTEMPT_FILE.exec(file);
@@ -170,7 +216,10 @@ export async function killOrphans(store: Store): Promise<{ jobId: number; attemp
     if (seen.has(pgid)) continue;
     seen.add(pgid);
     if (!Number.isSafeInteger(jobId) || !Number.isSafeInteger(attemptNo)) continue;
-    const { job, attempt } = await store.read(async (tx) => ({ job: await tx.getJob(jobId), attempt: await tx.getAttempt(jobId, attemptNo) }));
+    const { job, attempt } = await store.read(async (tx) => ({
+      job: await tx.getJob(jobId),
+      attempt: await tx.getAttempt(jobId, attemptNo),
+    }));
     if (job && job.state === "running" && job.last_attempt_no === attemptNo) {
       const who = await identityOf(store, job);
       // Its owner is alive (here or elsewhere, as far as we can tell): not an orphan.

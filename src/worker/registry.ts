@@ -6,8 +6,8 @@
 import { SpoolError } from "../contract/errors.ts";
 import type { WorkerRecord } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
-import { HOST, bootId, judge, processStartTime, type ProcessIdentity } from "./liveness.ts";
-import { reapJobsOfDeadWorker, type ReapedJob } from "./reaper.ts";
+import { bootId, HOST, judge, type ProcessIdentity, processStartTime } from "./liveness.ts";
+import { type ReapedJob, reapJobsOfDeadWorker } from "./reaper.ts";
 
 /** A fresh worker id: `w-<pid>-<4 hex>`. */
 export function newWorkerId(): string {
@@ -16,7 +16,12 @@ export function newWorkerId(): string {
 
 /** Whether registry row `row` describes this very process (a worker re-registering itself). */
 function isSelf(row: WorkerRecord): boolean {
-  return row.host === HOST && row.pid === process.pid && row.start_time === processStartTime(process.pid) && row.boot_id === bootId();
+  return (
+    row.host === HOST &&
+    row.pid === process.pid &&
+    row.start_time === processStartTime(process.pid) &&
+    row.boot_id === bootId()
+  );
 }
 
 /**
@@ -47,7 +52,12 @@ function deadPredecessor(workerId: string, row: WorkerRecord | null): ProcessIde
  * this process, nothing would speak for the dead one's jobs any more. Returns
  * the jobs reaped.
  */
-export async function registerWorker(store: Store, workerId: string, queue: string, now = store.now()): Promise<ReapedJob[]> {
+export async function registerWorker(
+  store: Store,
+  workerId: string,
+  queue: string,
+  now = store.now(),
+): Promise<ReapedJob[]> {
   const before = deadPredecessor(workerId, await store.read(async (tx) => tx.getWorker(workerId)));
   const reaped = before ? await reapJobsOfDeadWorker(store, workerId, before, workerId) : [];
   await store.write(async (tx) => {

@@ -60,7 +60,11 @@ export class OutputShipper {
 
   /** Starts shipping an attempt. */
   track(claimed: ClaimedAttempt): void {
-    this.attempts.set(key(claimed), { claimed, offset: { stdout: 0, stderr: 0 }, capped: { stdout: false, stderr: false } });
+    this.attempts.set(key(claimed), {
+      claimed,
+      offset: { stdout: 0, stderr: 0 },
+      capped: { stdout: false, stderr: false },
+    });
   }
 
   /** Ships what every tracked attempt wrote since the last call. Raises the store's errors (the caller treats them as transient). */
@@ -92,7 +96,15 @@ export class OutputShipper {
         const truncated = bytes.length > room;
         const chunk = truncated ? bytes.subarray(0, room) : bytes;
         const owned = await this.store.write(async (tx) =>
-          tx.appendAttemptOutput({ jobId: s.claimed.job.id, attemptNo: s.claimed.attemptNo, workerId: this.workerId, stream, offset: s.offset[stream], bytes: chunk, truncated }),
+          tx.appendAttemptOutput({
+            jobId: s.claimed.job.id,
+            attemptNo: s.claimed.attemptNo,
+            workerId: this.workerId,
+            stream,
+            offset: s.offset[stream],
+            bytes: chunk,
+            truncated,
+          }),
         );
         if (!owned) {
           this.attempts.delete(key(s.claimed)); // fenced off: the job is no longer ours

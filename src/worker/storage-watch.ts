@@ -6,8 +6,9 @@
  * while the disk of the database or the spool is full; the write-ahead log is
  * checkpointed when the worker is idle and once a full-disk episode is over.
  */
+
+import { type DiskSpace, queueDisks } from "../store/space.ts";
 import type { Store } from "../store/store.ts";
-import { queueDisks, type DiskSpace } from "../store/space.ts";
 
 /** First pause before a result write is tried again, milliseconds. */
 export const RECORD_RETRY_MIN_MS = 250;
@@ -47,7 +48,9 @@ export class StorageWatch {
     }
     if (this.logged.size > 200) this.logged.clear();
     this.logged.set(message, { at: now, suppressed: 0 });
-    return seen && seen.suppressed > 0 ? `${message} (${seen.suppressed} more like this in ${Math.round((now - seen.at) / 1000)}s)` : message;
+    return seen && seen.suppressed > 0
+      ? `${message} (${seen.suppressed} more like this in ${Math.round((now - seen.at) / 1000)}s)`
+      : message;
   }
 
   /** A result write failed: the next try waits, twice as long as the last one (up to {@link RECORD_RETRY_MAX_MS}). */
@@ -83,7 +86,9 @@ export class StorageWatch {
     const full = queueDisks(this.store).filter((d) => d.full);
     if (full.length > 0 && this.fullDisks.length === 0) {
       const which = full.map((d) => `the ${d.role} disk (${d.path}, ${formatKiB(d.freeBytes)} free)`).join(" and ");
-      this.say(`claiming paused: ${which} ${full.length > 1 ? "are" : "is"} full; no job is claimed (and none charged) until space is freed`);
+      this.say(
+        `claiming paused: ${which} ${full.length > 1 ? "are" : "is"} full; no job is claimed (and none charged) until space is freed`,
+      );
     } else if (full.length === 0 && this.fullDisks.length > 0) {
       this.say("space is back on the queue's disks: claiming again");
       this.checkpointDue = true;

@@ -10,7 +10,14 @@
 import { existsSync } from "node:fs";
 import { openQueue } from "../../src/store/index.ts";
 
-const [mode, url, spoolDir, go, nArg, seedArg] = process.argv.slice(2) as [string, string, string, string, string?, string?];
+const [mode, url, spoolDir, go, nArg, seedArg] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string?,
+  string?,
+];
 
 async function waitForGo(): Promise<void> {
   const deadline = Date.now() + 60_000;
@@ -31,11 +38,26 @@ async function main(): Promise<unknown> {
   if (mode === "events") {
     const store = await openQueue({ dbPath: url, spoolDir, source: "flag" }, { create: true });
     let seed = Number(seedArg ?? 1);
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    const job = await store.write(async (tx) => tx.insertJob({
-      argv: ["true"], priority: 0, queue: "events", next_run_at: 0, timeout_seconds: 1, max_retries: 0, max_crashes: null,
-      idempotency_key: null, tags: {}, note: null, cwd: null, env: {},
-    }, store.now()));
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const job = await store.write(async (tx) =>
+      tx.insertJob(
+        {
+          argv: ["true"],
+          priority: 0,
+          queue: "events",
+          next_run_at: 0,
+          timeout_seconds: 1,
+          max_retries: 0,
+          max_crashes: null,
+          idempotency_key: null,
+          tags: {},
+          note: null,
+          cwd: null,
+          env: {},
+        },
+        store.now(),
+      ),
+    );
     await waitForGo();
     const ids: number[] = [];
     let written = 0;
@@ -44,7 +66,8 @@ async function main(): Promise<unknown> {
       const pause = random() * 8;
       const readInside = i % 2 === 0;
       const got = await store.write(async (tx) => {
-        for (let k = 0; k < count; k++) await tx.appendEvent(job.id, "added", `writer-${seedArg}`, `${i}.${k}`, store.now());
+        for (let k = 0; k < count; k++)
+          await tx.appendEvent(job.id, "added", `writer-${seedArg}`, `${i}.${k}`, store.now());
         if (!readInside) {
           await Bun.sleep(pause); // the events are still buffered: nothing is locked yet
           return [];
@@ -66,7 +89,7 @@ async function main(): Promise<unknown> {
 
 main().then(
   (out) => {
-    process.stdout.write(JSON.stringify(out) + "\n");
+    process.stdout.write(`${JSON.stringify(out)}\n`);
     process.exit(0);
   },
   (error) => {

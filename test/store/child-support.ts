@@ -26,11 +26,18 @@ export function childArgs<O extends Options>(options: O) {
     options: { barrier: { type: "string" }, id: { type: "string" }, ...options },
   });
   const p = parsed.positionals;
-  if (p.length < 2 || p.length % 2 !== 0) throw new Error("usage: SCRIPT DB_PATH SPOOL_DIR [DB_PATH SPOOL_DIR …] --barrier DIR --id N [options]");
+  if (p.length < 2 || p.length % 2 !== 0)
+    throw new Error("usage: SCRIPT DB_PATH SPOOL_DIR [DB_PATH SPOOL_DIR …] --barrier DIR --id N [options]");
   const locations: QueueLocation[] = [];
   for (let i = 0; i < p.length; i += 2) locations.push({ dbPath: p[i]!, spoolDir: p[i + 1]!, source: "flag" });
   const values = parsed.values as Record<string, string | boolean | undefined>;
-  return { location: locations[0]!, locations, values, id: String(values.id ?? process.pid), barrierDir: values.barrier as string | undefined };
+  return {
+    location: locations[0]!,
+    locations,
+    values,
+    id: String(values.id ?? process.pid),
+    barrierDir: values.barrier as string | undefined,
+  };
 }
 
 /**
@@ -58,7 +65,8 @@ export async function rendezvous(dir: string | undefined, round: number, id: str
   writeFileSync(join(dir, `${prefix}${id}`), "");
   const deadline = Date.now() + BARRIER_TIMEOUT_MS;
   while (readdirSync(dir).filter((f) => f.startsWith(prefix)).length < parties) {
-    if (Date.now() > deadline) throw new Error(`child ${id}: round ${round} not reached by ${parties} children within ${BARRIER_TIMEOUT_MS} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`child ${id}: round ${round} not reached by ${parties} children within ${BARRIER_TIMEOUT_MS} ms`);
     await Bun.sleep(1);
   }
 }
@@ -77,7 +85,7 @@ export function isLocked(error: unknown): boolean {
 export function runChild(main: () => Promise<unknown>): void {
   main().then(
     (result) => {
-      process.stdout.write(JSON.stringify(result) + "\n");
+      process.stdout.write(`${JSON.stringify(result)}\n`);
       process.exit(0);
     },
     (error) => {

@@ -12,7 +12,8 @@ import type { QueueLocation } from "../../src/store/location.ts";
 import { pollUntil } from "./support.ts";
 
 /** A child script of this folder, by file name. */
-export const childScript = (name: "claimant.ts" | "adder.ts" | "opener.ts" | "retrier.ts" | "locker.ts"): string => resolve(import.meta.dir, name);
+export const childScript = (name: "claimant.ts" | "adder.ts" | "opener.ts" | "retrier.ts" | "locker.ts"): string =>
+  resolve(import.meta.dir, name);
 
 interface Running {
   id: number;
@@ -45,11 +46,14 @@ export async function raceChildren<T>(
   const where = (Array.isArray(location) ? location : [location]).flatMap((l) => [l.dbPath, l.spoolDir]);
   try {
     perChild.forEach((extra, id) => {
-      const proc = Bun.spawn([process.execPath, script, ...where, "--barrier", barrierDir, "--id", String(id), ...extra], {
-        stdin: "ignore",
-        stdout: "pipe",
-        stderr: "pipe",
-      });
+      const proc = Bun.spawn(
+        [process.execPath, script, ...where, "--barrier", barrierDir, "--id", String(id), ...extra],
+        {
+          stdin: "ignore",
+          stdout: "pipe",
+          stderr: "pipe",
+        },
+      );
       children.push({ id, proc, stdout: new Response(proc.stdout).text(), stderr: new Response(proc.stderr).text() });
     });
 
@@ -59,7 +63,9 @@ export async function raceChildren<T>(
       async () => {
         for (const c of children) {
           if (c.proc.exitCode !== null && !existsSync(join(barrierDir, `ready-${c.id}`))) {
-            throw new Error(`a child exited before the barrier:\n${describeChild(c, await c.stdout, await c.stderr, c.proc.exitCode)}`);
+            throw new Error(
+              `a child exited before the barrier:\n${describeChild(c, await c.stdout, await c.stderr, c.proc.exitCode)}`,
+            );
           }
         }
         return children.every((c) => existsSync(join(barrierDir, `ready-${c.id}`)));
@@ -92,7 +98,8 @@ export async function raceChildren<T>(
     const results: T[] = [];
     for (const c of children) {
       const [stdout, stderr] = await Promise.all([c.stdout, c.stderr]);
-      if (c.proc.exitCode !== 0) throw new Error(`a child failed:\n${describeChild(c, stdout, stderr, c.proc.exitCode)}`);
+      if (c.proc.exitCode !== 0)
+        throw new Error(`a child failed:\n${describeChild(c, stdout, stderr, c.proc.exitCode)}`);
       const last = stdout.trim().split("\n").pop() ?? "";
       try {
         results.push(JSON.parse(last) as T);

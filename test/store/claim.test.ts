@@ -3,13 +3,25 @@
  * writes, and a real race between OS processes claiming from one lane.
  */
 import { expect, test } from "bun:test";
-import { openQueue } from "../../src/store/index.ts";
-import { attemptOutputPaths } from "../../src/store/spool.ts";
-import { childScript, raceChildren } from "./children.ts";
-import { CLOCK_SLACK, attemptRecord, claim, claimOne, forEachDriver, insertJob, insertJobs, jobOf, pollUntil, record, sorted } from "./support.ts";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { openQueue } from "../../src/store/index.ts";
+import { attemptOutputPaths } from "../../src/store/spool.ts";
+import { childScript, raceChildren } from "./children.ts";
+import {
+  attemptRecord,
+  CLOCK_SLACK,
+  claim,
+  claimOne,
+  forEachDriver,
+  insertJob,
+  insertJobs,
+  jobOf,
+  pollUntil,
+  record,
+  sorted,
+} from "./support.ts";
 
 forEachDriver("claimJobs", (q) => {
   test("claims one at a time in claim order: priority DESC, next_run_at ASC, id ASC; skips not-due jobs and other lanes", async () => {
@@ -62,21 +74,29 @@ forEachDriver("claimJobs", (q) => {
     const [first, second] = await insertJobs(q.store, [{ queue: "wc" }, { queue: "wc" }]);
     await claimOne(q.store, { queue: "wc", workerId: "w1", slots: 1 });
     const req = { queue: "wc", workerId: "w1", workerPid: 1, slots: 1, limit: 1, now: q.store.now() };
-    const { result, claimed } = await q.store.writeAndClaim((tx) => tx.recordAttempt(attemptRecord(first!.id, 1, "w1", q.store.now())), req);
+    const { result, claimed } = await q.store.writeAndClaim(
+      (tx) => tx.recordAttempt(attemptRecord(first!.id, 1, "w1", q.store.now())),
+      req,
+    );
     expect(result).toBe(true);
     // The slot freed by the result is seen by the claim in the same transaction (slots 1).
     expect(claimed!.map((c) => c.job.id)).toEqual([second!.id]);
     expect((await jobOf(q.store, second!.id)).state).toBe("running");
     // The ledger reads: the first job ended, then the second was claimed.
     const ledger = await q.store.read(async (tx) => tx.listEvents({ afterId: 0, limit: 100 }));
-    const tail = ledger.filter((e) => e.job_id === first!.id || e.job_id === second!.id).map((e) => `${e.job_id}:${e.event}`);
+    const tail = ledger
+      .filter((e) => e.job_id === first!.id || e.job_id === second!.id)
+      .map((e) => `${e.job_id}:${e.event}`);
     expect(tail.slice(-2)).toEqual([`${first!.id}:succeeded`, `${second!.id}:claimed`]);
     expect((await jobOf(q.store, first!.id)).state).toBe("done");
     const third = await insertJob(q.store, { queue: "wc" });
-    const failing = q.store.writeAndClaim(async (tx) => {
-      await tx.insertJob({ ...third!, idempotency_key: null }, q.store.now());
-      throw new Error("boom");
-    }, { ...req, slots: null, limit: 5 });
+    const failing = q.store.writeAndClaim(
+      async (tx) => {
+        await tx.insertJob({ ...third!, idempotency_key: null }, q.store.now());
+        throw new Error("boom");
+      },
+      { ...req, slots: null, limit: 5 },
+    );
     await expect(failing).rejects.toThrow("boom");
     expect((await jobOf(q.store, third!.id)).state).toBe("queued");
     expect((await q.store.read(async (tx) => tx.listJobs({ queue: "wc", limit: 10 }))).length).toBe(3);
@@ -90,13 +110,24 @@ forEachDriver("claimJobs", (q) => {
     let t0 = 0;
     let claimed: Awaited<ReturnType<typeof q.store.writeAndClaim>>["claimed"] = null;
     // Another process holds the first job's row (PostgreSQL) or the write lock (SQLite) while this one records it.
-    await raceChildren(childScript("locker.ts"), q.location, [["--job", String(first!.id), "--ms", String(HOLD_MS), "--held", held]], {
-      duringRace: async () => {
-        await pollUntil("the locker to hold its lock", async () => existsSync(held), 30_000, 5);
-        t0 = q.store.now();
-        ({ claimed } = await q.store.writeAndClaim((tx) => tx.recordAttempt(attemptRecord(first!.id, 1, "w1", t0)), { queue: "late", workerId: "w1", workerPid: 1, slots: null, limit: 1 }));
+    await raceChildren(
+      childScript("locker.ts"),
+      q.location,
+      [["--job", String(first!.id), "--ms", String(HOLD_MS), "--held", held]],
+      {
+        duringRace: async () => {
+          await pollUntil("the locker to hold its lock", async () => existsSync(held), 30_000, 5);
+          t0 = q.store.now();
+          ({ claimed } = await q.store.writeAndClaim((tx) => tx.recordAttempt(attemptRecord(first!.id, 1, "w1", t0)), {
+            queue: "late",
+            workerId: "w1",
+            workerPid: 1,
+            slots: null,
+            limit: 1,
+          }));
+        },
       },
-    });
+    );
     expect(claimed!.map((c) => c.job.id)).toEqual([second!.id]);
     const late = (HOLD_MS - 300) / 1000; // the wait, less slack for the locker's start
     const job = await jobOf(q.store, second!.id);
@@ -159,7 +190,10 @@ forEachDriver("claimJobs", (q) => {
     });
     // What the claim returned is what was stored.
     expect(await jobOf(q.store, job.id)).toEqual(job);
-    const stored = await q.store.read(async (tx) => ({ attempt: await tx.getAttempt(job.id, 1), events: await tx.eventsOf(job.id) }));
+    const stored = await q.store.read(async (tx) => ({
+      attempt: await tx.getAttempt(job.id, 1),
+      events: await tx.eventsOf(job.id),
+    }));
     expect(stored.attempt).toEqual(attempt);
     expect(stored.events).toHaveLength(1);
     expect(stored.events[0]).toMatchObject({ job_id: job.id, event: "claimed", worker_id: "worker-a", at: t });
@@ -185,7 +219,13 @@ forEachDriver("claimJobs", (q) => {
       await record(
         q.store,
         attemptRecord(job.id, 1, "w1", t, {
-          attemptState: "failed", exitCode: 1, error: "exit 1", failureReason: "process_exit", jobState: "queued", attempts: 1, nextRunAt: t,
+          attemptState: "failed",
+          exitCode: 1,
+          error: "exit 1",
+          failureReason: "process_exit",
+          jobState: "queued",
+          attempts: 1,
+          nextRunAt: t,
           events: [{ event: "failed", workerId: "w1", detail: null }],
         }),
       ),
@@ -207,7 +247,10 @@ forEachDriver("claimJobs", (q) => {
   test("two stores on one queue, claiming in turn, never get the same job", async () => {
     const other = await openQueue(q.location, { create: true });
     try {
-      const jobs = await insertJobs(q.store, Array.from({ length: 50 }, () => ({})));
+      const jobs = await insertJobs(
+        q.store,
+        Array.from({ length: 50 }, () => ({})),
+      );
       const seen = new Set<number>();
       for (let i = 0; i < 60; i++) {
         const s = i % 2 ? q.store : other;
@@ -224,29 +267,31 @@ forEachDriver("claimJobs", (q) => {
     }
   });
 
-  test(
-    "race: 4 processes claiming from one lane of 300 jobs never get the same job and together get all of them",
-    async () => {
-      const jobs = await insertJobs(q.store, Array.from({ length: 300 }, (_, i) => ({ priority: i % 7, tags: { n: String(i) } })));
-      await insertJobs(q.store, Array.from({ length: 20 }, () => ({ queue: "bystander" })));
-      type Out = { workerId: string; claimed: number[]; locked: number };
-      const results = await raceChildren<Out>(
-        childScript("claimant.ts"),
-        q.location,
-        [0, 1, 2, 3].map((i) => ["--worker", `racer-${i}`, "--limit", String(1 + (i % 3))]),
-      );
-      const all = results.flatMap((r) => r.claimed);
-      expect(all.length).toBe(300);
-      expect(new Set(all).size).toBe(300);
-      expect(sorted(all)).toEqual(jobs.map((j) => j.id));
-      // The driver agrees: each job is running for the process that reported it, with one attempt and one claimed event.
-      const owner = new Map(results.flatMap((r) => r.claimed.map((id) => [id, r.workerId] as const)));
-      const byWorker = await q.store.read(async (tx) => tx.runningJobsByWorker());
-      expect(byWorker).toHaveLength(300);
-      for (const row of byWorker) expect(row.worker_id).toBe(owner.get(row.job_id)!);
-      expect(await q.store.read(async (tx) => tx.historyCounts(all))).toEqual({ attempts: 300, events: 300 });
-      expect(await q.store.read(async (tx) => tx.runningInLane("bystander"))).toBe(0);
-    },
-    120_000,
-  );
+  test("race: 4 processes claiming from one lane of 300 jobs never get the same job and together get all of them", async () => {
+    const jobs = await insertJobs(
+      q.store,
+      Array.from({ length: 300 }, (_, i) => ({ priority: i % 7, tags: { n: String(i) } })),
+    );
+    await insertJobs(
+      q.store,
+      Array.from({ length: 20 }, () => ({ queue: "bystander" })),
+    );
+    type Out = { workerId: string; claimed: number[]; locked: number };
+    const results = await raceChildren<Out>(
+      childScript("claimant.ts"),
+      q.location,
+      [0, 1, 2, 3].map((i) => ["--worker", `racer-${i}`, "--limit", String(1 + (i % 3))]),
+    );
+    const all = results.flatMap((r) => r.claimed);
+    expect(all.length).toBe(300);
+    expect(new Set(all).size).toBe(300);
+    expect(sorted(all)).toEqual(jobs.map((j) => j.id));
+    // The driver agrees: each job is running for the process that reported it, with one attempt and one claimed event.
+    const owner = new Map(results.flatMap((r) => r.claimed.map((id) => [id, r.workerId] as const)));
+    const byWorker = await q.store.read(async (tx) => tx.runningJobsByWorker());
+    expect(byWorker).toHaveLength(300);
+    for (const row of byWorker) expect(row.worker_id).toBe(owner.get(row.job_id)!);
+    expect(await q.store.read(async (tx) => tx.historyCounts(all))).toEqual({ attempts: 300, events: 300 });
+    expect(await q.store.read(async (tx) => tx.runningInLane("bystander"))).toBe(0);
+  }, 120_000);
 });

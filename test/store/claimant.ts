@@ -28,7 +28,12 @@ async function unlocked<T>(stats: { locked: number }, fn: () => Promise<T>): Pro
   }
 }
 
-async function finish(store: Store, stats: { locked: number; recordRefused: number }, workerId: string, got: ClaimedJob[]): Promise<void> {
+async function finish(
+  store: Store,
+  stats: { locked: number; recordRefused: number },
+  workerId: string,
+  got: ClaimedJob[],
+): Promise<void> {
   for (const { job, attempt } of got) {
     const now = store.now();
     const written = await unlocked(stats, () =>
@@ -77,8 +82,11 @@ runChild(async () => {
   let maxRunningSeen = 0;
   const deadline = Date.now() + RUN_TIMEOUT_MS;
   for (;;) {
-    if (Date.now() > deadline) throw new Error(`lane ${queue} still had due jobs after ${RUN_TIMEOUT_MS} ms (claimed ${claimed.length})`);
-    const got = await unlocked(stats, () => store.claimJobs({ queue, workerId, workerPid: process.pid, slots, limit, now: store.now() }));
+    if (Date.now() > deadline)
+      throw new Error(`lane ${queue} still had due jobs after ${RUN_TIMEOUT_MS} ms (claimed ${claimed.length})`);
+    const got = await unlocked(stats, () =>
+      store.claimJobs({ queue, workerId, workerPid: process.pid, slots, limit, now: store.now() }),
+    );
     if (got.length === 0) {
       // Without slots an empty claim means an empty lane; with slots it may mean "all slots taken".
       if (slots === null) break;
@@ -94,5 +102,13 @@ runChild(async () => {
     if (values.record) await finish(store, stats, workerId, got);
   }
   await store.close();
-  return { id, workerId, pid: process.pid, claimed, maxRunningSeen, locked: stats.locked, recordRefused: stats.recordRefused };
+  return {
+    id,
+    workerId,
+    pid: process.pid,
+    claimed,
+    maxRunningSeen,
+    locked: stats.locked,
+    recordRefused: stats.recordRefused,
+  };
 });

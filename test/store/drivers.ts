@@ -12,10 +12,11 @@
  * the location (`dbPath`: a file path or a postgres:// URL, and `spoolDir`) as
  * arguments, so they run unchanged against every driver.
  */
+
+import { Database } from "bun:sqlite";
 import { existsSync, mkdtempSync, readFileSync, rmSync, watch } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { Database } from "bun:sqlite";
 import { SQL } from "bun";
 import { openQueue } from "../../src/store/index.ts";
 import type { QueueLocation } from "../../src/store/location.ts";
@@ -203,7 +204,11 @@ const postgres: DriverFixture = {
     const seen: string[] = [];
     let listening!: () => void;
     const subscribed = new Promise<void>((r) => (listening = r));
-    const sub = await sql.listen(workChannelOf(channelOf(store.queueId)), (payload) => void seen.push(payload), () => listening());
+    const sub = await sql.listen(
+      workChannelOf(channelOf(store.queueId)),
+      (payload) => void seen.push(payload),
+      () => listening(),
+    );
     await subscribed;
     return {
       seen,

@@ -4,8 +4,8 @@
  * the order rows are written, and never be reused (not even after a prune).
  */
 import { expect, test } from "bun:test";
-import type { JobEvent } from "../../src/store/model.ts";
 import { openQueue } from "../../src/store/index.ts";
+import type { JobEvent } from "../../src/store/model.ts";
 import type { Store } from "../../src/store/store.ts";
 import { attemptRecord, claimOne, forEachDriver, insertJob, insertJobs, record } from "./support.ts";
 
@@ -31,7 +31,9 @@ forEachDriver("events (ledger)", (q) => {
       { job_id: a!.id, at: t, event: "added", worker_id: null, detail: null },
       { job_id: a!.id, at: t + 2, event: "cancel_requested", worker_id: "op-1", detail: "because" },
     ]);
-    expect(await q.store.read(async (tx) => tx.eventsOf(b!.id))).toEqual([{ id: expect.any(Number), job_id: b!.id, at: t + 1, event: "added", worker_id: null, detail: '{"x":1}' }]);
+    expect(await q.store.read(async (tx) => tx.eventsOf(b!.id))).toEqual([
+      { id: expect.any(Number), job_id: b!.id, at: t + 1, event: "added", worker_id: null, detail: '{"x":1}' },
+    ]);
     expect(await q.store.read(async (tx) => tx.eventsOf(b!.id + 1000))).toEqual([]);
   });
 
@@ -45,11 +47,34 @@ forEachDriver("events (ledger)", (q) => {
       });
       await other.write(async (tx) => tx.appendEvent(b!.id, "cancel_requested", null, "other connection", t));
       await claimOne(q.store, { workerId: "w1" });
-      await record(other, attemptRecord(a!.id, 1, "w1", t, { events: [{ event: "succeeded", workerId: "w1", detail: "by other" }] }));
+      await record(
+        other,
+        attemptRecord(a!.id, 1, "w1", t, { events: [{ event: "succeeded", workerId: "w1", detail: "by other" }] }),
+      );
       await q.store.write(async (tx) => tx.appendEvent(a!.id, "retried", null, "last", t));
       const all = await ledger(q.store);
-      expect(all.map((e) => e.event)).toEqual(["added", "added", "added", "added", "added", "cancel_requested", "claimed", "succeeded", "retried"]);
-      expect(all.map((e) => e.detail)).toEqual(["0", "1", "2", "3", "4", "other connection", all[6]!.detail, "by other", "last"]);
+      expect(all.map((e) => e.event)).toEqual([
+        "added",
+        "added",
+        "added",
+        "added",
+        "added",
+        "cancel_requested",
+        "claimed",
+        "succeeded",
+        "retried",
+      ]);
+      expect(all.map((e) => e.detail)).toEqual([
+        "0",
+        "1",
+        "2",
+        "3",
+        "4",
+        "other connection",
+        all[6]!.detail,
+        "by other",
+        "last",
+      ]);
       expectIncreasing(all.map((e) => e.id));
       expect(await ledger(other)).toEqual(all);
     } finally {
@@ -79,7 +104,11 @@ forEachDriver("events (ledger)", (q) => {
     expect(paged).toEqual(all);
     // A cursor in the middle.
     const mid = all[10]!.id;
-    expect((await q.store.read(async (tx) => tx.listEvents({ afterId: mid, limit: 3 }))).map((e) => e.detail)).toEqual(["11", "12", "13"]);
+    expect((await q.store.read(async (tx) => tx.listEvents({ afterId: mid, limit: 3 }))).map((e) => e.detail)).toEqual([
+      "11",
+      "12",
+      "13",
+    ]);
     // One job's rows.
     const ofA = await q.store.read(async (tx) => tx.listEvents({ afterId: 0, jobId: a!.id, limit: 100 }));
     expect(ofA.map((e) => e.detail)).toEqual(["0", "3", "6", "9", "12", "15", "18", "21"]);

@@ -3,11 +3,16 @@
  * per attempt, whether the worker still owns it and whether a cancel was requested.
  */
 import { expect, test } from "bun:test";
-import { CLOCK_SLACK, attemptRecord, claim, claimOne, forEachDriver, insertJobs, jobOf, record } from "./support.ts";
+import { attemptRecord, CLOCK_SLACK, claim, claimOne, forEachDriver, insertJobs, jobOf, record } from "./support.ts";
 
 forEachDriver("heartbeatJobs", (q) => {
   test("one call renews every owned attempt and reports owned / cancelRequested per attempt, in request order", async () => {
-    const [a, b, c, d] = await insertJobs(q.store, [{ priority: 4 }, { priority: 3 }, { priority: 2 }, { priority: 1 }]);
+    const [a, b, c, d] = await insertJobs(q.store, [
+      { priority: 4 },
+      { priority: 3 },
+      { priority: 2 },
+      { priority: 1 },
+    ]);
     expect(await claim(q.store, { workerId: "w1", limit: 3 })).toHaveLength(3);
     await claimOne(q.store, { workerId: "w2" });
     for (const job of [a!, b!, c!, d!]) await q.backdateLease(job.id, 1000);
@@ -37,7 +42,8 @@ forEachDriver("heartbeatJobs", (q) => {
       { jobId: d!.id + 1000, attemptNo: 1, owned: false, cancelRequested: false },
     ]);
     // Renewed: from 1000 s old to the queue's clock.
-    for (const job of [a!, b!, c!]) expect(Math.abs((await jobOf(q.store, job.id)).heartbeat_at! - now)).toBeLessThan(CLOCK_SLACK);
+    for (const job of [a!, b!, c!])
+      expect(Math.abs((await jobOf(q.store, job.id)).heartbeat_at! - now)).toBeLessThan(CLOCK_SLACK);
     // Another worker's lease is not touched.
     expect((await jobOf(q.store, d!.id)).heartbeat_at).toBe(dLease);
   });
@@ -51,10 +57,27 @@ forEachDriver("heartbeatJobs", (q) => {
     await claim(q.store, { workerId: "w1", limit: 2 });
     expect(await record(q.store, attemptRecord(a!.id, 1, "w1", q.store.now()))).toBe(true);
     await q.store.write(async (tx) => {
-      await tx.closeAttempt({ jobId: b!.id, attemptNo: 1, state: "canceled", failureReason: "canceled", error: "forced", now: q.store.now() });
+      await tx.closeAttempt({
+        jobId: b!.id,
+        attemptNo: 1,
+        state: "canceled",
+        failureReason: "canceled",
+        error: "forced",
+        now: q.store.now(),
+      });
       expect(await tx.requeueJob(b!.id, "running", q.store.now())).toBe(true);
     });
-    const hb = () => q.store.write(async (tx) => tx.heartbeatJobs("w1", [{ jobId: a!.id, attemptNo: 1 }, { jobId: b!.id, attemptNo: 1 }], q.store.now()));
+    const hb = () =>
+      q.store.write(async (tx) =>
+        tx.heartbeatJobs(
+          "w1",
+          [
+            { jobId: a!.id, attemptNo: 1 },
+            { jobId: b!.id, attemptNo: 1 },
+          ],
+          q.store.now(),
+        ),
+      );
     expect((await hb()).map((l) => l.owned)).toEqual([false, false]);
     expect((await jobOf(q.store, a!.id)).heartbeat_at).toBeNull();
     expect((await jobOf(q.store, b!.id)).heartbeat_at).toBeNull();
@@ -64,7 +87,9 @@ forEachDriver("heartbeatJobs", (q) => {
     const w2Lease = (await jobOf(q.store, b!.id)).heartbeat_at;
     expect((await hb()).map((l) => l.owned)).toEqual([false, false]);
     expect((await jobOf(q.store, b!.id)).heartbeat_at).toBe(w2Lease);
-    const w2 = await q.store.write(async (tx) => tx.heartbeatJobs("w2", [{ jobId: b!.id, attemptNo: 2 }], q.store.now()));
+    const w2 = await q.store.write(async (tx) =>
+      tx.heartbeatJobs("w2", [{ jobId: b!.id, attemptNo: 2 }], q.store.now()),
+    );
     expect(w2).toEqual([{ jobId: b!.id, attemptNo: 2, owned: true, cancelRequested: false }]);
     expect((await jobOf(q.store, b!.id)).heartbeat_at!).toBeGreaterThan(w2Lease! + 900);
   });
@@ -72,7 +97,8 @@ forEachDriver("heartbeatJobs", (q) => {
   test("a cancel request is seen on the next heartbeat and cleared by a requeue", async () => {
     const [a] = await insertJobs(q.store, [{}]);
     await claimOne(q.store, { workerId: "w1" });
-    const beat = (workerId: string, attemptNo: number) => q.store.write(async (tx) => tx.heartbeatJobs(workerId, [{ jobId: a!.id, attemptNo }], q.store.now()));
+    const beat = (workerId: string, attemptNo: number) =>
+      q.store.write(async (tx) => tx.heartbeatJobs(workerId, [{ jobId: a!.id, attemptNo }], q.store.now()));
     expect((await beat("w1", 1))[0]!.cancelRequested).toBe(false);
     expect(await q.store.write(async (tx) => tx.requestCancel(a!.id))).toBe(true);
     expect((await beat("w1", 1))[0]).toMatchObject({ owned: true, cancelRequested: true });

@@ -49,7 +49,9 @@ forEachDriver("idempotency", (q) => {
     expect(jobs.map((j) => j.id)).toEqual([a.id]);
     // Still refused while the holder runs.
     await claimOne(q.store, { workerId: "w1" });
-    await expect(q.store.write(async (tx) => tx.insertJob(newJob({ idempotency_key: "nightly" }), q.store.now()))).rejects.toThrow(KEY_VIOLATION);
+    await expect(
+      q.store.write(async (tx) => tx.insertJob(newJob({ idempotency_key: "nightly" }), q.store.now())),
+    ).rejects.toThrow(KEY_VIOLATION);
     expect(await q.store.read(async (tx) => tx.listJobs({ limit: 10 }))).toHaveLength(1);
   });
 
@@ -57,7 +59,14 @@ forEachDriver("idempotency", (q) => {
     const done = await insertJob(q.store, { idempotency_key: "k" });
     await finish(done.id);
     const dead = await insertJob(q.store, { idempotency_key: "k" });
-    await finish(dead.id, { attemptState: "failed", exitCode: 1, failureReason: "process_exit", jobState: "dead", attempts: 4, events: [] });
+    await finish(dead.id, {
+      attemptState: "failed",
+      exitCode: 1,
+      failureReason: "process_exit",
+      jobState: "dead",
+      attempts: 4,
+      events: [],
+    });
     expect((await jobOf(q.store, dead.id)).state).toBe("dead");
     const canceled = await insertJob(q.store, { idempotency_key: "k" });
     expect(await q.store.write(async (tx) => tx.cancelQueuedJob(canceled.id, q.store.now()))).toBe(true);
@@ -81,9 +90,21 @@ forEachDriver("idempotency", (q) => {
 
   test("requeueing a dead job whose key another active job now holds is refused, changing nothing", async () => {
     const old = await insertJob(q.store, { idempotency_key: "k" });
-    await finish(old.id, { attemptState: "failed", exitCode: 1, failureReason: "process_exit", jobState: "dead", attempts: 4, events: [] });
+    await finish(old.id, {
+      attemptState: "failed",
+      exitCode: 1,
+      failureReason: "process_exit",
+      jobState: "dead",
+      attempts: 4,
+      events: [],
+    });
     const holder = await insertJob(q.store, { idempotency_key: "k" });
-    const refused = await q.store.write(async (tx) => tx.requeueJob(old.id, "dead", q.store.now())).then(() => null, (e: unknown) => e);
+    const refused = await q.store
+      .write(async (tx) => tx.requeueJob(old.id, "dead", q.store.now()))
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect(refused).toMatchObject({ code: "IDEMPOTENCY_CONFLICT", detail: { job_id: old.id } });
     expect((await jobOf(q.store, old.id)).state).toBe("dead");
     expect((await q.store.read(async (tx) => tx.findActiveJobByKey("k")))?.id).toBe(holder.id);
@@ -92,7 +113,14 @@ forEachDriver("idempotency", (q) => {
   test("two dead jobs with one key: requeueing both in one write is refused (IDEMPOTENCY_CONFLICT) and neither is requeued", async () => {
     const dead = async () => {
       const job = await insertJob(q.store, { idempotency_key: "twice" });
-      await finish(job.id, { attemptState: "failed", exitCode: 1, failureReason: "process_exit", jobState: "dead", attempts: 4, events: [] });
+      await finish(job.id, {
+        attemptState: "failed",
+        exitCode: 1,
+        failureReason: "process_exit",
+        jobState: "dead",
+        attempts: 4,
+        events: [],
+      });
       return job.id;
     };
     const a = await dead();
@@ -102,31 +130,41 @@ forEachDriver("idempotency", (q) => {
         await tx.requeueJob(a, "dead", q.store.now());
         await tx.requeueJob(b, "dead", q.store.now());
       })
-      .then(() => null, (e: unknown) => e);
+      .then(
+        () => null,
+        (e: unknown) => e,
+      );
     expect(refused).toMatchObject({ code: "IDEMPOTENCY_CONFLICT", detail: { job_id: b } });
     expect([(await jobOf(q.store, a)).state, (await jobOf(q.store, b)).state]).toEqual(["dead", "dead"]);
     expect(await q.store.read(async (tx) => tx.findActiveJobByKey("twice"))).toBeNull();
   });
 
-  test(
-    "race: 2 processes retrying the two dead jobs of one key at once requeue exactly one; the other is IDEMPOTENCY_CONFLICT",
-    async () => {
-      const ids: number[] = [];
-      for (let i = 0; i < 2; i++) {
-        const job = await insertJob(q.store, { idempotency_key: "contested" });
-        await finish(job.id, { attemptState: "failed", exitCode: 1, failureReason: "process_exit", jobState: "dead", attempts: 4, events: [] });
-        ids.push(job.id);
-      }
-      type Out = { job_id: number; outcome: string };
-      const results = await raceChildren<Out>(childScript("retrier.ts"), q.location, ids.map((id) => ["--job", String(id)]));
-      expect(results.map((r) => r.outcome).sort()).toEqual(["IDEMPOTENCY_CONFLICT", "retried"]);
-      const winner = results.find((r) => r.outcome === "retried")!.job_id;
-      expect((await q.store.read(async (tx) => tx.findActiveJobByKey("contested")))?.id).toBe(winner);
-      const states = await Promise.all(ids.map(async (id) => (await jobOf(q.store, id)).state));
-      expect(states.filter((s) => s === "queued")).toHaveLength(1);
-    },
-    120_000,
-  );
+  test("race: 2 processes retrying the two dead jobs of one key at once requeue exactly one; the other is IDEMPOTENCY_CONFLICT", async () => {
+    const ids: number[] = [];
+    for (let i = 0; i < 2; i++) {
+      const job = await insertJob(q.store, { idempotency_key: "contested" });
+      await finish(job.id, {
+        attemptState: "failed",
+        exitCode: 1,
+        failureReason: "process_exit",
+        jobState: "dead",
+        attempts: 4,
+        events: [],
+      });
+      ids.push(job.id);
+    }
+    type Out = { job_id: number; outcome: string };
+    const results = await raceChildren<Out>(
+      childScript("retrier.ts"),
+      q.location,
+      ids.map((id) => ["--job", String(id)]),
+    );
+    expect(results.map((r) => r.outcome).sort()).toEqual(["IDEMPOTENCY_CONFLICT", "retried"]);
+    const winner = results.find((r) => r.outcome === "retried")!.job_id;
+    expect((await q.store.read(async (tx) => tx.findActiveJobByKey("contested")))?.id).toBe(winner);
+    const states = await Promise.all(ids.map(async (id) => (await jobOf(q.store, id)).state));
+    expect(states.filter((s) => s === "queued")).toHaveLength(1);
+  }, 120_000);
 
   test("add (ops) with one key twice returns the first job, deduplicated, with one added event", async () => {
     const spec = validateAddInput({ argv: ["echo", "hi"], key: "same" }, (n) => `--${n}`, "/");
@@ -138,20 +176,25 @@ forEachDriver("idempotency", (q) => {
     expect(events.map((e) => e.event)).toEqual(["added"]);
   });
 
-  test(
-    "race: 8 processes adding with one key at once make exactly one job, and all report its id",
-    async () => {
-      type Out = { job_id: number; deduplicated: boolean };
-      const results = await raceChildren<Out>(childScript("adder.ts"), q.location, Array.from({ length: 8 }, () => ["--key", "race-key"]));
-      const ids = new Set(results.map((r) => r.job_id));
-      expect(ids.size).toBe(1);
-      expect(results.filter((r) => !r.deduplicated)).toHaveLength(1);
-      const jobs = await q.store.read(async (tx) => tx.listJobs({ limit: 100 }));
-      expect(jobs).toHaveLength(1);
-      expect(jobs[0]).toMatchObject({ id: [...ids][0]!, idempotency_key: "race-key", state: "queued", argv: ["echo", "hi"] });
-      const events = await q.store.read(async (tx) => tx.eventsOf(jobs[0]!.id));
-      expect(events.map((e) => e.event)).toEqual(["added"]);
-    },
-    120_000,
-  );
+  test("race: 8 processes adding with one key at once make exactly one job, and all report its id", async () => {
+    type Out = { job_id: number; deduplicated: boolean };
+    const results = await raceChildren<Out>(
+      childScript("adder.ts"),
+      q.location,
+      Array.from({ length: 8 }, () => ["--key", "race-key"]),
+    );
+    const ids = new Set(results.map((r) => r.job_id));
+    expect(ids.size).toBe(1);
+    expect(results.filter((r) => !r.deduplicated)).toHaveLength(1);
+    const jobs = await q.store.read(async (tx) => tx.listJobs({ limit: 100 }));
+    expect(jobs).toHaveLength(1);
+    expect(jobs[0]).toMatchObject({
+      id: [...ids][0]!,
+      idempotency_key: "race-key",
+      state: "queued",
+      argv: ["echo", "hi"],
+    });
+    const events = await q.store.read(async (tx) => tx.eventsOf(jobs[0]!.id));
+    expect(events.map((e) => e.event)).toEqual(["added"]);
+  }, 120_000);
 });

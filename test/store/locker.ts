@@ -12,7 +12,11 @@ import { writeFileSync } from "node:fs";
 import { barrier, childArgs, openFromArgs, runChild } from "./child-support.ts";
 
 runChild(async () => {
-  const { location, values, id, barrierDir } = childArgs({ job: { type: "string" }, ms: { type: "string" }, held: { type: "string" } });
+  const { location, values, id, barrierDir } = childArgs({
+    job: { type: "string" },
+    ms: { type: "string" },
+    held: { type: "string" },
+  });
   const [job, ms, held] = [Number(values.job), Number(values.ms), values.held as string];
   const store = await openFromArgs(location);
   await barrier(barrierDir, id);

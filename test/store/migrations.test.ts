@@ -7,7 +7,7 @@
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { existsSync } from "node:fs";
-import { SCHEMA_VERSION, diagnoseQueue, openQueue } from "../../src/store/index.ts";
+import { diagnoseQueue, openQueue, SCHEMA_VERSION } from "../../src/store/index.ts";
 import { childScript, raceChildren } from "./children.ts";
 import { forEachDriver } from "./support.ts";
 
@@ -23,27 +23,33 @@ function sqliteMeta(path: string): Record<string, string> {
 }
 
 forEachDriver("open and migrate", (q, driver) => {
-  test.if(driver.name === "sqlite")("sqlite: an open of a current queue probes its schema once (one statement on meta), reading or writing", async () => {
-    await q.store.close();
-    const proto = Database.prototype as unknown as { query(sql: string): unknown };
-    const real = proto.query;
-    const probes: string[] = [];
-    proto.query = function (this: Database, sql: string) {
-      if (/\b(meta|sqlite_master)\b/.test(sql)) probes.push(sql);
-      return real.call(this, sql);
-    };
-    try {
-      for (const opts of [{ create: false, readOnly: true }, { create: true }]) {
-        probes.length = 0;
-        const store = await openQueue(q.location, opts);
-        expect({ opts, probes }).toEqual({ opts, probes: ["SELECT key, value FROM meta WHERE key IN ('schema_version', 'queue_id')"] });
-        expect(store.queueId).toMatch(/^[0-9a-f]{32}$/);
-        await store.close();
+  test.if(driver.name === "sqlite")(
+    "sqlite: an open of a current queue probes its schema once (one statement on meta), reading or writing",
+    async () => {
+      await q.store.close();
+      const proto = Database.prototype as unknown as { query(sql: string): unknown };
+      const real = proto.query;
+      const probes: string[] = [];
+      proto.query = function (this: Database, sql: string) {
+        if (/\b(meta|sqlite_master)\b/.test(sql)) probes.push(sql);
+        return real.call(this, sql);
+      };
+      try {
+        for (const opts of [{ create: false, readOnly: true }, { create: true }]) {
+          probes.length = 0;
+          const store = await openQueue(q.location, opts);
+          expect({ opts, probes }).toEqual({
+            opts,
+            probes: ["SELECT key, value FROM meta WHERE key IN ('schema_version', 'queue_id')"],
+          });
+          expect(store.queueId).toMatch(/^[0-9a-f]{32}$/);
+          await store.close();
+        }
+      } finally {
+        proto.query = real;
       }
-    } finally {
-      proto.query = real;
-    }
-  });
+    },
+  );
 
   test("an opened queue describes itself: driver, location, spool folder, exists, queue id", async () => {
     const s = q.store;
@@ -115,46 +121,52 @@ forEachDriver("open and migrate", (q, driver) => {
     }
   });
 
-  test(
-    "race: 8 processes opening the same fresh queues at once migrate each once (no open fails, one queue id each)",
-    async () => {
-      // Fresh queues opened in the same order by every child, the children
-      // meeting before each one: the race on a fresh queue happens QUEUES
-      // times for one start of 8 processes.
-      // (Fewer for PostgreSQL, where each fresh queue is a CREATE DATABASE and a full migration.)
-      const QUEUES = driver.name === "sqlite" ? 24 : 8;
-      const wheres = await Promise.all(Array.from({ length: QUEUES }, () => driver.fresh()));
-      try {
-        type Opened = { queueId: string; exists: boolean; driver: string } | { error: string };
-        const results = await raceChildren<{ id: string; opened: Opened[] }>(
-          childScript("opener.ts"),
-          wheres.map((w) => w.location),
-          Array.from({ length: 8 }, () => ["--parties", "8"]),
-        );
-        const failures = results.flatMap((r) => r.opened.flatMap((o, i) => ("error" in o ? [`queue #${i}, process ${r.id}: ${o.error}`] : [])));
-        expect(failures).toEqual([]);
-        for (const [i, where] of wheres.entries()) {
-          const opens = results.map((r) => r.opened[i]!).filter((o): o is Exclude<Opened, { error: string }> => !("error" in o));
-          const ids = new Set(opens.map((o) => o.queueId));
-          expect(ids.size).toBe(1);
-          const [queueId] = [...ids];
-          expect(queueId).not.toBe("");
-          for (const o of opens) expect(o).toMatchObject({ exists: true, driver: driver.name });
-          const store = await openQueue(where.location, { create: true });
-          try {
-            expect(store.queueId).toBe(queueId!);
-            const settings = await store.read(async (tx) => tx.listSettings());
-            expect(Object.keys(settings).sort()).toEqual(results.map((r) => `opened_by_${r.id}`).sort());
-          } finally {
-            await store.close();
-          }
-          expect((await diagnoseQueue(where.location.dbPath)).find((c) => c.id === "schema_version")).toMatchObject({ status: "pass" });
-          if (driver.name === "sqlite") expect(sqliteMeta(where.location.dbPath)).toEqual({ schema_version: String(SCHEMA_VERSION), queue_id: queueId! });
+  test("race: 8 processes opening the same fresh queues at once migrate each once (no open fails, one queue id each)", async () => {
+    // Fresh queues opened in the same order by every child, the children
+    // meeting before each one: the race on a fresh queue happens QUEUES
+    // times for one start of 8 processes.
+    // (Fewer for PostgreSQL, where each fresh queue is a CREATE DATABASE and a full migration.)
+    const QUEUES = driver.name === "sqlite" ? 24 : 8;
+    const wheres = await Promise.all(Array.from({ length: QUEUES }, () => driver.fresh()));
+    try {
+      type Opened = { queueId: string; exists: boolean; driver: string } | { error: string };
+      const results = await raceChildren<{ id: string; opened: Opened[] }>(
+        childScript("opener.ts"),
+        wheres.map((w) => w.location),
+        Array.from({ length: 8 }, () => ["--parties", "8"]),
+      );
+      const failures = results.flatMap((r) =>
+        r.opened.flatMap((o, i) => ("error" in o ? [`queue #${i}, process ${r.id}: ${o.error}`] : [])),
+      );
+      expect(failures).toEqual([]);
+      for (const [i, where] of wheres.entries()) {
+        const opens = results
+          .map((r) => r.opened[i]!)
+          .filter((o): o is Exclude<Opened, { error: string }> => !("error" in o));
+        const ids = new Set(opens.map((o) => o.queueId));
+        expect(ids.size).toBe(1);
+        const [queueId] = [...ids];
+        expect(queueId).not.toBe("");
+        for (const o of opens) expect(o).toMatchObject({ exists: true, driver: driver.name });
+        const store = await openQueue(where.location, { create: true });
+        try {
+          expect(store.queueId).toBe(queueId!);
+          const settings = await store.read(async (tx) => tx.listSettings());
+          expect(Object.keys(settings).sort()).toEqual(results.map((r) => `opened_by_${r.id}`).sort());
+        } finally {
+          await store.close();
         }
-      } finally {
-        await Promise.all(wheres.map((w) => w.cleanup()));
+        expect((await diagnoseQueue(where.location.dbPath)).find((c) => c.id === "schema_version")).toMatchObject({
+          status: "pass",
+        });
+        if (driver.name === "sqlite")
+          expect(sqliteMeta(where.location.dbPath)).toEqual({
+            schema_version: String(SCHEMA_VERSION),
+            queue_id: queueId!,
+          });
       }
-    },
-    120_000,
-  );
+    } finally {
+      await Promise.all(wheres.map((w) => w.cleanup()));
+    }
+  }, 120_000);
 });

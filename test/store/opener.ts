@@ -33,7 +33,9 @@ runChild(async () => {
       await store.close();
     } catch (error) {
       const e = error as { code?: unknown; message?: unknown };
-      opened.push({ error: `${String(e.code ?? "")} after ${Math.round(performance.now() - started)} ms: ${String(e.message ?? error)}` });
+      opened.push({
+        error: `${String(e.code ?? "")} after ${Math.round(performance.now() - started)} ms: ${String(e.message ?? error)}`,
+      });
     }
   }
   return { id, opened };

@@ -15,8 +15,17 @@ async function history(store: Store, jobId: number) {
 
 function worker(id: string, over: Partial<WorkerRecord> = {}): WorkerRecord {
   return {
-    worker_id: id, pid: 1000, host: "host-a", boot_id: "boot-1", start_time: "4242", queue: "default",
-    started_at: 100, heartbeat_at: 100, stop_requested: false, stopped_at: null, ...over,
+    worker_id: id,
+    pid: 1000,
+    host: "host-a",
+    boot_id: "boot-1",
+    start_time: "4242",
+    queue: "default",
+    started_at: 100,
+    heartbeat_at: 100,
+    stop_requested: false,
+    stopped_at: null,
+    ...over,
   };
 }
 
@@ -26,8 +35,17 @@ forEachDriver("operator writes", (q) => {
     const job = await insertJob(q.store, over);
     await claimOne(q.store, { workerId: "w1" });
     const rec = attemptRecord(job.id, 1, "w1", q.store.now(), {
-      attemptState: "failed", exitCode: 1, error: "exit 1", failureReason: "process_exit", jobState: "dead", attempts: 4, crashes: 2,
-      events: [{ event: "failed", workerId: "w1", detail: null }, { event: "dead", workerId: "w1", detail: null }],
+      attemptState: "failed",
+      exitCode: 1,
+      error: "exit 1",
+      failureReason: "process_exit",
+      jobState: "dead",
+      attempts: 4,
+      crashes: 2,
+      events: [
+        { event: "failed", workerId: "w1", detail: null },
+        { event: "dead", workerId: "w1", detail: null },
+      ],
     });
     expect(await record(q.store, rec)).toBe(true);
     return jobOf(q.store, job.id);
@@ -39,8 +57,17 @@ forEachDriver("operator writes", (q) => {
     const now = q.store.now() + 7;
     expect(await q.store.write(async (tx) => tx.requeueJob(dead.id, "dead", now))).toBe(true);
     expect(await jobOf(q.store, dead.id)).toMatchObject({
-      state: "queued", attempts: 0, crashes: 0, next_run_at: now, finished_at: null,
-      locked_by: null, locked_pid: null, locked_at: null, heartbeat_at: null, cancel_requested: false, last_attempt_no: 1,
+      state: "queued",
+      attempts: 0,
+      crashes: 0,
+      next_run_at: now,
+      finished_at: null,
+      locked_by: null,
+      locked_pid: null,
+      locked_at: null,
+      heartbeat_at: null,
+      cancel_requested: false,
+      last_attempt_no: 1,
     });
     expect(await history(q.store, dead.id)).toEqual(before);
     // The next claim opens attempt 2.
@@ -67,13 +94,28 @@ forEachDriver("operator writes", (q) => {
     await q.store.write(async (tx) => tx.requestCancel(job.id));
     const now = q.store.now();
     const [closed, requeued] = await q.store.write(async (tx) => [
-      await tx.closeAttempt({ jobId: job.id, attemptNo: 1, state: "canceled", failureReason: "canceled", error: "abandoned by retry --force", now }),
+      await tx.closeAttempt({
+        jobId: job.id,
+        attemptNo: 1,
+        state: "canceled",
+        failureReason: "canceled",
+        error: "abandoned by retry --force",
+        now,
+      }),
       await tx.requeueJob(job.id, "running", now),
     ]);
     expect([closed, requeued]).toEqual([true, true]);
-    expect(await jobOf(q.store, job.id)).toMatchObject({ state: "queued", locked_by: null, cancel_requested: false, heartbeat_at: null });
+    expect(await jobOf(q.store, job.id)).toMatchObject({
+      state: "queued",
+      locked_by: null,
+      cancel_requested: false,
+      heartbeat_at: null,
+    });
     expect(await q.store.read(async (tx) => tx.getAttempt(job.id, 1))).toMatchObject({
-      state: "canceled", failure_reason: "canceled", error: "abandoned by retry --force", finished_at: now,
+      state: "canceled",
+      failure_reason: "canceled",
+      error: "abandoned by retry --force",
+      finished_at: now,
     });
     // The old worker's late result changes nothing.
     expect(await record(q.store, attemptRecord(job.id, 1, "w1", q.store.now()))).toBe(false);
@@ -83,12 +125,21 @@ forEachDriver("operator writes", (q) => {
     const job = await insertJob(q.store);
     await claimOne(q.store, { workerId: "w1" });
     const jobBefore = await jobOf(q.store, job.id);
-    const closing = { jobId: job.id, attemptNo: 1, state: "abandoned" as const, failureReason: "worker_crash" as const, error: "gone", now: q.store.now() };
+    const closing = {
+      jobId: job.id,
+      attemptNo: 1,
+      state: "abandoned" as const,
+      failureReason: "worker_crash" as const,
+      error: "gone",
+      now: q.store.now(),
+    };
     expect(await q.store.write(async (tx) => tx.closeAttempt(closing))).toBe(true);
     expect(await jobOf(q.store, job.id)).toEqual(jobBefore);
     const closed = await q.store.read(async (tx) => tx.getAttempt(job.id, 1));
     expect(closed).toMatchObject({ state: "abandoned", failure_reason: "worker_crash", error: "gone" });
-    expect(await q.store.write(async (tx) => tx.closeAttempt({ ...closing, state: "canceled", error: "again" }))).toBe(false);
+    expect(await q.store.write(async (tx) => tx.closeAttempt({ ...closing, state: "canceled", error: "again" }))).toBe(
+      false,
+    );
     expect(await q.store.read(async (tx) => tx.getAttempt(job.id, 1))).toEqual(closed);
     expect(await q.store.write(async (tx) => tx.closeAttempt({ ...closing, attemptNo: 2 }))).toBe(false);
     expect(await q.store.write(async (tx) => tx.closeAttempt({ ...closing, jobId: job.id + 1000 }))).toBe(false);
@@ -114,23 +165,46 @@ forEachDriver("operator writes", (q) => {
     expect(await q.store.write(async (tx) => tx.requestCancel(running!.id))).toBe(true);
     expect(await jobOf(q.store, running!.id)).toMatchObject({ state: "running", cancel_requested: true });
     expect(await q.store.write(async (tx) => tx.requestCancel(running!.id))).toBe(true);
-    expect(await record(q.store, attemptRecord(running!.id, 1, "w1", q.store.now(), { attemptState: "canceled", failureReason: "canceled", jobState: "canceled" }))).toBe(true);
+    expect(
+      await record(
+        q.store,
+        attemptRecord(running!.id, 1, "w1", q.store.now(), {
+          attemptState: "canceled",
+          failureReason: "canceled",
+          jobState: "canceled",
+        }),
+      ),
+    ).toBe(true);
     expect(await q.store.write(async (tx) => tx.requestCancel(running!.id))).toBe(false);
     expect(await jobOf(q.store, running!.id)).toMatchObject({ state: "canceled", cancel_requested: false });
   });
 
   test("updateJobSettings changes only the given fields (env replaced whole), guarded by the expected state", async () => {
     const dead = await deadJob({ timeout_seconds: 300, max_retries: 3, env: { A: "1", B: "2" } });
-    expect(await q.store.write(async (tx) => tx.updateJobSettings(dead.id, "dead", { timeout_seconds: 42.5 }))).toBe(true);
-    expect(await jobOf(q.store, dead.id)).toMatchObject({ timeout_seconds: 42.5, max_retries: 3, env: { A: "1", B: "2" } });
-    expect(await q.store.write(async (tx) => tx.updateJobSettings(dead.id, "dead", { max_retries: 9, env: { C: "3" } }))).toBe(true);
+    expect(await q.store.write(async (tx) => tx.updateJobSettings(dead.id, "dead", { timeout_seconds: 42.5 }))).toBe(
+      true,
+    );
+    expect(await jobOf(q.store, dead.id)).toMatchObject({
+      timeout_seconds: 42.5,
+      max_retries: 3,
+      env: { A: "1", B: "2" },
+    });
+    expect(
+      await q.store.write(async (tx) => tx.updateJobSettings(dead.id, "dead", { max_retries: 9, env: { C: "3" } })),
+    ).toBe(true);
     expect(await jobOf(q.store, dead.id)).toMatchObject({ timeout_seconds: 42.5, max_retries: 9, env: { C: "3" } });
     expect(await q.store.write(async (tx) => tx.updateJobSettings(dead.id, "dead", { env: {} }))).toBe(true);
     expect((await jobOf(q.store, dead.id)).env).toEqual({});
     expect(await q.store.write(async (tx) => tx.updateJobSettings(dead.id, "dead", {}))).toBe(true);
     const before = await jobOf(q.store, dead.id);
-    expect(await q.store.write(async (tx) => tx.updateJobSettings(dead.id, "canceled", { timeout_seconds: 1, env: { X: "y" } }))).toBe(false);
-    expect(await q.store.write(async (tx) => tx.updateJobSettings(dead.id + 1000, "dead", { timeout_seconds: 1 }))).toBe(false);
+    expect(
+      await q.store.write(async (tx) =>
+        tx.updateJobSettings(dead.id, "canceled", { timeout_seconds: 1, env: { X: "y" } }),
+      ),
+    ).toBe(false);
+    expect(
+      await q.store.write(async (tx) => tx.updateJobSettings(dead.id + 1000, "dead", { timeout_seconds: 1 })),
+    ).toBe(false);
     expect(await jobOf(q.store, dead.id)).toEqual(before);
   });
 
@@ -146,7 +220,9 @@ forEachDriver("operator writes", (q) => {
       { worker_id: "w1", job_id: c!.id },
     ]);
     expect(await record(q.store, attemptRecord(b!.id, 1, "w2", q.store.now()))).toBe(true);
-    expect((await q.store.read(async (tx) => tx.runningJobsByWorker())).map((r) => r.job_id).sort()).toEqual([a!.id, c!.id].sort());
+    expect((await q.store.read(async (tx) => tx.runningJobsByWorker())).map((r) => r.job_id).sort()).toEqual(
+      [a!.id, c!.id].sort(),
+    );
   });
 });
 
@@ -155,7 +231,17 @@ forEachDriver("worker registry", (q) => {
     expect(await q.store.read(async (tx) => tx.getWorker("w1"))).toBeNull();
     await q.store.write(async (tx) => tx.upsertWorker(worker("w1")));
     expect(await q.store.read(async (tx) => tx.getWorker("w1"))).toEqual(worker("w1"));
-    const again = worker("w1", { pid: 2000, host: "host-b", boot_id: null, start_time: null, queue: "builds", started_at: 200, heartbeat_at: 201, stop_requested: false, stopped_at: null });
+    const again = worker("w1", {
+      pid: 2000,
+      host: "host-b",
+      boot_id: null,
+      start_time: null,
+      queue: "builds",
+      started_at: 200,
+      heartbeat_at: 201,
+      stop_requested: false,
+      stopped_at: null,
+    });
     await q.store.write(async (tx) => tx.upsertWorker(again));
     expect(await q.store.read(async (tx) => tx.getWorker("w1"))).toEqual(again);
   });
@@ -166,7 +252,11 @@ forEachDriver("worker registry", (q) => {
       await tx.upsertWorker(worker("new", { heartbeat_at: 300 }));
       await tx.upsertWorker(worker("mid", { heartbeat_at: 200 }));
     });
-    expect((await q.store.read(async (tx) => tx.listWorkers(10))).map((w) => w.worker_id)).toEqual(["new", "mid", "old"]);
+    expect((await q.store.read(async (tx) => tx.listWorkers(10))).map((w) => w.worker_id)).toEqual([
+      "new",
+      "mid",
+      "old",
+    ]);
     expect((await q.store.read(async (tx) => tx.listWorkers(2))).map((w) => w.worker_id)).toEqual(["new", "mid"]);
     await q.store.write(async (tx) => tx.heartbeatWorker("old", 400));
     expect((await q.store.read(async (tx) => tx.listWorkers(1))).map((w) => w.worker_id)).toEqual(["old"]);

@@ -21,7 +21,14 @@ forEachDriver("shipped output", (q, driver) => {
     const job = await insertJob(q.store);
     const { attempt } = await claimOne(q.store, { workerId: "w1" });
     const chunk = (over: Partial<OutputChunk>): OutputChunk => ({
-      jobId: job.id, attemptNo: attempt.attempt_no, workerId: "w1", stream: "stdout", offset: 0, bytes: bytes(""), truncated: false, ...over,
+      jobId: job.id,
+      attemptNo: attempt.attempt_no,
+      workerId: "w1",
+      stream: "stdout",
+      offset: 0,
+      bytes: bytes(""),
+      truncated: false,
+      ...over,
     });
     const append = (c: OutputChunk) => q.store.write(async (tx) => tx.appendAttemptOutput(c));
     const read = (stream: "stdout" | "stderr", offset = 0, max = 1 << 20, attemptNo = attempt.attempt_no) =>
@@ -29,21 +36,24 @@ forEachDriver("shipped output", (q, driver) => {
     return { job, attempt, chunk, append, read };
   };
 
-  test.if(driver.shipsOutput)("chunks appended by offset read back as one stream, with its size; an unshipped stream reads null", async () => {
-    const { chunk, append, read } = await running();
-    expect(await read("stdout")).toBeNull();
-    expect(await append(chunk({ offset: 0, bytes: bytes("hello ") }))).toBe(true);
-    expect(await append(chunk({ offset: 6, bytes: bytes("wörld\n") }))).toBe(true);
-    const all = await read("stdout");
-    expect(text(all?.bytes)).toBe("hello wörld\n");
-    expect(all).toMatchObject({ size: 13, truncated: false });
-    const part = await read("stdout", 6, 3);
-    expect(text(part?.bytes)).toBe("wö");
-    expect(part?.size).toBe(13);
-    expect((await read("stdout", 13, 100))?.bytes.length).toBe(0);
-    expect(await read("stderr")).toBeNull();
-    expect(await read("stdout", 0, 100, 2)).toBeNull();
-  });
+  test.if(driver.shipsOutput)(
+    "chunks appended by offset read back as one stream, with its size; an unshipped stream reads null",
+    async () => {
+      const { chunk, append, read } = await running();
+      expect(await read("stdout")).toBeNull();
+      expect(await append(chunk({ offset: 0, bytes: bytes("hello ") }))).toBe(true);
+      expect(await append(chunk({ offset: 6, bytes: bytes("wörld\n") }))).toBe(true);
+      const all = await read("stdout");
+      expect(text(all?.bytes)).toBe("hello wörld\n");
+      expect(all).toMatchObject({ size: 13, truncated: false });
+      const part = await read("stdout", 6, 3);
+      expect(text(part?.bytes)).toBe("wö");
+      expect(part?.size).toBe(13);
+      expect((await read("stdout", 13, 100))?.bytes.length).toBe(0);
+      expect(await read("stderr")).toBeNull();
+      expect(await read("stdout", 0, 100, 2)).toBeNull();
+    },
+  );
 
   test.if(driver.shipsOutput)("a repeated chunk (same offset) is written once", async () => {
     const { chunk, append, read } = await running();
@@ -64,17 +74,20 @@ forEachDriver("shipped output", (q, driver) => {
     expect(await read("stderr")).toMatchObject({ size: 8, truncated: true });
   });
 
-  test.if(driver.shipsOutput)("fencing: a chunk from a worker that does not own the attempt changes nothing and returns false", async () => {
-    const { job, attempt, chunk, append, read } = await running();
-    expect(await append(chunk({ workerId: "intruder", bytes: bytes("evil") }))).toBe(false);
-    expect(await append(chunk({ attemptNo: attempt.attempt_no + 1, bytes: bytes("evil") }))).toBe(false);
-    expect(await read("stdout")).toBeNull();
-    expect(await append(chunk({ bytes: bytes("mine") }))).toBe(true);
-    expect(await record(q.store, attemptRecord(job.id, attempt.attempt_no, "w1", q.store.now()))).toBe(true);
-    // The attempt is over: later chunks are refused, what was shipped stays readable.
-    expect(await append(chunk({ offset: 4, bytes: bytes(" late") }))).toBe(false);
-    expect(text((await read("stdout"))?.bytes)).toBe("mine");
-  });
+  test.if(driver.shipsOutput)(
+    "fencing: a chunk from a worker that does not own the attempt changes nothing and returns false",
+    async () => {
+      const { job, attempt, chunk, append, read } = await running();
+      expect(await append(chunk({ workerId: "intruder", bytes: bytes("evil") }))).toBe(false);
+      expect(await append(chunk({ attemptNo: attempt.attempt_no + 1, bytes: bytes("evil") }))).toBe(false);
+      expect(await read("stdout")).toBeNull();
+      expect(await append(chunk({ bytes: bytes("mine") }))).toBe(true);
+      expect(await record(q.store, attemptRecord(job.id, attempt.attempt_no, "w1", q.store.now()))).toBe(true);
+      // The attempt is over: later chunks are refused, what was shipped stays readable.
+      expect(await append(chunk({ offset: 4, bytes: bytes(" late") }))).toBe(false);
+      expect(text((await read("stdout"))?.bytes)).toBe("mine");
+    },
+  );
 
   test.if(driver.shipsOutput)("a rolled-back write ships nothing", async () => {
     const { chunk, read } = await running();

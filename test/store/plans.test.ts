@@ -37,15 +37,46 @@ const USES: Record<string, Record<string, string[]>> = {
 
 /** Every statement the worker's hot path runs, by the name the drivers give it. */
 const HOT = {
-  sqlite: ["claimNext", "nextDueAt", "hasDueJob", "laneSettled", "recordJob", "recordAttempt", "heartbeatJobs", "attemptProcess", "staleRunningJobs", "runningJobsByWorker", "getJob"],
-  postgres: ["claimNext", "claimNextSlotted", "nextDueAt", "hasDueJob", "laneSettled", "recordAttempt", "heartbeatJobs", "attemptProcess", "staleRunningJobs", "runningJobsByWorker", "getJobForUpdate"],
+  sqlite: [
+    "claimNext",
+    "nextDueAt",
+    "hasDueJob",
+    "laneSettled",
+    "recordJob",
+    "recordAttempt",
+    "heartbeatJobs",
+    "attemptProcess",
+    "staleRunningJobs",
+    "runningJobsByWorker",
+    "getJob",
+  ],
+  postgres: [
+    "claimNext",
+    "claimNextSlotted",
+    "nextDueAt",
+    "hasDueJob",
+    "laneSettled",
+    "recordAttempt",
+    "heartbeatJobs",
+    "attemptProcess",
+    "staleRunningJobs",
+    "runningJobsByWorker",
+    "getJobForUpdate",
+  ],
 };
 
 forEachDriver("hot-path query plans", (q, driver) => {
   test("every hot-path statement is answered from an index: no scan of jobs or attempts, no sort of the backlog", async () => {
     // A backlog in two lanes, some of it scheduled later, so that no plan is the trivial one of an empty table.
     const now = q.store.now();
-    await insertJobs(q.store, Array.from({ length: 300 }, (_, i) => ({ queue: i % 3 === 0 ? "other" : "default", priority: i % 4, next_run_at: now + (i % 5 === 0 ? 3600 : -i) })));
+    await insertJobs(
+      q.store,
+      Array.from({ length: 300 }, (_, i) => ({
+        queue: i % 3 === 0 ? "other" : "default",
+        priority: i % 4,
+        next_run_at: now + (i % 5 === 0 ? 3600 : -i),
+      })),
+    );
     const plans = await q.store.explainHotPath();
     expect(plans.map((p) => p.name).sort()).toEqual([...HOT[driver.name]].sort());
     for (const { name, plan } of plans) {
@@ -56,9 +87,11 @@ forEachDriver("hot-path query plans", (q, driver) => {
       } else {
         expect({ name, scan: plan.filter((l) => /Seq Scan on (jobs|attempts)\b/.test(l)) }).toEqual({ name, scan: [] });
         // The claim sorts only the handful it claimed (its ledger rows, in claim order); the reads sort nothing.
-        if (!name.startsWith("claim")) expect({ name, sort: plan.filter((l) => /\bSort\b/.test(l)) }).toEqual({ name, sort: [] });
+        if (!name.startsWith("claim"))
+          expect({ name, sort: plan.filter((l) => /\bSort\b/.test(l)) }).toEqual({ name, sort: [] });
       }
-      for (const index of USES[driver.name]![name] ?? []) expect({ name, text }).toEqual({ name, text: expect.stringContaining(index) });
+      for (const index of USES[driver.name]![name] ?? [])
+        expect({ name, text }).toEqual({ name, text: expect.stringContaining(index) });
     }
     expect(planOf(plans, "nextDueAt")).not.toContain("idx_jobs_claimable");
   });

@@ -36,8 +36,15 @@ async function scene(store: Store): Promise<Scene> {
   expect(await record(store, attemptRecord(done1!.id, 1, "w1", t0 + 10))).toBe(true);
   expect(await record(store, attemptRecord(done2!.id, 1, "w1", t0 + 20))).toBe(true);
   const deadRec = attemptRecord(dead!.id, 1, "w1", t0 + 30, {
-    attemptState: "failed", exitCode: 1, failureReason: "process_exit", jobState: "dead", attempts: 1,
-    events: [{ event: "failed", workerId: "w1", detail: null }, { event: "dead", workerId: "w1", detail: null }],
+    attemptState: "failed",
+    exitCode: 1,
+    failureReason: "process_exit",
+    jobState: "dead",
+    attempts: 1,
+    events: [
+      { event: "failed", workerId: "w1", detail: null },
+      { event: "dead", workerId: "w1", detail: null },
+    ],
   });
   expect(await record(store, deadRec)).toBe(true);
   expect(await store.write(async (tx) => tx.cancelQueuedJob(canceled!.id, t0 + 40))).toBe(true);
@@ -50,7 +57,12 @@ forEachDriver("prune", (q) => {
 
   test("pruneCandidates: terminal jobs of the given states finished before the cutoff, oldest first", async () => {
     const s = await scene(q.store);
-    expect(await candidates(["done", "dead", "canceled"], s.t0 + 100)).toEqual([s.done1.id, s.done2.id, s.dead.id, s.canceled.id]);
+    expect(await candidates(["done", "dead", "canceled"], s.t0 + 100)).toEqual([
+      s.done1.id,
+      s.done2.id,
+      s.dead.id,
+      s.canceled.id,
+    ]);
     expect(await candidates(["done"], s.t0 + 100)).toEqual([s.done1.id, s.done2.id]);
     expect(await candidates(["done"], s.t0 + 15)).toEqual([s.done1.id]);
     expect(await candidates(["done"], s.t0 + 10)).toEqual([]); // strictly before
@@ -71,7 +83,10 @@ forEachDriver("prune", (q) => {
     const s = await scene(q.store);
     expect(await q.store.read(async (tx) => tx.historyCounts([]))).toEqual({ attempts: 0, events: 0 });
     expect(await q.store.read(async (tx) => tx.historyCounts([s.done1.id]))).toEqual({ attempts: 1, events: 3 });
-    expect(await q.store.read(async (tx) => tx.historyCounts([s.dead.id, s.canceled.id]))).toEqual({ attempts: 1, events: 5 });
+    expect(await q.store.read(async (tx) => tx.historyCounts([s.dead.id, s.canceled.id]))).toEqual({
+      attempts: 1,
+      events: 5,
+    });
     const all = [s.done1, s.done2, s.dead, s.canceled, s.queued, s.running].map((j) => j.id);
     // added x6, claimed x4, succeeded x2, failed + dead.
     expect(await q.store.read(async (tx) => tx.historyCounts([...all, 99_999]))).toEqual({ attempts: 4, events: 14 });
@@ -88,17 +103,30 @@ forEachDriver("prune", (q) => {
       [s.running.id, "running"],
     ]);
     for (const gone of [s.done1, s.done2, s.dead, s.canceled]) {
-      const rows = await q.store.read(async (tx) => ({ job: await tx.getJob(gone.id), attempts: await tx.attemptsOf(gone.id), events: await tx.eventsOf(gone.id) }));
+      const rows = await q.store.read(async (tx) => ({
+        job: await tx.getJob(gone.id),
+        attempts: await tx.attemptsOf(gone.id),
+        events: await tx.eventsOf(gone.id),
+      }));
       expect(rows).toEqual({ job: null, attempts: [], events: [] });
     }
-    expect(await q.store.read(async (tx) => tx.historyCounts([s.queued.id, s.running.id]))).toEqual({ attempts: 1, events: 3 });
-    const byState = Object.fromEntries((await q.store.read(async (tx) => tx.countByStateAndLane())).filter((c) => c.n > 0).map((c) => [c.state, c.n]));
+    expect(await q.store.read(async (tx) => tx.historyCounts([s.queued.id, s.running.id]))).toEqual({
+      attempts: 1,
+      events: 3,
+    });
+    const byState = Object.fromEntries(
+      (await q.store.read(async (tx) => tx.countByStateAndLane())).filter((c) => c.n > 0).map((c) => [c.state, c.n]),
+    );
     expect(byState).toEqual({ queued: 1, running: 1 });
   });
 
   test("deleteJobs of only queued and running jobs deletes nothing", async () => {
     const s = await scene(q.store);
-    expect(await q.store.write(async (tx) => tx.deleteJobs([s.queued.id, s.running.id]))).toEqual({ jobs: 0, attempts: 0, events: 0 });
+    expect(await q.store.write(async (tx) => tx.deleteJobs([s.queued.id, s.running.id]))).toEqual({
+      jobs: 0,
+      attempts: 0,
+      events: 0,
+    });
     expect(await q.store.write(async (tx) => tx.deleteJobs([]))).toEqual({ jobs: 0, attempts: 0, events: 0 });
     expect(await q.store.read(async (tx) => tx.listJobs({ limit: 100 }))).toHaveLength(6);
   });

@@ -19,25 +19,74 @@ async function laneCounts(store: Store): Promise<Record<string, number>> {
 
 forEachDriver("reads", (q) => {
   /** Fails the running job's attempt and requeues it (a retry backoff) or kills it. */
-  const fail = (jobId: number, attemptNo: number, workerId: string, now: number, over: Parameters<typeof attemptRecord>[4] = {}) =>
-    record(q.store, attemptRecord(jobId, attemptNo, workerId, now, { attemptState: "failed", exitCode: 1, error: "exit 1", failureReason: "process_exit", jobState: "queued", attempts: 1, nextRunAt: now + 2, events: [], ...over }));
+  const fail = (
+    jobId: number,
+    attemptNo: number,
+    workerId: string,
+    now: number,
+    over: Parameters<typeof attemptRecord>[4] = {},
+  ) =>
+    record(
+      q.store,
+      attemptRecord(jobId, attemptNo, workerId, now, {
+        attemptState: "failed",
+        exitCode: 1,
+        error: "exit 1",
+        failureReason: "process_exit",
+        jobState: "queued",
+        attempts: 1,
+        nextRunAt: now + 2,
+        events: [],
+        ...over,
+      }),
+    );
 
   test("insertJob stores every field of a new job, and getJob reads it back (null for an unknown id)", async () => {
     const t = q.store.now();
     const spec = newJob({
       argv: ["sh", "-c", "echo 'héllo wörld' \"$X\"", "", " spaced "],
-      priority: -7, queue: "lane.x_1", next_run_at: t + 30, timeout_seconds: 12.5, max_retries: 0, max_crashes: 2,
-      idempotency_key: "key-1", tags: { team: "web", "x.y:z/w": "v" }, note: "a note ✓", cwd: "/tmp/some dir", env: { A: "1", EMPTY: "" },
+      priority: -7,
+      queue: "lane.x_1",
+      next_run_at: t + 30,
+      timeout_seconds: 12.5,
+      max_retries: 0,
+      max_crashes: 2,
+      idempotency_key: "key-1",
+      tags: { team: "web", "x.y:z/w": "v" },
+      note: "a note ✓",
+      cwd: "/tmp/some dir",
+      env: { A: "1", EMPTY: "" },
     });
     const stored = await q.store.write(async (tx) => tx.insertJob(spec, t));
     expect(stored).toEqual({
-      ...spec, id: stored.id, state: "queued", attempts: 0, crashes: 0, last_attempt_no: 0, locked_by: null, locked_pid: null, locked_at: null,
-      heartbeat_at: null, last_exit_code: null, last_error: null, created_at: t, started_at: null, finished_at: null, cancel_requested: false,
+      ...spec,
+      id: stored.id,
+      state: "queued",
+      attempts: 0,
+      crashes: 0,
+      last_attempt_no: 0,
+      locked_by: null,
+      locked_pid: null,
+      locked_at: null,
+      heartbeat_at: null,
+      last_exit_code: null,
+      last_error: null,
+      created_at: t,
+      started_at: null,
+      finished_at: null,
+      cancel_requested: false,
     });
     expect(await q.store.read(async (tx) => tx.getJob(stored.id))).toEqual(stored);
     expect(await q.store.read(async (tx) => tx.getJob(stored.id + 1000))).toBeNull();
     const plain = await insertJob(q.store, { max_crashes: null, note: null, cwd: null, idempotency_key: null });
-    expect(await q.store.read(async (tx) => tx.getJob(plain.id))).toMatchObject({ max_crashes: null, note: null, cwd: null, idempotency_key: null, tags: {}, env: {} });
+    expect(await q.store.read(async (tx) => tx.getJob(plain.id))).toMatchObject({
+      max_crashes: null,
+      note: null,
+      cwd: null,
+      idempotency_key: null,
+      tags: {},
+      env: {},
+    });
     expect(plain.id).toBeGreaterThan(stored.id);
   });
 
@@ -46,18 +95,29 @@ forEachDriver("reads", (q) => {
     const t = q.store.now();
     const [j1, j2, j3, j4] = await q.store.write(async (tx) => [
       await tx.insertJob(newJob({ queue: "a", priority: 1, tags: { team: "web" }, next_run_at: t - 100 }), t - 100),
-      await tx.insertJob(newJob({ queue: "b", priority: 5, tags: { team: "api", env: "prod", "x.y:z/w": "odd" }, next_run_at: t - 50 }), t - 50),
-      await tx.insertJob(newJob({ queue: "a", priority: 10, tags: { team: "web", env: "prod" }, next_run_at: t + 3600 }), t),
+      await tx.insertJob(
+        newJob({ queue: "b", priority: 5, tags: { team: "api", env: "prod", "x.y:z/w": "odd" }, next_run_at: t - 50 }),
+        t - 50,
+      ),
+      await tx.insertJob(
+        newJob({ queue: "a", priority: 10, tags: { team: "web", env: "prod" }, next_run_at: t + 3600 }),
+        t,
+      ),
       await tx.insertJob(newJob({ queue: "a", priority: 0, next_run_at: t }), t),
     ]);
     expect((await claimOne(q.store, { queue: "a", now: t })).job.id).toBe(j1!.id);
     expect(await q.store.write(async (tx) => tx.cancelQueuedJob(j4!.id, t))).toBe(true);
-    const list = (filter: Partial<JobFilter>) => q.store.read(async (tx) => ids(await tx.listJobs({ limit: 100, ...filter })));
+    const list = (filter: Partial<JobFilter>) =>
+      q.store.read(async (tx) => ids(await tx.listJobs({ limit: 100, ...filter })));
     return { t, list, i: [j1!.id, j2!.id, j3!.id, j4!.id] as const };
   };
 
   test("listJobs: newest first, with each filter but tags alone and combined", async () => {
-    const { t, list, i: [i1, i2, i3, i4] } = await listScene();
+    const {
+      t,
+      list,
+      i: [i1, i2, i3, i4],
+    } = await listScene();
     expect(await list({})).toEqual([i4, i3, i2, i1]);
     expect(await list({ limit: 2 })).toEqual([i4, i3]);
     expect(await list({ states: ["queued"] })).toEqual([i3, i2]);
@@ -79,7 +139,10 @@ forEachDriver("reads", (q) => {
   });
 
   test("listJobs: a tags filter matches the jobs holding every given tag, any key spelling", async () => {
-    const { list, i: [i1, i2, i3] } = await listScene();
+    const {
+      list,
+      i: [i1, i2, i3],
+    } = await listScene();
     expect(await list({ tags: { team: "web" } })).toEqual([i3, i1]);
     expect(await list({ tags: { team: "web", env: "prod" } })).toEqual([i3]);
     expect(await list({ tags: { env: "prod" } })).toEqual([i3, i2]);
@@ -121,7 +184,11 @@ forEachDriver("reads", (q) => {
       { queue: "c", next_run_at: t },
     ]);
     const scheduled = async (now: number) =>
-      Object.fromEntries((await q.store.read(async (tx) => tx.countScheduledByLane(now))).filter((r) => r.n > 0).map((r) => [r.queue, r.n]));
+      Object.fromEntries(
+        (await q.store.read(async (tx) => tx.countScheduledByLane(now)))
+          .filter((r) => r.n > 0)
+          .map((r) => [r.queue, r.n]),
+      );
     expect(await scheduled(t)).toEqual({ a: 2, b: 1 });
     expect(await scheduled(t + 15)).toEqual({ a: 1, b: 1 });
     expect(await scheduled(t + 30)).toEqual({});
@@ -134,7 +201,8 @@ forEachDriver("reads", (q) => {
     expect(got).toHaveLength(4);
     // Finished out of id order: job 2 last.
     const finishedAt = [t + 1, t + 3, t + 2];
-    for (const [i, at] of finishedAt.entries()) expect(await fail(jobs[i]!.id, 1, "w1", at, { jobState: "dead", attempts: 4 })).toBe(true);
+    for (const [i, at] of finishedAt.entries())
+      expect(await fail(jobs[i]!.id, 1, "w1", at, { jobState: "dead", attempts: 4 })).toBe(true);
     expect(await record(q.store, attemptRecord(jobs[3]!.id, 1, "w1", t + 4))).toBe(true); // done, not dead
     const dead = await q.store.read(async (tx) => tx.recentDead(10));
     expect(ids(dead)).toEqual([jobs[1]!.id, jobs[2]!.id, jobs[0]!.id]);
@@ -144,11 +212,31 @@ forEachDriver("reads", (q) => {
 
   test("recentFailedAttempts lists failed, timed-out and abandoned attempts, newest first", async () => {
     const t = q.store.now();
-    const [a, b, c, d] = await insertJobs(q.store, [{ priority: 4 }, { priority: 3 }, { priority: 2 }, { priority: 1 }]);
+    const [a, b, c, d] = await insertJobs(q.store, [
+      { priority: 4 },
+      { priority: 3 },
+      { priority: 2 },
+      { priority: 1 },
+    ]);
     await claim(q.store, { workerId: "w1", limit: 4, now: t });
     expect(await fail(a!.id, 1, "w1", t + 1)).toBe(true); // failed, requeued
-    expect(await fail(b!.id, 1, "w1", t + 3, { attemptState: "timed_out", failureReason: "timeout", exitCode: null, signal: 15 })).toBe(true);
-    expect(await fail(c!.id, 1, "w1", t + 2, { attemptState: "abandoned", failureReason: "worker_crash", exitCode: null, attempts: 0, crashes: 1 })).toBe(true);
+    expect(
+      await fail(b!.id, 1, "w1", t + 3, {
+        attemptState: "timed_out",
+        failureReason: "timeout",
+        exitCode: null,
+        signal: 15,
+      }),
+    ).toBe(true);
+    expect(
+      await fail(c!.id, 1, "w1", t + 2, {
+        attemptState: "abandoned",
+        failureReason: "worker_crash",
+        exitCode: null,
+        attempts: 0,
+        crashes: 1,
+      }),
+    ).toBe(true);
     expect(await record(q.store, attemptRecord(d!.id, 1, "w1", t + 4))).toBe(true); // succeeded: not listed
     const again = await claimOne(q.store, { workerId: "w1", now: t + 10 }); // a's (or b's/c's) next attempt, running: not listed
     expect(again.attempt.attempt_no).toBe(2);
@@ -193,14 +281,28 @@ forEachDriver("reads", (q) => {
     const now = q.store.now();
     const job = await insertJob(q.store);
     await claimOne(q.store, { workerId: "w1", now });
-    expect(await fail(job.id, 1, "w1", now, { attemptState: "abandoned", failureReason: "worker_crash", attempts: 0, crashes: 1, nextRunAt: now + 60 })).toBe(true);
+    expect(
+      await fail(job.id, 1, "w1", now, {
+        attemptState: "abandoned",
+        failureReason: "worker_crash",
+        attempts: 0,
+        crashes: 1,
+        nextRunAt: now + 60,
+      }),
+    ).toBe(true);
     expect(await q.store.read(async (tx) => tx.laneBacklog("default", now))).toEqual({ running: 0, waiting: 1 });
     expect(await q.store.read(async (tx) => tx.laneSettled("default", now))).toBe(false);
   });
 
   test("nextDueAt, runningInLane and hasDueJob look at one lane's queued and running jobs", async () => {
     const now = q.store.now();
-    expect(await q.store.read(async (tx) => [await tx.nextDueAt("a"), await tx.runningInLane("a"), await tx.hasDueJob("a", now)])).toEqual([null, 0, false]);
+    expect(
+      await q.store.read(async (tx) => [
+        await tx.nextDueAt("a"),
+        await tx.runningInLane("a"),
+        await tx.hasDueJob("a", now),
+      ]),
+    ).toEqual([null, 0, false]);
     await insertJobs(q.store, [
       { queue: "a", next_run_at: now + 50, priority: 0 },
       { queue: "a", next_run_at: now - 5, priority: 9 },
@@ -211,9 +313,21 @@ forEachDriver("reads", (q) => {
     expect(await q.store.read(async (tx) => tx.hasDueJob("a", now))).toBe(true);
     await claimOne(q.store, { queue: "a", now });
     // The running job no longer counts for nextDueAt / hasDueJob.
-    expect(await q.store.read(async (tx) => [await tx.nextDueAt("a"), await tx.runningInLane("a"), await tx.hasDueJob("a", now)])).toEqual([now + 20, 1, false]);
+    expect(
+      await q.store.read(async (tx) => [
+        await tx.nextDueAt("a"),
+        await tx.runningInLane("a"),
+        await tx.hasDueJob("a", now),
+      ]),
+    ).toEqual([now + 20, 1, false]);
     expect(await q.store.read(async (tx) => tx.hasDueJob("a", now + 20))).toBe(true);
-    expect(await q.store.read(async (tx) => [await tx.nextDueAt("b"), await tx.runningInLane("b"), await tx.hasDueJob("b", now)])).toEqual([now - 100, 0, true]);
+    expect(
+      await q.store.read(async (tx) => [
+        await tx.nextDueAt("b"),
+        await tx.runningInLane("b"),
+        await tx.hasDueJob("b", now),
+      ]),
+    ).toEqual([now - 100, 0, true]);
   });
 
   test("attemptsOf, getAttempt and eventsOf list a job's history, oldest first", async () => {
@@ -221,7 +335,12 @@ forEachDriver("reads", (q) => {
     const job = await insertJob(q.store);
     await q.store.write(async (tx) => tx.appendEvent(job.id, "added", null, null, now));
     await claimOne(q.store, { workerId: "w1", now });
-    expect(await fail(job.id, 1, "w1", now + 1, { nextRunAt: now + 1, events: [{ event: "failed", workerId: "w1", detail: null }] })).toBe(true);
+    expect(
+      await fail(job.id, 1, "w1", now + 1, {
+        nextRunAt: now + 1,
+        events: [{ event: "failed", workerId: "w1", detail: null }],
+      }),
+    ).toBe(true);
     await claimOne(q.store, { workerId: "w2", now: now + 2 });
     const { attempts, one, two, none, events } = await q.store.read(async (tx) => ({
       attempts: await tx.attemptsOf(job.id),
@@ -242,6 +361,8 @@ forEachDriver("reads", (q) => {
       ["failed", "w1"],
       ["claimed", "w2"],
     ]);
-    expect(await q.store.read(async (tx) => [await tx.attemptsOf(job.id + 1000), await tx.eventsOf(job.id + 1000)])).toEqual([[], []]);
+    expect(
+      await q.store.read(async (tx) => [await tx.attemptsOf(job.id + 1000), await tx.eventsOf(job.id + 1000)]),
+    ).toEqual([[], []]);
   });
 });

@@ -8,7 +8,8 @@ import { expect, test } from "bun:test";
 import { attemptRecord, claim, claimOne, forEachDriver, insertJobs, jobOf, record, sorted } from "./support.ts";
 
 forEachDriver("staleRunningJobs (reap)", (q) => {
-  const staleIds = async (lease: number) => sorted((await q.store.read(async (tx) => tx.staleRunningJobs(lease))).map((j) => j.id));
+  const staleIds = async (lease: number) =>
+    sorted((await q.store.read(async (tx) => tx.staleRunningJobs(lease))).map((j) => j.id));
 
   test("a running job whose heartbeat is older than the lease is stale; a recent one is not", async () => {
     const [old, older, fresh] = await insertJobs(q.store, [{ priority: 3 }, { priority: 2 }, { priority: 1 }]);
@@ -21,7 +22,11 @@ forEachDriver("staleRunningJobs (reap)", (q) => {
     expect(await staleIds(3000)).toEqual([older!.id]);
     expect(await staleIds(10_000)).toEqual([]);
     const stale = await q.store.read(async (tx) => tx.staleRunningJobs(300));
-    expect(stale.find((j) => j.id === old!.id)).toMatchObject({ state: "running", locked_by: "w-old", last_attempt_no: 1 });
+    expect(stale.find((j) => j.id === old!.id)).toMatchObject({
+      state: "running",
+      locked_by: "w-old",
+      last_attempt_no: 1,
+    });
     expect(stale.map((j) => j.id)).not.toContain(fresh!.id);
   });
 
@@ -42,17 +47,33 @@ forEachDriver("staleRunningJobs (reap)", (q) => {
     await claimOne(q.store, { workerId: "w1" });
     await q.backdateLease(job!.id, 10_000);
     expect(await staleIds(3600)).toEqual([job!.id]);
-    const [lease] = await q.store.write(async (tx) => tx.heartbeatJobs("w1", [{ jobId: job!.id, attemptNo: 1 }], q.store.now()));
+    const [lease] = await q.store.write(async (tx) =>
+      tx.heartbeatJobs("w1", [{ jobId: job!.id, attemptNo: 1 }], q.store.now()),
+    );
     expect(lease!.owned).toBe(true);
     expect(await staleIds(3600)).toEqual([]);
   });
 
   test("queued, done, dead and canceled jobs are never stale, however old", async () => {
     const past = q.store.now() - 10_000;
-    const [done, dead, canceled] = await insertJobs(q.store, [{ priority: 3 }, { priority: 2 }, { priority: 1 }, { next_run_at: past }], past);
+    const [done, dead, canceled] = await insertJobs(
+      q.store,
+      [{ priority: 3 }, { priority: 2 }, { priority: 1 }, { next_run_at: past }],
+      past,
+    );
     await claim(q.store, { workerId: "w1", limit: 2, now: past });
     expect(await record(q.store, attemptRecord(done!.id, 1, "w1", past))).toBe(true);
-    expect(await record(q.store, attemptRecord(dead!.id, 1, "w1", past, { attemptState: "failed", exitCode: 1, failureReason: "process_exit", jobState: "dead" }))).toBe(true);
+    expect(
+      await record(
+        q.store,
+        attemptRecord(dead!.id, 1, "w1", past, {
+          attemptState: "failed",
+          exitCode: 1,
+          failureReason: "process_exit",
+          jobState: "dead",
+        }),
+      ),
+    ).toBe(true);
     expect(await q.store.write(async (tx) => tx.cancelQueuedJob(canceled!.id, past))).toBe(true);
     expect(await staleIds(1)).toEqual([]);
   });
@@ -67,17 +88,32 @@ forEachDriver("staleRunningJobs (reap)", (q) => {
     const reaped = await record(
       q.store,
       attemptRecord(candidate!.id, candidate!.last_attempt_no, candidate!.locked_by!, now, {
-        attemptState: "abandoned", exitCode: null, error: "worker dead-worker died", failureReason: "worker_crash",
-        jobState: "queued", crashes: 1, nextRunAt: now + 2, events: [{ event: "reaped", workerId: "reaper", detail: null }],
+        attemptState: "abandoned",
+        exitCode: null,
+        error: "worker dead-worker died",
+        failureReason: "worker_crash",
+        jobState: "queued",
+        crashes: 1,
+        nextRunAt: now + 2,
+        events: [{ event: "reaped", workerId: "reaper", detail: null }],
       }),
     );
     expect(reaped).toBe(true);
     expect(await staleIds(30)).toEqual([]);
-    expect(await jobOf(q.store, job!.id)).toMatchObject({ state: "queued", crashes: 1, locked_by: null, heartbeat_at: null });
-    const [lease] = await q.store.write(async (tx) => tx.heartbeatJobs("dead-worker", [{ jobId: job!.id, attemptNo: 1 }], q.store.now()));
+    expect(await jobOf(q.store, job!.id)).toMatchObject({
+      state: "queued",
+      crashes: 1,
+      locked_by: null,
+      heartbeat_at: null,
+    });
+    const [lease] = await q.store.write(async (tx) =>
+      tx.heartbeatJobs("dead-worker", [{ jobId: job!.id, attemptNo: 1 }], q.store.now()),
+    );
     expect(lease!.owned).toBe(false);
     // A second reaper racing the first finds nothing left to write.
-    expect(await record(q.store, attemptRecord(job!.id, 1, "dead-worker", now, { jobState: "queued", crashes: 1 }))).toBe(false);
+    expect(
+      await record(q.store, attemptRecord(job!.id, 1, "dead-worker", now, { jobState: "queued", crashes: 1 })),
+    ).toBe(false);
     const events = await q.store.read(async (tx) => tx.eventsOf(job!.id));
     expect(events.map((e) => [e.event, e.worker_id])).toEqual([
       ["claimed", "dead-worker"],

@@ -3,13 +3,17 @@
  * worker); and the process group, carried by the first heartbeat or the result.
  */
 import { expect, test } from "bun:test";
-import type { AttemptRecord, Store } from "../../src/store/store.ts";
 import { recordAttemptEnd } from "../../src/ops/record.ts";
-import { attemptRecord, claim, claimOne, forEachDriver, insertJob, jobOf, record } from "./support.ts";
+import type { AttemptRecord, Store } from "../../src/store/store.ts";
+import { attemptRecord, claim, claimOne, forEachDriver, insertJob, record } from "./support.ts";
 
 /** Everything the store holds about a job, to show a refused write changed nothing. */
 async function snapshot(store: Store, jobId: number) {
-  return store.read(async (tx) => ({ job: await tx.getJob(jobId), attempts: await tx.attemptsOf(jobId), events: await tx.eventsOf(jobId) }));
+  return store.read(async (tx) => ({
+    job: await tx.getJob(jobId),
+    attempts: await tx.attemptsOf(jobId),
+    events: await tx.eventsOf(jobId),
+  }));
 }
 
 forEachDriver("recordAttempt", (q) => {
@@ -17,14 +21,40 @@ forEachDriver("recordAttempt", (q) => {
     const job = await insertJob(q.store);
     const { attempt } = await claimOne(q.store, { workerId: "w1" });
     const t = q.store.now() + 5;
-    expect(await record(q.store, attemptRecord(job.id, attempt.attempt_no, "w1", t, { events: [{ event: "succeeded", workerId: "w1", detail: '{"attempt":1}' }] }))).toBe(true);
+    expect(
+      await record(
+        q.store,
+        attemptRecord(job.id, attempt.attempt_no, "w1", t, {
+          events: [{ event: "succeeded", workerId: "w1", detail: '{"attempt":1}' }],
+        }),
+      ),
+    ).toBe(true);
     const { job: stored, attempts, events } = await snapshot(q.store, job.id);
     expect(stored).toMatchObject({
-      state: "done", attempts: 0, crashes: 0, last_exit_code: 0, last_error: null, finished_at: t,
-      locked_by: null, locked_pid: null, locked_at: null, heartbeat_at: null, cancel_requested: false, last_attempt_no: 1,
+      state: "done",
+      attempts: 0,
+      crashes: 0,
+      last_exit_code: 0,
+      last_error: null,
+      finished_at: t,
+      locked_by: null,
+      locked_pid: null,
+      locked_at: null,
+      heartbeat_at: null,
+      cancel_requested: false,
+      last_attempt_no: 1,
     });
     expect(attempts).toHaveLength(1);
-    expect(attempts[0]).toMatchObject({ attempt_no: 1, state: "succeeded", finished_at: t, exit_code: 0, signal: null, error: null, failure_reason: null, worker_id: "w1" });
+    expect(attempts[0]).toMatchObject({
+      attempt_no: 1,
+      state: "succeeded",
+      finished_at: t,
+      exit_code: 0,
+      signal: null,
+      error: null,
+      failure_reason: null,
+      worker_id: "w1",
+    });
     expect(events.map((e) => [e.event, e.worker_id, e.detail, e.at])).toEqual([
       ["claimed", "w1", events[0]!.detail, attempt.started_at],
       ["succeeded", "w1", '{"attempt":1}', t],
@@ -38,17 +68,39 @@ forEachDriver("recordAttempt", (q) => {
     const written = await record(
       q.store,
       attemptRecord(job.id, 1, "w1", t, {
-        attemptState: "timed_out", exitCode: null, signal: 15, error: "timed out after 300s", failureReason: "timeout",
-        jobState: "queued", attempts: 1, crashes: 0, nextRunAt: t + 2, events: [{ event: "timed_out", workerId: "w1", detail: '{"retry_in":2}' }],
+        attemptState: "timed_out",
+        exitCode: null,
+        signal: 15,
+        error: "timed out after 300s",
+        failureReason: "timeout",
+        jobState: "queued",
+        attempts: 1,
+        crashes: 0,
+        nextRunAt: t + 2,
+        events: [{ event: "timed_out", workerId: "w1", detail: '{"retry_in":2}' }],
       }),
     );
     expect(written).toBe(true);
     const { job: stored, attempts, events } = await snapshot(q.store, job.id);
     expect(stored).toMatchObject({
-      state: "queued", attempts: 1, crashes: 0, next_run_at: t + 2, last_exit_code: null, last_error: "timed out after 300s",
-      finished_at: null, locked_by: null, heartbeat_at: null,
+      state: "queued",
+      attempts: 1,
+      crashes: 0,
+      next_run_at: t + 2,
+      last_exit_code: null,
+      last_error: "timed out after 300s",
+      finished_at: null,
+      locked_by: null,
+      heartbeat_at: null,
     });
-    expect(attempts[0]).toMatchObject({ state: "timed_out", signal: 15, exit_code: null, error: "timed out after 300s", failure_reason: "timeout", finished_at: t });
+    expect(attempts[0]).toMatchObject({
+      state: "timed_out",
+      signal: 15,
+      exit_code: null,
+      error: "timed out after 300s",
+      failure_reason: "timeout",
+      finished_at: t,
+    });
     expect(events.map((e) => e.event)).toEqual(["claimed", "timed_out"]);
   });
 
@@ -57,11 +109,33 @@ forEachDriver("recordAttempt", (q) => {
     await claimOne(q.store, { workerId: "w1" });
     await claimOne(q.store, { workerId: "w1" });
     const t = q.store.now();
-    const failed = { attemptState: "failed", exitCode: 3, error: "exited with code 3", failureReason: "process_exit", jobState: "dead", events: [] } satisfies Partial<AttemptRecord>;
-    expect(await record(q.store, attemptRecord(a.id, 1, "w1", t, { ...failed, stderrLastLine: "Fehler: Zeitüberschreitung — 接続 3", stderrSignature: "1|Fehler: Zeitüberschreitung — 接続 <n>" }))).toBe(true);
+    const failed = {
+      attemptState: "failed",
+      exitCode: 3,
+      error: "exited with code 3",
+      failureReason: "process_exit",
+      jobState: "dead",
+      events: [],
+    } satisfies Partial<AttemptRecord>;
+    expect(
+      await record(
+        q.store,
+        attemptRecord(a.id, 1, "w1", t, {
+          ...failed,
+          stderrLastLine: "Fehler: Zeitüberschreitung — 接続 3",
+          stderrSignature: "1|Fehler: Zeitüberschreitung — 接続 <n>",
+        }),
+      ),
+    ).toBe(true);
     expect(await record(q.store, attemptRecord(b.id, 1, "w1", t, failed))).toBe(true);
-    expect((await snapshot(q.store, a.id)).attempts[0]).toMatchObject({ stderr_last_line: "Fehler: Zeitüberschreitung — 接続 3", stderr_signature: "1|Fehler: Zeitüberschreitung — 接続 <n>" });
-    expect((await snapshot(q.store, b.id)).attempts[0]).toMatchObject({ stderr_last_line: null, stderr_signature: null });
+    expect((await snapshot(q.store, a.id)).attempts[0]).toMatchObject({
+      stderr_last_line: "Fehler: Zeitüberschreitung — 接続 3",
+      stderr_signature: "1|Fehler: Zeitüberschreitung — 接続 <n>",
+    });
+    expect((await snapshot(q.store, b.id)).attempts[0]).toMatchObject({
+      stderr_last_line: null,
+      stderr_signature: null,
+    });
   });
 
   test("several events are written in order with the record; their worker id is the event's own", async () => {
@@ -71,7 +145,12 @@ forEachDriver("recordAttempt", (q) => {
     const written = await record(
       q.store,
       attemptRecord(job.id, 1, "w1", t, {
-        attemptState: "abandoned", exitCode: null, error: "worker died", failureReason: "worker_crash", jobState: "dead", crashes: 1,
+        attemptState: "abandoned",
+        exitCode: null,
+        error: "worker died",
+        failureReason: "worker_crash",
+        jobState: "dead",
+        crashes: 1,
         events: [
           { event: "reaped", workerId: "reaper-9", detail: "a" },
           { event: "dead", workerId: "reaper-9", detail: "b" },
@@ -109,7 +188,14 @@ forEachDriver("recordAttempt", (q) => {
     const job = await insertJob(q.store);
     await claimOne(q.store, { workerId: "w1" });
     await q.store.write(async (tx) => {
-      await tx.closeAttempt({ jobId: job.id, attemptNo: 1, state: "canceled", failureReason: "canceled", error: "abandoned by retry --force", now: q.store.now() });
+      await tx.closeAttempt({
+        jobId: job.id,
+        attemptNo: 1,
+        state: "canceled",
+        failureReason: "canceled",
+        error: "abandoned by retry --force",
+        now: q.store.now(),
+      });
       expect(await tx.requeueJob(job.id, "running", q.store.now())).toBe(true);
     });
     // Requeued, not yet reclaimed: the old owner's record is refused.
@@ -138,27 +224,64 @@ forEachDriver("recordAttempt", (q) => {
     await claim(q.store, { workerId: "w1", limit: 2 });
     await q.store.write(async (tx) => tx.requeueJob(lost.id, "running", q.store.now())); // taken from w1
     const leases = await q.store.write(async (tx) =>
-      tx.heartbeatJobs("w1", [{ jobId: job.id, attemptNo: 1, process: { pgid: 31337, startTime: "123456" } }, { jobId: lost.id, attemptNo: 1, process: { pgid: 4242, startTime: null } }], q.store.now()),
+      tx.heartbeatJobs(
+        "w1",
+        [
+          { jobId: job.id, attemptNo: 1, process: { pgid: 31337, startTime: "123456" } },
+          { jobId: lost.id, attemptNo: 1, process: { pgid: 4242, startTime: null } },
+        ],
+        q.store.now(),
+      ),
     );
     expect(leases.map((l) => l.owned)).toEqual([true, false]);
-    expect(await q.store.read(async (tx) => tx.getAttempt(job.id, 1))).toMatchObject({ pgid: 31337, pgid_start_time: "123456", state: "running" });
-    expect(await q.store.read(async (tx) => tx.getAttempt(lost.id, 1))).toMatchObject({ pgid: null, pgid_start_time: null });
+    expect(await q.store.read(async (tx) => tx.getAttempt(job.id, 1))).toMatchObject({
+      pgid: 31337,
+      pgid_start_time: "123456",
+      state: "running",
+    });
+    expect(await q.store.read(async (tx) => tx.getAttempt(lost.id, 1))).toMatchObject({
+      pgid: null,
+      pgid_start_time: null,
+    });
     // A later beat without it keeps it; the result keeps what the heartbeat recorded.
     await q.store.write(async (tx) => tx.heartbeatJobs("w1", [{ jobId: job.id, attemptNo: 1 }], q.store.now()));
-    expect(await record(q.store, attemptRecord(job.id, 1, "w1", q.store.now(), { process: { pgid: 1, startTime: "1" } }))).toBe(true);
-    expect(await q.store.read(async (tx) => tx.getAttempt(job.id, 1))).toMatchObject({ pgid: 31337, pgid_start_time: "123456", state: "succeeded" });
+    expect(
+      await record(q.store, attemptRecord(job.id, 1, "w1", q.store.now(), { process: { pgid: 1, startTime: "1" } })),
+    ).toBe(true);
+    expect(await q.store.read(async (tx) => tx.getAttempt(job.id, 1))).toMatchObject({
+      pgid: 31337,
+      pgid_start_time: "123456",
+      state: "succeeded",
+    });
   });
 
   test("the result records the process group when no heartbeat did (a job shorter than a heartbeat interval)", async () => {
     const job = await insertJob(q.store);
     await claimOne(q.store, { workerId: "w1" });
-    expect(await record(q.store, attemptRecord(job.id, 1, "w1", q.store.now(), { process: { pgid: 31338, startTime: null } }))).toBe(true);
-    expect(await q.store.read(async (tx) => tx.getAttempt(job.id, 1))).toMatchObject({ pgid: 31338, pgid_start_time: null, state: "succeeded" });
+    expect(
+      await record(
+        q.store,
+        attemptRecord(job.id, 1, "w1", q.store.now(), { process: { pgid: 31338, startTime: null } }),
+      ),
+    ).toBe(true);
+    expect(await q.store.read(async (tx) => tx.getAttempt(job.id, 1))).toMatchObject({
+      pgid: 31338,
+      pgid_start_time: null,
+      state: "succeeded",
+    });
     // A fenced-out result writes no group either.
     const other = await insertJob(q.store);
     await claimOne(q.store, { workerId: "w1" });
-    expect(await record(q.store, attemptRecord(other.id, 1, "intruder", q.store.now(), { process: { pgid: 7, startTime: "7" } }))).toBe(false);
-    expect(await q.store.read(async (tx) => tx.getAttempt(other.id, 1))).toMatchObject({ pgid: null, state: "running" });
+    expect(
+      await record(
+        q.store,
+        attemptRecord(other.id, 1, "intruder", q.store.now(), { process: { pgid: 7, startTime: "7" } }),
+      ),
+    ).toBe(false);
+    expect(await q.store.read(async (tx) => tx.getAttempt(other.id, 1))).toMatchObject({
+      pgid: null,
+      state: "running",
+    });
   });
 });
 
@@ -171,12 +294,20 @@ forEachDriver("recordAttemptEnd (src/ops/record.ts)", (q) => {
     expect(first).toMatchObject({ attemptState: "failed", jobState: "queued", exitCode: 3 });
     const before = await snapshot(q.store, failing.id);
     const again = await recordAttemptEnd(q.store, ref, { kind: "exited", code: 3 });
-    expect(again).toMatchObject({ attemptState: "failed", jobState: "queued", exitCode: 3, backoffSeconds: first!.backoffSeconds, events: first!.events });
+    expect(again).toMatchObject({
+      attemptState: "failed",
+      jobState: "queued",
+      exitCode: 3,
+      backoffSeconds: first!.backoffSeconds,
+      events: first!.events,
+    });
     expect(await snapshot(q.store, failing.id)).toEqual(before);
     // Another worker's write for that attempt is not "ours": the job was taken from it.
     expect(await recordAttemptEnd(q.store, { ...ref, workerId: "w2" }, { kind: "exited", code: 0 })).toBeNull();
     // Nor is a reaper's view of a job whose worker recorded it meanwhile.
-    expect(await recordAttemptEnd(q.store, ref, { kind: "worker_crash", error: "x" }, q.store.now(), "reaper")).toBeNull();
+    expect(
+      await recordAttemptEnd(q.store, ref, { kind: "worker_crash", error: "x" }, q.store.now(), "reaper"),
+    ).toBeNull();
     expect(await snapshot(q.store, failing.id)).toEqual(before);
   });
 
@@ -184,7 +315,9 @@ forEachDriver("recordAttemptEnd (src/ops/record.ts)", (q) => {
     const job = await insertJob(q.store);
     const a = await claimOne(q.store, { workerId: "w1" });
     const ref = { jobId: job.id, attemptNo: a.attempt.attempt_no, workerId: "w1" };
-    expect(await recordAttemptEnd(q.store, ref, { kind: "worker_crash", error: "lease expired" }, q.store.now(), "reaper")).toMatchObject({ attemptState: "abandoned" });
+    expect(
+      await recordAttemptEnd(q.store, ref, { kind: "worker_crash", error: "lease expired" }, q.store.now(), "reaper"),
+    ).toMatchObject({ attemptState: "abandoned" });
     expect(await recordAttemptEnd(q.store, ref, { kind: "exited", code: 0 })).toBeNull();
     expect(await recordAttemptEnd(q.store, ref, { kind: "exited", code: 0 })).toBeNull();
   });

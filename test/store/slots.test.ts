@@ -47,11 +47,16 @@ forEachDriver("slots", (q) => {
     expect(await claim(q.store, { queue: "a", slots: 2, limit: 2 })).toHaveLength(2);
     expect(await claim(q.store, { queue: "b", slots: 1, limit: 2 })).toHaveLength(1);
     expect(await claim(q.store, { queue: "b", slots: 1 })).toEqual([]);
-    expect(await q.store.read(async (tx) => [await tx.runningInLane("a"), await tx.runningInLane("b")])).toEqual([2, 1]);
+    expect(await q.store.read(async (tx) => [await tx.runningInLane("a"), await tx.runningInLane("b")])).toEqual([
+      2, 1,
+    ]);
   });
 
   test("slots null is no ceiling", async () => {
-    await insertJobs(q.store, Array.from({ length: 6 }, () => ({})));
+    await insertJobs(
+      q.store,
+      Array.from({ length: 6 }, () => ({})),
+    );
     expect(await claim(q.store, { slots: null, limit: 6 })).toHaveLength(6);
   });
 
@@ -64,55 +69,66 @@ forEachDriver("slots", (q) => {
     expect(await claim(q.store, { slots: 0 })).toEqual([]);
   });
 
-  test(
-    "race: 8 claimant processes with slots = 2 on a lane of 40 jobs never run more than 2 at once",
-    async () => {
-      const lane = "builds";
-      const jobs = await insertJobs(q.store, Array.from({ length: 40 }, () => ({ queue: lane })));
-      let observedMax = 0;
-      let observations = 0;
-      type Out = { workerId: string; claimed: number[]; maxRunningSeen: number; recordRefused: number };
-      const results = await raceChildren<Out>(
-        childScript("claimant.ts"),
-        q.location,
-        Array.from({ length: 8 }, (_, i) => ["--queue", lane, "--worker", `slot-${i}`, "--slots", "2", "--limit", String(1 + (i % 2)), "--hold-ms", "20", "--record"]),
-        {
-          // An observer in this process, reading the lane while the children race.
-          async duringRace(done) {
-            while (!done()) {
-              observedMax = Math.max(observedMax, await q.store.read(async (tx) => tx.runningInLane(lane)));
-              observations++;
-              await Bun.sleep(3);
-            }
-          },
+  test("race: 8 claimant processes with slots = 2 on a lane of 40 jobs never run more than 2 at once", async () => {
+    const lane = "builds";
+    const jobs = await insertJobs(
+      q.store,
+      Array.from({ length: 40 }, () => ({ queue: lane })),
+    );
+    let observedMax = 0;
+    let observations = 0;
+    type Out = { workerId: string; claimed: number[]; maxRunningSeen: number; recordRefused: number };
+    const results = await raceChildren<Out>(
+      childScript("claimant.ts"),
+      q.location,
+      Array.from({ length: 8 }, (_, i) => [
+        "--queue",
+        lane,
+        "--worker",
+        `slot-${i}`,
+        "--slots",
+        "2",
+        "--limit",
+        String(1 + (i % 2)),
+        "--hold-ms",
+        "20",
+        "--record",
+      ]),
+      {
+        // An observer in this process, reading the lane while the children race.
+        async duringRace(done) {
+          while (!done()) {
+            observedMax = Math.max(observedMax, await q.store.read(async (tx) => tx.runningInLane(lane)));
+            observations++;
+            await Bun.sleep(3);
+          }
         },
-      );
-      for (const r of results) {
-        expect(r.maxRunningSeen).toBeLessThanOrEqual(2);
-        expect(r.recordRefused).toBe(0);
-      }
-      expect(Math.max(...results.map((r) => r.maxRunningSeen))).toBeGreaterThanOrEqual(1);
-      expect(observations).toBeGreaterThan(0);
-      expect(observedMax).toBeLessThanOrEqual(2);
-      const all = results.flatMap((r) => r.claimed);
-      expect(all).toHaveLength(40);
-      expect(sorted(all)).toEqual(jobs.map((j) => j.id));
-      // From the driver: every job done once, and replaying the ledger in id order
-      // (claimed +1, succeeded -1) never has more than 2 running.
-      const done = await q.store.read(async (tx) => tx.listJobs({ queue: lane, states: ["done"], limit: 100 }));
-      expect(done).toHaveLength(40);
-      let running = 0;
-      let maxRunning = 0;
-      for (const e of await allEvents(q.store)) {
-        if (e.event === "claimed") running++;
-        if (e.event === "succeeded") running--;
-        maxRunning = Math.max(maxRunning, running);
-      }
-      expect(running).toBe(0);
-      expect(maxRunning).toBeGreaterThanOrEqual(1);
-      expect(maxRunning).toBeLessThanOrEqual(2);
-      expect(await q.store.read(async (tx) => tx.historyCounts(all))).toEqual({ attempts: 40, events: 80 });
-    },
-    120_000,
-  );
+      },
+    );
+    for (const r of results) {
+      expect(r.maxRunningSeen).toBeLessThanOrEqual(2);
+      expect(r.recordRefused).toBe(0);
+    }
+    expect(Math.max(...results.map((r) => r.maxRunningSeen))).toBeGreaterThanOrEqual(1);
+    expect(observations).toBeGreaterThan(0);
+    expect(observedMax).toBeLessThanOrEqual(2);
+    const all = results.flatMap((r) => r.claimed);
+    expect(all).toHaveLength(40);
+    expect(sorted(all)).toEqual(jobs.map((j) => j.id));
+    // From the driver: every job done once, and replaying the ledger in id order
+    // (claimed +1, succeeded -1) never has more than 2 running.
+    const done = await q.store.read(async (tx) => tx.listJobs({ queue: lane, states: ["done"], limit: 100 }));
+    expect(done).toHaveLength(40);
+    let running = 0;
+    let maxRunning = 0;
+    for (const e of await allEvents(q.store)) {
+      if (e.event === "claimed") running++;
+      if (e.event === "succeeded") running--;
+      maxRunning = Math.max(maxRunning, running);
+    }
+    expect(running).toBe(0);
+    expect(maxRunning).toBeGreaterThanOrEqual(1);
+    expect(maxRunning).toBeLessThanOrEqual(2);
+    expect(await q.store.read(async (tx) => tx.historyCounts(all))).toEqual({ attempts: 40, events: 80 });
+  }, 120_000);
 });

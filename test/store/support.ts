@@ -3,10 +3,10 @@
  * and record builders, and polling with a deadline.
  */
 import { afterEach, beforeEach, describe, setDefaultTimeout } from "bun:test";
-import type { Job, NewJob } from "../../src/store/model.ts";
 import type { QueueLocation } from "../../src/store/location.ts";
-import type { AttemptRecord, ClaimRequest, ClaimedJob, Store } from "../../src/store/store.ts";
-import { DRIVERS, OPEN_TIMEOUT_MS, type DriverFixture, type OpenedQueue } from "./drivers.ts";
+import type { Job, NewJob } from "../../src/store/model.ts";
+import type { AttemptRecord, ClaimedJob, ClaimRequest, Store } from "../../src/store/store.ts";
+import { DRIVERS, type DriverFixture, OPEN_TIMEOUT_MS, type OpenedQueue } from "./drivers.ts";
 
 /** The queue of the running test (valid inside a test of {@link forEachDriver}). */
 export interface QueueHandle {
@@ -94,7 +94,15 @@ export async function insertJob(store: Store, over: Partial<NewJob> = {}, now = 
 
 /** `store.claimJobs` with test defaults (lane `default`, worker w1, one job, no slots, now). */
 export function claim(store: Store, over: Partial<ClaimRequest> = {}): Promise<ClaimedJob[]> {
-  return store.claimJobs({ queue: "default", workerId: "w1", workerPid: 4242, slots: null, limit: 1, now: store.now(), ...over });
+  return store.claimJobs({
+    queue: "default",
+    workerId: "w1",
+    workerPid: 4242,
+    slots: null,
+    limit: 1,
+    now: store.now(),
+    ...over,
+  });
 }
 
 /** Claims exactly one job, failing the test when none is claimed. */
@@ -105,7 +113,13 @@ export async function claimOne(store: Store, over: Partial<ClaimRequest> = {}): 
 }
 
 /** An {@link AttemptRecord}: by default "succeeded → done" with a `succeeded` event. */
-export function attemptRecord(jobId: number, attemptNo: number, workerId: string, now: number, over: Partial<AttemptRecord> = {}): AttemptRecord {
+export function attemptRecord(
+  jobId: number,
+  attemptNo: number,
+  workerId: string,
+  now: number,
+  over: Partial<AttemptRecord> = {},
+): AttemptRecord {
   return {
     jobId,
     attemptNo,
@@ -138,7 +152,12 @@ export async function jobOf(store: Store, id: number): Promise<Job> {
 }
 
 /** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
-export async function pollUntil<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000, everyMs = 10): Promise<T> {
+export async function pollUntil<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 30_000,
+  everyMs = 10,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const got = await check();

@@ -29,7 +29,11 @@ forEachDriver("transactions", (q) => {
       await tx.setSetting("s", "1");
       return { id: job.id };
     });
-    const seen = await q.store.read(async (tx) => ({ job: await tx.getJob(out.id), events: await tx.eventsOf(out.id), s: await tx.getSetting("s") }));
+    const seen = await q.store.read(async (tx) => ({
+      job: await tx.getJob(out.id),
+      events: await tx.eventsOf(out.id),
+      s: await tx.getSetting("s"),
+    }));
     expect(seen.job?.note).toBe("kept");
     expect(seen.events).toHaveLength(1);
     expect(seen.s).toBe("1");
@@ -64,7 +68,11 @@ forEachDriver("transactions", (q) => {
   test("a throw inside write rolls everything back", async () => {
     const [queued] = await insertJobs(q.store, [{}]);
     await q.store.write(async (tx) => tx.setSetting("s", "before"));
-    const before = await q.store.read(async (tx) => ({ jobs: await tx.listJobs({ limit: 10 }), events: await tx.listEvents({ afterId: 0, limit: 100 }), settings: await tx.listSettings() }));
+    const before = await q.store.read(async (tx) => ({
+      jobs: await tx.listJobs({ limit: 10 }),
+      events: await tx.listEvents({ afterId: 0, limit: 100 }),
+      settings: await tx.listSettings(),
+    }));
     await expect(
       q.store.write(async (tx) => {
         const job = await tx.insertJob(newJob(), q.store.now());
@@ -72,11 +80,26 @@ forEachDriver("transactions", (q) => {
         await tx.setSetting("s", "after");
         await tx.setSetting("new", "1");
         await tx.cancelQueuedJob(queued!.id, q.store.now());
-        await tx.upsertWorker({ worker_id: "w", pid: 1, host: "h", boot_id: null, start_time: null, queue: "default", started_at: 1, heartbeat_at: 1, stop_requested: false, stopped_at: null });
+        await tx.upsertWorker({
+          worker_id: "w",
+          pid: 1,
+          host: "h",
+          boot_id: null,
+          start_time: null,
+          queue: "default",
+          started_at: 1,
+          heartbeat_at: 1,
+          stop_requested: false,
+          stopped_at: null,
+        });
         throw new Error("boom");
       }),
     ).rejects.toThrow("boom");
-    const after = await q.store.read(async (tx) => ({ jobs: await tx.listJobs({ limit: 10 }), events: await tx.listEvents({ afterId: 0, limit: 100 }), settings: await tx.listSettings() }));
+    const after = await q.store.read(async (tx) => ({
+      jobs: await tx.listJobs({ limit: 10 }),
+      events: await tx.listEvents({ afterId: 0, limit: 100 }),
+      settings: await tx.listSettings(),
+    }));
     expect(after).toEqual(before);
     expect(await q.store.read(async (tx) => tx.getWorker("w"))).toBeNull();
     // The store (and its lock) is fine afterwards.
@@ -85,10 +108,12 @@ forEachDriver("transactions", (q) => {
   });
 
   test("a throw inside read is passed on, and the store stays usable", async () => {
-    await expect(q.store.read(async (tx) => {
-      await tx.listSettings();
-      throw new Error("read failed");
-    })).rejects.toThrow("read failed");
+    await expect(
+      q.store.read(async (tx) => {
+        await tx.listSettings();
+        throw new Error("read failed");
+      }),
+    ).rejects.toThrow("read failed");
     expect(await bump(q.store)).toBe(1);
   });
 
@@ -131,14 +156,22 @@ forEachDriver("transactions", (q) => {
   });
 
   test("per-connection lock: many concurrent writes, reads and claims on one store all serialise", async () => {
-    await insertJobs(q.store, Array.from({ length: 5 }, () => ({})));
+    await insertJobs(
+      q.store,
+      Array.from({ length: 5 }, () => ({})),
+    );
     const reads: Promise<[string | null, string | null]>[] = [];
     const work: Promise<unknown>[] = [];
     for (let i = 0; i < 10; i++) {
       work.push(bump(q.store));
       if (i % 2 === 0) work.push(claim(q.store, { workerId: `w${i}` }));
       // A read that reads the counter twice, awaiting in between, sees one value.
-      reads.push(q.store.read(async (tx) => [await tx.getSetting("counter"), (await tx.getJob(1), await tx.getSetting("counter"))]));
+      reads.push(
+        q.store.read(async (tx) => [
+          await tx.getSetting("counter"),
+          (await tx.getJob(1), await tx.getSetting("counter")),
+        ]),
+      );
     }
     await Promise.all(work);
     for (const [a, b] of await Promise.all(reads)) expect(a).toBe(b);
@@ -147,13 +180,20 @@ forEachDriver("transactions", (q) => {
   });
 
   test("checkpoint leaves every commit readable and, on SQLite, truncates the write-ahead log to nothing", async () => {
-    const ids = (await insertJobs(q.store, Array.from({ length: 50 }, () => ({})))).map((j) => j.id);
+    const ids = (
+      await insertJobs(
+        q.store,
+        Array.from({ length: 50 }, () => ({})),
+      )
+    ).map((j) => j.id);
     expect(await q.store.checkpoint()).toBe(true);
     if (q.driver.name === "sqlite") {
       expect(statSync(`${q.location.dbPath}-wal`).size).toBe(0);
       expect(await q.store.checkpoint()).toBe(true); // an empty log: nothing to do
     }
-    expect((await q.store.read(async (tx) => tx.listJobs({ limit: 100 }))).map((j) => j.id).sort((a, b) => a - b)).toEqual(ids);
+    expect(
+      (await q.store.read(async (tx) => tx.listJobs({ limit: 100 }))).map((j) => j.id).sort((a, b) => a - b),
+    ).toEqual(ids);
     const later = await insertJob(q.store);
     expect((await q.store.read(async (tx) => tx.getJob(later.id)))?.state).toBe("queued");
   });

@@ -87,9 +87,32 @@ forEachDriver("watchWork (a worker's waker)", (q) => {
       await store.write(async (tx) => tx.heartbeatJobs("w1", [{ jobId: job.id, attemptNo: 1 }], store.now())); // nothing
       const now = store.now();
       // A failure with a retry backoff: the slot is freed and the job is work again.
-      await record(store, attemptRecord(job.id, 1, "w1", now, { attemptState: "failed", exitCode: 1, error: "exit 1", failureReason: "process_exit", jobState: "queued", attempts: 1, nextRunAt: now - 1, events: [] }));
+      await record(
+        store,
+        attemptRecord(job.id, 1, "w1", now, {
+          attemptState: "failed",
+          exitCode: 1,
+          error: "exit 1",
+          failureReason: "process_exit",
+          jobState: "queued",
+          attempts: 1,
+          nextRunAt: now - 1,
+          events: [],
+        }),
+      );
       await claim(store, { queue: "b", workerId: "w1" }); // nothing
-      await record(store, attemptRecord(job.id, 2, "w1", store.now(), { jobState: "dead", attemptState: "failed", exitCode: 1, failureReason: "process_exit", error: "exit 1", attempts: 2, events: [] })); // freed:b
+      await record(
+        store,
+        attemptRecord(job.id, 2, "w1", store.now(), {
+          jobState: "dead",
+          attemptState: "failed",
+          exitCode: 1,
+          failureReason: "process_exit",
+          error: "exit 1",
+          attempts: 2,
+          events: [],
+        }),
+      ); // freed:b
       await store.write(async (tx) => tx.requeueJob(job.id, "dead", store.now())); // all
       await store.write(async (tx) => tx.requestWorkerStop(null)); // nothing: no worker is registered
       await insertJob(store, { queue: "a" }); // ready:a, the sentinel

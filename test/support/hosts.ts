@@ -9,13 +9,16 @@
  * Needs root (namespaces) and util-linux's unshare and nsenter; `hostsUsable()`
  * says whether this machine has them.
  */
-import { existsSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import type { Subprocess } from "bun";
 
 /** Whether this machine can make hosts (root, unshare, nsenter, /proc). */
 export function hostsUsable(): boolean {
   if (process.platform !== "linux" || process.getuid?.() !== 0) return false;
-  const probe = Bun.spawnSync(["unshare", "--pid", "--fork", "--mount-proc", "--uts", "true"], { stdout: "ignore", stderr: "ignore" });
+  const probe = Bun.spawnSync(["unshare", "--pid", "--fork", "--mount-proc", "--uts", "true"], {
+    stdout: "ignore",
+    stderr: "ignore",
+  });
   return probe.exitCode === 0 && Bun.which("nsenter") !== null;
 }
 
@@ -64,11 +67,14 @@ export class Host {
 
   /** Starts a host named `name`. */
   static async start(name: string): Promise<Host> {
-    const unshare = Bun.spawn(["unshare", "--pid", "--fork", "--mount-proc", "--uts", "sh", "-c", `hostname ${name} && exec sleep 1000000`], {
-      stdin: "ignore",
-      stdout: "ignore",
-      stderr: "inherit",
-    });
+    const unshare = Bun.spawn(
+      ["unshare", "--pid", "--fork", "--mount-proc", "--uts", "sh", "-c", `hostname ${name} && exec sleep 1000000`],
+      {
+        stdin: "ignore",
+        stdout: "ignore",
+        stderr: "inherit",
+      },
+    );
     try {
       const initPid = await poll(`host ${name} to start`, () => {
         const child = childrenOf(unshare.pid)[0];
@@ -89,7 +95,13 @@ export class Host {
 
   /** Runs `argv` on this host (entering its PID, UTS and mount namespaces) with `env`. */
   async spawn(argv: string[], env: Record<string, string>, cwd?: string): Promise<HostProcess> {
-    const proc = Bun.spawn(["nsenter", "-t", String(this.initPid), "-p", "-u", "-m", "--", ...argv], { env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(["nsenter", "-t", String(this.initPid), "-p", "-u", "-m", "--", ...argv], {
+      env,
+      cwd,
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     this.entered.push(proc);
     let out = "";
     let err = "";
@@ -100,14 +112,26 @@ export class Host {
       for await (const chunk of proc.stderr) err += new TextDecoder().decode(chunk);
     })();
     // nsenter forks the command into the namespace: the child is the process we want to signal.
-    const outerPid = await poll(`the process nsenter started on ${this.name}`, () => childrenOf(proc.pid)[0] ?? (proc.exitCode !== null ? -1 : null));
+    const outerPid = await poll(
+      `the process nsenter started on ${this.name}`,
+      () => childrenOf(proc.pid)[0] ?? (proc.exitCode !== null ? -1 : null),
+    );
     return { proc, outerPid, stderr: () => err, stdout: () => out };
   }
 
   /** Runs `argv` on this host to completion. */
   async run(argv: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-    const proc = Bun.spawn(["nsenter", "-t", String(this.initPid), "-p", "-u", "-m", "--", ...argv], { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    const proc = Bun.spawn(["nsenter", "-t", String(this.initPid), "-p", "-u", "-m", "--", ...argv], {
+      env,
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
     return { code, stdout, stderr };
   }
 
@@ -145,7 +169,10 @@ export class Host {
     // Everything in the namespace first (a process entered with nsenter has its parent outside it).
     // nsenter stops itself when its child is SIGSTOPped and is not woken by the child's SIGCONT:
     // left alone, it would stay stopped for good beside its zombie child.
-    const outside = this.entered.splice(0).filter((proc) => proc.exitCode === null && proc.signalCode === null).map((proc) => proc.pid);
+    const outside = this.entered
+      .splice(0)
+      .filter((proc) => proc.exitCode === null && proc.signalCode === null)
+      .map((proc) => proc.pid);
     const inside = this.processes();
     for (const pid of [...inside, ...outside]) signal(pid, "SIGCONT");
     for (const pid of [...inside, this.initPid, ...outside]) signal(pid, "SIGKILL"); // PID 1 gone: the kernel kills the whole namespace

@@ -32,10 +32,21 @@
  * module removes PGDATABASE from process.env when it is loaded: otherwise every
  * client would open the same database whatever URL it was given.
  */
-import { SQL } from "bun";
-import { appendFileSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+
+import {
+  appendFileSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { SQL } from "bun";
 
 /** A running throwaway server. */
 export interface PgServer {
@@ -65,7 +76,13 @@ export interface StartPgServerOptions {
 // Bun's SQL prefers PGDATABASE to the database in a URL (see the header).
 delete process.env.PGDATABASE;
 
-const PG_OPTIONS = ["fsync=off", "synchronous_commit=off", "full_page_writes=off", "listen_addresses='127.0.0.1'", "max_connections=200"];
+const PG_OPTIONS = [
+  "fsync=off",
+  "synchronous_commit=off",
+  "full_page_writes=off",
+  "listen_addresses='127.0.0.1'",
+  "max_connections=200",
+];
 
 /** Where initdb and pg_ctl are, or an error saying what is missing. */
 export function findPgBinDir(binDir?: string): string {
@@ -122,9 +139,17 @@ function resolveRunAs(): RunAs {
   }
   const pgUid = Number(ids.stdout.toString().trim());
   const pgGid = Number(gids.stdout.toString().trim());
-  if (Bun.which("runuser")) return { wrap: (argv) => ["runuser", "-u", "postgres", "--", ...argv], uid: pgUid, gid: pgGid };
-  if (Bun.which("su")) return { wrap: (argv) => ["su", "postgres", "-s", "/bin/sh", "-c", argv.map(shQuote).join(" ")], uid: pgUid, gid: pgGid };
-  throw new Error("cannot start a test PostgreSQL server: running as root and neither runuser nor su is available to switch to the postgres user");
+  if (Bun.which("runuser"))
+    return { wrap: (argv) => ["runuser", "-u", "postgres", "--", ...argv], uid: pgUid, gid: pgGid };
+  if (Bun.which("su"))
+    return {
+      wrap: (argv) => ["su", "postgres", "-s", "/bin/sh", "-c", argv.map(shQuote).join(" ")],
+      uid: pgUid,
+      gid: pgGid,
+    };
+  throw new Error(
+    "cannot start a test PostgreSQL server: running as root and neither runuser nor su is available to switch to the postgres user",
+  );
 }
 
 function shQuote(s: string): string {
@@ -144,13 +169,18 @@ function cleanEnv(): Record<string, string> {
 }
 
 async function run(argv: string[], what: string): Promise<string> {
-  let proc;
+  const spawn = () => Bun.spawn(argv, { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: cleanEnv() });
+  let proc: ReturnType<typeof spawn>;
   try {
-    proc = Bun.spawn(argv, { stdin: "ignore", stdout: "pipe", stderr: "pipe", env: cleanEnv() });
+    proc = spawn();
   } catch (e) {
     throw new Error(`${what}: cannot run ${argv[0]}: ${(e as Error).message}`);
   }
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   if (code !== 0) throw new Error(`${what} failed (exit ${code}): ${argv.join(" ")}\n${(out + err).trim()}`);
   return out + err;
 }
@@ -193,7 +223,22 @@ export async function startPgServer(opts: StartPgServerOptions = {}): Promise<Pg
           `set TMPDIR to a folder such as /tmp). ${probe.stderr.toString().trim()}`,
       );
     }
-    await run(runAs.wrap([join(bin, "initdb"), "-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C", "--no-sync"]), "initdb");
+    await run(
+      runAs.wrap([
+        join(bin, "initdb"),
+        "-D",
+        data,
+        "-A",
+        "trust",
+        "-U",
+        "postgres",
+        "-E",
+        "UTF8",
+        "--locale=C",
+        "--no-sync",
+      ]),
+      "initdb",
+    );
   } catch (e) {
     cleanupDir();
     throw e;
@@ -208,12 +253,19 @@ export async function startPgServer(opts: StartPgServerOptions = {}): Promise<Pg
     port = freePort();
     const o = [...PG_OPTIONS, `port=${port}`, `unix_socket_directories='${dir}'`].map((c) => `-c ${c}`).join(" ");
     try {
-      await run(runAs.wrap([pgCtl, "-D", data, "-l", log, "-w", "-t", String(timeoutSec), "-o", o, "start"]), "pg_ctl start");
+      await run(
+        runAs.wrap([pgCtl, "-D", data, "-l", log, "-w", "-t", String(timeoutSec), "-o", o, "start"]),
+        "pg_ctl start",
+      );
       started = true;
     } catch (e) {
       lastError = e;
       // Make sure a half-started server is gone before the next port.
-      Bun.spawnSync(runAs.wrap([pgCtl, "-D", data, "-m", "immediate", "-w", "stop"]), { stdout: "ignore", stderr: "ignore", env: cleanEnv() });
+      Bun.spawnSync(runAs.wrap([pgCtl, "-D", data, "-m", "immediate", "-w", "stop"]), {
+        stdout: "ignore",
+        stderr: "ignore",
+        env: cleanEnv(),
+      });
     }
   }
   if (!started) {
@@ -234,11 +286,18 @@ export async function startPgServer(opts: StartPgServerOptions = {}): Promise<Pg
   const rmCmd = process.env.SPOOLCTL_TEST_PG_KEEP === "1" ? "true" : `rm -rf ${shQuote(dir)}`;
   let watchdog: ReturnType<typeof Bun.spawn> | undefined;
   try {
-    watchdog = Bun.spawn(["sh", "-c", `while kill -0 ${process.pid} 2>/dev/null; do sleep 0.5; done; ${stopCmd} >/dev/null 2>&1; ${rmCmd}`], {
-      stdio: ["ignore", "ignore", "ignore"],
-      detached: true,
-      env: cleanEnv(),
-    });
+    watchdog = Bun.spawn(
+      [
+        "sh",
+        "-c",
+        `while kill -0 ${process.pid} 2>/dev/null; do sleep 0.5; done; ${stopCmd} >/dev/null 2>&1; ${rmCmd}`,
+      ],
+      {
+        stdio: ["ignore", "ignore", "ignore"],
+        detached: true,
+        env: cleanEnv(),
+      },
+    );
     watchdog.unref();
   } catch {
     watchdog = undefined; // best effort
@@ -254,9 +313,15 @@ export async function startPgServer(opts: StartPgServerOptions = {}): Promise<Pg
     } catch (e) {
       if (performance.now() > deadline) {
         watchdog?.kill();
-        Bun.spawnSync(runAs.wrap([pgCtl, "-D", data, "-m", "immediate", "-w", "stop"]), { stdout: "ignore", stderr: "ignore", env: cleanEnv() });
+        Bun.spawnSync(runAs.wrap([pgCtl, "-D", data, "-m", "immediate", "-w", "stop"]), {
+          stdout: "ignore",
+          stderr: "ignore",
+          env: cleanEnv(),
+        });
         cleanupDir();
-        throw new Error(`test PostgreSQL server on port ${port} did not accept connections within ${timeoutSec}s: ${(e as Error).message}\n--- server.log ---\n${tail(log)}`);
+        throw new Error(
+          `test PostgreSQL server on port ${port} did not accept connections within ${timeoutSec}s: ${(e as Error).message}\n--- server.log ---\n${tail(log)}`,
+        );
       }
       await Bun.sleep(50);
     } finally {
@@ -270,7 +335,11 @@ export async function startPgServer(opts: StartPgServerOptions = {}): Promise<Pg
     if (stopped) return;
     stopped = true;
     watchdog?.kill();
-    Bun.spawnSync(runAs.wrap([pgCtl, "-D", data, "-m", "immediate", "-w", "stop"]), { stdout: "ignore", stderr: "ignore", env: cleanEnv() });
+    Bun.spawnSync(runAs.wrap([pgCtl, "-D", data, "-m", "immediate", "-w", "stop"]), {
+      stdout: "ignore",
+      stderr: "ignore",
+      env: cleanEnv(),
+    });
     cleanupDir();
   };
 
@@ -290,7 +359,11 @@ export async function startPgServer(opts: StartPgServerOptions = {}): Promise<Pg
         try {
           await run(runAs.wrap([pgCtl, "-D", data, "-m", "fast", "-w", "stop"]), "pg_ctl stop");
         } catch {
-          Bun.spawnSync(runAs.wrap([pgCtl, "-D", data, "-m", "immediate", "-w", "stop"]), { stdout: "ignore", stderr: "ignore", env: cleanEnv() });
+          Bun.spawnSync(runAs.wrap([pgCtl, "-D", data, "-m", "immediate", "-w", "stop"]), {
+            stdout: "ignore",
+            stderr: "ignore",
+            env: cleanEnv(),
+          });
         }
         cleanupDir();
       })();
@@ -299,14 +372,18 @@ export async function startPgServer(opts: StartPgServerOptions = {}): Promise<Pg
     stopSync,
     async restart(mode: "fast" | "immediate" = "fast"): Promise<void> {
       // pg_ctl restart starts the server again with the options it was started with.
-      await run(runAs.wrap([pgCtl, "-D", data, "-l", log, "-m", mode, "-w", "-t", String(timeoutSec), "restart"]), "pg_ctl restart");
+      await run(
+        runAs.wrap([pgCtl, "-D", data, "-l", log, "-m", mode, "-w", "-t", String(timeoutSec), "restart"]),
+        "pg_ctl restart",
+      );
     },
   };
 }
 
 /** CREATE DATABASE `name` through the admin URL `adminUrl`. */
 async function createDatabaseAt(adminUrl: string, name: string): Promise<void> {
-  if (!name || Buffer.byteLength(name) > 63) throw new Error(`database name must be 1..63 bytes: ${JSON.stringify(name)}`);
+  if (!name || Buffer.byteLength(name) > 63)
+    throw new Error(`database name must be 1..63 bytes: ${JSON.stringify(name)}`);
   const sql = new SQL(adminUrl, { max: 1, connectionTimeout: 10 });
   try {
     await sql.unsafe(`CREATE DATABASE ${quoteIdent(name)}`);
@@ -401,13 +478,25 @@ function startDropWatchdog(adminUrl: string): string {
     await sql.close({ timeout: 0 });
     fs.rmSync(require("node:path").dirname(process.env.DB_LIST), { recursive: true, force: true });
   `;
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), ADMIN_URL: adminUrl, DB_LIST: list, DROP_SCRIPT: script };
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    ADMIN_URL: adminUrl,
+    DB_LIST: list,
+    DROP_SCRIPT: script,
+  };
   try {
-    const w = Bun.spawn(["sh", "-c", `while kill -0 ${process.pid} 2>/dev/null; do sleep 0.5; done; exec ${shQuote(process.execPath)} -e "$DROP_SCRIPT"`], {
-      stdio: ["ignore", "ignore", "ignore"],
-      detached: true,
-      env,
-    });
+    const w = Bun.spawn(
+      [
+        "sh",
+        "-c",
+        `while kill -0 ${process.pid} 2>/dev/null; do sleep 0.5; done; exec ${shQuote(process.execPath)} -e "$DROP_SCRIPT"`,
+      ],
+      {
+        stdio: ["ignore", "ignore", "ignore"],
+        detached: true,
+        env,
+      },
+    );
     w.unref();
   } catch {
     // best effort: the databases stay

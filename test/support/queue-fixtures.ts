@@ -16,9 +16,9 @@
  *    (TempQueue.job(), .attempts(), .events() …).
  */
 import { Database } from "bun:sqlite";
-import { SQL } from "bun";
 import { mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
+import { SQL } from "bun";
 import type { JobState } from "../../src/store/model.ts";
 
 /** Which database the tests run against. */
@@ -97,7 +97,8 @@ function adminStatementSync(adminUrl: string, statement: string): void {
     stdout: "pipe",
     stderr: "pipe",
   });
-  if (r.exitCode !== 0) throw new Error(`${statement} failed on ${redact(adminUrl)} (exit ${r.exitCode}): ${r.stderr.toString().trim()}`);
+  if (r.exitCode !== 0)
+    throw new Error(`${statement} failed on ${redact(adminUrl)} (exit ${r.exitCode}): ${r.stderr.toString().trim()}`);
 }
 
 function redact(url: string): string {
@@ -132,7 +133,12 @@ export function dropPgDatabase(name: string): void {
  * Runs one statement on the queue: `sqlite` with `?` placeholders, `postgres`
  * with `$1, $2 …`. Returns the rows (for the few fixtures that read).
  */
-async function statement(q: FixtureQueue, sqlite: string, postgres: string, params: (string | number | null)[]): Promise<Record<string, unknown>[]> {
+async function statement(
+  q: FixtureQueue,
+  sqlite: string,
+  postgres: string,
+  params: (string | number | null)[],
+): Promise<Record<string, unknown>[]> {
   if (q.driver === "sqlite") {
     const db = new Database(q.db);
     try {
@@ -191,7 +197,12 @@ export async function patchJobs(q: FixtureQueue, ids: number[], patch: JobPatch)
  * must still handle (docs/architecture.md "Output").
  */
 export async function useOldOutputLayout(q: FixtureQueue, spoolDir: string, jobId: number): Promise<void> {
-  const rows = await statement(q, "SELECT attempt_no, stdout_path, stderr_path FROM attempts WHERE job_id = ?", "SELECT attempt_no, stdout_path, stderr_path FROM attempts WHERE job_id = $1", [jobId]);
+  const rows = await statement(
+    q,
+    "SELECT attempt_no, stdout_path, stderr_path FROM attempts WHERE job_id = ?",
+    "SELECT attempt_no, stdout_path, stderr_path FROM attempts WHERE job_id = $1",
+    [jobId],
+  );
   for (const row of rows) {
     const dir = join(spoolDir, "output", String(jobId), String(row.attempt_no));
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -226,7 +237,12 @@ export async function forgetAttemptGroups(q: FixtureQueue, jobId: number): Promi
  * cannot be made any other way, and the binary must refuse it untouched.
  */
 export async function setSchemaVersion(q: FixtureQueue, version: number): Promise<void> {
-  await statement(q, "UPDATE meta SET value = ? WHERE key = 'schema_version'", "UPDATE meta SET value = $1 WHERE key = 'schema_version'", [String(version)]);
+  await statement(
+    q,
+    "UPDATE meta SET value = ? WHERE key = 'schema_version'",
+    "UPDATE meta SET value = $1 WHERE key = 'schema_version'",
+    [String(version)],
+  );
 }
 
 /**
@@ -235,7 +251,12 @@ export async function setSchemaVersion(q: FixtureQueue, version: number): Promis
  * can show it was left as it was.
  */
 export async function schemaVersion(q: FixtureQueue): Promise<string | null> {
-  const rows = await statement(q, "SELECT value FROM meta WHERE key = 'schema_version'", "SELECT value FROM meta WHERE key = 'schema_version'", []);
+  const rows = await statement(
+    q,
+    "SELECT value FROM meta WHERE key = 'schema_version'",
+    "SELECT value FROM meta WHERE key = 'schema_version'",
+    [],
+  );
   return rows[0] ? String(rows[0].value) : null;
 }
 
@@ -260,7 +281,9 @@ export function sqliteFileFacts(path: string): { journal_mode: string; tables: s
   const db = new Database(path, { readonly: true });
   try {
     const { journal_mode } = db.query("PRAGMA journal_mode").get() as { journal_mode: string };
-    const tables = (db.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((t) => t.name);
+    const tables = (
+      db.query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]
+    ).map((t) => t.name);
     return { journal_mode, tables };
   } finally {
     db.close();

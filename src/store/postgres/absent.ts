@@ -12,7 +12,16 @@ import { Database } from "bun:sqlite";
 import type { SQL } from "bun";
 import { migrate as migrateSqlite } from "../sqlite/migrations.ts";
 import { SqliteStore } from "../sqlite/open.ts";
-import type { ClaimRequest, ClaimedJob, QueryPlan, Store, StoreReader, StoreWriter, Waker, WorkWaker } from "../store.ts";
+import type {
+  ClaimedJob,
+  ClaimRequest,
+  QueryPlan,
+  Store,
+  StoreReader,
+  StoreWriter,
+  Waker,
+  WorkWaker,
+} from "../store.ts";
 import { pollingWorkWaker } from "../wake-signal.ts";
 import type { QueueClock } from "./connect.ts";
 import type { ErrorContext } from "./errors.ts";

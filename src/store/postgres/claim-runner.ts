@@ -11,7 +11,7 @@
  * the worker's next claim.
  */
 import type { SQL } from "bun";
-import { datedClaim, type ClaimRequest, type ClaimedJob, type DatedClaim } from "../store.ts";
+import { type ClaimedJob, type ClaimRequest, type DatedClaim, datedClaim } from "../store.ts";
 import { claimStatement, findClaimed, lockLane } from "./claim.ts";
 import { type ErrorContext, isConflict, isConnectionError, isDriverError, mapPgError } from "./errors.ts";
 
@@ -43,7 +43,15 @@ export class ClaimBook {
 }
 
 /** Claims for `req`, retrying conflicts and recovering from lost connections (see above); an undated claim is dated by `now()` as it is sent. */
-export async function runClaim(sql: SQL, req: ClaimRequest, now: () => number, spoolDir: string, channel: string, ctx: ErrorContext, book: ClaimBook): Promise<ClaimedJob[]> {
+export async function runClaim(
+  sql: SQL,
+  req: ClaimRequest,
+  now: () => number,
+  spoolDir: string,
+  channel: string,
+  ctx: ErrorContext,
+  book: ClaimBook,
+): Promise<ClaimedJob[]> {
   let conflicts = 0;
   let lost = 0;
   for (;;) {

@@ -23,8 +23,9 @@
  * A claim whose connection was lost may or may not have committed: see
  * {@link findClaimed}, which the store uses to find out before claiming again.
  */
-import type { SQL } from "bun";
+
 import { join } from "node:path";
+import type { SQL } from "bun";
 import type { Attempt, Job } from "../model.ts";
 import type { ClaimedJob, DatedClaim } from "../store.ts";
 import { toAttempt, toJob } from "./rows.ts";
@@ -47,7 +48,9 @@ function byClaimOrder(a: ClaimedJob, b: ClaimedJob): number {
 /** Rows of `row_to_json(job) AS job, row_to_json(attempt) AS attempt` as claimed jobs, in claim order. */
 function toClaimed(rows: Row[]): ClaimedJob[] {
   const parse = (v: unknown) => (typeof v === "string" ? JSON.parse(v) : v) as Row;
-  return rows.map((r) => ({ job: toJob(parse(r.job)) as Job, attempt: toAttempt(parse(r.attempt)) as Attempt })).sort(byClaimOrder);
+  return rows
+    .map((r) => ({ job: toJob(parse(r.job)) as Job, attempt: toAttempt(parse(r.attempt)) as Attempt }))
+    .sort(byClaimOrder);
 }
 
 /** The claim statement; `slotted`: the lane has a `--slots` ceiling ($6). Parameters: see {@link claimParams}. */
@@ -84,14 +87,29 @@ export function claimSql(slotted: boolean): string {
 /** The parameters of {@link claimSql}. */
 export function claimParams(req: DatedClaim, spoolDir: string, channel: string): unknown[] {
   // Attempt output paths as attemptOutputPaths() makes them: <spool>/output/<job>.<attempt>.stdout|stderr.
-  return [req.queue, req.now, req.workerId, req.workerPid, req.limit, req.slots ?? 0, join(spoolDir, "output"), channel, req.workerStartTime ?? null];
+  return [
+    req.queue,
+    req.now,
+    req.workerId,
+    req.workerPid,
+    req.limit,
+    req.slots ?? 0,
+    join(spoolDir, "output"),
+    channel,
+    req.workerStartTime ?? null,
+  ];
 }
 
 /**
  * Runs the claim statement on `sql` (the pool, or a transaction holding the
  * lane lock) and returns the claimed jobs in claim order.
  */
-export async function claimStatement(sql: SQL, req: DatedClaim, spoolDir: string, channel: string): Promise<ClaimedJob[]> {
+export async function claimStatement(
+  sql: SQL,
+  req: DatedClaim,
+  spoolDir: string,
+  channel: string,
+): Promise<ClaimedJob[]> {
   if (req.limit < 1) return [];
   const rows = (await sql.unsafe(claimSql(req.slots !== null), claimParams(req, spoolDir, channel))) as Row[];
   return toClaimed(rows);

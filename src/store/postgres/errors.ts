@@ -47,7 +47,8 @@ const CONNECTION_WORDS: Record<string, string> = {
  * What to do when the database cannot be reached, for any verb; `work` adds
  * how a worker rides the outage out (src/commands/work.ts).
  */
-export const UNREACHABLE_REMEDIATION = "check that the PostgreSQL server is running and reachable from this host (spoolctl doctor)";
+export const UNREACHABLE_REMEDIATION =
+  "check that the PostgreSQL server is running and reachable from this host (spoolctl doctor)";
 
 /** The SQLSTATE of a server error, or null. */
 export function sqlstate(error: unknown): string | null {
@@ -63,7 +64,8 @@ function clientCode(error: unknown): string | null {
 /** Whether the connection failed or was lost (the statement's outcome is unknown if it was a COMMIT). */
 export function isConnectionError(error: unknown): boolean {
   const state = sqlstate(error);
-  if (state !== null) return state.startsWith("08") || state === "57P01" || state === "57P02" || state === "57P03" || state === "53300";
+  if (state !== null)
+    return state.startsWith("08") || state === "57P01" || state === "57P02" || state === "57P03" || state === "53300";
   const code = clientCode(error);
   return code !== null && CONNECTION_CODES.has(code);
 }
@@ -116,17 +118,29 @@ export function mapPgError(ctx: ErrorContext, error: unknown): unknown {
   const at = ctx.location;
   if (isConnectionError(error)) {
     const plain = code !== null ? CONNECTION_WORDS[code] : undefined; // Bun says only "Failed to connect"
-    const why = state === "53300" ? `the server has no connection slot left (${message})` : plain ? (/^(failed to connect|connection closed)\.?$/i.test(message) ? plain : `${plain}: ${message}`) : message;
+    const why =
+      state === "53300"
+        ? `the server has no connection slot left (${message})`
+        : plain
+          ? /^(failed to connect|connection closed)\.?$/i.test(message)
+            ? plain
+            : `${plain}: ${message}`
+          : message;
     return new SpoolError("INTERNAL", `cannot reach the queue's database at ${at}: ${why}`, {
       remediation: UNREACHABLE_REMEDIATION,
       detail: { storage: "unreachable", driver_code: driverCode },
     });
   }
   if (isConflict(error) || state === "55P03" || state === "57014") {
-    return new SpoolError("LOCKED", `the queue's database at ${at} stayed locked by other writers (${state}: ${message})`, {
-      remediation: "retry in a moment; if it persists, look for a long transaction on the database (pg_stat_activity)",
-      detail: { driver_code: driverCode },
-    });
+    return new SpoolError(
+      "LOCKED",
+      `the queue's database at ${at} stayed locked by other writers (${state}: ${message})`,
+      {
+        remediation:
+          "retry in a moment; if it persists, look for a long transaction on the database (pg_stat_activity)",
+        detail: { driver_code: driverCode },
+      },
+    );
   }
   if (state === "53100") {
     return new SpoolError("INTERNAL", `the disk of the queue's database at ${at} is full: ${message}`, {
@@ -141,10 +155,14 @@ export function mapPgError(ctx: ErrorContext, error: unknown): unknown {
     });
   }
   if (state === "25006") {
-    return new SpoolError("INTERNAL", `the queue's database at ${at} is read-only (a standby, or a failover in progress): ${message}`, {
-      remediation: "point --db at the primary server; a worker waits and retries",
-      detail: { storage: "read_only", driver_code: state },
-    });
+    return new SpoolError(
+      "INTERNAL",
+      `the queue's database at ${at} is read-only (a standby, or a failover in progress): ${message}`,
+      {
+        remediation: "point --db at the primary server; a worker waits and retries",
+        detail: { storage: "read_only", driver_code: state },
+      },
+    );
   }
   if (state === "28P01" || state === "28000") {
     // 28000 is also an unknown role: no password helps there.
@@ -166,7 +184,8 @@ export function mapPgError(ctx: ErrorContext, error: unknown): unknown {
   }
   if (state === "42501") {
     return new SpoolError("INTERNAL", `user ${ctx.user} may not do this on the queue's database at ${at}: ${message}`, {
-      remediation: "grant the user the rights on the queue's tables (or CREATE on its schema to create the queue), or connect as their owner",
+      remediation:
+        "grant the user the rights on the queue's tables (or CREATE on its schema to create the queue), or connect as their owner",
       detail: { driver_code: state },
     });
   }
@@ -176,8 +195,12 @@ export function mapPgError(ctx: ErrorContext, error: unknown): unknown {
       detail: { driver_code: state },
     });
   }
-  return new SpoolError("INTERNAL", `the queue's database at ${at} failed: ${message}${driverCode ? ` (${driverCode})` : ""}`, {
-    remediation: "run: spoolctl doctor; report the message if it persists",
-    detail: { driver_code: driverCode },
-  });
+  return new SpoolError(
+    "INTERNAL",
+    `the queue's database at ${at} failed: ${message}${driverCode ? ` (${driverCode})` : ""}`,
+    {
+      remediation: "run: spoolctl doctor; report the message if it persists",
+      detail: { driver_code: driverCode },
+    },
+  );
 }

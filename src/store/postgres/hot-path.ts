@@ -44,7 +44,8 @@ export const HOT_SQL = {
      FROM unnest($1::bigint[], $2::int[], $3::int[], $4::text[]) AS p(job_id, attempt_no, pgid, start_time)
      WHERE attempts.job_id = p.job_id AND attempts.attempt_no = p.attempt_no AND attempts.state = 'running'`,
   staleRunningJobs: `SELECT * FROM jobs WHERE state = 'running' AND heartbeat_at < ${DB_NOW} - $1::float8 ORDER BY id`,
-  runningJobsByWorker: "SELECT locked_by AS worker_id, id AS job_id FROM jobs WHERE state = 'running' AND locked_by IS NOT NULL ORDER BY id",
+  runningJobsByWorker:
+    "SELECT locked_by AS worker_id, id AS job_id FROM jobs WHERE state = 'running' AND locked_by IS NOT NULL ORDER BY id",
   getJobForUpdate: "SELECT * FROM jobs WHERE id = $1::bigint FOR UPDATE",
 } as const;
 
@@ -68,28 +69,35 @@ const SAMPLE: Record<keyof typeof HOT_SQL, unknown[]> = {
  * scan, and the question asked here is whether an index can answer at all.
  */
 export async function explainHotPath(sql: SQL): Promise<QueryPlan[]> {
-  return (await sql.begin(async (tx) => {
-    await tx`SET LOCAL enable_seqscan = off`;
-    const plans: QueryPlan[] = [];
-    const explain = async (name: string, text: string, params: unknown[]) => {
-      let rows: { "QUERY PLAN": string }[];
-      try {
-        rows = (await tx.unsafe(`EXPLAIN ${text}`, params)) as { "QUERY PLAN": string }[];
-      } catch (error) {
-        throw new Error(`EXPLAIN ${name}: ${(error as Error).message}`);
-      }
-      plans.push({ name, plan: rows.map((r) => r["QUERY PLAN"]) });
-    };
-    const sample = claimParams({ queue: "default", workerId: "w", workerPid: 1, workerStartTime: null, slots: 2, limit: 4, now: 0 }, "/spool", "spoolctl_explain");
-    await explain("claimNext", claimSql(false), sample);
-    await explain("claimNextSlotted", claimSql(true), sample);
-    for (const name of Object.keys(HOT_SQL) as (keyof typeof HOT_SQL)[]) await explain(name, HOT_SQL[name], SAMPLE[name]);
-    // Nothing was written (EXPLAIN plans only), but leave no doubt.
-    throw new ExplainDone(plans);
-  }).catch((error) => {
-    if (error instanceof ExplainDone) return error.plans;
-    throw error;
-  })) as QueryPlan[];
+  return (await sql
+    .begin(async (tx) => {
+      await tx`SET LOCAL enable_seqscan = off`;
+      const plans: QueryPlan[] = [];
+      const explain = async (name: string, text: string, params: unknown[]) => {
+        let rows: { "QUERY PLAN": string }[];
+        try {
+          rows = (await tx.unsafe(`EXPLAIN ${text}`, params)) as { "QUERY PLAN": string }[];
+        } catch (error) {
+          throw new Error(`EXPLAIN ${name}: ${(error as Error).message}`);
+        }
+        plans.push({ name, plan: rows.map((r) => r["QUERY PLAN"]) });
+      };
+      const sample = claimParams(
+        { queue: "default", workerId: "w", workerPid: 1, workerStartTime: null, slots: 2, limit: 4, now: 0 },
+        "/spool",
+        "spoolctl_explain",
+      );
+      await explain("claimNext", claimSql(false), sample);
+      await explain("claimNextSlotted", claimSql(true), sample);
+      for (const name of Object.keys(HOT_SQL) as (keyof typeof HOT_SQL)[])
+        await explain(name, HOT_SQL[name], SAMPLE[name]);
+      // Nothing was written (EXPLAIN plans only), but leave no doubt.
+      throw new ExplainDone(plans);
+    })
+    .catch((error) => {
+      if (error instanceof ExplainDone) return error.plans;
+      throw error;
+    })) as QueryPlan[];
 }
 
 /** Rolls the EXPLAIN transaction back while carrying its result out. */

@@ -10,7 +10,8 @@ import type { JobFilter } from "../model.ts";
 export type Param = (v: unknown) => string;
 
 /** The command line matched by `commandGlob`: argv joined by single spaces. */
-const COMMAND_LINE = "(SELECT string_agg(e, ' ' ORDER BY n) FROM json_array_elements_text(jobs.argv::json) WITH ORDINALITY AS t(e, n))";
+const COMMAND_LINE =
+  "(SELECT string_agg(e, ' ' ORDER BY n) FROM json_array_elements_text(jobs.argv::json) WITH ORDINALITY AS t(e, n))";
 
 /**
  * A shell glob as an anchored POSIX regular expression (`*` any run, `?` one
@@ -48,7 +49,7 @@ export function globToRegex(glob: string): string {
  */
 function tagMatch(key: string, value: string, p: Param): string {
   const pair = `${JSON.stringify(key)}:${JSON.stringify(value)}`;
-  const textual = `(strpos(jobs.tags, ${p(pair + ",")}) > 0 OR strpos(jobs.tags, ${p(pair + "}")}) > 0)`;
+  const textual = `(strpos(jobs.tags, ${p(`${pair},`)}) > 0 OR strpos(jobs.tags, ${p(`${pair}}`)}) > 0)`;
   if (pair.includes("\\u0000")) return textual;
   return `(CASE WHEN strpos(jobs.tags, '\\u0000') > 0 THEN ${textual} ELSE jobs.tags::jsonb @> (${p(`{${pair}}`)}::text)::jsonb END)`;
 }

@@ -27,7 +27,9 @@ console.warn = (...args: unknown[]) => {
   if (performance.now() - listenWarnedAt < LISTEN_WARNING_EVERY_MS) return;
   listenWarnedAt = performance.now();
   const reason = first.slice(first.indexOf("retrying: ") + "retrying: ".length);
-  process.stderr.write(`spoolctl: no instant wake-ups while the database connection is down (${reason}); polling until it is back\n`);
+  process.stderr.write(
+    `spoolctl: no instant wake-ups while the database connection is down (${reason}); polling until it is back\n`,
+  );
 };
 
 /** A waker on `channel` of `sql` (null: no channel yet, poll only). */

@@ -21,7 +21,18 @@ export const LOCK_COMPACT = 2;
 export const LOCK_REAP = 3;
 
 /** Tables the schema creates; one of them in a database without spoolctl's version means someone else's database. */
-export const SPOOLCTL_TABLES = ["meta", "jobs", "attempts", "job_events", "workers", "settings", "lane_counts", "lanes", "event_ids", "attempt_output"];
+export const SPOOLCTL_TABLES = [
+  "meta",
+  "jobs",
+  "attempts",
+  "job_events",
+  "workers",
+  "settings",
+  "lane_counts",
+  "lanes",
+  "event_ids",
+  "attempt_output",
+];
 
 /** Schema steps; step N takes the database from version N-1 to N. */
 const STEPS: string[] = [
@@ -244,7 +255,10 @@ export interface SchemaState {
 export async function readSchemaState(sql: Sql): Promise<SchemaState> {
   const [has] = await sql`SELECT to_regclass('meta') IS NOT NULL AS has`;
   if (!has.has) return { version: 0, queueId: "" };
-  const rows = (await sql`SELECT key, value FROM meta WHERE key IN ('schema_version', 'queue_id')`) as { key: string; value: string }[];
+  const rows = (await sql`SELECT key, value FROM meta WHERE key IN ('schema_version', 'queue_id')`) as {
+    key: string;
+    value: string;
+  }[];
   const get = (k: string) => rows.find((r) => r.key === k)?.value;
   return { version: Number(get("schema_version") ?? 0), queueId: get("queue_id") ?? "" };
 }
@@ -252,7 +266,9 @@ export async function readSchemaState(sql: Sql): Promise<SchemaState> {
 /** Tables of spoolctl's names that exist in the schema the connection uses. */
 export async function existingSpoolctlTables(sql: Sql): Promise<string[]> {
   const rows = (await sql`SELECT c.relname AS name FROM pg_class c
-    WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ANY(${SPOOLCTL_TABLES}::text[]) ORDER BY 1`) as { name: string }[];
+    WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ANY(${SPOOLCTL_TABLES}::text[]) ORDER BY 1`) as {
+    name: string;
+  }[];
   return rows.map((r) => r.name);
 }
 
@@ -269,7 +285,8 @@ export function refuseForeign(location: string, tables: string[]): never {
     "INTERNAL",
     `${location} is not a spoolctl queue: its schema has tables spoolctl would create (${tables.slice(0, 5).join(", ")}) but no spoolctl schema version; it was left untouched`,
     {
-      remediation: "point --db at a database of its own for the queue (createdb spoolctl), or at one spoolctl created; spoolctl never changes tables it did not create",
+      remediation:
+        "point --db at a database of its own for the queue (createdb spoolctl), or at one spoolctl created; spoolctl never changes tables it did not create",
       detail: { tables: tables.slice(0, 5) },
     },
   );

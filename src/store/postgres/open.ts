@@ -6,17 +6,36 @@
  * created in it; the first write verb (create: true) migrates it.
  */
 import type { SQL } from "bun";
-import { datedClaim, type ClaimRequest, type ClaimedJob, type DatedClaim, type QueryPlan, type Store, type StoreReader, type StoreWriter, type Waker, type WorkWaker } from "../store.ts";
-import { explainHotPath } from "./hot-path.ts";
+import { FifoLock } from "../fifo-lock.ts";
+import {
+  type ClaimedJob,
+  type ClaimRequest,
+  type DatedClaim,
+  datedClaim,
+  type QueryPlan,
+  type Store,
+  type StoreReader,
+  type StoreWriter,
+  type Waker,
+  type WorkWaker,
+} from "../store.ts";
 import { AbsentPgStore } from "./absent.ts";
-import { ClaimBook, runClaim } from "./claim-runner.ts";
 import { claimStatement, lockLane } from "./claim.ts";
-import { QueueClock, createClient, measureClockOffset } from "./connect.ts";
+import { ClaimBook, runClaim } from "./claim-runner.ts";
+import { createClient, measureClockOffset, QueueClock } from "./connect.ts";
 import { type ErrorContext, mapPgError, sqlstate } from "./errors.ts";
 import { channelOf, workChannelOf } from "./events.ts";
+import { explainHotPath } from "./hot-path.ts";
 import { watchChannel, watchWorkChannel } from "./listen.ts";
-import { PG_SCHEMA_VERSION, existingSpoolctlTables, migrate, readSchemaState, refuseForeign, refuseNewer, type SchemaState } from "./migrations.ts";
-import { FifoLock } from "../fifo-lock.ts";
+import {
+  existingSpoolctlTables,
+  migrate,
+  PG_SCHEMA_VERSION,
+  readSchemaState,
+  refuseForeign,
+  refuseNewer,
+  type SchemaState,
+} from "./migrations.ts";
 import { runTransaction } from "./transaction.ts";
 import { parsePgUrl, redactUrl } from "./url.ts";
 
@@ -59,7 +78,9 @@ export class PgStore implements Store {
   }
 
   claimJobs(req: ClaimRequest): Promise<ClaimedJob[]> {
-    return this.writes.run(() => runClaim(this.sql, req, () => this.now(), this.spoolDir, this.channel, this.ctx, this.claims));
+    return this.writes.run(() =>
+      runClaim(this.sql, req, () => this.now(), this.spoolDir, this.channel, this.ctx, this.claims),
+    );
   }
 
   /**
@@ -72,20 +93,27 @@ export class PgStore implements Store {
    * the claim may have committed: it is booked as in doubt and the next
    * claimJobs finds what it holds (claim-runner.ts).
    */
-  writeAndClaim<T>(fn: (tx: StoreWriter) => Promise<T>, req: ClaimRequest): Promise<{ result: T; claimed: ClaimedJob[] | null }> {
+  writeAndClaim<T>(
+    fn: (tx: StoreWriter) => Promise<T>,
+    req: ClaimRequest,
+  ): Promise<{ result: T; claimed: ClaimedJob[] | null }> {
     return this.writes.run(async () => {
       let claim: Promise<ClaimedJob[]> | null = null;
       let dated: DatedClaim | null = null;
       try {
         const result = await runTransaction(
-          this.sql, "write", this.channel, this.ctx,
+          this.sql,
+          "write",
+          this.channel,
+          this.ctx,
           async (q, tx) => {
             const out = await fn(q);
             if (req.slots !== null) await lockLane(tx, req.queue);
             return out;
           },
           // Dated as it is sent, after the write's waits for row locks (ClaimRequest.now).
-          (tx) => (claim = claimStatement(tx, (dated = datedClaim(req, () => this.now())), this.spoolDir, this.channel)),
+          (tx) =>
+            (claim = claimStatement(tx, (dated = datedClaim(req, () => this.now())), this.spoolDir, this.channel)),
         );
         const claimed = await claim!;
         this.claims.record(claimed);
@@ -173,14 +201,20 @@ async function probe(sql: SQL): Promise<SchemaState & { offset: number | null }>
  */
 export async function openPgStore(opts: PgOpenOptions): Promise<Store> {
   const settings = parsePgUrl(opts.url);
-  const ctx: ErrorContext = { location: redactUrl(opts.url), user: settings.username, password: settings.password, passwordSource: settings.passwordSource };
+  const ctx: ErrorContext = {
+    location: redactUrl(opts.url),
+    user: settings.username,
+    password: settings.password,
+    passwordSource: settings.passwordSource,
+  };
   const sql = createClient(settings);
   try {
     let state = await probe(sql);
     if (state.version > PG_SCHEMA_VERSION) refuseNewer(state.version, ctx.location);
     if (state.version === 0 && !opts.create) {
       // Tables but no version: someone else's, or another process migrating right now (read again).
-      if ((await existingSpoolctlTables(sql)).length > 0) state = { ...(await readSchemaState(sql)), offset: state.offset };
+      if ((await existingSpoolctlTables(sql)).length > 0)
+        state = { ...(await readSchemaState(sql)), offset: state.offset };
       if (state.version === 0) {
         const tables = await existingSpoolctlTables(sql);
         if (tables.length > 0) refuseForeign(ctx.location, tables);

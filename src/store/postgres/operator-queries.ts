@@ -5,7 +5,7 @@
  */
 import type { SQL } from "bun";
 import type { Job, JobEvent, JobState } from "../model.ts";
-import { activeKeyTaken, type AttemptClosing, type EventQuery, type JobSettingsChange } from "../store.ts";
+import { type AttemptClosing, activeKeyTaken, type EventQuery, type JobSettingsChange } from "../store.ts";
 import { isActiveKeyViolation } from "./errors.ts";
 import { toEvent, toJob } from "./rows.ts";
 
@@ -29,7 +29,8 @@ export async function pruneCandidates(tx: SQL, states: JobState[], finishedBefor
 
 /** Attempt and ledger row counts of some jobs. */
 export async function historyCounts(tx: SQL, jobIds: number[]): Promise<{ attempts: number; events: number }> {
-  const [row] = await tx`SELECT (SELECT count(*) FROM attempts WHERE job_id = ANY(${jobIds}::bigint[]))::int AS attempts,
+  const [row] =
+    await tx`SELECT (SELECT count(*) FROM attempts WHERE job_id = ANY(${jobIds}::bigint[]))::int AS attempts,
       (SELECT count(*) FROM job_events WHERE job_id = ANY(${jobIds}::bigint[]))::int AS events`;
   return { attempts: row.attempts, events: row.events };
 }
@@ -42,7 +43,8 @@ export async function deleteSetting(tx: SQL, key: string): Promise<boolean> {
 /** Back to `queued` with fresh budgets and no owner; guarded by the expected state. */
 export async function requeueJob(tx: SQL, jobId: number, from: JobState, now: number): Promise<boolean> {
   try {
-    const rows = await tx`UPDATE jobs SET state = 'queued', attempts = 0, crashes = 0, next_run_at = ${now}::float8, finished_at = NULL,
+    const rows =
+      await tx`UPDATE jobs SET state = 'queued', attempts = 0, crashes = 0, next_run_at = ${now}::float8, finished_at = NULL,
         locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = false
       WHERE id = ${jobId} AND state = ${from} RETURNING 1`;
     return rows.length > 0;
@@ -55,37 +57,55 @@ export async function requeueJob(tx: SQL, jobId: number, from: JobState, now: nu
 
 /** Ends a running attempt row (its worker lost the job). */
 export async function closeAttempt(tx: SQL, c: AttemptClosing): Promise<boolean> {
-  const rows = await tx`UPDATE attempts SET state = ${c.state}, failure_reason = ${c.failureReason}::text, error = ${c.error}, finished_at = ${c.now}::float8
+  const rows =
+    await tx`UPDATE attempts SET state = ${c.state}, failure_reason = ${c.failureReason}::text, error = ${c.error}, finished_at = ${c.now}::float8
     WHERE job_id = ${c.jobId} AND attempt_no = ${c.attemptNo} AND state = 'running' RETURNING 1`;
   return rows.length > 0;
 }
 
 /** queued → canceled. */
 export async function cancelQueuedJob(tx: SQL, jobId: number, now: number): Promise<boolean> {
-  return (await tx`UPDATE jobs SET state = 'canceled', finished_at = ${now}::float8 WHERE id = ${jobId} AND state = 'queued' RETURNING 1`).length > 0;
+  return (
+    (
+      await tx`UPDATE jobs SET state = 'canceled', finished_at = ${now}::float8 WHERE id = ${jobId} AND state = 'queued' RETURNING 1`
+    ).length > 0
+  );
 }
 
 /** Flags a running job for its worker to kill. */
 export async function requestCancel(tx: SQL, jobId: number): Promise<boolean> {
-  return (await tx`UPDATE jobs SET cancel_requested = true WHERE id = ${jobId} AND state = 'running' RETURNING 1`).length > 0;
+  return (
+    (await tx`UPDATE jobs SET cancel_requested = true WHERE id = ${jobId} AND state = 'running' RETURNING 1`).length > 0
+  );
 }
 
 /** Deletes terminal jobs and their history (shipped output goes with the attempts); queued and running ids are skipped. */
-export async function deleteJobs(tx: SQL, jobIds: number[]): Promise<{ jobs: number; attempts: number; events: number }> {
-  const doomed = (await tx`SELECT id FROM jobs WHERE id = ANY(${jobIds}::bigint[]) AND state IN ('done','dead','canceled') ORDER BY id FOR UPDATE`) as Row[];
+export async function deleteJobs(
+  tx: SQL,
+  jobIds: number[],
+): Promise<{ jobs: number; attempts: number; events: number }> {
+  const doomed =
+    (await tx`SELECT id FROM jobs WHERE id = ANY(${jobIds}::bigint[]) AND state IN ('done','dead','canceled') ORDER BY id FOR UPDATE`) as Row[];
   const ids = doomed.map((r) => Number(r.id));
   if (ids.length === 0) return { jobs: 0, attempts: 0, events: 0 };
   const [row] = await tx`
     WITH a AS (DELETE FROM attempts WHERE job_id = ANY(${ids}::bigint[]) RETURNING 1),
          e AS (DELETE FROM job_events WHERE job_id = ANY(${ids}::bigint[]) RETURNING 1)
     SELECT (SELECT count(*) FROM a)::int AS attempts, (SELECT count(*) FROM e)::int AS events`;
-  const [gone] = await tx`WITH j AS (DELETE FROM jobs WHERE id = ANY(${ids}::bigint[]) RETURNING 1) SELECT count(*)::int AS n FROM j`;
+  const [gone] =
+    await tx`WITH j AS (DELETE FROM jobs WHERE id = ANY(${ids}::bigint[]) RETURNING 1) SELECT count(*)::int AS n FROM j`;
   return { jobs: gone.n, attempts: row.attempts, events: row.events };
 }
 
 /** Sets timeout, retry budget and/or env of a job still in state `from`; absent fields are kept. */
-export async function updateJobSettings(tx: SQL, jobId: number, from: JobState, c: JobSettingsChange): Promise<boolean> {
-  const rows = await tx`UPDATE jobs SET timeout_seconds = coalesce(${c.timeout_seconds ?? null}::float8, timeout_seconds),
+export async function updateJobSettings(
+  tx: SQL,
+  jobId: number,
+  from: JobState,
+  c: JobSettingsChange,
+): Promise<boolean> {
+  const rows =
+    await tx`UPDATE jobs SET timeout_seconds = coalesce(${c.timeout_seconds ?? null}::float8, timeout_seconds),
       max_retries = coalesce(${c.max_retries ?? null}::int, max_retries),
       env = coalesce(${c.env === undefined ? null : JSON.stringify(c.env)}::text, env)
     WHERE id = ${jobId} AND state = ${from} RETURNING 1`;

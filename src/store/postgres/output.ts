@@ -35,7 +35,14 @@ export async function appendOutput(tx: SQL, c: OutputChunk): Promise<boolean> {
  * nothing was shipped for it. A gap between chunks (never left by a worker
  * that ships in order) reads as zero bytes.
  */
-export async function readOutput(tx: SQL, jobId: number, attemptNo: number, stream: OutputStream, offset: number, maxBytes: number): Promise<ShippedOutput | null> {
+export async function readOutput(
+  tx: SQL,
+  jobId: number,
+  attemptNo: number,
+  stream: OutputStream,
+  offset: number,
+  maxBytes: number,
+): Promise<ShippedOutput | null> {
   const [meta] = await tx`SELECT count(*)::int AS chunks, coalesce(max(byte_offset + length(bytes)), 0)::float8 AS size,
       coalesce(bool_or(truncated), false) AS truncated
     FROM attempt_output WHERE job_id = ${jobId} AND attempt_no = ${attemptNo} AND stream = ${stream}`;

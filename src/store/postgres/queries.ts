@@ -8,7 +8,18 @@
  * under SQLite's single writer.
  */
 import type { SQL } from "bun";
-import type { Attempt, EventName, FailureGroupRow, Job, JobEvent, JobFilter, JobState, LaneCount, NewJob, WorkerRecord } from "../model.ts";
+import type {
+  Attempt,
+  EventName,
+  FailureGroupRow,
+  Job,
+  JobEvent,
+  JobFilter,
+  JobState,
+  LaneCount,
+  NewJob,
+  WorkerRecord,
+} from "../model.ts";
 import type {
   AttemptClosing,
   AttemptKey,
@@ -22,12 +33,12 @@ import type {
   StoreWriter,
 } from "../store.ts";
 import type { TxEffects } from "./events.ts";
+import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
 import * as op from "./operator-queries.ts";
-import { failureGroups } from "./triage-queries.ts";
 import { appendOutput, readOutput } from "./output.ts";
 import { num, toAttempt, toEvent, toJob, toWorker } from "./rows.ts";
-import { HOT_SQL } from "./hot-path.ts";
+import { failureGroups } from "./triage-queries.ts";
 
 type Row = Record<string, unknown>;
 
@@ -41,12 +52,15 @@ export class PgQueries implements StoreWriter {
   ) {}
 
   async getJob(id: number): Promise<Job | null> {
-    const [row] = this.writing ? await this.tx.unsafe(HOT_SQL.getJobForUpdate, [id]) : await this.tx`SELECT * FROM jobs WHERE id = ${id}`;
+    const [row] = this.writing
+      ? await this.tx.unsafe(HOT_SQL.getJobForUpdate, [id])
+      : await this.tx`SELECT * FROM jobs WHERE id = ${id}`;
     return row ? toJob(row) : null;
   }
 
   async findActiveJobByKey(key: string): Promise<Job | null> {
-    const [row] = await this.tx`SELECT * FROM jobs WHERE idempotency_key = ${key} AND state IN ('queued','running') ORDER BY id DESC LIMIT 1`;
+    const [row] = await this
+      .tx`SELECT * FROM jobs WHERE idempotency_key = ${key} AND state IN ('queued','running') ORDER BY id DESC LIMIT 1`;
     return row ? toJob(row) : null;
   }
 
@@ -71,15 +85,23 @@ export class PgQueries implements StoreWriter {
 
   async countByStateAndLane(): Promise<LaneCount[]> {
     // Signed deltas kept by triggers (schema v2): a few rows, whatever the number of jobs.
-    return (await this.tx`SELECT state, queue, sum(n)::float8 AS n FROM lane_counts GROUP BY state, queue HAVING sum(n) > 0`) as LaneCount[];
+    return (await this
+      .tx`SELECT state, queue, sum(n)::float8 AS n FROM lane_counts GROUP BY state, queue HAVING sum(n) > 0`) as LaneCount[];
   }
 
   async countScheduledByLane(now: number): Promise<{ queue: string; n: number }[]> {
-    return (await this.tx`SELECT queue, count(*)::int AS n FROM jobs WHERE state = 'queued' AND next_run_at > ${now} GROUP BY queue`) as { queue: string; n: number }[];
+    return (await this
+      .tx`SELECT queue, count(*)::int AS n FROM jobs WHERE state = 'queued' AND next_run_at > ${now} GROUP BY queue`) as {
+      queue: string;
+      n: number;
+    }[];
   }
 
   async recentDead(limit: number): Promise<Job[]> {
-    return ((await this.tx`SELECT * FROM jobs WHERE state = 'dead' ORDER BY finished_at DESC, id DESC LIMIT ${limit}`) as Row[]).map(toJob);
+    return (
+      (await this
+        .tx`SELECT * FROM jobs WHERE state = 'dead' ORDER BY finished_at DESC, id DESC LIMIT ${limit}`) as Row[]
+    ).map(toJob);
   }
 
   async recentFailedAttempts(limit: number): Promise<Attempt[]> {
@@ -98,7 +120,9 @@ export class PgQueries implements StoreWriter {
   }
 
   async attemptsOf(jobId: number): Promise<Attempt[]> {
-    return ((await this.tx`SELECT * FROM attempts WHERE job_id = ${jobId} ORDER BY attempt_no`) as Row[]).map(toAttempt);
+    return ((await this.tx`SELECT * FROM attempts WHERE job_id = ${jobId} ORDER BY attempt_no`) as Row[]).map(
+      toAttempt,
+    );
   }
 
   async getAttempt(jobId: number, attemptNo: number): Promise<Attempt | null> {
@@ -111,7 +135,13 @@ export class PgQueries implements StoreWriter {
     return ((await this.tx`SELECT * FROM job_events WHERE job_id = ${jobId} ORDER BY id`) as Row[]).map(toEvent);
   }
 
-  async readAttemptOutput(jobId: number, attemptNo: number, stream: OutputStream, offset: number, maxBytes: number): Promise<ShippedOutput | null> {
+  async readAttemptOutput(
+    jobId: number,
+    attemptNo: number,
+    stream: OutputStream,
+    offset: number,
+    maxBytes: number,
+  ): Promise<ShippedOutput | null> {
     return readOutput(this.tx, jobId, attemptNo, stream, offset, maxBytes);
   }
 
@@ -170,7 +200,8 @@ export class PgQueries implements StoreWriter {
   }
 
   async insertJob(job: NewJob, now: number): Promise<Job> {
-    const [row] = await this.tx`INSERT INTO jobs (argv, state, priority, queue, next_run_at, timeout_seconds, max_retries, max_crashes,
+    const [row] = await this
+      .tx`INSERT INTO jobs (argv, state, priority, queue, next_run_at, timeout_seconds, max_retries, max_crashes,
         idempotency_key, tags, note, cwd, env, created_at)
       VALUES (${JSON.stringify(job.argv)}, 'queued', ${job.priority}, ${job.queue}, ${job.next_run_at}::float8, ${job.timeout_seconds}::float8,
         ${job.max_retries}, ${job.max_crashes}::int, ${job.idempotency_key}::text, ${JSON.stringify(job.tags)}, ${job.note}::text, ${job.cwd}::text,
@@ -181,32 +212,56 @@ export class PgQueries implements StoreWriter {
     return toJob(row);
   }
 
-  async appendEvent(jobId: number, event: EventName, workerId: string | null, detail: string | null, now: number): Promise<void> {
+  async appendEvent(
+    jobId: number,
+    event: EventName,
+    workerId: string | null,
+    detail: string | null,
+    now: number,
+  ): Promise<void> {
     this.effects.append({ jobId, event, workerId, detail, at: now });
   }
 
   async recordAttempt(r: AttemptRecord): Promise<boolean> {
     // Fenced by (job, attempt, worker) in the UPDATE itself; the attempt row is closed only if the job row was.
     const [row] = await this.tx.unsafe(HOT_SQL.recordAttempt, [
-      r.jobState, r.attempts, r.crashes, r.nextRunAt, r.exitCode, r.error, r.jobState === "queued" ? null : r.now,
-      r.jobId, r.workerId, r.attemptNo, r.attemptState, r.now, r.signal, r.failureReason, r.stderrLastLine ?? null,
-      r.process?.pgid ?? null, r.process?.startTime ?? null, r.stderrSignature ?? null,
+      r.jobState,
+      r.attempts,
+      r.crashes,
+      r.nextRunAt,
+      r.exitCode,
+      r.error,
+      r.jobState === "queued" ? null : r.now,
+      r.jobId,
+      r.workerId,
+      r.attemptNo,
+      r.attemptState,
+      r.now,
+      r.signal,
+      r.failureReason,
+      r.stderrLastLine ?? null,
+      r.process?.pgid ?? null,
+      r.process?.startTime ?? null,
+      r.stderrSignature ?? null,
     ]);
     if (row.n === 0) return false;
     // A job that ended frees a slot of its lane; one requeued by a retry backoff is work again.
     this.effects.work.freed.add(row.queue);
     if (r.jobState === "queued") this.effects.work.ready.add(row.queue);
-    for (const e of r.events) this.effects.append({ jobId: r.jobId, event: e.event, workerId: e.workerId, detail: e.detail, at: r.now });
+    for (const e of r.events)
+      this.effects.append({ jobId: r.jobId, event: e.event, workerId: e.workerId, detail: e.detail, at: r.now });
     this.effects.notify = true;
     return true;
   }
 
   async setSetting(key: string, value: string): Promise<void> {
-    await this.tx`INSERT INTO settings (key, value) VALUES (${key}, ${value}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+    await this
+      .tx`INSERT INTO settings (key, value) VALUES (${key}, ${value}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
   }
 
   async upsertWorker(w: WorkerRecord): Promise<void> {
-    await this.tx`INSERT INTO workers (worker_id, pid, host, boot_id, start_time, queue, started_at, heartbeat_at, stop_requested, stopped_at)
+    await this
+      .tx`INSERT INTO workers (worker_id, pid, host, boot_id, start_time, queue, started_at, heartbeat_at, stop_requested, stopped_at)
       VALUES (${w.worker_id}, ${w.pid}, ${w.host}, ${w.boot_id}::text, ${w.start_time}::text, ${w.queue}, ${w.started_at}::float8,
         ${w.heartbeat_at}::float8, ${w.stop_requested}, ${w.stopped_at}::float8)
       ON CONFLICT (worker_id) DO UPDATE SET pid = excluded.pid, host = excluded.host, boot_id = excluded.boot_id,
@@ -215,20 +270,27 @@ export class PgQueries implements StoreWriter {
   }
 
   async markWorkerStopped(workerId: string, now: number): Promise<void> {
-    await this.tx`UPDATE workers SET stopped_at = ${now}::float8, heartbeat_at = ${now}::float8 WHERE worker_id = ${workerId}`;
+    await this
+      .tx`UPDATE workers SET stopped_at = ${now}::float8, heartbeat_at = ${now}::float8 WHERE worker_id = ${workerId}`;
   }
 
   async heartbeatJobs(workerId: string, attempts: AttemptKey[], _now: number): Promise<AttemptLease[]> {
     if (attempts.length === 0) return [];
     // One statement for all of the worker's attempts, on the database's clock; a pair it no longer owns is not updated.
-    const rows = (await this.tx.unsafe(
-      HOT_SQL.heartbeatJobs,
-      [workerId, attempts.map((a) => a.jobId), attempts.map((a) => a.attemptNo)],
-    )) as Row[];
+    const rows = (await this.tx.unsafe(HOT_SQL.heartbeatJobs, [
+      workerId,
+      attempts.map((a) => a.jobId),
+      attempts.map((a) => a.attemptNo),
+    ])) as Row[];
     const seen = new Map(rows.map((r) => [`${num(r.id)}:${r.last_attempt_no}`, r.cancel_requested === true]));
     const groups = attempts.filter((a) => a.process && seen.has(`${a.jobId}:${a.attemptNo}`));
     if (groups.length > 0) {
-      await this.tx.unsafe(HOT_SQL.attemptProcess, [groups.map((a) => a.jobId), groups.map((a) => a.attemptNo), groups.map((a) => a.process!.pgid), groups.map((a) => a.process!.startTime)]);
+      await this.tx.unsafe(HOT_SQL.attemptProcess, [
+        groups.map((a) => a.jobId),
+        groups.map((a) => a.attemptNo),
+        groups.map((a) => a.process!.pgid),
+        groups.map((a) => a.process!.startTime),
+      ]);
     }
     return attempts.map((a) => {
       const cancel = seen.get(`${a.jobId}:${a.attemptNo}`);
@@ -237,13 +299,16 @@ export class PgQueries implements StoreWriter {
   }
 
   async heartbeatWorker(workerId: string, now: number): Promise<{ stopRequested: boolean }> {
-    const [row] = await this.tx`UPDATE workers SET heartbeat_at = ${now}::float8 WHERE worker_id = ${workerId} RETURNING stop_requested`;
+    const [row] = await this
+      .tx`UPDATE workers SET heartbeat_at = ${now}::float8 WHERE worker_id = ${workerId} RETURNING stop_requested`;
     return { stopRequested: row?.stop_requested === true };
   }
 
   async requestWorkerStop(workerId: string | null): Promise<string[]> {
     const rows = (await this.tx`UPDATE workers SET stop_requested = true
-      WHERE stopped_at IS NULL AND (${workerId}::text IS NULL OR worker_id = ${workerId}::text) RETURNING worker_id`) as { worker_id: string }[];
+      WHERE stopped_at IS NULL AND (${workerId}::text IS NULL OR worker_id = ${workerId}::text) RETURNING worker_id`) as {
+      worker_id: string;
+    }[];
     if (rows.length > 0) this.effects.notify = this.effects.work.all = true; // idle workers look at their flag when woken
     return rows.map((r) => r.worker_id);
   }

@@ -15,7 +15,14 @@
  */
 import type { SQL } from "bun";
 import { SpoolError } from "../../contract/errors.ts";
-import { type ErrorContext, isActiveKeyViolation, isConflict, isConnectionError, isDriverError, mapPgError } from "./errors.ts";
+import {
+  type ErrorContext,
+  isActiveKeyViolation,
+  isConflict,
+  isConnectionError,
+  isDriverError,
+  mapPgError,
+} from "./errors.ts";
 import { TxEffects } from "./events.ts";
 import { PgQueries } from "./queries.ts";
 

@@ -11,7 +11,11 @@ import { num, numOrNull } from "./rows.ts";
 type Row = Record<string, unknown>;
 
 /** Dead and/or canceled jobs matching `filter`, grouped by failure (see StoreReader.failureGroups). */
-export async function failureGroups(tx: SQL, filter: Omit<JobFilter, "limit" | "beforeId">, maskVersion: number): Promise<FailureGroupRow[]> {
+export async function failureGroups(
+  tx: SQL,
+  filter: Omit<JobFilter, "limit" | "beforeId">,
+  maskVersion: number,
+): Promise<FailureGroupRow[]> {
   const asked = filter.states?.filter((s) => s === "dead" || s === "canceled") ?? [];
   const params: unknown[] = [];
   const p = (v: unknown) => {

@@ -78,7 +78,8 @@ const KNOWN_PARAMS = ["host", "port", "user", "password", "dbname", "sslmode", "
 
 function invalidUrl(url: string, why: string): SpoolError {
   return new SpoolError("INVALID_INPUT", `invalid PostgreSQL URL ${redactUrl(url)}: ${why}`, {
-    remediation: "write it as postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (the password is better kept in PGPASSWORD or ~/.pgpass)",
+    remediation:
+      "write it as postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (the password is better kept in PGPASSWORD or ~/.pgpass)",
     detail: { url: redactUrl(url) },
   });
 }
@@ -98,7 +99,11 @@ function decode(url: string, part: string, what: string): string {
  * (URL, `PGPASSWORD`, then `PGPASSFILE` or `~/.pgpass`). Raises `INVALID_INPUT`
  * for a malformed URL or an unknown query parameter.
  */
-export function parsePgUrl(url: string, env: NodeJS.ProcessEnv = process.env, opts: { lookupPassword?: boolean } = {}): PgConnectionSettings {
+export function parsePgUrl(
+  url: string,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: { lookupPassword?: boolean } = {},
+): PgConnectionSettings {
   if (!isPgUrl(url)) throw invalidUrl(url, "not a postgres:// or postgresql:// URL");
   const { info: userinfo, after } = splitUserinfo(url.slice(url.indexOf("://") + 3));
   const info = userinfo ?? "";
@@ -112,7 +117,8 @@ export function parsePgUrl(url: string, env: NodeJS.ProcessEnv = process.env, op
   const path = slash >= 0 ? beforeQuery.slice(slash + 1) : "";
 
   for (const key of query.keys()) {
-    if (!KNOWN_PARAMS.includes(key)) throw invalidUrl(url, `unknown parameter ${JSON.stringify(key)} (known: ${KNOWN_PARAMS.join(", ")})`);
+    if (!KNOWN_PARAMS.includes(key))
+      throw invalidUrl(url, `unknown parameter ${JSON.stringify(key)} (known: ${KNOWN_PARAMS.join(", ")})`);
   }
 
   let user = "";
@@ -148,7 +154,8 @@ export function parsePgUrl(url: string, env: NodeJS.ProcessEnv = process.env, op
   port ||= env.PGPORT || "5432";
   user ||= env.PGUSER || safeOsUser() || "postgres";
   database ||= env.PGDATABASE || user;
-  if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) throw invalidUrl(url, `bad port ${JSON.stringify(port)}`);
+  if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535)
+    throw invalidUrl(url, `bad port ${JSON.stringify(port)}`);
 
   let passwordSource: PgConnectionSettings["passwordSource"] = password !== undefined ? "url" : null;
   if (opts.lookupPassword === false) {
@@ -159,7 +166,10 @@ export function parsePgUrl(url: string, env: NodeJS.ProcessEnv = process.env, op
   }
   if (password === undefined && opts.lookupPassword !== false) {
     // libpq matches a unix-socket connection against the host name "localhost".
-    const fromFile = passwordFromPassfile({ host: host.startsWith("/") ? "localhost" : host, port: Number(port), database, user }, env);
+    const fromFile = passwordFromPassfile(
+      { host: host.startsWith("/") ? "localhost" : host, port: Number(port), database, user },
+      env,
+    );
     if (fromFile !== null) {
       password = fromFile;
       passwordSource = "passfile";
@@ -167,7 +177,8 @@ export function parsePgUrl(url: string, env: NodeJS.ProcessEnv = process.env, op
   }
 
   const sslmode = query.get("sslmode") ?? env.PGSSLMODE;
-  if (sslmode !== undefined && !(SSL_MODES as readonly string[]).includes(sslmode)) throw invalidUrl(url, `unknown sslmode ${JSON.stringify(sslmode)} (known: ${SSL_MODES.join(", ")})`);
+  if (sslmode !== undefined && !(SSL_MODES as readonly string[]).includes(sslmode))
+    throw invalidUrl(url, `unknown sslmode ${JSON.stringify(sslmode)} (known: ${SSL_MODES.join(", ")})`);
   const timeout = query.get("connect_timeout") ?? env.PGCONNECT_TIMEOUT;
   const connectTimeout = timeout !== undefined && Number(timeout) > 0 ? Math.max(2, Number(timeout)) : 10;
   return {

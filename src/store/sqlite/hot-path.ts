@@ -21,8 +21,10 @@ export const HOT_SQL = {
      AND (?5 IS NULL OR (SELECT count(*) FROM jobs WHERE state = 'running' AND queue = ?4) < ?5)
      RETURNING *`,
   /** The lane's earliest due time: the first entry of idx_jobs_due. */
-  nextDueAt: "SELECT next_run_at AS t FROM jobs INDEXED BY idx_jobs_due WHERE state = 'queued' AND queue = ? ORDER BY next_run_at LIMIT 1",
-  hasDueJob: "SELECT 1 FROM jobs INDEXED BY idx_jobs_due WHERE state = 'queued' AND queue = ? AND next_run_at <= ? LIMIT 1",
+  nextDueAt:
+    "SELECT next_run_at AS t FROM jobs INDEXED BY idx_jobs_due WHERE state = 'queued' AND queue = ? ORDER BY next_run_at LIMIT 1",
+  hasDueJob:
+    "SELECT 1 FROM jobs INDEXED BY idx_jobs_due WHERE state = 'queued' AND queue = ? AND next_run_at <= ? LIMIT 1",
   /** Three look-ups, each the first entry of an index range. */
   laneSettled: `SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running' AND queue = ?1)
       OR EXISTS (SELECT 1 FROM jobs INDEXED BY idx_jobs_due WHERE state = 'queued' AND queue = ?1 AND next_run_at <= ?2)
@@ -36,14 +38,16 @@ export const HOT_SQL = {
        pgid = coalesce(pgid, ?), pgid_start_time = coalesce(pgid_start_time, ?)
      WHERE job_id = ? AND attempt_no = ? AND state = 'running'`,
   /** The process group of a running attempt, sent with the first heartbeat after the spawn. */
-  attemptProcess: "UPDATE attempts SET pgid = ?, pgid_start_time = ? WHERE job_id = ? AND attempt_no = ? AND state = 'running'",
+  attemptProcess:
+    "UPDATE attempts SET pgid = ?, pgid_start_time = ? WHERE job_id = ? AND attempt_no = ? AND state = 'running'",
   /** One statement for all of a worker's attempts: ?1 now, ?2 worker, ?3 JSON [[job, attempt], …]. */
   heartbeatJobs: `UPDATE jobs SET heartbeat_at = ?1
      WHERE state = 'running' AND locked_by = ?2
        AND (id, last_attempt_no) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?3))
      RETURNING id, last_attempt_no, cancel_requested`,
   staleRunningJobs: "SELECT * FROM jobs WHERE state = 'running' AND heartbeat_at < ? ORDER BY id",
-  runningJobsByWorker: "SELECT locked_by AS worker_id, id AS job_id FROM jobs WHERE state = 'running' AND locked_by IS NOT NULL ORDER BY id",
+  runningJobsByWorker:
+    "SELECT locked_by AS worker_id, id AS job_id FROM jobs WHERE state = 'running' AND locked_by IS NOT NULL ORDER BY id",
   getJob: "SELECT * FROM jobs WHERE id = ?",
 } as const;
 
@@ -65,7 +69,9 @@ const SAMPLE: Record<keyof typeof HOT_SQL, unknown[]> = {
 /** `EXPLAIN QUERY PLAN` of every hot-path statement (nothing is run). */
 export function explainHotPath(db: Database): QueryPlan[] {
   return (Object.keys(HOT_SQL) as (keyof typeof HOT_SQL)[]).map((name) => {
-    const rows = db.query(`EXPLAIN QUERY PLAN ${HOT_SQL[name]}`).all(...(SAMPLE[name] as never[])) as { detail: string }[];
+    const rows = db.query(`EXPLAIN QUERY PLAN ${HOT_SQL[name]}`).all(...(SAMPLE[name] as never[])) as {
+      detail: string;
+    }[];
     return { name, plan: rows.map((r) => r.detail) };
   });
 }

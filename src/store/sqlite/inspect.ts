@@ -8,8 +8,8 @@ import { Database } from "bun:sqlite";
 import { accessSync, constants, existsSync } from "node:fs";
 import { dirname } from "node:path";
 import type { StoreCheck } from "../store.ts";
+import { readSchemaVersion, SCHEMA_VERSION } from "./migrations.ts";
 import { BUSY_TIMEOUT_MS, deniedFolderError } from "./open.ts";
-import { SCHEMA_VERSION, readSchemaVersion } from "./migrations.ts";
 
 /** What {@link inspectSqliteQueue} found. Fields are null when the step could not run. */
 interface QueueInspection {
@@ -56,7 +56,9 @@ function inspectSqliteQueue(path: string): QueueInspection {
     out.opened = true;
     out.schemaVersion = readSchemaVersion(db);
     if (out.schemaVersion === 0) {
-      const tables = db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as { name: string }[];
+      const tables = db
+        .query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        .all() as { name: string }[];
       out.foreignTables = tables.map((t) => t.name);
     }
     const rows = db.query("PRAGMA integrity_check(20)").all() as { integrity_check: string }[];
@@ -70,7 +72,12 @@ function inspectSqliteQueue(path: string): QueueInspection {
   return out;
 }
 
-function check(id: string, status: StoreCheck["status"], message: string, remediation: string | null = null): StoreCheck {
+function check(
+  id: string,
+  status: StoreCheck["status"],
+  message: string,
+  remediation: string | null = null,
+): StoreCheck {
   return { id, status, message, remediation };
 }
 
@@ -102,33 +109,86 @@ export function sqliteChecks(path: string): StoreCheck[] {
     out.push(check("db_opens", "pass", `${path} does not exist yet; the first write (spoolctl add) creates it`));
     for (const id of ["wal", "integrity", "schema_version"]) out.push(check(id, "skip", "no database file yet"));
   } else if (!q.opened) {
-    out.push(check("db_opens", "fail", `cannot open ${path}: ${q.openError}`, "check that the path is a readable SQLite file, or pass another --db"));
+    out.push(
+      check(
+        "db_opens",
+        "fail",
+        `cannot open ${path}: ${q.openError}`,
+        "check that the path is a readable SQLite file, or pass another --db",
+      ),
+    );
     for (const id of ["wal", "integrity", "schema_version"]) out.push(check(id, "skip", "the database did not open"));
   } else {
     out.push(check("db_opens", "pass", `opened ${path}`));
     out.push(
       q.journalMode === "wal"
         ? check("wal", "pass", "journal_mode is wal")
-        : check("wal", "warn", `journal_mode is ${q.journalMode}, not wal`, "any spoolctl write (e.g. spoolctl add) switches the file to WAL"),
+        : check(
+            "wal",
+            "warn",
+            `journal_mode is ${q.journalMode}, not wal`,
+            "any spoolctl write (e.g. spoolctl add) switches the file to WAL",
+          ),
     );
     const problems = q.integrityProblems;
     out.push(
-      problems === null ? check("integrity", "fail", `integrity check could not run: ${q.openError}`, "copy the file aside and inspect it with sqlite3")
-      : problems.length === 0 ? check("integrity", "pass", "integrity_check ok")
-      : check("integrity", "fail", `integrity_check: ${problems.slice(0, 3).join("; ")}`, "stop the workers, back up the file, and restore or rebuild the queue (sqlite3 .recover)"),
+      problems === null
+        ? check(
+            "integrity",
+            "fail",
+            `integrity check could not run: ${q.openError}`,
+            "copy the file aside and inspect it with sqlite3",
+          )
+        : problems.length === 0
+          ? check("integrity", "pass", "integrity_check ok")
+          : check(
+              "integrity",
+              "fail",
+              `integrity_check: ${problems.slice(0, 3).join("; ")}`,
+              "stop the workers, back up the file, and restore or rebuild the queue (sqlite3 .recover)",
+            ),
     );
     const v = q.schemaVersion;
     const want = q.supportedSchemaVersion;
     out.push(
-      v === null ? check("schema_version", "fail", "schema version unreadable", "pass another --db")
-      : v === want ? check("schema_version", "pass", `schema version ${v}`)
-      : v > want ? check("schema_version", "fail", `schema version ${v} is newer than this spoolctl understands (${want})`, "upgrade spoolctl: bunx spoolctl@latest")
-      : v === 0 && q.foreignTables.length > 0 ? check("schema_version", "fail", `not a spoolctl queue (tables: ${q.foreignTables.slice(0, 5).join(", ")})`, "pass the path of a spoolctl queue with --db")
-      : check("schema_version", "warn", `schema version ${v}; the next spoolctl write migrates it to ${want}`, "run any write verb, e.g. spoolctl work --once"),
+      v === null
+        ? check("schema_version", "fail", "schema version unreadable", "pass another --db")
+        : v === want
+          ? check("schema_version", "pass", `schema version ${v}`)
+          : v > want
+            ? check(
+                "schema_version",
+                "fail",
+                `schema version ${v} is newer than this spoolctl understands (${want})`,
+                "upgrade spoolctl: bunx spoolctl@latest",
+              )
+            : v === 0 && q.foreignTables.length > 0
+              ? check(
+                  "schema_version",
+                  "fail",
+                  `not a spoolctl queue (tables: ${q.foreignTables.slice(0, 5).join(", ")})`,
+                  "pass the path of a spoolctl queue with --db",
+                )
+              : check(
+                  "schema_version",
+                  "warn",
+                  `schema version ${v}; the next spoolctl write migrates it to ${want}`,
+                  "run any write verb, e.g. spoolctl work --once",
+                ),
     );
   }
   const dir = writableOrCreatable(dirname(path));
-  const where = (p: string, at: string) => (at === p ? `${at} is writable` : `${p} does not exist yet; ${at} is writable`);
-  out.push(dir.ok ? check("db_dir_writable", "pass", where(dirname(path), dir.at)) : check("db_dir_writable", "fail", `${dir.at} is not writable (SQLite needs it for the WAL)`, "fix the folder's permissions, or pass --db in a writable folder"));
+  const where = (p: string, at: string) =>
+    at === p ? `${at} is writable` : `${p} does not exist yet; ${at} is writable`;
+  out.push(
+    dir.ok
+      ? check("db_dir_writable", "pass", where(dirname(path), dir.at))
+      : check(
+          "db_dir_writable",
+          "fail",
+          `${dir.at} is not writable (SQLite needs it for the WAL)`,
+          "fix the folder's permissions, or pass --db in a writable folder",
+        ),
+  );
   return out;
 }

@@ -198,7 +198,10 @@ export interface SchemaState {
 export function checkSchema(db: Database, path: string): SchemaState {
   let rows: { key: string; value: string }[];
   try {
-    rows = db.query("SELECT key, value FROM meta WHERE key IN ('schema_version', 'queue_id')").all() as { key: string; value: string }[];
+    rows = db.query("SELECT key, value FROM meta WHERE key IN ('schema_version', 'queue_id')").all() as {
+      key: string;
+      value: string;
+    }[];
   } catch (error) {
     if (!/no such table: meta/.test(String((error as Error)?.message))) throw error;
     refuseIfForeign(db, path); // no meta: a fresh file, or someone else's
@@ -230,14 +233,25 @@ export function refuseIfForeign(db: Database, path: string): void {
   // Both reads in one snapshot: another opener may commit the first migration step between them.
   const objects = db.transaction(() => {
     if (readSchemaVersion(db) !== 0) return [];
-    return db.query("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 6").all() as { name: string }[];
+    return db.query("SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 6").all() as {
+      name: string;
+    }[];
   })();
   if (objects.length === 0) return; // an empty file: a new queue
-  const names = objects.slice(0, 5).map((o) => o.name).join(", ") + (objects.length > 5 ? ", …" : "");
-  throw new SpoolError("INTERNAL", `${path} is not a spoolctl queue: it is a SQLite database with other tables (${names}); it was left untouched`, {
-    remediation: "pass --db with the path of a spoolctl queue (or of a new file to create one); spoolctl never changes a database it did not create",
-    detail: { path, tables: objects.slice(0, 5).map((o) => o.name) },
-  });
+  const names =
+    objects
+      .slice(0, 5)
+      .map((o) => o.name)
+      .join(", ") + (objects.length > 5 ? ", …" : "");
+  throw new SpoolError(
+    "INTERNAL",
+    `${path} is not a spoolctl queue: it is a SQLite database with other tables (${names}); it was left untouched`,
+    {
+      remediation:
+        "pass --db with the path of a spoolctl queue (or of a new file to create one); spoolctl never changes a database it did not create",
+      detail: { path, tables: objects.slice(0, 5).map((o) => o.name) },
+    },
+  );
 }
 
 /**
@@ -258,7 +272,9 @@ export function migrate(db: Database, path: string, seen = readSchemaVersion(db)
         return;
       }
       db.exec(STEPS[version]!);
-      db.query("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value").run(String(version + 1));
+      db.query(
+        "INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+      ).run(String(version + 1));
       db.exec("COMMIT");
     } catch (error) {
       if (db.inTransaction) db.exec("ROLLBACK");

@@ -7,13 +7,25 @@ import { Database } from "bun:sqlite";
 import { accessSync, chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { SpoolError } from "../../contract/errors.ts";
-import { datedClaim, type ClaimRequest, type ClaimedJob, type DatedClaim, type QueryPlan, type Store, type StoreReader, type StoreWriter, type Waker, type WorkWaker, type WriteOptions } from "../store.ts";
-import { explainHotPath } from "./hot-path.ts";
-import { SCHEMA_VERSION, checkSchema, migrate, readQueueId } from "./migrations.ts";
-import { SqliteQueries } from "./queries.ts";
-import { signalWork, watchQueue, watchWork } from "./wake.ts";
 import { FifoLock } from "../fifo-lock.ts";
 import { refuseUnsafePath } from "../ownership.ts";
+import {
+  type ClaimedJob,
+  type ClaimRequest,
+  type DatedClaim,
+  datedClaim,
+  type QueryPlan,
+  type Store,
+  type StoreReader,
+  type StoreWriter,
+  type Waker,
+  type WorkWaker,
+  type WriteOptions,
+} from "../store.ts";
+import { explainHotPath } from "./hot-path.ts";
+import { checkSchema, migrate, readQueueId, SCHEMA_VERSION } from "./migrations.ts";
+import { SqliteQueries } from "./queries.ts";
+import { signalWork, watchQueue, watchWork } from "./wake.ts";
 
 /** busy_timeout in milliseconds (docs/architecture.md "The driver contract"). */
 export const BUSY_TIMEOUT_MS = 5000;
@@ -48,7 +60,8 @@ export function synchronousMode(env: Record<string, string | undefined> = proces
   if (raw === "" || raw === "full") return "FULL";
   if (raw === "normal") return "NORMAL";
   throw new SpoolError("INVALID_INPUT", "SPOOLCTL_SYNCHRONOUS must be full or normal", {
-    remediation: "unset it (full: what a command acknowledged survives a power cut), or set SPOOLCTL_SYNCHRONOUS=normal for speed",
+    remediation:
+      "unset it (full: what a command acknowledged survives a power cut), or set SPOOLCTL_SYNCHRONOUS=normal for speed",
     detail: { env: "SPOOLCTL_SYNCHRONOUS" },
   });
 }
@@ -179,10 +192,14 @@ export function deniedFolderError(path: string, writing: boolean): SpoolError | 
     // its own parent shuts us out too: the name alone
   }
   const uid = process.getuid?.();
-  return new SpoolError("INTERNAL", `cannot ${writing ? "write to" : "read"} the queue ${path}: permission denied: this user${uid === undefined ? "" : ` (uid ${uid})`} may not enter its folder ${dir}${owner}`, {
-    remediation: `run spoolctl as the queue's owner, or have ${dir} opened to you (chmod/chgrp), or pass another --db`,
-    detail: { path, folder: dir, sqlite_code: null },
-  });
+  return new SpoolError(
+    "INTERNAL",
+    `cannot ${writing ? "write to" : "read"} the queue ${path}: permission denied: this user${uid === undefined ? "" : ` (uid ${uid})`} may not enter its folder ${dir}${owner}`,
+    {
+      remediation: `run spoolctl as the queue's owner, or have ${dir} opened to you (chmod/chgrp), or pass another --db`,
+      detail: { path, folder: dir, sqlite_code: null },
+    },
+  );
 }
 
 /**
@@ -207,33 +224,51 @@ function openFailure(path: string, error: unknown, writing: boolean): SpoolError
   }
   if (onReadOnlyFileSystem(existsSync(path) ? path : dir)) {
     // Not a permission problem: no user may write there until the file system is remounted.
-    return new SpoolError("INTERNAL", writing
-      ? `cannot write to the queue ${path}: it is on a read-only file system`
-      : `cannot read the queue ${path}: it is on a read-only file system, and SQLite must create ${name}-shm beside a WAL queue to read it`, {
-      remediation: writing
-        ? "remount that file system read-write, or pass --db with a path on a writable disk"
-        : `copy ${name} to a writable folder and read the copy (--db COPY)`,
-      detail: { ...detail, read_only_file_system: true },
-    });
+    return new SpoolError(
+      "INTERNAL",
+      writing
+        ? `cannot write to the queue ${path}: it is on a read-only file system`
+        : `cannot read the queue ${path}: it is on a read-only file system, and SQLite must create ${name}-shm beside a WAL queue to read it`,
+      {
+        remediation: writing
+          ? "remount that file system read-write, or pass --db with a path on a writable disk"
+          : `copy ${name} to a writable folder and read the copy (--db COPY)`,
+        detail: { ...detail, read_only_file_system: true },
+      },
+    );
   }
   if (existsSync(path) && !mayAccess(path, constants.R_OK)) {
-    return new SpoolError("INTERNAL", `cannot read the queue ${path}: permission denied (the file is not readable for this user)`, {
-      remediation: "run spoolctl as the queue's owner, or have the file made readable for you (chmod/chgrp), or pass another --db",
-      detail,
-    });
+    return new SpoolError(
+      "INTERNAL",
+      `cannot read the queue ${path}: permission denied (the file is not readable for this user)`,
+      {
+        remediation:
+          "run spoolctl as the queue's owner, or have the file made readable for you (chmod/chgrp), or pass another --db",
+        detail,
+      },
+    );
   }
   if (writing && existsSync(path) && !mayAccess(path, constants.W_OK)) {
-    return new SpoolError("INTERNAL", `cannot write to the queue ${path}: permission denied (the file is read-only for this user)`, {
-      remediation: "run spoolctl as the queue's owner, or have the file made writable for you; read-only verbs (status, list, show, output) still work",
-      detail,
-    });
+    return new SpoolError(
+      "INTERNAL",
+      `cannot write to the queue ${path}: permission denied (the file is read-only for this user)`,
+      {
+        remediation:
+          "run spoolctl as the queue's owner, or have the file made writable for you; read-only verbs (status, list, show, output) still work",
+        detail,
+      },
+    );
   }
   if ((code.startsWith("SQLITE_READONLY") || code.startsWith("SQLITE_CANTOPEN")) && !mayAccess(dir, constants.W_OK)) {
     // A WAL-mode file is read through NAME-shm and NAME-wal beside it; SQLite must create them when they are missing.
-    return new SpoolError("INTERNAL", `cannot ${writing ? "write to" : "read"} the queue ${path}: permission denied on its folder ${dir} (SQLite needs to create ${name}-wal and ${name}-shm there)`, {
-      remediation: `run spoolctl as the queue's owner, or have ${dir} made writable for you; to read an archived queue, copy ${name} into a folder you may write`,
-      detail,
-    });
+    return new SpoolError(
+      "INTERNAL",
+      `cannot ${writing ? "write to" : "read"} the queue ${path}: permission denied on its folder ${dir} (SQLite needs to create ${name}-wal and ${name}-shm there)`,
+      {
+        remediation: `run spoolctl as the queue's owner, or have ${dir} made writable for you; to read an archived queue, copy ${name} into a folder you may write`,
+        detail,
+      },
+    );
   }
   return new SpoolError("INTERNAL", `cannot open the queue ${path}: ${(error as Error)?.message ?? String(error)}`, {
     remediation: "check that the file is a spoolctl queue (spoolctl doctor), or pass another --db",
@@ -279,7 +314,10 @@ export class SqliteStore implements Store {
     return this.transaction("BEGIN IMMEDIATE", async (tx) => tx.claim(this.dated(req), this.spoolDir), false);
   }
 
-  writeAndClaim<T>(fn: (tx: StoreWriter) => Promise<T>, req: ClaimRequest): Promise<{ result: T; claimed: ClaimedJob[] | null }> {
+  writeAndClaim<T>(
+    fn: (tx: StoreWriter) => Promise<T>,
+    req: ClaimRequest,
+  ): Promise<{ result: T; claimed: ClaimedJob[] | null }> {
     // One commit for both: the result is written first, so the claim sees the slot it freed.
     return this.transaction("BEGIN IMMEDIATE", async (tx) => {
       const result = await fn(tx);
@@ -322,7 +360,10 @@ export class SqliteStore implements Store {
       // Never stall the caller behind a long reader: a later idle turn tries again.
       this.db.exec(`PRAGMA busy_timeout = ${CHECKPOINT_BUSY_MS}`);
       try {
-        const row = mapStorageError(this.location, () => this.db.query("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number });
+        const row = mapStorageError(
+          this.location,
+          () => this.db.query("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number },
+        );
         return row.busy === 0;
       } catch (error) {
         if (error instanceof SpoolError && error.code === "LOCKED") return false;
@@ -334,7 +375,11 @@ export class SqliteStore implements Store {
   }
 
   /** Runs `fn` between `begin` and COMMIT, alone on the connection; rolls back when it throws. */
-  private transaction<T>(begin: "BEGIN" | "BEGIN IMMEDIATE", fn: (tx: SqliteQueries) => Promise<T>, durable = true): Promise<T> {
+  private transaction<T>(
+    begin: "BEGIN" | "BEGIN IMMEDIATE",
+    fn: (tx: SqliteQueries) => Promise<T>,
+    durable = true,
+  ): Promise<T> {
     return this.lock.run(async () => {
       if (begin !== "BEGIN") this.syncFor(durable);
       mapStorageError(this.location, () => this.db.exec(begin));

@@ -6,7 +6,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { Job, JobEvent, JobState } from "../model.ts";
-import { activeKeyTaken, type AttemptClosing, type EventQuery, type JobSettingsChange } from "../store.ts";
+import { type AttemptClosing, activeKeyTaken, type EventQuery, type JobSettingsChange } from "../store.ts";
 import { toJob } from "./rows.ts";
 
 type Row = Record<string, unknown>;
@@ -17,7 +17,9 @@ const TERMINAL = "state IN ('done','dead','canceled')";
 /** Ledger rows after a cursor, oldest first. */
 export function listEvents(db: Database, q: EventQuery): JobEvent[] {
   if (q.jobId !== undefined) {
-    return db.query("SELECT * FROM job_events WHERE id > ? AND job_id = ? ORDER BY id LIMIT ?").all(q.afterId, q.jobId, q.limit) as JobEvent[];
+    return db
+      .query("SELECT * FROM job_events WHERE id > ? AND job_id = ? ORDER BY id LIMIT ?")
+      .all(q.afterId, q.jobId, q.limit) as JobEvent[];
   }
   return db.query("SELECT * FROM job_events WHERE id > ? ORDER BY id LIMIT ?").all(q.afterId, q.limit) as JobEvent[];
 }
@@ -36,8 +38,12 @@ export function pruneCandidates(db: Database, states: JobState[], finishedBefore
 /** Attempt and ledger row counts of some jobs. */
 export function historyCounts(db: Database, jobIds: number[]): { attempts: number; events: number } {
   const ids = JSON.stringify(jobIds);
-  const attempts = db.query("SELECT count(*) AS n FROM attempts WHERE job_id IN (SELECT value FROM json_each(?))").get(ids) as { n: number };
-  const events = db.query("SELECT count(*) AS n FROM job_events WHERE job_id IN (SELECT value FROM json_each(?))").get(ids) as { n: number };
+  const attempts = db
+    .query("SELECT count(*) AS n FROM attempts WHERE job_id IN (SELECT value FROM json_each(?))")
+    .get(ids) as { n: number };
+  const events = db
+    .query("SELECT count(*) AS n FROM job_events WHERE job_id IN (SELECT value FROM json_each(?))")
+    .get(ids) as { n: number };
   return { attempts: attempts.n, events: events.n };
 }
 
@@ -59,7 +65,11 @@ export function requeueJob(db: Database, jobId: number, from: JobState, now: num
     return result.changes > 0;
   } catch (error) {
     // The unique index of active keys (schema v4) refused a second active job with this key.
-    if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE" && /idempotency_key/.test(String((error as Error).message))) throw activeKeyTaken(jobId);
+    if (
+      (error as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE" &&
+      /idempotency_key/.test(String((error as Error).message))
+    )
+      throw activeKeyTaken(jobId);
     throw error;
   }
 }
@@ -77,7 +87,10 @@ export function closeAttempt(db: Database, c: AttemptClosing): boolean {
 
 /** queued → canceled. */
 export function cancelQueuedJob(db: Database, jobId: number, now: number): boolean {
-  return db.query("UPDATE jobs SET state = 'canceled', finished_at = ? WHERE id = ? AND state = 'queued'").run(now, jobId).changes > 0;
+  return (
+    db.query("UPDATE jobs SET state = 'canceled', finished_at = ? WHERE id = ? AND state = 'queued'").run(now, jobId)
+      .changes > 0
+  );
 }
 
 /** Flags a running job for its worker to kill. */
@@ -103,6 +116,12 @@ export function updateJobSettings(db: Database, jobId: number, from: JobState, c
          env = coalesce(?3, env)
        WHERE id = ?4 AND state = ?5`,
     )
-    .run(c.timeout_seconds ?? null, c.max_retries ?? null, c.env === undefined ? null : JSON.stringify(c.env), jobId, from);
+    .run(
+      c.timeout_seconds ?? null,
+      c.max_retries ?? null,
+      c.env === undefined ? null : JSON.stringify(c.env),
+      jobId,
+      from,
+    );
   return result.changes > 0;
 }

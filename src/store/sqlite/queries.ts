@@ -4,15 +4,37 @@
  * caches them).
  */
 import type { Database } from "bun:sqlite";
-import type { AttemptClosing, AttemptKey, AttemptLease, AttemptRecord, ClaimedJob, DatedClaim, EventQuery, JobSettingsChange, ShippedOutput, StoreWriter } from "../store.ts";
+import type {
+  Attempt,
+  EventName,
+  FailureGroupRow,
+  Job,
+  JobEvent,
+  JobFilter,
+  JobState,
+  LaneCount,
+  NewJob,
+  WorkerRecord,
+} from "../model.ts";
 import { attemptOutputPaths } from "../spool.ts";
-import type { Attempt, EventName, FailureGroupRow, Job, JobEvent, JobFilter, JobState, LaneCount, NewJob, WorkerRecord } from "../model.ts";
-import * as op from "./operator-queries.ts";
-import { HOT_SQL } from "./hot-path.ts";
+import type {
+  AttemptClosing,
+  AttemptKey,
+  AttemptLease,
+  AttemptRecord,
+  ClaimedJob,
+  DatedClaim,
+  EventQuery,
+  JobSettingsChange,
+  ShippedOutput,
+  StoreWriter,
+} from "../store.ts";
 import { WorkSignals } from "../wake-signal.ts";
+import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
-import { failureGroups } from "./triage-queries.ts";
+import * as op from "./operator-queries.ts";
 import { toJob, toWorker } from "./rows.ts";
+import { failureGroups } from "./triage-queries.ts";
 
 type Row = Record<string, unknown>;
 
@@ -31,12 +53,16 @@ export class SqliteQueries implements StoreWriter {
   }
 
   async findActiveJobByKey(key: string): Promise<Job | null> {
-    const row = this.db.query(`SELECT * FROM jobs WHERE idempotency_key = ? AND ${ACTIVE} ORDER BY id DESC LIMIT 1`).get(key) as Row | null;
+    const row = this.db
+      .query(`SELECT * FROM jobs WHERE idempotency_key = ? AND ${ACTIVE} ORDER BY id DESC LIMIT 1`)
+      .get(key) as Row | null;
     return row ? toJob(row) : null;
   }
 
   async findLatestJobByKey(key: string): Promise<Job | null> {
-    const row = this.db.query("SELECT * FROM jobs WHERE idempotency_key = ? ORDER BY id DESC LIMIT 1").get(key) as Row | null;
+    const row = this.db
+      .query("SELECT * FROM jobs WHERE idempotency_key = ? ORDER BY id DESC LIMIT 1")
+      .get(key) as Row | null;
     return row ? toJob(row) : null;
   }
 
@@ -62,7 +88,11 @@ export class SqliteQueries implements StoreWriter {
   }
 
   async recentDead(limit: number): Promise<Job[]> {
-    return (this.db.query("SELECT * FROM jobs WHERE state = 'dead' ORDER BY finished_at DESC, id DESC LIMIT ?").all(limit) as Row[]).map(toJob);
+    return (
+      this.db
+        .query("SELECT * FROM jobs WHERE state = 'dead' ORDER BY finished_at DESC, id DESC LIMIT ?")
+        .all(limit) as Row[]
+    ).map(toJob);
   }
 
   async recentFailedAttempts(limit: number): Promise<Attempt[]> {
@@ -91,7 +121,9 @@ export class SqliteQueries implements StoreWriter {
   }
 
   async getAttempt(jobId: number, attemptNo: number): Promise<Attempt | null> {
-    return this.db.query("SELECT * FROM attempts WHERE job_id = ? AND attempt_no = ?").get(jobId, attemptNo) as Attempt | null;
+    return this.db
+      .query("SELECT * FROM attempts WHERE job_id = ? AND attempt_no = ?")
+      .get(jobId, attemptNo) as Attempt | null;
   }
 
   async eventsOf(jobId: number): Promise<JobEvent[]> {
@@ -127,7 +159,9 @@ export class SqliteQueries implements StoreWriter {
   }
 
   async runningInLane(queue: string): Promise<number> {
-    return (this.db.query("SELECT count(*) AS n FROM jobs WHERE state = 'running' AND queue = ?").get(queue) as { n: number }).n;
+    return (
+      this.db.query("SELECT count(*) AS n FROM jobs WHERE state = 'running' AND queue = ?").get(queue) as { n: number }
+    ).n;
   }
 
   async hasDueJob(queue: string, now: number): Promise<boolean> {
@@ -152,7 +186,9 @@ export class SqliteQueries implements StoreWriter {
   }
 
   async listWorkers(limit: number): Promise<WorkerRecord[]> {
-    return (this.db.query("SELECT * FROM workers ORDER BY heartbeat_at DESC LIMIT ?").all(limit) as Row[]).map(toWorker);
+    return (this.db.query("SELECT * FROM workers ORDER BY heartbeat_at DESC LIMIT ?").all(limit) as Row[]).map(
+      toWorker,
+    );
   }
 
   async insertJob(job: NewJob, now: number): Promise<Job> {
@@ -181,13 +217,21 @@ export class SqliteQueries implements StoreWriter {
     return toJob(row);
   }
 
-  async appendEvent(jobId: number, event: EventName, workerId: string | null, detail: string | null, now: number): Promise<void> {
+  async appendEvent(
+    jobId: number,
+    event: EventName,
+    workerId: string | null,
+    detail: string | null,
+    now: number,
+  ): Promise<void> {
     this.insertEvent(jobId, event, workerId, detail, now);
   }
 
   /** Appends a ledger row (synchronously: for the driver's own multi-row writes). */
   insertEvent(jobId: number, event: EventName, workerId: string | null, detail: string | null, now: number): void {
-    this.db.query("INSERT INTO job_events (job_id, at, event, worker_id, detail) VALUES (?, ?, ?, ?, ?)").run(jobId, now, event, workerId, detail);
+    this.db
+      .query("INSERT INTO job_events (job_id, at, event, worker_id, detail) VALUES (?, ?, ?, ?, ?)")
+      .run(jobId, now, event, workerId, detail);
   }
 
   /**
@@ -209,7 +253,16 @@ export class SqliteQueries implements StoreWriter {
       if (!row) break;
       const job = toJob(row);
       const paths = attemptOutputPaths(spoolDir, job.id, job.last_attempt_no);
-      const attempt = insertAttempt.get(job.id, job.last_attempt_no, req.workerId, req.workerPid, req.now, paths.stdout, paths.stderr, req.workerStartTime ?? null) as Attempt;
+      const attempt = insertAttempt.get(
+        job.id,
+        job.last_attempt_no,
+        req.workerId,
+        req.workerPid,
+        req.now,
+        paths.stdout,
+        paths.stderr,
+        req.workerStartTime ?? null,
+      ) as Attempt;
       this.insertEvent(job.id, "claimed", req.workerId, `attempt ${job.last_attempt_no}`, req.now);
       claimed.push({ job, attempt });
     }
@@ -237,13 +290,28 @@ export class SqliteQueries implements StoreWriter {
     if (r.jobState === "queued") this.work.ready.add(job.queue);
     this.db
       .query(HOT_SQL.recordAttempt)
-      .run(r.attemptState, r.now, r.exitCode, r.signal, r.error, r.failureReason, r.stderrLastLine ?? null, r.stderrSignature ?? null, r.process?.pgid ?? null, r.process?.startTime ?? null, r.jobId, r.attemptNo);
+      .run(
+        r.attemptState,
+        r.now,
+        r.exitCode,
+        r.signal,
+        r.error,
+        r.failureReason,
+        r.stderrLastLine ?? null,
+        r.stderrSignature ?? null,
+        r.process?.pgid ?? null,
+        r.process?.startTime ?? null,
+        r.jobId,
+        r.attemptNo,
+      );
     for (const e of r.events) this.insertEvent(r.jobId, e.event, e.workerId, e.detail, r.now);
     return true;
   }
 
   async setSetting(key: string, value: string): Promise<void> {
-    this.db.query("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(key, value);
+    this.db
+      .query("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+      .run(key, value);
   }
 
   async upsertWorker(w: WorkerRecord): Promise<void> {
@@ -255,7 +323,18 @@ export class SqliteQueries implements StoreWriter {
            start_time = excluded.start_time, queue = excluded.queue, started_at = excluded.started_at,
            heartbeat_at = excluded.heartbeat_at, stop_requested = excluded.stop_requested, stopped_at = excluded.stopped_at`,
       )
-      .run(w.worker_id, w.pid, w.host, w.boot_id, w.start_time, w.queue, w.started_at, w.heartbeat_at, w.stop_requested ? 1 : 0, w.stopped_at);
+      .run(
+        w.worker_id,
+        w.pid,
+        w.host,
+        w.boot_id,
+        w.start_time,
+        w.queue,
+        w.started_at,
+        w.heartbeat_at,
+        w.stop_requested ? 1 : 0,
+        w.stopped_at,
+      );
   }
 
   async markWorkerStopped(workerId: string, now: number): Promise<void> {
@@ -267,10 +346,15 @@ export class SqliteQueries implements StoreWriter {
     // One statement for all of the worker's attempts: a pair it no longer owns is simply not updated.
     const rows = this.db
       .query(HOT_SQL.heartbeatJobs)
-      .all(now, workerId, JSON.stringify(attempts.map((a) => [a.jobId, a.attemptNo]))) as { id: number; last_attempt_no: number; cancel_requested: number }[];
+      .all(now, workerId, JSON.stringify(attempts.map((a) => [a.jobId, a.attemptNo]))) as {
+      id: number;
+      last_attempt_no: number;
+      cancel_requested: number;
+    }[];
     const seen = new Map(rows.map((r) => [`${r.id}:${r.last_attempt_no}`, r.cancel_requested === 1]));
     for (const a of attempts) {
-      if (a.process && seen.has(`${a.jobId}:${a.attemptNo}`)) this.db.query(HOT_SQL.attemptProcess).run(a.process.pgid, a.process.startTime, a.jobId, a.attemptNo);
+      if (a.process && seen.has(`${a.jobId}:${a.attemptNo}`))
+        this.db.query(HOT_SQL.attemptProcess).run(a.process.pgid, a.process.startTime, a.jobId, a.attemptNo);
     }
     return attempts.map((a) => {
       const cancel = seen.get(`${a.jobId}:${a.attemptNo}`);
@@ -280,7 +364,9 @@ export class SqliteQueries implements StoreWriter {
 
   async requestWorkerStop(workerId: string | null): Promise<string[]> {
     const rows = this.db
-      .query("UPDATE workers SET stop_requested = 1 WHERE stopped_at IS NULL AND (?1 IS NULL OR worker_id = ?1) RETURNING worker_id")
+      .query(
+        "UPDATE workers SET stop_requested = 1 WHERE stopped_at IS NULL AND (?1 IS NULL OR worker_id = ?1) RETURNING worker_id",
+      )
       .all(workerId) as { worker_id: string }[];
     this.wakeAllIf(rows.length > 0);
     return rows.map((r) => r.worker_id);

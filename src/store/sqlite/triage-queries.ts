@@ -10,7 +10,11 @@ import { jobWhere } from "./job-filter.ts";
 type Row = Record<string, unknown>;
 
 /** Dead and/or canceled jobs matching `filter`, grouped by failure (see StoreReader.failureGroups). */
-export function failureGroups(db: Database, filter: Omit<JobFilter, "limit" | "beforeId">, maskVersion: number): FailureGroupRow[] {
+export function failureGroups(
+  db: Database,
+  filter: Omit<JobFilter, "limit" | "beforeId">,
+  maskVersion: number,
+): FailureGroupRow[] {
   if (!Number.isSafeInteger(maskVersion)) throw new TypeError(`mask version ${maskVersion} is not an integer`);
   const prefix = `'${maskVersion}|'`; // a number of ours, not user input: inlined
   const asked = filter.states?.filter((s) => s === "dead" || s === "canceled") ?? [];

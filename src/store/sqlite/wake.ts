@@ -10,11 +10,10 @@
  *   made work available (see {@link signalWork}): a worker is woken by work of
  *   its lane, not by every commit of every worker.
  */
-import { closeSync, mkdirSync, openSync, utimesSync, watch, type FSWatcher } from "node:fs";
+import { closeSync, type FSWatcher, mkdirSync, openSync, utimesSync, watch } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { Waker, WorkWaker } from "../store.ts";
-import { WakeSignal, pollingWorkWaker, workWaker, type WorkSignals } from "../wake-signal.ts";
-
+import { pollingWorkWaker, WakeSignal, type WorkSignals, workWaker } from "../wake-signal.ts";
 
 /** Delay of the second wake after a burst of file events, milliseconds. */
 export const TRAILING_WAKE_MS = 15;
@@ -64,7 +63,9 @@ function wakeDir(spoolDir: string): string {
 
 /** The file name part of a lane: the name itself when it is a plain lane name, else its hex. */
 function laneFile(lane: string): string {
-  return /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(lane) ? `lane-${lane}` : `hex-${Buffer.from(lane).toString("hex").slice(0, 200)}`;
+  return /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(lane)
+    ? `lane-${lane}`
+    : `hex-${Buffer.from(lane).toString("hex").slice(0, 200)}`;
 }
 
 /** File touched for work every worker of every lane should look at. */
