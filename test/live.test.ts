@@ -9,7 +9,7 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { selectionFlags } from "../src/commands/selection.ts";
-import { TempQueue, waitFor } from "./helpers.ts";
+import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
 import { HAVE_TMUX, Tty } from "./tmux.ts";
 
 let q: TempQueue;
@@ -168,6 +168,40 @@ test.skipIf(!HAVE_TMUX)(
     expect(after).not.toContain("draining"); // the progress line is gone once drained
     const lines = after.split("\n").filter((l) => l.startsWith("spoolctl: job"));
     expect(lines).toHaveLength(3); // each worker line once, never overwritten or repeated
+  },
+  60000,
+);
+
+test.skipIf(!HAVE_TMUX)(
+  "a drain waiting out a forced retry's hold-off counts that job as left, then runs it",
+  async () => {
+    const id = await addJson(["-c", GATED("gate")]);
+    const first = q.spawn(["work", "--once"], { env: FAST_KNOBS });
+    workers.push(first);
+    await waitFor("the job to run", async () => (await q.job(id))?.state === "running", 30000);
+    // Requeued with fresh budgets, due only after the old worker's heartbeat and kill grace.
+    expect((await q.run(["retry", String(id), "--force"], { env: FAST_KNOBS })).code).toBe(0);
+    writeFileSync(join(q.dir, "gate"), "");
+    await first.exited;
+    tty = new Tty(["work", "--drain"], { cwd: q.dir, env: { ...q.queueEnv(), ...FAST_KNOBS } });
+    // Before, the line said "0 left" while the drain waited for the job (two answers to one question).
+    await waitFor(
+      "the progress line to count the held-off job",
+      () => tty!.screen().includes("spoolctl: draining default: 0 executed, 1 left (0 running)"),
+      30000,
+      SCREEN_POLL_MS,
+    );
+    const after = await waitFor(
+      "the drain to end",
+      () => {
+        const s = tty!.screen();
+        return s.includes("EXIT=") ? s : null;
+      },
+      30000,
+      SCREEN_POLL_MS,
+    );
+    expect(after).toContain("EXIT=0");
+    expect(after).toMatch(new RegExp(`job ${id} attempt 2 succeeded .*-> done`));
   },
   60000,
 );

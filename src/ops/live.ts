@@ -5,7 +5,7 @@
  */
 
 import type { AttemptState, FailureReason, JobState } from "../store/model.ts";
-import type { StoreReader } from "../store/store.ts";
+import type { DrainState, StoreReader } from "../store/store.ts";
 import { mapInOrder } from "./in-order.ts";
 import { readStatus, type StatusData } from "./status.ts";
 import type { HealthContext } from "./worker-health.ts";
@@ -83,16 +83,13 @@ export async function readLiveStatus(
 }
 
 /** What `work --drain` still waits for in its lane (docs/architecture.md "Drain"). */
-export interface DrainBacklog {
-  running: number;
-  /** Queued jobs that are due or wait out a retry/reap backoff. */
-  waiting: number;
+export interface DrainBacklog extends DrainState {
   /** running + waiting. */
   left: number;
 }
 
-/** The lane's drain backlog at `now`. */
+/** The lane's drain backlog at `now` (epoch seconds): the same answer the drain's exit reads. */
 export async function drainBacklog(tx: StoreReader, queue: string, now = Date.now() / 1000): Promise<DrainBacklog> {
-  const { running, waiting } = await tx.laneBacklog(queue, now);
-  return { running, waiting, left: running + waiting };
+  const state = await tx.drainState(queue, now);
+  return { ...state, left: state.running + state.waiting };
 }

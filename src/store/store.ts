@@ -56,10 +56,14 @@ export interface StoreReader {
   /** The most recently finished failed, timed-out or abandoned attempts of the newest 10,000 jobs, newest first. */
   recentFailedAttempts(limit: number): Promise<Attempt[]>;
   /**
-   * Jobs of a lane that hold `work --drain` open (docs/architecture.md "Drain"): `running`, and
-   * `waiting` = queued jobs that are due at `now` or wait out a retry/reap backoff.
+   * What holds `work --drain` open in lane `queue` at `now` (epoch seconds), one
+   * statement (docs/architecture.md "Drain"): its running jobs, and its queued
+   * jobs that are due or have run before (a retry or reap backoff, a forced
+   * retry's hold-off). A job delayed by its adder that never ran does not count.
+   * The lane is settled when both are 0 ({@link drainSettled}); the worker's
+   * exit and its progress line read this one answer.
    */
-  laneBacklog(queue: string, now: number): Promise<{ running: number; waiting: number }>;
+  drainState(queue: string, now: number): Promise<DrainState>;
   /** Attempts of a job, oldest first. */
   attemptsOf(jobId: number): Promise<Attempt[]>;
   /** One attempt, or null. */
@@ -82,17 +86,8 @@ export interface StoreReader {
   listSettings(): Promise<Record<string, string>>;
   /** A queue-wide setting's raw JSON text, or null when unset. */
   getSetting(key: string): Promise<string | null>;
-  /**
-   * Whether a lane is settled for `work --drain` (docs/architecture.md "Drain"): nothing running,
-   * nothing due at `now`, no retry/reap backoff pending.
-   */
-  laneSettled(queue: string, now: number): Promise<boolean>;
   /** Earliest `next_run_at` of a queued job in the lane, or null. */
   nextDueAt(queue: string): Promise<number | null>;
-  /** Number of running jobs in a lane. */
-  runningInLane(queue: string): Promise<number>;
-  /** Whether a queued job of the lane is due at `now` (a cheap check before claiming). */
-  hasDueJob(queue: string, now: number): Promise<boolean>;
   /**
    * Running jobs whose heartbeat (their lease) is older than `leaseSeconds`,
    * judged by the database's clock (reap candidates, docs/architecture.md "Reaping").
@@ -113,6 +108,19 @@ export interface StoreReader {
   pruneCandidates(states: JobState[], finishedBefore: number): Promise<Job[]>;
   /** How many attempt and ledger rows these jobs have. */
   historyCounts(jobIds: number[]): Promise<{ attempts: number; events: number }>;
+}
+
+/** What holds a drain open (see {@link StoreReader.drainState}). */
+export interface DrainState {
+  /** Running jobs of the lane. */
+  running: number;
+  /** Queued jobs of the lane that are due, or have run before and wait out a backoff or hold-off. */
+  waiting: number;
+}
+
+/** Whether a lane in `state` is settled: nothing running, nothing waiting (docs/architecture.md "Drain"). */
+export function drainSettled(state: DrainState): boolean {
+  return state.running === 0 && state.waiting === 0;
 }
 
 /** An attempt's output stream. */

@@ -10,7 +10,7 @@ import { readLastStderrLine } from "../ops/failure-signature.ts";
 import type { Outcome, ProcessEnd } from "../ops/outcome.ts";
 import { type AttemptEnd, recordAttemptEnd, recordAttemptEnds, recordAttemptEndsAndClaim } from "../ops/record.ts";
 import { readSettings } from "../ops/settings.ts";
-import type { AttemptKey, Store, WorkWaker } from "../store/store.ts";
+import { type AttemptKey, drainSettled, type Store, type WorkWaker } from "../store/store.ts";
 import type { WorkerEvent, WorkOptions, WorkSummary } from "./api.ts";
 import { whatHoldsTheDrain } from "./drain-wait.ts";
 import { attemptMarker, type RunningAttempt, startAttempt, workerEnvironment } from "./executor.ts";
@@ -392,7 +392,10 @@ export class Worker {
       }
       if (this.inFlight.size === 0) {
         if (this.stopping || opts.mode === "once") return true;
-        if (opts.mode === "drain" && (await store.read(async (tx) => tx.laneSettled(opts.queue, store.now())))) {
+        if (
+          opts.mode === "drain" &&
+          drainSettled(await store.read(async (tx) => tx.drainState(opts.queue, store.now())))
+        ) {
           this.summary.drained = true;
           return true;
         }

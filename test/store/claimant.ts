@@ -90,13 +90,15 @@ runChild(async () => {
     if (got.length === 0) {
       // Without slots an empty claim means an empty lane; with slots it may mean "all slots taken".
       if (slots === null) break;
-      const due = await unlocked(stats, () => store.read(async (tx) => tx.hasDueJob(queue, store.now())));
+      const due = await unlocked(stats, () =>
+        store.read(async (tx) => ((await tx.nextDueAt(queue)) ?? Number.POSITIVE_INFINITY) <= store.now()),
+      );
       if (!due) break;
       await Bun.sleep(2);
       continue;
     }
     claimed.push(...got.map((c) => c.job.id));
-    const running = await unlocked(stats, () => store.read(async (tx) => tx.runningInLane(queue)));
+    const running = await unlocked(stats, () => store.read(async (tx) => (await tx.drainState(queue, 0)).running));
     maxRunningSeen = Math.max(maxRunningSeen, running);
     if (holdMs > 0) await Bun.sleep(holdMs);
     if (values.record) await finish(store, stats, workerId, got);

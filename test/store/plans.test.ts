@@ -1,7 +1,7 @@
 /**
  * Query plans of the worker's hot path (Store.explainHotPath): every statement
- * the worker runs per job or per idle wake (the claim, nextDueAt, hasDueJob,
- * laneSettled, the result, the heartbeat, the reaper's look-ups) is answered
+ * the worker runs per job or per idle wake (the claim, nextDueAt, drainState,
+ * the result, the heartbeat, the reaper's look-ups) is answered
  * from an index, never by a scan of the jobs table or a sort of the lane's
  * backlog (docs/architecture.md "The driver contract"). This checks the
  * plan, not a timing: a plan that walks every queued job is slow on 100,000
@@ -23,15 +23,13 @@ const USES: Record<string, Record<string, string[]>> = {
   sqlite: {
     claimNext: ["idx_jobs_claimable"],
     nextDueAt: ["idx_jobs_due"],
-    hasDueJob: ["idx_jobs_due"],
-    laneSettled: ["idx_jobs_due", "idx_jobs_backoff"],
+    drainState: ["idx_jobs_due", "idx_jobs_backoff"],
   },
   postgres: {
     claimNext: ["idx_jobs_claimable"],
     claimNextSlotted: ["idx_jobs_claimable"],
     nextDueAt: ["idx_jobs_due"],
-    hasDueJob: ["idx_jobs_due"],
-    laneSettled: ["idx_jobs_due", "idx_jobs_backoff"],
+    drainState: ["idx_jobs_due", "idx_jobs_backoff"],
   },
 };
 
@@ -40,8 +38,7 @@ const HOT = {
   sqlite: [
     "claimNext",
     "nextDueAt",
-    "hasDueJob",
-    "laneSettled",
+    "drainState",
     "recordJob",
     "recordAttempt",
     "heartbeatJobs",
@@ -54,8 +51,7 @@ const HOT = {
     "claimNext",
     "claimNextSlotted",
     "nextDueAt",
-    "hasDueJob",
-    "laneSettled",
+    "drainState",
     "recordAttempt",
     "heartbeatJobs",
     "attemptProcess",

@@ -6,7 +6,7 @@
  */
 import { expect, test } from "bun:test";
 import type { Job, JobFilter } from "../../src/store/model.ts";
-import type { Store } from "../../src/store/store.ts";
+import { drainSettled, type Store } from "../../src/store/store.ts";
 import { attemptRecord, claim, claimOne, forEachDriver, insertJob, insertJobs, newJob, record } from "./support.ts";
 
 const ids = (jobs: Job[]) => jobs.map((j) => j.id);
@@ -249,35 +249,31 @@ forEachDriver("reads", (q) => {
     expect((await q.store.read(async (tx) => tx.recentFailedAttempts(1))).map((x) => x.job_id)).toEqual([b!.id]);
   });
 
-  test("laneBacklog and laneSettled: running jobs, due jobs and retry backoff hold a drain; user delays do not", async () => {
+  test("drainState: running jobs, due jobs and retry backoff hold a drain; user delays do not", async () => {
     const now = q.store.now();
-    const backlog = (lane = "default", at = now) => q.store.read(async (tx) => tx.laneBacklog(lane, at));
-    const settled = (lane = "default", at = now) => q.store.read(async (tx) => tx.laneSettled(lane, at));
-    expect(await backlog()).toEqual({ running: 0, waiting: 0 });
-    expect(await settled()).toBe(true);
+    const state = (lane = "default", at = now) => q.store.read(async (tx) => tx.drainState(lane, at));
+    expect(await state()).toEqual({ running: 0, waiting: 0 });
+    expect(drainSettled(await state())).toBe(true);
     // A job delayed by the user (never ran): not waited for.
     await insertJob(q.store, { next_run_at: now + 3600 });
-    expect(await backlog()).toEqual({ running: 0, waiting: 0 });
-    expect(await settled()).toBe(true);
+    expect(await state()).toEqual({ running: 0, waiting: 0 });
     // A due job holds the drain; a later `now` makes the delayed one due too.
     const due = await insertJob(q.store, { next_run_at: now - 1 });
-    expect(await backlog()).toEqual({ running: 0, waiting: 1 });
-    expect(await settled()).toBe(false);
-    expect(await backlog("default", now + 3601)).toEqual({ running: 0, waiting: 2 });
+    expect(await state()).toEqual({ running: 0, waiting: 1 });
+    expect(drainSettled(await state())).toBe(false);
+    expect(await state("default", now + 3601)).toEqual({ running: 0, waiting: 2 });
     // Running.
     await claimOne(q.store, { workerId: "w1", now });
-    expect(await backlog()).toEqual({ running: 1, waiting: 0 });
-    expect(await settled()).toBe(false);
-    // Requeued with a retry backoff: waiting although not due.
+    expect(await state()).toEqual({ running: 1, waiting: 0 });
+    // Requeued with a retry backoff: waiting although not due, and counted once when due.
     expect(await fail(due.id, 1, "w1", now, { nextRunAt: now + 60 })).toBe(true);
-    expect(await backlog()).toEqual({ running: 0, waiting: 1 });
-    expect(await settled()).toBe(false);
+    expect(await state()).toEqual({ running: 0, waiting: 1 });
+    expect(await state("default", now + 61)).toEqual({ running: 0, waiting: 1 });
     // Other lanes are settled.
-    expect(await backlog("other-lane")).toEqual({ running: 0, waiting: 0 });
-    expect(await settled("other-lane")).toBe(true);
+    expect(drainSettled(await state("other-lane"))).toBe(true);
   });
 
-  test("laneBacklog counts a reap backoff (a crash charged) as waiting", async () => {
+  test("drainState counts a reap backoff (a crash charged) as waiting", async () => {
     const now = q.store.now();
     const job = await insertJob(q.store);
     await claimOne(q.store, { workerId: "w1", now });
@@ -290,44 +286,47 @@ forEachDriver("reads", (q) => {
         nextRunAt: now + 60,
       }),
     ).toBe(true);
-    expect(await q.store.read(async (tx) => tx.laneBacklog("default", now))).toEqual({ running: 0, waiting: 1 });
-    expect(await q.store.read(async (tx) => tx.laneSettled("default", now))).toBe(false);
+    expect(await q.store.read(async (tx) => tx.drainState("default", now))).toEqual({ running: 0, waiting: 1 });
   });
 
-  test("nextDueAt, runningInLane and hasDueJob look at one lane's queued and running jobs", async () => {
+  test("drainState counts a job force-retried while running as waiting through its hold-off", async () => {
+    // retry --force requeues a running job with fresh budgets (attempts and crashes 0), due after a
+    // hold-off: the drain must wait for it, and say so (before, the count said 0 left while it waited).
     const now = q.store.now();
-    expect(
-      await q.store.read(async (tx) => [
-        await tx.nextDueAt("a"),
-        await tx.runningInLane("a"),
-        await tx.hasDueJob("a", now),
-      ]),
-    ).toEqual([null, 0, false]);
+    const job = await insertJob(q.store);
+    await claimOne(q.store, { workerId: "w1", now });
+    await q.store.write(async (tx) => {
+      await tx.closeAttempt({
+        jobId: job.id,
+        attemptNo: 1,
+        state: "abandoned",
+        failureReason: null,
+        error: "forced",
+        now,
+      });
+      expect(await tx.requeueJob(job.id, "running", now + 30)).toBe(true);
+    });
+    const state = await q.store.read(async (tx) => tx.drainState("default", now));
+    expect(state).toEqual({ running: 0, waiting: 1 });
+    expect(drainSettled(state)).toBe(false);
+  });
+
+  test("nextDueAt looks at one lane's queued jobs; drainState counts its running ones", async () => {
+    const now = q.store.now();
+    const look = (lane: string) =>
+      q.store.read(async (tx) => [await tx.nextDueAt(lane), (await tx.drainState(lane, now)).running]);
+    expect(await look("a")).toEqual([null, 0]);
     await insertJobs(q.store, [
       { queue: "a", next_run_at: now + 50, priority: 0 },
       { queue: "a", next_run_at: now - 5, priority: 9 },
       { queue: "a", next_run_at: now + 20, priority: 0 },
       { queue: "b", next_run_at: now - 100 },
     ]);
-    expect(await q.store.read(async (tx) => tx.nextDueAt("a"))).toBe(now - 5);
-    expect(await q.store.read(async (tx) => tx.hasDueJob("a", now))).toBe(true);
+    expect(await look("a")).toEqual([now - 5, 0]);
     await claimOne(q.store, { queue: "a", now });
-    // The running job no longer counts for nextDueAt / hasDueJob.
-    expect(
-      await q.store.read(async (tx) => [
-        await tx.nextDueAt("a"),
-        await tx.runningInLane("a"),
-        await tx.hasDueJob("a", now),
-      ]),
-    ).toEqual([now + 20, 1, false]);
-    expect(await q.store.read(async (tx) => tx.hasDueJob("a", now + 20))).toBe(true);
-    expect(
-      await q.store.read(async (tx) => [
-        await tx.nextDueAt("b"),
-        await tx.runningInLane("b"),
-        await tx.hasDueJob("b", now),
-      ]),
-    ).toEqual([now - 100, 0, true]);
+    // The running job no longer counts for nextDueAt.
+    expect(await look("a")).toEqual([now + 20, 1]);
+    expect(await look("b")).toEqual([now - 100, 0]);
   });
 
   test("attemptsOf, getAttempt and eventsOf list a job's history, oldest first", async () => {

@@ -25,7 +25,7 @@ forEachDriver("slots", (q) => {
     expect(await claim(q.store, { workerId: "w2", slots: 2 })).toHaveLength(1);
     expect(await claim(q.store, { workerId: "w3", slots: 2 })).toEqual([]);
     expect(await claim(q.store, { workerId: "w1", slots: 2, limit: 5 })).toEqual([]);
-    expect(await q.store.read(async (tx) => tx.runningInLane("default"))).toBe(2);
+    expect(await q.store.read(async (tx) => (await tx.drainState("default", 0)).running)).toBe(2);
     // A larger ceiling lets the third through.
     expect(await claim(q.store, { workerId: "w3", slots: 3 })).toHaveLength(1);
   });
@@ -39,7 +39,7 @@ forEachDriver("slots", (q) => {
     expect(await record(q.store, attemptRecord(done.job.id, done.attempt.attempt_no, "w1", q.store.now()))).toBe(true);
     const next = await claim(q.store, { workerId: "w2", slots: 3, limit: 5 });
     expect(next).toHaveLength(1);
-    expect(await q.store.read(async (tx) => tx.runningInLane("default"))).toBe(3);
+    expect(await q.store.read(async (tx) => (await tx.drainState("default", 0)).running)).toBe(3);
   });
 
   test("slots count the lane's own running jobs only", async () => {
@@ -47,9 +47,12 @@ forEachDriver("slots", (q) => {
     expect(await claim(q.store, { queue: "a", slots: 2, limit: 2 })).toHaveLength(2);
     expect(await claim(q.store, { queue: "b", slots: 1, limit: 2 })).toHaveLength(1);
     expect(await claim(q.store, { queue: "b", slots: 1 })).toEqual([]);
-    expect(await q.store.read(async (tx) => [await tx.runningInLane("a"), await tx.runningInLane("b")])).toEqual([
-      2, 1,
-    ]);
+    expect(
+      await q.store.read(async (tx) => [
+        await (await tx.drainState("a", 0)).running,
+        await (await tx.drainState("b", 0)).running,
+      ]),
+    ).toEqual([2, 1]);
   });
 
   test("slots null is no ceiling", async () => {
@@ -98,7 +101,10 @@ forEachDriver("slots", (q) => {
         // An observer in this process, reading the lane while the children race.
         async duringRace(done) {
           while (!done()) {
-            observedMax = Math.max(observedMax, await q.store.read(async (tx) => tx.runningInLane(lane)));
+            observedMax = Math.max(
+              observedMax,
+              await q.store.read(async (tx) => (await tx.drainState(lane, 0)).running),
+            );
             observations++;
             await Bun.sleep(3);
           }

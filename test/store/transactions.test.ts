@@ -176,7 +176,7 @@ forEachDriver("transactions", (q) => {
     await Promise.all(work);
     for (const [a, b] of await Promise.all(reads)) expect(a).toBe(b);
     expect(await q.store.read(async (tx) => tx.getSetting("counter"))).toBe("10");
-    expect(await q.store.read(async (tx) => tx.runningInLane("default"))).toBe(5);
+    expect(await q.store.read(async (tx) => (await tx.drainState("default", 0)).running)).toBe(5);
   });
 
   test("checkpoint leaves every commit readable and, on SQLite, truncates the write-ahead log to nothing", async () => {

@@ -16,11 +16,11 @@ export const DB_NOW = "extract(epoch from now())::float8";
 /** Hot-path statement texts, by name (parameters $1 …). */
 export const HOT_SQL = {
   nextDueAt: "SELECT next_run_at AS t FROM jobs WHERE state = 'queued' AND queue = $1 ORDER BY next_run_at LIMIT 1",
-  hasDueJob: "SELECT 1 FROM jobs WHERE state = 'queued' AND queue = $1 AND next_run_at <= $2::float8 LIMIT 1",
-  laneSettled: `SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running' AND queue = $1)
-      OR EXISTS (SELECT 1 FROM jobs WHERE state = 'queued' AND queue = $1 AND next_run_at <= $2::float8)
-      OR EXISTS (SELECT 1 FROM jobs WHERE state = 'queued' AND queue = $1 AND last_attempt_no > 0)
-      AS busy`,
+  /** What holds a drain (see SQLite's): running, due, and run before but not yet due; each an index range. */
+  drainState: `SELECT (SELECT count(*) FROM jobs WHERE state = 'running' AND queue = $1)::int AS running,
+      ((SELECT count(*) FROM jobs WHERE state = 'queued' AND queue = $1 AND next_run_at <= $2::float8)
+      + (SELECT count(*) FROM jobs
+         WHERE state = 'queued' AND queue = $1 AND last_attempt_no > 0 AND next_run_at > $2::float8))::int AS waiting`,
   /** The outcome, fenced by (job, attempt, worker) in the UPDATE itself; the attempt row is closed only if the job row was. */
   recordAttempt: `WITH job AS (
         UPDATE jobs SET state = $1, attempts = $2::int, crashes = $3::int, next_run_at = $4::float8,
@@ -52,8 +52,7 @@ export const HOT_SQL = {
 /** Sample parameters of each statement, for EXPLAIN. */
 const SAMPLE: Record<keyof typeof HOT_SQL, unknown[]> = {
   nextDueAt: ["default"],
-  hasDueJob: ["default", 0],
-  laneSettled: ["default", 0],
+  drainState: ["default", 0],
   recordAttempt: ["done", 1, 0, 0, 0, null, 0, 1, "w", 1, "succeeded", 0, null, null, null, null, null, null],
   attemptProcess: [[1], [1], [1], [null]],
   heartbeatJobs: ["w", [1], [1]],

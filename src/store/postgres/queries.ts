@@ -25,6 +25,7 @@ import type {
   AttemptKey,
   AttemptLease,
   AttemptRecord,
+  DrainState,
   EventQuery,
   JobSettingsChange,
   OutputChunk,
@@ -112,13 +113,6 @@ export class PgQueries implements StoreWriter {
     return (rows as Row[]).map(toAttempt);
   }
 
-  async laneBacklog(queue: string, now: number): Promise<{ running: number; waiting: number }> {
-    const [row] = await this.tx`SELECT count(*) FILTER (WHERE state = 'running')::int AS running,
-        count(*) FILTER (WHERE state = 'queued' AND (next_run_at <= ${now} OR attempts > 0 OR crashes > 0))::int AS waiting
-      FROM jobs WHERE queue = ${queue} AND state IN ('queued','running')`;
-    return { running: row.running, waiting: row.waiting };
-  }
-
   async attemptsOf(jobId: number): Promise<Attempt[]> {
     return ((await this.tx`SELECT * FROM attempts WHERE job_id = ${jobId} ORDER BY attempt_no`) as Row[]).map(
       toAttempt,
@@ -159,24 +153,14 @@ export class PgQueries implements StoreWriter {
     return row?.value ?? null;
   }
 
-  async laneSettled(queue: string, now: number): Promise<boolean> {
-    const [row] = await this.tx.unsafe(HOT_SQL.laneSettled, [queue, now]);
-    return row.busy === false;
+  async drainState(queue: string, now: number): Promise<DrainState> {
+    const [row] = await this.tx.unsafe(HOT_SQL.drainState, [queue, now]);
+    return { running: row.running, waiting: row.waiting };
   }
 
   async nextDueAt(queue: string): Promise<number | null> {
     const [row] = await this.tx.unsafe(HOT_SQL.nextDueAt, [queue]);
     return row?.t ?? null;
-  }
-
-  async runningInLane(queue: string): Promise<number> {
-    const [row] = await this.tx`SELECT count(*)::int AS n FROM jobs WHERE state = 'running' AND queue = ${queue}`;
-    return row.n;
-  }
-
-  async hasDueJob(queue: string, now: number): Promise<boolean> {
-    const rows = await this.tx.unsafe(HOT_SQL.hasDueJob, [queue, now]);
-    return rows.length > 0;
   }
 
   async staleRunningJobs(leaseSeconds: number): Promise<Job[]> {

@@ -23,13 +23,14 @@ export const HOT_SQL = {
   /** The lane's earliest due time: the first entry of idx_jobs_due. */
   nextDueAt:
     "SELECT next_run_at AS t FROM jobs INDEXED BY idx_jobs_due WHERE state = 'queued' AND queue = ? ORDER BY next_run_at LIMIT 1",
-  hasDueJob:
-    "SELECT 1 FROM jobs INDEXED BY idx_jobs_due WHERE state = 'queued' AND queue = ? AND next_run_at <= ? LIMIT 1",
-  /** Three look-ups, each the first entry of an index range. */
-  laneSettled: `SELECT EXISTS (SELECT 1 FROM jobs WHERE state = 'running' AND queue = ?1)
-      OR EXISTS (SELECT 1 FROM jobs INDEXED BY idx_jobs_due WHERE state = 'queued' AND queue = ?1 AND next_run_at <= ?2)
-      OR EXISTS (SELECT 1 FROM jobs INDEXED BY idx_jobs_backoff WHERE state = 'queued' AND queue = ?1 AND last_attempt_no > 0)
-      AS busy`,
+  /**
+   * What holds a drain: running jobs, due jobs (idx_jobs_due), and jobs that ran
+   * before and are not yet due (idx_jobs_backoff); each an index range.
+   */
+  drainState: `SELECT (SELECT count(*) FROM jobs WHERE state = 'running' AND queue = ?1) AS running,
+      (SELECT count(*) FROM jobs INDEXED BY idx_jobs_due WHERE state = 'queued' AND queue = ?1 AND next_run_at <= ?2)
+      + (SELECT count(*) FROM jobs INDEXED BY idx_jobs_backoff
+         WHERE state = 'queued' AND queue = ?1 AND last_attempt_no > 0 AND next_run_at > ?2) AS waiting`,
   recordJob: `UPDATE jobs SET state = ?, attempts = ?, crashes = ?, next_run_at = ?, last_exit_code = ?, last_error = ?,
        finished_at = ?, locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = 0
      WHERE id = ? AND state = 'running' AND locked_by = ? AND last_attempt_no = ?
@@ -55,8 +56,7 @@ export const HOT_SQL = {
 const SAMPLE: Record<keyof typeof HOT_SQL, unknown[]> = {
   claimNext: ["w", 1, 0, "default", 2],
   nextDueAt: ["default"],
-  hasDueJob: ["default", 0],
-  laneSettled: ["default", 0],
+  drainState: ["default", 0],
   recordJob: ["done", 1, 0, 0, 0, null, 0, 1, "w", 1],
   recordAttempt: ["succeeded", 0, 0, null, null, null, null, null, null, null, 1, 1],
   attemptProcess: [1, null, 1, 1],

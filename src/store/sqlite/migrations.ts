@@ -132,8 +132,8 @@ const STEPS: string[] = [
   `,
   // v6: the worker's idle reads answered from an index whatever the backlog
   // (docs/architecture.md "Migrations"): the lane's earliest due time
-  // (nextDueAt, hasDueJob, laneSettled's due part) and its jobs waiting out a
-  // retry or reap backoff (laneSettled). min(next_run_at) walked every queued
+  // (nextDueAt, drainState's due part) and its jobs waiting out a
+  // retry or reap backoff (drainState). min(next_run_at) walked every queued
   // job of the lane before (100,000: ~70 ms per idle wake).
   `
   CREATE INDEX idx_jobs_due ON jobs (queue, next_run_at) WHERE state = 'queued';

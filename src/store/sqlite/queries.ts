@@ -24,6 +24,7 @@ import type {
   AttemptRecord,
   ClaimedJob,
   DatedClaim,
+  DrainState,
   EventQuery,
   JobSettingsChange,
   ShippedOutput,
@@ -106,16 +107,6 @@ export class SqliteQueries implements StoreWriter {
       .all(limit) as Attempt[];
   }
 
-  async laneBacklog(queue: string, now: number): Promise<{ running: number; waiting: number }> {
-    return this.db
-      .query(
-        `SELECT count(*) FILTER (WHERE state = 'running') AS running,
-                count(*) FILTER (WHERE state = 'queued' AND (next_run_at <= ?2 OR attempts > 0 OR crashes > 0)) AS waiting
-         FROM jobs WHERE queue = ?1 AND state IN ('queued','running')`,
-      )
-      .get(queue, now) as { running: number; waiting: number };
-  }
-
   async attemptsOf(jobId: number): Promise<Attempt[]> {
     return this.db.query("SELECT * FROM attempts WHERE job_id = ? ORDER BY attempt_no").all(jobId) as Attempt[];
   }
@@ -148,24 +139,13 @@ export class SqliteQueries implements StoreWriter {
     return row?.value ?? null;
   }
 
-  async laneSettled(queue: string, now: number): Promise<boolean> {
-    const busy = this.db.query(HOT_SQL.laneSettled).get(queue, now) as { busy: number };
-    return busy.busy === 0;
+  async drainState(queue: string, now: number): Promise<DrainState> {
+    return this.db.query(HOT_SQL.drainState).get(queue, now) as DrainState;
   }
 
   async nextDueAt(queue: string): Promise<number | null> {
     const row = this.db.query(HOT_SQL.nextDueAt).get(queue) as { t: number } | null;
     return row?.t ?? null;
-  }
-
-  async runningInLane(queue: string): Promise<number> {
-    return (
-      this.db.query("SELECT count(*) AS n FROM jobs WHERE state = 'running' AND queue = ?").get(queue) as { n: number }
-    ).n;
-  }
-
-  async hasDueJob(queue: string, now: number): Promise<boolean> {
-    return this.db.query(HOT_SQL.hasDueJob).get(queue, now) !== null;
   }
 
   async staleRunningJobs(leaseSeconds: number): Promise<Job[]> {
