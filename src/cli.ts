@@ -2,8 +2,8 @@
 import { checkArgs } from "./commands/args.ts";
 import { leadingGlobals, refuseInvalidUtf8, splitArgv } from "./commands/argv.ts";
 import { loadCatalog } from "./commands/catalog.ts";
-import { VERB_SUMMARIES } from "./commands/names.ts";
-import { COMPOUND, VERBS } from "./commands/registry.ts";
+import { COMPOUND, VERB_SUMMARIES } from "./commands/names.ts";
+import { VERBS } from "./commands/registry.ts";
 import { carryIntoError, carryIntoResult, dbWritten, suggesterFor } from "./commands/selection.ts";
 import { type AnyVerb, COMMON_FLAGS, makeContext, terminalAttached } from "./commands/verb.ts";
 /**

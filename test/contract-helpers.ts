@@ -10,7 +10,8 @@
 
 import type { ValidateFunction } from "ajv";
 import Ajv2020 from "ajv/dist/2020";
-import { COMPOUND, VERBS } from "../src/commands/registry.ts";
+import { COMPOUND } from "../src/commands/names.ts";
+import { VERBS } from "../src/commands/registry.ts";
 import type { TempQueue } from "./helpers.ts";
 
 /** Validators of the exported contract. */

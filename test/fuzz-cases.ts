@@ -7,7 +7,8 @@
  * a `work` loop, an unbounded `wait` / `stop --wait` / `events --wait`).
  */
 
-import { COMPOUND, VERBS } from "../src/commands/registry.ts";
+import { COMPOUND } from "../src/commands/names.ts";
+import { VERBS } from "../src/commands/registry.ts";
 import type { FlagDef, FlagsDef } from "../src/contract/flags.ts";
 
 /** A small, fast, seedable PRNG (mulberry32). */

@@ -5,7 +5,8 @@
  * agrees with the envelope; no stack trace or runtime error text on stderr.
  * Shared by the in-process driver and the subprocess runs.
  */
-import { COMPOUND, VERBS } from "../src/commands/registry.ts";
+import { COMPOUND } from "../src/commands/names.ts";
+import { VERBS } from "../src/commands/registry.ts";
 import { ERROR_CODES } from "../src/contract/errors.ts";
 import { schemaExport } from "../src/describe/schemas.ts";
 import { type Contract, compileContract, verbOf } from "./contract-helpers.ts";

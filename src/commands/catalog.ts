@@ -5,7 +5,8 @@
  * to them through their context, so that no verb imports the registry that
  * loads it.
  */
-import { COMPOUND, VERBS } from "./registry.ts";
+import { COMPOUND } from "./names.ts";
+import { VERBS } from "./registry.ts";
 import type { Catalog } from "./verb.ts";
 
 /** Two-word forms and what they run, e.g. `"dlq list": "list --state dead"`. */

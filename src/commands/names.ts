@@ -41,3 +41,32 @@ export type VerbName = keyof typeof VERB_SUMMARIES;
 
 /** Every verb's name, in registry order. */
 export const VERB_NAMES = Object.keys(VERB_SUMMARIES) as VerbName[];
+
+/**
+ * Two-word QueueCTL commands, rewritten to our verbs before parsing:
+ * `worker start [--count N]` → `work --concurrency N`, `worker stop` → `stop`.
+ * Each entry maps the arguments after the two words to a full argv.
+ */
+export const COMPOUND: Record<string, Record<string, (rest: string[]) => string[]>> = {
+  worker: {
+    start: (rest) => [
+      "work",
+      ...rest.map((a) =>
+        a === "--count" ? "--concurrency" : a.startsWith("--count=") ? `--concurrency=${a.slice(8)}` : a,
+      ),
+    ],
+    stop: (rest) => ["stop", ...rest],
+  },
+  // `config show|validate|get|set|unset` → the config-* verbs (QueueCTL: config set max-retries N).
+  config: Object.fromEntries(
+    ["show", "validate", "get", "set", "unset"].map((action) => [
+      action,
+      (rest: string[]) => [`config-${action}`, ...rest],
+    ]),
+  ),
+  // QueueCTL's dead-letter queue: `dlq list` = list --state dead, `dlq retry ID` = retry ID.
+  dlq: {
+    list: (rest) => ["list", "--state", "dead", ...rest],
+    retry: (rest) => ["retry", ...rest],
+  },
+};

@@ -12,8 +12,7 @@ import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import { type QueueLocation, resolveLocation } from "../store/location.ts";
 import { formatArgv } from "../ui/text.ts";
-import { VERB_NAMES } from "./names.ts";
-import { COMPOUND } from "./registry.ts";
+import { COMPOUND, VERB_NAMES } from "./names.ts";
 
 /**
  * The queue selection as flags to repeat: `--db X` when `--db` or
