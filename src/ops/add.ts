@@ -8,8 +8,7 @@ import { existsSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { invalidValue, SpoolError, type Warning } from "../contract/errors.ts";
 import type { Job, NewJob } from "../store/model.ts";
-import type { Store, StoreWriter } from "../store/store.ts";
-import { mapInOrder } from "./in-order.ts";
+import type { Store } from "../store/store.ts";
 import { DEFAULTS, LIMITS } from "./limits.ts";
 import { type QueueSettings, readSettings } from "./settings.ts";
 import { durationText, parseDuration, parseInteger, parseLane, parsePairs, parseTimestamp } from "./values.ts";
@@ -282,7 +281,7 @@ const sortedEntries = (o: Record<string, string>) => Object.entries(o).sort(([a]
  * execution payload (argv, cwd, env) is returned instead of a new one; a
  * different payload is `IDEMPOTENCY_CONFLICT` (exit 5).
  */
-export function checkIdempotency(active: Job, job: NewJob): { metadataDiffers: boolean } {
+export function checkIdempotency(active: NewJob & { id: number }, job: NewJob): { metadataDiffers: boolean } {
   const samePayload =
     sameJson(active.argv, job.argv) &&
     active.cwd === job.cwd &&
@@ -320,8 +319,49 @@ function describe(job: Job, deduplicated: boolean): AddedJob {
   };
 }
 
-/** Jobs inserted so far by one {@link addJobs} call: job id → the label of the spec that added it. */
-type Batch = Map<number, string>;
+/** What an add does with spec `index`: insert it, reuse an active job, or reuse one inserted by an earlier spec. */
+type AddStep =
+  | { kind: "insert"; index: number; job: NewJob }
+  | { kind: "active"; index: number; job: Job }
+  | { kind: "batch"; index: number; of: number };
+
+/**
+ * The idempotency rule applied to a whole add (docs/architecture.md
+ * "Idempotency"), decided before anything is written: a spec whose key an
+ * active job holds reuses it (or raises, {@link checkIdempotency}); one whose
+ * key an earlier spec of the same add takes reuses that one (or raises,
+ * naming both specs); any other spec is inserted. Pushes the metadata warnings.
+ */
+function planAdds(wanted: NewJob[], active: Map<string, Job>, labels: string[], warnings: Warning[]): AddStep[] {
+  const firstByKey = new Map<string, number>();
+  return wanted.map((job, index): AddStep => {
+    const key = job.idempotency_key;
+    if (key === null) return { kind: "insert", index, job };
+    const holder = active.get(key);
+    const earlier = firstByKey.get(key);
+    let metadataDiffers = false;
+    let step: AddStep;
+    if (holder) {
+      metadataDiffers = checkIdempotency(holder, job).metadataDiffers;
+      step = { kind: "active", index, job: holder };
+    } else if (earlier !== undefined) {
+      const earlierLabel = labels[earlier] ?? `entry ${earlier + 1}`;
+      metadataDiffers = checkWithinBatch(wanted[earlier]!, job, earlierLabel, labels[index]).metadataDiffers;
+      step = { kind: "batch", index, of: earlier };
+    } else {
+      firstByKey.set(key, index);
+      return { kind: "insert", index, job };
+    }
+    if (metadataDiffers) {
+      const reused = step.kind === "active" ? `job ${step.job.id}` : (labels[earlier!] ?? `entry ${earlier! + 1}`);
+      warnings.push({
+        code: "IDEMPOTENCY_METADATA_DIFFERS",
+        message: `${reused} was reused for key ${JSON.stringify(key)}; its tags, note, priority, lane, timeout or budgets differ from this request; the active job's were kept`,
+      });
+    }
+    return step;
+  });
+}
 
 /**
  * {@link checkIdempotency} for a key already taken by a job of the same batch:
@@ -329,13 +369,13 @@ type Batch = Map<number, string>;
  * message names the spec that added it (`line 1`), never its id.
  */
 function checkWithinBatch(
-  active: Job,
+  active: NewJob,
   job: NewJob,
   earlier: string,
   label: string | undefined,
 ): { metadataDiffers: boolean } {
   try {
-    return checkIdempotency(active, job);
+    return checkIdempotency({ ...active, id: 0 }, job);
   } catch (error) {
     if (!(error instanceof SpoolError) || error.code !== "IDEMPOTENCY_CONFLICT") throw error;
     const key = JSON.stringify(job.idempotency_key);
@@ -348,37 +388,6 @@ function checkWithinBatch(
       },
     );
   }
-}
-
-async function addOne(
-  tx: StoreWriter,
-  spec: JobSpec,
-  settings: QueueSettings,
-  now: number,
-  warnings: Warning[],
-  batch: Batch,
-  label: string | undefined,
-): Promise<AddedJob> {
-  const job = toNewJob(spec, settings, now);
-  if (job.idempotency_key !== null) {
-    const active = await tx.findActiveJobByKey(job.idempotency_key);
-    if (active) {
-      const earlier = batch.get(active.id);
-      const { metadataDiffers } =
-        earlier === undefined ? checkIdempotency(active, job) : checkWithinBatch(active, job, earlier, label);
-      if (metadataDiffers) {
-        warnings.push({
-          code: "IDEMPOTENCY_METADATA_DIFFERS",
-          message: `job ${active.id} was reused for key ${JSON.stringify(job.idempotency_key)}; its tags, note, priority, lane, timeout or budgets differ from this request; the active job's were kept`,
-        });
-      }
-      return describe(active, true);
-    }
-  }
-  const stored = await tx.insertJob(job, now);
-  await tx.appendEvent(stored.id, "added", null, null, now);
-  batch.set(stored.id, label ?? `job ${stored.id}`);
-  return describe(stored, false);
 }
 
 /**
@@ -395,8 +404,24 @@ export async function addJobs(
   const warnings: Warning[] = [];
   const jobs = await store.write(async (tx) => {
     const settings = await readSettings(tx);
-    const batch: Batch = new Map();
-    return mapInOrder(specs, (spec, i) => addOne(tx, spec, settings, now, warnings, batch, labels[i]));
+    const wanted = specs.map((spec) => toNewJob(spec, settings, now));
+    const keys = wanted.flatMap((j) => (j.idempotency_key === null ? [] : [j.idempotency_key]));
+    const active = keys.length > 0 ? await tx.findActiveJobsByKeys(keys) : new Map<string, Job>();
+    const plan = planAdds(wanted, active, labels, warnings);
+    const stored = await tx.addJobs(
+      plan.flatMap((p) => (p.kind === "insert" ? [p.job] : [])),
+      now,
+    );
+    let next = 0;
+    const byIndex = new Map<number, Job>();
+    for (const p of plan) if (p.kind === "insert") byIndex.set(p.index, stored[next++]!);
+    return plan.map((p) =>
+      p.kind === "insert"
+        ? describe(byIndex.get(p.index)!, false)
+        : p.kind === "active"
+          ? describe(p.job, true)
+          : describe(byIndex.get(p.of)!, true),
+    );
   });
   return { jobs, warnings };
 }

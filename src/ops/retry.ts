@@ -245,13 +245,15 @@ async function retryIn(
   const matches = (await tx.listJobs({ ...target.filter, limit: Number.MAX_SAFE_INTEGER })).filter((j) =>
     (RETRYABLE_STATES as readonly string[]).includes(j.state),
   );
+  const keys = matches.flatMap((j) => (j.idempotency_key === null ? [] : [j.idempotency_key]));
+  const active = keys.length > 0 ? await tx.findActiveJobsByKeys(keys) : new Map<string, Job>();
   const chosen: Job[] = [];
   const skipped: SkippedRetry[] = [];
   const taken = new Map<string, number>();
   for (const job of matches) {
     checkRetry(job, false);
     const key = job.idempotency_key;
-    const holderId = key === null ? undefined : (taken.get(key) ?? (await keyHolder(tx, job))?.id);
+    const holderId = key === null ? undefined : (taken.get(key) ?? active.get(key)?.id);
     if (key !== null && holderId !== undefined) {
       skipped.push({ job_id: job.id, key, holder_id: holderId });
       continue;
@@ -259,8 +261,36 @@ async function retryIn(
     if (key !== null) taken.set(key, job.id);
     chosen.push(job);
   }
-  const jobs = await mapInOrder(chosen.reverse(), (job) => requeueChecked(tx, job, now, overrides, 0));
+  chosen.reverse();
+  const jobs =
+    overrides === null
+      ? await requeueAll(tx, chosen, now)
+      : await mapInOrder(chosen, (job) => requeueChecked(tx, job, now, overrides, 0));
   return { jobs, skipped: skipped.reverse() };
+}
+
+/**
+ * Requeues checked dead or canceled jobs (oldest first) with one statement and
+ * appends each one's `retried` event: the batch form of {@link requeue} for
+ * `retry --all`. Raises `CONFLICT` when one of them changed state meanwhile.
+ */
+async function requeueAll(tx: StoreWriter, jobs: Job[], now: number): Promise<RetriedJob[]> {
+  if (jobs.length === 0) return [];
+  const requeued = new Set(
+    await tx.requeueJobs(
+      jobs.map((j) => j.id),
+      [...RETRYABLE_STATES],
+      now,
+    ),
+  );
+  const lost = jobs.find((j) => !requeued.has(j.id));
+  if (lost) {
+    throw new SpoolError("CONFLICT", `job ${lost.id} changed state while being retried`, {
+      detail: { job_id: lost.id },
+    });
+  }
+  for (const job of jobs) await tx.appendEvent(job.id, "retried", null, JSON.stringify({ from: job.state }), now);
+  return jobs.map((j) => ({ job_id: j.id, state: "queued" }));
 }
 
 /** The warnings of a {@link RetryOutcome}: one `IDEMPOTENCY_KEY_HELD` per skipped job. */

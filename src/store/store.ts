@@ -34,6 +34,11 @@ export interface StoreReader {
   getJob(id: number): Promise<Job | null>;
   /** The queued or running job holding this idempotency key, or null (docs/architecture.md "Idempotency"). */
   findActiveJobByKey(key: string): Promise<Job | null>;
+  /**
+   * The queued or running job holding each of `keys`, by key (keys without one are absent); one
+   * statement on PostgreSQL. The batch form of {@link findActiveJobByKey} for `add --from` and `retry --all`.
+   */
+  findActiveJobsByKeys(keys: string[]): Promise<Map<string, Job>>;
   /** The most recent job (any state) holding this idempotency key, or null. */
   findLatestJobByKey(key: string): Promise<Job | null>;
   /** Jobs matching `filter`, newest first. */
@@ -275,6 +280,13 @@ export const STDERR_LINE_MAX = 500;
 export interface StoreWriter extends StoreReader {
   /** Inserts a job in state `queued`; returns the stored row. */
   insertJob(job: NewJob, now: number): Promise<Job>;
+  /**
+   * Adds jobs in state `queued` with their `added` events (the ledger rows of
+   * an add, written here so every driver writes the same), in order: row i of
+   * the answer is `jobs[i]`, ids ascending. PostgreSQL: one multi-row INSERT;
+   * signals `ready:<lane>` for each lane (docs/architecture.md "Waking").
+   */
+  addJobs(jobs: NewJob[], now: number): Promise<Job[]>;
   /** Appends a ledger row. */
   appendEvent(
     jobId: number,
@@ -324,8 +336,16 @@ export interface StoreWriter extends StoreReader {
    * Raises `IDEMPOTENCY_CONFLICT` ({@link activeKeyTaken}) when another active
    * job holds the job's idempotency key: the schema's one-active-job-per-key
    * rule (docs/architecture.md "Rules that rest on isolation").
+   * `dueAt`: when it comes due, epoch seconds.
    */
-  requeueJob(jobId: number, from: JobState, now: number): Promise<boolean>;
+  requeueJob(jobId: number, from: JobState, dueAt: number): Promise<boolean>;
+  /**
+   * {@link requeueJob} for many jobs at once (`retry --all`): each job of
+   * `jobIds` still in one of the states `from` is requeued, due at `dueAt`;
+   * returns the ids requeued (one statement). Raises `IDEMPOTENCY_CONFLICT`
+   * when another active job holds a key of one of them (nothing requeued).
+   */
+  requeueJobs(jobIds: number[], from: JobState[], dueAt: number): Promise<number[]>;
   /**
    * Closes a still-running attempt row on behalf of its worker (`retry --force`).
    * Returns false when the attempt is not running.
@@ -505,7 +525,18 @@ export interface Store {
  * with one idempotency key (the unique index refused it): `IDEMPOTENCY_CONFLICT`
  * (exit 5), never a raw constraint failure.
  */
-export function activeKeyTaken(jobId: number): SpoolError {
+export function activeKeyTaken(jobId: number | number[]): SpoolError {
+  if (Array.isArray(jobId)) {
+    if (jobId.length === 1) return activeKeyTaken(jobId[0]!);
+    return new SpoolError(
+      "IDEMPOTENCY_CONFLICT",
+      `jobs ${jobId.join(", ")} cannot all be requeued: another active job holds the idempotency key of one of them; nothing was requeued`,
+      {
+        remediation: "retry again: the jobs whose keys are taken are then skipped and named",
+        detail: { job_ids: jobId },
+      },
+    );
+  }
   return new SpoolError(
     "IDEMPOTENCY_CONFLICT",
     `job ${jobId} cannot be requeued: another active job holds its idempotency key`,

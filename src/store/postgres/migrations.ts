@@ -234,9 +234,31 @@ const STEPS: string[] = [
   DROP INDEX idx_jobs_backoff;
   CREATE INDEX idx_jobs_backoff ON jobs (queue) WHERE state = 'queued' AND last_attempt_no > 0;
   `,
+  // v10 (PostgreSQL only): the ledger numbered once per transaction. The first
+  // deferred firing at COMMIT numbers every row the transaction inserted (the
+  // only rows with placeholder ids it can see: others' are uncommitted, and a
+  // committed row is always numbered), in insertion order (placeholder ids
+  // descend), with one counter update; the other firings find their row done.
+  // Per row it was three statements and one counter update: a retry --all of
+  // 10,000 jobs spent 2.5 s in COMMIT.
+  `
+  CREATE OR REPLACE FUNCTION spoolctl_number_events() RETURNS trigger LANGUAGE plpgsql AS $$
+  DECLARE
+    pending bigint;
+    top bigint;
+  BEGIN
+    IF NOT EXISTS (SELECT 1 FROM job_events WHERE id = NEW.id) THEN RETURN NULL; END IF; -- numbered, or deleted
+    SELECT count(*) INTO pending FROM job_events WHERE id < 0;
+    UPDATE event_ids SET last_id = last_id + pending RETURNING last_id INTO top;
+    UPDATE job_events e SET id = top - pending + p.rn
+      FROM (SELECT id, row_number() OVER (ORDER BY id DESC) AS rn FROM job_events WHERE id < 0) p
+      WHERE e.id = p.id;
+    RETURN NULL;
+  END $$;
+  `,
 ];
 
-/** The schema version this binary writes (equal to the SQLite driver's). */
+/** The schema version this binary writes (one ahead of SQLite's: v10 concerns PostgreSQL's ledger only). */
 export const PG_SCHEMA_VERSION = STEPS.length;
 
 type Sql = SQL;

@@ -41,16 +41,31 @@ export async function deleteSetting(tx: SQL, key: string): Promise<boolean> {
 }
 
 /** Back to `queued` with fresh budgets and no owner; guarded by the expected state. */
-export async function requeueJob(tx: SQL, jobId: number, from: JobState, now: number): Promise<boolean> {
+export async function requeueJob(tx: SQL, jobId: number, from: JobState, dueAt: number): Promise<boolean> {
   try {
     const rows =
-      await tx`UPDATE jobs SET state = 'queued', attempts = 0, crashes = 0, next_run_at = ${now}::float8, finished_at = NULL,
+      await tx`UPDATE jobs SET state = 'queued', attempts = 0, crashes = 0, next_run_at = ${dueAt}::float8, finished_at = NULL,
         locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = false
       WHERE id = ${jobId} AND state = ${from} RETURNING 1`;
     return rows.length > 0;
   } catch (error) {
     // Another active job holds the key (committed, or committed while this UPDATE waited on it).
     if (isActiveKeyViolation(error)) throw activeKeyTaken(jobId);
+    throw error;
+  }
+}
+
+/** {@link requeueJob} for many jobs in one statement; returns the ids requeued. */
+export async function requeueJobs(tx: SQL, jobIds: number[], from: JobState[], dueAt: number): Promise<number[]> {
+  if (jobIds.length === 0) return [];
+  try {
+    const rows =
+      await tx`UPDATE jobs SET state = 'queued', attempts = 0, crashes = 0, next_run_at = ${dueAt}::float8, finished_at = NULL,
+        locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = false
+      WHERE id = ANY(${jobIds}::bigint[]) AND state = ANY(${from}::text[]) RETURNING id`;
+    return (rows as { id: string | number }[]).map((r) => Number(r.id));
+  } catch (error) {
+    if (isActiveKeyViolation(error)) throw activeKeyTaken(jobIds);
     throw error;
   }
 }

@@ -65,6 +65,19 @@ export class PgQueries implements StoreWriter {
     return row ? toJob(row) : null;
   }
 
+  async findActiveJobsByKeys(keys: string[]): Promise<Map<string, Job>> {
+    const found = new Map<string, Job>();
+    if (keys.length === 0) return found;
+    const rows = await this.tx`SELECT DISTINCT ON (idempotency_key) * FROM jobs
+      WHERE idempotency_key = ANY(${[...new Set(keys)]}::text[]) AND state IN ('queued','running')
+      ORDER BY idempotency_key, id DESC`;
+    for (const row of rows as Row[]) {
+      const job = toJob(row);
+      found.set(job.idempotency_key!, job);
+    }
+    return found;
+  }
+
   async findLatestJobByKey(key: string): Promise<Job | null> {
     const [row] = await this.tx`SELECT * FROM jobs WHERE idempotency_key = ${key} ORDER BY id DESC LIMIT 1`;
     return row ? toJob(row) : null;
@@ -196,6 +209,32 @@ export class PgQueries implements StoreWriter {
     return toJob(row);
   }
 
+  async addJobs(jobs: NewJob[], now: number): Promise<Job[]> {
+    if (jobs.length === 0) return [];
+    const col = <K extends keyof NewJob>(k: K) => jobs.map((j) => j[k]);
+    const json = (k: "argv" | "tags" | "env") => jobs.map((j) => JSON.stringify(j[k]));
+    // Rows are inserted in ordinality order, so ids ascend with it; sorted by id, row i is jobs[i].
+    const rows = (await this.tx`INSERT INTO jobs (argv, state, priority, queue, next_run_at, timeout_seconds,
+        max_retries, max_crashes, idempotency_key, tags, note, cwd, env, created_at)
+      SELECT argv, 'queued', priority, queue, next_run_at, timeout_seconds, max_retries, max_crashes,
+        idempotency_key, tags, note, cwd, env, ${now}::float8
+      FROM unnest(${json("argv")}::text[], ${col("priority")}::int[], ${col("queue")}::text[],
+        ${col("next_run_at")}::float8[], ${col("timeout_seconds")}::float8[], ${col("max_retries")}::int[],
+        ${col("max_crashes")}::int[], ${col("idempotency_key")}::text[], ${json("tags")}::text[],
+        ${col("note")}::text[], ${col("cwd")}::text[], ${json("env")}::text[])
+        WITH ORDINALITY AS j(argv, priority, queue, next_run_at, timeout_seconds, max_retries, max_crashes,
+          idempotency_key, tags, note, cwd, env, ord)
+      ORDER BY ord
+      RETURNING *`) as Row[];
+    const stored = rows.map(toJob).sort((a, b) => a.id - b.id);
+    this.effects.notify = true;
+    for (const job of stored) {
+      this.effects.work.ready.add(job.queue);
+      this.effects.append({ jobId: job.id, event: "added", workerId: null, detail: null, at: now });
+    }
+    return stored;
+  }
+
   async appendEvent(
     jobId: number,
     event: EventName,
@@ -316,10 +355,16 @@ export class PgQueries implements StoreWriter {
     return op.deleteSetting(this.tx, key);
   }
 
-  async requeueJob(jobId: number, from: JobState, now: number): Promise<boolean> {
-    const done = await op.requeueJob(this.tx, jobId, from, now);
+  async requeueJob(jobId: number, from: JobState, dueAt: number): Promise<boolean> {
+    const done = await op.requeueJob(this.tx, jobId, from, dueAt);
     if (done) this.effects.notify = this.effects.work.all = true;
     return done;
+  }
+
+  async requeueJobs(jobIds: number[], from: JobState[], dueAt: number): Promise<number[]> {
+    const ids = await op.requeueJobs(this.tx, jobIds, from, dueAt);
+    if (ids.length > 0) this.effects.notify = this.effects.work.all = true;
+    return ids;
   }
 
   async closeAttempt(closing: AttemptClosing): Promise<boolean> {

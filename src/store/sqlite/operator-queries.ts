@@ -53,7 +53,7 @@ export function deleteSetting(db: Database, key: string): boolean {
 }
 
 /** Back to `queued` with fresh budgets and no owner; guarded by the expected state. */
-export function requeueJob(db: Database, jobId: number, from: JobState, now: number): boolean {
+export function requeueJob(db: Database, jobId: number, from: JobState, dueAt: number): boolean {
   try {
     const result = db
       .query(
@@ -61,7 +61,7 @@ export function requeueJob(db: Database, jobId: number, from: JobState, now: num
            locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = 0
          WHERE id = ?2 AND state = ?3`,
       )
-      .run(now, jobId, from);
+      .run(dueAt, jobId, from);
     return result.changes > 0;
   } catch (error) {
     // The unique index of active keys (schema v4) refused a second active job with this key.
@@ -70,6 +70,29 @@ export function requeueJob(db: Database, jobId: number, from: JobState, now: num
       /idempotency_key/.test(String((error as Error).message))
     )
       throw activeKeyTaken(jobId);
+    throw error;
+  }
+}
+
+/**
+ * {@link requeueJob} for many jobs: one statement per chunk of ids (a JSON
+ * array read with json_each); returns the ids requeued.
+ */
+export function requeueJobs(db: Database, jobIds: number[], from: JobState[], dueAt: number): number[] {
+  const stmt = db.query(
+    `UPDATE jobs SET state = 'queued', attempts = 0, crashes = 0, next_run_at = ?1, finished_at = NULL,
+       locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = 0
+     WHERE id IN (SELECT value FROM json_each(?2)) AND state IN (SELECT value FROM json_each(?3))
+     RETURNING id`,
+  );
+  try {
+    return (stmt.all(dueAt, JSON.stringify(jobIds), JSON.stringify(from)) as { id: number }[]).map((r) => r.id);
+  } catch (error) {
+    if (
+      (error as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE" &&
+      /idempotency_key/.test(String((error as Error).message))
+    )
+      throw activeKeyTaken(jobIds);
     throw error;
   }
 }

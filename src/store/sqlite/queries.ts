@@ -60,6 +60,15 @@ export class SqliteQueries implements StoreWriter {
     return row ? toJob(row) : null;
   }
 
+  async findActiveJobsByKeys(keys: string[]): Promise<Map<string, Job>> {
+    const found = new Map<string, Job>();
+    for (const key of new Set(keys)) {
+      const job = await this.findActiveJobByKey(key);
+      if (job) found.set(key, job);
+    }
+    return found;
+  }
+
   async findLatestJobByKey(key: string): Promise<Job | null> {
     const row = this.db
       .query("SELECT * FROM jobs WHERE idempotency_key = ? ORDER BY id DESC LIMIT 1")
@@ -195,6 +204,16 @@ export class SqliteQueries implements StoreWriter {
       ) as Row;
     this.work.ready.add(job.queue);
     return toJob(row);
+  }
+
+  async addJobs(jobs: NewJob[], now: number): Promise<Job[]> {
+    const out: Job[] = [];
+    for (const job of jobs) {
+      const stored = await this.insertJob(job, now);
+      this.insertEvent(stored.id, "added", null, null, now);
+      out.push(stored);
+    }
+    return out;
   }
 
   async appendEvent(
@@ -376,8 +395,14 @@ export class SqliteQueries implements StoreWriter {
     return op.deleteSetting(this.db, key);
   }
 
-  async requeueJob(jobId: number, from: JobState, now: number): Promise<boolean> {
-    return this.wakeAllIf(await op.requeueJob(this.db, jobId, from, now));
+  async requeueJob(jobId: number, from: JobState, dueAt: number): Promise<boolean> {
+    return this.wakeAllIf(await op.requeueJob(this.db, jobId, from, dueAt));
+  }
+
+  async requeueJobs(jobIds: number[], from: JobState[], dueAt: number): Promise<number[]> {
+    const ids = op.requeueJobs(this.db, jobIds, from, dueAt);
+    this.wakeAllIf(ids.length > 0);
+    return ids;
   }
 
   async closeAttempt(closing: AttemptClosing): Promise<boolean> {
