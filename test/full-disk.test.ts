@@ -166,7 +166,7 @@ test.skipIf(ON_POSTGRES)(
       const script = join(q.dir, "open.ts");
       writeFileSync(
         script,
-        `import { Database } from "bun:sqlite";\nconst db = new Database(process.argv[2]);\ndb.query("SELECT count(*) FROM jobs").get();\nconsole.log("open");\nawait Bun.sleep(600000);\n`,
+        `import { Database } from "bun:sqlite";\nconst db = new Database(process.argv[2]);\ndb.query("SELECT count(*) FROM jobs").get();\nconsole.log("open");\nawait Bun.sleep(600000);\ndb.close(); // keeps db reachable: a collected Database closes its file\n`,
       );
       const holder = startBg(q, [], { argv0: ["bun", script, q.db] });
       await waitFor("the queue to be held open", () => holder.stdout().includes("open"), 30000);
