@@ -9,7 +9,8 @@ import type { VerbResult } from "../contract/envelope.ts";
 import type { Warning } from "../contract/errors.ts";
 import type { Args, FlagDef, FlagsDef, RawArgs, VerbSpec } from "../contract/flags.ts";
 import { type AppearingQueue, openAppearing, openQueue, type Store } from "../store/index.ts";
-import { type QueueLocation, resolveLocation } from "../store/location.ts";
+import { type QueueLocation, resolveLocation, TRUSTED_DIRS_VAR, type UntrustedProjectDir } from "../store/location.ts";
+import { ownerLabel } from "../store/ownership.ts";
 import { isTerminal } from "../ui/stdio.ts";
 import { suggesterFor } from "./selection.ts";
 
@@ -121,6 +122,17 @@ function noQueue(location: QueueLocation): Warning {
   };
 }
 
+/**
+ * The `UNTRUSTED_FOLDER` warning for a `.spoolctl/` passed over because another
+ * user owns it (docs/architecture.md "Location"): who, and how to trust it.
+ */
+function untrustedWarning(u: UntrustedProjectDir): Warning {
+  return {
+    code: "UNTRUSTED_FOLDER",
+    message: `ignoring ${u.path}: it is owned by ${ownerLabel(u.uid)}, not by you, so its settings could run another user's jobs as you; if you trust it, run with ${TRUSTED_DIRS_VAR}=${u.root} (folders separated by ':'), or pass --db`,
+  };
+}
+
 /** Builds a {@link VerbContext} from checked `args` and the `raw` argv they came from. */
 export function makeContext<F extends FlagsDef>(raw: RawArgs, args: Args<F>, opts: ContextOptions): VerbContext<F> {
   let location: QueueLocation | null = null;
@@ -133,7 +145,14 @@ export function makeContext<F extends FlagsDef>(raw: RawArgs, args: Args<F>, opt
       return terminalAttached();
     },
     location() {
-      location ??= resolveLocation(typeof raw.values.db === "string" ? raw.values.db : undefined);
+      if (location === null) {
+        location = resolveLocation(typeof raw.values.db === "string" ? raw.values.db : undefined);
+        for (const w of (location.untrusted ?? []).map(untrustedWarning)) {
+          // At once on a terminal's stderr (a worker runs long); in the envelope under --json.
+          if (ctx.json) opts.warnings.push(w);
+          else process.stderr.write(`spoolctl: warning: ${w.code}: ${w.message}\n`);
+        }
+      }
       return location;
     },
     suggest: suggesterFor(typeof raw.values.db === "string" ? raw.values.db : undefined),

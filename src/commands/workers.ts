@@ -5,7 +5,7 @@ import { listWorkers, staleAfter, type WorkerView } from "../ops/workers.ts";
 import type { WorkerRecord } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { humanDuration, iso, table } from "../ui/text.ts";
-import { HOST, judge } from "../worker/liveness.ts";
+import { deathCertain, HOST, judge } from "../worker/liveness.ts";
 import { readTiming } from "../worker/timing.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
@@ -27,6 +27,7 @@ export function healthContext(store: Pick<Store, "now"> | null): HealthContext {
   const timing = readTiming();
   return {
     judge,
+    certain: deathCertain,
     host: HOST,
     now: store ? store.now() : Date.now() / 1000,
     leaseSeconds: timing.reapThreshold,

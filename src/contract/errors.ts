@@ -92,6 +92,8 @@ export const WARNING_CODES = {
   NO_WORKER: "an awaited job is in a lane no live worker serves: it cannot finish until a worker runs",
   IDEMPOTENCY_KEY_HELD:
     "retry --all left a dead or canceled job as it was because another active job holds its idempotency key",
+  UNTRUSTED_FOLDER:
+    "a .spoolctl/ folder (or its config.json) on the way up from the working directory belongs to another user and was not used; SPOOLCTL_TRUSTED_DIRS trusts it",
   NO_QUEUE:
     "no queue exists at the selected location (nothing was ever added there), so it reads as empty; check --db, SPOOLCTL_DB or the folder",
   OUTPUT_NOT_REMOVED:

@@ -19,6 +19,8 @@ export interface ProcessRef {
 /** How to judge: the process look-up, this host, the queue's clock and the timing (seconds). */
 export interface HealthContext {
   judge: (who: ProcessRef) => "alive" | "dead" | "unknown";
+  /** Whether `who`'s death is certain on this host, so that its jobs are reaped at once, lease or not (docs/architecture.md "Reaping"). */
+  certain?: (who: ProcessRef) => boolean;
   /** This machine's host name. */
   host: string;
   /** The queue's clock, epoch seconds. */
@@ -32,7 +34,8 @@ export interface HealthContext {
 /**
  * The state of a running job's worker: `live`; `stale` (its process lives
  * but has not heartbeated for `staleSeconds`: stopped with SIGSTOP, or stuck);
- * `dead` (confirmed on this host: the next worker reaps the job);
+ * `dead` (confirmed on this host: the next worker reaps the job, at once
+ * when the death is certain, else once its lease expires);
  * `lease_expired` (on another host, its lease ran out: the next worker reaps
  * the job).
  */
@@ -144,7 +147,7 @@ export async function jobWorkerHealth(
   if (who && !cache.verdicts.has(key)) cache.verdicts.set(key, ctx.judge(who));
   const verdict = who ? cache.verdicts.get(key)! : "unknown";
   if (verdict === "dead") {
-    const wait = ctx.leaseSeconds - age;
+    const wait = who && ctx.certain?.(who) ? 0 : ctx.leaseSeconds - age;
     return {
       ...base,
       worker_state: "dead",

@@ -13,6 +13,7 @@ import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { SpoolError } from "../contract/errors.ts";
 import { jsonErrorPosition } from "./json-position.ts";
+import { foreignOwner } from "./ownership.ts";
 import { isPgUrl, PG_SCHEMES, parsePgUrl, redactUrl, schemeOf } from "./postgres/url.ts";
 import { formatBytes, readBounded } from "./read-bounded.ts";
 
@@ -28,6 +29,8 @@ export interface QueueLocation {
   dbPath: string;
   spoolDir: string;
   source: DbPathSource;
+  /** `.spoolctl/` folders passed over on the way (another user's: {@link findProject}); absent when none. */
+  untrusted?: UntrustedProjectDir[];
   /** The full `postgres://` URL, password included; absent for a SQLite file. */
   url?: string;
 }
@@ -99,27 +102,65 @@ export const PROJECT_DIR = ".spoolctl";
 /** The project config file, relative to the folder holding `.spoolctl/`. */
 export const CONFIG_FILE = ".spoolctl/config.json";
 
+/** The variable that lists folders whose `.spoolctl/` is used whoever owns it (`:`-separated; `*`: all). */
+export const TRUSTED_DIRS_VAR = "SPOOLCTL_TRUSTED_DIRS";
+
+/** A `.spoolctl/` passed over because another user owns it or its config file (docs/architecture.md "Location"). */
+export interface UntrustedProjectDir {
+  /** The folder holding `.spoolctl/`, absolute: what {@link TRUSTED_DIRS_VAR} would name. */
+  root: string;
+  /** The path owned by another user: `.spoolctl/` or its `config.json`. */
+  path: string;
+  uid: number;
+}
+
+/** Whether `root` (a folder holding `.spoolctl/`) is listed in {@link TRUSTED_DIRS_VAR}. */
+function trusted(root: string, env: NodeJS.ProcessEnv): boolean {
+  const list = (env[TRUSTED_DIRS_VAR] ?? "").split(":").filter((d) => d !== "");
+  return list.some((d) => d === "*" || resolve(d) === root);
+}
+
 /**
- * The folder whose `.spoolctl/` a command in `cwd` uses, the way git finds
- * `.git/` (docs/architecture.md "Location"): `cwd` or the nearest parent that
- * holds a `.spoolctl` folder; `cwd` itself when none does (where the first
- * write makes one). Absolute.
+ * Where a command in `cwd` finds its `.spoolctl/`, the way git finds `.git/`
+ * (docs/architecture.md "Location"): `root` is `cwd` or the nearest parent that
+ * holds a `.spoolctl` folder this user may trust, `cwd` itself when none does
+ * (where the first write makes one). Like git's `safe.directory`, a
+ * `.spoolctl/` (or its `config.json`) owned by another user than this one and
+ * root is passed over, listed in `untrusted`, unless its folder is named in
+ * `$SPOOLCTL_TRUSTED_DIRS`. Absolute paths.
  */
-export function projectRoot(cwd = process.cwd()): string {
+export function findProject(
+  cwd = process.cwd(),
+  env: NodeJS.ProcessEnv = process.env,
+): { root: string; untrusted: UntrustedProjectDir[] } {
   const start = resolve(cwd);
+  const untrusted: UntrustedProjectDir[] = [];
   for (let dir = start; ; dir = dirname(dir)) {
+    let found = false;
     try {
-      if (statSync(join(dir, PROJECT_DIR)).isDirectory()) return dir;
+      found = statSync(join(dir, PROJECT_DIR)).isDirectory();
     } catch {
       // not here (or not ours to read): look further up
     }
-    if (dirname(dir) === dir) return start;
+    if (found) {
+      const foreign = [join(dir, PROJECT_DIR), join(dir, CONFIG_FILE)]
+        .map((path) => ({ path, uid: foreignOwner(path) }))
+        .find((f) => f.uid !== null);
+      if (!foreign || trusted(dir, env)) return { root: dir, untrusted };
+      untrusted.push({ root: dir, path: foreign.path, uid: foreign.uid! });
+    }
+    if (dirname(dir) === dir) return { root: start, untrusted };
   }
 }
 
+/** The folder whose `.spoolctl/` a command in `cwd` uses: {@link findProject}'s `root`. */
+export function projectRoot(cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): string {
+  return findProject(cwd, env).root;
+}
+
 /** The project config file a command in `cwd` reads: `.spoolctl/config.json` of {@link projectRoot}. */
-export function projectConfigFile(cwd = process.cwd()): string {
-  return join(projectRoot(cwd), CONFIG_FILE);
+export function projectConfigFile(cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): string {
+  return join(projectRoot(cwd, env), CONFIG_FILE);
 }
 
 /**
@@ -208,6 +249,7 @@ function fromConfig(root: string): string | null {
 export function resolveLocation(flag: string | undefined, env = process.env, cwd = process.cwd()): QueueLocation {
   let given: string;
   let source: DbPathSource;
+  let untrusted: UntrustedProjectDir[] | undefined;
   if (flag !== undefined) {
     if (flag === "") throw new SpoolError("INVALID_INPUT", "--db needs a path", { remediation: "write --db PATH" });
     checkScheme(flag, "--db");
@@ -218,12 +260,14 @@ export function resolveLocation(flag: string | undefined, env = process.env, cwd
     given = env.SPOOLCTL_DB;
     source = "env";
   } else {
-    const root = projectRoot(cwd);
-    const configured = fromConfig(root);
-    given = configured ?? join(root, PROJECT_DIR, "queue.db");
+    const project = findProject(cwd, env);
+    const configured = fromConfig(project.root);
+    given = configured ?? join(project.root, PROJECT_DIR, "queue.db");
     source = configured ? "config" : "default";
+    if (project.untrusted.length > 0) untrusted = project.untrusted;
   }
-  if (isPgUrl(given)) return pgLocation(given, source, env);
+  const where = untrusted ? { untrusted } : {};
+  if (isPgUrl(given)) return { ...pgLocation(given, source, env), ...where };
   const dbPath = resolve(cwd, given);
-  return { dbPath, spoolDir: spoolDirFor(dbPath), source };
+  return { dbPath, spoolDir: spoolDirFor(dbPath), source, ...where };
 }

@@ -7,7 +7,17 @@
  * anyone can swap the files). Attempt files are created fresh, never through a
  * symbolic link.
  */
-import { accessSync, constants, lstatSync, mkdirSync, openSync, type Stats, statSync, unlinkSync } from "node:fs";
+import {
+  accessSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  type Stats,
+  statSync,
+  unlinkSync,
+} from "node:fs";
 import { dirname } from "node:path";
 import { SpoolError } from "../contract/errors.ts";
 
@@ -64,6 +74,58 @@ export function refuseUnsafePath(path: string, what: string): void {
   }
 }
 
+/** The login name of user `uid` (from /etc/passwd), or null when it has none there. */
+export function userName(uid: number): string | null {
+  try {
+    for (const line of readFileSync("/etc/passwd", "utf8").split("\n")) {
+      const [name, , id] = line.split(":");
+      if (name && Number(id) === uid && id !== "") return name;
+    }
+  } catch {
+    // no passwd file: the uid alone names the user
+  }
+  return null;
+}
+
+/** `name (uid N)`, or `uid N` for a user without a name. */
+export function ownerLabel(uid: number): string {
+  const name = userName(uid);
+  return name === null ? `uid ${uid}` : `${name} (uid ${uid})`;
+}
+
+/**
+ * The owner of `path` when it is neither this user nor root — for a symbolic
+ * link, of the link or of its target, whichever is another's — else null (a
+ * missing path, or no user ids on this platform). What git's
+ * `safe.directory` calls dubious ownership (docs/architecture.md "Location").
+ */
+export function foreignOwner(path: string): number | null {
+  const me = euid();
+  if (me === null) return null;
+  const link = statOrNull(path, false);
+  if (!link) return null;
+  const target = link.isSymbolicLink() ? statOrNull(path, true) : null;
+  for (const st of target ? [link, target] : [link]) if (st.uid !== me && st.uid !== 0) return st.uid;
+  return null;
+}
+
+/**
+ * Refuses a folder holding a queue's database that another user (not root)
+ * owns: that user may rename the database away and put theirs in its place,
+ * sticky bit or not (docs/architecture.md "Folder ownership"). Raises
+ * `INTERNAL` with `detail.unsafe` `folder_owner`.
+ */
+export function refuseForeignFolder(dir: string): void {
+  const uid = foreignOwner(dir);
+  if (uid === null) return;
+  throw refuse(
+    `refusing a queue in ${dir}: the folder is owned by ${ownerLabel(uid)}, not by you (uid ${euid()}), who could replace the queue's files`,
+    dir,
+    `keep the queue in a folder of yours: pass another --db, or set SPOOLCTL_DB; ${REMEDY}`,
+    "folder_owner",
+  );
+}
+
 /**
  * Refuses a folder (holding a queue) that every user may write and that has
  * no sticky bit: there anyone may rename another user's files away and put
@@ -94,7 +156,7 @@ function writable(path: string): boolean {
 
 /**
  * The checks a writer makes before opening a queue: its folder
- * ({@link refuseOpenFolder}), then the database file and its `-wal`/`-shm`
+ * ({@link refuseForeignFolder}, {@link refuseOpenFolder}), then the database file and its `-wal`/`-shm`
  * companions (`dbPath` null for a queue without a local file) and the spool
  * folder ({@link refuseUnsafePath}). A database file this user may not write
  * is left to the driver, which names the permission problem (and nothing is
@@ -104,6 +166,7 @@ export function refuseUnsafeQueue(dbPath: string | null, spoolDir: string): void
   if (dbPath !== null) {
     // Not ours to write at all: the driver names the permission problem instead.
     if (statOrNull(dbPath, true) && !writable(dbPath)) return;
+    refuseForeignFolder(dirname(dbPath));
     refuseOpenFolder(dirname(dbPath));
     for (const [path, what] of [
       [dbPath, "database"],

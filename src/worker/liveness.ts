@@ -183,6 +183,20 @@ export function judge(who: ProcessIdentity): Liveness {
 }
 
 /**
+ * Whether the process recorded as `who` is certainly gone, so that its jobs may
+ * be reaped at once, without waiting out their lease (docs/architecture.md
+ * "Reaping"): it ran on this host, under this boot (a boot id recorded and equal
+ * to ours: another machine that shares our host name has another one), and
+ * {@link judge} finds its PID gone, a zombie, or reused (another start time).
+ */
+export function deathCertain(who: ProcessIdentity): boolean {
+  if (who.host !== HOST) return false;
+  const currentBoot = bootId();
+  if (who.bootId === null || currentBoot === null || who.bootId !== currentBoot) return false;
+  return judge(who) === "dead";
+}
+
+/**
  * Whether process group `pgid` has a member that is not a zombie (Linux: scans
  * `/proc`). Zombies cannot be signalled and are reaped by init — or never, under
  * an init that does not reap — so they must not hold a kill's grace open.

@@ -440,13 +440,18 @@ export class Worker {
 
   /**
    * A drain left with nothing to run, two seconds on, names once what holds
-   * it open: other workers' running jobs (a dead worker's job is reaped only
-   * when its lease expires, a silence of up to 30 s otherwise).
+   * it open: other workers' running jobs. It reaps first, so that a worker of
+   * this host that died since the last reap is not named: its jobs are
+   * requeued at once (docs/architecture.md "Reaping"); another host's silent
+   * worker is reaped when its lease expires.
    */
   private async sayWhatHoldsTheDrain(): Promise<void> {
     const now = performance.now();
     this.drainIdleSince ??= now;
     if (this.saidIdle || now - this.drainIdleSince < DRAIN_QUIET_MS) return;
+    this.lastReap = performance.now();
+    await this.reap();
+    if (await this.store.read(async (tx) => tx.laneSettled(this.opts.queue, this.store.now()))) return;
     this.saidIdle = true;
     const event = await whatHoldsTheDrain(this.store, this.opts.queue, this.timing.reapThreshold);
     if (event) this.emit(event);

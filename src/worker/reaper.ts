@@ -1,10 +1,10 @@
 /**
  * The reaper (docs/architecture.md "Reaping"), run by every worker before it
- * claims. A running job whose lease (its heartbeat) is older than the reap
- * threshold is requeued (or dead-lettered) when its worker is judged gone:
- * on this host, confirmed dead by PID and start time (fast and exact); on
- * another host, by the expired lease alone, because another machine's PIDs
- * cannot be looked at. Orphaned process groups left on this host are killed
+ * claims. A running job is requeued (or dead-lettered) when its worker is
+ * gone: at once when its worker's death is certain on this host (PID gone or
+ * reused, same boot); otherwise once its lease (its heartbeat) is older than
+ * the reap threshold and its worker is judged gone — on another host by the
+ * expired lease alone, because another machine's PIDs cannot be looked at. Orphaned process groups left on this host are killed
  * first, recognised by their attempt marker.
  */
 
@@ -16,6 +16,7 @@ import type { Job } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { ATTEMPT_MARKER, attemptMarker, killGroup } from "./executor.ts";
 import {
+  deathCertain,
   groupsWithEnv,
   groupsWithEnvPrefix,
   groupsWritingTo,
@@ -82,27 +83,66 @@ async function killOrphan(store: Store, job: Job, who: ProcessIdentity): Promise
   return groups.size > 0;
 }
 
+/** A running job the reaper looks at: its worker's identity, and whether its lease expired. */
+interface Candidate {
+  job: Job;
+  who: ProcessIdentity;
+  stale: boolean;
+}
+
 /**
- * Reaps every running job whose lease is older than `thresholdSeconds` and
- * whose worker is gone (see {@link gone}). `reaperId` is recorded on the events.
+ * The running jobs worth judging, read in one transaction: those whose lease
+ * is older than `thresholdSeconds`, and the others whose worker's registry row
+ * says this host (only here can a death be certain before the lease runs out).
+ */
+async function candidates(store: Store, thresholdSeconds: number): Promise<Candidate[]> {
+  const found = await store.read(async (tx) => {
+    const stale = await tx.staleRunningJobs(thresholdSeconds);
+    const staleIds = new Set(stale.map((j) => j.id));
+    const fresh = (await tx.runningJobsByWorker()).filter((r) => !staleIds.has(r.job_id));
+    const ids = [...new Set([...fresh.map((r) => r.worker_id), ...stale.flatMap((j) => j.locked_by ?? [])])];
+    const rows = new Map(await Promise.all(ids.map(async (id) => [id, await tx.getWorker(id)] as const)));
+    const localIds = fresh.filter((r) => rows.get(r.worker_id)?.host === HOST).map((r) => r.job_id);
+    const local =
+      localIds.length === 0 ? [] : await tx.listJobs({ ids: localIds, states: ["running"], limit: localIds.length });
+    const jobs = [...stale.map((job) => ({ job, stale: true })), ...local.map((job) => ({ job, stale: false }))];
+    const attempts = await Promise.all(jobs.map(({ job }) => tx.getAttempt(job.id, job.last_attempt_no)));
+    return jobs.map((c, i) => ({
+      ...c,
+      row: c.job.locked_by ? (rows.get(c.job.locked_by) ?? null) : null,
+      attempt: attempts[i],
+    }));
+  });
+  return found.flatMap(({ job, stale, row, attempt }) => {
+    const who = workerIdentityOf(job, row, HOST, attempt);
+    return who ? [{ job, who, stale }] : [];
+  });
+}
+
+/**
+ * Reaps the running jobs whose worker is gone (docs/architecture.md
+ * "Reaping"): at once when its death is certain on this host
+ * ({@link deathCertain}: PID gone or reused, same boot), whatever the age of
+ * its lease; otherwise once the lease is older than `thresholdSeconds` and the
+ * worker is judged gone ({@link gone}). Orphans are killed first. `reaperId`
+ * is recorded on the events.
  */
 export async function reapDeadWorkers(store: Store, reaperId: string, thresholdSeconds: number): Promise<ReapedJob[]> {
-  const candidates = await store.read(async (tx) => tx.staleRunningJobs(thresholdSeconds));
   const reaped: ReapedJob[] = [];
-  for (const job of candidates) {
-    const who = await identityOf(store, job);
-    if (!who || !gone(who)) continue;
+  for (const { job, who, stale } of await candidates(store, thresholdSeconds)) {
+    const certain = deathCertain(who);
+    if (!certain && !(stale && gone(who))) continue;
     const killedOrphan = await killOrphan(store, job, who);
     const where = who.host === HOST ? "" : ` on ${who.host}`;
     const why = who.host === HOST ? "died" : `lost its lease (no heartbeat for ${thresholdSeconds}s)`;
-    // Re-checked inside the write transaction: same owner and attempt, still stale.
+    // Re-checked inside the write transaction: same owner and attempt, and (unless its death is certain) still stale.
     const outcome = await recordAttemptEnd(
       store,
       {
         jobId: job.id,
         attemptNo: job.last_attempt_no,
         workerId: job.locked_by ?? "",
-        staleBefore: store.now() - thresholdSeconds,
+        ...(certain ? {} : { staleBefore: store.now() - thresholdSeconds }),
       },
       { kind: "worker_crash", error: `worker ${job.locked_by} (pid ${who.pid}${where}) ${why}` },
       store.now(),
