@@ -488,6 +488,15 @@ export interface Store {
    * `INTERNAL` with `detail.storage` when the storage fails.
    */
   checkpoint(): Promise<boolean>;
+  /**
+   * Whether the queue is still the one at its location (docs/architecture.md
+   * "A vanished or replaced file"): null while it is, else a `QUEUE_REPLACED`
+   * error saying what became of it. SQLite: the path's (device, inode) against
+   * those of the file opened, one stat(2) and no database I/O; a deleted file
+   * (or folder) and a file moved or copied into place both count. PostgreSQL
+   * and a queue that did not exist when opened: always null.
+   */
+  replaced(): SpoolError | null;
   /** Closes the connection. */
   close(): Promise<void>;
 }

@@ -124,12 +124,38 @@ export class Worker {
       if (ship) clearInterval(ship);
       this.waker.close();
       try {
-        await store.write(async (tx) => tx.markWorkerStopped(opts.workerId, store.now()), { durable: false });
+        // Not into a file that is no longer the queue.
+        if (!this.lost)
+          await store.write(async (tx) => tx.markWorkerStopped(opts.workerId, store.now()), { durable: false });
       } catch {
         // best effort: a stale registry row is judged by PID liveness anyway
       }
     }
+    if (this.lost) throw this.lost;
     return this.summary;
+  }
+
+  /** Set when the queue's file was deleted or replaced under this worker: the error it exits with. */
+  private lost: SpoolError | null = null;
+
+  /**
+   * Compares the queue's file with the one opened (docs/architecture.md "A
+   * vanished or replaced file"): when it is gone or another, the worker stops
+   * claiming, stops its running jobs (their results have nowhere to go that
+   * anyone reads) and exits with `QUEUE_REPLACED`. One stat(2); called on every
+   * turn and every heartbeat.
+   */
+  private checkFile(): void {
+    if (this.lost) return;
+    const lost = this.store.replaced();
+    if (lost === null) return;
+    this.lost = lost;
+    const running = this.inFlight.size;
+    this.emit({
+      type: "storage",
+      message: `${lost.message}: claiming stopped${running > 0 ? `; stopping ${running} running job(s), whose results have nowhere to go` : ""}; exiting`,
+    });
+    this.interrupt();
   }
 
   private beating = false;
@@ -187,6 +213,8 @@ export class Worker {
    * or whose cancel was requested is stopped.
    */
   private async heartbeat(): Promise<void> {
+    this.checkFile();
+    if (this.lost) return;
     if (this.beating) {
       this.checkLease(); // the previous beat hangs (a database that stopped answering)
       return;
@@ -365,6 +393,7 @@ export class Worker {
   private async turn(): Promise<boolean> {
     const { store, opts } = this;
     {
+      this.checkFile();
       // Our own commits wake this loop ~2 times a job; the stop flag needs no fresher look than 250 ms.
       if (!this.stopping && performance.now() - this.lastStopCheck >= STOP_CHECK_MS) {
         this.lastStopCheck = performance.now();

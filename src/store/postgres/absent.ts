@@ -86,6 +86,11 @@ export class AbsentPgStore implements Store {
     return true;
   }
 
+  /** A database on a server has no file to lose. */
+  replaced(): null {
+    return null;
+  }
+
   /** No schema, no statements to plan. */
   async explainHotPath(): Promise<QueryPlan[]> {
     return [];

@@ -160,6 +160,11 @@ export class PgStore implements Store {
     return true;
   }
 
+  /** A database on a server has no file to lose. */
+  replaced(): null {
+    return null;
+  }
+
   async close(): Promise<void> {
     for (const waker of this.wakers) waker.close();
     this.wakers.clear();

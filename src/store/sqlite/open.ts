@@ -399,8 +399,40 @@ export class SqliteStore implements Store {
     });
   }
 
+  /** (device, inode) of the file this store opened; null for a queue that did not exist (nothing to lose). */
+  fileId: FileId | null = null;
+
+  replaced(): SpoolError | null {
+    if (this.fileId === null) return null;
+    const now = fileIdOf(this.location);
+    if (now !== null && now.dev === this.fileId.dev && now.ino === this.fileId.ino) return null;
+    const what =
+      now === null
+        ? `the queue file ${this.location} was deleted or moved away while this process had it open`
+        : `the queue file ${this.location} was replaced by another file (moved or copied into place) while this process had it open`;
+    return new SpoolError("QUEUE_REPLACED", what, {
+      detail: { path: this.location, deleted: now === null },
+    });
+  }
+
   async close(): Promise<void> {
     await this.lock.run(async () => this.db.close(false));
+  }
+}
+
+/** A file's identity: device and inode numbers. */
+export interface FileId {
+  dev: number;
+  ino: number;
+}
+
+/** The (device, inode) of the file at `path` (following links, as SQLite opens it), or null when there is none. */
+export function fileIdOf(path: string): FileId | null {
+  try {
+    const st = statSync(path);
+    return { dev: st.dev, ino: st.ino };
+  } catch {
+    return null;
   }
 }
 
@@ -458,8 +490,11 @@ function emptyStore(opts: OpenOptions): SqliteStore {
  */
 function openReadOnly(opts: OpenOptions): SqliteStore | null {
   let db: Database;
+  let fileId: FileId | null;
   try {
     db = new Database(opts.path, { readonly: true });
+    // Taken right after the open: what the worker compares the path with later (SqliteStore.replaced).
+    fileId = fileIdOf(opts.path);
   } catch (error) {
     throw openFailure(opts.path, error, false);
   }
@@ -475,7 +510,11 @@ function openReadOnly(opts: OpenOptions): SqliteStore | null {
     db.close(false);
     throw openFailure(opts.path, error, false);
   }
-  if (schema.version === SCHEMA_VERSION) return new SqliteStore(db, opts.path, opts.spoolDir, true, schema.queueId);
+  if (schema.version === SCHEMA_VERSION) {
+    const store = new SqliteStore(db, opts.path, opts.spoolDir, true, schema.queueId);
+    store.fileId = fileId;
+    return store;
+  }
   db.close(false);
   return null;
 }
@@ -503,6 +542,8 @@ export function openSqliteStore(opts: OpenOptions): SqliteStore {
   } catch (error) {
     throw openFailure(opts.path, error, true);
   }
+  // Taken right after the open: what the worker compares the path with later (SqliteStore.replaced).
+  const fileId = fileIdOf(opts.path);
   let queueId: string;
   let synchronous: "FULL" | "NORMAL" = "FULL";
   try {
@@ -527,5 +568,6 @@ export function openSqliteStore(opts: OpenOptions): SqliteStore {
   }
   const store = new SqliteStore(db, opts.path, opts.spoolDir, true, queueId);
   store.synchronous = synchronous;
+  store.fileId = fileId;
   return store;
 }
