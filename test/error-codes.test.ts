@@ -137,6 +137,21 @@ test("INTERNAL: a database newer than this binary is refused and left untouched"
   }
 });
 
+// SQLite-only: a damaged file (test/corrupt-file.test.ts damages pages; here the header).
+test.skipIf(ON_POSTGRES)("QUEUE_CORRUPT: a queue file whose header is damaged", async () => {
+  const damaged = new TempQueue();
+  try {
+    expect((await damaged.run(["add", "--", "true"])).code).toBe(0);
+    const bytes = readFileSync(damaged.db);
+    bytes.fill(0x41, 0, 100);
+    writeFileSync(damaged.db, bytes);
+    const e = await expectError("QUEUE_CORRUPT", ["status"], { queue: damaged });
+    expect(e.remediation).toContain(`spoolctl doctor --db ${damaged.db}`);
+  } finally {
+    damaged.cleanup();
+  }
+});
+
 // SQLite-only: the lock is SQLite's file write lock, held on purpose by a second process (raw BEGIN IMMEDIATE).
 test.skipIf(ON_POSTGRES)(
   "LOCKED: a writer waits out the 5 s busy timeout while another process holds the write lock",
@@ -197,10 +212,10 @@ test("IDEMPOTENCY_CONFLICT: the same --key for another command", async () => {
 });
 
 test("every error code of the registry was triggered above", () => {
-  // LOCKED is triggered by holding SQLite's write lock, QUEUE_REPLACED by deleting its file: SQLite-only tests.
+  // LOCKED is triggered by holding SQLite's write lock, QUEUE_CORRUPT and QUEUE_REPLACED by damaging or deleting its file: SQLite-only tests.
   expect([...tested].sort()).toEqual(
     Object.keys(ERROR_CODES)
-      .filter((c) => !(ON_POSTGRES && (c === "LOCKED" || c === "QUEUE_REPLACED")))
+      .filter((c) => !(ON_POSTGRES && ["LOCKED", "QUEUE_CORRUPT", "QUEUE_REPLACED"].includes(c)))
       .sort(),
   );
 });

@@ -84,6 +84,8 @@ export default defineVerb({
       });
     if (ctx.args.watch) return { data: await watch(ctx, ctx.args.interval), streamed: true };
     const store = await ctx.open({ create: false });
+    // The health view reads the whole file once: counts alone come from a table that may be intact beside damage.
+    await store.checkIntact();
     const status = await store.read(
       async (tx) => await readStatus(tx, judgeRecord, undefined, 5, healthContext(store)),
     );

@@ -148,12 +148,21 @@ export class Worker {
   private checkFile(): void {
     if (this.lost) return;
     const lost = this.store.replaced();
-    if (lost === null) return;
-    this.lost = lost;
+    if (lost !== null) this.giveUp(lost);
+  }
+
+  /**
+   * Ends the worker for a condition of its queue that waiting cannot cure (the
+   * file replaced, a damaged file met by a heartbeat): claiming stops, running
+   * jobs are stopped, and {@link run} raises `error` once they have ended.
+   */
+  private giveUp(error: SpoolError): void {
+    if (this.lost) return;
+    this.lost = error;
     const running = this.inFlight.size;
     this.emit({
       type: "storage",
-      message: `${lost.message}: claiming stopped${running > 0 ? `; stopping ${running} running job(s), whose results have nowhere to go` : ""}; exiting`,
+      message: `${error.message}: claiming stopped${running > 0 ? `; stopping ${running} running job(s), whose results have nowhere to go` : ""}; exiting`,
     });
     this.interrupt();
   }
@@ -249,7 +258,9 @@ export class Worker {
       if (stopRequested) this.requestStop("stop requested through the registry");
     } catch (error) {
       this.checkLease();
-      this.transient(error);
+      // The heartbeat runs off a timer: what it cannot wait out ends the worker through the loop, not as an unhandled rejection.
+      if (error instanceof SpoolError && error.code === "QUEUE_CORRUPT") this.giveUp(error);
+      else this.transient(error);
     } finally {
       this.beating = false;
     }

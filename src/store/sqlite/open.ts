@@ -14,6 +14,7 @@ import {
   type ClaimRequest,
   type DatedClaim,
   datedClaim,
+  INTACT_CHECK_MAX_BYTES,
   type QueryPlan,
   type Store,
   type StoreReader,
@@ -95,6 +96,8 @@ function mapStorageError<T>(path: string, fn: () => T): T {
 /** SQLite's error as the {@link SpoolError} it means (see {@link mapStorageError}); other errors unchanged. */
 function mapError(path: string, error: unknown): unknown {
   if (isBusyError(error)) return lockedError(path);
+  const damaged = corruptError(path, error);
+  if (damaged) return damaged;
   const code = (error as { code?: unknown })?.code;
   if (code === "SQLITE_FULL") {
     return new SpoolError("INTERNAL", `the disk holding the queue ${path} is full`, {
@@ -109,6 +112,22 @@ function mapError(path: string, error: unknown): unknown {
     });
   }
   return error;
+}
+
+/**
+ * `QUEUE_CORRUPT` (exit 3) for SQLite's "database disk image is malformed"
+ * (SQLITE_CORRUPT…) and "file is not a database" (SQLITE_NOTADB: a damaged
+ * header, or a file that never was one), whichever verb meets it
+ * (docs/architecture.md "A damaged file"); null for any other error.
+ */
+export function corruptError(path: string, error: unknown): SpoolError | null {
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code !== "string" || !(code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB")) return null;
+  const what =
+    code === "SQLITE_NOTADB"
+      ? `the queue file ${path} is not a SQLite database (its header is damaged, or --db names another kind of file)`
+      : `the queue file ${path} is damaged: ${(error as Error).message}`;
+  return new SpoolError("QUEUE_CORRUPT", what, { detail: { path, sqlite_code: code } });
 }
 
 /** Creates the parent folder (0700 when we create it) and the file (0600), docs/architecture.md "Location". */
@@ -211,6 +230,8 @@ export function deniedFolderError(path: string, writing: boolean): SpoolError | 
 function openFailure(path: string, error: unknown, writing: boolean): SpoolError {
   if (error instanceof SpoolError) return error;
   if (isBusyError(error)) return lockedError(path);
+  const damaged = corruptError(path, error);
+  if (damaged) return damaged;
   const dir = dirname(path);
   const name = basename(path);
   const code = String((error as { code?: unknown })?.code ?? "");
@@ -396,6 +417,30 @@ export class SqliteStore implements Store {
       } finally {
         work.clear();
       }
+    });
+  }
+
+  async checkIntact(): Promise<void> {
+    if (!this.exists) return;
+    let size = 0;
+    try {
+      size = statSync(this.location).size + walBytes(this.location);
+    } catch {
+      return; // gone: the verb's own read says what it finds
+    }
+    if (size > INTACT_CHECK_MAX_BYTES) return;
+    const problems = await this.lock.run(async () =>
+      mapStorageError(this.location, () => this.db.query("PRAGMA quick_check(1)").all() as { quick_check: string }[]),
+    );
+    const found = problems.map((r) => r.quick_check).find((m) => m !== "ok");
+    if (found === undefined) return;
+    // One line: SQLite starts with "*** in database main ***" and a line break.
+    const problem = found
+      .replace(/\*\*\* in database \w+ \*\*\*\s*/g, "")
+      .replace(/\s*\n\s*/g, "; ")
+      .trim();
+    throw new SpoolError("QUEUE_CORRUPT", `the queue file ${this.location} is damaged: ${problem}`, {
+      detail: { path: this.location, sqlite_code: null },
     });
   }
 
