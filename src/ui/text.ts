@@ -10,13 +10,28 @@ export function escapeControl(text: string): string {
   });
 }
 
-/** A shell-like rendering of argv for display (quotes where needed), control characters escaped. */
+/**
+ * A shell-like rendering of argv for display, one line, as bash reads it back:
+ * bare words, single quotes where needed, and an argument holding control
+ * characters in ANSI-C quotes (`$'a\nb'`: a real newline), so it never reads
+ * like one holding a literal backslash and n (`'a\nb'`) (docs/architecture.md
+ * "Adding a job").
+ */
 export function formatArgv(argv: string[]): string {
-  return argv
-    .map((a) => (a === "" ? "''" : /^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", `'\\''`)}'`))
-    .map(escapeControl)
-    .join(" ");
+  return argv.map(shellWord).join(" ");
 }
+
+/** One argument as {@link formatArgv} shows it. */
+function shellWord(a: string): string {
+  if (a === "") return "''";
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a)) return a;
+  if (!CONTROL.test(a)) return `'${a.replaceAll("'", `'\\''`)}'`;
+  // $'…': backslash and quote escaped first, so that only control characters become escapes.
+  return `$'${escapeControl(a.replaceAll("\\", "\\\\").replaceAll("'", "\\'"))}'`;
+}
+
+/** A C0 or C1 control character (what {@link escapeControl} escapes). */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** Longest command or error a table cell shows, characters; `show` and `--json` have the whole text. */
 export const CELL_MAX = 200;
