@@ -87,9 +87,20 @@ export function attemptsText(
   return `${started} attempt${started === 1 ? "" : "s"}: ${job.attempts} failed, ${retries}${crashes}`;
 }
 
-/** Epoch seconds → ISO-8601 UTC, or "-" for null. */
-export function iso(epochSeconds: number | null): string {
-  return epochSeconds === null ? "-" : new Date(epochSeconds * 1000).toISOString();
+/**
+ * Epoch seconds → ISO-8601 in the user's time zone (`TZ`, else the system's),
+ * with its offset: `2026-12-02T06:55:40.556+01:00`, `…Z` where the offset is
+ * zero; "-" for null. `ms: false` drops the milliseconds. Human views only:
+ * JSON keeps epoch seconds and UTC (docs/architecture.md "Clocks").
+ */
+export function iso(epochSeconds: number | null, ms = true): string {
+  if (epochSeconds === null) return "-";
+  const at = new Date(epochSeconds * 1000);
+  const offset = -at.getTimezoneOffset(); // minutes east of UTC, daylight saving included
+  const wall = new Date(at.getTime() + offset * 60_000).toISOString().slice(0, ms ? 23 : 19);
+  if (offset === 0) return `${wall}Z`;
+  const abs = Math.abs(offset);
+  return `${wall}${offset > 0 ? "+" : "-"}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`;
 }
 
 /**

@@ -550,7 +550,7 @@ export class Worker {
     let next: ClaimedAttempt[] | null = null;
     try {
       const ends: AttemptEnd[] = [];
-      for (const { claimed, end, ended } of batch) {
+      for (const { claimed, end, started, ended } of batch) {
         // The rest of the output goes before the result: a reader that sees the end sees all of it.
         await this.shipper?.finish(claimed);
         const flight = this.inFlight.get(flightKey(claimed));
@@ -560,8 +560,10 @@ export class Worker {
             : null;
         // Read outside the write transaction: one bounded read of the file's end (triage's signature).
         const stderrLastLine = readLastStderrLine(claimed.stderrPath);
-        // Dated when the child ended (src/worker/pause.ts), not when the result could be written.
-        const endedAt = this.store.now() - (performance.now() - ended) / 1000;
+        // Dated when the child ended (src/worker/pause.ts), not when the result could be written, and
+        // from the stored start plus the monotonic time elapsed: a wall clock set back or forward while
+        // the job ran does not change its duration (docs/architecture.md "Clocks").
+        const endedAt = claimed.startedAt + Math.max(0, ended - started) / 1000;
         ends.push({
           ref: {
             jobId: claimed.job.id,
