@@ -1,4 +1,5 @@
 /** Small text helpers shared by the human renderers. */
+import { DISK_LOSS_LIMIT } from "../ops/outcome.ts";
 
 /** Escapes control characters (as `\n`, `\t`, `\xNN`) so that one job stays on one line of human output. */
 export function escapeControl(text: string): string {
@@ -68,23 +69,33 @@ export function crashBudget(crashes: number, maxCrashes: number | null): string 
 
 /**
  * A job's attempts in one phrase: "4 attempts: 4 failed, retry budget 3 used up";
- * worker crashes are named only when there were some (or a budget for them).
+ * worker crashes are named only when there were some (or a budget for them),
+ * attempts lost to a full disk (`lostToDisk`, counted by the caller from the
+ * attempts) only when there were some.
  */
 export function attemptsText(
   job: { state: string; attempts: number; crashes: number; max_retries: number; max_crashes: number | null },
   started: number,
+  lostToDisk = 0,
 ): string {
   const crashes =
     job.crashes > 0 || job.max_crashes !== null
       ? `; ${job.crashes} lost to a worker crash, ${crashBudget(job.crashes, job.max_crashes)}`
       : "";
-  const budgetLeft = job.attempts <= job.max_retries && (job.max_crashes === null || job.crashes <= job.max_crashes);
+  // Attempts lost to a full disk have their own budget (DISK_LOSS_LIMIT): said only when there were some.
+  const diskSpent = lostToDisk >= DISK_LOSS_LIMIT;
+  const disk =
+    lostToDisk > 0
+      ? `; ${lostToDisk} lost to a full disk${diskSpent ? `, the limit of ${DISK_LOSS_LIMIT}` : ` (at most ${DISK_LOSS_LIMIT})`}`
+      : "";
+  const budgetLeft =
+    !diskSpent && job.attempts <= job.max_retries && (job.max_crashes === null || job.crashes <= job.max_crashes);
   // Dead with budget left: a command that can never start is not retried (docs/architecture.md "Execution").
   const retries =
     job.state === "dead" && budgetLeft
       ? "dead without a retry (the command cannot start)"
       : retryBudget(job.attempts, job.max_retries);
-  return `${started} attempt${started === 1 ? "" : "s"}: ${job.attempts} failed, ${retries}${crashes}`;
+  return `${started} attempt${started === 1 ? "" : "s"}: ${job.attempts} failed, ${retries}${crashes}${disk}`;
 }
 
 /**

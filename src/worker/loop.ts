@@ -74,6 +74,9 @@ export class Worker {
   requestStop(reason: string): void {
     if (this.stopping) return;
     this.stopping = true;
+    this.stopAskedAt = performance.now();
+    // Results waiting out a back-off get one more try now, not up to 15 s from now.
+    this.storage.retryRecordNow();
     this.emit({ type: "stopping", reason, inFlight: this.inFlight.size });
     this.waker?.poke();
   }
@@ -422,8 +425,8 @@ export class Worker {
       const paused = this.storage.claimPaused();
       if (this.unrecorded.length === 0 && !paused) await this.claimWhileRoom();
       await this.storage.checkpointIfDue(this.inFlight.size === 0);
-      if (this.interrupted && this.inFlight.size > 0 && this.inFlight.size === this.unrecorded.length) {
-        // Told twice to stop while results cannot be written: exit; the reaper of the next worker requeues them.
+      if (this.mayLeaveUnrecorded()) {
+        // Told to stop while results cannot be written: exit; the reaper of the next worker requeues them.
         this.emit({
           type: "storage",
           message: `exiting with ${this.unrecorded.length} result(s) unrecorded (job ${this.unrecorded.map((u) => u.claimed.job.id).join(", ")}): the next worker reaps and requeues them`,
@@ -450,6 +453,21 @@ export class Worker {
     }
   }
 
+  /** When a first stop was asked for (performance.now(), ms). */
+  private stopAskedAt = 0;
+
+  /**
+   * Whether the worker may exit with results it could not write (docs/architecture.md
+   * "Storage conditions"): all that is left in flight are such results, and it
+   * was told to stop twice, or once {@link UNRECORDED_STOP_GRACE_MS} ago (a last
+   * try to write them came first). One SIGTERM thus ends a worker held by a full
+   * disk within seconds; its jobs are left to the next worker's reaper.
+   */
+  private mayLeaveUnrecorded(): boolean {
+    if (!this.stopping || this.inFlight.size === 0 || this.inFlight.size !== this.unrecorded.length) return false;
+    return this.interrupted || performance.now() - this.stopAskedAt >= UNRECORDED_STOP_GRACE_MS;
+  }
+
   /**
    * How long to sleep when nothing more can be claimed: the poll, or until the
    * next due job. Asked of the store only when the worker has idle room: with
@@ -460,6 +478,9 @@ export class Worker {
     // A result waiting to be written is tried again when its back-off ends (storage-watch.ts).
     if (this.unrecorded.length > 0) ms = Math.min(ms, Math.max(1, this.storage.msUntilRecordRetry()));
     const busy = this.inFlight.size >= this.opts.concurrency || this.claimFilledRoom;
+    // Stopping with results unwritten: wake when the grace to leave them ends.
+    if (this.stopping && this.unrecorded.length > 0)
+      ms = Math.min(ms, Math.max(1, this.stopAskedAt + UNRECORDED_STOP_GRACE_MS - performance.now()));
     if (busy || this.stopping) return Math.min(ms, this.timing.heartbeat * 1000);
     const due = await this.store.read(async (tx) => tx.nextDueAt(this.opts.queue));
     const now = this.store.now();
@@ -671,6 +692,9 @@ export class Worker {
 const MAX_CLAIM_JITTER_MS = 16;
 /** Empty claims closer together than this count as one streak, milliseconds. */
 const EMPTY_STREAK_MS = 200;
+
+/** How long a worker told once to stop still tries to write results a full disk holds up, milliseconds. */
+const UNRECORDED_STOP_GRACE_MS = 3000;
 
 /** How long a drain has nothing to run before it says what it waits for, milliseconds. */
 const DRAIN_QUIET_MS = 2000;
