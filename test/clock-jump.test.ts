@@ -64,4 +64,4 @@ test("views print times in the user's TZ with its offset; JSON stays epoch secon
   expect((await q.run(["show", `${id}`], { env: { TZ: "UTC" } })).stdout).toContain(utc);
   const json = await q.json(["show", `${id}`], { env: { TZ: "Asia/Kolkata" } });
   expect(json.env.data.job.created_at).toBe(created);
-});
+}, 60000);

@@ -5,8 +5,10 @@
  * UTF-8 once stored), as it refuses a file that is not UTF-8; `list` and
  * `show` tell a real newline in a command from a literal backslash-n.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { TempQueue } from "./helpers.ts";
+
+setDefaultTimeout(60_000);
 
 let q: TempQueue;
 beforeEach(() => {
