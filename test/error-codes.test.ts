@@ -6,7 +6,7 @@
  * line with the same code and no stack trace.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VERBS } from "../src/commands/registry.ts";
 import { ERROR_CODES, type ErrorCode } from "../src/contract/errors.ts";
@@ -137,6 +137,21 @@ test("INTERNAL: a database newer than this binary is refused and left untouched"
   }
 });
 
+// SQLite-only: a damaged file (test/corrupt-file.test.ts damages pages; here the header).
+test.skipIf(ON_POSTGRES)("QUEUE_CORRUPT: a queue file whose header is damaged", async () => {
+  const damaged = new TempQueue();
+  try {
+    expect((await damaged.run(["add", "--", "true"])).code).toBe(0);
+    const bytes = readFileSync(damaged.db);
+    bytes.fill(0x41, 0, 100);
+    writeFileSync(damaged.db, bytes);
+    const e = await expectError("QUEUE_CORRUPT", ["status"], { queue: damaged });
+    expect(e.remediation).toContain(`spoolctl doctor --db ${damaged.db}`);
+  } finally {
+    damaged.cleanup();
+  }
+});
+
 // SQLite-only: the lock is SQLite's file write lock, held on purpose by a second process (raw BEGIN IMMEDIATE).
 test.skipIf(ON_POSTGRES)(
   "LOCKED: a writer waits out the 5 s busy timeout while another process holds the write lock",
@@ -157,6 +172,30 @@ test.skipIf(ON_POSTGRES)(
   60000,
 );
 
+// SQLite-only: a PostgreSQL queue has no file to delete (test/vanished-file.test.ts has more).
+test.skipIf(ON_POSTGRES)("QUEUE_REPLACED: a worker whose queue file was deleted exits", async () => {
+  const own = new TempQueue();
+  try {
+    await own.addJob("--", "true");
+    const env = { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "0.2" };
+    const [j, h] = [startBg(own, ["work", "--json"], { env }), startBg(own, ["work"], { env })];
+    await waitFor("both workers to register", async () => (await own.workers()).length === 2, 30000);
+    rmSync(own.db);
+    expect([await j.exited, await h.exited]).toEqual([3, 3]);
+    const envelope = JSON.parse(j.stdout());
+    expect(envelope).toMatchObject({ ok: false, data: null });
+    expect(envelope.errors).toHaveLength(1);
+    expect(envelope.errors[0]).toMatchObject({ code: "QUEUE_REPLACED", exit_code: 3 });
+    expect(contract.envelope(envelope)).toEqual([]);
+    expect(h.stdout()).toBe("");
+    expect(h.stderr()).toContain("error: QUEUE_REPLACED: the queue file");
+    expect(h.stderr()).not.toMatch(/^\s+at /m);
+    tested.add("QUEUE_REPLACED");
+  } finally {
+    own.cleanup();
+  }
+});
+
 test("TIMEOUT: wait --timeout on a job nobody runs", async () => {
   const e = await expectError("TIMEOUT", ["wait", "1", "--timeout", "0.1"]);
   expect(e.detail.pending).toEqual([1]);
@@ -173,10 +212,10 @@ test("IDEMPOTENCY_CONFLICT: the same --key for another command", async () => {
 });
 
 test("every error code of the registry was triggered above", () => {
-  // LOCKED is triggered by holding SQLite's write lock, a SQLite-only test (skipped on PostgreSQL).
+  // LOCKED is triggered by holding SQLite's write lock, QUEUE_CORRUPT and QUEUE_REPLACED by damaging or deleting its file: SQLite-only tests.
   expect([...tested].sort()).toEqual(
     Object.keys(ERROR_CODES)
-      .filter((c) => !(ON_POSTGRES && c === "LOCKED"))
+      .filter((c) => !(ON_POSTGRES && ["LOCKED", "QUEUE_CORRUPT", "QUEUE_REPLACED"].includes(c)))
       .sort(),
   );
 });

@@ -208,12 +208,13 @@ describe.skipIf(ON_POSTGRES)("SQLite file migrations", () => {
     const r = await q.json(["status"]);
     expect(r.code).toBe(3);
     expect(r.env.ok).toBe(false);
-    expect(r.env.errors[0].code).toBe("INTERNAL");
+    // Not a SQLite file at all: named as such, with doctor as the next step (test/corrupt-file.test.ts).
+    expect(r.env.errors[0].code).toBe("QUEUE_CORRUPT");
     expect(r.env.errors[0].message).toContain(q.db);
     expect(r.stderr).not.toContain("    at ");
     const human = await q.run(["add", "--", "true"]);
     expect(human.code).toBe(3);
-    expect(human.stderr).toMatch(/^spoolctl: error: INTERNAL: .+\n$/);
+    expect(human.stderr).toMatch(/^spoolctl: error: QUEUE_CORRUPT: .+\n$/);
     expect(snapshot(q.db)).toEqual(before);
   });
 

@@ -1,5 +1,5 @@
 /**
- * `add` and `enqueue` ride out a busy queue (docs/architecture.md
+ * `add`, `enqueue` and `status` ride out a busy queue (docs/architecture.md
  * "Contention"): the open and the insert are tried again while they meet
  * `LOCKED`, for up to `SPOOLCTL_LOCK_WAIT` seconds, with one line on stderr
  * (text mode) the first time so a person knows why the command waits.
@@ -17,6 +17,22 @@ import type { VerbContext } from "./verb.ts";
  */
 // biome-ignore lint/suspicious/noExplicitAny: any verb's context; only its flags' queue selection is read
 export async function writeRidingOut<T>(ctx: VerbContext<any>, fn: (store: Store) => Promise<T>): Promise<T> {
+  return ridingOut(ctx, true, fn);
+}
+
+/**
+ * {@link writeRidingOut} for a reader (`status`): the queue is opened as the
+ * verb opens it (read-only, nothing created) and `fn` read, both riding out
+ * `LOCKED`, which a reader meets when a PostgreSQL server turns connections
+ * away for now (no slot free, starting up).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: any verb's context; only its flags' queue selection is read
+export async function readRidingOut<T>(ctx: VerbContext<any>, fn: (store: Store) => Promise<T>): Promise<T> {
+  return ridingOut(ctx, false, fn);
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: as above
+async function ridingOut<T>(ctx: VerbContext<any>, create: boolean, fn: (store: Store) => Promise<T>): Promise<T> {
   const limitSeconds = lockWaitSeconds();
   let told = false;
   const onWait = (error: SpoolError) => {
@@ -24,6 +40,6 @@ export async function writeRidingOut<T>(ctx: VerbContext<any>, fn: (store: Store
     told = true;
     process.stderr.write(`spoolctl: ${error.message}; still trying for up to ${limitSeconds}s (SPOOLCTL_LOCK_WAIT)\n`);
   };
-  const store = await rideOutLock(() => ctx.open({ create: true }), { limitSeconds, onWait });
+  const store = await rideOutLock(() => ctx.open({ create }), { limitSeconds, onWait });
   return await rideOutLock(() => fn(store), { limitSeconds, onWait });
 }

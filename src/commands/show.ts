@@ -2,6 +2,7 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { type JobDetail, showJob } from "../ops/jobs.ts";
 import { describeExit } from "../ops/outcome.ts";
+import { lostToDisk } from "../ops/record.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { attemptsText, escapeControl, formatArgv, humanDuration, iso, table } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
@@ -34,7 +35,7 @@ export default defineVerb({
       field("command", formatArgv(j.argv)),
       field("queue", j.queue),
       field("priority", String(j.priority)),
-      field("attempts", attemptsText(j, j.attempts_total)),
+      field("attempts", attemptsText(j, j.attempts_total, data.attempts.filter((a) => lostToDisk(a.error)).length)),
       field("timeout", `${j.timeout_seconds}s`),
       field("created", ago(j.created_at)),
       // Only a queued job has a next run; a finished one keeps its last due time, which says nothing.
@@ -67,7 +68,10 @@ export default defineVerb({
               ? "-"
               : a.failure_reason === "spawn_failed" || a.failure_reason === "worker_crash"
                 ? (a.error ?? "-")
-                : describeExit(a.exit_code, a.signal),
+                : lostToDisk(a.error)
+                  ? // The disk failed, not the command: its exit status is the consequence, not the result.
+                    `disk full: output not written (${describeExit(a.exit_code, a.signal)})`
+                  : describeExit(a.exit_code, a.signal),
             a.worker_id,
             escapeControl(a.host ?? "-"),
           ]),

@@ -6,6 +6,7 @@ import { fullDisks, readStatus, type StatusData } from "../ops/status.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { renderLiveStatus, renderStatus } from "../ui/status-view.ts";
 import { guardStdio } from "../ui/stdio.ts";
+import { readRidingOut } from "./ride-out.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 import { healthContext, judgeRecord } from "./workers.ts";
 
@@ -83,11 +84,15 @@ export default defineVerb({
         remediation: "add --watch, or drop --interval",
       });
     if (ctx.args.watch) return { data: await watch(ctx, ctx.args.interval), streamed: true };
-    const store = await ctx.open({ create: false });
-    const status = await store.read(
-      async (tx) => await readStatus(tx, judgeRecord, undefined, 5, healthContext(store)),
-    );
-    return { data: { ...status, full_disks: fullDisks(store) } };
+    // A busy queue or a server out of connection slots is waited out, as `add` does (docs/architecture.md "Contention").
+    return await readRidingOut(ctx, async (store) => {
+      // The health view reads the whole file once: counts alone come from a table that may be intact beside damage.
+      await store.checkIntact();
+      const status = await store.read(
+        async (tx) => await readStatus(tx, judgeRecord, undefined, 5, healthContext(store)),
+      );
+      return { data: { ...status, full_disks: fullDisks(store) } };
+    });
   },
   render({ data }, ctx) {
     return renderStatus(data, stdoutPaint(), ctx.suggest);

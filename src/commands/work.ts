@@ -139,6 +139,8 @@ export default defineVerb({
     const slots = ctx.args.slots ?? null;
     const workerId = ctx.args["worker-id"] ?? newWorkerId();
     const store = await openRidingOut(ctx);
+    // Once, at start: a worker would otherwise run jobs from a damaged file until it met the damage.
+    await store.checkIntact();
     const mode = once ? "once" : drain ? "drain" : "loop";
     // Progress: `--drain` on a terminal only; never on a pipe or under --json.
     const progress = new ProgressLine(

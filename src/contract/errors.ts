@@ -53,6 +53,18 @@ export const ERROR_CODES = {
     remediation:
       "run: spoolctl doctor  (a file that is not a spoolctl queue, one written by a newer spoolctl, or one you may not read: pass another --db or fix its permissions; report the message if it persists)",
   },
+  QUEUE_CORRUPT: {
+    exit_code: EXIT.ENVIRONMENT,
+    retryable: false,
+    remediation:
+      "run: spoolctl doctor  (its integrity check names the damage); stop the queue's workers, then restore the file from a backup, or copy out what SQLite can still read (sqlite3 FILE .recover)",
+  },
+  QUEUE_REPLACED: {
+    exit_code: EXIT.ENVIRONMENT,
+    retryable: false,
+    remediation:
+      "start the worker again: it opens the file now at the path; spoolctl status shows what that file holds (a job that ran in the old file is not in it)",
+  },
   LOCKED: {
     exit_code: EXIT.TRANSIENT,
     retryable: true,

@@ -186,9 +186,9 @@ export function buildCapabilities(input: CapabilitiesInput) {
         default: LOCK_WAIT_DEFAULT_SECONDS,
         minimum: 0,
         maximum: LOCK_WAIT_MAX_SECONDS,
-        consumed_by: ["add", "enqueue"],
+        consumed_by: ["add", "enqueue", "status"],
         description:
-          "how long add rides out a queue locked by other writers before LOCKED (0: give up after the 5 s busy timeout)",
+          "how long add and status ride out a queue locked by other writers, or a PostgreSQL server out of connection slots, before LOCKED (0: give up after the 5 s busy timeout)",
       },
       SPOOLCTL_SYNCHRONOUS: {
         type: "choice",

@@ -38,6 +38,9 @@ function pairs(line: number, field: string, value: unknown): string[] {
   if (Array.isArray(value) && value.every((v) => typeof v === "string")) return value;
   if (value && typeof value === "object" && !Array.isArray(value)) {
     return Object.entries(value).map(([k, v]) => {
+      // "X=Y": "1" would be read back as X="Y=1": no name holds "=" (a name, so it may be shown; the value never).
+      if (k.includes("="))
+        throw bad(line, `${field} name ${JSON.stringify(k)} holds "=", which no variable or tag name may hold`);
       if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean")
         throw bad(line, `${field}.${k} must be a string`);
       return `${k}=${v}`;
@@ -47,8 +50,33 @@ function pairs(line: number, field: string, value: unknown): string[] {
 }
 
 /**
+ * Where a parsed JSON value holds a string (or key) with a lone surrogate
+ * (JSON allows the escape `\udcff`; it is no character, and stored as UTF-8
+ * it would be replaced or refused later): `field "argv"`, `a key of "env"`;
+ * null when there is none. The string itself is never named (a secret may
+ * sit in env).
+ */
+function loneSurrogateAt(spec: object): string | null {
+  const bad = (v: unknown): boolean =>
+    typeof v === "string"
+      ? !v.isWellFormed()
+      : Array.isArray(v)
+        ? v.some(bad)
+        : v !== null && typeof v === "object"
+          ? Object.entries(v).some(([k, x]) => !k.isWellFormed() || bad(x))
+          : false;
+  for (const [key, value] of Object.entries(spec)) {
+    if (!key.isWellFormed()) return "a field name";
+    if (bad(value)) return `field ${JSON.stringify(key)}`;
+  }
+  return null;
+}
+
+/**
  * Parses NDJSON job specs. Each spec starts from `defaults` (the flags given on
- * the command line) and overrides them. Raises `INVALID_INPUT` naming the line.
+ * the command line) and overrides them. Raises `INVALID_INPUT` naming the line,
+ * also for an env or tag name holding "=" and for a lone surrogate escape in
+ * any string (docs/architecture.md "Adding a job").
  */
 export function parseJobLines(text: string, defaults: AddInput): { input: AddInput; line: number }[] {
   const out: { input: AddInput; line: number }[] = [];
@@ -63,6 +91,12 @@ export function parseJobLines(text: string, defaults: AddInput): { input: AddInp
       throw bad(line, `not valid JSON (${jsonErrorReason(error)})`);
     }
     if (!spec || typeof spec !== "object" || Array.isArray(spec)) throw bad(line, "expected a JSON object");
+    const broken = loneSurrogateAt(spec);
+    if (broken !== null)
+      throw bad(
+        line,
+        `${broken} holds a lone surrogate escape (\\ud800-\\udfff without its pair), which is no character and not valid UTF-8 once stored`,
+      );
     const input: AddInput = { ...defaults };
     for (const [rawKey, value] of Object.entries(spec)) {
       const key = rawKey.replaceAll("-", "_");

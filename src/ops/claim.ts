@@ -9,6 +9,8 @@ import type { ClaimedJob, Store } from "../store/store.ts";
 export interface ClaimedAttempt {
   job: Job;
   attemptNo: number;
+  /** The attempt's `started_at` as the claim stored it, epoch seconds (its end is dated from it: docs/architecture.md "Clocks"). */
+  startedAt: number;
   stdoutPath: string;
   stderrPath: string;
 }
@@ -38,6 +40,7 @@ export function toClaimedAttempts(claimed: ClaimedJob[]): ClaimedAttempt[] {
   return claimed.map(({ job, attempt }) => ({
     job,
     attemptNo: attempt.attempt_no,
+    startedAt: attempt.started_at,
     stdoutPath: attempt.stdout_path,
     stderrPath: attempt.stderr_path,
   }));

@@ -22,10 +22,22 @@ export type ProcessEnd =
   | { kind: "worker_crash"; error: string }
   /**
    * The attempt failed while the disk of its output was full: an
-   * infrastructure condition, charged to the crash budget like a worker crash
-   * (docs/architecture.md "Storage conditions"). `error` says why (`no space left on device`).
+   * infrastructure condition, charged to neither the retry nor the crash
+   * budget but to its own small one, {@link DISK_LOSS_LIMIT} attempts
+   * (docs/architecture.md "Storage conditions"). `error` says why (`no space
+   * left on device`); `lostBefore`: the job's earlier attempts lost so (0 when absent).
    */
-  | { kind: "output_write_failed"; code: number | null; signal: number | null; error: string };
+  | { kind: "output_write_failed"; code: number | null; signal: number | null; error: string; lostBefore?: number };
+
+/**
+ * Attempts of one job that may be lost to a full disk before it is dead: a job
+ * whose output can never fit would otherwise run again each time space is
+ * freed, for ever (the crash budget is unbounded by default).
+ */
+export const DISK_LOSS_LIMIT = 3;
+
+/** The error of an attempt lost to a full disk starts with this (how its kind is told from a process's failure). */
+export const OUTPUT_WRITE_FAILED = "output_write_failed";
 
 /** The decided outcome. Times are epoch seconds. */
 export interface Outcome {
@@ -205,15 +217,24 @@ function decideEnd(job: Job, end: ProcessEnd, settings: QueueSettings, now: numb
         events: ["interrupted"],
       };
     case "output_write_failed": {
-      const next = retryOrDead(job, "crashes", settings, now);
+      // Its own budget: not the job's fault (retries), not a worker's (crashes).
+      const lost = (end.lostBefore ?? 0) + 1;
+      const dead = lost >= DISK_LOSS_LIMIT;
+      const delay = dead ? null : backoffSeconds(lost, settings);
       return {
         attemptState: "failed",
         failureReason: "process_exit",
         exitCode: end.code,
         signal: end.signal,
-        error: `output_write_failed: ${end.error}`,
-        ...next,
-        events: ["failed", ...next.events],
+        error: dead
+          ? `${OUTPUT_WRITE_FAILED}: ${end.error} (lost to a full disk ${lost} times, the limit: its output may never fit; free space or bound its output, then retry it)`
+          : `${OUTPUT_WRITE_FAILED}: ${end.error} (lost to a full disk: ${lost} of ${DISK_LOSS_LIMIT})`,
+        jobState: dead ? "dead" : "queued",
+        attempts: job.attempts,
+        crashes: job.crashes,
+        nextRunAt: delay === null ? job.next_run_at : now + delay,
+        backoffSeconds: delay,
+        events: dead ? ["failed", "dead"] : ["failed"],
       };
     }
     case "worker_crash": {

@@ -8,7 +8,7 @@ import type { AttemptProcess, ClaimRequest, Store, StoreWriter } from "../store/
 import { type ClaimedAttempt, toClaimedAttempts } from "./claim.ts";
 import { storedSignature } from "./failure-signature.ts";
 import { mapInOrder } from "./in-order.ts";
-import { decideOutcome, type Outcome, type ProcessEnd } from "./outcome.ts";
+import { decideOutcome, OUTPUT_WRITE_FAILED, type Outcome, type ProcessEnd } from "./outcome.ts";
 import { readSettings } from "./settings.ts";
 
 /** The attempt being recorded and the worker that owned it. */
@@ -93,7 +93,12 @@ async function recordIn(
     return eventWorkerId === ref.workerId ? await recordedEarlier(tx, job, ref) : null;
   }
   if (ref.staleBefore !== undefined && (job.heartbeat_at ?? 0) >= ref.staleBefore) return null;
-  const outcome = decideOutcome(job, end, settings, now);
+  // A full disk's own budget is counted from the job's history (docs/architecture.md "Storage conditions").
+  const counted =
+    end.kind === "output_write_failed"
+      ? { ...end, lostBefore: (await tx.attemptsOf(ref.jobId)).filter((a) => lostToDisk(a.error)).length }
+      : end;
+  const outcome = decideOutcome(job, counted, settings, now);
   const detail = JSON.stringify({
     attempt: ref.attemptNo,
     ...(outcome.error ? { error: outcome.error } : {}),
@@ -121,6 +126,11 @@ async function recordIn(
   });
   if (!written) return null;
   return outcome;
+}
+
+/** Whether an attempt's error says it was lost to a full disk (its output could not be written). */
+export function lostToDisk(error: string | null): boolean {
+  return error?.startsWith(`${OUTPUT_WRITE_FAILED}:`) ?? false;
 }
 
 /** The attempt number in an outcome event's detail (`{"attempt": N, …}`), or null. */

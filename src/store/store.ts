@@ -273,6 +273,9 @@ export interface AttemptRecord {
   nextRunAt: number;
 }
 
+/** Largest SQLite file {@link Store.checkIntact} reads whole (`status`'s check), bytes; `doctor` checks any size. */
+export const INTACT_CHECK_MAX_BYTES = 256 * 1024 * 1024;
+
 /** Longest stderr line an attempt row keeps (characters; longer lines are cut). */
 export const STDERR_LINE_MAX = 500;
 
@@ -516,6 +519,23 @@ export interface Store {
    * `INTERNAL` with `detail.storage` when the storage fails.
    */
   checkpoint(): Promise<boolean>;
+  /**
+   * Whether the queue is still the one at its location (docs/architecture.md
+   * "A vanished or replaced file"): null while it is, else a `QUEUE_REPLACED`
+   * error saying what became of it. SQLite: the path's (device, inode) against
+   * those of the file opened, one stat(2) and no database I/O; a deleted file
+   * (or folder) and a file moved or copied into place both count. PostgreSQL
+   * and a queue that did not exist when opened: always null.
+   */
+  replaced(): SpoolError | null;
+  /**
+   * Checks that the queue's storage is not damaged (docs/architecture.md "A
+   * damaged file"); raises `QUEUE_CORRUPT` when it is. SQLite: `PRAGMA
+   * quick_check(1)`, which reads the whole file (about 0.1–0.3 s per 100,000
+   * jobs), skipped for a file over {@link INTACT_CHECK_MAX_BYTES}; PostgreSQL
+   * and an absent queue: nothing (the server checks its own pages).
+   */
+  checkIntact(): Promise<void>;
   /** Closes the connection. */
   close(): Promise<void>;
 }

@@ -58,9 +58,7 @@ export function renderStatus(
 export function renderLiveStatus(live: LiveStatus, color: Paint, intervalSeconds: number): string[] {
   const s = live.status;
   const lines = [
-    color.dim(
-      `spoolctl status --watch · every ${intervalSeconds}s · ${iso(live.at).replace(/\.\d{3}Z$/, "Z")} · Ctrl-C to quit`,
-    ),
+    color.dim(`spoolctl status --watch · every ${intervalSeconds}s · ${iso(live.at, false)} · Ctrl-C to quit`),
     "",
     countsLine(s.counts, color),
     `scheduled ${s.scheduled} (of the queued, not yet due)  live workers ${s.live_workers}`,

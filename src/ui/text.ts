@@ -1,4 +1,5 @@
 /** Small text helpers shared by the human renderers. */
+import { DISK_LOSS_LIMIT } from "../ops/outcome.ts";
 
 /** Escapes control characters (as `\n`, `\t`, `\xNN`) so that one job stays on one line of human output. */
 export function escapeControl(text: string): string {
@@ -10,13 +11,28 @@ export function escapeControl(text: string): string {
   });
 }
 
-/** A shell-like rendering of argv for display (quotes where needed), control characters escaped. */
+/**
+ * A shell-like rendering of argv for display, one line, as bash reads it back:
+ * bare words, single quotes where needed, and an argument holding control
+ * characters in ANSI-C quotes (`$'a\nb'`: a real newline), so it never reads
+ * like one holding a literal backslash and n (`'a\nb'`) (docs/architecture.md
+ * "Adding a job").
+ */
 export function formatArgv(argv: string[]): string {
-  return argv
-    .map((a) => (a === "" ? "''" : /^[A-Za-z0-9_@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", `'\\''`)}'`))
-    .map(escapeControl)
-    .join(" ");
+  return argv.map(shellWord).join(" ");
 }
+
+/** One argument as {@link formatArgv} shows it. */
+function shellWord(a: string): string {
+  if (a === "") return "''";
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(a)) return a;
+  if (!CONTROL.test(a)) return `'${a.replaceAll("'", `'\\''`)}'`;
+  // $'…': backslash and quote escaped first, so that only control characters become escapes.
+  return `$'${escapeControl(a.replaceAll("\\", "\\\\").replaceAll("'", "\\'"))}'`;
+}
+
+/** A C0 or C1 control character (what {@link escapeControl} escapes). */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** Longest command or error a table cell shows, characters; `show` and `--json` have the whole text. */
 export const CELL_MAX = 200;
@@ -53,28 +69,49 @@ export function crashBudget(crashes: number, maxCrashes: number | null): string 
 
 /**
  * A job's attempts in one phrase: "4 attempts: 4 failed, retry budget 3 used up";
- * worker crashes are named only when there were some (or a budget for them).
+ * worker crashes are named only when there were some (or a budget for them),
+ * attempts lost to a full disk (`lostToDisk`, counted by the caller from the
+ * attempts) only when there were some.
  */
 export function attemptsText(
   job: { state: string; attempts: number; crashes: number; max_retries: number; max_crashes: number | null },
   started: number,
+  lostToDisk = 0,
 ): string {
   const crashes =
     job.crashes > 0 || job.max_crashes !== null
       ? `; ${job.crashes} lost to a worker crash, ${crashBudget(job.crashes, job.max_crashes)}`
       : "";
-  const budgetLeft = job.attempts <= job.max_retries && (job.max_crashes === null || job.crashes <= job.max_crashes);
+  // Attempts lost to a full disk have their own budget (DISK_LOSS_LIMIT): said only when there were some.
+  const diskSpent = lostToDisk >= DISK_LOSS_LIMIT;
+  const disk =
+    lostToDisk > 0
+      ? `; ${lostToDisk} lost to a full disk${diskSpent ? `, the limit of ${DISK_LOSS_LIMIT}` : ` (at most ${DISK_LOSS_LIMIT})`}`
+      : "";
+  const budgetLeft =
+    !diskSpent && job.attempts <= job.max_retries && (job.max_crashes === null || job.crashes <= job.max_crashes);
   // Dead with budget left: a command that can never start is not retried (docs/architecture.md "Execution").
   const retries =
     job.state === "dead" && budgetLeft
       ? "dead without a retry (the command cannot start)"
       : retryBudget(job.attempts, job.max_retries);
-  return `${started} attempt${started === 1 ? "" : "s"}: ${job.attempts} failed, ${retries}${crashes}`;
+  return `${started} attempt${started === 1 ? "" : "s"}: ${job.attempts} failed, ${retries}${crashes}${disk}`;
 }
 
-/** Epoch seconds → ISO-8601 UTC, or "-" for null. */
-export function iso(epochSeconds: number | null): string {
-  return epochSeconds === null ? "-" : new Date(epochSeconds * 1000).toISOString();
+/**
+ * Epoch seconds → ISO-8601 in the user's time zone (`TZ`, else the system's),
+ * with its offset: `2026-12-02T06:55:40.556+01:00`, `…Z` where the offset is
+ * zero; "-" for null. `ms: false` drops the milliseconds. Human views only:
+ * JSON keeps epoch seconds and UTC (docs/architecture.md "Clocks").
+ */
+export function iso(epochSeconds: number | null, ms = true): string {
+  if (epochSeconds === null) return "-";
+  const at = new Date(epochSeconds * 1000);
+  const offset = -at.getTimezoneOffset(); // minutes east of UTC, daylight saving included
+  const wall = new Date(at.getTime() + offset * 60_000).toISOString().slice(0, ms ? 23 : 19);
+  if (offset === 0) return `${wall}Z`;
+  const abs = Math.abs(offset);
+  return `${wall}${offset > 0 ? "+" : "-"}${String(Math.floor(abs / 60)).padStart(2, "0")}:${String(abs % 60).padStart(2, "0")}`;
 }
 
 /**

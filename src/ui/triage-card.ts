@@ -4,7 +4,9 @@
  * closing summary. Pure functions of the data, so the flow stays about prompts.
  */
 
+import { DISK_LOSS_LIMIT } from "../ops/outcome.ts";
 import type { AttemptOutput } from "../ops/output.ts";
+import { lostToDisk } from "../ops/record.ts";
 import type { RetriedWithOverrides } from "../ops/retry.ts";
 import type { TriageCard } from "../ops/triage.ts";
 import { counted } from "../ops/values.ts";
@@ -65,7 +67,11 @@ export function cardText(card: TriageCard, width: number, now = Date.now() / 100
     field("queue", job.queue + (tags ? `   tags ${escapeControl(tags)}` : "")),
     field("failure", f.failure_reason ?? (job.state === "canceled" ? "canceled before it ran" : "-")),
     field("exit code", f.exit_code === null ? "-" : String(f.exit_code)),
-    field("attempts", attemptsText(job, job.last_attempt_no)),
+    // A job dead of a full disk spent that budget (its last error says so; triage shows dead jobs).
+    field(
+      "attempts",
+      attemptsText(job, job.last_attempt_no, job.state === "dead" && lostToDisk(job.last_error) ? DISK_LOSS_LIMIT : 0),
+    ),
     field("timeout", `${job.timeout_seconds}s`),
     field("ended", ended),
   ];

@@ -74,6 +74,9 @@ export class Worker {
   requestStop(reason: string): void {
     if (this.stopping) return;
     this.stopping = true;
+    this.stopAskedAt = performance.now();
+    // Results waiting out a back-off get one more try now, not up to 15 s from now.
+    this.storage.retryRecordNow();
     this.emit({ type: "stopping", reason, inFlight: this.inFlight.size });
     this.waker?.poke();
   }
@@ -124,12 +127,47 @@ export class Worker {
       if (ship) clearInterval(ship);
       this.waker.close();
       try {
-        await store.write(async (tx) => tx.markWorkerStopped(opts.workerId, store.now()), { durable: false });
+        // Not into a file that is no longer the queue.
+        if (!this.lost)
+          await store.write(async (tx) => tx.markWorkerStopped(opts.workerId, store.now()), { durable: false });
       } catch {
         // best effort: a stale registry row is judged by PID liveness anyway
       }
     }
+    if (this.lost) throw this.lost;
     return this.summary;
+  }
+
+  /** Set when the queue's file was deleted or replaced under this worker: the error it exits with. */
+  private lost: SpoolError | null = null;
+
+  /**
+   * Compares the queue's file with the one opened (docs/architecture.md "A
+   * vanished or replaced file"): when it is gone or another, the worker stops
+   * claiming, stops its running jobs (their results have nowhere to go that
+   * anyone reads) and exits with `QUEUE_REPLACED`. One stat(2); called on every
+   * turn and every heartbeat.
+   */
+  private checkFile(): void {
+    if (this.lost) return;
+    const lost = this.store.replaced();
+    if (lost !== null) this.giveUp(lost);
+  }
+
+  /**
+   * Ends the worker for a condition of its queue that waiting cannot cure (the
+   * file replaced, a damaged file met by a heartbeat): claiming stops, running
+   * jobs are stopped, and {@link run} raises `error` once they have ended.
+   */
+  private giveUp(error: SpoolError): void {
+    if (this.lost) return;
+    this.lost = error;
+    const running = this.inFlight.size;
+    this.emit({
+      type: "storage",
+      message: `${error.message}: claiming stopped${running > 0 ? `; stopping ${running} running job(s), whose results have nowhere to go` : ""}; exiting`,
+    });
+    this.interrupt();
   }
 
   private beating = false;
@@ -187,6 +225,8 @@ export class Worker {
    * or whose cancel was requested is stopped.
    */
   private async heartbeat(): Promise<void> {
+    this.checkFile();
+    if (this.lost) return;
     if (this.beating) {
       this.checkLease(); // the previous beat hangs (a database that stopped answering)
       return;
@@ -221,7 +261,9 @@ export class Worker {
       if (stopRequested) this.requestStop("stop requested through the registry");
     } catch (error) {
       this.checkLease();
-      this.transient(error);
+      // The heartbeat runs off a timer: what it cannot wait out ends the worker through the loop, not as an unhandled rejection.
+      if (error instanceof SpoolError && error.code === "QUEUE_CORRUPT") this.giveUp(error);
+      else this.transient(error);
     } finally {
       this.beating = false;
     }
@@ -365,6 +407,7 @@ export class Worker {
   private async turn(): Promise<boolean> {
     const { store, opts } = this;
     {
+      this.checkFile();
       // Our own commits wake this loop ~2 times a job; the stop flag needs no fresher look than 250 ms.
       if (!this.stopping && performance.now() - this.lastStopCheck >= STOP_CHECK_MS) {
         this.lastStopCheck = performance.now();
@@ -382,8 +425,8 @@ export class Worker {
       const paused = this.storage.claimPaused();
       if (this.unrecorded.length === 0 && !paused) await this.claimWhileRoom();
       await this.storage.checkpointIfDue(this.inFlight.size === 0);
-      if (this.interrupted && this.inFlight.size > 0 && this.inFlight.size === this.unrecorded.length) {
-        // Told twice to stop while results cannot be written: exit; the reaper of the next worker requeues them.
+      if (this.mayLeaveUnrecorded()) {
+        // Told to stop while results cannot be written: exit; the reaper of the next worker requeues them.
         this.emit({
           type: "storage",
           message: `exiting with ${this.unrecorded.length} result(s) unrecorded (job ${this.unrecorded.map((u) => u.claimed.job.id).join(", ")}): the next worker reaps and requeues them`,
@@ -413,6 +456,21 @@ export class Worker {
     }
   }
 
+  /** When a first stop was asked for (performance.now(), ms). */
+  private stopAskedAt = 0;
+
+  /**
+   * Whether the worker may exit with results it could not write (docs/architecture.md
+   * "Storage conditions"): all that is left in flight are such results, and it
+   * was told to stop twice, or once {@link UNRECORDED_STOP_GRACE_MS} ago (a last
+   * try to write them came first). One SIGTERM thus ends a worker held by a full
+   * disk within seconds; its jobs are left to the next worker's reaper.
+   */
+  private mayLeaveUnrecorded(): boolean {
+    if (!this.stopping || this.inFlight.size === 0 || this.inFlight.size !== this.unrecorded.length) return false;
+    return this.interrupted || performance.now() - this.stopAskedAt >= UNRECORDED_STOP_GRACE_MS;
+  }
+
   /**
    * How long to sleep when nothing more can be claimed: the poll, or until the
    * next due job. Asked of the store only when the worker has idle room: with
@@ -423,6 +481,9 @@ export class Worker {
     // A result waiting to be written is tried again when its back-off ends (storage-watch.ts).
     if (this.unrecorded.length > 0) ms = Math.min(ms, Math.max(1, this.storage.msUntilRecordRetry()));
     const busy = this.inFlight.size >= this.opts.concurrency || this.claimFilledRoom;
+    // Stopping with results unwritten: wake when the grace to leave them ends.
+    if (this.stopping && this.unrecorded.length > 0)
+      ms = Math.min(ms, Math.max(1, this.stopAskedAt + UNRECORDED_STOP_GRACE_MS - performance.now()));
     if (busy || this.stopping) return Math.min(ms, this.timing.heartbeat * 1000);
     const due = await this.store.read(async (tx) => tx.nextDueAt(this.opts.queue));
     const now = this.store.now();
@@ -518,7 +579,7 @@ export class Worker {
     let next: ClaimedAttempt[] | null = null;
     try {
       const ends: AttemptEnd[] = [];
-      for (const { claimed, end, ended } of batch) {
+      for (const { claimed, end, started, ended } of batch) {
         // The rest of the output goes before the result: a reader that sees the end sees all of it.
         await this.shipper?.finish(claimed);
         const flight = this.inFlight.get(flightKey(claimed));
@@ -528,8 +589,10 @@ export class Worker {
             : null;
         // Read outside the write transaction: one bounded read of the file's end (triage's signature).
         const stderrLastLine = readLastStderrLine(claimed.stderrPath);
-        // Dated when the child ended (src/worker/pause.ts), not when the result could be written.
-        const endedAt = this.store.now() - (performance.now() - ended) / 1000;
+        // Dated when the child ended (src/worker/pause.ts), not when the result could be written, and
+        // from the stored start plus the monotonic time elapsed: a wall clock set back or forward while
+        // the job ran does not change its duration (docs/architecture.md "Clocks").
+        const endedAt = claimed.startedAt + Math.max(0, ended - started) / 1000;
         ends.push({
           ref: {
             jobId: claimed.job.id,
@@ -637,6 +700,9 @@ export class Worker {
 const MAX_CLAIM_JITTER_MS = 16;
 /** Empty claims closer together than this count as one streak, milliseconds. */
 const EMPTY_STREAK_MS = 200;
+
+/** How long a worker told once to stop still tries to write results a full disk holds up, milliseconds. */
+const UNRECORDED_STOP_GRACE_MS = 3000;
 
 /** How long a drain has nothing to run before it says what it waits for, milliseconds. */
 const DRAIN_QUIET_MS = 2000;

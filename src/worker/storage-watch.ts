@@ -68,6 +68,11 @@ export class StorageWatch {
     this.recordRetryAt = 0;
   }
 
+  /** The next try of a pending result may come at once (a stop was asked for: one last try). */
+  retryRecordNow(): void {
+    this.recordRetryAt = 0;
+  }
+
   /** Whether a pending result may be tried now. */
   mayRetryRecord(): boolean {
     return performance.now() >= this.recordRetryAt;

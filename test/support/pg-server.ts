@@ -71,6 +71,8 @@ export interface StartPgServerOptions {
   binDir?: string;
   /** Seconds to wait for the server to accept connections (default 60). */
   startTimeoutSec?: number;
+  /** Server settings that override the defaults (e.g. `{ max_connections: "4" }` for a server that runs out of slots). */
+  settings?: Record<string, string>;
 }
 
 // Bun's SQL prefers PGDATABASE to the database in a URL (see the header).
@@ -251,7 +253,11 @@ export async function startPgServer(opts: StartPgServerOptions = {}): Promise<Pg
   let lastError: unknown;
   for (let attempt = 0; attempt < 3 && !started; attempt++) {
     port = freePort();
-    const o = [...PG_OPTIONS, `port=${port}`, `unix_socket_directories='${dir}'`].map((c) => `-c ${c}`).join(" ");
+    const overrides = Object.entries(opts.settings ?? {}).map(([k, v]) => `${k}=${v}`);
+    const kept = PG_OPTIONS.filter((c) => !(c.split("=")[0]! in (opts.settings ?? {})));
+    const o = [...kept, ...overrides, `port=${port}`, `unix_socket_directories='${dir}'`]
+      .map((c) => `-c ${c}`)
+      .join(" ");
     try {
       await run(
         runAs.wrap([pgCtl, "-D", data, "-l", log, "-w", "-t", String(timeoutSec), "-o", o, "start"]),

@@ -86,6 +86,14 @@ export class AbsentPgStore implements Store {
     return true;
   }
 
+  /** The server checks its own pages (data_checksums); nothing to read here. */
+  async checkIntact(): Promise<void> {}
+
+  /** A database on a server has no file to lose. */
+  replaced(): null {
+    return null;
+  }
+
   /** No schema, no statements to plan. */
   async explainHotPath(): Promise<QueryPlan[]> {
     return [];

@@ -4,12 +4,14 @@
  * `ERR_POSTGRES_SERVER_ERROR`) and names client-side failures in `code`
  * (`ERR_POSTGRES_CONNECTION_REFUSED`, `…_CLOSED`, …).
  *
- * A database that cannot be reached (refused, lost, shut down, out of
- * connection slots) is `INTERNAL` with `detail.storage = "unreachable"`: a
+ * A database that cannot be reached (refused, lost, shut down) is `INTERNAL`
+ * with `detail.storage = "unreachable"`: a
  * condition a worker waits out as it does a full disk, not `LOCKED` (nobody
  * holds a lock; retrying in a moment is not what helps). Lock waits past
  * `lock_timeout` and conflicts still failing after the driver's retries are
- * `LOCKED` (exit 4), as SQLITE_BUSY is.
+ * `LOCKED` (exit 4), as SQLITE_BUSY is, and so are a server out of
+ * connection slots (53300) and one starting up (57P03): they pass by
+ * themselves, like a lock.
  */
 import { SQL } from "bun";
 import { SpoolError } from "../../contract/errors.ts";
@@ -49,6 +51,24 @@ const CONNECTION_WORDS: Record<string, string> = {
  */
 export const UNREACHABLE_REMEDIATION =
   "check that the PostgreSQL server is running and reachable from this host (spoolctl doctor)";
+
+/**
+ * Refusals that pass by themselves (docs/architecture.md "Contention"): the
+ * server turns a connection away before anything runs. They are `LOCKED`
+ * (exit 4, retryable), ridden out like a held lock by `add`, `status` and
+ * workers, not `INTERNAL`.
+ */
+const REFUSALS: Record<string, { why: string; remediation: string }> = {
+  "53300": {
+    why: "every connection slot is taken",
+    remediation:
+      "retry in a moment; if it persists, the server's max_connections is too low for its clients (SHOW max_connections; SELECT count(*) FROM pg_stat_activity)",
+  },
+  "57P03": {
+    why: "the server is starting up or shutting down",
+    remediation: "retry in a moment, once the server accepts connections",
+  },
+};
 
 /** The SQLSTATE of a server error, or null. */
 export function sqlstate(error: unknown): string | null {
@@ -116,16 +136,25 @@ export function mapPgError(ctx: ErrorContext, error: unknown): unknown {
   const driverCode = state ?? code;
   const message = messageOf(error, ctx.password);
   const at = ctx.location;
+  const refusal = REFUSALS[state ?? ""];
+  if (refusal) {
+    // Nothing ran: the server turned the connection away before any statement, so trying again is exact.
+    return new SpoolError(
+      "LOCKED",
+      `the queue's database at ${at} turned the connection away for now: ${refusal.why} (${state}: ${message})`,
+      {
+        remediation: refusal.remediation,
+        detail: { driver_code: state, refused: true },
+      },
+    );
+  }
   if (isConnectionError(error)) {
     const plain = code !== null ? CONNECTION_WORDS[code] : undefined; // Bun says only "Failed to connect"
-    const why =
-      state === "53300"
-        ? `the server has no connection slot left (${message})`
-        : plain
-          ? /^(failed to connect|connection closed)\.?$/i.test(message)
-            ? plain
-            : `${plain}: ${message}`
-          : message;
+    const why = plain
+      ? /^(failed to connect|connection closed)\.?$/i.test(message)
+        ? plain
+        : `${plain}: ${message}`
+      : message;
     return new SpoolError("INTERNAL", `cannot reach the queue's database at ${at}: ${why}`, {
       remediation: UNREACHABLE_REMEDIATION,
       detail: { storage: "unreachable", driver_code: driverCode },

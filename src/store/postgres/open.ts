@@ -160,6 +160,14 @@ export class PgStore implements Store {
     return true;
   }
 
+  /** The server checks its own pages (data_checksums); nothing to read here. */
+  async checkIntact(): Promise<void> {}
+
+  /** A database on a server has no file to lose. */
+  replaced(): null {
+    return null;
+  }
+
   async close(): Promise<void> {
     for (const waker of this.wakers) waker.close();
     this.wakers.clear();

@@ -14,6 +14,7 @@ import {
   type ClaimRequest,
   type DatedClaim,
   datedClaim,
+  INTACT_CHECK_MAX_BYTES,
   type QueryPlan,
   type Store,
   type StoreReader,
@@ -95,6 +96,8 @@ function mapStorageError<T>(path: string, fn: () => T): T {
 /** SQLite's error as the {@link SpoolError} it means (see {@link mapStorageError}); other errors unchanged. */
 function mapError(path: string, error: unknown): unknown {
   if (isBusyError(error)) return lockedError(path);
+  const damaged = corruptError(path, error);
+  if (damaged) return damaged;
   const code = (error as { code?: unknown })?.code;
   if (code === "SQLITE_FULL") {
     return new SpoolError("INTERNAL", `the disk holding the queue ${path} is full`, {
@@ -109,6 +112,22 @@ function mapError(path: string, error: unknown): unknown {
     });
   }
   return error;
+}
+
+/**
+ * `QUEUE_CORRUPT` (exit 3) for SQLite's "database disk image is malformed"
+ * (SQLITE_CORRUPT…) and "file is not a database" (SQLITE_NOTADB: a damaged
+ * header, or a file that never was one), whichever verb meets it
+ * (docs/architecture.md "A damaged file"); null for any other error.
+ */
+export function corruptError(path: string, error: unknown): SpoolError | null {
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code !== "string" || !(code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB")) return null;
+  const what =
+    code === "SQLITE_NOTADB"
+      ? `the queue file ${path} is not a SQLite database (its header is damaged, or --db names another kind of file)`
+      : `the queue file ${path} is damaged: ${(error as Error).message}`;
+  return new SpoolError("QUEUE_CORRUPT", what, { detail: { path, sqlite_code: code } });
 }
 
 /** Creates the parent folder (0700 when we create it) and the file (0600), docs/architecture.md "Location". */
@@ -211,6 +230,8 @@ export function deniedFolderError(path: string, writing: boolean): SpoolError | 
 function openFailure(path: string, error: unknown, writing: boolean): SpoolError {
   if (error instanceof SpoolError) return error;
   if (isBusyError(error)) return lockedError(path);
+  const damaged = corruptError(path, error);
+  if (damaged) return damaged;
   const dir = dirname(path);
   const name = basename(path);
   const code = String((error as { code?: unknown })?.code ?? "");
@@ -399,8 +420,64 @@ export class SqliteStore implements Store {
     });
   }
 
+  async checkIntact(): Promise<void> {
+    if (!this.exists) return;
+    let size = 0;
+    try {
+      size = statSync(this.location).size + walBytes(this.location);
+    } catch {
+      return; // gone: the verb's own read says what it finds
+    }
+    if (size > INTACT_CHECK_MAX_BYTES) return;
+    const problems = await this.lock.run(async () =>
+      mapStorageError(this.location, () => this.db.query("PRAGMA quick_check(1)").all() as { quick_check: string }[]),
+    );
+    const found = problems.map((r) => r.quick_check).find((m) => m !== "ok");
+    if (found === undefined) return;
+    // One line: SQLite starts with "*** in database main ***" and a line break.
+    const problem = found
+      .replace(/\*\*\* in database \w+ \*\*\*\s*/g, "")
+      .replace(/\s*\n\s*/g, "; ")
+      .trim();
+    throw new SpoolError("QUEUE_CORRUPT", `the queue file ${this.location} is damaged: ${problem}`, {
+      detail: { path: this.location, sqlite_code: null },
+    });
+  }
+
+  /** (device, inode) of the file this store opened; null for a queue that did not exist (nothing to lose). */
+  fileId: FileId | null = null;
+
+  replaced(): SpoolError | null {
+    if (this.fileId === null) return null;
+    const now = fileIdOf(this.location);
+    if (now !== null && now.dev === this.fileId.dev && now.ino === this.fileId.ino) return null;
+    const what =
+      now === null
+        ? `the queue file ${this.location} was deleted or moved away while this process had it open`
+        : `the queue file ${this.location} was replaced by another file (moved or copied into place) while this process had it open`;
+    return new SpoolError("QUEUE_REPLACED", what, {
+      detail: { path: this.location, deleted: now === null },
+    });
+  }
+
   async close(): Promise<void> {
     await this.lock.run(async () => this.db.close(false));
+  }
+}
+
+/** A file's identity: device and inode numbers. */
+export interface FileId {
+  dev: number;
+  ino: number;
+}
+
+/** The (device, inode) of the file at `path` (following links, as SQLite opens it), or null when there is none. */
+export function fileIdOf(path: string): FileId | null {
+  try {
+    const st = statSync(path);
+    return { dev: st.dev, ino: st.ino };
+  } catch {
+    return null;
   }
 }
 
@@ -458,8 +535,11 @@ function emptyStore(opts: OpenOptions): SqliteStore {
  */
 function openReadOnly(opts: OpenOptions): SqliteStore | null {
   let db: Database;
+  let fileId: FileId | null;
   try {
     db = new Database(opts.path, { readonly: true });
+    // Taken right after the open: what the worker compares the path with later (SqliteStore.replaced).
+    fileId = fileIdOf(opts.path);
   } catch (error) {
     throw openFailure(opts.path, error, false);
   }
@@ -475,7 +555,11 @@ function openReadOnly(opts: OpenOptions): SqliteStore | null {
     db.close(false);
     throw openFailure(opts.path, error, false);
   }
-  if (schema.version === SCHEMA_VERSION) return new SqliteStore(db, opts.path, opts.spoolDir, true, schema.queueId);
+  if (schema.version === SCHEMA_VERSION) {
+    const store = new SqliteStore(db, opts.path, opts.spoolDir, true, schema.queueId);
+    store.fileId = fileId;
+    return store;
+  }
   db.close(false);
   return null;
 }
@@ -503,6 +587,8 @@ export function openSqliteStore(opts: OpenOptions): SqliteStore {
   } catch (error) {
     throw openFailure(opts.path, error, true);
   }
+  // Taken right after the open: what the worker compares the path with later (SqliteStore.replaced).
+  const fileId = fileIdOf(opts.path);
   let queueId: string;
   let synchronous: "FULL" | "NORMAL" = "FULL";
   try {
@@ -527,5 +613,6 @@ export function openSqliteStore(opts: OpenOptions): SqliteStore {
   }
   const store = new SqliteStore(db, opts.path, opts.spoolDir, true, queueId);
   store.synchronous = synchronous;
+  store.fileId = fileId;
   return store;
 }

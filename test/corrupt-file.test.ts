@@ -1,0 +1,100 @@
+/**
+ * A damaged SQLite queue file (docs/architecture.md "A damaged file") is
+ * reported by every verb as `QUEUE_CORRUPT` (exit 3) with `spoolctl doctor`
+ * (and the queue selection) as the next step: `status` checks the file itself
+ * (it used to count a damaged file as healthy), the others when they meet the
+ * damage (they used to fail with a bare INTERNAL, or `list` answer as if
+ * nothing were wrong).
+ *
+ * SQLite-only: the damage is made by overwriting pages of the file.
+ */
+import { Database } from "bun:sqlite";
+import { expect, setDefaultTimeout, test } from "bun:test";
+import { closeSync, openSync, writeSync } from "node:fs";
+import { ON_POSTGRES, type TempQueue } from "./helpers.ts";
+import { withFreshQueue } from "./reliability-helpers.ts";
+
+setDefaultTimeout(120_000);
+
+let q: TempQueue;
+withFreshQueue((fresh) => (q = fresh));
+
+/**
+ * Folds the WAL into the file and overwrites one b-tree page of `btree` (a
+ * table or an index) with garbage: SQLite then answers "database disk image
+ * is malformed" to any statement that reads that page.
+ */
+function damagePage(path: string, btree: string): void {
+  const db = new Database(path);
+  let page: number;
+  let size: number;
+  try {
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    size = (db.query("PRAGMA page_size").get() as { page_size: number }).page_size;
+    const pages = db.query("SELECT pageno FROM dbstat WHERE name = ? ORDER BY pageno").all(btree) as {
+      pageno: number;
+    }[];
+    page = pages.at(-1)!.pageno;
+  } finally {
+    db.close();
+  }
+  const fd = openSync(path, "r+");
+  try {
+    writeSync(fd, Buffer.alloc(size, 0xde), 0, size, (page - 1) * size);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+async function fill(): Promise<void> {
+  await Promise.all(Array.from({ length: 30 }, (_, i) => q.addJob("--", "echo", `${i}`, "x".repeat(400))));
+}
+
+/** Runs `args` with --json and checks the answer is QUEUE_CORRUPT naming doctor with the queue's --db. */
+async function expectCorrupt(args: string[]): Promise<void> {
+  const at = args.indexOf("--");
+  const run = await q.run(at === -1 ? [...args, "--json"] : [...args.slice(0, at), "--json", ...args.slice(at)]);
+  const r = { code: run.code, env: JSON.parse(run.stdout), stderr: run.stderr };
+  const where = `spoolctl ${args.join(" ")}: ${JSON.stringify(r.env.errors)} ${r.stderr}`;
+  expect([where, r.code]).toEqual([where, 3]);
+  expect(r.env.ok).toBe(false);
+  expect(r.env.errors[0].code).toBe("QUEUE_CORRUPT");
+  expect(r.env.errors[0].message).toContain(q.db);
+  expect(r.env.errors[0].remediation).toContain(`spoolctl doctor --db ${q.db}`);
+  expect(r.stderr).not.toMatch(/^\s+at /m);
+}
+
+test.skipIf(ON_POSTGRES)("a damaged jobs table: status, list, show, add and work all say QUEUE_CORRUPT", async () => {
+  await fill();
+  damagePage(q.db, "jobs");
+  await expectCorrupt(["status"]);
+  await expectCorrupt(["list"]);
+  // A job on the damaged page is named as damage, never as NOT_FOUND; the others still show.
+  const shown = await Promise.all(Array.from({ length: 30 }, (_, i) => q.json(["show", `${i + 1}`])));
+  const codes = shown.map((r) => (r.code === 0 ? "ok" : r.env.errors[0].code));
+  expect(codes.filter((c) => c !== "ok" && c !== "QUEUE_CORRUPT")).toEqual([]);
+  expect(codes).toContain("QUEUE_CORRUPT");
+  await expectCorrupt(["work", "--once"]);
+  const human = await q.run(["status"]);
+  expect(human.code).toBe(3);
+  expect(human.stderr).toMatch(/^spoolctl: error: QUEUE_CORRUPT: .+spoolctl doctor --db .+\n$/);
+  const doctor = await q.json(["doctor"]);
+  expect(doctor.code).toBe(3);
+});
+
+test.skipIf(ON_POSTGRES)("a damaged index: status no longer says healthy while add fails", async () => {
+  await fill();
+  damagePage(q.db, "idx_jobs_claimable");
+  await expectCorrupt(["status"]);
+  await expectCorrupt(["add", "--", "true"]);
+  await expectCorrupt(["work", "--once"]);
+});
+
+test.skipIf(ON_POSTGRES)("a file that is not a database at all", async () => {
+  await fill();
+  const fd = openSync(q.db, "r+");
+  writeSync(fd, Buffer.alloc(100, 0x41), 0, 100, 0); // the header
+  closeSync(fd);
+  await expectCorrupt(["status"]);
+  await expectCorrupt(["add", "--", "true"]);
+});
