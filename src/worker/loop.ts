@@ -512,7 +512,7 @@ export class Worker {
     if (this.saidIdle || now - this.drainIdleSince < DRAIN_QUIET_MS) return;
     this.lastReap = performance.now();
     await this.reap();
-    if (await this.store.read(async (tx) => tx.laneSettled(this.opts.queue, this.store.now()))) return;
+    if (drainSettled(await this.store.read(async (tx) => tx.drainState(this.opts.queue, this.store.now())))) return;
     this.saidIdle = true;
     const event = await whatHoldsTheDrain(this.store, this.opts.queue, this.timing.reapThreshold);
     if (event) this.emit(event);
