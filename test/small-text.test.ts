@@ -8,7 +8,7 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { counted } from "../src/ops/values.ts";
-import { jsonErrorPosition } from "../src/store/json-position.ts";
+import { jsonErrorPosition } from "../src/store/location.ts";
 import { TempQueue } from "./helpers.ts";
 import { addJob, drain } from "./operator-helpers.ts";
 
@@ -76,6 +76,6 @@ test("a config.json that is not JSON names its line and column", async () => {
   expect(jsonErrorPosition('{"a": 1')).toEqual({ line: 1, column: 8 });
   expect(jsonErrorPosition("[1,\n2,\n]")).toEqual({ line: 3, column: 1 });
   expect(jsonErrorPosition("{'a': 1}")).toEqual({ line: 1, column: 2 });
-  expect(jsonErrorPosition('{"a": tru}')).toEqual({ line: 1, column: 10 });
+  expect(jsonErrorPosition('{"a": tru}')).toEqual({ line: 1, column: 7 }); // the start of the bad word
   expect(jsonErrorPosition("{} x")).toEqual({ line: 1, column: 4 });
 });

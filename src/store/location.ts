@@ -12,10 +12,32 @@ import { existsSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { SpoolError } from "../contract/errors.ts";
-import { jsonErrorPosition } from "./json-position.ts";
 import { foreignOwner } from "./ownership.ts";
 import { isPgUrl, PG_SCHEMES, parsePgUrl, redactUrl, schemeOf } from "./postgres/url.ts";
 import { formatBytes, readBounded } from "./read-bounded.ts";
+
+/** A place in a text: 1-based line and column (columns count UTF-16 code units). */
+export interface TextPosition {
+  line: number;
+  column: number;
+}
+
+/**
+ * Where `text` stops being valid JSON (RFC 8259: no comments, no trailing
+ * commas), as a line and column, or null when it is valid. Bun's `JSON.parse`
+ * errors name no position, and a person fixing `.spoolctl/config.json` needs
+ * one. jsonc-parser is loaded only here, after `JSON.parse` failed, so no
+ * command pays for it at start-up. Never throws.
+ */
+export function jsonErrorPosition(text: string): TextPosition | null {
+  const { parse } = require("jsonc-parser") as typeof import("jsonc-parser");
+  const errors: import("jsonc-parser").ParseError[] = [];
+  parse(text, errors, { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false });
+  const first = errors[0];
+  if (!first) return null;
+  const before = text.slice(0, first.offset).split("\n");
+  return { line: before.length, column: before.at(-1)!.length + 1 };
+}
 
 /** Where the database path came from. */
 export type DbPathSource = "flag" | "env" | "config" | "default";
