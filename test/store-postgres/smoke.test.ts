@@ -424,12 +424,15 @@ describe("queue operations", () => {
     const lockHolder = new SQL(url, { max: 1 });
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((r) => (locked = r));
     const holding = lockHolder.begin(async (tx) => {
       await tx`INSERT INTO lanes (queue) VALUES (${lane}) ON CONFLICT DO NOTHING`;
       await tx`SELECT 1 FROM lanes WHERE queue = ${lane} FOR UPDATE`;
+      locked();
       await released;
     });
-    await Bun.sleep(100);
+    await lockTaken; // the claim below must wait on it
     const claiming = store.claimJobs({
       queue: lane,
       workerId: "w-killed",
@@ -439,7 +442,8 @@ describe("queue operations", () => {
       now: store.now(),
     });
     const killed = await (async () => {
-      for (let i = 0; i < 200; i++) {
+      // A generous deadline: on a loaded machine the claim may take seconds to reach the lock.
+      for (const deadline = performance.now() + 60_000; performance.now() < deadline; ) {
         const rows = await admin`SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity
           WHERE datname = ${dbName} AND application_name = 'spoolctl' AND wait_event_type = 'Lock'`;
         if (rows.length > 0) return true;
