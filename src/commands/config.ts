@@ -6,13 +6,13 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import type { FlagDef } from "../contract/flags.ts";
 import {
+  allSettings,
   type ConfigValidation,
   describeLocation,
   type LocationReport,
-  readAllSettings,
-  readSetting,
   type SettingView,
   setSetting,
+  settingOf,
   unsetSetting,
   validateConfig,
 } from "../ops/config.ts";
@@ -68,9 +68,7 @@ export const show = defineVerb({
     const settings =
       db_path === null
         ? null
-        : Object.fromEntries(
-            (await (await ctx.open({ create: false })).read(async (tx) => readAllSettings(tx))).map((s) => [s.key, s]),
-          );
+        : Object.fromEntries((await allSettings(await ctx.open({ create: false }))).map((s) => [s.key, s]));
     return { data: { ...rest, sources: { db_path: db_source }, values: { db_path, spool_dir }, settings } };
   },
   render({ data }) {
@@ -121,7 +119,7 @@ export const get = defineVerb({
   flags: { ...COMMON_FLAGS, key: keyPositional("get", "KEY") },
   async run(ctx): Promise<VerbResult<SettingView>> {
     const { key } = ctx.args;
-    return { data: await (await ctx.open({ create: false })).read(async (tx) => await readSetting(tx, key)) };
+    return { data: await settingOf(await ctx.open({ create: false }), key) };
   },
   render({ data }) {
     return String(data.value);

@@ -9,9 +9,9 @@ import { SpoolError } from "../contract/errors.ts";
 import type { FlagsDef } from "../contract/flags.ts";
 import {
   EVENTS_LIMIT,
+  eventsPage,
   type FollowEnd,
   followEvents,
-  readEvents,
   resolveEventsJob,
   waitForEvents,
 } from "../ops/events.ts";
@@ -174,7 +174,7 @@ export default defineVerb({
     const mode = checkModes(ctx);
     const { "since-id": sinceId, limit, "poll-interval": pollSeconds } = ctx.args;
     const store = await ctx.openAppearing();
-    const jobId = await store.read(async (tx) => resolveEventsJob(tx, ctx.args.job));
+    const jobId = await resolveEventsJob(store, ctx.args.job);
     if (mode === "follow")
       return { data: { count: 0, events: [] }, streamed: true, exitCode: await follow(ctx, store, jobId) };
     const query = { sinceId, jobId, limit };
@@ -183,7 +183,7 @@ export default defineVerb({
       const { pagination, ...data } = page;
       return { data, pagination, wait: { ...wait } };
     }
-    const { pagination, ...data } = await store.read(async (tx) => await readEvents(tx, query));
+    const { pagination, ...data } = await eventsPage(store, query);
     return { data, pagination };
   },
   render({ data, pagination }, ctx) {

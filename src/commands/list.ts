@@ -1,7 +1,7 @@
 /** `spoolctl list`: jobs newest first, with filters and paging (docs/contract.md "Paging: meta.pagination"). */
 import type { VerbResult } from "../contract/envelope.ts";
 import { invalidValue } from "../contract/errors.ts";
-import { LIST_LIMIT, type ListPage, listJobs, parseStates } from "../ops/jobs.ts";
+import { jobPage, LIST_LIMIT, type ListPage, parseStates } from "../ops/jobs.ts";
 import { LIMITS } from "../ops/limits.ts";
 import { type FailureGroup, failureGroups, selectionFilter } from "../ops/triage-groups.ts";
 import { JOB_STATES } from "../store/model.ts";
@@ -103,23 +103,19 @@ export default defineVerb({
     const store = await ctx.open({ create: false });
     const health = healthContext(store);
     const selection = selectionFilter(jobSelectionOf(args), store.now());
-    const page = await store.read(
-      async (tx) =>
-        await listJobs(
-          tx,
-          {
-            ...selection,
-            tags: args.tag,
-            states,
-            matchesNothing,
-            scheduledOnly,
-            priorityMin: args["priority-min"],
-            cursor: args.cursor,
-            limit: args.limit,
-          },
-          undefined,
-          health,
-        ),
+    const page = await jobPage(
+      store,
+      {
+        ...selection,
+        tags: args.tag,
+        states,
+        matchesNothing,
+        scheduledOnly,
+        priorityMin: args["priority-min"],
+        cursor: args.cursor,
+        limit: args.limit,
+      },
+      health,
     );
     const { pagination, ...data } = page;
     return { data, pagination };

@@ -3,9 +3,8 @@ import { closeSync, openSync, readSync, writeSync } from "node:fs";
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import { type FollowChunk, shippedChunks } from "../ops/follow.ts";
-import { resolveJob } from "../ops/jobs.ts";
 import { describeExit } from "../ops/outcome.ts";
-import { type AttemptOutput, attemptOutput, parseStream, pickAttempt, type StreamName } from "../ops/output.ts";
+import { type AttemptOutput, attemptOutputOf, jobAttempt, parseStream, type StreamName } from "../ops/output.ts";
 import type { Attempt } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { formatArgv } from "../ui/text.ts";
@@ -148,10 +147,7 @@ export default defineVerb({
       );
     }
     const store = await ctx.open({ create: false });
-    const { job, attempt } = await store.read(async (tx) => {
-      const job = await resolveJob(tx, ctx.args.id);
-      return { job, attempt: await pickAttempt(tx, job, ctx.args.attempt ?? null) };
-    });
+    const { job, attempt } = await jobAttempt(store, ctx.args.id, ctx.args.attempt ?? null);
     if (!attempt) {
       return {
         data: { attempts: [] },
@@ -169,7 +165,7 @@ export default defineVerb({
       return { data: { attempts: [] }, streamed: true };
     }
     return {
-      data: { attempts: [await store.read(async (tx) => attemptOutput(tx, attempt, streams, MAX_TEXT_BYTES))] },
+      data: { attempts: [await attemptOutputOf(store, attempt, streams, MAX_TEXT_BYTES)] },
     };
   },
   render({ data }, ctx) {

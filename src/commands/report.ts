@@ -8,7 +8,7 @@ import { hostname } from "node:os";
 import { dirname, resolve } from "node:path";
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
-import { buildReport, parseSince, REPORT_LIMIT, type ReportData } from "../ops/report.ts";
+import { parseSince, REPORT_LIMIT, type ReportData, reportOf } from "../ops/report.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { renderJunit } from "../ui/junit.ts";
 import { renderMarkdown } from "../ui/markdown.ts";
@@ -117,10 +117,8 @@ export default defineVerb({
     const now = Date.now() / 1000;
     // A duration back from now, or a time: which one depends on the text, so --since is read here.
     const since = args.since === undefined ? undefined : parseSince(args.since, now);
-    const report = await (await ctx.open({ create: false })).read(
-      async (tx) =>
-        await buildReport(tx, { refs: args.ids, queue: args.queue, tags: args.tag, since, limit: args.limit }, now),
-    );
+    const query = { refs: args.ids, queue: args.queue, tags: args.tag, since, limit: args.limit };
+    const report = await reportOf(await ctx.open({ create: false }), query, now);
     if (junit !== undefined) report.files.junit = writeReport("--junit", junit, renderJunit(report, hostname()));
     if (markdown !== undefined && !markdownToStdout(markdown))
       report.files.markdown = writeReport("--markdown", markdown, renderMarkdown(report, args.title));

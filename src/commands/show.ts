@@ -1,6 +1,6 @@
 /** `spoolctl show ID`: one job with its attempts and events; env values only here. */
 import type { VerbResult } from "../contract/envelope.ts";
-import { type JobDetail, showJob } from "../ops/jobs.ts";
+import { type JobDetail, jobDetail } from "../ops/jobs.ts";
 import { describeExit } from "../ops/outcome.ts";
 import { lostToDisk } from "../ops/record.ts";
 import { stdoutPaint } from "../ui/color.ts";
@@ -15,7 +15,7 @@ export default defineVerb({
   flags: { ...COMMON_FLAGS, id: jobIdPositional("show") },
   async run(ctx): Promise<VerbResult<JobDetail>> {
     const store = await ctx.open({ create: false });
-    return { data: await store.read(async (tx) => await showJob(tx, ctx.args.id, undefined, healthContext(store))) };
+    return { data: await jobDetail(store, ctx.args.id, healthContext(store)) };
   },
   render({ data }) {
     const j = data.job;

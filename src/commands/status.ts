@@ -1,8 +1,8 @@
 /** `spoolctl status`: counts per state, scheduled, lanes, recent dead jobs; `--watch` redraws them live. */
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
-import { readLiveStatus } from "../ops/live.ts";
-import { fullDisks, readStatus, type StatusData } from "../ops/status.ts";
+import { liveStatus } from "../ops/live.ts";
+import { fullDisks, type StatusData, statusOf } from "../ops/status.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { renderLiveStatus, renderStatus } from "../ui/status-view.ts";
 import { guardStdio } from "../ui/stdio.ts";
@@ -40,9 +40,7 @@ async function watch(ctx: VerbContext, intervalSeconds: number): Promise<StatusD
       intervalMs: intervalSeconds * 1000,
       wake,
       frame: async (color) => {
-        const live = await store.read(async (tx) =>
-          readLiveStatus(tx, judgeRecord, undefined, 50, 5, healthContext(null)),
-        );
+        const live = await liveStatus(store, judgeRecord, 50, 5, healthContext(null));
         last = live.status;
         return renderLiveStatus(live, color, intervalSeconds);
       },
@@ -50,7 +48,7 @@ async function watch(ctx: VerbContext, intervalSeconds: number): Promise<StatusD
   } finally {
     wake.close();
   }
-  return last ?? (await store.read(async (tx) => readStatus(tx, judgeRecord)));
+  return last ?? (await statusOf(store, judgeRecord));
 }
 
 export default defineVerb({
@@ -88,9 +86,7 @@ export default defineVerb({
     return await readRidingOut(ctx, async (store) => {
       // The health view reads the whole file once: counts alone come from a table that may be intact beside damage.
       await store.checkIntact();
-      const status = await store.read(
-        async (tx) => await readStatus(tx, judgeRecord, undefined, 5, healthContext(store)),
-      );
+      const status = await statusOf(store, judgeRecord, 5, healthContext(store));
       return { data: { ...status, full_disks: fullDisks(store) } };
     });
   },

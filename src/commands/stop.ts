@@ -1,7 +1,7 @@
 /** `spoolctl stop`: ask workers, through the registry, to finish their running jobs and exit (like one Ctrl-C). */
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
-import { listWorkers, requestStop, staleAfter } from "../ops/workers.ts";
+import { requestStop, staleAfter, stopProgress } from "../ops/workers.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext, judgeRecord } from "./workers.ts";
 
@@ -44,10 +44,7 @@ export default defineVerb({
     for (;;) {
       // A stale worker (SIGSTOPped, stuck) is still there and still waited for; a lease_expired one
       // (its lease expired on another host, as the reaper judges it) will never answer.
-      const { views, records } = await store.read(async (tx) => ({
-        views: await listWorkers(tx, judgeRecord, 10000, staleAfter(healthContext(store))),
-        records: await tx.listWorkers(10000),
-      }));
+      const { views, records } = await stopProgress(store, judgeRecord, staleAfter(healthContext(store)));
       const running = views.filter(
         (w) => requested.includes(w.worker_id) && (w.status === "live" || w.status === "stale"),
       );

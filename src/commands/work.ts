@@ -152,7 +152,7 @@ export default defineVerb({
     const ended = { succeeded: 0, retried: 0, dead: 0, canceled: 0, lost: 0 };
     const refresh = async () => {
       try {
-        const left = await store.read(async (tx) => drainBacklog(tx, queue));
+        const left = await drainBacklog(store, queue);
         progress.update(
           `spoolctl: draining ${queue}: ${executed} executed, ${left.left} left (${left.running} running)`,
         );

@@ -1,7 +1,7 @@
 /** `spoolctl workers`: live and recently seen workers from the registry. */
 import type { VerbResult } from "../contract/envelope.ts";
 import type { HealthContext } from "../ops/worker-health.ts";
-import { listWorkers, staleAfter, type WorkerView } from "../ops/workers.ts";
+import { staleAfter, type WorkerView, workersOf } from "../ops/workers.ts";
 import type { WorkerRecord } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { humanDuration, iso, table } from "../ui/text.ts";
@@ -51,7 +51,7 @@ export default defineVerb({
   async run(ctx): Promise<VerbResult<{ count: number; workers: WorkerView[] }>> {
     const store = await ctx.open({ create: false });
     const health = healthContext(store);
-    const all = await store.read(async (tx) => await listWorkers(tx, judgeRecord, 100, staleAfter(health)));
+    const all = await workersOf(store, judgeRecord, 100, staleAfter(health));
     // A lease_expired worker is listed while its running jobs wait for their reap; after that only with --all.
     const workers = ctx.args.all
       ? all

@@ -16,7 +16,7 @@ import {
   readProjectConfig,
   resolveLocation,
 } from "../store/location.ts";
-import type { Store, StoreReader } from "../store/store.ts";
+import type { SnapshotReader, Store, StoreReader } from "../store/store.ts";
 import { mapInOrder } from "./in-order.ts";
 import { DEFAULTS, LIMITS } from "./limits.ts";
 import { SETTING_KEYS } from "./settings.ts";
@@ -126,8 +126,17 @@ export function settingKey(raw: string): SettingKey {
   );
 }
 
-/** Reads one setting with its provenance. */
-export async function readSetting(tx: StoreReader, key: SettingKey): Promise<SettingView> {
+/** One setting with its provenance, read in its own snapshot. */
+export function settingOf(store: SnapshotReader, key: SettingKey): Promise<SettingView> {
+  return store.read((tx) => readSetting(tx, key));
+}
+
+/** Every setting, read in one snapshot. */
+export function allSettings(store: SnapshotReader): Promise<SettingView[]> {
+  return store.read((tx) => mapInOrder(SETTING_KEYS, (k) => readSetting(tx, k)));
+}
+
+async function readSetting(tx: StoreReader, key: SettingKey): Promise<SettingView> {
   const meta = SETTINGS[key];
   const raw = await tx.getSetting(key);
   const parsed = raw === null ? null : (JSON.parse(raw) as unknown);
@@ -141,11 +150,6 @@ export async function readSetting(tx: StoreReader, key: SettingKey): Promise<Set
     applies_at: meta.applies_at,
     description: meta.description,
   };
-}
-
-/** Every setting. */
-export async function readAllSettings(tx: StoreReader): Promise<SettingView[]> {
-  return mapInOrder(SETTING_KEYS, (k) => readSetting(tx, k));
 }
 
 /** Sets a setting in one transaction; returns it with the value it replaced. Raises `INVALID_INPUT`. */

@@ -4,7 +4,7 @@
  * follow loop for streams. The ledger id is the cursor.
  */
 import type { JobEvent } from "../store/model.ts";
-import type { Store, StoreReader, Waker } from "../store/store.ts";
+import type { SnapshotReader, Store, StoreReader, Waker } from "../store/store.ts";
 import { resolveJob } from "./jobs.ts";
 import { LIMITS } from "./limits.ts";
 
@@ -35,12 +35,16 @@ export interface WaitMeta {
 }
 
 /** Resolves `--job` to an id. Raises `NOT_FOUND`. */
-export async function resolveEventsJob(tx: StoreReader, ref: string | undefined): Promise<number | undefined> {
-  return ref === undefined ? undefined : (await resolveJob(tx, ref)).id;
+export async function resolveEventsJob(store: SnapshotReader, ref: string | undefined): Promise<number | undefined> {
+  return ref === undefined ? undefined : (await store.read((tx) => resolveJob(tx, ref))).id;
 }
 
-/** Reads one page. */
-export async function readEvents(tx: StoreReader, q: EventsQuery): Promise<EventsPage> {
+/** Reads one page, in one snapshot. */
+export function eventsPage(store: SnapshotReader, q: EventsQuery): Promise<EventsPage> {
+  return store.read((tx) => readEvents(tx, q));
+}
+
+async function readEvents(tx: StoreReader, q: EventsQuery): Promise<EventsPage> {
   const events = await tx.listEvents({ afterId: q.sinceId, jobId: q.jobId, limit: q.limit });
   return {
     count: events.length,

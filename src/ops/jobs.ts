@@ -4,7 +4,7 @@
  */
 import { invalidValue, SpoolError } from "../contract/errors.ts";
 import { type Attempt, JOB_STATES, type Job, type JobEvent, type JobFilter, type JobState } from "../store/model.ts";
-import type { StoreReader } from "../store/store.ts";
+import type { SnapshotReader, StoreReader } from "../store/store.ts";
 import { mapInOrder } from "./in-order.ts";
 import { LIMITS } from "./limits.ts";
 import {
@@ -155,6 +155,16 @@ export interface ListPage {
 }
 
 /** Lists jobs newest first; `health` judges running jobs' workers (without it, `worker_health` is null). */
+/** One page of {@link listJobs}, read in one snapshot. */
+export function jobPage(store: SnapshotReader, q: ListQuery, health?: HealthContext): Promise<ListPage> {
+  return store.read((tx) => listJobs(tx, q, store.now(), health));
+}
+
+/** The jobs with these ids (at most as many as given), newest first, in one snapshot. */
+export function jobsByIds(store: SnapshotReader, ids: number[]): Promise<Job[]> {
+  return store.read((tx) => tx.listJobs({ ids, limit: ids.length }));
+}
+
 export async function listJobs(
   tx: StoreReader,
   q: ListQuery,
@@ -205,13 +215,12 @@ export interface JobDetail {
 /** An attempt row and the host its worker ran on (null when unknown). */
 export type AttemptWithHost = Attempt & { host: string | null };
 
-/** One job in full; `health` judges a running job's worker. Raises `NOT_FOUND`. */
-export async function showJob(
-  tx: StoreReader,
-  ref: string,
-  now = Date.now() / 1000,
-  health?: HealthContext,
-): Promise<JobDetail> {
+/** One job in full, read in one snapshot; `health` judges a running job's worker. Raises `NOT_FOUND`. */
+export function jobDetail(store: SnapshotReader, ref: string, health?: HealthContext): Promise<JobDetail> {
+  return store.read((tx) => showJob(tx, ref, store.now(), health));
+}
+
+async function showJob(tx: StoreReader, ref: string, now: number, health?: HealthContext): Promise<JobDetail> {
   const job = await resolveJob(tx, ref);
   return {
     job: {

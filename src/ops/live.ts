@@ -5,7 +5,7 @@
  */
 
 import type { AttemptState, FailureReason, JobState } from "../store/model.ts";
-import type { DrainState, StoreReader } from "../store/store.ts";
+import type { DrainState, SnapshotReader, StoreReader } from "../store/store.ts";
 import { mapInOrder } from "./in-order.ts";
 import { readStatus, type StatusData } from "./status.ts";
 import type { HealthContext } from "./worker-health.ts";
@@ -44,8 +44,19 @@ export interface LiveStatus {
   failures: FailureView[];
 }
 
+/** One frame of `status --watch`, read in one snapshot (see {@link readLiveStatus}). */
+export function liveStatus(
+  store: SnapshotReader,
+  judge: JudgeWorker,
+  runningLimit: number,
+  failureLimit: number,
+  health?: HealthContext,
+): Promise<LiveStatus> {
+  return store.read((tx) => readLiveStatus(tx, judge, store.now(), runningLimit, failureLimit, health));
+}
+
 /** Reads one frame: at most `runningLimit` running jobs (longest running first) and `failureLimit` failures. */
-export async function readLiveStatus(
+async function readLiveStatus(
   tx: StoreReader,
   judge: JudgeWorker,
   now = Date.now() / 1000,
@@ -88,8 +99,8 @@ export interface DrainBacklog extends DrainState {
   left: number;
 }
 
-/** The lane's drain backlog at `now` (epoch seconds): the same answer the drain's exit reads. */
-export async function drainBacklog(tx: StoreReader, queue: string, now = Date.now() / 1000): Promise<DrainBacklog> {
-  const state = await tx.drainState(queue, now);
+/** The lane's drain backlog now, on the queue's clock: the same answer the drain's exit reads. */
+export async function drainBacklog(store: SnapshotReader, queue: string): Promise<DrainBacklog> {
+  const state = await store.read((tx) => tx.drainState(queue, store.now()));
   return { ...state, left: state.running + state.waiting };
 }

@@ -5,7 +5,8 @@
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { invalidValue, SpoolError } from "../contract/errors.ts";
 import type { Attempt, Job } from "../store/model.ts";
-import type { StoreReader } from "../store/store.ts";
+import type { SnapshotReader, StoreReader } from "../store/store.ts";
+import { resolveJob } from "./jobs.ts";
 
 /** The two streams. */
 export const STREAMS = ["stdout", "stderr"] as const;
@@ -54,6 +55,28 @@ export function readTail(path: string | null, maxBytes: number): StreamView {
  * Picks the attempt to show: `attemptNo`, or the latest. Returns null when the
  * job has no attempts yet. Raises `NOT_FOUND` for an attempt that does not exist.
  */
+/** The job `ref` names and its attempt `attemptNo` (null: the latest), in one snapshot. Raises `NOT_FOUND`. */
+export function jobAttempt(
+  store: SnapshotReader,
+  ref: string,
+  attemptNo: number | null,
+): Promise<{ job: Job; attempt: Attempt | null }> {
+  return store.read(async (tx) => {
+    const job = await resolveJob(tx, ref);
+    return { job, attempt: await pickAttempt(tx, job, attemptNo) };
+  });
+}
+
+/** {@link attemptOutput} in one snapshot. */
+export function attemptOutputOf(
+  store: SnapshotReader,
+  attempt: Attempt,
+  streams: StreamName[],
+  maxBytes: number,
+): ReturnType<typeof attemptOutput> {
+  return store.read((tx) => attemptOutput(tx, attempt, streams, maxBytes));
+}
+
 export async function pickAttempt(tx: StoreReader, job: Job, attemptNo: number | null): Promise<Attempt | null> {
   if (attemptNo !== null) {
     const attempt = await tx.getAttempt(job.id, attemptNo);

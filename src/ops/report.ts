@@ -6,7 +6,7 @@
  */
 
 import type { Attempt, Job, JobState } from "../store/model.ts";
-import type { StoreReader } from "../store/store.ts";
+import type { SnapshotReader, StoreReader } from "../store/store.ts";
 import { mapInOrder } from "./in-order.ts";
 import { resolveJob } from "./jobs.ts";
 import { describeExit } from "./outcome.ts";
@@ -178,12 +178,17 @@ export function totalsOf(cases: ReportCase[]): ReportTotals {
   return t;
 }
 
+/** {@link buildReport} in one snapshot; `now` (epoch seconds) dates the report. */
+export function reportOf(store: SnapshotReader, q: ReportQuery, now: number): Promise<ReportData> {
+  return store.read((tx) => buildReport(tx, q, now));
+}
+
 /**
  * Reads the report: jobs matching every filter (ids ∩ lane ∩ tags ∩ since),
  * oldest first, at most `limit` (the newest are kept). Raises `NOT_FOUND` for
  * an id or key that matches no job.
  */
-export async function buildReport(tx: StoreReader, q: ReportQuery, now = Date.now() / 1000): Promise<ReportData> {
+async function buildReport(tx: StoreReader, q: ReportQuery, now = Date.now() / 1000): Promise<ReportData> {
   const ids = [...new Set(await mapInOrder(q.refs, async (ref) => (await resolveJob(tx, ref)).id))];
   const rows = await tx.listJobs({
     ids: q.refs.length ? ids : undefined,

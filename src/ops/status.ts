@@ -1,7 +1,7 @@
 /** `status` (docs/architecture.md "Job states"): counts per state, scheduled, per-lane counts, recent dead jobs. */
 import { REPORTED_STATES } from "../store/model.ts";
 import { queueDisks } from "../store/space.ts";
-import type { StoreReader } from "../store/store.ts";
+import type { SnapshotReader, StoreReader } from "../store/store.ts";
 import { type JobSummary, summarize } from "./jobs.ts";
 import { type HealthContext, strandedJobs, type WorkerHealth } from "./worker-health.ts";
 import { type JudgeWorker, listWorkers, staleAfter } from "./workers.ts";
@@ -53,6 +53,16 @@ export function fullDisks(store: {
 
 function zero(): StateCounts {
   return Object.fromEntries(REPORTED_STATES.map((s) => [s, 0])) as StateCounts;
+}
+
+/** {@link readStatus} in one snapshot, dated by the queue's clock. */
+export function statusOf(
+  store: SnapshotReader,
+  judge: JudgeWorker,
+  deadLimit = 5,
+  health?: HealthContext,
+): Promise<StatusData> {
+  return store.read((tx) => readStatus(tx, judge, store.now(), deadLimit, health));
 }
 
 /**

@@ -6,7 +6,7 @@
 
 import { SpoolError } from "../contract/errors.ts";
 import type { WorkerRecord } from "../store/model.ts";
-import type { Store, StoreReader } from "../store/store.ts";
+import type { SnapshotReader, Store, StoreReader } from "../store/store.ts";
 import { mapInOrder } from "./in-order.ts";
 
 /**
@@ -59,6 +59,31 @@ function judgeStatus(w: WorkerRecord, verdict: ReturnType<JudgeWorker>, stale?: 
   const age = stale ? stale.now - w.heartbeat_at : 0;
   if (stale && age > stale.leaseSeconds && verdict !== "alive") return "lease_expired";
   return stale && age > stale.seconds ? "stale" : "live";
+}
+
+/** {@link listWorkers} in one snapshot. */
+export function workersOf(
+  store: SnapshotReader,
+  judge: JudgeWorker,
+  limit = 100,
+  stale?: StaleAfter,
+): Promise<WorkerView[]> {
+  return store.read((tx) => listWorkers(tx, judge, limit, stale));
+}
+
+/**
+ * What `stop --wait` polls, in one snapshot: the registry's views and its raw
+ * rows (a worker marks itself stopped just before it exits).
+ */
+export function stopProgress(
+  store: SnapshotReader,
+  judge: JudgeWorker,
+  stale: StaleAfter,
+): Promise<{ views: WorkerView[]; records: WorkerRecord[] }> {
+  return store.read(async (tx) => ({
+    views: await listWorkers(tx, judge, 10000, stale),
+    records: await tx.listWorkers(10000),
+  }));
 }
 
 /** Lists registry rows, newest heartbeat first, with their running jobs; with `stale`, a silent worker is `stale` or `lease_expired`. */

@@ -8,7 +8,7 @@ import { refuseUnsafeQueue } from "./ownership.ts";
 import { isPgUrl } from "./postgres/url.ts";
 import { sqliteChecks } from "./sqlite/inspect.ts";
 import { openSqliteStore } from "./sqlite/open.ts";
-import type { Store, StoreCheck } from "./store.ts";
+import type { SnapshotReader, Store, StoreCheck } from "./store.ts";
 
 export { writableOrCreatable } from "./sqlite/inspect.ts";
 /** The schema version this binary writes (docs/architecture.md "Migrations"). */
@@ -65,8 +65,7 @@ async function queueAppeared(location: QueueLocation, store: Store): Promise<boo
 }
 
 /** A reader of a queue that may not exist yet (see {@link openAppearing}). */
-export interface AppearingQueue {
-  read: Store["read"];
+export interface AppearingQueue extends SnapshotReader {
   watch: Store["watch"];
 }
 
@@ -88,5 +87,6 @@ export async function openAppearing(location: QueueLocation, opened: (store: Sto
       return store.read(fn);
     },
     watch: () => store.watch(),
+    now: () => store.now(),
   };
 }

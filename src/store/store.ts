@@ -540,6 +540,9 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/** What a read operation needs of a queue: snapshots and the queue's clock (an opened {@link Store}, or a reader waiting for one to appear). */
+export type SnapshotReader = Pick<Store, "read" | "now">;
+
 /**
  * The error both drivers raise when a requeue would make a second active job
  * with one idempotency key (the unique index refused it): `IDEMPOTENCY_CONFLICT`

@@ -15,6 +15,7 @@ import * as p from "@clack/prompts";
 import { SpoolError } from "../contract/errors.ts";
 import { deleteJobs, deletionPreview } from "../ops/delete.ts";
 import { signatureKey } from "../ops/failure-signature.ts";
+import { jobsByIds } from "../ops/jobs.ts";
 import { type RetryOverrides, retryJobs, retryWarnings, retryWithOverrides } from "../ops/retry.ts";
 import { type JobScope, jobsInStates, TRIAGE_STATES } from "../ops/triage.ts";
 import { type FailureGroup, failureGroups } from "../ops/triage-groups.ts";
@@ -163,7 +164,7 @@ async function triageGroup(
         case "t":
         case "b":
         case "e": {
-          const jobs = await store.read((tx) => tx.listJobs({ ids: g.job_ids, limit: g.job_ids.length }));
+          const jobs = await jobsByIds(store, g.job_ids);
           const keys = [...new Set(jobs.flatMap((j) => Object.keys(j.env)))].sort();
           const overrides = await askOverrides(action, {
             what: `the ${g.count} jobs of this group`,
