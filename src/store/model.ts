@@ -40,11 +40,9 @@ export const EVENTS = [
 /** A ledger event name. */
 export type EventName = (typeof EVENTS)[number];
 
-/** A job row. */
-export interface Job {
-  id: number;
+/** What `add` stores for a new job. */
+export interface NewJob {
   argv: string[];
-  state: JobState;
   priority: number;
   queue: string;
   next_run_at: number;
@@ -52,6 +50,17 @@ export interface Job {
   max_retries: number;
   /** null = unbounded. */
   max_crashes: number | null;
+  idempotency_key: string | null;
+  tags: Record<string, string>;
+  note: string | null;
+  cwd: string | null;
+  env: Record<string, string>;
+}
+
+/** A job row: what `add` stored ({@link NewJob}) and what its life has written since. */
+export interface Job extends NewJob {
+  id: number;
+  state: JobState;
   /** Job-owned failures charged so far (non-zero exit, timeout, spawn failure). */
   attempts: number;
   /** Worker crashes charged so far. */
@@ -64,11 +73,6 @@ export interface Job {
   heartbeat_at: number | null;
   last_exit_code: number | null;
   last_error: string | null;
-  idempotency_key: string | null;
-  tags: Record<string, string>;
-  note: string | null;
-  cwd: string | null;
-  env: Record<string, string>;
   created_at: number;
   started_at: number | null;
   finished_at: number | null;
@@ -115,22 +119,6 @@ export interface JobEvent {
   event: EventName;
   worker_id: string | null;
   detail: string | null;
-}
-
-/** What `add` stores for a new job. */
-export interface NewJob {
-  argv: string[];
-  priority: number;
-  queue: string;
-  next_run_at: number;
-  timeout_seconds: number;
-  max_retries: number;
-  max_crashes: number | null;
-  idempotency_key: string | null;
-  tags: Record<string, string>;
-  note: string | null;
-  cwd: string | null;
-  env: Record<string, string>;
 }
 
 /** A registered `work` process (docs/architecture.md "Heartbeat and lease"). */
