@@ -62,7 +62,7 @@ export function workerLine(event: WorkerEvent): string | null {
       return `spoolctl: job ${event.jobId} attempt ${event.attemptNo} ended after the job was taken from this worker (canceled, retried, or reaped when its lease expired); result not recorded`;
     case "reaped":
       // The seed's exact wording (issue 3): "now queued", without the retry delay.
-      return event.reaped.host === HOST
+      return !event.reaped.byLease
         ? `spoolctl: reaped job ${event.reaped.jobId} (worker pid ${event.reaped.workerPid} died); now ${event.reaped.outcome.jobState}`
         : `spoolctl: reaped job ${event.reaped.jobId} (worker pid ${event.reaped.workerPid} on ${escapeControl(event.reaped.host)} lost its lease); now ${event.reaped.outcome.jobState}`;
     case "orphans":
@@ -72,6 +72,7 @@ export function workerLine(event: WorkerEvent): string | null {
     case "transient":
       return `spoolctl: ${escapeControl(event.message)}; will retry`;
     case "storage":
+    case "id_wait":
       return `spoolctl: ${escapeControl(event.message)}`;
     case "stopping":
       return event.inFlight > 0

@@ -31,6 +31,8 @@ export type WorkerEvent =
   /** A storage condition began or ended (claiming paused, space back, results left to the reaper). */
   | { type: "storage"; message: string }
   | { type: "stopping"; reason: string; inFlight: number }
+  /** Registration waits for the lease of a holder of its worker id that cannot be judged from here. */
+  | { type: "id_wait"; message: string }
   /** An attempt was started; `job` as claimed (its counters and last error are the previous attempts'). */
   | { type: "started"; job: Job; attemptNo: number }
   /** A looping worker has nothing to run and waits (once per idle spell). */

@@ -26,6 +26,24 @@ export function bootId(): string | null {
   return cachedBootId;
 }
 
+let cachedPidNs: string | null | undefined;
+
+/**
+ * This process's PID namespace: the inode of `/proc/self/ns/pid` (Linux), or
+ * null where there is none. Two namespaces may share a host name (containers,
+ * `unshare --pid --uts`); a PID means something only in its own.
+ */
+export function pidNamespace(): string | null {
+  if (cachedPidNs === undefined) {
+    try {
+      cachedPidNs = /^pid:\[(\d+)\]$/.exec(readlinkSync("/proc/self/ns/pid"))?.[1] ?? null;
+    } catch {
+      cachedPidNs = null;
+    }
+  }
+  return cachedPidNs;
+}
+
 /**
  * Fields 3… of `/proc/PID/stat` (index 0 = state, 2 = process group, 19 = start
  * time), or null when the process is gone or unreadable. comm (field 2) may
@@ -160,16 +178,29 @@ export interface ProcessIdentity {
   pid: number;
   bootId: string | null;
   startTime: string | null;
+  /** Its PID namespace ({@link pidNamespace}); null or absent: not recorded. */
+  pidNs?: string | null;
+}
+
+/**
+ * Whether `who`'s PID cannot be looked at from here (docs/architecture.md
+ * "Reaping"): another host name, or another PID namespace recorded under ours
+ * (a container that shares our host name). Such a worker is judged by its lease.
+ */
+export function foreignPidSpace(who: ProcessIdentity): boolean {
+  if (who.host !== HOST) return true;
+  const ns = pidNamespace();
+  return Boolean(who.pidNs && ns && who.pidNs !== ns);
 }
 
 /**
  * Whether the process recorded as `who` is still that process (docs/architecture.md "Reaping"):
  * PID gone → dead; PID alive with another start time (recycled) → dead;
- * recorded under another boot → dead; another host → unknown (not ours to judge);
- * anything inconclusive → unknown.
+ * recorded under another boot → dead; another host, or another PID namespace
+ * → unknown (not ours to judge); anything inconclusive → unknown.
  */
 export function judge(who: ProcessIdentity): Liveness {
-  if (who.host !== HOST) return "unknown";
+  if (foreignPidSpace(who)) return "unknown";
   const currentBoot = bootId();
   if (who.bootId && currentBoot && who.bootId !== currentBoot) return "dead";
   const exists = pidExists(who.pid);
@@ -186,11 +217,12 @@ export function judge(who: ProcessIdentity): Liveness {
  * Whether the process recorded as `who` is certainly gone, so that its jobs may
  * be reaped at once, without waiting out their lease (docs/architecture.md
  * "Reaping"): it ran on this host, under this boot (a boot id recorded and equal
- * to ours: another machine that shares our host name has another one), and
+ * to ours: another machine that shares our host name has another one), in
+ * this PID namespace (when recorded: {@link foreignPidSpace}), and
  * {@link judge} finds its PID gone, a zombie, or reused (another start time).
  */
 export function deathCertain(who: ProcessIdentity): boolean {
-  if (who.host !== HOST) return false;
+  if (foreignPidSpace(who)) return false;
   const currentBoot = bootId();
   if (who.bootId === null || currentBoot === null || who.bootId !== currentBoot) return false;
   return judge(who) === "dead";

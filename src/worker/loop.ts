@@ -99,7 +99,12 @@ export class Worker {
   async run(): Promise<WorkSummary> {
     const { store, opts } = this;
     // A database that cannot be reached yet is waited for, like a lock (a CONFLICT on the id is not).
-    for (const reaped of await this.untilDone(() => registerWorker(store, opts.workerId, opts.queue))) {
+    for (const reaped of await this.untilDone(() =>
+      // A holder it cannot judge is waited for while its lease runs; the wait is said once.
+      registerWorker(store, opts.workerId, opts.queue, this.timing.reapThreshold, (message) =>
+        this.emit({ type: "id_wait", message }),
+      ),
+    )) {
       this.summary.reaped++;
       this.emit({ type: "reaped", reaped });
     }

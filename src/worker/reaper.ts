@@ -17,6 +17,7 @@ import type { Store } from "../store/store.ts";
 import { ATTEMPT_MARKER, attemptMarker, killGroup } from "./executor.ts";
 import {
   deathCertain,
+  foreignPidSpace,
   groupsWithEnv,
   groupsWithEnvPrefix,
   groupsWritingTo,
@@ -41,6 +42,8 @@ export interface ReapedJob {
   outcome: Outcome;
   /** Whether an orphaned process group was still running and was killed. */
   killedOrphan: boolean;
+  /** Whether the lease decided (another host or PID namespace), not a death seen on this host. */
+  byLease: boolean;
 }
 
 async function identityOf(store: Store, job: Job): Promise<ProcessIdentity | null> {
@@ -53,12 +56,12 @@ async function identityOf(store: Store, job: Job): Promise<ProcessIdentity | nul
 
 /**
  * Whether a stale job's worker is gone: on this host by PID and start time;
- * on another host the expired lease is the verdict (the caller only passes
- * jobs whose lease expired).
+ * on another host, or in another PID namespace under our host name, the
+ * expired lease is the verdict (the caller only passes jobs whose lease expired).
  */
 function gone(who: ProcessIdentity): boolean {
   const verdict: Liveness = judge(who);
-  return verdict === "dead" || (verdict === "unknown" && who.host !== HOST);
+  return verdict === "dead" || (verdict === "unknown" && foreignPidSpace(who));
 }
 
 /**
@@ -74,11 +77,13 @@ async function killOrphan(store: Store, job: Job, who: ProcessIdentity): Promise
   if (who.host !== HOST) return false;
   const attempt = await store.read(async (tx) => tx.getAttempt(job.id, job.last_attempt_no));
   if (!attempt) return false;
+  // Another PID namespace under our host name: its recorded group id is a number of its own, never ours to signal.
+  const recorded = foreignPidSpace(who) ? null : attempt.pgid;
   const groups = new Set(groupsWithEnv(attemptMarker(store.queueId, job.id, job.last_attempt_no)));
   // Before its first heartbeat the group is not recorded, and a job may have cleared its environment.
   for (const pgid of groupsWritingTo([attempt.stdout_path, attempt.stderr_path])) groups.add(pgid);
-  if (attempt.pgid && attempt.pgid_start_time !== null && processStartTime(attempt.pgid) === attempt.pgid_start_time)
-    groups.add(attempt.pgid);
+  if (recorded && attempt.pgid_start_time !== null && processStartTime(recorded) === attempt.pgid_start_time)
+    groups.add(recorded);
   await Promise.all([...groups].map((pgid) => killGroup(pgid)));
   return groups.size > 0;
 }
@@ -133,8 +138,8 @@ export async function reapDeadWorkers(store: Store, reaperId: string, thresholdS
     const certain = deathCertain(who);
     if (!certain && !(stale && gone(who))) continue;
     const killedOrphan = await killOrphan(store, job, who);
-    const where = who.host === HOST ? "" : ` on ${who.host}`;
-    const why = who.host === HOST ? "died" : `lost its lease (no heartbeat for ${thresholdSeconds}s)`;
+    const where = who.host !== HOST ? ` on ${who.host}` : foreignPidSpace(who) ? " in another PID namespace" : "";
+    const why = where === "" ? "died" : `lost its lease (no heartbeat for ${thresholdSeconds}s)`;
     // Re-checked inside the write transaction: same owner and attempt, and (unless its death is certain) still stale.
     const outcome = await recordAttemptEnd(
       store,
@@ -156,22 +161,26 @@ export async function reapDeadWorkers(store: Store, reaperId: string, thresholdS
         host: who.host,
         outcome,
         killedOrphan,
+        byLease: where !== "",
       });
   }
   return reaped;
 }
 
 /**
- * Reaps at once (no lease to wait out) the running jobs of `workerId` that
- * were claimed by the process `who`, confirmed dead on this host: used when a
- * worker registers under the id of a dead predecessor (docs/architecture.md
- * "Reaping"). Orphans are killed first, as by {@link reapDeadWorkers}.
+ * Reaps the running jobs of `workerId` that were claimed by the process
+ * `who`, when a worker registers under its id (docs/architecture.md
+ * "Reaping"): at once when `who` is confirmed dead on this host
+ * (`leaseSeconds` null); else (its lease expired where it cannot be judged)
+ * only the jobs whose own lease is older than `leaseSeconds`. Orphans are
+ * killed first, as by {@link reapDeadWorkers}.
  */
 export async function reapJobsOfDeadWorker(
   store: Store,
   workerId: string,
   who: ProcessIdentity,
   reaperId: string,
+  leaseSeconds: number | null = null,
 ): Promise<ReapedJob[]> {
   const jobs = await store.read(async (tx) => {
     const ids = (await tx.runningJobsByWorker()).filter((r) => r.worker_id === workerId).map((r) => r.job_id);
@@ -185,10 +194,19 @@ export async function reapJobsOfDeadWorker(
   const reaped: ReapedJob[] = [];
   for (const job of jobs) {
     const killedOrphan = await killOrphan(store, job, who);
+    const why =
+      leaseSeconds === null
+        ? `worker ${workerId} (pid ${who.pid}) died`
+        : `worker ${workerId} (pid ${who.pid} on ${who.host}${who.host === HOST ? ", in another PID namespace" : ""}) lost its lease (no heartbeat for ${leaseSeconds}s)`;
     const outcome = await recordAttemptEnd(
       store,
-      { jobId: job.id, attemptNo: job.last_attempt_no, workerId },
-      { kind: "worker_crash", error: `worker ${workerId} (pid ${who.pid}) died; a new worker registered under its id` },
+      {
+        jobId: job.id,
+        attemptNo: job.last_attempt_no,
+        workerId,
+        ...(leaseSeconds === null ? {} : { staleBefore: store.now() - leaseSeconds }),
+      },
+      { kind: "worker_crash", error: `${why}; a new worker registered under its id` },
       store.now(),
       reaperId,
     );
@@ -200,6 +218,7 @@ export async function reapJobsOfDeadWorker(
         host: who.host,
         outcome,
         killedOrphan,
+        byLease: leaseSeconds !== null,
       });
   }
   return reaped;

@@ -234,6 +234,10 @@ const STEPS: string[] = [
   DROP INDEX idx_jobs_backoff;
   CREATE INDEX idx_jobs_backoff ON jobs (queue) WHERE state = 'queued' AND last_attempt_no > 0;
   `,
+  // v10: the worker's PID namespace (see the SQLite driver's v10).
+  `
+  ALTER TABLE workers ADD COLUMN pid_ns text;
+  `,
 ];
 
 /** The schema version this binary writes (equal to the SQLite driver's). */
