@@ -26,6 +26,8 @@ export type WorkerEvent =
   | { type: "lost"; jobId: number; attemptNo: number }
   | { type: "reaped"; reaped: ReapedJob }
   | { type: "orphans"; killed: { jobId: number; attemptNo: number; pgid: number }[] }
+  /** A group that carries an attempt's marker (or writes its files) but holds this worker: left alone. */
+  | { type: "orphan_spared"; jobId: number; attemptNo: number; pgid: number }
   | { type: "lease_lost"; jobIds: number[]; seconds: number }
   | { type: "transient"; message: string }
   /** A storage condition began or ended (claiming paused, space back, results left to the reaper). */

@@ -229,6 +229,36 @@ export function deathCertain(who: ProcessIdentity): boolean {
 }
 
 /**
+ * The process groups this process must never signal, whatever a scan found in
+ * them (docs/architecture.md "Orphans"): its own (a worker need not lead its
+ * group: `sh -c '… & spoolctl work'`), and those of its ancestors — the shell
+ * or job that started it — up to PID 1. Linux (`/proc`); elsewhere empty.
+ */
+export function heldGroups(): Set<number> {
+  const held = new Set<number>();
+  let pid: number | "self" = "self";
+  for (let depth = 0; depth < 1000; depth++) {
+    const fields = statFields(pid);
+    if (!fields) break;
+    held.add(Number(fields[2]));
+    const parent = Number(fields[1]);
+    if (!(parent > 1)) break;
+    pid = parent;
+  }
+  return held;
+}
+
+/**
+ * Whether signalling process group `pgid` could hit this process or what holds
+ * it: a group id ≤ 1 (`kill(-1)` is every process; 0 is our own group) or one
+ * of {@link heldGroups}. Such a group is never signalled (src/worker/executor.ts
+ * `killGroup`); the orphan sweep warns instead.
+ */
+export function groupHoldsSelf(pgid: number): boolean {
+  return !(pgid > 1) || pgid === process.pid || heldGroups().has(pgid);
+}
+
+/**
  * Whether process group `pgid` has a member that is not a zombie (Linux: scans
  * `/proc`). Zombies cannot be signalled and are reaped by init — or never, under
  * an init that does not reap — so they must not hold a kill's grace open.
@@ -248,7 +278,7 @@ export function groupHasLiveMembers(pgid: number): boolean {
 }
 
 /**
- * Process groups (other than ours) of the processes whose environment holds
+ * Process groups (never ≤ 1) of the processes whose environment holds
  * `entry` exactly (`NAME=value`; Linux: `/proc/PID/environ`). Every process a
  * job starts inherits the attempt's marker variable, so this finds a job's
  * processes even when no group was recorded, or when one of them moved to a
@@ -267,24 +297,24 @@ export function groupsWithEnv(entry: string): number[] {
 /**
  * Live process groups (Linux: scans `/proc`) whose processes carry an
  * environment entry starting with `prefix`, with the entry found; [] elsewhere.
- * Groups led by PID 1 or by this process are never returned.
+ * Group ids ≤ 1 are never returned; this process's own group and its
+ * ancestors' may be: callers check {@link groupHoldsSelf} before a signal.
  */
 export function groupsWithEnvPrefix(prefix: string): { pgid: number; entry: string }[] {
   if (process.platform !== "linux") return [];
-  const own = process.pid;
   const found: { pgid: number; entry: string }[] = [];
   for (const pid of procPids()) {
     const entry = environEntry(pid, prefix);
     if (entry === undefined || entry === null) continue; // none, or gone meanwhile, or not ours to read
     const fields = statFields(pid);
     const pgid = Number(fields?.[2]);
-    if (fields && !dead(fields[0]) && pgid > 1 && pgid !== own) found.push({ pgid, entry });
+    if (fields && !dead(fields[0]) && pgid > 1) found.push({ pgid, entry });
   }
   return found;
 }
 
 /**
- * Process groups (other than ours, never PID 1's) of the live processes whose
+ * Process groups (never ≤ 1; callers check {@link groupHoldsSelf}) of the live processes whose
  * standard output or standard error (Linux: the links `/proc/PID/fd/1` and
  * `/proc/PID/fd/2`; elsewhere, nothing) is a file that `match` accepts, with
  * that file's path as the kernel names it.
@@ -294,7 +324,6 @@ function groupsWritingWhere(
   unlessEnv?: string,
 ): { pgid: number; target: string }[] {
   if (process.platform !== "linux") return [];
-  const own = process.pid;
   const found: { pgid: number; target: string }[] = [];
   for (const pid of procPids()) {
     let target: string | null = null;
@@ -311,7 +340,7 @@ function groupsWritingWhere(
     if (unlessEnv !== undefined && environEntry(pid, unlessEnv) !== undefined) continue; // marked, or not ours to judge
     const fields = statFields(pid);
     const pgid = Number(fields?.[2]);
-    if (fields && !dead(fields[0]) && pgid > 1 && pgid !== own) found.push({ pgid, target });
+    if (fields && !dead(fields[0]) && pgid > 1) found.push({ pgid, target });
   }
   return found;
 }
