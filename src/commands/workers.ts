@@ -5,13 +5,13 @@ import { staleAfter, type WorkerView, workersOf } from "../ops/workers.ts";
 import type { WorkerRecord } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { humanDuration, iso, table } from "../ui/text.ts";
-import { deathCertain, HOST, judge } from "../worker/liveness.ts";
+import { deathCertain, foreignPidSpace, HOST, judge } from "../worker/liveness.ts";
 import { readTiming } from "../worker/timing.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 /** Judges a registry row by its recorded process identity: live, or how it died (see src/worker/liveness.ts). */
 export function judgeRecord(w: WorkerRecord) {
-  return judge({ host: w.host, pid: w.pid, bootId: w.boot_id, startTime: w.start_time });
+  return judge({ host: w.host, pid: w.pid, bootId: w.boot_id, startTime: w.start_time, pidNs: w.pid_ns ?? null });
 }
 
 /** Heartbeat intervals without a heartbeat after which a live worker is shown `stale`. */
@@ -28,6 +28,7 @@ export function healthContext(store: Pick<Store, "now"> | null): HealthContext {
   return {
     judge,
     certain: deathCertain,
+    foreign: foreignPidSpace,
     host: HOST,
     now: store ? store.now() : Date.now() / 1000,
     leaseSeconds: timing.reapThreshold,

@@ -14,6 +14,8 @@ export interface ProcessRef {
   pid: number;
   bootId: string | null;
   startTime: string | null;
+  /** Its PID namespace (`/proc/self/ns/pid` inode); null or absent: not recorded. */
+  pidNs?: string | null;
 }
 
 /** How to judge: the process look-up, this host, the queue's clock and the timing (seconds). */
@@ -21,6 +23,8 @@ export interface HealthContext {
   judge: (who: ProcessRef) => "alive" | "dead" | "unknown";
   /** Whether `who`'s death is certain on this host, so that its jobs are reaped at once, lease or not (docs/architecture.md "Reaping"). */
   certain?: (who: ProcessRef) => boolean;
+  /** Whether `who`'s PIDs cannot be looked at here (another host, or another PID namespace); default: another host name. */
+  foreign?: (who: ProcessRef) => boolean;
   /** This machine's host name. */
   host: string;
   /** The queue's clock, epoch seconds. */
@@ -77,10 +81,11 @@ export function workerIdentityOf(
       pid: job.locked_pid,
       bootId: row && row.start_time === attempt.worker_start_time ? row.boot_id : null,
       startTime: attempt.worker_start_time,
+      pidNs: row && row.start_time === attempt.worker_start_time ? (row.pid_ns ?? null) : null,
     };
   }
   if (row && row.pid === job.locked_pid)
-    return { host: row.host, pid: row.pid, bootId: row.boot_id, startTime: row.start_time };
+    return { host: row.host, pid: row.pid, bootId: row.boot_id, startTime: row.start_time, pidNs: row.pid_ns ?? null };
   return { host, pid: job.locked_pid, bootId: null, startTime: null };
 }
 
@@ -143,7 +148,7 @@ export async function jobWorkerHealth(
     heartbeat_age_seconds: age,
   };
   const name = `worker ${id ?? "?"} (pid ${job.locked_pid ?? "?"}${who && who.host !== ctx.host ? ` on ${who.host}` : ""})`;
-  const key = who ? `${who.host}\0${who.pid}\0${who.startTime}\0${who.bootId}` : "";
+  const key = who ? `${who.host}\0${who.pid}\0${who.startTime}\0${who.bootId}\0${who.pidNs ?? ""}` : "";
   if (who && !cache.verdicts.has(key)) cache.verdicts.set(key, ctx.judge(who));
   const verdict = who ? cache.verdicts.get(key)! : "unknown";
   if (verdict === "dead") {
@@ -154,7 +159,7 @@ export async function jobWorkerHealth(
       fate: `${name} is dead; reaped by the next worker${wait > 0 ? ` once its lease expires (in ${seconds(wait)})` : ""}, then requeued or dead-lettered`,
     };
   }
-  if (age > ctx.leaseSeconds && who && who.host !== ctx.host) {
+  if (age > ctx.leaseSeconds && who && (ctx.foreign ? ctx.foreign(who) : who.host !== ctx.host)) {
     return {
       ...base,
       worker_state: "lease_expired",

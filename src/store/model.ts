@@ -129,6 +129,8 @@ export interface WorkerRecord {
   boot_id: string | null;
   /** Process start time as recorded at registration (see worker/liveness). */
   start_time: string | null;
+  /** The PID namespace (inode of `/proc/self/ns/pid`) it ran in; null: not recorded (schema < v10, or not Linux). */
+  pid_ns?: string | null;
   queue: string;
   started_at: number;
   heartbeat_at: number;

@@ -62,16 +62,19 @@ export function workerLine(event: WorkerEvent): string | null {
       return `spoolctl: job ${event.jobId} attempt ${event.attemptNo} ended after the job was taken from this worker (canceled, retried, or reaped when its lease expired); result not recorded`;
     case "reaped":
       // The seed's exact wording (issue 3): "now queued", without the retry delay.
-      return event.reaped.host === HOST
+      return !event.reaped.byLease
         ? `spoolctl: reaped job ${event.reaped.jobId} (worker pid ${event.reaped.workerPid} died); now ${event.reaped.outcome.jobState}`
         : `spoolctl: reaped job ${event.reaped.jobId} (worker pid ${event.reaped.workerPid} on ${escapeControl(event.reaped.host)} lost its lease); now ${event.reaped.outcome.jobState}`;
     case "orphans":
       return `spoolctl: killed ${counted(event.killed.length, "orphaned process group")} left on this host by dead workers (${event.killed.map((k) => `job ${k.jobId} attempt ${k.attemptNo}`).join(", ")})`;
+    case "orphan_spared":
+      return `spoolctl: warning: left process group ${event.pgid} alone: it holds this worker (its own group, or its shell's), though a process in it belongs to job ${event.jobId} attempt ${event.attemptNo} of this queue; end that process yourself if it should not run`;
     case "lease_lost":
       return `spoolctl: cannot renew the lease of ${counted(event.jobIds.length, "running job")} for ${event.seconds.toFixed(0)}s; stopped them (job ${event.jobIds.join(", ")}) before another worker takes them over`;
     case "transient":
       return `spoolctl: ${escapeControl(event.message)}; will retry`;
     case "storage":
+    case "id_wait":
       return `spoolctl: ${escapeControl(event.message)}`;
     case "stopping":
       return event.inFlight > 0

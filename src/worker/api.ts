@@ -26,11 +26,15 @@ export type WorkerEvent =
   | { type: "lost"; jobId: number; attemptNo: number }
   | { type: "reaped"; reaped: ReapedJob }
   | { type: "orphans"; killed: { jobId: number; attemptNo: number; pgid: number }[] }
+  /** A group that carries an attempt's marker (or writes its files) but holds this worker: left alone. */
+  | { type: "orphan_spared"; jobId: number; attemptNo: number; pgid: number }
   | { type: "lease_lost"; jobIds: number[]; seconds: number }
   | { type: "transient"; message: string }
   /** A storage condition began or ended (claiming paused, space back, results left to the reaper). */
   | { type: "storage"; message: string }
   | { type: "stopping"; reason: string; inFlight: number }
+  /** Registration waits for the lease of a holder of its worker id that cannot be judged from here. */
+  | { type: "id_wait"; message: string }
   /** An attempt was started; `job` as claimed (its counters and last error are the previous attempts'). */
   | { type: "started"; job: Job; attemptNo: number }
   /** A looping worker has nothing to run and waits (once per idle spell). */

@@ -13,7 +13,7 @@ import type { ProcessEnd } from "../ops/outcome.ts";
 import { createAttemptFile } from "../store/ownership.ts";
 import { isPgUrl, redactUrl } from "../store/postgres/url.ts";
 import { diskFull } from "../store/space.ts";
-import { groupHasLiveMembers, groupsWithEnv, processStartTime } from "./liveness.ts";
+import { groupHasLiveMembers, groupHoldsSelf, groupsWithEnv, processStartTime } from "./liveness.ts";
 import { KILL_GRACE_SECONDS } from "./timing.ts";
 
 /** Grace between SIGTERM and SIGKILL, milliseconds (docs/architecture.md "Timeouts": up to 5 s). */
@@ -91,9 +91,12 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
 
 /**
  * SIGTERM to the group, wait while it lives up to `graceMs`, then SIGKILL if it
- * still does. Escalation depends on the group being alive, not on a flag.
+ * still does. Escalation depends on the group being alive, not on a flag. A
+ * group that holds this process ({@link groupHoldsSelf}) is left alone.
  */
 export async function killGroup(pgid: number, graceMs = KILL_GRACE_MS): Promise<void> {
+  // Never this worker's own group or one holding it, nor -1/0 (docs/architecture.md "Orphans").
+  if (groupHoldsSelf(pgid)) return;
   signalGroup(pgid, "SIGTERM");
   const deadline = performance.now() + graceMs;
   while (groupAlive(pgid) && performance.now() < deadline) await Bun.sleep(20);

@@ -26,6 +26,24 @@ export function bootId(): string | null {
   return cachedBootId;
 }
 
+let cachedPidNs: string | null | undefined;
+
+/**
+ * This process's PID namespace: the inode of `/proc/self/ns/pid` (Linux), or
+ * null where there is none. Two namespaces may share a host name (containers,
+ * `unshare --pid --uts`); a PID means something only in its own.
+ */
+export function pidNamespace(): string | null {
+  if (cachedPidNs === undefined) {
+    try {
+      cachedPidNs = /^pid:\[(\d+)\]$/.exec(readlinkSync("/proc/self/ns/pid"))?.[1] ?? null;
+    } catch {
+      cachedPidNs = null;
+    }
+  }
+  return cachedPidNs;
+}
+
 /**
  * Fields 3… of `/proc/PID/stat` (index 0 = state, 2 = process group, 19 = start
  * time), or null when the process is gone or unreadable. comm (field 2) may
@@ -160,16 +178,29 @@ export interface ProcessIdentity {
   pid: number;
   bootId: string | null;
   startTime: string | null;
+  /** Its PID namespace ({@link pidNamespace}); null or absent: not recorded. */
+  pidNs?: string | null;
+}
+
+/**
+ * Whether `who`'s PID cannot be looked at from here (docs/architecture.md
+ * "Reaping"): another host name, or another PID namespace recorded under ours
+ * (a container that shares our host name). Such a worker is judged by its lease.
+ */
+export function foreignPidSpace(who: ProcessIdentity): boolean {
+  if (who.host !== HOST) return true;
+  const ns = pidNamespace();
+  return Boolean(who.pidNs && ns && who.pidNs !== ns);
 }
 
 /**
  * Whether the process recorded as `who` is still that process (docs/architecture.md "Reaping"):
  * PID gone → dead; PID alive with another start time (recycled) → dead;
- * recorded under another boot → dead; another host → unknown (not ours to judge);
- * anything inconclusive → unknown.
+ * recorded under another boot → dead; another host, or another PID namespace
+ * → unknown (not ours to judge); anything inconclusive → unknown.
  */
 export function judge(who: ProcessIdentity): Liveness {
-  if (who.host !== HOST) return "unknown";
+  if (foreignPidSpace(who)) return "unknown";
   const currentBoot = bootId();
   if (who.bootId && currentBoot && who.bootId !== currentBoot) return "dead";
   const exists = pidExists(who.pid);
@@ -186,14 +217,45 @@ export function judge(who: ProcessIdentity): Liveness {
  * Whether the process recorded as `who` is certainly gone, so that its jobs may
  * be reaped at once, without waiting out their lease (docs/architecture.md
  * "Reaping"): it ran on this host, under this boot (a boot id recorded and equal
- * to ours: another machine that shares our host name has another one), and
+ * to ours: another machine that shares our host name has another one), in
+ * this PID namespace (when recorded: {@link foreignPidSpace}), and
  * {@link judge} finds its PID gone, a zombie, or reused (another start time).
  */
 export function deathCertain(who: ProcessIdentity): boolean {
-  if (who.host !== HOST) return false;
+  if (foreignPidSpace(who)) return false;
   const currentBoot = bootId();
   if (who.bootId === null || currentBoot === null || who.bootId !== currentBoot) return false;
   return judge(who) === "dead";
+}
+
+/**
+ * The process groups this process must never signal, whatever a scan found in
+ * them (docs/architecture.md "Orphans"): its own (a worker need not lead its
+ * group: `sh -c '… & spoolctl work'`), and those of its ancestors — the shell
+ * or job that started it — up to PID 1. Linux (`/proc`); elsewhere empty.
+ */
+export function heldGroups(): Set<number> {
+  const held = new Set<number>();
+  let pid: number | "self" = "self";
+  for (let depth = 0; depth < 1000; depth++) {
+    const fields = statFields(pid);
+    if (!fields) break;
+    held.add(Number(fields[2]));
+    const parent = Number(fields[1]);
+    if (!(parent > 1)) break;
+    pid = parent;
+  }
+  return held;
+}
+
+/**
+ * Whether signalling process group `pgid` could hit this process or what holds
+ * it: a group id ≤ 1 (`kill(-1)` is every process; 0 is our own group) or one
+ * of {@link heldGroups}. Such a group is never signalled (src/worker/executor.ts
+ * `killGroup`); the orphan sweep warns instead.
+ */
+export function groupHoldsSelf(pgid: number): boolean {
+  return !(pgid > 1) || pgid === process.pid || heldGroups().has(pgid);
 }
 
 /**
@@ -216,7 +278,7 @@ export function groupHasLiveMembers(pgid: number): boolean {
 }
 
 /**
- * Process groups (other than ours) of the processes whose environment holds
+ * Process groups (never ≤ 1) of the processes whose environment holds
  * `entry` exactly (`NAME=value`; Linux: `/proc/PID/environ`). Every process a
  * job starts inherits the attempt's marker variable, so this finds a job's
  * processes even when no group was recorded, or when one of them moved to a
@@ -235,24 +297,24 @@ export function groupsWithEnv(entry: string): number[] {
 /**
  * Live process groups (Linux: scans `/proc`) whose processes carry an
  * environment entry starting with `prefix`, with the entry found; [] elsewhere.
- * Groups led by PID 1 or by this process are never returned.
+ * Group ids ≤ 1 are never returned; this process's own group and its
+ * ancestors' may be: callers check {@link groupHoldsSelf} before a signal.
  */
 export function groupsWithEnvPrefix(prefix: string): { pgid: number; entry: string }[] {
   if (process.platform !== "linux") return [];
-  const own = process.pid;
   const found: { pgid: number; entry: string }[] = [];
   for (const pid of procPids()) {
     const entry = environEntry(pid, prefix);
     if (entry === undefined || entry === null) continue; // none, or gone meanwhile, or not ours to read
     const fields = statFields(pid);
     const pgid = Number(fields?.[2]);
-    if (fields && !dead(fields[0]) && pgid > 1 && pgid !== own) found.push({ pgid, entry });
+    if (fields && !dead(fields[0]) && pgid > 1) found.push({ pgid, entry });
   }
   return found;
 }
 
 /**
- * Process groups (other than ours, never PID 1's) of the live processes whose
+ * Process groups (never ≤ 1; callers check {@link groupHoldsSelf}) of the live processes whose
  * standard output or standard error (Linux: the links `/proc/PID/fd/1` and
  * `/proc/PID/fd/2`; elsewhere, nothing) is a file that `match` accepts, with
  * that file's path as the kernel names it.
@@ -262,7 +324,6 @@ function groupsWritingWhere(
   unlessEnv?: string,
 ): { pgid: number; target: string }[] {
   if (process.platform !== "linux") return [];
-  const own = process.pid;
   const found: { pgid: number; target: string }[] = [];
   for (const pid of procPids()) {
     let target: string | null = null;
@@ -279,7 +340,7 @@ function groupsWritingWhere(
     if (unlessEnv !== undefined && environEntry(pid, unlessEnv) !== undefined) continue; // marked, or not ours to judge
     const fields = statFields(pid);
     const pgid = Number(fields?.[2]);
-    if (fields && !dead(fields[0]) && pgid > 1 && pgid !== own) found.push({ pgid, target });
+    if (fields && !dead(fields[0]) && pgid > 1) found.push({ pgid, target });
   }
   return found;
 }

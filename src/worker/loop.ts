@@ -102,7 +102,12 @@ export class Worker {
   async run(): Promise<WorkSummary> {
     const { store, opts } = this;
     // A database that cannot be reached yet is waited for, like a lock (a CONFLICT on the id is not).
-    for (const reaped of await this.untilDone(() => registerWorker(store, opts.workerId, opts.queue))) {
+    for (const reaped of await this.untilDone(() =>
+      // A holder it cannot judge is waited for while its lease runs; the wait is said once.
+      registerWorker(store, opts.workerId, opts.queue, this.timing.reapThreshold, (message) =>
+        this.emit({ type: "id_wait", message }),
+      ),
+    )) {
       this.summary.reaped++;
       this.emit({ type: "reaped", reaped });
     }
@@ -194,8 +199,9 @@ export class Worker {
   /** Kills what dead workers of this queue left running on this host (docs/architecture.md "Orphans"). */
   private async sweepOrphans(): Promise<void> {
     try {
-      const killed = await killOrphans(this.store);
+      const { killed, spared } = await killOrphans(this.store);
       if (killed.length > 0) this.emit({ type: "orphans", killed });
+      for (const group of spared) this.emit({ type: "orphan_spared", ...group });
     } catch (error) {
       this.transient(error);
     }
@@ -281,11 +287,16 @@ export class Worker {
     if (line !== null) this.emit({ type: "transient", message: line });
   }
 
-  private async reap(): Promise<void> {
+  /** Reaps dead workers' jobs (docs/architecture.md "Reaping"); `certainOnly`: only those of workers certainly dead here. */
+  private async reap(certainOnly = false): Promise<void> {
     try {
-      for (const reaped of await reapDeadWorkers(this.store, this.opts.workerId, this.timing.reapThreshold)) {
+      for (const reaped of await reapDeadWorkers(this.store, this.opts.workerId, this.timing.reapThreshold, {
+        certainOnly,
+      })) {
         this.summary.reaped++;
         this.emit({ type: "reaped", reaped });
+        for (const pgid of reaped.spared)
+          this.emit({ type: "orphan_spared", jobId: reaped.jobId, attemptNo: reaped.attemptNo, pgid });
       }
     } catch (error) {
       this.transient(error);
@@ -501,17 +512,16 @@ export class Worker {
 
   /**
    * A drain left with nothing to run, two seconds on, names once what holds
-   * it open: other workers' running jobs. It reaps first, so that a worker of
-   * this host that died since the last reap is not named: its jobs are
-   * requeued at once (docs/architecture.md "Reaping"); another host's silent
-   * worker is reaped when its lease expires.
+   * it open: other workers' running jobs. It first reaps the jobs of workers
+   * of this host certainly dead since the last reap, so that none is named: they
+   * are requeued at once (docs/architecture.md "Reaping"); another host's
+   * silent worker is named, and reaped when its lease expires.
    */
   private async sayWhatHoldsTheDrain(): Promise<void> {
     const now = performance.now();
     this.drainIdleSince ??= now;
     if (this.saidIdle || now - this.drainIdleSince < DRAIN_QUIET_MS) return;
-    this.lastReap = performance.now();
-    await this.reap();
+    await this.reap(true);
     if (drainSettled(await this.store.read(async (tx) => tx.drainState(this.opts.queue, this.store.now())))) return;
     this.saidIdle = true;
     const event = await whatHoldsTheDrain(this.store, this.opts.queue, this.timing.reapThreshold);

@@ -17,6 +17,8 @@ import type { Store } from "../store/store.ts";
 import { ATTEMPT_MARKER, attemptMarker, killGroup } from "./executor.ts";
 import {
   deathCertain,
+  foreignPidSpace,
+  groupHoldsSelf,
   groupsWithEnv,
   groupsWithEnvPrefix,
   groupsWritingTo,
@@ -41,6 +43,10 @@ export interface ReapedJob {
   outcome: Outcome;
   /** Whether an orphaned process group was still running and was killed. */
   killedOrphan: boolean;
+  /** Whether the lease decided (another host or PID namespace), not a death seen on this host. */
+  byLease: boolean;
+  /** Groups that carry the attempt's marker or write its files but hold this worker: left alone (warned). */
+  spared: number[];
 }
 
 async function identityOf(store: Store, job: Job): Promise<ProcessIdentity | null> {
@@ -53,12 +59,12 @@ async function identityOf(store: Store, job: Job): Promise<ProcessIdentity | nul
 
 /**
  * Whether a stale job's worker is gone: on this host by PID and start time;
- * on another host the expired lease is the verdict (the caller only passes
- * jobs whose lease expired).
+ * on another host, or in another PID namespace under our host name, the
+ * expired lease is the verdict (the caller only passes jobs whose lease expired).
  */
 function gone(who: ProcessIdentity): boolean {
   const verdict: Liveness = judge(who);
-  return verdict === "dead" || (verdict === "unknown" && who.host !== HOST);
+  return verdict === "dead" || (verdict === "unknown" && foreignPidSpace(who));
 }
 
 /**
@@ -70,17 +76,27 @@ function gone(who: ProcessIdentity): boolean {
  * (a job that cleared its environment before its group was recorded). Then the old run cannot overlap the next one. (On another host
  * the next worker that starts there kills them: {@link killOrphans}.)
  */
-async function killOrphan(store: Store, job: Job, who: ProcessIdentity): Promise<boolean> {
-  if (who.host !== HOST) return false;
+async function killOrphan(
+  store: Store,
+  job: Job,
+  who: ProcessIdentity,
+): Promise<{ killedOrphan: boolean; spared: number[] }> {
+  const none = { killedOrphan: false, spared: [] };
+  if (who.host !== HOST) return none;
   const attempt = await store.read(async (tx) => tx.getAttempt(job.id, job.last_attempt_no));
-  if (!attempt) return false;
+  if (!attempt) return none;
+  // Another PID namespace under our host name: its recorded group id is a number of its own, never ours to signal.
+  const recorded = foreignPidSpace(who) ? null : attempt.pgid;
   const groups = new Set(groupsWithEnv(attemptMarker(store.queueId, job.id, job.last_attempt_no)));
   // Before its first heartbeat the group is not recorded, and a job may have cleared its environment.
   for (const pgid of groupsWritingTo([attempt.stdout_path, attempt.stderr_path])) groups.add(pgid);
-  if (attempt.pgid && attempt.pgid_start_time !== null && processStartTime(attempt.pgid) === attempt.pgid_start_time)
-    groups.add(attempt.pgid);
-  await Promise.all([...groups].map((pgid) => killGroup(pgid)));
-  return groups.size > 0;
+  if (recorded && attempt.pgid_start_time !== null && processStartTime(recorded) === attempt.pgid_start_time)
+    groups.add(recorded);
+  // Never this worker's own group, or one holding it (docs/architecture.md "Orphans"): said instead.
+  const spared = [...groups].filter(groupHoldsSelf);
+  const doomed = [...groups].filter((g) => !spared.includes(g));
+  await Promise.all(doomed.map((pgid) => killGroup(pgid)));
+  return { killedOrphan: doomed.length > 0, spared };
 }
 
 /** A running job the reaper looks at: its worker's identity, and whether its lease expired. */
@@ -124,17 +140,22 @@ async function candidates(store: Store, thresholdSeconds: number): Promise<Candi
  * "Reaping"): at once when its death is certain on this host
  * ({@link deathCertain}: PID gone or reused, same boot), whatever the age of
  * its lease; otherwise once the lease is older than `thresholdSeconds` and the
- * worker is judged gone ({@link gone}). Orphans are killed first. `reaperId`
- * is recorded on the events.
+ * worker is judged gone ({@link gone}); with `certainOnly`, only the former.
+ * Orphans are killed first. `reaperId` is recorded on the events.
  */
-export async function reapDeadWorkers(store: Store, reaperId: string, thresholdSeconds: number): Promise<ReapedJob[]> {
+export async function reapDeadWorkers(
+  store: Store,
+  reaperId: string,
+  thresholdSeconds: number,
+  opts: { certainOnly?: boolean } = {},
+): Promise<ReapedJob[]> {
   const reaped: ReapedJob[] = [];
   for (const { job, who, stale } of await candidates(store, thresholdSeconds)) {
     const certain = deathCertain(who);
-    if (!certain && !(stale && gone(who))) continue;
-    const killedOrphan = await killOrphan(store, job, who);
-    const where = who.host === HOST ? "" : ` on ${who.host}`;
-    const why = who.host === HOST ? "died" : `lost its lease (no heartbeat for ${thresholdSeconds}s)`;
+    if (!certain && (opts.certainOnly || !(stale && gone(who)))) continue;
+    const { killedOrphan, spared } = await killOrphan(store, job, who);
+    const where = who.host !== HOST ? ` on ${who.host}` : foreignPidSpace(who) ? " in another PID namespace" : "";
+    const why = where === "" ? "died" : `lost its lease (no heartbeat for ${thresholdSeconds}s)`;
     // Re-checked inside the write transaction: same owner and attempt, and (unless its death is certain) still stale.
     const outcome = await recordAttemptEnd(
       store,
@@ -156,22 +177,27 @@ export async function reapDeadWorkers(store: Store, reaperId: string, thresholdS
         host: who.host,
         outcome,
         killedOrphan,
+        byLease: where !== "",
+        spared,
       });
   }
   return reaped;
 }
 
 /**
- * Reaps at once (no lease to wait out) the running jobs of `workerId` that
- * were claimed by the process `who`, confirmed dead on this host: used when a
- * worker registers under the id of a dead predecessor (docs/architecture.md
- * "Reaping"). Orphans are killed first, as by {@link reapDeadWorkers}.
+ * Reaps the running jobs of `workerId` that were claimed by the process
+ * `who`, when a worker registers under its id (docs/architecture.md
+ * "Reaping"): at once when `who` is confirmed dead on this host
+ * (`leaseSeconds` null); else (its lease expired where it cannot be judged)
+ * only the jobs whose own lease is older than `leaseSeconds`. Orphans are
+ * killed first, as by {@link reapDeadWorkers}.
  */
 export async function reapJobsOfDeadWorker(
   store: Store,
   workerId: string,
   who: ProcessIdentity,
   reaperId: string,
+  leaseSeconds: number | null = null,
 ): Promise<ReapedJob[]> {
   const jobs = await store.read(async (tx) => {
     const ids = (await tx.runningJobsByWorker()).filter((r) => r.worker_id === workerId).map((r) => r.job_id);
@@ -184,11 +210,20 @@ export async function reapJobsOfDeadWorker(
   });
   const reaped: ReapedJob[] = [];
   for (const job of jobs) {
-    const killedOrphan = await killOrphan(store, job, who);
+    const { killedOrphan, spared } = await killOrphan(store, job, who);
+    const why =
+      leaseSeconds === null
+        ? `worker ${workerId} (pid ${who.pid}) died`
+        : `worker ${workerId} (pid ${who.pid} on ${who.host}${who.host === HOST ? ", in another PID namespace" : ""}) lost its lease (no heartbeat for ${leaseSeconds}s)`;
     const outcome = await recordAttemptEnd(
       store,
-      { jobId: job.id, attemptNo: job.last_attempt_no, workerId },
-      { kind: "worker_crash", error: `worker ${workerId} (pid ${who.pid}) died; a new worker registered under its id` },
+      {
+        jobId: job.id,
+        attemptNo: job.last_attempt_no,
+        workerId,
+        ...(leaseSeconds === null ? {} : { staleBefore: store.now() - leaseSeconds }),
+      },
+      { kind: "worker_crash", error: `${why}; a new worker registered under its id` },
       store.now(),
       reaperId,
     );
@@ -200,6 +235,8 @@ export async function reapJobsOfDeadWorker(
         host: who.host,
         outcome,
         killedOrphan,
+        byLease: leaseSeconds !== null,
+        spared,
       });
   }
   return reaped;
@@ -229,15 +266,24 @@ export async function cancelOrphanedJob(store: Store, jobId: number): Promise<bo
   return outcome !== null;
 }
 
+/** A process group the orphan sweep found, with the attempt it belongs to. */
+export interface OrphanGroup {
+  jobId: number;
+  attemptNo: number;
+  pgid: number;
+}
+
 /**
  * Kills the process groups on this host that carry this queue's attempt
  * marker, or write to an attempt's output files in this worker's spool, but
  * whose attempt no longer has a live owner here: left by a worker
  * that died (its job may since have been reaped by a worker on another host)
- * or by an attempt that was taken over. Run when a worker starts. Returns the
- * attempts whose groups were killed.
+ * or by an attempt that was taken over. Run when a worker starts. A group that
+ * holds this worker ({@link groupHoldsSelf}: its own, its shell's) is never
+ * signalled: it is returned in `spared`, for a warning. Returns the attempts
+ * whose groups were killed, and those spared.
  */
-export async function killOrphans(store: Store): Promise<{ jobId: number; attemptNo: number; pgid: number }[]> {
+export async function killOrphans(store: Store): Promise<{ killed: OrphanGroup[]; spared: OrphanGroup[] }> {
   const prefix = `${ATTEMPT_MARKER}=${store.queueId}-`;
   const found: { pgid: number; jobId: number; attemptNo: number }[] = groupsWithEnvPrefix(prefix).map(
     ({ pgid, entry }) => {
@@ -250,7 +296,8 @@ export async function killOrphans(store: Store): Promise<{ jobId: number; attemp
     const m = ATTEMPT_FILE.exec(file);
     if (m) found.push({ pgid, jobId: Number(m[1] ?? m[3]), attemptNo: Number(m[2] ?? m[4]) });
   }
-  const killed: { jobId: number; attemptNo: number; pgid: number }[] = [];
+  const killed: OrphanGroup[] = [];
+  const spared: OrphanGroup[] = [];
   const seen = new Set<number>();
   for (const { pgid, jobId, attemptNo } of found) {
     if (seen.has(pgid)) continue;
@@ -269,8 +316,13 @@ export async function killOrphans(store: Store): Promise<{ jobId: number; attemp
       // (docs/architecture.md "Execution"); only the runs of dead workers are orphans.
       continue;
     }
+    if (groupHoldsSelf(pgid)) {
+      // This worker's own group, or its shell's: killing it would kill the worker (docs/architecture.md "Orphans").
+      spared.push({ jobId: jobId!, attemptNo: attemptNo!, pgid });
+      continue;
+    }
     await killGroup(pgid);
     killed.push({ jobId: jobId!, attemptNo: attemptNo!, pgid });
   }
-  return killed;
+  return { killed, spared };
 }

@@ -5,8 +5,16 @@
  */
 import { SpoolError } from "../contract/errors.ts";
 import type { WorkerRecord } from "../store/model.ts";
-import type { Store } from "../store/store.ts";
-import { bootId, HOST, judge, type ProcessIdentity, processStartTime } from "./liveness.ts";
+import type { Store, StoreReader } from "../store/store.ts";
+import {
+  bootId,
+  foreignPidSpace,
+  HOST,
+  judge,
+  type ProcessIdentity,
+  pidNamespace,
+  processStartTime,
+} from "./liveness.ts";
 import { type ReapedJob, reapJobsOfDeadWorker } from "./reaper.ts";
 
 /** A fresh worker id: `w-<pid>-<4 hex>`. */
@@ -20,51 +28,136 @@ function isSelf(row: WorkerRecord): boolean {
     row.host === HOST &&
     row.pid === process.pid &&
     row.start_time === processStartTime(process.pid) &&
-    row.boot_id === bootId()
+    row.boot_id === bootId() &&
+    (row.pid_ns ?? null) === pidNamespace()
   );
 }
 
 /**
- * The registry row's process as last registered under `workerId`, judged:
- * null when there is none, it is this process, or it stopped and is not
- * confirmed dead; its identity when it is confirmed dead (stopped or not);
- * `CONFLICT` when it has not stopped and lives (or cannot be judged: another
- * host, an inconclusive look-up). A restarted container's
- * worker often has the same id and the same PID (1) as the one that died: the
- * start time tells them apart (docs/architecture.md "Reaping").
+ * The previous holder of a worker id: `dead` (confirmed) or `expired` (its
+ * lease ran out where it cannot be judged): replaceable; `held`: it cannot be
+ * judged and its lease still runs.
  */
-function deadPredecessor(workerId: string, row: WorkerRecord | null): ProcessIdentity | null {
+interface Predecessor {
+  kind: "dead" | "expired" | "held";
+  who: ProcessIdentity;
+  /** Its last heartbeat, epoch seconds (the queue's clock). */
+  heartbeatAt: number;
+}
+
+/**
+ * The registry row's process as last registered under `workerId`, judged
+ * (docs/architecture.md "Heartbeat and lease", "Reaping"): null when there is
+ * none, it is this process, or it stopped and is not confirmed dead; `dead`
+ * when it is confirmed dead (stopped or not); `expired` when it cannot be
+ * judged from here (another host, another PID namespace, an inconclusive
+ * look-up) and its heartbeat is older than `expiredBefore` (epoch seconds, the
+ * queue's clock): its lease ran out, so the id is free wherever it ran;
+ * `held` when it cannot be judged and its lease still runs; `CONFLICT` when
+ * it is alive here. A restarted
+ * container's worker often has the same id and the same PID (1) as the one
+ * that died: the start time and PID namespace tell them apart.
+ */
+function predecessor(workerId: string, row: WorkerRecord | null, expiredBefore: number): Predecessor | null {
   if (!row || isSelf(row)) return null;
-  const who = { host: row.host, pid: row.pid, bootId: row.boot_id, startTime: row.start_time };
+  const who = {
+    host: row.host,
+    pid: row.pid,
+    bootId: row.boot_id,
+    startTime: row.start_time,
+    pidNs: row.pid_ns ?? null,
+  };
   // A row marked stopped may still have running jobs: a worker that exited with results it could not write.
-  if (judge(who) === "dead") return who;
+  const verdict = judge(who);
+  const heartbeatAt = row.heartbeat_at;
+  if (verdict === "dead") return { kind: "dead", who, heartbeatAt };
   if (row.stopped_at !== null) return null;
-  throw new SpoolError("CONFLICT", `worker id ${workerId} is held by a live worker (pid ${row.pid} on ${row.host})`, {
-    remediation: "choose another --worker-id, or stop that worker first (spoolctl stop --worker-id ID)",
+  if (verdict === "unknown") return { kind: row.heartbeat_at < expiredBefore ? "expired" : "held", who, heartbeatAt };
+  throw heldBy(workerId, who);
+}
+
+/** `CONFLICT`: `workerId` is held by the live worker `who`; the remediation names `stop` for it. */
+function heldBy(workerId: string, who: ProcessIdentity): SpoolError {
+  const where = ` on ${who.host}${who.host === HOST && foreignPidSpace(who) ? ", in another PID namespace" : ""}`;
+  return new SpoolError("CONFLICT", `worker id ${workerId} is held by a live worker (pid ${who.pid}${where})`, {
+    remediation: `choose another --worker-id, or stop that worker first: spoolctl stop --worker-id ${workerId}`,
+    detail: { worker_id: workerId, pid: who.pid, host: who.host },
   });
+}
+
+/** The newest lease (epoch seconds) among the running jobs of `workerId` claimed by process `pid`, or null. */
+async function latestJobBeat(tx: StoreReader, workerId: string, pid: number): Promise<number | null> {
+  const ids = (await tx.runningJobsByWorker()).filter((r) => r.worker_id === workerId).map((r) => r.job_id);
+  if (ids.length === 0) return null;
+  const jobs = await tx.listJobs({ ids, states: ["running"], limit: ids.length });
+  const beats = jobs.filter((j) => j.locked_pid === pid).map((j) => j.heartbeat_at ?? j.locked_at ?? 0);
+  return beats.length === 0 ? null : Math.max(...beats);
+}
+
+/**
+ * Waits while `workerId` is `held` (docs/architecture.md "Heartbeat and
+ * lease"): a holder that cannot be judged from here but whose lease — its
+ * row's, or that of a job it claimed after its last heartbeat — still runs: a
+ * container restarted under the same id and host name, whose predecessor is in
+ * another PID namespace. It is polled about once a second: a renewed
+ * heartbeat means it lives (`CONFLICT`); an expired lease frees the id.
+ * `say` is told once what the wait is for. Returns the final judgement.
+ */
+async function untilNotHeld(
+  store: Store,
+  workerId: string,
+  leaseSeconds: number,
+  say: (message: string) => void,
+): Promise<Predecessor | null> {
+  let seen: number | null = null;
+  for (;;) {
+    const { row, jobBeat } = await store.read(async (tx) => {
+      const row = await tx.getWorker(workerId);
+      return { row, jobBeat: row ? await latestJobBeat(tx, workerId, row.pid) : null };
+    });
+    const judged = predecessor(workerId, row, store.now() - leaseSeconds);
+    if (judged?.kind === "expired" && jobBeat !== null && jobBeat >= store.now() - leaseSeconds) judged.kind = "held"; // a job it claimed after its last heartbeat: wait for that lease too
+    if (judged?.kind !== "held") return judged;
+    if (seen !== null && judged.heartbeatAt !== seen) throw heldBy(workerId, judged.who);
+    const left = Math.max(judged.heartbeatAt, jobBeat ?? 0) + leaseSeconds - store.now();
+    if (seen === null)
+      say(
+        `worker id ${workerId} was last held by pid ${judged.who.pid} on ${judged.who.host}, which cannot be judged from here; waiting up to ${Math.ceil(left)}s for its lease to expire (a renewal means it lives: CONFLICT)`,
+      );
+    seen = judged.heartbeatAt;
+    await Bun.sleep(Math.max(10, Math.min(1000, left * 1000 + 10)));
+  }
 }
 
 /**
  * Registers this process as `workerId` serving `queue`. Raises `CONFLICT` when a
- * live worker already holds that id. When the id's previous holder is
- * confirmed dead, its running jobs are reaped first (orphans killed, attempts
- * `abandoned`), before its registry row is replaced: once the row describes
- * this process, nothing would speak for the dead one's jobs any more. Returns
- * the jobs reaped.
+ * live worker already holds that id; waits (bounded by `leaseSeconds`, see
+ * {@link untilNotHeld}) while a holder it cannot judge keeps a lease. When the id's previous holder is
+ * confirmed dead, or its lease (`leaseSeconds`, by the queue's clock) expired
+ * where it cannot be judged, its running jobs are reaped first (orphans
+ * killed, attempts `abandoned`; an expired holder's only once their own lease
+ * expired), before its registry row is replaced: once the row describes this
+ * process, nothing would speak for the old one's jobs any more. Returns the
+ * jobs reaped.
  */
 export async function registerWorker(
   store: Store,
   workerId: string,
   queue: string,
-  now = store.now(),
+  leaseSeconds: number,
+  say: (message: string) => void = () => {},
 ): Promise<ReapedJob[]> {
-  const before = deadPredecessor(workerId, await store.read(async (tx) => tx.getWorker(workerId)));
-  const reaped = before ? await reapJobsOfDeadWorker(store, workerId, before, workerId) : [];
+  const before = await untilNotHeld(store, workerId, leaseSeconds, say);
+  const reaped = before
+    ? await reapJobsOfDeadWorker(store, workerId, before.who, workerId, before.kind === "expired" ? leaseSeconds : null)
+    : [];
   await store.write(async (tx) => {
     // Judged again inside the write: another process may have registered meanwhile.
-    const row = await tx.getWorker(workerId);
-    const dead = deadPredecessor(workerId, row);
-    if (dead && (dead.pid !== before?.pid || dead.startTime !== before.startTime)) {
+    const dead = predecessor(workerId, await tx.getWorker(workerId), store.now() - leaseSeconds);
+    if (
+      dead &&
+      (dead.kind === "held" || dead.who.pid !== before?.who.pid || dead.who.startTime !== before.who.startTime)
+    ) {
       throw new SpoolError("CONFLICT", `worker id ${workerId} was taken by another process while this one registered`, {
         remediation: "start the worker again, or choose another --worker-id",
       });
@@ -75,9 +168,10 @@ export async function registerWorker(
       host: HOST,
       boot_id: bootId(),
       start_time: processStartTime(process.pid),
+      pid_ns: pidNamespace(),
       queue,
-      started_at: now,
-      heartbeat_at: now,
+      started_at: store.now(),
+      heartbeat_at: store.now(),
       stop_requested: false,
       stopped_at: null,
     });

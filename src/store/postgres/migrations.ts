@@ -234,7 +234,11 @@ const STEPS: string[] = [
   DROP INDEX idx_jobs_backoff;
   CREATE INDEX idx_jobs_backoff ON jobs (queue) WHERE state = 'queued' AND last_attempt_no > 0;
   `,
-  // v10 (PostgreSQL only): the ledger numbered once per transaction. The first
+  // v10: the worker's PID namespace (see the SQLite driver's v10).
+  `
+  ALTER TABLE workers ADD COLUMN pid_ns text;
+  `,
+  // v11 (PostgreSQL only): the ledger numbered once per transaction. The first
   // deferred firing at COMMIT numbers every row the transaction inserted (the
   // only rows with placeholder ids it can see: others' are uncommitted, and a
   // committed row is always numbered), in insertion order (placeholder ids
@@ -258,7 +262,7 @@ const STEPS: string[] = [
   `,
 ];
 
-/** The schema version this binary writes (one ahead of SQLite's: v10 concerns PostgreSQL's ledger only). */
+/** The schema version this binary writes (one ahead of SQLite's: v11 concerns PostgreSQL's ledger only). */
 export const PG_SCHEMA_VERSION = STEPS.length;
 
 type Sql = SQL;

@@ -284,10 +284,10 @@ export class PgQueries implements StoreWriter {
 
   async upsertWorker(w: WorkerRecord): Promise<void> {
     await this
-      .tx`INSERT INTO workers (worker_id, pid, host, boot_id, start_time, queue, started_at, heartbeat_at, stop_requested, stopped_at)
+      .tx`INSERT INTO workers (worker_id, pid, host, boot_id, start_time, queue, started_at, heartbeat_at, stop_requested, stopped_at, pid_ns)
       VALUES (${w.worker_id}, ${w.pid}, ${w.host}, ${w.boot_id}::text, ${w.start_time}::text, ${w.queue}, ${w.started_at}::float8,
-        ${w.heartbeat_at}::float8, ${w.stop_requested}, ${w.stopped_at}::float8)
-      ON CONFLICT (worker_id) DO UPDATE SET pid = excluded.pid, host = excluded.host, boot_id = excluded.boot_id,
+        ${w.heartbeat_at}::float8, ${w.stop_requested}, ${w.stopped_at}::float8, ${w.pid_ns ?? null}::text)
+      ON CONFLICT (worker_id) DO UPDATE SET pid = excluded.pid, host = excluded.host, boot_id = excluded.boot_id, pid_ns = excluded.pid_ns,
         start_time = excluded.start_time, queue = excluded.queue, started_at = excluded.started_at,
         heartbeat_at = excluded.heartbeat_at, stop_requested = excluded.stop_requested, stopped_at = excluded.stopped_at`;
   }

@@ -160,6 +160,12 @@ const STEPS: string[] = [
   DROP INDEX idx_jobs_backoff;
   CREATE INDEX idx_jobs_backoff ON jobs (queue) WHERE state = 'queued' AND last_attempt_no > 0;
   `,
+  // v10: a worker's PID namespace (the inode of /proc/self/ns/pid) with its
+  // identity: two PID namespaces that share a host name (containers) never
+  // judge each other's PIDs (docs/architecture.md "Reaping"). NULL: older rows.
+  `
+  ALTER TABLE workers ADD COLUMN pid_ns TEXT;
+  `,
 ];
 
 /** The v1 schema, for the test that migrates an old file. */

@@ -316,9 +316,9 @@ export class SqliteQueries implements StoreWriter {
   async upsertWorker(w: WorkerRecord): Promise<void> {
     this.db
       .query(
-        `INSERT INTO workers (worker_id, pid, host, boot_id, start_time, queue, started_at, heartbeat_at, stop_requested, stopped_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT(worker_id) DO UPDATE SET pid = excluded.pid, host = excluded.host, boot_id = excluded.boot_id,
+        `INSERT INTO workers (worker_id, pid, host, boot_id, start_time, queue, started_at, heartbeat_at, stop_requested, stopped_at, pid_ns)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT(worker_id) DO UPDATE SET pid = excluded.pid, host = excluded.host, boot_id = excluded.boot_id, pid_ns = excluded.pid_ns,
            start_time = excluded.start_time, queue = excluded.queue, started_at = excluded.started_at,
            heartbeat_at = excluded.heartbeat_at, stop_requested = excluded.stop_requested, stopped_at = excluded.stopped_at`,
       )
@@ -333,6 +333,7 @@ export class SqliteQueries implements StoreWriter {
         w.heartbeat_at,
         w.stop_requested ? 1 : 0,
         w.stopped_at,
+        w.pid_ns ?? null,
       );
   }
 
