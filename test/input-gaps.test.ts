@@ -65,3 +65,15 @@ test("list and show: a real newline in a command reads differently from a litera
   expect(literal).toContain("printf 'a\\nb'");
   expect(list.split("\n").filter((l) => l.includes("printf"))).toHaveLength(2); // one line each
 });
+
+test("enqueue: the same refusals for its JSON spec", async () => {
+  for (const spec of [
+    String.raw`{"id": "a1", "command": "echo \udcff"}`,
+    '{"id": "a2", "command": "true", "env": {"X=Y": "secret-value"}}',
+  ]) {
+    const r = await q.json(["enqueue", spec]);
+    expect([spec, r.code, r.env.errors[0]?.code]).toEqual([spec, 1, "INVALID_INPUT"]);
+    expect(JSON.stringify(r.env)).not.toContain("secret-value");
+  }
+  expect(await q.exists()).toBe(false);
+});

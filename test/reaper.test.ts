@@ -149,6 +149,9 @@ test.skipIf(ON_POSTGRES)(
       () => (existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8")) || null : null),
       30000,
     );
+    // A would notice its file gone at once and stop its job (docs/architecture.md "A vanished or
+    // replaced file"): stopped, it cannot, while B's orphan sweep runs. (On one host a stopped worker is alive.)
+    a.proc.kill("SIGSTOP");
     for (const name of ["queue.db", "queue.db-wal", "queue.db-shm", "queue.spool"])
       rmSync(`${q.dir}/${name}`, { recursive: true, force: true });
     const id = await add(q, "--", "true");
@@ -158,8 +161,13 @@ test.skipIf(ON_POSTGRES)(
     expect(b.stderr()).not.toContain("orphaned");
     expect(procState(pid)).toBe("S"); // the old queue's job runs on under its live worker
     expect(a.proc.exitCode).toBeNull();
+    // Resumed, A finds its file gone: it stops its own job and exits with QUEUE_REPLACED.
+    a.proc.kill("SIGCONT");
+    expect(await a.exited).toBe(3);
+    expect(a.stderr()).toContain("QUEUE_REPLACED");
+    await waitFor("the old job to be stopped by its worker", () => procState(pid) === null, 15000);
   },
-  60000,
+  90000,
 );
 
 test("--max-crashes 0: a reaped job goes dead, and its orphan is killed", async () => {

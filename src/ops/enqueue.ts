@@ -5,7 +5,7 @@
  */
 import { invalidValue, SpoolError } from "../contract/errors.ts";
 import type { AddInput } from "./add.ts";
-import { jsonErrorReason } from "./values.ts";
+import { jsonErrorReason, loneSurrogateAt } from "./values.ts";
 
 /** JSON fields of an enqueue spec → add inputs (QueueCTL and spoolctl spellings). */
 const FIELDS: Record<string, keyof AddInput | "id"> = {
@@ -36,6 +36,9 @@ function pairs(field: string, value: unknown): string[] {
   if (Array.isArray(value) && value.every((v) => typeof v === "string")) return value;
   if (value && typeof value === "object" && !Array.isArray(value)) {
     return Object.entries(value).map(([k, v]) => {
+      // "X=Y": "1" would be read back as X="Y=1" (as in add --from).
+      if (k.includes("="))
+        throw bad(`${field} name ${JSON.stringify(k)} holds "=", which no variable or tag name may hold`);
       if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean")
         throw bad(`${field}.${k} must be a string`);
       return `${k}=${v}`;
@@ -57,6 +60,11 @@ export function parseEnqueueSpec(text: string): AddInput & { key: string } {
     throw bad(`not valid JSON (${jsonErrorReason(error)})`);
   }
   if (!spec || typeof spec !== "object" || Array.isArray(spec)) throw bad("expected a JSON object");
+  const broken = loneSurrogateAt(spec);
+  if (broken !== null)
+    throw bad(
+      `${broken} holds a lone surrogate escape (\\ud800-\\udfff without its pair), which is no character and not valid UTF-8 once stored`,
+    );
   const input: AddInput = {};
   let id: string | undefined;
   for (const [rawKey, value] of Object.entries(spec)) {

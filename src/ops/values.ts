@@ -219,3 +219,26 @@ export function jsonErrorReason(error: unknown): string {
     .replace(/\s*"(?:[^"\\]|\\.)*"/g, "")
     .replace(/\s*'[^']*'/g, "");
 }
+
+/**
+ * Where a parsed JSON value holds a string (or key) with a lone surrogate
+ * (JSON allows the escape `\udcff`; it is no character, and stored as UTF-8
+ * it would be replaced or refused later): `field "argv"`, `a key of "env"`;
+ * null when there is none. The string itself is never named (a secret may
+ * sit in env). Used by `add --from` and `enqueue` (docs/architecture.md "Adding a job").
+ */
+export function loneSurrogateAt(spec: object): string | null {
+  const bad = (v: unknown): boolean =>
+    typeof v === "string"
+      ? !v.isWellFormed()
+      : Array.isArray(v)
+        ? v.some(bad)
+        : v !== null && typeof v === "object"
+          ? Object.entries(v).some(([k, x]) => !k.isWellFormed() || bad(x))
+          : false;
+  for (const [key, value] of Object.entries(spec)) {
+    if (!key.isWellFormed()) return "a field name";
+    if (bad(value)) return `field ${JSON.stringify(key)}`;
+  }
+  return null;
+}
