@@ -488,6 +488,13 @@ export interface Store {
    * `INTERNAL` with `detail.storage` when the storage fails.
    */
   checkpoint(): Promise<boolean>;
+  /**
+   * Runs `fn` while none of this store's write transactions (writes, claims;
+   * on SQLite any transaction) is open, holding new ones back until it
+   * returns: `work` stops itself on Ctrl-Z there, never holding a write lock
+   * or row locks while stopped (docs/architecture.md "Contention").
+   */
+  betweenWrites<T>(fn: () => T | Promise<T>): Promise<T>;
   /** Closes the connection. */
   close(): Promise<void>;
 }

@@ -69,6 +69,8 @@ export function workerLine(event: WorkerEvent): string | null {
       return `spoolctl: killed ${counted(event.killed.length, "orphaned process group")} left on this host by dead workers (${event.killed.map((k) => `job ${k.jobId} attempt ${k.attemptNo}`).join(", ")})`;
     case "lease_lost":
       return `spoolctl: cannot renew the lease of ${counted(event.jobIds.length, "running job")} for ${event.seconds.toFixed(0)}s; stopped them (job ${event.jobIds.join(", ")}) before another worker takes them over`;
+    case "watchdog":
+      return `spoolctl: ${escapeControl(event.message)}`;
     case "transient":
       return `spoolctl: ${escapeControl(event.message)}; will retry`;
     case "storage":
