@@ -196,7 +196,18 @@ export default defineVerb({
     // holding SQLite's write lock (PostgreSQL: row locks) it would lock other writers out of the queue
     // until resumed (docs/architecture.md "Contention"). On PostgreSQL its watchdog then ends its jobs
     // before its lease expires ("A stopped worker").
-    const onStopKey = () => void store.betweenWrites(() => process.kill(process.pid, "SIGSTOP")).catch(() => {});
+    // One stop per Ctrl-Z burst: a second Ctrl-Z while a write ends must not stop it again once resumed.
+    let stopPending = false;
+    const onStopKey = () => {
+      if (stopPending) return;
+      stopPending = true;
+      void store
+        .betweenWrites(() => {
+          stopPending = false;
+          process.kill(process.pid, "SIGSTOP");
+        })
+        .catch(() => {});
+    };
     process.on("SIGTSTP", onStopKey);
     try {
       const data = await worker.run();

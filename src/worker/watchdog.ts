@@ -67,6 +67,7 @@ export class Watchdog {
         stderr: "inherit",
         detached: true,
       });
+      proc.unref(); // the worker's exit does not wait for it: the end of its input ends it
       this.proc = proc;
       void proc.exited.then((code) => {
         if (this.closed || this.proc !== proc) return;
