@@ -33,7 +33,8 @@ afterEach(async () => {
 async function pausedRun(sleepSeconds: number): Promise<{ took: number; line: string }> {
   const pidFile = join(q.dir, "job.pid");
   const id = await q.addJob("--", "sh", "-c", `echo $$ > ${pidFile}; exec sleep ${sleepSeconds}`);
-  worker = q.spawn(["work", "--once"], { env: FAST_KNOBS });
+  // A lease longer than the pause: on PostgreSQL the watchdog ends the jobs of a worker stopped past it.
+  worker = q.spawn(["work", "--once"], { env: { ...FAST_KNOBS, SPOOLCTL_TEST_REAP_THRESHOLD: "30" } });
   await waitFor("the job to start", () => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "");
   const jobPid = Number(readFileSync(pidFile, "utf8").trim());
   worker.kill("SIGSTOP");

@@ -9,6 +9,7 @@ import { workerLine } from "../ui/worker-lines.ts";
 import type { WorkSummary } from "../worker/api.ts";
 import { Worker } from "../worker/loop.ts";
 import { newWorkerId } from "../worker/registry.ts";
+import { WATCHDOG_ARG } from "../worker/watchdog.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 
 /** How long a starting worker waits for a database it reached but lost (seconds). */
@@ -169,6 +170,8 @@ export default defineVerb({
       pollInterval,
       workerId,
       mode,
+      // This very program, run again as the watchdog (src/cli.ts): a bundle or a checkout alike.
+      watchdog: { command: [process.execPath, Bun.main, WATCHDOG_ARG], say: !ctx.json },
       onEvent: ctx.json
         ? undefined
         : (event) => {
@@ -191,11 +194,23 @@ export default defineVerb({
     };
     process.on("SIGINT", onSignal);
     process.on("SIGTERM", onSignal);
-    // Ctrl-Z stops the worker between two of its transactions, never inside one: stopped while
-    // holding SQLite's write lock it would lock every other writer out of the queue until resumed
-    // (docs/architecture.md "Contention"). The store runs its transactions one at a time.
-    const onStopKey = () => void store.read(async () => void process.kill(process.pid, "SIGSTOP")).catch(() => {});
-    if (store.driver === "sqlite") process.on("SIGTSTP", onStopKey);
+    // Ctrl-Z stops the worker between two of its write transactions, never inside one: stopped while
+    // holding SQLite's write lock (PostgreSQL: row locks) it would lock other writers out of the queue
+    // until resumed (docs/architecture.md "Contention"). On PostgreSQL its watchdog then ends its jobs
+    // before its lease expires ("A stopped worker").
+    // One stop per Ctrl-Z burst: a second Ctrl-Z while a write ends must not stop it again once resumed.
+    let stopPending = false;
+    const onStopKey = () => {
+      if (stopPending) return;
+      stopPending = true;
+      void store
+        .betweenWrites(() => {
+          stopPending = false;
+          process.kill(process.pid, "SIGSTOP");
+        })
+        .catch(() => {});
+    };
+    process.on("SIGTSTP", onStopKey);
     try {
       const data = await worker.run();
       progress.clear();

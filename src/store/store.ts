@@ -536,6 +536,13 @@ export interface Store {
    * and an absent queue: nothing (the server checks its own pages).
    */
   checkIntact(): Promise<void>;
+  /**
+   * Runs `fn` while none of this store's write transactions (writes, claims;
+   * on SQLite any transaction) is open, holding new ones back until it
+   * returns: `work` stops itself on Ctrl-Z there, never holding a write lock
+   * or row locks while stopped (docs/architecture.md "Contention").
+   */
+  betweenWrites<T>(fn: () => T | Promise<T>): Promise<T>;
   /** Closes the connection. */
   close(): Promise<void>;
 }

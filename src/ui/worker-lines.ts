@@ -71,6 +71,8 @@ export function workerLine(event: WorkerEvent): string | null {
       return `spoolctl: warning: left process group ${event.pgid} alone: it holds this worker (its own group, or its shell's), though a process in it belongs to job ${event.jobId} attempt ${event.attemptNo} of this queue; end that process yourself if it should not run`;
     case "lease_lost":
       return `spoolctl: cannot renew the lease of ${counted(event.jobIds.length, "running job")} for ${event.seconds.toFixed(0)}s; stopped them (job ${event.jobIds.join(", ")}) before another worker takes them over`;
+    case "watchdog":
+      return `spoolctl: ${escapeControl(event.message)}`;
     case "transient":
       return `spoolctl: ${escapeControl(event.message)}; will retry`;
     case "storage":

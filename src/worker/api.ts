@@ -18,6 +18,13 @@ export interface WorkOptions {
   mode: "loop" | "once" | "drain";
   timing?: Timing;
   onEvent?: (event: WorkerEvent) => void;
+  /**
+   * How to start this worker's watchdog on a shared queue (docs/architecture.md
+   * "A stopped worker"): the command that runs `runWatchdog` given one more
+   * argument, and whether it may write on stderr. Without it (a worker run
+   * inside another program), none is started.
+   */
+  watchdog?: { command: string[]; say: boolean };
 }
 
 /** What a worker reports as it goes; the command renders these. */
@@ -29,6 +36,8 @@ export type WorkerEvent =
   /** A group that carries an attempt's marker (or writes its files) but holds this worker: left alone. */
   | { type: "orphan_spared"; jobId: number; attemptNo: number; pgid: number }
   | { type: "lease_lost"; jobIds: number[]; seconds: number }
+  /** This worker's watchdog could not be started, or died and is started again. */
+  | { type: "watchdog"; message: string }
   | { type: "transient"; message: string }
   /** A storage condition began or ended (claiming paused, space back, results left to the reaper). */
   | { type: "storage"; message: string }

@@ -93,11 +93,14 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
  * SIGTERM to the group, wait while it lives up to `graceMs`, then SIGKILL if it
  * still does. Escalation depends on the group being alive, not on a flag. A
  * group that holds this process ({@link groupHoldsSelf}) is left alone.
+ * SIGCONT follows the SIGTERM: a stopped process acts on nothing but SIGKILL
+ * until it is continued, so it would otherwise sit out the whole grace.
  */
 export async function killGroup(pgid: number, graceMs = KILL_GRACE_MS): Promise<void> {
   // Never this worker's own group or one holding it, nor -1/0 (docs/architecture.md "Orphans").
   if (groupHoldsSelf(pgid)) return;
   signalGroup(pgid, "SIGTERM");
+  signalGroup(pgid, "SIGCONT");
   const deadline = performance.now() + graceMs;
   while (groupAlive(pgid) && performance.now() < deadline) await Bun.sleep(20);
   if (!groupAlive(pgid)) return;

@@ -259,6 +259,35 @@ export function groupHoldsSelf(pgid: number): boolean {
 }
 
 /**
+ * The live children of process `parent` that lead a session of their own, with
+ * their start times (Linux: scans `/proc`; [] elsewhere): a worker's jobs
+ * (docs/architecture.md "Execution": each runs in its own session), as its
+ * watchdog finds them. `except` (the watchdog itself) is left out.
+ */
+export function sessionLeadersOf(parent: number, except: number): { pid: number; startTime: string }[] {
+  if (process.platform !== "linux") return [];
+  const found: { pid: number; startTime: string }[] = [];
+  for (const name of procPids()) {
+    const pid = Number(name);
+    const fields = statFields(name); // [state, ppid, pgrp, session, …]
+    if (!fields || pid === except || dead(fields[0]) || Number(fields[1]) !== parent) continue;
+    if (Number(fields[2]) === pid && Number(fields[3]) === pid) found.push({ pid, startTime: fields[19]! });
+  }
+  return found;
+}
+
+/** The state letter of process `pid` (`/proc/PID/stat`: `T` stopped, `t` traced, `D` in the kernel), or null. */
+export function processState(pid: number): string | null {
+  return statFields(pid)?.[0] ?? null;
+}
+
+/** The process group of process `pid`, or null when it cannot be read. */
+export function processGroupOf(pid: number): number | null {
+  const pgrp = Number(statFields(pid)?.[2]);
+  return Number.isInteger(pgrp) ? pgrp : null;
+}
+
+/**
  * Whether process group `pgid` has a member that is not a zombie (Linux: scans
  * `/proc`). Zombies cannot be signalled and are reaped by init — or never, under
  * an init that does not reap — so they must not hold a kill's grace open.
@@ -346,7 +375,7 @@ function groupsWritingWhere(
 }
 
 /** The entry of `pid`'s environment that starts with `prefix`; undefined when there is none, null when it cannot be read. */
-function environEntry(pid: string, prefix: string): string | undefined | null {
+export function environEntry(pid: string | number, prefix: string): string | undefined | null {
   try {
     return readFileSync(`/proc/${pid}/environ`, "utf8")
       .split("\0")

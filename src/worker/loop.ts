@@ -20,13 +20,16 @@ import { killOrphans, reapDeadWorkers } from "./reaper.ts";
 import { registerWorker } from "./registry.ts";
 import { OutputShipper, SHIP_INTERVAL_MS } from "./ship.ts";
 import { StorageWatch } from "./storage-watch.ts";
-import { readTiming, type Timing } from "./timing.ts";
+import { leaseGuardSeconds, readTiming, type Timing, watchdogGraceSeconds } from "./timing.ts";
+import { Watchdog } from "./watchdog.ts";
 
 interface InFlight {
   claimed: ClaimedAttempt;
   running: RunningAttempt;
   /** Whether a heartbeat has recorded the attempt's process group (otherwise the result carries it). */
   processRecorded: boolean;
+  /** When its lease was last written, at the latest: CLOCK_MONOTONIC ns taken before the claim or heartbeat was sent. */
+  leaseNs: bigint;
   stop(reason: "canceled" | "interrupted"): void;
 }
 
@@ -112,6 +115,19 @@ export class Worker {
       this.emit({ type: "reaped", reaped });
     }
     this.renewedAt = performance.now();
+    // On a shared queue, a process of its own ends the jobs of this worker should it stop renewing (SIGSTOP).
+    if (store.shipsOutput && opts.watchdog)
+      this.watchdog = new Watchdog(
+        {
+          ...opts.watchdog,
+          workerId: opts.workerId,
+          guardSeconds: leaseGuardSeconds(this.timing),
+          graceSeconds: watchdogGraceSeconds(this.timing),
+          recheckSeconds: this.timing.heartbeat,
+          dir: store.spoolDir,
+        },
+        (message) => this.emit({ type: "watchdog", message }),
+      );
     await this.sweepOrphans();
     if (store.shipsOutput) {
       const { output_cap } = await this.untilDone(() => store.read(async (tx) => readSettings(tx)));
@@ -129,6 +145,7 @@ export class Worker {
     } finally {
       clearInterval(beat);
       this.pauses.stop();
+      this.watchdog?.close();
       if (ship) clearInterval(ship);
       this.waker.close();
       try {
@@ -191,6 +208,8 @@ export class Worker {
       this.shipping = false;
     }
   }
+  /** This worker's watchdog (a shared queue), told of every renewal: src/worker/watchdog.ts. */
+  private watchdog: Watchdog | null = null;
   /** When the lease was last renewed (performance.now(), ms). */
   private renewedAt = performance.now();
   /** Set when {@link checkLease} stopped the children; cleared by the next renewal. */
@@ -241,6 +260,7 @@ export class Worker {
     try {
       // The first beat after a spawn also records the attempt's process group (docs/architecture.md "The claim").
       const flights = [...this.inFlight.values()];
+      const sentNs = process.hrtime.bigint(); // before the database stamps the leases
       const attempts: AttemptKey[] = flights.map((f) => {
         const key: AttemptKey = { jobId: f.claimed.job.id, attemptNo: f.claimed.attemptNo };
         if (!f.processRecorded && f.running.pid !== null)
@@ -258,7 +278,11 @@ export class Worker {
       );
       this.renewedAt = performance.now();
       this.leaseStopped = false;
-      for (const f of flights) f.processRecorded = true;
+      for (const f of flights) {
+        f.processRecorded = true;
+        f.leaseNs = sentNs;
+      }
+      this.tellWatchdog(sentNs);
       for (const lease of leases) {
         // Not owned: the job was taken from us (retry --force); its run must not go on beside the new one.
         if (!lease.owned || lease.cancelRequested)
@@ -273,6 +297,18 @@ export class Worker {
     } finally {
       this.beating = false;
     }
+  }
+
+  /**
+   * Tells the watchdog the start of the oldest lease in force: the renewal's,
+   * or an earlier claim's that the renewal did not cover (claimed while it was
+   * on its way).
+   */
+  private tellWatchdog(sentNs: bigint): void {
+    if (!this.watchdog) return;
+    let oldest = sentNs;
+    for (const f of this.inFlight.values()) if (f.leaseNs < oldest) oldest = f.leaseNs;
+    this.watchdog.renewed(oldest);
   }
 
   /** Reports a condition to wait out (lock held, disk full, I/O error); anything else is a bug and propagates. */
@@ -315,6 +351,7 @@ export class Worker {
     // jitter, so that a fleet woken by one job does not queue on the write lock all at once.
     if (this.emptyClaims > 1 && performance.now() - this.lastEmptyClaim < EMPTY_STREAK_MS)
       await Bun.sleep(Math.random() * Math.min(2 ** (this.emptyClaims - 1), MAX_CLAIM_JITTER_MS));
+    const sentNs = process.hrtime.bigint();
     try {
       // No read first: the claim answers "is anything due?" itself, in one transaction.
       // Undated: the store dates it when it runs (a wait for a lock must not start its leases in the past).
@@ -336,7 +373,7 @@ export class Worker {
       this.summary.claimed = true;
       this.renewedAt = performance.now(); // a claim writes the lease of what it claims
     }
-    for (const next of claimed) await this.start(next);
+    for (const next of claimed) await this.start(next, sentNs);
     return claimed.length;
   }
 
@@ -528,7 +565,8 @@ export class Worker {
     if (event) this.emit(event);
   }
 
-  private async start(claimed: ClaimedAttempt): Promise<void> {
+  /** Starts a claimed attempt; `leaseNs`: CLOCK_MONOTONIC ns taken before its claim was sent. */
+  private async start(claimed: ClaimedAttempt, leaseNs: bigint): Promise<void> {
     const { job, attemptNo } = claimed;
     this.saidIdle = false;
     this.drainIdleSince = null;
@@ -546,11 +584,15 @@ export class Worker {
     });
     // In flight from now on, so that the next heartbeat renews its lease and records the process group.
     // (Until then, a reaper finds the attempt's processes by their marker: docs/architecture.md "Orphans".)
-    this.inFlight.set(flightKey(claimed), { claimed, running, processRecorded: false, stop: running.stop });
+    this.inFlight.set(flightKey(claimed), { claimed, running, processRecorded: false, leaseNs, stop: running.stop });
     this.shipper?.track(claimed);
     if (this.interrupted) running.stop("interrupted");
-    void running.done.then((end) => {
-      this.ending.push({ claimed, end, started, ended: Math.max(started, this.pauses.endedAt(running.pid)) });
+    void running.done.then((processEnd) => {
+      const ended = Math.max(started, this.pauses.endedAt(running.pid));
+      const end = this.watchdog?.ended(running.pid, running.startTime(), leaseNs)
+        ? endedByWatchdog(processEnd)
+        : processEnd;
+      this.ending.push({ claimed, end, started, ended });
       return this.recordEnded();
     });
   }
@@ -586,6 +628,7 @@ export class Worker {
    */
   private async finish(batch: Ended[]): Promise<boolean> {
     let outcomes: (Outcome | null)[];
+    let claimNs = process.hrtime.bigint();
     let next: ClaimedAttempt[] | null = null;
     try {
       const ends: AttemptEnd[] = [];
@@ -620,6 +663,7 @@ export class Worker {
       const room = this.opts.concurrency - (this.inFlight.size - batch.length);
       // Undated, like the loop's claims: dated when it runs, after the result's waits for locks.
       const claim = room > 0 && this.mayClaimWithResult() ? { ...this.claimant(), limit: room } : null;
+      claimNs = process.hrtime.bigint();
       if (claim === null) outcomes = await this.retryLocked(() => recordAttemptEnds(this.store, ends));
       else
         ({ outcomes, claimed: next } = await this.retryLocked(() =>
@@ -657,7 +701,7 @@ export class Worker {
     if (next !== null && next.length > 0) {
       this.summary.claimed = true;
       this.renewedAt = performance.now(); // a claim writes the lease of what it claims
-      for (const c of next) await this.start(c);
+      for (const c of next) await this.start(c, claimNs);
     }
     return true;
   }
@@ -729,6 +773,21 @@ interface Ended {
   end: ProcessEnd;
   started: number;
   ended: number;
+}
+
+/**
+ * An attempt's end once this worker's watchdog ended it (docs/architecture.md
+ * "A stopped worker"): interrupted, so requeued without charge when the worker
+ * still owns the job; a late result otherwise, refused by the fencing.
+ */
+function endedByWatchdog(end: ProcessEnd): ProcessEnd {
+  if (end.kind !== "exited" && end.kind !== "signaled" && end.kind !== "output_write_failed") return end;
+  return {
+    kind: "interrupted",
+    code: end.kind === "signaled" ? null : end.code,
+    signal: end.kind === "exited" ? null : end.signal,
+    why: "ended by this worker's watchdog: the worker could not renew its lease (stopped or stuck); requeued without charge",
+  };
 }
 
 /** The in-flight key of an attempt. */

@@ -43,3 +43,24 @@ export function readTiming(env: NodeJS.ProcessEnv = process.env): Timing {
 export function forcedRetryHoldoffSeconds(env: NodeJS.ProcessEnv = process.env): number {
   return readTiming(env).heartbeat + KILL_GRACE_SECONDS + 1;
 }
+
+/**
+ * How long a worker on a shared queue may go without renewing its leases
+ * before its running jobs are ended, seconds (docs/architecture.md "A stopped
+ * worker"): one heartbeat before the lease can expire, and never less than
+ * half the lease. Its watchdog acts at this silence, so a job is over before
+ * another host may reap it.
+ */
+export function leaseGuardSeconds(timing: Timing): number {
+  return Math.max(timing.reapThreshold - timing.heartbeat, timing.reapThreshold / 2);
+}
+
+/**
+ * The watchdog's grace between SIGTERM and SIGKILL, seconds: the usual
+ * {@link KILL_GRACE_SECONDS}, but at most half the time left between
+ * {@link leaseGuardSeconds} and the lease's expiry, so that even SIGKILL
+ * lands before another host may re-run the job.
+ */
+export function watchdogGraceSeconds(timing: Timing): number {
+  return Math.min(KILL_GRACE_SECONDS, (timing.reapThreshold - leaseGuardSeconds(timing)) / 2);
+}

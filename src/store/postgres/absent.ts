@@ -82,6 +82,10 @@ export class AbsentPgStore implements Store {
   }
 
   /** The server manages its own WAL: nothing to do. */
+  betweenWrites<T>(fn: () => T | Promise<T>): Promise<T> {
+    return this.empty.betweenWrites(fn);
+  }
+
   async checkpoint(): Promise<boolean> {
     return true;
   }

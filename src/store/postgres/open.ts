@@ -156,6 +156,11 @@ export class PgStore implements Store {
   }
 
   /** The server manages its own WAL: nothing to do. */
+  /** Reads are not held back: they take no row locks, and the server ends one left open (idle_in_transaction_session_timeout). */
+  betweenWrites<T>(fn: () => T | Promise<T>): Promise<T> {
+    return this.writes.run(async () => fn());
+  }
+
   async checkpoint(): Promise<boolean> {
     return true;
   }

@@ -375,6 +375,10 @@ export class SqliteStore implements Store {
     this.currentSync = want;
   }
 
+  betweenWrites<T>(fn: () => T | Promise<T>): Promise<T> {
+    return this.lock.run(async () => fn());
+  }
+
   checkpoint(): Promise<boolean> {
     return this.lock.run(async () => {
       if (!this.exists || walBytes(this.location) === 0) return true;

@@ -1,0 +1,134 @@
+/**
+ * A worker's side of its watchdog (src/worker/watchdog-main.ts;
+ * docs/architecture.md "A stopped worker"): starts the process, tells it of
+ * each lease renewal (one line on a pipe per heartbeat, nothing per job),
+ * starts it again if it dies, and answers whether it ended a given job.
+ */
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import type { WatchdogConfig } from "./watchdog-main.ts";
+
+/** The argument that turns `spoolctl` into a watchdog (src/cli.ts); never typed by a person. */
+export const WATCHDOG_ARG = "__spoolctl-watchdog";
+
+/** Least time between two starts of a watchdog that keeps dying, milliseconds. */
+const RESTART_PAUSE_MS = 10_000;
+
+/** Settings of a worker's watchdog, times in seconds. */
+export interface WatchdogOptions {
+  /** The command that runs `runWatchdog` with one more argument, the config (e.g. `bun cli.ts __spoolctl-watchdog`). */
+  command: string[];
+  workerId: string;
+  guardSeconds: number;
+  graceSeconds: number;
+  recheckSeconds: number;
+  /** Folder of the ledger (the spool folder on this host). */
+  dir: string;
+  say: boolean;
+}
+
+/** One worker's watchdog. */
+export class Watchdog {
+  private proc: Subprocess<"pipe", "ignore", "inherit"> | null = null;
+  private lastStart = -Infinity;
+  /** The oldest lease in force as last told, CLOCK_MONOTONIC ns. */
+  private renewedNs: bigint;
+  private closed = false;
+  readonly ledger: string;
+
+  constructor(
+    private readonly opts: WatchdogOptions,
+    private readonly onTrouble: (message: string) => void,
+  ) {
+    this.ledger = join(opts.dir, `watchdog-${process.pid}.ended`);
+    this.renewedNs = process.hrtime.bigint();
+    rmSync(this.ledger, { force: true }); // a PID's earlier worker's
+    this.start();
+  }
+
+  private start(): void {
+    this.lastStart = performance.now();
+    const config: WatchdogConfig = {
+      workerPid: process.pid,
+      workerId: this.opts.workerId,
+      guardMs: this.opts.guardSeconds * 1000,
+      graceMs: this.opts.graceSeconds * 1000,
+      recheckMs: this.opts.recheckSeconds * 1000,
+      ledger: this.ledger,
+      renewedNs: String(this.renewedNs),
+      say: this.opts.say,
+    };
+    try {
+      // A session of its own: a Ctrl-Z or Ctrl-C at the worker's terminal does not reach it.
+      const proc = Bun.spawn([...this.opts.command, JSON.stringify(config)], {
+        stdin: "pipe",
+        stdout: "ignore",
+        stderr: "inherit",
+        detached: true,
+      });
+      proc.unref(); // the worker's exit does not wait for it: the end of its input ends it
+      this.proc = proc;
+      void proc.exited.then((code) => {
+        if (this.closed || this.proc !== proc) return;
+        this.proc = null;
+        this.onTrouble(`this worker's watchdog exited (${code ?? proc.signalCode}); starting it again`);
+      });
+    } catch (error) {
+      this.proc = null;
+      this.onTrouble(`cannot start this worker's watchdog: ${(error as Error).message}`);
+    }
+  }
+
+  /**
+   * Tells the watchdog that every lease of this worker started at `ns` or later
+   * (CLOCK_MONOTONIC, `process.hrtime.bigint()`, taken before the renewal was
+   * sent: never later than the database stamped it).
+   */
+  renewed(ns: bigint): void {
+    if (this.closed) return;
+    this.renewedNs = ns;
+    if (this.proc === null) {
+      if (performance.now() - this.lastStart >= RESTART_PAUSE_MS) this.start();
+      return;
+    }
+    try {
+      this.proc.stdin.write(`R ${ns}\n`);
+      this.proc.stdin.flush();
+    } catch {
+      // it died meanwhile: proc.exited says so and the next renewal starts it again
+    }
+  }
+
+  /**
+   * Whether the watchdog ended the job whose process was `pid` (started at
+   * `startTime` when known), after `sinceNs` (CLOCK_MONOTONIC ns: the attempt's
+   * start). One `stat` when it never ended anything.
+   */
+  ended(pid: number | null, startTime: string | null, sinceNs: bigint): boolean {
+    if (pid === null || !existsSync(this.ledger)) return false;
+    let text: string;
+    try {
+      text = readFileSync(this.ledger, "utf8");
+    } catch {
+      return false;
+    }
+    return text.split("\n").some((line) => {
+      const [p, start, at] = line.split(" ");
+      return (
+        Number(p) === pid && (startTime === null || start === startTime) && at !== undefined && BigInt(at) >= sinceNs
+      );
+    });
+  }
+
+  /** Stops the watchdog (end of its input) and removes the ledger. */
+  close(): void {
+    this.closed = true;
+    try {
+      this.proc?.stdin.end();
+    } catch {
+      // gone already
+    }
+    rmSync(this.ledger, { force: true });
+  }
+}

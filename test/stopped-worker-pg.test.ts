@@ -1,0 +1,314 @@
+/**
+ * A stopped worker on a shared PostgreSQL queue (docs/architecture.md "Heartbeat
+ * and lease", "A stopped worker"): its jobs run in sessions of their own, so
+ * SIGSTOP or Ctrl-Z stops the worker but not them. Before its lease can expire
+ * (and a worker on another host may reap and re-run the job), the worker's
+ * watchdog, a process of its own, ends them; so no job ever runs on two hosts
+ * at once. Hosts are PID and UTS namespaces (test/support/hosts.ts) sharing one
+ * real PostgreSQL server. Needs root and util-linux; skipped (visibly) where
+ * namespaces cannot be made.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openQueue } from "../src/store/index.ts";
+import type { Store } from "../src/store/store.ts";
+import { WATCHDOG_ARG } from "../src/worker/watchdog.ts";
+import { CLI, waitFor } from "./helpers.ts";
+import { Host, type HostProcess, hostsUsable } from "./support/hosts.ts";
+import { type PgServer, startPgServer } from "./support/pg-server.ts";
+
+const USABLE = hostsUsable();
+/**
+ * Heartbeat 0.5 s, lease 4 s: the watchdog acts after 3.5 s without a renewal,
+ * and a live worker on this loaded 2-core machine renews well within that.
+ */
+const KNOBS = { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "0.5", SPOOLCTL_TEST_REAP_THRESHOLD: "4" };
+
+let server: PgServer;
+let dir: string;
+let dbCount = 0;
+let url: string;
+let store: Store;
+const hosts: Host[] = [];
+
+function envFor(name: string): Record<string, string> {
+  return {
+    ...(process.env as Record<string, string>),
+    ...KNOBS,
+    SPOOLCTL_DB: url,
+    XDG_STATE_HOME: join(dir, `state-${name}`),
+    NO_COLOR: "1",
+  };
+}
+
+async function cli(...args: string[]): Promise<any> {
+  const [verb, ...rest] = args;
+  const proc = Bun.spawn(["bun", CLI, verb!, "--json", ...rest], {
+    env: envFor("client"),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  try {
+    return JSON.parse(out);
+  } catch {
+    throw new Error(`spoolctl ${args.join(" ")}: exit ${code}\n${out}\n${err}`);
+  }
+}
+
+async function job(id: number) {
+  return (await store.read(async (tx) => tx.getJob(id)))!;
+}
+
+async function startHost(name: string): Promise<Host> {
+  const host = await Host.start(name);
+  hosts.push(host);
+  return host;
+}
+
+function worker(host: Host, ...args: string[]): Promise<HostProcess> {
+  return host.spawn(["bun", CLI, "work", ...args], envFor(host.name));
+}
+
+/** The state letter of process `pid` (`T`: stopped), or null when it is gone. */
+function stateOf(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+  } catch {
+    return null;
+  }
+}
+
+/** PIDs (outside) of the processes on `host` whose command line contains `needle`. */
+async function pidsOn(host: Host, needle: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const pid of host.processes()) {
+    try {
+      if ((await Bun.file(`/proc/${pid}/cmdline`).text()).replaceAll("\0", " ").includes(needle)) found.push(pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+async function runsOn(host: Host, needle: string): Promise<boolean> {
+  return (await pidsOn(host, needle)).length > 0;
+}
+
+/** The session id of process `pid` as this (outer) namespace numbers it: NSsid's last field. */
+function sessionOf(pid: number): number | null {
+  try {
+    const line = readFileSync(`/proc/${pid}/status`, "utf8")
+      .split("\n")
+      .find((l) => l.startsWith("NSsid:"));
+    return line ? Number(line.split(/\s+/)[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+beforeAll(async () => {
+  if (!USABLE) return;
+  dir = mkdtempSync(join(tmpdir(), "spoolctl-stopped-"));
+  server = await startPgServer();
+}, 120_000);
+
+afterAll(async () => {
+  if (!USABLE) return;
+  await Promise.all(hosts.splice(0).map((host) => host.stop()));
+  await server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+afterEach(async () => {
+  if (!USABLE) return;
+  await Promise.all(hosts.splice(0).map((host) => host.stop()));
+  await store?.close();
+});
+
+async function freshQueue(): Promise<void> {
+  url = await server.createDatabase(`stopped_${++dbCount}`);
+  store = await openQueue({ dbPath: url, spoolDir: join(dir, "client.spool"), source: "flag" }, { create: true });
+}
+
+/**
+ * Adds `n` jobs, each guarded by a lock of its own (`flock -n`: a run that
+ * finds the lock held by another run of the same job logs `overlap`) and
+ * logging a timestamped tick every 50 ms: on host A a run would tick for a
+ * minute, anywhere else for half a second. Returns the job ids and the paths of
+ * the two logs.
+ */
+async function addGuardedJobs(n: number): Promise<{ ids: number[]; ticks: string; overlaps: string }> {
+  const ticks = join(dir, `ticks-${dbCount}.log`);
+  const overlaps = join(dir, `overlaps-${dbCount}.log`);
+  writeFileSync(ticks, "");
+  writeFileSync(overlaps, "");
+  const ids: number[] = [];
+  for (let j = 0; j < n; j++) {
+    const body = `n=10; [ "$(hostname)" = host-a ] && n=1200; i=0; while [ $i -lt $n ]; do echo "${j} $SPOOLCTL_ATTEMPT_TOKEN $(hostname) $(date +%s%N)" >> ${ticks}; sleep 0.05; i=$((i+1)); done`;
+    const script = `flock -n ${join(dir, `lock-${dbCount}-${j}`)} sh -c '${body}' || echo "overlap ${j} $(hostname)" >> ${overlaps}`;
+    const added = await cli("add", "--max-retries", "0", "--", "sh", "-c", script);
+    if (!added.ok) throw new Error(JSON.stringify(added));
+    ids.push(added.data.job_id);
+  }
+  return { ids, ticks, overlaps };
+}
+
+/**
+ * The overlapping runs found in the logs: runs that found their job's lock
+ * held, plus pairs of attempts of one job whose first-to-last tick spans
+ * intersect (two runs ticking at the same time).
+ */
+function overlapsIn(logs: { ticks: string; overlaps: string }): string[] {
+  const found = readFileSync(logs.overlaps, "utf8").trim().split("\n").filter(Boolean);
+  const spans = new Map<string, { job: string; from: bigint; to: bigint }>();
+  for (const line of readFileSync(logs.ticks, "utf8").trim().split("\n").filter(Boolean)) {
+    const [j, token, , ns] = line.split(" ");
+    const at = BigInt(ns!);
+    const span = spans.get(token!) ?? { job: j!, from: at, to: at };
+    if (at < span.from) span.from = at;
+    if (at > span.to) span.to = at;
+    spans.set(token!, span);
+  }
+  const list = [...spans.entries()];
+  for (const [i, [ta, a]] of list.entries())
+    for (const [tb, b] of list.slice(i + 1))
+      if (a.job === b.job && a.from <= b.to && b.from <= a.to) found.push(`ticks of ${ta} and ${tb} interleave`);
+  return found;
+}
+
+/** How many attempts of the jobs ticked on `host` (from the tick log). */
+function ticking(ticks: string, host: string): number {
+  const tokens = readFileSync(ticks, "utf8")
+    .split("\n")
+    .filter((l) => l.split(" ")[2] === host)
+    .map((l) => l.split(" ")[1]);
+  return new Set(tokens).size;
+}
+
+/**
+ * Four guarded jobs run on host A's worker; `stop` stops that worker alone (not
+ * its jobs); host B's worker reaps them after the lease and runs them again.
+ * Returns the overlaps found and A's worker.
+ */
+async function stopWorkerOnA(
+  stop: (wa: HostProcess) => void,
+): Promise<{ overlaps: string[]; wa: HostProcess; ids: number[] }> {
+  await freshQueue();
+  const a = await startHost("host-a");
+  const b = await startHost("host-b");
+  const logs = await addGuardedJobs(4);
+  const wa = await worker(a, "--worker-id", "a1", "--concurrency", "4");
+  await waitFor("four jobs to tick on host A", () => ticking(logs.ticks, "host-a") === 4, 30_000);
+  stop(wa);
+  await waitFor("A's worker to be stopped", () => stateOf(wa.outerPid) === "T", 10_000);
+  const wb = await worker(b, "--worker-id", "b1", "--concurrency", "4");
+  await waitFor(
+    "host B to reap and re-run the four jobs",
+    async () => {
+      for (const id of logs.ids) if (!["done", "dead"].includes((await job(id)).state)) return false;
+      return true;
+    },
+    60_000,
+  );
+  // A's runs, if they still ran, would tick on: give them time to show it.
+  await Bun.sleep(500);
+  const overlaps = overlapsIn(logs);
+  expect(wb.stderr()).toContain(`reaped job ${logs.ids[0]}`);
+  return { overlaps, wa, ids: logs.ids };
+}
+
+describe.skipIf(!USABLE)("a stopped worker on PostgreSQL: its jobs never run beside their re-run", () => {
+  test("kill -STOP of the worker alone: its jobs end before its lease expires; host B re-runs them with no overlap", async () => {
+    const { overlaps, wa, ids } = await stopWorkerOnA((wa) => process.kill(wa.outerPid, "SIGSTOP"));
+    console.log(`SIGSTOP: ${overlaps.length} overlap(s)\n${overlaps.join("\n")}`);
+    expect(overlaps).toEqual([]);
+    for (const id of ids) expect((await job(id)).state).toBe("done");
+    // Resumed, A finds it lost the jobs and writes nothing.
+    process.kill(wa.outerPid, "SIGCONT");
+    await waitFor(
+      "A to say it lost the jobs",
+      () =>
+        ids.every((id) => wa.stderr().includes(`job ${id} attempt 1 ended after the job was taken from this worker`)),
+      30_000,
+    );
+    const attempts = await store.read(async (tx) => tx.attemptsOf(ids[0]!));
+    expect(attempts.map((x) => [x.attempt_no, x.state, x.worker_id])).toEqual([
+      [1, "abandoned", "a1"],
+      [2, "succeeded", "b1"],
+    ]);
+    expect(wa.stderr()).toMatch(
+      /watchdog of worker a1: no lease renewal for \d+\.\ds \(the worker is stopped \(SIGSTOP or Ctrl-Z\)\); ending its 4 running jobs/,
+    );
+  }, 120_000);
+
+  test("Ctrl-Z (SIGTSTP) of the worker: it stops itself between its transactions, its jobs end before its lease expires, no overlap", async () => {
+    const { overlaps, ids } = await stopWorkerOnA((wa) => process.kill(wa.outerPid, "SIGTSTP"));
+    console.log(`SIGTSTP: ${overlaps.length} overlap(s)\n${overlaps.join("\n")}`);
+    expect(overlaps).toEqual([]);
+    for (const id of ids) expect((await job(id)).state).toBe("done");
+  }, 120_000);
+
+  test("with no other worker about, a worker resumed after its watchdog ended its job requeues it without charge and runs it again", async () => {
+    await freshQueue();
+    const a = await startHost("host-a");
+    // Attempt 1 would sleep for a minute; any later attempt ends at once.
+    const added = await cli(
+      "add",
+      "--",
+      "sh",
+      "-c",
+      'case "$SPOOLCTL_ATTEMPT_TOKEN" in *-1) exec sleep 61;; esac; echo again',
+    );
+    const id = added.data.job_id as number;
+    const wa = await worker(a, "--worker-id", "a1");
+    await waitFor("the job to run on host A", () => runsOn(a, "sleep 61"), 30_000);
+    process.kill(wa.outerPid, "SIGSTOP");
+    await waitFor("the watchdog to end the job", async () => !(await runsOn(a, "sleep 61")), 30_000);
+    expect(wa.stderr()).toContain("watchdog of worker a1: no lease renewal for");
+    process.kill(wa.outerPid, "SIGCONT");
+    await waitFor("the job to run again and succeed", async () => (await job(id)).state === "done", 30_000);
+    const attempts = await store.read(async (tx) => tx.attemptsOf(id));
+    expect(attempts.map((x) => [x.attempt_no, x.state, x.worker_id])).toEqual([
+      [1, "canceled", "a1"],
+      [2, "succeeded", "a1"],
+    ]);
+    expect(attempts[0]!.error).toContain("ended by this worker's watchdog");
+    const done = await job(id);
+    expect([done.attempts, done.crashes]).toEqual([0, 0]); // the ended attempt charged no budget
+    expect(wa.stderr()).toContain(`job ${id} attempt 1 interrupted`);
+  }, 120_000);
+
+  test("the watchdog leaves a worker stopped for less than its guard alone, lives in a session of its own, and ends with its worker", async () => {
+    await freshQueue();
+    const a = await startHost("host-a");
+    await cli("add", "--", "sleep", "62");
+    const wa = await worker(a, "--worker-id", "a1");
+    await waitFor("the job to run on host A", () => runsOn(a, "sleep 62"), 30_000);
+    const [watchdog] = await pidsOn(a, WATCHDOG_ARG);
+    const [sleeper] = await pidsOn(a, "sleep 62");
+    expect(watchdog).toBeDefined();
+    // Its own session: a Ctrl-Z at the worker's terminal stops the worker's group, not the watchdog.
+    expect(sessionOf(watchdog!)).toBe(watchdog!);
+    process.kill(wa.outerPid, "SIGSTOP");
+    await Bun.sleep(1500); // well within the guard (3.5 s)
+    process.kill(wa.outerPid, "SIGCONT");
+    await Bun.sleep(4000); // past the guard, had the renewals not resumed
+    expect(await pidsOn(a, "sleep 62")).toEqual([sleeper!]);
+    expect(wa.stderr()).not.toContain("watchdog of worker");
+    process.kill(wa.outerPid, "SIGKILL");
+    await waitFor(
+      "the watchdog to end with its worker",
+      () => stateOf(watchdog!) === null || stateOf(watchdog!) === "Z",
+      30_000,
+    );
+  }, 120_000);
+});
