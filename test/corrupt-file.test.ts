@@ -11,6 +11,11 @@
 import { Database } from "bun:sqlite";
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { closeSync, openSync, writeSync } from "node:fs";
+import { SpoolError } from "../src/contract/errors.ts";
+import { openQueue } from "../src/store/index.ts";
+import { corruptError } from "../src/store/sqlite/open.ts";
+import type { ClaimRequest } from "../src/store/store.ts";
+import { Worker } from "../src/worker/loop.ts";
 import { ON_POSTGRES, type TempQueue } from "./helpers.ts";
 import { withFreshQueue } from "./reliability-helpers.ts";
 
@@ -98,3 +103,53 @@ test.skipIf(ON_POSTGRES)("a file that is not a database at all", async () => {
   await expectCorrupt(["status"]);
   await expectCorrupt(["add", "--", "true"]);
 });
+
+test.skipIf(ON_POSTGRES)(
+  "a worker whose result write meets the damage stops and raises QUEUE_CORRUPT (no unhandled rejection, no loop)",
+  async () => {
+    const id = await q.addJob("--", "sh", "-c", "sleep 0.3");
+    const store = await openQueue(q.location(), { create: false });
+    // The store as it is, except that writing a result meets a damaged page (as SQLite would say it).
+    // Once the job is claimed, every write meets the damage (the registry write and the claim go through).
+    let failing = false;
+    const malformed = () =>
+      corruptError(q.db, Object.assign(new Error("database disk image is malformed"), { code: "SQLITE_CORRUPT" }));
+    const damaged = new Proxy(store, {
+      get(target, name, receiver) {
+        if ((name === "write" || name === "writeAndClaim") && failing) return () => Promise.reject(malformed());
+        if (name === "claimJobs")
+          return async (req: ClaimRequest) => {
+            const claimed = await target.claimJobs(req);
+            if (claimed.length > 0) failing = true;
+            return claimed;
+          };
+        const value = Reflect.get(target, name, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const events: string[] = [];
+    const worker = new Worker(damaged, {
+      queue: "default",
+      slots: null,
+      concurrency: 1,
+      pollInterval: 0.1,
+      workerId: "w-damaged",
+      mode: "loop",
+      timing: { heartbeat: 0.2, reapThreshold: 1 },
+      onEvent: (e) => events.push(e.type === "storage" || e.type === "transient" ? e.message : e.type),
+    });
+    let raised: unknown = null;
+    try {
+      await worker.run();
+    } catch (error) {
+      raised = error;
+    } finally {
+      await store.close();
+    }
+    expect(raised).toBeInstanceOf(SpoolError);
+    expect((raised as SpoolError).code).toBe("QUEUE_CORRUPT");
+    expect(events.some((e) => e.includes("is damaged") && e.includes("exiting"))).toBe(true);
+    expect(id).toBe(1);
+  },
+  60000,
+);

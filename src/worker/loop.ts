@@ -292,7 +292,7 @@ export class Worker {
     } catch (error) {
       this.checkLease();
       // The heartbeat runs off a timer: what it cannot wait out ends the worker through the loop, not as an unhandled rejection.
-      if (error instanceof SpoolError && error.code === "QUEUE_CORRUPT") this.giveUp(error);
+      if (isDamage(error)) this.giveUp(error);
       else this.transient(error);
     } finally {
       this.beating = false;
@@ -440,8 +440,14 @@ export class Worker {
         if (await this.turn()) return;
         pause = 50;
       } catch (error) {
-        // A read between the steps failed (the database went away): wait it out, then go on.
-        this.transient(error);
+        if (isDamage(error)) {
+          // A damaged file is not waited out: stop the jobs, then exit with the error (run() raises it).
+          this.giveUp(error);
+          if (this.inFlight.size === this.unrecorded.length) return;
+        } else {
+          // A read between the steps failed (the database went away): wait it out, then go on.
+          this.transient(error);
+        }
         await this.waker!.wait(pause, false);
         pause = Math.min(pause * 2, 2000);
       }
@@ -670,7 +676,9 @@ export class Worker {
           recordAttemptEndsAndClaim(this.store, ends, claim),
         ));
     } catch (error) {
-      if (!isTransient(error)) throw error;
+      // A damaged file ends the worker (giveUp); its results stay unrecorded, left to the file's next reader.
+      if (isDamage(error)) this.giveUp(error);
+      else if (!isTransient(error)) throw error;
       this.storage.recordFailed();
       for (const { claimed } of batch)
         this.say(`cannot record job ${claimed.job.id} attempt ${claimed.attemptNo} yet: ${error.message}`);
@@ -793,6 +801,11 @@ function endedByWatchdog(end: ProcessEnd): ProcessEnd {
 /** The in-flight key of an attempt. */
 function flightKey(claimed: ClaimedAttempt): string {
   return `${claimed.job.id}:${claimed.attemptNo}`;
+}
+
+/** Whether a failure is a damaged queue file (`QUEUE_CORRUPT`): never waited out, it ends the worker. */
+function isDamage(error: unknown): error is SpoolError {
+  return error instanceof SpoolError && error.code === "QUEUE_CORRUPT";
 }
 
 /** Whether a failure is one a worker waits out: a held lock, a full disk, an I/O error. */
