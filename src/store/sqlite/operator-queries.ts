@@ -52,6 +52,18 @@ export function deleteSetting(db: Database, key: string): boolean {
   return db.query("DELETE FROM settings WHERE key = ?").run(key).changes > 0;
 }
 
+/**
+ * `error` as the requeue's answer: IDEMPOTENCY_CONFLICT when the unique index
+ * of active keys (schema v4) refused a second active job with one key, else
+ * the error itself.
+ */
+function keyTakenOr(error: unknown, jobIds: number | number[]): unknown {
+  const refused =
+    (error as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE" &&
+    /idempotency_key/.test(String((error as Error).message));
+  return refused ? activeKeyTaken(jobIds) : error;
+}
+
 /** Back to `queued` with fresh budgets and no owner; guarded by the expected state. */
 export function requeueJob(db: Database, jobId: number, from: JobState, dueAt: number): boolean {
   try {
@@ -64,13 +76,7 @@ export function requeueJob(db: Database, jobId: number, from: JobState, dueAt: n
       .run(dueAt, jobId, from);
     return result.changes > 0;
   } catch (error) {
-    // The unique index of active keys (schema v4) refused a second active job with this key.
-    if (
-      (error as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE" &&
-      /idempotency_key/.test(String((error as Error).message))
-    )
-      throw activeKeyTaken(jobId);
-    throw error;
+    throw keyTakenOr(error, jobId);
   }
 }
 
@@ -88,12 +94,7 @@ export function requeueJobs(db: Database, jobIds: number[], from: JobState[], du
   try {
     return (stmt.all(dueAt, JSON.stringify(jobIds), JSON.stringify(from)) as { id: number }[]).map((r) => r.id);
   } catch (error) {
-    if (
-      (error as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE" &&
-      /idempotency_key/.test(String((error as Error).message))
-    )
-      throw activeKeyTaken(jobIds);
-    throw error;
+    throw keyTakenOr(error, jobIds);
   }
 }
 
