@@ -318,12 +318,13 @@ export interface StoreWriter extends StoreReader {
   /** Marks a worker as stopped (it exited cleanly). */
   markWorkerStopped(workerId: string, now: number): Promise<void>;
   /**
-   * Renews the lease of each attempt the worker still owns (one statement; the
-   * database's clock) and reports, per attempt, whether it is still owned and
+   * Renews the lease of each attempt the worker still owns (one statement, the
+   * lease dated by the store's clock: the database's on PostgreSQL, this
+   * host's on SQLite) and reports, per attempt, whether it is still owned and
    * whether a cancel was requested. An attempt sent with its `process` and
    * still owned gets its process group recorded (keyed by job and attempt).
    */
-  heartbeatJobs(workerId: string, attempts: AttemptKey[], now: number): Promise<AttemptLease[]>;
+  heartbeatJobs(workerId: string, attempts: AttemptKey[]): Promise<AttemptLease[]>;
   /** Advances a worker's registry heartbeat; returns whether a stop was requested. */
   heartbeatWorker(workerId: string, now: number): Promise<{ stopRequested: boolean }>;
   /** Sets `stop_requested` on registered, not yet stopped workers (one, or all when null); returns their ids. */

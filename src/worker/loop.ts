@@ -10,6 +10,7 @@ import { readLastStderrLine } from "../ops/failure-signature.ts";
 import type { Outcome, ProcessEnd } from "../ops/outcome.ts";
 import { type AttemptEnd, recordAttemptEnd, recordAttemptEnds, recordAttemptEndsAndClaim } from "../ops/record.ts";
 import { readSettings } from "../ops/settings.ts";
+import { heartbeat } from "../store/heartbeat.ts";
 import { type AttemptKey, drainSettled, type Store, type WorkWaker } from "../store/store.ts";
 import type { WorkerEvent, WorkOptions, WorkSummary } from "./api.ts";
 import { whatHoldsTheDrain } from "./drain-wait.ts";
@@ -267,15 +268,7 @@ export class Worker {
           key.process = { pgid: f.running.pid, startTime: f.running.startTime() };
         return key;
       });
-      // Not durable: a heartbeat acknowledges nothing (docs/architecture.md "Durability").
-      const { stopRequested, leases } = await this.store.write(
-        async (tx) => {
-          const now = this.store.now();
-          const { stopRequested } = await tx.heartbeatWorker(this.opts.workerId, now);
-          return { stopRequested, leases: await tx.heartbeatJobs(this.opts.workerId, attempts, now) };
-        },
-        { durable: false },
-      );
+      const { stopRequested, leases } = await heartbeat(this.store, this.opts.workerId, attempts);
       this.renewedAt = performance.now();
       this.leaseStopped = false;
       for (const f of flights) {

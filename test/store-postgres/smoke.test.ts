@@ -226,9 +226,7 @@ describe("queue operations", () => {
       expect(await tx.requeueJob(j.id, "running", store.now())).toBe(true);
     });
     await store.claimJobs({ queue: lane, workerId: "new", workerPid: 2, slots: null, limit: 1, now: store.now() });
-    const leases = await store.write(async (tx) =>
-      tx.heartbeatJobs("old", [{ jobId: j.id, attemptNo: 1 }], store.now()),
-    );
+    const leases = await store.write(async (tx) => tx.heartbeatJobs("old", [{ jobId: j.id, attemptNo: 1 }]));
     expect(leases[0]!.owned).toBe(false);
     expect(
       await store.write(async (tx) =>

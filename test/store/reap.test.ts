@@ -47,9 +47,7 @@ forEachDriver("staleRunningJobs (reap)", (q) => {
     await claimOne(q.store, { workerId: "w1" });
     await q.backdateLease(job!.id, 10_000);
     expect(await staleIds(3600)).toEqual([job!.id]);
-    const [lease] = await q.store.write(async (tx) =>
-      tx.heartbeatJobs("w1", [{ jobId: job!.id, attemptNo: 1 }], q.store.now()),
-    );
+    const [lease] = await q.store.write(async (tx) => tx.heartbeatJobs("w1", [{ jobId: job!.id, attemptNo: 1 }]));
     expect(lease!.owned).toBe(true);
     expect(await staleIds(3600)).toEqual([]);
   });
@@ -107,7 +105,7 @@ forEachDriver("staleRunningJobs (reap)", (q) => {
       heartbeat_at: null,
     });
     const [lease] = await q.store.write(async (tx) =>
-      tx.heartbeatJobs("dead-worker", [{ jobId: job!.id, attemptNo: 1 }], q.store.now()),
+      tx.heartbeatJobs("dead-worker", [{ jobId: job!.id, attemptNo: 1 }]),
     );
     expect(lease!.owned).toBe(false);
     // A second reaper racing the first finds nothing left to write.

@@ -224,14 +224,10 @@ forEachDriver("recordAttempt", (q) => {
     await claim(q.store, { workerId: "w1", limit: 2 });
     await q.store.write(async (tx) => tx.requeueJob(lost.id, "running", q.store.now())); // taken from w1
     const leases = await q.store.write(async (tx) =>
-      tx.heartbeatJobs(
-        "w1",
-        [
-          { jobId: job.id, attemptNo: 1, process: { pgid: 31337, startTime: "123456" } },
-          { jobId: lost.id, attemptNo: 1, process: { pgid: 4242, startTime: null } },
-        ],
-        q.store.now(),
-      ),
+      tx.heartbeatJobs("w1", [
+        { jobId: job.id, attemptNo: 1, process: { pgid: 31337, startTime: "123456" } },
+        { jobId: lost.id, attemptNo: 1, process: { pgid: 4242, startTime: null } },
+      ]),
     );
     expect(leases.map((l) => l.owned)).toEqual([true, false]);
     expect(await q.store.read(async (tx) => tx.getAttempt(job.id, 1))).toMatchObject({
@@ -244,7 +240,7 @@ forEachDriver("recordAttempt", (q) => {
       pgid_start_time: null,
     });
     // A later beat without it keeps it; the result keeps what the heartbeat recorded.
-    await q.store.write(async (tx) => tx.heartbeatJobs("w1", [{ jobId: job.id, attemptNo: 1 }], q.store.now()));
+    await q.store.write(async (tx) => tx.heartbeatJobs("w1", [{ jobId: job.id, attemptNo: 1 }]));
     expect(
       await record(q.store, attemptRecord(job.id, 1, "w1", q.store.now(), { process: { pgid: 1, startTime: "1" } })),
     ).toBe(true);

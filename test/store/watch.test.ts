@@ -84,7 +84,7 @@ forEachDriver("watchWork (a worker's waker)", (q) => {
       const store = q.store;
       const job = await insertJob(store, { queue: "b" }); // ready:b
       await claim(store, { queue: "b", workerId: "w1" }); // nothing
-      await store.write(async (tx) => tx.heartbeatJobs("w1", [{ jobId: job.id, attemptNo: 1 }], store.now())); // nothing
+      await store.write(async (tx) => tx.heartbeatJobs("w1", [{ jobId: job.id, attemptNo: 1 }])); // nothing
       const now = store.now();
       // A failure with a retry backoff: the slot is freed and the job is work again.
       await record(

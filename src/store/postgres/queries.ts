@@ -297,7 +297,7 @@ export class PgQueries implements StoreWriter {
       .tx`UPDATE workers SET stopped_at = ${now}::float8, heartbeat_at = ${now}::float8 WHERE worker_id = ${workerId}`;
   }
 
-  async heartbeatJobs(workerId: string, attempts: AttemptKey[], _now: number): Promise<AttemptLease[]> {
+  async heartbeatJobs(workerId: string, attempts: AttemptKey[]): Promise<AttemptLease[]> {
     if (attempts.length === 0) return [];
     // One statement for all of the worker's attempts, on the database's clock; a pair it no longer owns is not updated.
     const rows = (await this.tx.unsafe(HOT_SQL.heartbeatJobs, [

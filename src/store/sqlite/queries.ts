@@ -341,8 +341,9 @@ export class SqliteQueries implements StoreWriter {
     this.db.query("UPDATE workers SET stopped_at = ?, heartbeat_at = ? WHERE worker_id = ?").run(now, now, workerId);
   }
 
-  async heartbeatJobs(workerId: string, attempts: AttemptKey[], now: number): Promise<AttemptLease[]> {
+  async heartbeatJobs(workerId: string, attempts: AttemptKey[]): Promise<AttemptLease[]> {
     if (attempts.length === 0) return [];
+    const now = Date.now() / 1000; // the SQLite store's clock (docs/architecture.md "Clocks")
     // One statement for all of the worker's attempts: a pair it no longer owns is simply not updated.
     const rows = this.db
       .query(HOT_SQL.heartbeatJobs)
