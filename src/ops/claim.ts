@@ -3,7 +3,7 @@
  * their attempt rows and `claimed` events, in one short transaction.
  */
 import type { Job } from "../store/model.ts";
-import type { ClaimedJob, Store } from "../store/store.ts";
+import type { ClaimedJob, ClaimRequest, Store } from "../store/store.ts";
 
 /** A job this worker now owns, with the attempt it must run. */
 export interface ClaimedAttempt {
@@ -15,16 +15,8 @@ export interface ClaimedAttempt {
   stderrPath: string;
 }
 
-/** Who is claiming, and from which lane. */
-export interface Claimant {
-  queue: string;
-  workerId: string;
-  workerPid: number;
-  /** The worker process's start time (recorded on its attempts), or null. */
-  workerStartTime?: string | null;
-  /** Fleet-wide running ceiling of the lane, or null. */
-  slots: number | null;
-}
+/** Who is claiming, and from which lane: a claim request without its size and date. */
+export type Claimant = Omit<ClaimRequest, "limit" | "now">;
 
 /**
  * Claims up to `limit` eligible jobs (none when the lane is empty or at its
