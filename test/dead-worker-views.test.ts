@@ -123,7 +123,7 @@ test("wait with no live worker warns NO_WORKER instead of hanging without a word
   expect([r.code, r.env.warnings]).toEqual([0, []]);
 });
 
-test("a SIGSTOPped worker is stale in workers, and its job says its worker has not heartbeated; SIGCONT makes it live again", async () => {
+test("a SIGSTOPped worker is stale in workers; its job and wait say it is stopped (not gone); SIGCONT makes it live again", async () => {
   const { worker, id } = await runningJob();
   await waitFor("the worker to be live", async () => (await json(["workers"])).data.workers[0]?.status === "live");
   worker.kill("SIGSTOP");
@@ -139,9 +139,18 @@ test("a SIGSTOPped worker is stale in workers, and its job says its worker has n
     expect.objectContaining({
       job_id: id,
       worker_state: "stale",
-      fate: expect.stringContaining("not reaped while its worker lives"),
+      fate: expect.stringContaining(`(pid ${worker.pid}) is stopped (SIGSTOP or Ctrl-Z)`),
     }),
   ]);
+  // wait names the stopped worker and how to continue it, never "start one".
+  const waited = await q.json(["wait", String(id), "--timeout", "4"], { env: FAST_KNOBS });
+  expect(waited.env.errors[0].code).toBe("TIMEOUT");
+  expect(waited.env.errors[0].message).toContain(`(pid ${worker.pid}) is stopped (SIGSTOP or Ctrl-Z)`);
+  expect(waited.env.errors[0].message).toContain(`kill -CONT ${worker.pid}`);
+  expect(waited.env.errors[0].remediation).not.toContain("start a worker");
+  const said = await q.run(["wait", String(id), "--timeout", "4"], { env: FAST_KNOBS });
+  expect(said.stderr).toContain("warning: NO_WORKER: worker");
+  expect(said.stderr).not.toContain("start one");
   // A stopped worker is never reaped: the job stays on attempt 1.
   expect((await q.job(id))!.last_attempt_no).toBe(1);
   worker.kill("SIGCONT");

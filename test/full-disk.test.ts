@@ -73,6 +73,16 @@ test.skipIf(ON_POSTGRES)(
       const status = await q.json(["status"]);
       expect(status.env.data.full_disks.map((d: { role: string }) => d.role).sort()).toEqual(["database", "spool"]);
       expect((await q.run(["status"])).stdout).toContain("disk full: the database disk");
+      // Its heartbeats cannot be written either: the views say it is blocked by the disk, not gone or stuck.
+      await waitFor(
+        "status to say the worker is blocked by the full disk",
+        async () =>
+          (await q.json(["status"])).env.data.stranded.some(
+            (h: { worker_state: string; fate: string }) =>
+              h.worker_state === "stale" && h.fate.includes("is alive but cannot write: a disk of the queue is full"),
+          ),
+        30000,
+      );
       const doctor = await q.json(["doctor"]);
       expect(doctor.code).toBe(3);
       const disk = doctor.env.data.checks.find((c: { id: string }) => c.id === "disk_space");

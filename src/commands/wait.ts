@@ -3,6 +3,7 @@ import type { VerbResult } from "../contract/envelope.ts";
 import { EXIT, type Warning } from "../contract/errors.ts";
 import { LIMITS } from "../ops/limits.ts";
 import { type WaitData, waitForJobs } from "../ops/wait.ts";
+import { stallReason } from "../ops/worker-health.ts";
 import { listWorkers, staleAfter } from "../ops/workers.ts";
 import type { StoreReader } from "../store/store.ts";
 import { escapeControl } from "../ui/text.ts";
@@ -66,7 +67,15 @@ export default defineVerb({
       const servedLanes = async (tx: StoreReader) => {
         const health = healthContext(store);
         const workers = await listWorkers(tx, judgeRecord, 1000, staleAfter(health));
-        return new Set(workers.filter((w) => w.status === "live").map((w) => w.queue));
+        const live = new Set(workers.filter((w) => w.status === "live").map((w) => w.queue));
+        const stalled = new Map<string, string>();
+        for (const w of workers) {
+          if (w.status !== "stale" || live.has(w.queue) || stalled.has(w.queue)) continue;
+          const who = { host: w.host, pid: w.pid, bootId: null, startTime: null };
+          const name = `worker ${w.worker_id} (pid ${w.pid})`;
+          stalled.set(w.queue, stallReason(name, health.stall?.(who) ?? null, w.pid, health.now - w.heartbeat_at));
+        }
+        return { live, stalled };
       };
       // Said at once on stderr (a person or a CI log sees why nothing moves); under --json it is in the envelope's warnings.
       const onUnattended = ctx.json

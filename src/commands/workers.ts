@@ -1,11 +1,12 @@
 /** `spoolctl workers`: live and recently seen workers from the registry. */
 import type { VerbResult } from "../contract/envelope.ts";
+import { fullDisks } from "../ops/status.ts";
 import type { HealthContext } from "../ops/worker-health.ts";
 import { staleAfter, type WorkerView, workersOf } from "../ops/workers.ts";
 import type { WorkerRecord } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { humanDuration, iso, table } from "../ui/text.ts";
-import { deathCertain, foreignPidSpace, HOST, judge } from "../worker/liveness.ts";
+import { deathCertain, foreignPidSpace, HOST, judge, processState } from "../worker/liveness.ts";
 import { readTiming } from "../worker/timing.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
@@ -23,12 +24,22 @@ const STALE_BEATS = 3;
  * clock (this host's without a store), the lease (the reap threshold) and
  * the `stale` age, 3 heartbeat intervals.
  */
-export function healthContext(store: Pick<Store, "now"> | null): HealthContext {
+export function healthContext(
+  store: (Pick<Store, "now"> & Partial<Parameters<typeof fullDisks>[0]>) | null,
+): HealthContext {
   const timing = readTiming();
+  let full: boolean | undefined;
+  const disksFull = () => (full ??= store?.driver !== undefined && fullDisks(store as Store).length > 0);
   return {
     judge,
     certain: deathCertain,
     foreign: foreignPidSpace,
+    stall: (who) => {
+      if (foreignPidSpace(who)) return null;
+      const state = processState(who.pid);
+      if (state === "T" || state === "t") return "stopped";
+      return disksFull() ? "disk_full" : null;
+    },
     host: HOST,
     now: store ? store.now() : Date.now() / 1000,
     leaseSeconds: timing.reapThreshold,

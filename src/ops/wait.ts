@@ -42,27 +42,53 @@ export interface WaitOptions {
    * no live worker serves for {@link UNATTENDED_GRACE_SECONDS}, `onUnattended`
    * is called once and the result carries a `NO_WORKER` warning.
    */
-  servedLanes?: (tx: StoreReader) => Promise<Set<string>>;
+  servedLanes?: (tx: StoreReader) => Promise<LaneService>;
   onUnattended?: (warning: Warning) => void;
+}
+
+/**
+ * Who serves which lane, as `wait` sees it: lanes of live workers, and lanes
+ * whose only workers are alive on this host but silent, each with why in
+ * words ({@link stallReason}: stopped, blocked by a full disk, stuck).
+ */
+export interface LaneService {
+  live: Set<string>;
+  stalled: Map<string, string>;
 }
 
 /** How long awaited jobs may lack a live worker before `wait` says so (a worker may be starting), seconds. */
 export const UNATTENDED_GRACE_SECONDS = 2;
 
-/** Why awaited jobs in lanes no live worker serves cannot finish, and the command that starts a worker for them. */
-function unattended(jobs: Job[]): { why: string; start: string } {
+/**
+ * Why awaited jobs in lanes no live worker serves cannot finish, and the
+ * command that starts a worker for them; when a silent worker of this host
+ * serves every such lane (`stalled`), why it is silent instead.
+ */
+function unattended(
+  jobs: Job[],
+  stalled: Map<string, string> = new Map(),
+): { why: string; start: string; stalled: boolean } {
   const lanes = [...new Set(jobs.map((j) => j.queue))].sort();
   const ids = jobs.map((j) => j.id).join(", ");
+  if (lanes.every((l) => stalled.has(l))) {
+    const reasons = [...new Set(lanes.map((l) => stalled.get(l)!))];
+    return {
+      why: `${reasons.join("; ")}: job${jobs.length > 1 ? "s" : ""} ${ids} cannot finish until it goes on`,
+      start: `spoolctl work${lanes.length === 1 && lanes[0] !== "default" ? ` --queue ${lanes[0]}` : ""}`,
+      stalled: true,
+    };
+  }
   return {
     why: `no live worker serves lane${lanes.length > 1 ? "s" : ""} ${lanes.join(", ")}: job${jobs.length > 1 ? "s" : ""} ${ids} cannot finish until one runs`,
     start: `spoolctl work${lanes.length === 1 && lanes[0] !== "default" ? ` --queue ${lanes[0]}` : ""}`,
+    stalled: false,
   };
 }
 
 /** The `NO_WORKER` warning for awaited jobs in lanes no live worker serves (its command gets the selection from the verb). */
-function unattendedWarning(jobs: Job[]): Warning {
-  const { why, start } = unattended(jobs);
-  return { code: "NO_WORKER", message: `${why} (start one: ${start})` };
+function unattendedWarning(jobs: Job[], stalled: Map<string, string>): Warning {
+  const { why, start, stalled: allStalled } = unattended(jobs, stalled);
+  return { code: "NO_WORKER", message: allStalled ? why : `${why} (start one: ${start})` };
 }
 
 function view(job: Job): WaitedJob {
@@ -114,13 +140,13 @@ export async function waitForJobs(store: Store, refs: string[], opts: WaitOption
     if (settled.length === jobs.length) return { data, anyFailed: !data.all_succeeded, warnings };
     const pending = jobs.filter((j) => !isTerminal(j.state));
     if (served) {
-      const stranded = pending.filter((j) => !served.has(j.queue));
+      const stranded = pending.filter((j) => !served.live.has(j.queue));
       if (stranded.length === 0) unattendedSince = null;
       else {
         unattendedSince ??= performance.now();
         if ((performance.now() - unattendedSince) / 1000 >= UNATTENDED_GRACE_SECONDS) {
-          nobody = unattended(stranded);
-          warnings.push(unattendedWarning(stranded));
+          nobody = unattended(stranded, served.stalled);
+          warnings.push(unattendedWarning(stranded, served.stalled));
           opts.onUnattended?.(warnings[0]!);
         }
       }
@@ -132,9 +158,11 @@ export async function waitForJobs(store: Store, refs: string[], opts: WaitOption
         "TIMEOUT",
         `${pending.length} of ${counted(jobs.length, "job")} not finished after ${opts.timeoutSeconds}s: ${pending.map((j) => `${j.id} (${j.state})`).join(", ")}${nobody ? `; ${nobody.why}` : ""}`,
         {
-          remediation: nobody
-            ? `start a worker (${nobody.start}), then wait again; spoolctl workers lists the workers`
-            : "wait longer (raise --timeout), or check that a worker serves their lane (spoolctl workers)",
+          remediation: nobody?.stalled
+            ? "let its worker go on (the message says how), then wait again; spoolctl workers lists the workers"
+            : nobody
+              ? `start a worker (${nobody.start}), then wait again; spoolctl workers lists the workers`
+              : "wait longer (raise --timeout), or check that a worker serves their lane (spoolctl workers)",
           detail: { pending: pending.map((j) => j.id), jobs: data.jobs },
         },
       );

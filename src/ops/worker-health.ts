@@ -33,6 +33,29 @@ export interface HealthContext {
   leaseSeconds: number;
   /** A heartbeat older than this (3 heartbeat intervals) makes a live worker `stale`. */
   staleSeconds: number;
+  /**
+   * Why a live worker on this host does not heartbeat, when that can be seen:
+   * `"stopped"` (SIGSTOP or Ctrl-Z: its process is in state T) or
+   * `"disk_full"` (a disk of the queue is full: it cannot write); null
+   * otherwise (stuck, or another host's). See {@link stallReason}.
+   */
+  stall?: (who: ProcessRef) => Stall | null;
+}
+
+/** Why a live worker is silent: stopped by a signal, or blocked by a full disk. */
+export type Stall = "stopped" | "disk_full";
+
+/**
+ * A silent live worker's state in words, with what to do (docs/architecture.md
+ * "Dead workers in the views"): named by `name` ("worker W (pid N)"), its
+ * `stall` if known, silent for `age` seconds.
+ */
+export function stallReason(name: string, stall: Stall | null, pid: number | null, age: number): string {
+  if (stall === "stopped")
+    return `${name} is stopped (SIGSTOP or Ctrl-Z) since about ${seconds(age)}; its jobs wait until it is continued (fg, or kill -CONT ${pid ?? "PID"})`;
+  if (stall === "disk_full")
+    return `${name} is alive but cannot write: a disk of the queue is full; it goes on once space is freed (spoolctl status names the disk)`;
+  return `${name} has not heartbeated for ${seconds(age)} (stopped or stuck?)`;
 }
 
 /**
@@ -167,10 +190,12 @@ export async function jobWorkerHealth(
     };
   }
   if (age > ctx.staleSeconds) {
+    const stall = who && ctx.stall ? ctx.stall(who) : null;
+    const why = stallReason(name, stall, job.locked_pid, age);
     return {
       ...base,
       worker_state: "stale",
-      fate: `${name} has not heartbeated for ${seconds(age)} (stopped or stuck?); the job is not reaped while its worker lives`,
+      fate: stall === null ? `${why}; the job is not reaped while its worker lives` : why,
     };
   }
   return { ...base, worker_state: "live", fate: "" };
