@@ -180,6 +180,13 @@ export function buildCapabilities(input: CapabilitiesInput) {
         shadowed_by: "--db",
         description: "queue database path",
       },
+      SPOOLCTL_TRUSTED_DIRS: {
+        type: "string",
+        default: null,
+        consumed_by: ["every queue verb without --db or SPOOLCTL_DB"],
+        description:
+          "':'-separated folders (those holding a .spoolctl/) whose .spoolctl/ is used even when another user owns it; '*' trusts every folder (else such a folder is skipped with UNTRUSTED_FOLDER)",
+      },
       SPOOLCTL_LOCK_WAIT: {
         type: "number",
         unit: "seconds",

@@ -110,9 +110,9 @@ export function foreignOwner(path: string): number | null {
 }
 
 /**
- * Refuses a folder holding a queue's database that another user (not root)
- * owns: that user may rename the database away and put theirs in its place,
- * sticky bit or not (docs/architecture.md "Folder ownership"). Raises
+ * Refuses a folder holding a queue's database or spool folder that another
+ * user (not root) owns: that user may rename them away and put theirs in their
+ * place, sticky bit or not (docs/architecture.md "Folder ownership"). Raises
  * `INTERNAL` with `detail.unsafe` `folder_owner`.
  */
 export function refuseForeignFolder(dir: string): void {
@@ -175,6 +175,7 @@ export function refuseUnsafeQueue(dbPath: string | null, spoolDir: string): void
     ] as const)
       refuseUnsafePath(path, what);
   }
+  refuseForeignFolder(dirname(spoolDir));
   refuseOpenFolder(dirname(spoolDir));
   refuseUnsafePath(spoolDir, "spool folder");
 }

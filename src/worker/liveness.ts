@@ -218,11 +218,14 @@ export function judge(who: ProcessIdentity): Liveness {
  * be reaped at once, without waiting out their lease (docs/architecture.md
  * "Reaping"): it ran on this host, under this boot (a boot id recorded and equal
  * to ours: another machine that shares our host name has another one), in
- * this PID namespace (when recorded: {@link foreignPidSpace}), and
+ * this PID namespace (recorded, where this system has namespaces:
+ * {@link foreignPidSpace}), and
  * {@link judge} finds its PID gone, a zombie, or reused (another start time).
  */
 export function deathCertain(who: ProcessIdentity): boolean {
   if (foreignPidSpace(who)) return false;
+  // A row without a namespace (a worker of a version before schema v10) may be a twin container's: lease rules.
+  if (pidNamespace() !== null && !who.pidNs) return false;
   const currentBoot = bootId();
   if (who.bootId === null || currentBoot === null || who.bootId !== currentBoot) return false;
   return judge(who) === "dead";
