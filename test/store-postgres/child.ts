@@ -2,12 +2,14 @@
  * Child processes of the PostgreSQL smoke tests (separate OS processes, each
  * with its own connections):
  *
+ * Each says it reached its barrier with a file GO_FILE.ready-PID before waiting for GO_FILE.
+ *
  *   bun child.ts open URL SPOOL GO_FILE            opens (migrates) the queue once GO_FILE exists; prints { queueId }
  *   bun child.ts events URL SPOOL GO_FILE N SEED    N write transactions, each appending 1-3 events; every other one
  *                                                   reads them back inside (numbering them early) and holds the
  *                                                   counter lock a random moment before COMMIT; prints { ids, written }
  */
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { openQueue } from "../../src/store/index.ts";
 
 const [mode, url, spoolDir, go, nArg, seedArg] = process.argv.slice(2) as [
@@ -19,7 +21,9 @@ const [mode, url, spoolDir, go, nArg, seedArg] = process.argv.slice(2) as [
   string?,
 ];
 
+/** Says it reached the barrier (`GO_FILE.ready-PID`, which the parent counts), then waits for GO_FILE. */
 async function waitForGo(): Promise<void> {
+  writeFileSync(`${go}.ready-${process.pid}`, "");
   const deadline = Date.now() + 60_000;
   while (!existsSync(go)) {
     if (Date.now() > deadline) throw new Error("no go file");

@@ -8,9 +8,9 @@
  */
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { SQL } from "bun";
 import type { SpoolError } from "../../src/contract/errors.ts";
 import { diagnoseQueue, openQueue } from "../../src/store/index.ts";
@@ -70,6 +70,17 @@ async function errorOf(p: Promise<unknown>): Promise<SpoolError> {
   throw new Error("expected an error");
 }
 
+/** Waits until `n` children have reached the barrier of `go` (their ready files), then lets them go together. */
+async function release(go: string, n: number): Promise<void> {
+  const prefix = `${basename(go)}.ready-`;
+  const deadline = performance.now() + 90_000;
+  while (readdirSync(dirname(go)).filter((f) => f.startsWith(prefix)).length < n) {
+    if (performance.now() > deadline) throw new Error(`fewer than ${n} children reached the barrier in 90 s`);
+    await Bun.sleep(5);
+  }
+  writeFileSync(go, "");
+}
+
 async function runChildren(args: string[][], timeoutMs = 90_000): Promise<unknown[]> {
   const procs = args.map((a) =>
     Bun.spawn([process.execPath, CHILD, ...a], { stdout: "pipe", stderr: "pipe", stdin: "ignore" }),
@@ -111,8 +122,7 @@ describe("migrations", () => {
     const url = await freshUrl();
     const go = join(tmp, `go-migrate-${Date.now()}`);
     const running = runChildren(Array.from({ length: 10 }, () => ["open", url, join(tmp, "spool"), go]));
-    await Bun.sleep(1500); // let them all start and reach the go file
-    writeFileSync(go, "");
+    await release(go, 10);
     const results = (await running) as { queueId: string; exists: boolean }[];
     expect(new Set(results.map((r) => r.queueId)).size).toBe(1);
     expect(results[0]!.queueId).toMatch(/^[0-9a-f]{32}$/);
@@ -494,8 +504,7 @@ test("ledger ids in commit order: 4 writer processes, a reader paging by cursor 
   const writers = runChildren(
     [1, 2, 3, 4].map((seed) => ["events", url, join(tmp, "spool"), go, String(PER_WRITER), String(seed)]),
   );
-  await Bun.sleep(1500);
-  writeFileSync(go, "");
+  await release(go, 4);
   let done = false;
   const finished = writers.then((r) => {
     done = true;
