@@ -16,6 +16,21 @@ import type { WatchdogConfig } from "./watchdog-main.ts";
 /** The argument that turns `spoolctl` into a watchdog (src/cli.ts); never typed by a person. */
 export const WATCHDOG_ARG = "__spoolctl-watchdog";
 
+/**
+ * Whether `argv` (without the program) starts a watchdog: {@link WATCHDOG_ARG}
+ * and a config as `work` writes it. Anything else goes to the CLI, which
+ * refuses it like any unknown command.
+ */
+export function isWatchdogCall(argv: string[]): boolean {
+  if (argv[0] !== WATCHDOG_ARG || argv.length !== 2) return false;
+  try {
+    const config = JSON.parse(argv[1]!) as Partial<WatchdogConfig>;
+    return Number.isInteger(config.workerPid) && typeof config.renewedNs === "string" && /^\d+$/.test(config.renewedNs);
+  } catch {
+    return false;
+  }
+}
+
 /** Least time between two starts of a watchdog that keeps dying, milliseconds. */
 const RESTART_PAUSE_MS = 10_000;
 
