@@ -538,7 +538,7 @@ export class Worker {
    */
   private async finish(batch: Ended[]): Promise<boolean> {
     let outcomes: (Outcome | null)[];
-    let claimNs = process.hrtime.bigint();
+    let claimNs = 0n; // set just before the claim is sent
     let next: ClaimedAttempt[] | null = null;
     try {
       const ends: AttemptEnd[] = [];
