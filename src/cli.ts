@@ -18,7 +18,7 @@ import { closest } from "./contract/flags.ts";
 import { TOOL_VERSION } from "./contract/version.ts";
 import type { Store } from "./store/store.ts";
 import { guardStdio, writeOut } from "./ui/stdio.ts";
-import { WATCHDOG_ARG } from "./worker/watchdog.ts";
+import { isWatchdogCall } from "./worker/watchdog.ts";
 
 /**
  * Verbs that print only through {@link writeOut} (and `log` for warnings,
@@ -204,7 +204,7 @@ export async function main(rawArgv: string[]): Promise<number> {
   }
 }
 
-if (import.meta.main && process.argv[2] === WATCHDOG_ARG) {
+if (import.meta.main && isWatchdogCall(process.argv.slice(2))) {
   // A worker's watchdog (src/worker/watchdog-main.ts), started by `work` on a shared queue.
   void import("./worker/watchdog-main.ts").then((m) => m.runWatchdog(process.argv[3]));
 } else if (import.meta.main) {

@@ -142,8 +142,8 @@ async function freshQueue(): Promise<void> {
 /**
  * Adds `n` jobs, each guarded by a lock of its own (`flock -n`: a run that
  * finds the lock held by another run of the same job logs `overlap`) and
- * logging a timestamped tick every 50 ms: on host A a run would tick for a
- * minute, anywhere else for half a second. Returns the job ids and the paths of
+ * logging a timestamped tick every 50 ms: on host A a run would tick for five
+ * minutes (longer than B may take to reap it), anywhere else for half a second. Returns the job ids and the paths of
  * the two logs.
  */
 async function addGuardedJobs(n: number): Promise<{ ids: number[]; ticks: string; overlaps: string }> {
@@ -153,7 +153,7 @@ async function addGuardedJobs(n: number): Promise<{ ids: number[]; ticks: string
   writeFileSync(overlaps, "");
   const ids: number[] = [];
   for (let j = 0; j < n; j++) {
-    const body = `n=10; [ "$(hostname)" = host-a ] && n=1200; i=0; while [ $i -lt $n ]; do echo "${j} $SPOOLCTL_ATTEMPT_TOKEN $(hostname) $(date +%s%N)" >> ${ticks}; sleep 0.05; i=$((i+1)); done`;
+    const body = `n=10; [ "$(hostname)" = host-a ] && n=6000; i=0; while [ $i -lt $n ]; do echo "${j} $SPOOLCTL_ATTEMPT_TOKEN $(hostname) $(date +%s%N)" >> ${ticks}; sleep 0.05; i=$((i+1)); done`;
     const script = `flock -n ${join(dir, `lock-${dbCount}-${j}`)} sh -c '${body}' || echo "overlap ${j} $(hostname)" >> ${overlaps}`;
     const added = await cli("add", "--max-retries", "0", "--", "sh", "-c", script);
     if (!added.ok) throw new Error(JSON.stringify(added));
@@ -217,8 +217,12 @@ async function stopWorkerOnA(
       for (const id of logs.ids) if (!["done", "dead"].includes((await job(id)).state)) return false;
       return true;
     },
-    60_000,
-  );
+    // SIGSTOP may land inside a transaction of A's: its row locks then hold B's reap back until
+    // the server ends that transaction (idle_in_transaction_session_timeout, 60 s).
+    150_000,
+  ).catch((error) => {
+    throw new Error(`${error.message}\n--- A:\n${wa.stderr()}\n--- B:\n${wb.stderr()}`);
+  });
   // A's runs, if they still ran, would tick on: give them time to show it.
   await Bun.sleep(500);
   const overlaps = overlapsIn(logs);
@@ -238,8 +242,10 @@ describe.skipIf(!USABLE)("a stopped worker on PostgreSQL: its jobs never run bes
       "A to say it lost the jobs",
       () =>
         ids.every((id) => wa.stderr().includes(`job ${id} attempt 1 ended after the job was taken from this worker`)),
-      30_000,
-    );
+      90_000,
+    ).catch((error) => {
+      throw new Error(`${error.message}\n--- A:\n${wa.stderr()}`);
+    });
     const attempts = await store.read(async (tx) => tx.attemptsOf(ids[0]!));
     expect(attempts.map((x) => [x.attempt_no, x.state, x.worker_id])).toEqual([
       [1, "abandoned", "a1"],
@@ -248,14 +254,14 @@ describe.skipIf(!USABLE)("a stopped worker on PostgreSQL: its jobs never run bes
     expect(wa.stderr()).toMatch(
       /watchdog of worker a1: no lease renewal for \d+\.\ds \(the worker is stopped \(SIGSTOP or Ctrl-Z\)\); ending its 4 running jobs/,
     );
-  }, 120_000);
+  }, 240_000);
 
   test("Ctrl-Z (SIGTSTP) of the worker: it stops itself between its transactions, its jobs end before its lease expires, no overlap", async () => {
     const { overlaps, ids } = await stopWorkerOnA((wa) => process.kill(wa.outerPid, "SIGTSTP"));
     console.log(`SIGTSTP: ${overlaps.length} overlap(s)\n${overlaps.join("\n")}`);
     expect(overlaps).toEqual([]);
     for (const id of ids) expect((await job(id)).state).toBe("done");
-  }, 120_000);
+  }, 240_000);
 
   test("with no other worker about, a worker resumed after its watchdog ended its job requeues it without charge and runs it again", async () => {
     await freshQueue();

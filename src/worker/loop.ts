@@ -21,8 +21,8 @@ import { killOrphans, reapDeadWorkers } from "./reaper.ts";
 import { registerWorker } from "./registry.ts";
 import { OutputShipper, SHIP_INTERVAL_MS } from "./ship.ts";
 import { StorageWatch } from "./storage-watch.ts";
-import { leaseGuardSeconds, readTiming, type Timing, watchdogGraceSeconds } from "./timing.ts";
-import { Watchdog } from "./watchdog.ts";
+import { readTiming, type Timing } from "./timing.ts";
+import { endedByWatchdog, Watchdog } from "./watchdog.ts";
 
 interface InFlight {
   claimed: ClaimedAttempt;
@@ -117,18 +117,7 @@ export class Worker {
     }
     this.renewedAt = performance.now();
     // On a shared queue, a process of its own ends the jobs of this worker should it stop renewing (SIGSTOP).
-    if (store.shipsOutput && opts.watchdog)
-      this.watchdog = new Watchdog(
-        {
-          ...opts.watchdog,
-          workerId: opts.workerId,
-          guardSeconds: leaseGuardSeconds(this.timing),
-          graceSeconds: watchdogGraceSeconds(this.timing),
-          recheckSeconds: this.timing.heartbeat,
-          dir: store.spoolDir,
-        },
-        (message) => this.emit({ type: "watchdog", message }),
-      );
+    this.watchdog = Watchdog.forWorker(store, opts, this.timing, (message) => this.emit({ type: "watchdog", message }));
     await this.sweepOrphans();
     if (store.shipsOutput) {
       const { output_cap } = await this.untilDone(() => store.read(async (tx) => readSettings(tx)));
@@ -627,7 +616,7 @@ export class Worker {
    */
   private async finish(batch: Ended[]): Promise<boolean> {
     let outcomes: (Outcome | null)[];
-    let claimNs = process.hrtime.bigint();
+    let claimNs = 0n; // set just before the claim is sent
     let next: ClaimedAttempt[] | null = null;
     try {
       const ends: AttemptEnd[] = [];
@@ -774,21 +763,6 @@ interface Ended {
   end: ProcessEnd;
   started: number;
   ended: number;
-}
-
-/**
- * An attempt's end once this worker's watchdog ended it (docs/architecture.md
- * "A stopped worker"): interrupted, so requeued without charge when the worker
- * still owns the job; a late result otherwise, refused by the fencing.
- */
-function endedByWatchdog(end: ProcessEnd): ProcessEnd {
-  if (end.kind !== "exited" && end.kind !== "signaled" && end.kind !== "output_write_failed") return end;
-  return {
-    kind: "interrupted",
-    code: end.kind === "signaled" ? null : end.code,
-    signal: end.kind === "exited" ? null : end.signal,
-    why: "ended by this worker's watchdog: the worker could not renew its lease (stopped or stuck); requeued without charge",
-  };
 }
 
 /** The in-flight key of an attempt. */

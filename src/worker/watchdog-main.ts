@@ -77,14 +77,8 @@ async function endJobs(config: WatchdogConfig, silentMs: number): Promise<number
 
 /** Runs the watchdog described by `raw` (JSON {@link WatchdogConfig}) until its worker is gone. */
 export async function runWatchdog(raw: string | undefined): Promise<void> {
-  let config: WatchdogConfig;
-  try {
-    config = JSON.parse(raw ?? "") as WatchdogConfig;
-    BigInt(config.renewedNs);
-  } catch {
-    process.stderr.write("spoolctl: the watchdog is started by `spoolctl work`, not by hand\n");
-    process.exit(2);
-  }
+  // Checked by the caller (isWatchdogCall in src/worker/watchdog.ts): written by `work`, never by hand.
+  const config = JSON.parse(raw ?? "") as WatchdogConfig;
   let renewed = BigInt(config.renewedNs);
   let timer: ReturnType<typeof setTimeout> | undefined;
   let acting = false;

@@ -7,10 +7,29 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import type { ProcessEnd } from "../ops/outcome.ts";
+import type { Store } from "../store/store.ts";
+import type { WorkOptions } from "./api.ts";
+import { leaseGuardSeconds, type Timing, watchdogGraceSeconds } from "./timing.ts";
 import type { WatchdogConfig } from "./watchdog-main.ts";
 
 /** The argument that turns `spoolctl` into a watchdog (src/cli.ts); never typed by a person. */
 export const WATCHDOG_ARG = "__spoolctl-watchdog";
+
+/**
+ * Whether `argv` (without the program) starts a watchdog: {@link WATCHDOG_ARG}
+ * and a config as `work` writes it. Anything else goes to the CLI, which
+ * refuses it like any unknown command.
+ */
+export function isWatchdogCall(argv: string[]): boolean {
+  if (argv[0] !== WATCHDOG_ARG || argv.length !== 2) return false;
+  try {
+    const config = JSON.parse(argv[1]!) as Partial<WatchdogConfig>;
+    return Number.isInteger(config.workerPid) && typeof config.renewedNs === "string" && /^\d+$/.test(config.renewedNs);
+  } catch {
+    return false;
+  }
+}
 
 /** Least time between two starts of a watchdog that keeps dying, milliseconds. */
 const RESTART_PAUSE_MS = 10_000;
@@ -36,6 +55,29 @@ export class Watchdog {
   private renewedNs: bigint;
   private closed = false;
   readonly ledger: string;
+
+  /**
+   * The watchdog of a worker on `store`, or null: none on one host's queue
+   * (a stopped worker is never reaped there), none without `opts.watchdog` (a
+   * worker run inside another program), none but on Linux (it reads /proc).
+   */
+  static forWorker(
+    store: Store,
+    opts: WorkOptions,
+    timing: Timing,
+    onTrouble: (message: string) => void,
+  ): Watchdog | null {
+    if (!store.shipsOutput || !opts.watchdog || process.platform !== "linux") return null;
+    const settings: WatchdogOptions = {
+      ...opts.watchdog,
+      workerId: opts.workerId,
+      guardSeconds: leaseGuardSeconds(timing),
+      graceSeconds: watchdogGraceSeconds(timing),
+      recheckSeconds: timing.heartbeat,
+      dir: store.spoolDir,
+    };
+    return new Watchdog(settings, onTrouble);
+  }
 
   constructor(
     private readonly opts: WatchdogOptions,
@@ -131,4 +173,20 @@ export class Watchdog {
     }
     rmSync(this.ledger, { force: true });
   }
+}
+
+/**
+ * An attempt's end once the worker's watchdog ended it (docs/architecture.md
+ * "A stopped worker"): interrupted, so requeued without charge when the worker
+ * still owns the job; a late result otherwise, refused by the fencing. Ends
+ * the worker caused itself (timeout, cancel, interrupt) stay as they are.
+ */
+export function endedByWatchdog(end: ProcessEnd): ProcessEnd {
+  if (end.kind !== "exited" && end.kind !== "signaled" && end.kind !== "output_write_failed") return end;
+  return {
+    kind: "interrupted",
+    code: end.kind === "signaled" ? null : end.code,
+    signal: end.kind === "exited" ? null : end.signal,
+    why: "ended by this worker's watchdog: the worker could not renew its lease (stopped or stuck); requeued without charge",
+  };
 }

@@ -85,9 +85,26 @@ function clientCode(error: unknown): string | null {
 export function isConnectionError(error: unknown): boolean {
   const state = sqlstate(error);
   if (state !== null)
-    return state.startsWith("08") || state === "57P01" || state === "57P02" || state === "57P03" || state === "53300";
+    return (
+      state.startsWith("08") ||
+      state === "57P01" ||
+      state === "57P02" ||
+      state === "57P03" ||
+      state === "53300" ||
+      isSessionTimeout(error)
+    );
   const code = clientCode(error);
   return code !== null && CONNECTION_CODES.has(code);
+}
+
+/**
+ * The server ended the session because its transaction sat idle too long
+ * (25P03, `idle_in_transaction_session_timeout`: a process stopped inside a
+ * transaction, SIGSTOP or Ctrl-Z). The transaction was rolled back for
+ * certain, even when this answers its COMMIT, so it may be run again.
+ */
+export function isSessionTimeout(error: unknown): boolean {
+  return sqlstate(error) === "25P03";
 }
 
 /** Serialization failure or deadlock: the transaction was rolled back and may simply be run again. */

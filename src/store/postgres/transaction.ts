@@ -10,7 +10,9 @@
  *    once): the second run finds the job the other one added;
  *  - on a lost or refused connection, but only when it failed before the
  *    COMMIT was sent: a COMMIT whose answer was lost may have committed, so
- *    that one is reported (unreachable), not repeated.
+ *    that one is reported (unreachable), not repeated. A session the server
+ *    ended for sitting idle in its transaction (25P03: this process was
+ *    stopped inside it) rolled back for certain: run again in any case.
  * What still fails is mapped by errors.ts.
  */
 import type { SQL } from "bun";
@@ -21,6 +23,7 @@ import {
   isConflict,
   isConnectionError,
   isDriverError,
+  isSessionTimeout,
   mapPgError,
 } from "./errors.ts";
 import { TxEffects } from "./events.ts";
@@ -87,7 +90,8 @@ export async function runTransaction<T>(
         continue;
       }
       if (isActiveKeyViolation(error) && ++keyRaces < KEY_TRIES) continue;
-      if (isConnectionError(error) && (kind === "read" || !commitSent) && ++lostConnections < CONNECTION_TRIES) {
+      const notCommitted = kind === "read" || !commitSent || isSessionTimeout(error);
+      if (isConnectionError(error) && notCommitted && ++lostConnections < CONNECTION_TRIES) {
         await Bun.sleep(100 * 3 ** (lostConnections - 1));
         continue;
       }
