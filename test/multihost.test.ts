@@ -14,6 +14,7 @@ import { openQueue } from "../src/store/index.ts";
 import type { Store } from "../src/store/store.ts";
 import { CLI, waitFor } from "./helpers.ts";
 import { Host, type HostProcess, hostsUsable } from "./support/hosts.ts";
+import { cliJson, hostEnv, runsOn } from "./support/pg-hosts.ts";
 import { type PgServer, startPgServer } from "./support/pg-server.ts";
 
 const USABLE = hostsUsable();
@@ -36,33 +37,12 @@ const hosts: Host[] = [];
 
 /** The environment of a process on host `name` (its own spool folder: output files stay on their host). */
 function envFor(name: string): Record<string, string> {
-  return {
-    ...(process.env as Record<string, string>),
-    ...KNOBS,
-    SPOOLCTL_DB: url,
-    XDG_STATE_HOME: join(dir, `state-${name}`),
-    NO_COLOR: "1",
-  };
+  return hostEnv(KNOBS, url, dir, name);
 }
 
 /** The CLI from the test process (a third host), parsed `--json` envelope. */
-async function cli(...args: string[]): Promise<any> {
-  const [verb, ...rest] = args;
-  const proc = Bun.spawn(["bun", CLI, verb!, "--json", ...rest], {
-    env: envFor("client"),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  try {
-    return JSON.parse(out);
-  } catch {
-    throw new Error(`spoolctl ${args.join(" ")}: exit ${code}\n${out}\n${err}`);
-  }
+function cli(...args: string[]): Promise<any> {
+  return cliJson(envFor("client"), ...args);
 }
 
 async function addJob(...args: string[]): Promise<number> {
@@ -89,18 +69,6 @@ async function startHost(name: string): Promise<Host> {
 
 function worker(host: Host, ...args: string[]): Promise<HostProcess> {
   return host.spawn(["bun", CLI, "work", ...args], envFor(host.name));
-}
-
-/** Whether a process whose command line contains `needle` runs on `host`. */
-async function runsOn(host: Host, needle: string): Promise<boolean> {
-  for (const pid of host.processes()) {
-    try {
-      if ((await Bun.file(`/proc/${pid}/cmdline`).text()).replaceAll("\0", " ").includes(needle)) return true;
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return false;
 }
 
 beforeAll(async () => {

@@ -17,6 +17,7 @@ import type { Store } from "../src/store/store.ts";
 import { WATCHDOG_ARG } from "../src/worker/watchdog.ts";
 import { CLI, waitFor } from "./helpers.ts";
 import { Host, type HostProcess, hostsUsable } from "./support/hosts.ts";
+import { cliJson, hostEnv, pidsOn, runsOn } from "./support/pg-hosts.ts";
 import { type PgServer, startPgServer } from "./support/pg-server.ts";
 
 const USABLE = hostsUsable();
@@ -34,32 +35,11 @@ let store: Store;
 const hosts: Host[] = [];
 
 function envFor(name: string): Record<string, string> {
-  return {
-    ...(process.env as Record<string, string>),
-    ...KNOBS,
-    SPOOLCTL_DB: url,
-    XDG_STATE_HOME: join(dir, `state-${name}`),
-    NO_COLOR: "1",
-  };
+  return hostEnv(KNOBS, url, dir, name);
 }
 
-async function cli(...args: string[]): Promise<any> {
-  const [verb, ...rest] = args;
-  const proc = Bun.spawn(["bun", CLI, verb!, "--json", ...rest], {
-    env: envFor("client"),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  try {
-    return JSON.parse(out);
-  } catch {
-    throw new Error(`spoolctl ${args.join(" ")}: exit ${code}\n${out}\n${err}`);
-  }
+function cli(...args: string[]): Promise<any> {
+  return cliJson(envFor("client"), ...args);
 }
 
 async function job(id: number) {
@@ -84,23 +64,6 @@ function stateOf(pid: number): string | null {
   } catch {
     return null;
   }
-}
-
-/** PIDs (outside) of the processes on `host` whose command line contains `needle`. */
-async function pidsOn(host: Host, needle: string): Promise<number[]> {
-  const found: number[] = [];
-  for (const pid of host.processes()) {
-    try {
-      if ((await Bun.file(`/proc/${pid}/cmdline`).text()).replaceAll("\0", " ").includes(needle)) found.push(pid);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return found;
-}
-
-async function runsOn(host: Host, needle: string): Promise<boolean> {
-  return (await pidsOn(host, needle)).length > 0;
 }
 
 /** The session id of process `pid` as this (outer) namespace numbers it: NSsid's last field. */
