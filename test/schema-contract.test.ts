@@ -248,6 +248,10 @@ test("mutating verbs validate against their exported schemas, single and batch f
   await check(["feedback", String(running2)]);
   await check(["retry", String(running2), "--force"]);
   gate2.release();
+  // rerun a finished job (no worker serves its lane: it stays queued), then cancel it again.
+  const rerun = await check(["rerun", String(ids.dead)]);
+  expect(rerun.data).toMatchObject({ job_id: ids.dead, from: "dead", state: "queued" });
+  await check(["cancel", String(ids.dead)]);
   // prune: dry run and real.
   const dry = await check(["prune", "--older-than", "0", "--dry-run"]);
   expect(dry.data.matched).toBeGreaterThan(0);

@@ -21,6 +21,7 @@ const LOADERS: Record<VerbName, Loader> = {
   wait: async () => (await import("./wait.ts")).default,
   feedback: async () => (await import("./feedback.ts")).default,
   retry: async () => (await import("./retry.ts")).default,
+  rerun: async () => (await import("./rerun.ts")).default,
   cancel: async () => (await import("./cancel.ts")).default,
   triage: async () => (await import("./triage.ts")).default,
   prune: async () => (await import("./prune.ts")).default,

@@ -103,6 +103,12 @@ export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
     streams: object({ stdout: streamTail, stderr: streamTail }),
   }),
   retry: oneOf(retried, object({ count: int, jobs: arrayOf(retried), dry_run: constant(true) }, ["dry_run"])),
+  rerun: object({
+    job_id: int,
+    state: constant("queued"),
+    from: enumOf(["done", "dead", "canceled"]),
+    next_attempt_no: int,
+  }),
   cancel: oneOf(canceled, object({ count: int, jobs: arrayOf(canceled) })),
   prune: object(
     {

@@ -44,7 +44,7 @@ export async function resolveUnique(tx: StoreWriter, refs: string[]): Promise<Jo
 function checkRetry(job: Job, force: boolean): void {
   if (job.state === "done") {
     throw new SpoolError("CONFLICT", `job ${job.id} is done (it succeeded); retry requeues dead or canceled jobs`, {
-      remediation: `to run its command again, add it anew: spoolctl show ${job.id} shows the command; spoolctl add -- CMD ARGS…`,
+      remediation: `to run it again as a new attempt of the same job: spoolctl rerun ${job.id}`,
       detail: { job_id: job.id, state: job.state },
     });
   }
@@ -77,7 +77,7 @@ function checkRetry(job: Job, force: boolean): void {
  * transaction counts (docs/architecture.md "Idempotency": one active job per
  * key, for retry as for add). Null when the key is free or the job has none.
  */
-async function keyHolder(tx: StoreWriter, job: Job): Promise<Job | null> {
+export async function keyHolder(tx: StoreWriter, job: Job): Promise<Job | null> {
   if (job.idempotency_key === null) return null;
   const holder = await tx.findActiveJobByKey(job.idempotency_key);
   return holder && holder.id !== job.id ? holder : null;

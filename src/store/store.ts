@@ -350,6 +350,19 @@ export interface StoreWriter extends StoreReader {
    */
   requeueJobs(jobIds: number[], from: JobState[], dueAt: number): Promise<number[]>;
   /**
+   * Runs a finished job again (`rerun`, docs/architecture.md "Rerun"): guarded
+   * in the statement by `state IN ('done','dead','canceled')`, the job goes
+   * back to `queued` due at `dueAt` (epoch seconds) with fresh budgets and no
+   * owner, like {@link requeueJob}; its attempts and ledger are kept and its
+   * next attempt is numbered after them. Appends one `retried` ledger row with
+   * detail `{"from": <state>, "rerun": true}` at `now`, and wakes every worker
+   * (docs/architecture.md "Waking"). Returns the state it was rerun from, or
+   * null, changing nothing, when the job is missing or not finished. Raises
+   * `IDEMPOTENCY_CONFLICT` ({@link activeKeyTaken}) when another active job
+   * holds its idempotency key.
+   */
+  rerunJob(jobId: number, dueAt: number, now: number): Promise<JobState | null>;
+  /**
    * Closes a still-running attempt row on behalf of its worker (`retry --force`).
    * Returns false when the attempt is not running.
    */

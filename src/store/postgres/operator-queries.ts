@@ -55,6 +55,27 @@ export async function requeueJob(tx: SQL, jobId: number, from: JobState, dueAt: 
   }
 }
 
+/**
+ * A finished job back to `queued` for `rerun`, one statement; returns the
+ * state it left, or null when it is missing or not finished. The row is
+ * locked first and the guard `state IN ('done','dead','canceled')` is
+ * evaluated on its newest version, so a rerun racing a retry or another rerun
+ * of the same job changes it once.
+ */
+export async function rerunJob(tx: SQL, jobId: number, dueAt: number): Promise<JobState | null> {
+  try {
+    const rows = await tx`WITH old AS (
+        SELECT id, state FROM jobs WHERE id = ${jobId} AND state IN ('done','dead','canceled') FOR UPDATE)
+      UPDATE jobs j SET state = 'queued', attempts = 0, crashes = 0, next_run_at = ${dueAt}::float8, finished_at = NULL,
+        locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = false
+      FROM old WHERE j.id = old.id AND j.state IN ('done','dead','canceled') RETURNING old.state`;
+    return rows.length > 0 ? (rows[0] as { state: JobState }).state : null;
+  } catch (error) {
+    if (isActiveKeyViolation(error)) throw activeKeyTaken(jobId);
+    throw error;
+  }
+}
+
 /** {@link requeueJob} for many jobs in one statement; returns the ids requeued. */
 export async function requeueJobs(tx: SQL, jobIds: number[], from: JobState[], dueAt: number): Promise<number[]> {
   if (jobIds.length === 0) return [];

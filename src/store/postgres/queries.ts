@@ -361,6 +361,20 @@ export class PgQueries implements StoreWriter {
     return done;
   }
 
+  async rerunJob(jobId: number, dueAt: number, now: number): Promise<JobState | null> {
+    const from = await op.rerunJob(this.tx, jobId, dueAt);
+    if (from === null) return null;
+    this.effects.append({
+      jobId,
+      event: "retried",
+      workerId: null,
+      detail: JSON.stringify({ from, rerun: true }),
+      at: now,
+    });
+    this.effects.notify = this.effects.work.all = true;
+    return from;
+  }
+
   async requeueJobs(jobIds: number[], from: JobState[], dueAt: number): Promise<number[]> {
     const ids = await op.requeueJobs(this.tx, jobIds, from, dueAt);
     if (ids.length > 0) this.effects.notify = this.effects.work.all = true;
