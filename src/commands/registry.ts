@@ -24,6 +24,7 @@ const LOADERS: Record<VerbName, Loader> = {
   rerun: async () => (await import("./rerun.ts")).default,
   cancel: async () => (await import("./cancel.ts")).default,
   triage: async () => (await import("./triage.ts")).default,
+  delete: async () => (await import("./delete.ts")).default,
   prune: async () => (await import("./prune.ts")).default,
   events: async () => (await import("./events.ts")).default,
   "config-show": async () => (await import("./config.ts")).show,

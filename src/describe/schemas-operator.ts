@@ -110,6 +110,14 @@ export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
     next_attempt_no: int,
   }),
   cancel: oneOf(canceled, object({ count: int, jobs: arrayOf(canceled) })),
+  delete: object({
+    count: int,
+    job_ids: arrayOf(int),
+    deleted_attempts: int,
+    deleted_events: int,
+    freed_bytes: int,
+    irreversible: bool,
+  }),
   prune: object(
     {
       actual: bool,

@@ -375,10 +375,18 @@ export interface StoreWriter extends StoreReader {
    */
   requestCancel(jobId: number): Promise<boolean>;
   /**
-   * Deletes terminal jobs with their attempts and ledger rows (never queued or
-   * running ones, whatever the ids). Returns the row counts deleted.
+   * Deletes jobs with their attempts, ledger rows and (PostgreSQL) shipped
+   * output rows, one statement per table. Guard, in the SQL: only terminal
+   * jobs (`state IN ('done','dead','canceled')`), and with `opts.queued` (the
+   * `delete` verb) queued ones too; never a running job, whatever the ids
+   * (`prune` and triage leave `opts` out). PostgreSQL locks the rows first, so
+   * a job a claim takes meanwhile is running by then and is skipped.
+   * Returns the row counts deleted; signals no worker (nothing became work).
    */
-  deleteJobs(jobIds: number[]): Promise<{ jobs: number; attempts: number; events: number }>;
+  deleteJobs(
+    jobIds: number[],
+    opts?: { queued?: boolean },
+  ): Promise<{ jobs: number; attempts: number; events: number }>;
   /**
    * Changes how a job will run next (triage's "retry with a new timeout, retry
    * budget or env"), guarded by its state like {@link requeueJob}: returns

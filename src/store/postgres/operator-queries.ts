@@ -115,13 +115,20 @@ export async function requestCancel(tx: SQL, jobId: number): Promise<boolean> {
   );
 }
 
-/** Deletes terminal jobs and their history (shipped output goes with the attempts); queued and running ids are skipped. */
+/**
+ * Deletes terminal jobs (and queued ones with `queued`) and their history
+ * (shipped output goes with the attempts, ON DELETE CASCADE); running ids are
+ * always skipped. The rows are locked first and the guard re-read on their
+ * newest version, so a job a claim took meanwhile is skipped as running.
+ */
 export async function deleteJobs(
   tx: SQL,
   jobIds: number[],
+  queued = false,
 ): Promise<{ jobs: number; attempts: number; events: number }> {
+  const states = queued ? ["queued", "done", "dead", "canceled"] : ["done", "dead", "canceled"];
   const doomed =
-    (await tx`SELECT id FROM jobs WHERE id = ANY(${jobIds}::bigint[]) AND state IN ('done','dead','canceled') ORDER BY id FOR UPDATE`) as Row[];
+    (await tx`SELECT id FROM jobs WHERE id = ANY(${jobIds}::bigint[]) AND state = ANY(${states}::text[]) ORDER BY id FOR UPDATE`) as Row[];
   const ids = doomed.map((r) => Number(r.id));
   if (ids.length === 0) return { jobs: 0, attempts: 0, events: 0 };
   const [row] = await tx`

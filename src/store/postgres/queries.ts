@@ -397,9 +397,12 @@ export class PgQueries implements StoreWriter {
     return op.requestCancel(this.tx, jobId);
   }
 
-  async deleteJobs(jobIds: number[]): Promise<{ jobs: number; attempts: number; events: number }> {
+  async deleteJobs(
+    jobIds: number[],
+    opts: { queued?: boolean } = {},
+  ): Promise<{ jobs: number; attempts: number; events: number }> {
     await this.effects.settle(this.tx);
-    const out = await op.deleteJobs(this.tx, jobIds);
+    const out = await op.deleteJobs(this.tx, jobIds, opts.queued === true);
     if (out.jobs > 0) this.effects.notify = true;
     return out;
   }

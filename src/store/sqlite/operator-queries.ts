@@ -149,10 +149,15 @@ export function requestCancel(db: Database, jobId: number): boolean {
   return db.query("UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND state = 'running'").run(jobId).changes > 0;
 }
 
-/** Deletes terminal jobs and their history; queued and running ids are skipped. */
-export function deleteJobs(db: Database, jobIds: number[]): { jobs: number; attempts: number; events: number } {
+/** Deletes terminal jobs (and queued ones with `queued`) and their history; running ids are always skipped. */
+export function deleteJobs(
+  db: Database,
+  jobIds: number[],
+  queued = false,
+): { jobs: number; attempts: number; events: number } {
   const ids = JSON.stringify(jobIds);
-  const doomed = `SELECT id FROM jobs WHERE id IN (SELECT value FROM json_each(?)) AND ${TERMINAL}`;
+  const guard = queued ? "state IN ('queued','done','dead','canceled')" : TERMINAL;
+  const doomed = `SELECT id FROM jobs WHERE id IN (SELECT value FROM json_each(?)) AND ${guard}`;
   const attempts = db.query(`DELETE FROM attempts WHERE job_id IN (${doomed})`).run(ids).changes;
   const events = db.query(`DELETE FROM job_events WHERE job_id IN (${doomed})`).run(ids).changes;
   const jobs = db.query(`DELETE FROM jobs WHERE id IN (${doomed})`).run(ids).changes;

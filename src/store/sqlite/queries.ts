@@ -430,8 +430,11 @@ export class SqliteQueries implements StoreWriter {
     return op.requestCancel(this.db, jobId);
   }
 
-  async deleteJobs(jobIds: number[]): Promise<{ jobs: number; attempts: number; events: number }> {
-    return op.deleteJobs(this.db, jobIds);
+  async deleteJobs(
+    jobIds: number[],
+    opts: { queued?: boolean } = {},
+  ): Promise<{ jobs: number; attempts: number; events: number }> {
+    return op.deleteJobs(this.db, jobIds, opts.queued === true);
   }
 
   async updateJobSettings(jobId: number, from: JobState, changes: JobSettingsChange): Promise<boolean> {
