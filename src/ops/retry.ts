@@ -15,7 +15,7 @@ import { mapInOrder } from "./in-order.ts";
 import { resolveJob } from "./jobs.ts";
 import { LIMITS } from "./limits.ts";
 import { canTransition } from "./states.ts";
-import { parseDuration, parseInteger, parsePairs } from "./values.ts";
+import { parseInteger, parsePairs, parseTimeout } from "./values.ts";
 
 /** One requeued job, as `retry --json` reports it; `changed` only when the retry changed settings (`--timeout`, `--max-retries`, `--env`). */
 export interface RetriedJob {
@@ -316,8 +316,7 @@ export interface RetryOverrides {
  */
 export function parseRetryOverrides(input: { timeout?: string; maxRetries?: string; env?: string[] }): RetryOverrides {
   const out: RetryOverrides = {};
-  const t = LIMITS.timeout_seconds;
-  if (input.timeout !== undefined) out.timeoutSeconds = parseDuration("timeout", input.timeout, t.min, t.max);
+  if (input.timeout !== undefined) out.timeoutSeconds = parseTimeout("timeout", input.timeout);
   if (input.maxRetries !== undefined)
     out.maxRetries = parseInteger("max-retries", input.maxRetries, LIMITS.max_retries.min, LIMITS.max_retries.max);
   if (input.env !== undefined) {
