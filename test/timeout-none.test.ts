@@ -65,3 +65,13 @@ test("a wrong word is INVALID_INPUT naming both spellings; never a stack trace",
   const human = await q.run(["add", "--timeout", "never", "--", "true"]);
   expect(human.stderr).not.toContain("    at ");
 });
+
+test("feedback of a job whose limit was lifted never suggests --timeout 0s", async () => {
+  const id = await q.addJob("--timeout", "0.2", "--max-retries", "0", "--", "sh", "-c", "sleep 1");
+  await q.run(["work", "--drain"]);
+  expect((await q.json(["feedback", String(id)])).env.data.remediation).toMatch(/--timeout 0\.4s$/);
+  expect((await q.run(["retry", String(id), "--timeout", "none"])).code).toBe(0);
+  expect((await q.run(["cancel", String(id)])).code).toBe(0);
+  const fb = await q.json(["feedback", String(id)]);
+  expect(fb.env.data.remediation).toMatch(new RegExp(`spoolctl retry --db \\S+ ${id}$`));
+});
