@@ -5,6 +5,7 @@
  * and refused when another active job holds its idempotency key.
  */
 import { expect, test } from "bun:test";
+import { childScript, raceChildren } from "./children.ts";
 import { attemptRecord, claimOne, forEachDriver, insertJob, jobOf, record } from "./support.ts";
 
 forEachDriver("rerunJob", (q) => {
@@ -74,4 +75,25 @@ forEachDriver("rerunJob", (q) => {
     });
     expect((await jobOf(q.store, keyed)).state).toBe("done");
   });
+
+  test("race: 6 processes rerunning one done job at once rerun it exactly once; the others find it queued", async () => {
+    const id = await ended("done");
+    type Out = { outcome: string };
+    const results = await raceChildren<Out>(
+      childScript("retrier.ts"),
+      q.location,
+      Array.from({ length: 6 }, () => ["--job", String(id), "--rerun"]),
+    );
+    expect(results.map((r) => r.outcome).sort()).toEqual([
+      "CONFLICT",
+      "CONFLICT",
+      "CONFLICT",
+      "CONFLICT",
+      "CONFLICT",
+      "rerun",
+    ]);
+    expect((await jobOf(q.store, id)).state).toBe("queued");
+    const reruns = (await q.store.read(async (tx) => tx.eventsOf(id))).filter((e) => e.event === "retried");
+    expect(reruns).toHaveLength(1);
+  }, 120_000);
 });
