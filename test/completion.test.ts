@@ -56,6 +56,9 @@ test("bash: verbs, each verb's flags, enumerated values and two-word groups", as
   expect(bashComplete("spoolctl report --ju")).toEqual(["--junit"]);
   expect(bashComplete("spoolctl report --m")).toEqual(["--markdown"]);
   expect(bashComplete("spoolctl status --w")).toEqual(["--watch"]);
+  expect(bashComplete("spoolctl rer")).toEqual(["rerun"]);
+  expect(bashComplete("spoolctl del")).toEqual(["delete"]);
+  expect(bashComplete("spoolctl delete 3 --y")).toEqual(["--yes"]);
   expect(bashComplete("spoolctl output 3 --f")).toEqual(["--follow"]);
   expect(bashComplete("spoolctl output 3 --stream ")).toEqual(["stdout", "stderr", "both"]);
   expect(bashComplete("spoolctl list --state d")).toEqual(["done", "dead"]);

@@ -250,8 +250,10 @@ test("output --follow streams a running attempt until it ends, then exits 0", as
   );
 }, 60000);
 
-test("output --follow on a job that has not run yet says so and exits 0", async () => {
+// A queued job's first attempt is waited for (test/follow-queued.test.ts); one canceled before it ran has none.
+test("output --follow on a job that never ran and never will says so and exits 0", async () => {
   const id = await addJson(["--after", "1h", "--", "echo", "later"]);
+  expect((await q.run(["cancel", String(id)])).code).toBe(0);
   const r = await q.run(["output", String(id), "--follow"]);
   expect(r.code).toBe(0);
   expect(r.stdout).toBe("");

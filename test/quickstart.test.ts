@@ -30,6 +30,13 @@ test("add → status → work --drain → output, with the seed's exact lines", 
   expect((await q.run(["status", "--db", q.db])).stdout).toBe(
     "canceled 0  dead 0  done 3  failed 0  queued 0  running 0\n",
   );
+
+  expect((await q.run(["rerun", "--db", q.db, "last"])).stdout).toBe(
+    "Rerunning job 3 (was done); now queued for attempt 2\n",
+  );
+  expect((await q.run(["delete", "--db", q.db, "2", "--yes"])).stdout).toBe(
+    "Deleted job 2 with 1 attempt and 3 events\n",
+  );
 });
 
 test("the database and spool are owner-only", async () => {

@@ -53,7 +53,8 @@ test("retry: done → CONFLICT (5) with a remediation; queued → CONFLICT; unkn
   await drain(q);
   let r = await q.json(["retry", String(done)]);
   expect([r.code, r.env.errors[0].code]).toEqual([5, "CONFLICT"]);
-  expect(r.env.errors[0].remediation).toContain("spoolctl add");
+  // The remediation names rerun, the verb that runs a done job again (test/rerun.test.ts).
+  expect(r.env.errors[0].remediation).toMatch(new RegExp(`spoolctl rerun --db \\S+ ${done}$`));
   const queued = await addJob(q, "--", "true");
   r = await q.json(["retry", String(queued)]);
   expect([r.code, r.env.errors[0].code]).toEqual([5, "CONFLICT"]);

@@ -248,6 +248,13 @@ test("mutating verbs validate against their exported schemas, single and batch f
   await check(["feedback", String(running2)]);
   await check(["retry", String(running2), "--force"]);
   gate2.release();
+  // rerun a finished job (no worker serves its lane: it stays queued), then cancel it again.
+  const rerun = await check(["rerun", String(ids.dead)]);
+  expect(rerun.data).toMatchObject({ job_id: ids.dead, from: "dead", state: "queued" });
+  await check(["cancel", String(ids.dead)]);
+  // delete it for good (--yes: off a terminal).
+  const deleted = await check(["delete", String(ids.dead), "--yes"]);
+  expect(deleted.data).toMatchObject({ count: 1, job_ids: [ids.dead], irreversible: true });
   // prune: dry run and real.
   const dry = await check(["prune", "--older-than", "0", "--dry-run"]);
   expect(dry.data.matched).toBeGreaterThan(0);
@@ -270,6 +277,7 @@ test("error envelopes validate against the envelope schema", async () => {
     check(["show"], { error: "MISSING_REQUIRED" }),
     check(["show", "424242"], { error: "NOT_FOUND" }),
     check(["prune", "--older-than", "1d"], { error: "SAFETY_BLOCK" }),
+    check(["delete", String(ids.queued)], { error: "SAFETY_BLOCK" }),
     check(["retry", String(ids.queued)], { error: "CONFLICT" }),
     check(["add", "--key", "k-queued", "--", "echo", "different"], { error: "IDEMPOTENCY_CONFLICT" }),
     check(["wait", String(ids.scheduled), "--timeout", "0.1"], { error: "TIMEOUT" }),

@@ -103,9 +103,10 @@ export default defineVerb({
     },
     timeout: {
       type: "string",
-      description: `kill the job after this long (${LIMITS.timeout_seconds.min}s-30d)`,
+      description: `kill the job after this long (${LIMITS.timeout_seconds.min}s-30d), or none for no time limit`,
       valueHint: "DURATION",
       valueType: "duration",
+      allowsNone: true,
       default: `${DEFAULTS.timeout_seconds}s`,
       min: LIMITS.timeout_seconds.min,
       max: LIMITS.timeout_seconds.max,

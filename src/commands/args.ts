@@ -88,7 +88,8 @@ function checkOne(def: FlagDef, label: string, raw: string): unknown {
       value = parseNumber(label, raw, def.min ?? -LARGEST, def.max ?? LARGEST);
       break;
     case "duration":
-      value = parseDuration(label, raw, def.min ?? 0, def.max ?? LARGEST);
+      // allowsNone: `none` (no time limit) is 0; the verb reads the text as typed (parseTimeout).
+      value = parseDuration(label, raw, def.min ?? 0, def.max ?? LARGEST, def.allowsNone === true);
       break;
     case "timestamp":
       // Only the grammar unless the definition bounds it: a bound relative to now (add --at) is the operation's rule.

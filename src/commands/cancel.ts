@@ -29,7 +29,7 @@ export default defineVerb({
     ids: {
       type: "positional",
       variadic: true,
-      description: "job ids or idempotency keys (at a terminal, leave out to pick from a list)",
+      description: "job ids, idempotency keys or last (the newest job) (at a terminal, leave out to pick from a list)",
       valueHint: "ID…",
       required: true,
       prompt: true,

@@ -16,6 +16,7 @@ import {
   unsetSetting,
   validateConfig,
 } from "../ops/config.ts";
+import { NO_TIMEOUT } from "../ops/limits.ts";
 import { SETTING_KEYS } from "../ops/settings.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
@@ -45,7 +46,7 @@ function settingLine(s: SettingView): string {
       : s.applies_at === "run"
         ? "read when a worker starts"
         : "read when a retry is scheduled";
-  return `${s.key.padEnd(KEY_WIDTH)} ${String(s.value).padEnd(8)} ${s.source === "default" ? "(default)" : "(set)    "}  ${when}`;
+  return `${s.key.padEnd(KEY_WIDTH)} ${(s.key === "timeout" && s.value === NO_TIMEOUT ? "none" : String(s.value)).padEnd(8)} ${s.source === "default" ? "(default)" : "(set)    "}  ${when}`;
 }
 
 /** `config show` data: where the queue is and why, and the settings (null when the path cannot be resolved). */
@@ -122,12 +123,13 @@ export const get = defineVerb({
     return { data: await settingOf(await ctx.open({ create: false }), key) };
   },
   render({ data }) {
-    return String(data.value);
+    return data.key === "timeout" && data.value === NO_TIMEOUT ? "none" : String(data.value);
   },
 });
 
-/** A setting's value as a person writes it: `on`/`off` for a switch (`retry_spawn_failures`), else the number. */
-function valueText(unit: string, value: number): string {
+/** A setting's value as a person writes it: `on`/`off` for a switch (`retry_spawn_failures`), `none` for a timeout of 0 (no limit), else the number. */
+function valueText(unit: string, value: number, key = ""): string {
+  if (key === "timeout" && value === NO_TIMEOUT) return "none";
   return unit === "switch" ? (value ? "on" : "off") : String(value);
 }
 
@@ -149,7 +151,8 @@ export const set = defineVerb({
     key: keyPositional("set", "KEY VALUE"),
     value: {
       type: "positional",
-      description: "an integer (max_retries), a number (backoff_base) or a duration (timeout, backoff_cap)",
+      description:
+        "an integer (max_retries), a number (backoff_base) or a duration (timeout, backoff_cap; timeout also none: no time limit)",
       valueHint: "VALUE",
       required: true,
       noun: "a value",
@@ -161,7 +164,7 @@ export const set = defineVerb({
     return { data: await setSetting(await ctx.open({ create: true }), ctx.args.key, ctx.args.value) };
   },
   render({ data }) {
-    return `${data.key} = ${valueText(data.unit, data.value)} (was ${valueText(data.unit, data.previous)}); ${data.applies_at === "add" ? "applies to jobs added from now on" : data.applies_at === "run" ? "applies to workers started from now on" : "applies to the next retry scheduled"}`;
+    return `${data.key} = ${valueText(data.unit, data.value, data.key)} (was ${valueText(data.unit, data.previous, data.key)}); ${data.applies_at === "add" ? "applies to jobs added from now on" : data.applies_at === "run" ? "applies to workers started from now on" : "applies to the next retry scheduled"}`;
   },
 });
 
@@ -177,7 +180,7 @@ export const unset = defineVerb({
     return { data: await unsetSetting(await ctx.open({ create: false }), ctx.args.key) };
   },
   render({ data }) {
-    const value = valueText(data.unit, data.value);
+    const value = valueText(data.unit, data.value, data.key);
     return data.removed ? `${data.key} reset to its default ${value}` : `${data.key} was not set (default ${value})`;
   },
 });

@@ -40,7 +40,11 @@ const FLAGS = {
     min: 0,
     max: Number.MAX_SAFE_INTEGER,
   },
-  job: { type: "string", description: "only this job's events (id or idempotency key)", valueHint: "ID" },
+  job: {
+    type: "string",
+    description: "only this job's events (id, idempotency key, or last: the newest job)",
+    valueHint: "ID",
+  },
   limit: {
     type: "string",
     description: "at most N events per page",

@@ -18,8 +18,10 @@ export const VERB_SUMMARIES = {
   feedback: "one verdict about a job, with output tails and the next command",
   retry:
     "requeue dead or canceled jobs (--all with filters, --timeout/--max-retries/--env to change them, --force for running)",
+  rerun: "run a finished job (done, dead, canceled) again as a new attempt",
   cancel: "cancel queued jobs; running ones with --running --yes",
   triage: "at a terminal: walk through dead jobs and retry, change, delete or skip each",
+  delete: "delete jobs that are not running, with their history and output (--yes)",
   prune: "delete old terminal jobs and their output (--dry-run / --yes)",
   events: "the job ledger: pages, --wait long-poll, --follow stream",
   "config-show": "where the queue is and why; queue-wide settings",

@@ -126,7 +126,7 @@ export default defineVerb({
     follow: {
       type: "boolean",
       description:
-        "stream a running attempt's output until it ends, then exit 0 (bytes only: the job's stdout to stdout, its stderr to stderr; one --stream goes to stdout); an attempt that has ended prints what exists",
+        "stream a running attempt's output until it ends, then exit 0 (bytes only: the job's stdout to stdout, its stderr to stderr; one --stream goes to stdout); a queued job's first attempt is waited for; an attempt that has ended prints what exists",
     },
     id: jobIdPositional("output"),
   },
@@ -147,12 +147,25 @@ export default defineVerb({
       );
     }
     const store = await ctx.open({ create: false });
-    const { job, attempt } = await jobAttempt(store, ctx.args.id, ctx.args.attempt ?? null);
+    const found = await jobAttempt(store, ctx.args.id, ctx.args.attempt ?? null);
+    let { attempt } = found;
+    let notRun = `job ${found.job.id} has not been executed yet`;
+    if (!attempt && follow && found.job.state === "queued") {
+      // A queued job's first attempt is waited for, then followed (Ctrl-C ends the wait).
+      if (process.stderr.isTTY)
+        process.stderr.write(
+          `spoolctl: job ${found.job.id} is queued; waiting for its first attempt (Ctrl-C to stop)\n`,
+        );
+      const { awaitFirstAttempt } = await import("../ops/follow.ts");
+      const first = await awaitFirstAttempt(store, found.job.id);
+      attempt = first.attempt;
+      if (!first.attempt)
+        notRun = first.job
+          ? `job ${found.job.id} was ${first.job.state} before it ran`
+          : `job ${found.job.id} was deleted before it ran`;
+    }
     if (!attempt) {
-      return {
-        data: { attempts: [] },
-        warnings: [{ code: "NO_ATTEMPTS_YET", message: `job ${job.id} has not been executed yet` }],
-      };
+      return { data: { attempts: [] }, warnings: [{ code: "NO_ATTEMPTS_YET", message: notRun }] };
     }
     if (follow) {
       await streamAttempt(store, attempt, streams);

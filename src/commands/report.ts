@@ -94,7 +94,7 @@ export default defineVerb({
     ids: {
       type: "positional",
       variadic: true,
-      description: "job ids or idempotency keys (default: every job matching the filters)",
+      description: "job ids, idempotency keys or last (the newest job) (default: every job matching the filters)",
       valueHint: "ID…",
     },
   },

@@ -49,9 +49,10 @@ const FLAGS = {
   },
   timeout: {
     type: "string",
-    description: `first set the jobs' timeout to this (${LIMITS.timeout_seconds.min}s-30d), e.g. after a timeout`,
+    description: `first set the jobs' timeout to this (${LIMITS.timeout_seconds.min}s-30d, or none: no time limit), e.g. after a timeout`,
     valueHint: "DURATION",
     valueType: "duration",
+    allowsNone: true,
     min: LIMITS.timeout_seconds.min,
     max: LIMITS.timeout_seconds.max,
   },
@@ -74,7 +75,7 @@ const FLAGS = {
   ids: {
     type: "positional",
     variadic: true,
-    description: "job ids or idempotency keys (at a terminal, leave out to pick from a list)",
+    description: "job ids, idempotency keys or last (the newest job) (at a terminal, leave out to pick from a list)",
     valueHint: "ID…",
   },
 } as const satisfies FlagsDef;

@@ -3,6 +3,7 @@ import type { VerbResult } from "../contract/envelope.ts";
 import { type JobDetail, jobDetail } from "../ops/jobs.ts";
 import { describeExit } from "../ops/outcome.ts";
 import { lostToDisk } from "../ops/record.ts";
+import { timeoutText } from "../ops/values.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { attemptsText, escapeControl, formatArgv, humanDuration, iso, table } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
@@ -36,7 +37,7 @@ export default defineVerb({
       field("queue", j.queue),
       field("priority", String(j.priority)),
       field("attempts", attemptsText(j, j.attempts_total, data.attempts.filter((a) => lostToDisk(a.error)).length)),
-      field("timeout", `${j.timeout_seconds}s`),
+      field("timeout", timeoutText(j.timeout_seconds)),
       field("created", ago(j.created_at)),
       // Only a queued job has a next run; a finished one keeps its last due time, which says nothing.
       ...(j.state === "queued" && !j.scheduled ? [field("next run", ago(j.next_run_at))] : []),

@@ -30,7 +30,7 @@ export const COMMON_FLAGS = {
 export function jobIdPositional(verb: string) {
   return {
     type: "positional",
-    description: "job id or idempotency key",
+    description: "job id, idempotency key, or last (the newest job)",
     valueHint: "ID",
     required: true,
     noun: "a job id",

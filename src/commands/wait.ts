@@ -44,7 +44,7 @@ export default defineVerb({
     ids: {
       type: "positional",
       variadic: true,
-      description: "job ids or idempotency keys",
+      description: "job ids, idempotency keys or last (the newest job)",
       valueHint: "ID…",
       required: true,
       noun: "at least one job id",

@@ -44,6 +44,8 @@ export interface FlagDef {
   valueType?: ValueType;
   /** A named grammar the value must follow, beyond its type. */
   format?: StringFormat;
+  /** A duration that also takes `none` (any case): no time limit (a job's timeout, parsed to 0). */
+  allowsNone?: boolean;
   /** Smallest accepted value (seconds for durations). */
   min?: number;
   /** Largest accepted value (seconds for durations, epoch seconds for timestamps). */

@@ -103,7 +103,21 @@ export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
     streams: object({ stdout: streamTail, stderr: streamTail }),
   }),
   retry: oneOf(retried, object({ count: int, jobs: arrayOf(retried), dry_run: constant(true) }, ["dry_run"])),
+  rerun: object({
+    job_id: int,
+    state: constant("queued"),
+    from: enumOf(["done", "dead", "canceled"]),
+    next_attempt_no: int,
+  }),
   cancel: oneOf(canceled, object({ count: int, jobs: arrayOf(canceled) })),
+  delete: object({
+    count: int,
+    job_ids: arrayOf(int),
+    deleted_attempts: int,
+    deleted_events: int,
+    freed_bytes: int,
+    irreversible: bool,
+  }),
   prune: object(
     {
       actual: bool,

@@ -11,7 +11,15 @@ import type { Job, NewJob } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { DEFAULTS, LIMITS } from "./limits.ts";
 import { type QueueSettings, readSettings } from "./settings.ts";
-import { durationText, parseDuration, parseInteger, parseLane, parsePairs, parseTimestamp } from "./values.ts";
+import {
+  durationText,
+  parseDuration,
+  parseInteger,
+  parseLane,
+  parsePairs,
+  parseTimeout,
+  parseTimestamp,
+} from "./values.ts";
 
 /** A job spec as the user wrote it: flag values (strings), before validation. */
 export interface AddInput {
@@ -168,9 +176,7 @@ export function validateAddInput(input: AddInput, flag: (name: string) => string
     );
   }
 
-  const t = LIMITS.timeout_seconds;
-  const timeout_seconds =
-    input.timeout === undefined ? null : parseDuration(flag("timeout"), input.timeout, t.min, t.max);
+  const timeout_seconds = input.timeout === undefined ? null : parseTimeout(flag("timeout"), input.timeout);
   const max_retries =
     input.maxRetries === undefined
       ? null

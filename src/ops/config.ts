@@ -20,7 +20,7 @@ import type { SnapshotReader, Store, StoreReader } from "../store/store.ts";
 import { mapInOrder } from "./in-order.ts";
 import { DEFAULTS, LIMITS } from "./limits.ts";
 import { SETTING_KEYS } from "./settings.ts";
-import { parseDuration, parseInteger, parseNumber } from "./values.ts";
+import { parseDuration, parseInteger, parseNumber, parseTimeout } from "./values.ts";
 
 /** A canonical setting key. */
 export type SettingKey = (typeof SETTING_KEYS)[number];
@@ -54,8 +54,9 @@ export const SETTINGS: Record<
     unit: "seconds",
     applies_at: "add",
     ...LIMITS.timeout_seconds,
-    description: "default --timeout of new jobs (a duration: 90, 5m, 2h); copied into a job when it is added",
-    parse: (raw) => parseDuration("timeout", raw, LIMITS.timeout_seconds.min, LIMITS.timeout_seconds.max),
+    description:
+      "default --timeout of new jobs (a duration: 90, 5m, 2h; none: no time limit, stored as 0); copied into a job when it is added",
+    parse: (raw) => parseTimeout("timeout", raw),
   },
   backoff_base: {
     default: DEFAULTS.backoff_base,

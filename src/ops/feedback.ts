@@ -65,7 +65,12 @@ function nextCommand(job: Job, attempt: Attempt | null): string | null {
       return `spoolctl output ${job.id}`;
     case "dead":
     case "canceled":
-      if (attempt?.failure_reason === "timeout" && job.timeout_seconds < LIMITS.timeout_seconds.max) {
+      // A job already without a limit (timeout 0: a retry --timeout none since) needs no longer one.
+      if (
+        attempt?.failure_reason === "timeout" &&
+        job.timeout_seconds > 0 &&
+        job.timeout_seconds < LIMITS.timeout_seconds.max
+      ) {
         return `spoolctl retry ${job.id} --timeout ${durationText(Math.min(job.timeout_seconds * 2, LIMITS.timeout_seconds.max))}`;
       }
       return `spoolctl retry ${job.id}`;

@@ -3,10 +3,11 @@
  * "Output"): yields the
  * bytes of its stdout/stderr files as they grow, until the attempt is no longer
  * running; then the last bytes and the final attempt row. An attempt that has
- * already ended yields what exists and returns at once.
+ * already ended yields what exists and returns at once. A queued job's first
+ * attempt is waited for ({@link awaitFirstAttempt}).
  */
 import { closeSync, openSync, readSync } from "node:fs";
-import type { Attempt } from "../store/model.ts";
+import type { Attempt, Job } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import type { StreamName } from "./output.ts";
 
@@ -111,5 +112,36 @@ export async function* shippedChunks(store: Store, attempt: Attempt, stream: Str
     if (!shipped || shipped.bytes.length === 0) return;
     offset += shipped.bytes.length;
     yield { stream, bytes: shipped.bytes };
+  }
+}
+
+/** How {@link awaitFirstAttempt} ended: the attempt that started, or the job as it was when it stopped being queued (null: deleted). */
+export type FirstAttempt = { attempt: Attempt } | { attempt: null; job: Job | null };
+
+/**
+ * Waits for a queued job's first attempt (`output --follow` of a job that has
+ * not run yet, docs/architecture.md "Output"): reads the job after every
+ * commit the queue's watcher reports (`store.watch()`, with a poll of
+ * `pollMs` milliseconds behind it) and returns the attempt as soon as one
+ * exists; the claim writes the job's state and its attempt row in one
+ * transaction, so a job seen running has its attempt. Returns without one
+ * when the job stops being queued otherwise (canceled, deleted). Never
+ * returns while it stays queued: the caller's Ctrl-C ends the wait.
+ */
+export async function awaitFirstAttempt(store: Store, jobId: number, pollMs = 1000): Promise<FirstAttempt> {
+  const waker = store.watch();
+  try {
+    for (;;) {
+      const seen = await store.read(async (tx) => {
+        const job = await tx.getJob(jobId);
+        const attempt = job && job.last_attempt_no > 0 ? await tx.getAttempt(jobId, job.last_attempt_no) : null;
+        return { job, attempt };
+      });
+      if (seen.attempt) return { attempt: seen.attempt };
+      if (seen.job?.state !== "queued") return { attempt: null, job: seen.job };
+      await waker.wait(pollMs);
+    }
+  } finally {
+    waker.close();
   }
 }

@@ -50,13 +50,27 @@ export function parseStates(raws: string[]): { states: JobState[]; matchesNothin
 /** Remediation of a NOT_FOUND job reference: `list` shows job ids (`status` only counts them); hints then carry the selection (src/commands/selection.ts). */
 export const JOB_NOT_FOUND_REMEDIATION = "run: spoolctl list  (to see job ids)";
 
+/** The reference that stands for the newest job (the highest id) wherever a job id is taken. */
+export const LAST_JOB_REF = "last";
+
 /**
- * Resolves a job reference: a positive integer id, or an idempotency key (the
- * newest job holding it, docs/architecture.md "Idempotency"). Raises `INVALID_INPUT` for
- * an empty reference, `NOT_FOUND` when no job matches.
+ * Resolves a job reference: a positive integer id, `last` (the newest job:
+ * the highest id, whatever its state or lane; README "Looking at the queue"),
+ * or an idempotency key (the newest job holding it, docs/architecture.md
+ * "Idempotency"). `last` wins over a key spelled `last`: such a job is reached
+ * by its id. The one place every verb resolves a job id. Raises
+ * `INVALID_INPUT` for an empty reference, `NOT_FOUND` when no job matches.
  */
 export async function resolveJob(tx: StoreReader, ref: string, remediation = JOB_NOT_FOUND_REMEDIATION): Promise<Job> {
-  if (ref.trim() === "") throw invalidValue("ID", ref, "a job id (positive integer) or an idempotency key");
+  if (ref.trim() === "") throw invalidValue("ID", ref, "a job id (positive integer), last, or an idempotency key");
+  if (ref === LAST_JOB_REF) {
+    const [newest] = await tx.listJobs({ limit: 1 });
+    if (!newest)
+      throw new SpoolError("NOT_FOUND", "no job yet: last names the newest job, and the queue has none", {
+        remediation: "add one: spoolctl add -- CMD ARGS…",
+      });
+    return newest;
+  }
   if (/^\d+$/.test(ref)) {
     const id = Number(ref);
     const job = Number.isSafeInteger(id) ? await tx.getJob(id) : null;

@@ -18,6 +18,15 @@ export const DEFAULTS = {
   retry_spawn_failures: 0,
 } as const;
 
+/**
+ * A job's `timeout_seconds` when it has no time limit (`--timeout none`,
+ * `config set timeout none`; docs/architecture.md "Timeouts"): 0, which no
+ * duration can be (the smallest is {@link LIMITS}.timeout_seconds.min), so the
+ * schema's NOT NULL REAL column holds it unchanged and JSON shows
+ * `"timeout_seconds": 0`.
+ */
+export const NO_TIMEOUT = 0;
+
 /** Accepted ranges and shapes. */
 export const LIMITS = {
   /** 32-bit signed priority. */

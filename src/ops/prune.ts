@@ -70,16 +70,20 @@ export interface OutputToRemove {
  * write transaction and returns their output files, which the caller removes
  * with {@link removeOutputs} only after the commit: a prune killed or failing
  * midway then leaves no row pointing at a deleted file (at worst files no row
- * names, never read again). Shared by `prune` and triage's delete
- * (docs/architecture.md "Prune").
+ * names, never read again). Shared by `prune`, triage's delete and the
+ * `delete` verb (`opts.queued`: queued jobs may go too; docs/architecture.md "Prune").
  */
 export async function deleteJobRows(
   tx: StoreWriter,
   jobs: Job[],
+  opts: { queued?: boolean } = {},
 ): Promise<{ deleted: { jobs: number; attempts: number; events: number }; outputs: OutputToRemove[] }> {
   const outputs: OutputToRemove[] = [];
   for (const job of jobs) outputs.push({ jobId: job.id, paths: await outputPaths(tx, job) });
-  const deleted = await tx.deleteJobs(jobs.map((j) => j.id));
+  const deleted = await tx.deleteJobs(
+    jobs.map((j) => j.id),
+    opts,
+  );
   return { deleted, outputs };
 }
 

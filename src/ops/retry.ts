@@ -15,7 +15,7 @@ import { mapInOrder } from "./in-order.ts";
 import { resolveJob } from "./jobs.ts";
 import { LIMITS } from "./limits.ts";
 import { canTransition } from "./states.ts";
-import { parseDuration, parseInteger, parsePairs } from "./values.ts";
+import { parseInteger, parsePairs, parseTimeout } from "./values.ts";
 
 /** One requeued job, as `retry --json` reports it; `changed` only when the retry changed settings (`--timeout`, `--max-retries`, `--env`). */
 export interface RetriedJob {
@@ -44,7 +44,7 @@ export async function resolveUnique(tx: StoreWriter, refs: string[]): Promise<Jo
 function checkRetry(job: Job, force: boolean): void {
   if (job.state === "done") {
     throw new SpoolError("CONFLICT", `job ${job.id} is done (it succeeded); retry requeues dead or canceled jobs`, {
-      remediation: `to run its command again, add it anew: spoolctl show ${job.id} shows the command; spoolctl add -- CMD ARGS…`,
+      remediation: `to run it again as a new attempt of the same job: spoolctl rerun ${job.id}`,
       detail: { job_id: job.id, state: job.state },
     });
   }
@@ -77,7 +77,7 @@ function checkRetry(job: Job, force: boolean): void {
  * transaction counts (docs/architecture.md "Idempotency": one active job per
  * key, for retry as for add). Null when the key is free or the job has none.
  */
-async function keyHolder(tx: StoreWriter, job: Job): Promise<Job | null> {
+export async function keyHolder(tx: StoreWriter, job: Job): Promise<Job | null> {
   if (job.idempotency_key === null) return null;
   const holder = await tx.findActiveJobByKey(job.idempotency_key);
   return holder && holder.id !== job.id ? holder : null;
@@ -316,8 +316,7 @@ export interface RetryOverrides {
  */
 export function parseRetryOverrides(input: { timeout?: string; maxRetries?: string; env?: string[] }): RetryOverrides {
   const out: RetryOverrides = {};
-  const t = LIMITS.timeout_seconds;
-  if (input.timeout !== undefined) out.timeoutSeconds = parseDuration("timeout", input.timeout, t.min, t.max);
+  if (input.timeout !== undefined) out.timeoutSeconds = parseTimeout("timeout", input.timeout);
   if (input.maxRetries !== undefined)
     out.maxRetries = parseInteger("max-retries", input.maxRetries, LIMITS.max_retries.min, LIMITS.max_retries.max);
   if (input.env !== undefined) {

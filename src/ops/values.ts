@@ -4,7 +4,7 @@
  * flag, the value and what is accepted (docs/contract.md "Error objects and warnings").
  */
 import { invalidValue, SpoolError } from "../contract/errors.ts";
-import { LIMITS } from "./limits.ts";
+import { LIMITS, NO_TIMEOUT } from "./limits.ts";
 
 /** An integer within [min, max]. */
 export function parseInteger(flag: string, raw: string, min: number, max: number): number {
@@ -52,13 +52,30 @@ export function counted(n: number, noun: string, many = `${noun}s`): string {
 }
 
 /** A duration `<number>[s|m|h|d]` or bare seconds, in seconds, within [min, max]. */
-export function parseDuration(flag: string, raw: string, min: number, max: number): number {
+export function parseDuration(flag: string, raw: string, min: number, max: number, orNone = false): number {
+  if (orNone && /^\s*none\s*$/i.test(raw)) return NO_TIMEOUT;
   const m = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*([smhd]?)\s*$/.exec(raw);
-  const accepted = `a duration such as 30, 90s, 5m, 2h or 1d, from ${durationText(min)} to ${durationText(max)}`;
+  const accepted = `a duration such as 30, 90s, 5m, 2h or 1d, from ${durationText(min)} to ${durationText(max)}${orNone ? ", or none (no time limit)" : ""}`;
   if (!m) throw invalidValue(flag, raw, accepted);
   const seconds = Number(m[1]) * UNIT_SECONDS[m[2]!]!;
   if (!Number.isFinite(seconds) || seconds < min || seconds > max) throw invalidValue(flag, raw, accepted);
   return seconds;
+}
+
+/**
+ * Parses a job timeout as typed (`add --timeout`, `retry --timeout`, `config
+ * set timeout`, the `timeout` of `add --from` and `enqueue`): `none` (any
+ * case) is no time limit, {@link NO_TIMEOUT} (0); anything else a duration
+ * within `LIMITS.timeout_seconds`, in seconds. Raises `INVALID_INPUT` naming
+ * `flag` and both spellings.
+ */
+export function parseTimeout(flag: string, raw: string): number {
+  return parseDuration(flag, raw, LIMITS.timeout_seconds.min, LIMITS.timeout_seconds.max, true);
+}
+
+/** A job timeout as the views print it: `300s`, or `none` for {@link NO_TIMEOUT}. */
+export function timeoutText(seconds: number): string {
+  return seconds === NO_TIMEOUT ? "none" : `${seconds}s`;
 }
 
 /** Epoch milliseconds of a UTC calendar time; years 0-99 are taken literally (Date.UTC maps them to 19xx). */

@@ -351,6 +351,19 @@ export interface StoreWriter extends StoreReader {
    */
   requeueJobs(jobIds: number[], from: JobState[], dueAt: number): Promise<number[]>;
   /**
+   * Runs a finished job again (`rerun`, docs/architecture.md "Rerun"): guarded
+   * in the statement by `state IN ('done','dead','canceled')`, the job goes
+   * back to `queued` due at `dueAt` (epoch seconds) with fresh budgets and no
+   * owner, like {@link requeueJob}; its attempts and ledger are kept and its
+   * next attempt is numbered after them. Appends one `retried` ledger row with
+   * detail `{"from": <state>, "rerun": true}` at `now`, and wakes every worker
+   * (docs/architecture.md "Waking"). Returns the state it was rerun from, or
+   * null, changing nothing, when the job is missing or not finished. Raises
+   * `IDEMPOTENCY_CONFLICT` ({@link activeKeyTaken}) when another active job
+   * holds its idempotency key.
+   */
+  rerunJob(jobId: number, dueAt: number, now: number): Promise<JobState | null>;
+  /**
    * Closes a still-running attempt row on behalf of its worker (`retry --force`).
    * Returns false when the attempt is not running.
    */
@@ -363,10 +376,18 @@ export interface StoreWriter extends StoreReader {
    */
   requestCancel(jobId: number): Promise<boolean>;
   /**
-   * Deletes terminal jobs with their attempts and ledger rows (never queued or
-   * running ones, whatever the ids). Returns the row counts deleted.
+   * Deletes jobs with their attempts, ledger rows and (PostgreSQL) shipped
+   * output rows, one statement per table. Guard, in the SQL: only terminal
+   * jobs (`state IN ('done','dead','canceled')`), and with `opts.queued` (the
+   * `delete` verb) queued ones too; never a running job, whatever the ids
+   * (`prune` and triage leave `opts` out). PostgreSQL locks the rows first, so
+   * a job a claim takes meanwhile is running by then and is skipped.
+   * Returns the row counts deleted; signals no worker (nothing became work).
    */
-  deleteJobs(jobIds: number[]): Promise<{ jobs: number; attempts: number; events: number }>;
+  deleteJobs(
+    jobIds: number[],
+    opts?: { queued?: boolean },
+  ): Promise<{ jobs: number; attempts: number; events: number }>;
   /**
    * Changes how a job will run next (triage's "retry with a new timeout, retry
    * budget or env"), guarded by its state like {@link requeueJob}: returns

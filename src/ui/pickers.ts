@@ -1,14 +1,18 @@
 /**
- * Interactive pickers for `retry` and `cancel` without an ID: a
+ * Interactive pickers for `retry` and `cancel` without an ID (and `delete`'s
+ * confirm): a
  * @clack/prompts multi-select of the eligible jobs. Only ever opened when stdin
  * and stdout are terminals and --json is off; the verbs decide that. The
  * pickers only choose: the verbs then run their usual operation on the chosen
  * ids, in one transaction, so every rule of `retry ID…` / `cancel ID…` holds.
  */
 import * as p from "@clack/prompts";
+import type { DeletionPreview } from "../ops/delete.ts";
 import { RETRYABLE_STATES } from "../ops/retry.ts";
 import { jobsInStates } from "../ops/triage.ts";
+import { counted } from "../ops/values.ts";
 import type { Job, JobState } from "../store/model.ts";
+import { formatBytes } from "../store/read-bounded.ts";
 import type { Store } from "../store/store.ts";
 import { clip, escapeControl, formatArgv } from "./text.ts";
 
@@ -89,4 +93,22 @@ export async function pickToCancel(
     return { ids: [], confirmedRunning: false };
   }
   return { ids, confirmedRunning: true };
+}
+
+/**
+ * `delete` at a terminal without `--yes`: asks once, counting what goes
+ * (`preview`: jobs, attempts, events, bytes of output). True only on an
+ * explicit yes; No, Ctrl-C or Esc delete nothing.
+ */
+export async function confirmDelete(preview: DeletionPreview, ids: number[]): Promise<boolean> {
+  const jobs = ids.length === 1 ? `job ${ids[0]}` : `${ids.length} jobs (${ids.join(", ")})`;
+  const sure = await p.confirm({
+    message: `Delete ${jobs} with ${counted(preview.attempts, "attempt")}, ${counted(preview.events, "event")} and ${formatBytes(preview.bytes)} of output? This cannot be undone.`,
+    initialValue: false,
+  });
+  if (p.isCancel(sure) || !sure) {
+    p.cancel("Nothing deleted.");
+    return false;
+  }
+  return true;
 }

@@ -9,7 +9,7 @@ import type { AttemptOutput } from "../ops/output.ts";
 import { lostToDisk } from "../ops/record.ts";
 import type { RetriedWithOverrides } from "../ops/retry.ts";
 import type { TriageCard } from "../ops/triage.ts";
-import { counted } from "../ops/values.ts";
+import { counted, timeoutText } from "../ops/values.ts";
 import { attemptsText, clipColumns, escapeControl, fitColumns, formatArgv, humanDuration, iso } from "./text.ts";
 
 /** Lines of each stream's tail shown on a card; `v` shows everything. */
@@ -72,7 +72,7 @@ export function cardText(card: TriageCard, width: number, now = Date.now() / 100
       "attempts",
       attemptsText(job, job.last_attempt_no, job.state === "dead" && lostToDisk(job.last_error) ? DISK_LOSS_LIMIT : 0),
     ),
-    field("timeout", `${job.timeout_seconds}s`),
+    field("timeout", timeoutText(job.timeout_seconds)),
     field("ended", ended),
   ];
   if (job.last_error) lines.push(field("last error", escapeControl(job.last_error)));
@@ -129,7 +129,8 @@ export function outputText(out: AttemptOutput | null, jobId: number): string {
 /** What a retry changed, e.g. "timeout 300s → 90s, env FOO set". */
 export function describeChanges(changed: RetriedWithOverrides["changed"]): string {
   const parts: string[] = [];
-  if (changed.timeout_seconds) parts.push(`timeout ${changed.timeout_seconds.from}s → ${changed.timeout_seconds.to}s`);
+  if (changed.timeout_seconds)
+    parts.push(`timeout ${timeoutText(changed.timeout_seconds.from)} → ${timeoutText(changed.timeout_seconds.to)}`);
   if (changed.max_retries) parts.push(`retry budget ${changed.max_retries.from} → ${changed.max_retries.to}`);
   if (changed.env_set?.length) parts.push(`env ${changed.env_set.join(", ")} set`);
   return parts.join(", ");

@@ -10,7 +10,7 @@ import { deleteJob } from "../ops/delete.ts";
 import { TAIL_BYTES } from "../ops/feedback.ts";
 import { parseRetryOverrides, type RetryOverrides, retryJobs, retryWithOverrides } from "../ops/retry.ts";
 import { latestOutput, type TriageCard, triageCard } from "../ops/triage.ts";
-import { counted } from "../ops/values.ts";
+import { counted, timeoutText } from "../ops/values.ts";
 import type { Store } from "../store/store.ts";
 import { menu } from "./menu.ts";
 import { pagerCommand, runPager } from "./pager.ts";
@@ -105,7 +105,12 @@ async function triageOne(
       menu(`Job ${id}: what now?`, [
         { value: "s", key: "s", label: "skip" },
         { value: "r", key: "r", label: "retry", hint: "requeue with a fresh budget" },
-        { value: "t", key: "t", label: "retry with a new timeout", hint: `now ${card.job.timeout_seconds}s` },
+        {
+          value: "t",
+          key: "t",
+          label: "retry with a new timeout",
+          hint: `now ${timeoutText(card.job.timeout_seconds)}`,
+        },
         { value: "b", key: "b", label: "retry with a new retry budget", hint: `now ${card.job.max_retries}` },
         { value: "e", key: "e", label: "retry with changed env (K=V)" },
         { value: "d", key: "d", label: "delete", hint: "the job, its history and output files" },
@@ -128,7 +133,7 @@ async function triageOne(
           const keys = Object.keys(card.job.env);
           const overrides = await askOverrides(action, {
             what: `job ${id}`,
-            timeout: `${card.job.timeout_seconds}s`,
+            timeout: timeoutText(card.job.timeout_seconds),
             budget: String(card.job.max_retries),
             envNote: keys.length ? `it has ${keys.join(", ")}` : "",
           });

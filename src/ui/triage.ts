@@ -19,7 +19,7 @@ import { jobsByIds } from "../ops/jobs.ts";
 import { type RetryOverrides, retryJobs, retryWarnings, retryWithOverrides } from "../ops/retry.ts";
 import { type JobScope, jobsInStates, TRIAGE_STATES } from "../ops/triage.ts";
 import { type FailureGroup, failureGroups } from "../ops/triage-groups.ts";
-import { counted } from "../ops/values.ts";
+import { counted, timeoutText } from "../ops/values.ts";
 import type { Store } from "../store/store.ts";
 import { menu, watchCancelKeys } from "./menu.ts";
 import { pagerRunning } from "./pager.ts";
@@ -83,7 +83,7 @@ async function retryGroup(
 /** What overrides will set, for the confirm: `timeout 90s, retry budget 5, env FOO set`. */
 function overridesText(o: RetryOverrides): string {
   const parts: string[] = [];
-  if (o.timeoutSeconds !== undefined) parts.push(`timeout ${o.timeoutSeconds}s`);
+  if (o.timeoutSeconds !== undefined) parts.push(`timeout ${timeoutText(o.timeoutSeconds)}`);
   if (o.maxRetries !== undefined) parts.push(`retry budget ${o.maxRetries}`);
   if (o.env && Object.keys(o.env).length) parts.push(`env ${Object.keys(o.env).sort().join(", ")} set`);
   return parts.join(", ");

@@ -53,7 +53,7 @@ export interface AttemptSpec {
   baseEnv?: Record<string, string | undefined>;
   stdoutPath: string;
   stderrPath: string;
-  /** Seconds. */
+  /** Seconds; 0 is no time limit (NO_TIMEOUT). */
   timeoutSeconds: number;
   /** `NAME=value` put in the child's environment to recognise its processes later ({@link attemptMarker}). */
   marker?: string;
@@ -263,7 +263,8 @@ export function startAttempt(spec: AttemptSpec): RunningAttempt {
       await Promise.all([pid, ...escaped].map((g) => killGroup(g, spec.graceMs ?? KILL_GRACE_MS)));
     })();
   };
-  const cancelTimer = after(spec.timeoutSeconds * 1000, () => kill("timed_out"));
+  // A timeout of 0 is no time limit (NO_TIMEOUT, `--timeout none`): no timer at all.
+  const cancelTimer = spec.timeoutSeconds > 0 ? after(spec.timeoutSeconds * 1000, () => kill("timed_out")) : () => {};
   const done = (async (): Promise<ProcessEnd> => {
     await proc.exited;
     ended = true;

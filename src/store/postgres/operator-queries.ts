@@ -55,6 +55,27 @@ export async function requeueJob(tx: SQL, jobId: number, from: JobState, dueAt: 
   }
 }
 
+/**
+ * A finished job back to `queued` for `rerun`, one statement; returns the
+ * state it left, or null when it is missing or not finished. The row is
+ * locked first and the guard `state IN ('done','dead','canceled')` is
+ * evaluated on its newest version, so a rerun racing a retry or another rerun
+ * of the same job changes it once.
+ */
+export async function rerunJob(tx: SQL, jobId: number, dueAt: number): Promise<JobState | null> {
+  try {
+    const rows = await tx`WITH old AS (
+        SELECT id, state FROM jobs WHERE id = ${jobId} AND state IN ('done','dead','canceled') FOR UPDATE)
+      UPDATE jobs j SET state = 'queued', attempts = 0, crashes = 0, next_run_at = ${dueAt}::float8, finished_at = NULL,
+        locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = false
+      FROM old WHERE j.id = old.id AND j.state IN ('done','dead','canceled') RETURNING old.state`;
+    return rows.length > 0 ? (rows[0] as { state: JobState }).state : null;
+  } catch (error) {
+    if (isActiveKeyViolation(error)) throw activeKeyTaken(jobId);
+    throw error;
+  }
+}
+
 /** {@link requeueJob} for many jobs in one statement; returns the ids requeued. */
 export async function requeueJobs(tx: SQL, jobIds: number[], from: JobState[], dueAt: number): Promise<number[]> {
   if (jobIds.length === 0) return [];
@@ -94,13 +115,20 @@ export async function requestCancel(tx: SQL, jobId: number): Promise<boolean> {
   );
 }
 
-/** Deletes terminal jobs and their history (shipped output goes with the attempts); queued and running ids are skipped. */
+/**
+ * Deletes terminal jobs (and queued ones with `queued`) and their history
+ * (shipped output goes with the attempts, ON DELETE CASCADE); running ids are
+ * always skipped. The rows are locked first and the guard re-read on their
+ * newest version, so a job a claim took meanwhile is skipped as running.
+ */
 export async function deleteJobs(
   tx: SQL,
   jobIds: number[],
+  queued = false,
 ): Promise<{ jobs: number; attempts: number; events: number }> {
+  const states = queued ? ["queued", "done", "dead", "canceled"] : ["done", "dead", "canceled"];
   const doomed =
-    (await tx`SELECT id FROM jobs WHERE id = ANY(${jobIds}::bigint[]) AND state IN ('done','dead','canceled') ORDER BY id FOR UPDATE`) as Row[];
+    (await tx`SELECT id FROM jobs WHERE id = ANY(${jobIds}::bigint[]) AND state = ANY(${states}::text[]) ORDER BY id FOR UPDATE`) as Row[];
   const ids = doomed.map((r) => Number(r.id));
   if (ids.length === 0) return { jobs: 0, attempts: 0, events: 0 };
   const [row] = await tx`

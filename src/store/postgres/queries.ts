@@ -361,6 +361,20 @@ export class PgQueries implements StoreWriter {
     return done;
   }
 
+  async rerunJob(jobId: number, dueAt: number, now: number): Promise<JobState | null> {
+    const from = await op.rerunJob(this.tx, jobId, dueAt);
+    if (from === null) return null;
+    this.effects.append({
+      jobId,
+      event: "retried",
+      workerId: null,
+      detail: JSON.stringify({ from, rerun: true }),
+      at: now,
+    });
+    this.effects.notify = this.effects.work.all = true;
+    return from;
+  }
+
   async requeueJobs(jobIds: number[], from: JobState[], dueAt: number): Promise<number[]> {
     const ids = await op.requeueJobs(this.tx, jobIds, from, dueAt);
     if (ids.length > 0) this.effects.notify = this.effects.work.all = true;
@@ -383,9 +397,12 @@ export class PgQueries implements StoreWriter {
     return op.requestCancel(this.tx, jobId);
   }
 
-  async deleteJobs(jobIds: number[]): Promise<{ jobs: number; attempts: number; events: number }> {
+  async deleteJobs(
+    jobIds: number[],
+    opts: { queued?: boolean } = {},
+  ): Promise<{ jobs: number; attempts: number; events: number }> {
     await this.effects.settle(this.tx);
-    const out = await op.deleteJobs(this.tx, jobIds);
+    const out = await op.deleteJobs(this.tx, jobIds, opts.queued === true);
     if (out.jobs > 0) this.effects.notify = true;
     return out;
   }

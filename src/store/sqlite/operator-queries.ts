@@ -81,6 +81,34 @@ export function requeueJob(db: Database, jobId: number, from: JobState, dueAt: n
 }
 
 /**
+ * A finished job back to `queued` for `rerun`; returns the state it left, or
+ * null when it is missing or not finished. The guard is the UPDATE's own
+ * `state IN ('done','dead','canceled')`; the state read before it cannot
+ * change in between (the write transaction holds the database's lock).
+ */
+export function rerunJob(db: Database, jobId: number, dueAt: number): JobState | null {
+  const row = db.query(`SELECT state FROM jobs WHERE id = ? AND ${TERMINAL}`).get(jobId) as { state: JobState } | null;
+  if (!row) return null;
+  try {
+    const result = db
+      .query(
+        `UPDATE jobs SET state = 'queued', attempts = 0, crashes = 0, next_run_at = ?1, finished_at = NULL,
+           locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = 0
+         WHERE id = ?2 AND ${TERMINAL}`,
+      )
+      .run(dueAt, jobId);
+    return result.changes > 0 ? row.state : null;
+  } catch (error) {
+    if (
+      (error as { code?: string }).code === "SQLITE_CONSTRAINT_UNIQUE" &&
+      /idempotency_key/.test(String((error as Error).message))
+    )
+      throw activeKeyTaken(jobId);
+    throw error;
+  }
+}
+
+/**
  * {@link requeueJob} for many jobs: one statement per chunk of ids (a JSON
  * array read with json_each); returns the ids requeued.
  */
@@ -122,10 +150,15 @@ export function requestCancel(db: Database, jobId: number): boolean {
   return db.query("UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND state = 'running'").run(jobId).changes > 0;
 }
 
-/** Deletes terminal jobs and their history; queued and running ids are skipped. */
-export function deleteJobs(db: Database, jobIds: number[]): { jobs: number; attempts: number; events: number } {
+/** Deletes terminal jobs (and queued ones with `queued`) and their history; running ids are always skipped. */
+export function deleteJobs(
+  db: Database,
+  jobIds: number[],
+  queued = false,
+): { jobs: number; attempts: number; events: number } {
   const ids = JSON.stringify(jobIds);
-  const doomed = `SELECT id FROM jobs WHERE id IN (SELECT value FROM json_each(?)) AND ${TERMINAL}`;
+  const guard = queued ? "state IN ('queued','done','dead','canceled')" : TERMINAL;
+  const doomed = `SELECT id FROM jobs WHERE id IN (SELECT value FROM json_each(?)) AND ${guard}`;
   const attempts = db.query(`DELETE FROM attempts WHERE job_id IN (${doomed})`).run(ids).changes;
   const events = db.query(`DELETE FROM job_events WHERE job_id IN (${doomed})`).run(ids).changes;
   const jobs = db.query(`DELETE FROM jobs WHERE id IN (${doomed})`).run(ids).changes;

@@ -401,6 +401,13 @@ export class SqliteQueries implements StoreWriter {
     return this.wakeAllIf(await op.requeueJob(this.db, jobId, from, dueAt));
   }
 
+  async rerunJob(jobId: number, dueAt: number, now: number): Promise<JobState | null> {
+    const from = op.rerunJob(this.db, jobId, dueAt);
+    if (from === null) return null;
+    this.insertEvent(jobId, "retried", null, JSON.stringify({ from, rerun: true }), now);
+    return this.wakeAllIf(from);
+  }
+
   async requeueJobs(jobIds: number[], from: JobState[], dueAt: number): Promise<number[]> {
     const ids = op.requeueJobs(this.db, jobIds, from, dueAt);
     this.wakeAllIf(ids.length > 0);
@@ -425,8 +432,11 @@ export class SqliteQueries implements StoreWriter {
     return op.requestCancel(this.db, jobId);
   }
 
-  async deleteJobs(jobIds: number[]): Promise<{ jobs: number; attempts: number; events: number }> {
-    return op.deleteJobs(this.db, jobIds);
+  async deleteJobs(
+    jobIds: number[],
+    opts: { queued?: boolean } = {},
+  ): Promise<{ jobs: number; attempts: number; events: number }> {
+    return op.deleteJobs(this.db, jobIds, opts.queued === true);
   }
 
   async updateJobSettings(jobId: number, from: JobState, changes: JobSettingsChange): Promise<boolean> {
