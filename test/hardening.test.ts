@@ -499,6 +499,8 @@ describe("H. capabilities publish which verbs write", () => {
       "enqueue",
       "config-set",
       "config-unset",
+      "rerun",
+      "delete",
     ];
     for (const name of writers) expect([name, verbs[name]?.mutates]).toEqual([name, true]);
     for (const [name, v] of Object.entries(verbs))
