@@ -161,7 +161,7 @@ export async function main(rawArgv: string[]): Promise<number> {
     }
     if (!PLAIN_OUTPUT.has(verb.name)) guardStdio();
     suggest = suggesterFor(dbWritten(rest));
-    const raw = splitArgv(rest, verb.flags);
+    const raw = splitArgv(rest, verb.flags, spoken ?? verb.name);
     suggest = suggesterFor(typeof raw.values.db === "string" ? raw.values.db : undefined);
     // A picker may stand in for a missing argument only for a person: at a terminal, and not under --json.
     // (Only a verb with a picker asks about the terminal: the question costs an fstat, or more.)

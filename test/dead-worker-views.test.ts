@@ -59,7 +59,7 @@ test("a SIGKILLed worker's job: status, list, show and doctor say its worker is 
   ]);
   const human = await q.run(["status"], { env: FAST_KNOBS });
   expect(human.stdout).toContain(
-    `running jobs whose worker is gone: 1 (no worker is running: start one, spoolctl work ${selectionFlags({ dbPath: q.location().dbPath, source: "env" })})`,
+    `running jobs whose worker is gone or silent: 1 (no worker is running: start one, spoolctl work ${selectionFlags({ dbPath: q.location().dbPath, source: "env" })})`,
   );
   const list = await json(["list"]);
   expect(list.data.jobs[0].worker_health).toMatchObject({ worker_state: "dead" });
@@ -135,6 +135,10 @@ test("a SIGSTOPped worker is stale in workers; its job and wait say it is stoppe
   expect((await q.run(["workers"], { env: FAST_KNOBS })).stdout).toContain("stale");
   const status = await json(["status"]);
   expect(status.data.live_workers).toBe(0);
+  // The text says silent, not gone, and does not tell the user to start another worker.
+  const text = (await q.run(["status"], { env: FAST_KNOBS })).stdout;
+  expect(text).toContain("running jobs whose worker is silent: 1");
+  expect(text).not.toContain("start one");
   expect(status.data.stranded).toEqual([
     expect.objectContaining({
       job_id: id,

@@ -59,9 +59,12 @@ export function commandWithoutDashDash(words: string[], def: FlagDef): SpoolErro
  * `-xvalue`, boolean `--name` and `--name=true|false`; a bare `--` ends flag
  * parsing. Raises `UNKNOWN_FLAG` (with `did_you_mean`) for a flag `defs` does
  * not define, and `INVALID_INPUT` for a missing value, a boolean given another
- * value than true/false, and a non-repeatable flag given twice.
+ * value than true/false, and a non-repeatable flag given twice. `verb` (the
+ * words as typed, e.g. `config set`) makes the unknown flag's remediation the
+ * command that lists the flags.
  */
-export function splitArgv(argv: string[], defs: FlagsDef): RawArgs {
+export function splitArgv(argv: string[], defs: FlagsDef, verb?: string): RawArgs {
+  const helpHint = verb ? { remediation: `spoolctl ${verb} --help lists its flags` } : {};
   const dashDashOnly = Object.values(defs).find((d) => d.afterDashDash);
   const values: RawArgs["values"] = {};
   const positionals: string[] = [];
@@ -108,6 +111,7 @@ export function splitArgv(argv: string[], defs: FlagsDef): RawArgs {
       if (!def || def.type === "positional") {
         const guess = closest(raw, flagNames);
         throw new SpoolError("UNKNOWN_FLAG", `unknown flag ${shown}${guess ? ` (did you mean --${guess}?)` : ""}`, {
+          ...helpHint,
           did_you_mean: guess ? `--${guess}` : null,
           detail: { flag: shown },
         });
@@ -120,7 +124,11 @@ export function splitArgv(argv: string[], defs: FlagsDef): RawArgs {
       if (dashDashOnly && positionals.length)
         throw commandWithoutDashDash(argv.slice(argv.indexOf(positionals[0]!)), dashDashOnly);
       if (!name) {
-        throw new SpoolError("UNKNOWN_FLAG", `unknown flag ${shown}`, { did_you_mean: null, detail: { flag: shown } });
+        throw new SpoolError("UNKNOWN_FLAG", `unknown flag ${shown}`, {
+          ...helpHint,
+          did_you_mean: null,
+          detail: { flag: shown },
+        });
       }
       if (arg.length > 2) inline = arg.slice(2).replace(/^=/, "");
     } else {

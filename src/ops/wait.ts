@@ -73,7 +73,7 @@ function unattended(
   if (lanes.every((l) => stalled.has(l))) {
     const reasons = [...new Set(lanes.map((l) => stalled.get(l)!))];
     return {
-      why: `${reasons.join("; ")}: job${jobs.length > 1 ? "s" : ""} ${ids} cannot finish until it goes on`,
+      why: `${reasons.join("; ")}: job${jobs.length > 1 ? "s" : ""} ${ids} cannot be recorded finished until it goes on`,
       start: `spoolctl work${lanes.length === 1 && lanes[0] !== "default" ? ` --queue ${lanes[0]}` : ""}`,
       stalled: true,
     };

@@ -52,7 +52,7 @@ export type Stall = "stopped" | "disk_full";
  */
 export function stallReason(name: string, stall: Stall | null, pid: number | null, age: number): string {
   if (stall === "stopped")
-    return `${name} is stopped (SIGSTOP or Ctrl-Z) since about ${seconds(age)}; its jobs wait until it is continued (fg, or kill -CONT ${pid ?? "PID"})`;
+    return `${name} is stopped (SIGSTOP or Ctrl-Z) since about ${seconds(age)}; its jobs run on, and their results are recorded once it is continued (fg, or kill -CONT ${pid ?? "PID"})`;
   if (stall === "disk_full")
     return `${name} is alive but cannot write: a disk of the queue is full; it goes on once space is freed (spoolctl status names the disk)`;
   return `${name} has not heartbeated for ${seconds(age)} (stopped or stuck?)`;

@@ -30,8 +30,12 @@ export function renderStatus(
     for (const lane of lanes) lines.push(`  ${lane}: ${countsLine(data.queues[lane]!, color)}`);
   }
   if (data.stranded.length) {
-    const none = data.live_workers === 0 ? suggest(" (no worker is running: start one, spoolctl work)") : "";
-    lines.push(color.red(`running jobs whose worker is gone: ${data.stranded.length}${none}`));
+    // A stale worker lives (stopped, blocked): another worker would not take its jobs, so say so, not "start one".
+    const silentOnly = data.stranded.every((h) => h.worker_state === "stale");
+    const none =
+      data.live_workers === 0 && !silentOnly ? suggest(" (no worker is running: start one, spoolctl work)") : "";
+    const what = silentOnly ? "running jobs whose worker is silent" : "running jobs whose worker is gone or silent";
+    lines.push(color.red(`${what}: ${data.stranded.length}${none}`));
     for (const h of data.stranded.slice(0, 10))
       lines.push(`  ${color.red(`job ${h.job_id}`)}  ${h.worker_state}: ${escapeControl(h.fate)}`);
     if (data.stranded.length > 10)
