@@ -79,3 +79,21 @@ test("another active job holding the key: IDEMPOTENCY_CONFLICT (exit 5) naming i
   expect(human.stderr).toMatch(/^spoolctl: error: IDEMPOTENCY_CONFLICT: .*\n/);
   expect(human.stderr).not.toContain("    at ");
 });
+
+test("a queued job scheduled for later: retry and rerun name its time and how to run it now", async () => {
+  const id = await q.addJob("--after", "1h", "--", "true");
+  const due = new Date((await q.job(id))!.next_run_at * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+  for (const verb of ["rerun", "retry"]) {
+    const r = await q.json([verb, String(id)]);
+    expect([verb, r.code, r.env.errors[0].code]).toEqual([verb, 5, "CONFLICT"]);
+    // A drain would not run it before its time: the hint is the cancel-and-rerun, not 'work --drain'.
+    expect(r.env.errors[0].remediation).toContain(`it is scheduled for ${due}`);
+    expect(r.env.errors[0].remediation).toMatch(new RegExp(`spoolctl cancel --db \\S+ ${id}, then spoolctl rerun`));
+    expect(r.env.errors[0].remediation).not.toContain("--drain");
+  }
+  // The hint works: canceled, then rerun, it runs now.
+  expect((await q.run(["cancel", String(id)])).code).toBe(0);
+  expect((await q.run(["rerun", String(id)])).code).toBe(0);
+  expect((await q.run(["work", "--drain"])).code).toBe(0);
+  expect((await q.job(id))!.state).toBe("done");
+});

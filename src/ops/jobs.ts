@@ -263,3 +263,17 @@ async function withHosts(tx: StoreReader, attempts: Attempt[]): Promise<AttemptW
 
 /** The default and bounds of `--limit`. */
 export const LIST_LIMIT = LIMITS.list_limit;
+
+/**
+ * What to do about a queued job someone asked to run again (`retry`, `rerun`):
+ * a due one waits for a worker; one scheduled later (`--after`, `--at`, a
+ * backoff) is not run by `work --drain` before its time, so the hint names the
+ * time (UTC, ISO-8601) and how to run it now. `now`: epoch seconds.
+ */
+export function queuedJobHint(job: Job, now = Date.now() / 1000): string {
+  if (job.next_run_at > now + 1) {
+    const at = new Date(job.next_run_at * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+    return `it is scheduled for ${at}; to run it now: spoolctl cancel ${job.id}, then spoolctl rerun ${job.id}`;
+  }
+  return `run a worker (spoolctl work --drain), or wait for it: spoolctl wait ${job.id}`;
+}

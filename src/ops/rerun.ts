@@ -8,7 +8,7 @@
 import { SpoolError } from "../contract/errors.ts";
 import type { Job, JobState } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
-import { resolveJob } from "./jobs.ts";
+import { queuedJobHint, resolveJob } from "./jobs.ts";
 import { keyHolder } from "./retry.ts";
 import { isTerminal } from "./states.ts";
 
@@ -25,7 +25,7 @@ function checkRerun(job: Job): void {
   if (isTerminal(job.state)) return;
   const remediation =
     job.state === "queued"
-      ? `run a worker (spoolctl work --drain), or wait for it: spoolctl wait ${job.id}`
+      ? queuedJobHint(job)
       : `wait for it to finish (spoolctl wait ${job.id}), then spoolctl rerun ${job.id}; to restart it now: spoolctl retry ${job.id} --force`;
   throw new SpoolError(
     "CONFLICT",

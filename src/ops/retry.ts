@@ -12,7 +12,7 @@ import type { Job, JobFilter, JobState } from "../store/model.ts";
 import type { JobSettingsChange, Store, StoreWriter } from "../store/store.ts";
 import { ENV_KEY } from "./add.ts";
 import { mapInOrder } from "./in-order.ts";
-import { resolveJob } from "./jobs.ts";
+import { queuedJobHint, resolveJob } from "./jobs.ts";
 import { LIMITS } from "./limits.ts";
 import { canTransition } from "./states.ts";
 import { parseInteger, parsePairs, parseTimeout } from "./values.ts";
@@ -50,7 +50,7 @@ function checkRetry(job: Job, force: boolean): void {
   }
   if (job.state === "queued") {
     throw new SpoolError("CONFLICT", `job ${job.id} is already queued`, {
-      remediation: `run a worker (spoolctl work --drain), or wait for it: spoolctl wait ${job.id}`,
+      remediation: queuedJobHint(job),
       detail: { job_id: job.id, state: job.state },
     });
   }
