@@ -4,29 +4,13 @@
  * make active is held by another active job.
  */
 import { expect, test } from "bun:test";
-import { attemptRecord, claimOne, forEachDriver, insertJob, jobOf, record } from "./support.ts";
+import { endedJob, forEachDriver, insertJob, jobOf } from "./support.ts";
 
 forEachDriver("requeueJobs", (q) => {
-  /** A job taken to `dead` (or another end state) after one attempt. */
-  const ended = async (jobState: "dead" | "done", over: Parameters<typeof insertJob>[1] = {}) => {
-    const job = await insertJob(q.store, over);
-    const { attempt } = await claimOne(q.store, { workerId: "w1" });
-    expect(attempt.job_id).toBe(job.id);
-    const rec = attemptRecord(job.id, 1, "w1", q.store.now(), {
-      attemptState: jobState === "done" ? "succeeded" : "failed",
-      exitCode: jobState === "done" ? 0 : 1,
-      jobState,
-      attempts: 3,
-      crashes: 1,
-    });
-    expect(await record(q.store, rec)).toBe(true);
-    return job.id;
-  };
-
   test("requeues every job still in one of the given states, due at dueAt, with fresh budgets", async () => {
-    const a = await ended("dead");
-    const b = await ended("dead");
-    const done = await ended("done");
+    const a = await endedJob(q.store, "dead");
+    const b = await endedJob(q.store, "dead");
+    const done = await endedJob(q.store, "done");
     const canceled = await insertJob(q.store);
     await q.store.write(async (tx) => tx.cancelQueuedJob(canceled.id, q.store.now()));
     const dueAt = q.store.now() + 9;
@@ -49,8 +33,8 @@ forEachDriver("requeueJobs", (q) => {
   });
 
   test("a key held by an active job refuses the whole batch: nothing requeued", async () => {
-    const free = await ended("dead");
-    const keyed = await ended("dead", { idempotency_key: "k" });
+    const free = await endedJob(q.store, "dead");
+    const keyed = await endedJob(q.store, "dead", { idempotency_key: "k" });
     await insertJob(q.store, { idempotency_key: "k" }); // active holder
     await expect(q.store.write(async (tx) => tx.requeueJobs([free, keyed], ["dead"], q.store.now()))).rejects.toThrow(
       /cannot all be requeued|idempotency/,

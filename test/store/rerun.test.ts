@@ -6,27 +6,11 @@
  */
 import { expect, test } from "bun:test";
 import { childScript, raceChildren } from "./children.ts";
-import { attemptRecord, claimOne, forEachDriver, insertJob, jobOf, record } from "./support.ts";
+import { claimOne, endedJob, forEachDriver, insertJob, jobOf } from "./support.ts";
 
 forEachDriver("rerunJob", (q) => {
-  /** A job taken to `done` or `dead` after one attempt. */
-  const ended = async (jobState: "dead" | "done", over: Parameters<typeof insertJob>[1] = {}) => {
-    const job = await insertJob(q.store, over);
-    const { attempt } = await claimOne(q.store, { workerId: "w1" });
-    expect(attempt.job_id).toBe(job.id);
-    const rec = attemptRecord(job.id, 1, "w1", q.store.now(), {
-      attemptState: jobState === "done" ? "succeeded" : "failed",
-      exitCode: jobState === "done" ? 0 : 1,
-      jobState,
-      attempts: 3,
-      crashes: 1,
-    });
-    expect(await record(q.store, rec)).toBe(true);
-    return job.id;
-  };
-
   test("a done job is queued again with fresh budgets, its attempt kept, and a rerun event", async () => {
-    const id = await ended("done");
+    const id = await endedJob(q.store, "done");
     const now = q.store.now();
     expect(await q.store.write(async (tx) => tx.rerunJob(id, now + 5, now))).toBe("done");
     expect(await jobOf(q.store, id)).toMatchObject({
@@ -49,7 +33,7 @@ forEachDriver("rerunJob", (q) => {
   });
 
   test("dead and canceled jobs are rerun; queued, running and missing ones are not (null, nothing changed)", async () => {
-    const dead = await ended("dead");
+    const dead = await endedJob(q.store, "dead");
     const canceled = await insertJob(q.store);
     await q.store.write(async (tx) => tx.cancelQueuedJob(canceled.id, q.store.now()));
     const queued = await insertJob(q.store);
@@ -67,7 +51,7 @@ forEachDriver("rerunJob", (q) => {
   });
 
   test("a key held by another active job refuses the rerun: IDEMPOTENCY_CONFLICT, nothing changed", async () => {
-    const keyed = await ended("done", { idempotency_key: "k" });
+    const keyed = await endedJob(q.store, "done", { idempotency_key: "k" });
     await insertJob(q.store, { idempotency_key: "k" }); // active holder
     const now = q.store.now();
     await expect(q.store.write(async (tx) => tx.rerunJob(keyed, now, now))).rejects.toMatchObject({
@@ -77,7 +61,7 @@ forEachDriver("rerunJob", (q) => {
   });
 
   test("race: 6 processes rerunning one done job at once rerun it exactly once; the others find it queued", async () => {
-    const id = await ended("done");
+    const id = await endedJob(q.store, "done");
     type Out = { outcome: string };
     const results = await raceChildren<Out>(
       childScript("retrier.ts"),

@@ -2,7 +2,7 @@
  * Helpers shared by the conformance cases: a queue per test for a driver, job
  * and record builders, and polling with a deadline.
  */
-import { afterEach, beforeEach, describe, setDefaultTimeout } from "bun:test";
+import { afterEach, beforeEach, describe, expect, setDefaultTimeout } from "bun:test";
 import type { QueueLocation } from "../../src/store/location.ts";
 import type { Job, NewJob } from "../../src/store/model.ts";
 import type { AttemptRecord, ClaimedJob, ClaimRequest, Store } from "../../src/store/store.ts";
@@ -176,3 +176,22 @@ export const CLOCK_SLACK = 5;
 
 /** Sorted copy of numbers. */
 export const sorted = (xs: number[]): number[] => [...xs].sort((a, b) => a - b);
+
+/**
+ * A job taken to `done` or `dead` after one attempt claimed by worker `w1`
+ * (3 retries and 1 crash charged); resolves with its id.
+ */
+export async function endedJob(store: Store, jobState: "dead" | "done", over: Partial<NewJob> = {}): Promise<number> {
+  const job = await insertJob(store, over);
+  const { attempt } = await claimOne(store, { workerId: "w1" });
+  expect(attempt.job_id).toBe(job.id);
+  const rec = attemptRecord(job.id, 1, "w1", store.now(), {
+    attemptState: jobState === "done" ? "succeeded" : "failed",
+    exitCode: jobState === "done" ? 0 : 1,
+    jobState,
+    attempts: 3,
+    crashes: 1,
+  });
+  expect(await record(store, rec)).toBe(true);
+  return job.id;
+}
