@@ -136,6 +136,45 @@ async function candidates(store: Store, thresholdSeconds: number): Promise<Candi
 }
 
 /**
+ * Reaps one running job whose worker `who` is gone: kills its orphans first,
+ * then records the attempt abandoned as a worker crash, re-checked in the
+ * write transaction (same owner and attempt, and, with `staleBefore` (epoch
+ * seconds), a lease still older than that). Null when the job moved on meanwhile.
+ */
+async function reapJob(
+  store: Store,
+  job: Job,
+  who: ProcessIdentity,
+  reaperId: string,
+  how: { staleBefore: number | null; error: string; byLease: boolean },
+): Promise<ReapedJob | null> {
+  const { killedOrphan, spared } = await killOrphan(store, job, who);
+  const outcome = await recordAttemptEnd(
+    store,
+    {
+      jobId: job.id,
+      attemptNo: job.last_attempt_no,
+      workerId: job.locked_by ?? "",
+      ...(how.staleBefore === null ? {} : { staleBefore: how.staleBefore }),
+    },
+    { kind: "worker_crash", error: how.error },
+    store.now(),
+    reaperId,
+  );
+  if (!outcome) return null;
+  return {
+    jobId: job.id,
+    attemptNo: job.last_attempt_no,
+    workerPid: who.pid,
+    host: who.host,
+    outcome,
+    killedOrphan,
+    byLease: how.byLease,
+    spared,
+  };
+}
+
+/**
  * Reaps the running jobs whose worker is gone (docs/architecture.md
  * "Reaping"): at once when its death is certain on this host
  * ({@link deathCertain}: PID gone or reused, same boot), whatever the age of
@@ -153,33 +192,14 @@ export async function reapDeadWorkers(
   for (const { job, who, stale } of await candidates(store, thresholdSeconds)) {
     const certain = deathCertain(who);
     if (!certain && (opts.certainOnly || !(stale && gone(who)))) continue;
-    const { killedOrphan, spared } = await killOrphan(store, job, who);
     const where = who.host !== HOST ? ` on ${who.host}` : foreignPidSpace(who) ? " in another PID namespace" : "";
     const why = where === "" ? "died" : `lost its lease (no heartbeat for ${thresholdSeconds}s)`;
-    // Re-checked inside the write transaction: same owner and attempt, and (unless its death is certain) still stale.
-    const outcome = await recordAttemptEnd(
-      store,
-      {
-        jobId: job.id,
-        attemptNo: job.last_attempt_no,
-        workerId: job.locked_by ?? "",
-        ...(certain ? {} : { staleBefore: store.now() - thresholdSeconds }),
-      },
-      { kind: "worker_crash", error: `worker ${job.locked_by} (pid ${who.pid}${where}) ${why}` },
-      store.now(),
-      reaperId,
-    );
-    if (outcome)
-      reaped.push({
-        jobId: job.id,
-        attemptNo: job.last_attempt_no,
-        workerPid: who.pid,
-        host: who.host,
-        outcome,
-        killedOrphan,
-        byLease: where !== "",
-        spared,
-      });
+    const done = await reapJob(store, job, who, reaperId, {
+      staleBefore: certain ? null : store.now() - thresholdSeconds,
+      error: `worker ${job.locked_by} (pid ${who.pid}${where}) ${why}`,
+      byLease: where !== "",
+    });
+    if (done) reaped.push(done);
   }
   return reaped;
 }
@@ -210,34 +230,16 @@ export async function reapJobsOfDeadWorker(
   });
   const reaped: ReapedJob[] = [];
   for (const job of jobs) {
-    const { killedOrphan, spared } = await killOrphan(store, job, who);
     const why =
       leaseSeconds === null
         ? `worker ${workerId} (pid ${who.pid}) died`
         : `worker ${workerId} (pid ${who.pid} on ${who.host}${who.host === HOST ? ", in another PID namespace" : ""}) lost its lease (no heartbeat for ${leaseSeconds}s)`;
-    const outcome = await recordAttemptEnd(
-      store,
-      {
-        jobId: job.id,
-        attemptNo: job.last_attempt_no,
-        workerId,
-        ...(leaseSeconds === null ? {} : { staleBefore: store.now() - leaseSeconds }),
-      },
-      { kind: "worker_crash", error: `${why}; a new worker registered under its id` },
-      store.now(),
-      reaperId,
-    );
-    if (outcome)
-      reaped.push({
-        jobId: job.id,
-        attemptNo: job.last_attempt_no,
-        workerPid: who.pid,
-        host: who.host,
-        outcome,
-        killedOrphan,
-        byLease: leaseSeconds !== null,
-        spared,
-      });
+    const done = await reapJob(store, job, who, reaperId, {
+      staleBefore: leaseSeconds === null ? null : store.now() - leaseSeconds,
+      error: `${why}; a new worker registered under its id`,
+      byLease: leaseSeconds !== null,
+    });
+    if (done) reaped.push(done);
   }
   return reaped;
 }
