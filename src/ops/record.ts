@@ -69,7 +69,8 @@ export async function recordAttemptEndsAndClaim(
 
 /** {@link recordAttemptEndsAndClaim} without the claim. */
 export async function recordAttemptEnds(store: Store, ends: AttemptEnd[]): Promise<(Outcome | null)[]> {
-  return await store.write((tx) => recordAllIn(tx, ends));
+  // A worker's results acknowledge nothing to anyone: not synced on their own (docs/architecture.md "Durability").
+  return await store.write((tx) => recordAllIn(tx, ends), { durable: false });
 }
 
 /** Each of `ends` recorded by its own worker inside `tx`, in order. */

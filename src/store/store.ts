@@ -450,10 +450,13 @@ export interface StoreCheck {
 
 /**
  * How a write commits (docs/architecture.md "Durability"). `durable: false`
- * is for a worker's own bookkeeping that acknowledges nothing to anyone (a
- * heartbeat, its registry row): the commit need not be on disk before it
- * returns, and a power cut may roll it back (SQLite: `synchronous=NORMAL` for
- * that commit; the next durable commit syncs it too). Default: durable.
+ * is for a worker's own writes that acknowledge nothing to anyone (its
+ * results, heartbeats, its registry row): the commit need not be on disk
+ * before it returns, and a power cut may roll it back (SQLite:
+ * `synchronous=NORMAL` for that commit, the next durable commit syncs it too;
+ * PostgreSQL: `synchronous_commit = off` for that transaction). Both logs are
+ * written in order, so a commit that survives brings every earlier one with
+ * it. Default: durable.
  */
 export interface WriteOptions {
   durable?: boolean;
@@ -509,7 +512,11 @@ export interface Store {
    * did not claim (an absent queue); the caller then claims as usual. When
    * anything throws, nothing was written, except when the answer to the
    * COMMIT was lost: then the driver looks up what the claim holds before its
-   * next claimJobs (PostgreSQL: docs/architecture.md "The claim").
+   * next claimJobs (PostgreSQL: docs/architecture.md "The claim"). The commit
+   * is not synced on its own (`durable: false`, PostgreSQL
+   * `synchronous_commit = off`): a worker's result acknowledges nothing to
+   * anyone, and one lost to a power cut re-runs its job (docs/architecture.md
+   * "Durability").
    */
   writeAndClaim<T>(
     fn: (tx: StoreWriter) => Promise<T>,

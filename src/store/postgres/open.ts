@@ -18,6 +18,7 @@ import {
   type StoreWriter,
   type Waker,
   type WorkWaker,
+  type WriteOptions,
 } from "../store.ts";
 import { AbsentPgStore } from "./absent.ts";
 import { claimStatement, lockLane } from "./claim.ts";
@@ -73,8 +74,9 @@ export class PgStore implements Store {
     return runTransaction(this.sql, "read", null, this.ctx, fn);
   }
 
-  write<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T> {
-    return this.writes.run(() => runTransaction(this.sql, "write", this.channel, this.ctx, fn));
+  write<T>(fn: (tx: StoreWriter) => Promise<T>, opts: WriteOptions = {}): Promise<T> {
+    const kind = (opts.durable ?? true) ? "write" : "unsynced";
+    return this.writes.run(() => runTransaction(this.sql, kind, this.channel, this.ctx, fn));
   }
 
   claimJobs(req: ClaimRequest): Promise<ClaimedJob[]> {
@@ -103,7 +105,7 @@ export class PgStore implements Store {
       try {
         const result = await runTransaction(
           this.sql,
-          "write",
+          "unsynced",
           this.channel,
           this.ctx,
           async (q, tx) => {

@@ -36,7 +36,12 @@ const CONNECTION_TRIES = 3;
 /** Tries of a transaction that lost an idempotency-key race. */
 const KEY_TRIES = 3;
 
-export type TxKind = "read" | "write";
+/**
+ * A transaction's kind: a read-only snapshot, a write, or an unsynced write
+ * (`synchronous_commit = off` for that commit alone: a worker's result, which
+ * acknowledges nothing to anyone; docs/architecture.md "Durability").
+ */
+export type TxKind = "read" | "write" | "unsynced";
 
 /**
  * Runs `fn` in one transaction of `kind` on `sql`, retrying as described
@@ -70,10 +75,15 @@ export async function runTransaction<T>(
       try {
         const begin = kind === "read" ? tx`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY` : tx`BEGIN`;
         begin.catch(() => {}); // sent now, ahead of fn's first statement; its error is raised below
-        const effects = new TxEffects(kind === "write" ? channel : null);
-        const out = await fn(new PgQueries(tx, effects, kind === "write"), tx, effects);
+        const writing = kind !== "read";
+        const effects = new TxEffects(writing ? channel : null);
+        const out = await fn(new PgQueries(tx, effects, writing), tx, effects);
         await begin;
-        const tail = [effects.flush(tx), ...(last ? [last(tx)] : [])];
+        const tail = [
+          effects.flush(tx),
+          ...(last ? [last(tx)] : []),
+          ...(kind === "unsynced" ? [tx`SET LOCAL synchronous_commit = off`] : []),
+        ];
         commitSent = true;
         await Promise.all([...tail, tx`COMMIT`]);
         return out;

@@ -340,10 +340,15 @@ export class SqliteStore implements Store {
     req: ClaimRequest,
   ): Promise<{ result: T; claimed: ClaimedJob[] | null }> {
     // One commit for both: the result is written first, so the claim sees the slot it freed.
-    return this.transaction("BEGIN IMMEDIATE", async (tx) => {
-      const result = await fn(tx);
-      return { result, claimed: tx.claim(this.dated(req), this.spoolDir) };
-    });
+    // Not synced on its own (docs/architecture.md "Durability"): a result lost to a power cut re-runs its job.
+    return this.transaction(
+      "BEGIN IMMEDIATE",
+      async (tx) => {
+        const result = await fn(tx);
+        return { result, claimed: tx.claim(this.dated(req), this.spoolDir) };
+      },
+      false,
+    );
   }
 
   /** `req` dated now unless it has a time (called inside the transaction: after BEGIN IMMEDIATE got the lock). */
