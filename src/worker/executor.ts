@@ -14,6 +14,7 @@ import { createAttemptFile } from "../store/ownership.ts";
 import { isPgUrl, redactUrl } from "../store/postgres/url.ts";
 import { diskFull } from "../store/space.ts";
 import { groupHasLiveMembers, groupHoldsSelf, groupsWithEnv, processStartTime } from "./liveness.ts";
+import { forgetProgramPath, programPath } from "./program-path.ts";
 import { KILL_GRACE_SECONDS } from "./timing.ts";
 
 /** Grace between SIGTERM and SIGKILL, milliseconds (docs/architecture.md "Timeouts": up to 5 s). */
@@ -229,15 +230,27 @@ export function startAttempt(spec: AttemptSpec): RunningAttempt {
   }
   let proc: ReturnType<typeof Bun.spawn>;
   const env = jobEnvironment(spec.baseEnv ?? workerEnvironment(), spec.env, spec.marker);
-  try {
-    proc = Bun.spawn(spec.argv, {
+  const program = spec.argv[0]!;
+  const found = programPath(program, env.PATH);
+  const spawn = (argv: string[]) =>
+    Bun.spawn(argv, {
       cwd: spec.cwd ?? undefined,
       env,
       stdin: "ignore",
-      stdout: outFd,
-      stderr: errFd,
+      stdout: outFd!,
+      stderr: errFd!,
       detached: true,
+      argv0: program,
     });
+  try {
+    try {
+      proc = spawn(found === null ? spec.argv : [found, ...spec.argv.slice(1)]);
+    } catch (error) {
+      if (found === null) throw error;
+      // The path found earlier may be gone: look again, as a first spawn would.
+      forgetProgramPath(program, env.PATH);
+      proc = spawn(spec.argv);
+    }
   } catch (error) {
     return spawnError(error, spec, env);
   } finally {
