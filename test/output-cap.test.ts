@@ -13,12 +13,16 @@ let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));
 afterEach(() => q.cleanup());
 
-/** Runs a hint as printed: `spoolctl output --db X 1 --raw --stream stdout` → its argv after `spoolctl`. */
+/** A hint as printed (`spoolctl output --db X 1 --raw --stream stdout`) → its argv after `spoolctl`, split by a real shell. */
 function argvOf(command: string): string[] {
-  const words = command.split(" ");
+  const out = Bun.spawnSync(["sh", "-c", `for w in ${command}; do printf '%s\\0' "$w"; done`]).stdout.toString();
+  const words = out.split("\0").slice(0, -1);
   expect(words[0]).toBe("spoolctl");
   return words.slice(1);
 }
+
+/** `--db` as a hint prints it: a URL with `?` is quoted for the shell. */
+const dbWord = () => (/[?&]/.test(q.db) ? `'${q.db}'` : q.db);
 
 test("a 3 MB stdout shows its last MiB and a hint that writes all 3 MB", async () => {
   const size = 3_000_000;
@@ -39,14 +43,16 @@ test("a 3 MB stdout shows its last MiB and a hint that writes all 3 MB", async (
   );
   expect(hint).not.toBeNull();
   expect(Number(hint![1])).toBe(size - 1024 * 1024);
-  expect(hint![2]).toBe(`spoolctl output --db ${q.db} ${id} --raw --stream stdout`);
+  expect(hint![2]).toBe(`spoolctl output --db ${dbWord()} ${id} --raw --stream stdout`);
   const all = await q.run(argvOf(hint![2]!), { env: { SPOOLCTL_DB: "/nonexistent/elsewhere.db" } });
   expect(all.code).toBe(0);
   expect(all.stdout.length).toBe(size);
 
   // With --attempt the hint keeps it.
   const first = await q.run(["output", String(id), "--attempt", "1", "--stream", "stdout"]);
-  expect(first.stdout).toContain(`all of them: spoolctl output --db ${q.db} ${id} --attempt 1 --raw --stream stdout]`);
+  expect(first.stdout).toContain(
+    `all of them: spoolctl output --db ${dbWord()} ${id} --attempt 1 --raw --stream stdout]`,
+  );
 });
 
 test("--raw without --stream names the working command", async () => {
@@ -55,7 +61,7 @@ test("--raw without --stream names the working command", async () => {
   const r = await q.run(["output", String(id), "--raw"]);
   expect(r.code).toBe(1);
   expect(r.stderr).toContain("INVALID_INPUT");
-  const hint = `spoolctl output --db ${q.db} ${id} --raw --stream stdout`;
+  const hint = `spoolctl output --db ${dbWord()} ${id} --raw --stream stdout`;
   expect(r.stderr).toContain(`${hint}  (or --stream stderr)`);
   expect(r.stderr).not.toMatch(/\bat .*\.ts:\d+/);
   const again = await q.run(argvOf(hint));

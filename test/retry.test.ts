@@ -77,15 +77,19 @@ test("a failing job is retried with backoff 2, 4, 8 … then dead", async () => 
     const show = await q.json(["show", String(id)]);
     expect(show.code).toBe(0);
     expect(show.env.data.job.next_run_at).toBeCloseTo(j.next_run_at, 6);
-    expect(show.env.data.job.scheduled).toBe(true);
+    // `scheduled` is judged against the queue's clock when `show` ran: on a loaded machine a 2 s backoff may be over.
+    if (show.env.data.job.next_run_at > Date.now() / 1000 + 0.5) expect(show.env.data.job.scheduled).toBe(true);
     expect(show.env.data.job.attempts).toBe(n);
 
-    // While in backoff, the job is not claimable: a worker finds nothing to do.
-    const idle = await q.json(["work", "--once"]);
-    expect(idle.code).toBe(0);
-    expect(idle.env.data.claimed).toBe(false);
-    expect(idle.env.data.executed).toBe(0);
-    expect((await job(id)).attempts).toBe(n);
+    // While in backoff, the job is not claimable: a worker finds nothing to do (checked while
+    // at least a second of the backoff is left; the 4 s and 8 s rounds always have it).
+    if (j.next_run_at > Date.now() / 1000 + 1) {
+      const idle = await q.json(["work", "--once"]);
+      expect(idle.code).toBe(0);
+      expect(idle.env.data.claimed).toBe(false);
+      expect(idle.env.data.executed).toBe(0);
+      expect((await job(id)).attempts).toBe(n);
+    } else expect(n).toBe(1);
 
     await dueNow(id);
   }

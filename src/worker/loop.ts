@@ -24,6 +24,10 @@ import { StorageWatch } from "./storage-watch.ts";
 import { readTiming, type Timing } from "./timing.ts";
 import { endedByWatchdog, Watchdog } from "./watchdog.ts";
 
+/** Why an attempt this worker stopped for want of a lease renewal was requeued (docs/architecture.md "Heartbeat and lease"). */
+const LEASE_LOST_WHY =
+  "this worker could not renew its lease in time (a slow or unreachable database), so it stopped the job before another worker could reap it; requeued without charge";
+
 interface InFlight {
   claimed: ClaimedAttempt;
   running: RunningAttempt;
@@ -204,6 +208,8 @@ export class Worker {
   private renewedAt = performance.now();
   /** Set when {@link checkLease} stopped the children; cleared by the next renewal. */
   private leaseStopped = false;
+  /** The attempts {@link checkLease} stopped, so their record says why. */
+  private readonly leaseLost = new WeakSet<object>();
 
   /** Kills what dead workers of this queue left running on this host (docs/architecture.md "Orphans"). */
   private async sweepOrphans(): Promise<void> {
@@ -229,7 +235,10 @@ export class Worker {
     if (this.leaseStopped || this.inFlight.size === 0 || silentSeconds < limit) return;
     this.leaseStopped = true;
     const jobIds = [...this.inFlight.values()].map((f) => f.claimed.job.id);
-    for (const flight of this.inFlight.values()) flight.stop("interrupted");
+    for (const flight of this.inFlight.values()) {
+      this.leaseLost.add(flight.claimed);
+      flight.stop("interrupted");
+    }
     this.emit({ type: "lease_lost", jobIds, seconds: silentSeconds });
   }
 
@@ -579,7 +588,9 @@ export class Worker {
       const ended = Math.max(started, this.pauses.endedAt(running.pid));
       const end = this.watchdog?.ended(running.pid, running.startTime(), leaseNs)
         ? endedByWatchdog(processEnd)
-        : processEnd;
+        : processEnd.kind === "interrupted" && this.leaseLost.has(claimed)
+          ? { ...processEnd, why: LEASE_LOST_WHY }
+          : processEnd;
       this.ending.push({ claimed, end, started, ended });
       return this.recordEnded();
     });
