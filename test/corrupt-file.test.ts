@@ -65,7 +65,7 @@ async function expectCorrupt(args: string[]): Promise<void> {
   expect(r.env.ok).toBe(false);
   expect(r.env.errors[0].code).toBe("QUEUE_CORRUPT");
   expect(r.env.errors[0].message).toContain(q.db);
-  expect(r.env.errors[0].remediation).toContain(`spoolctl doctor --db ${q.db}`);
+  expect(r.env.errors[0].remediation).toContain(`spoolctl doctor --db ${q.dbWord}`);
   expect(r.stderr).not.toMatch(/^\s+at /m);
 }
 

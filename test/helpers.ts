@@ -8,12 +8,14 @@
  * CLI's JSON or through the driver (TempQueue.job(), .attempts() …), never with
  * SQL, so that the same test runs on either.
  */
+
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { openQueue, type Store, type StoreReader, type StoreWriter } from "../src/store/index.ts";
 import { type QueueLocation, resolveLocation } from "../src/store/location.ts";
 import type { Attempt, Job, JobEvent, WorkerRecord } from "../src/store/model.ts";
+import { formatArgv } from "../src/ui/text.ts";
 import { createPgDatabase, dropPgDatabase, ON_POSTGRES, TEST_DB } from "./support/queue-fixtures.ts";
 
 export { ON_POSTGRES, TEST_DB };
@@ -84,6 +86,11 @@ export class TempQueue {
     return this.driver === "postgres"
       ? { SPOOLCTL_DB: this.db, XDG_STATE_HOME: join(this.dir, "state") }
       : { SPOOLCTL_DB: this.db };
+  }
+
+  /** {@link db} as hints print it after `--db`: quoted for the shell when it needs it (a URL's `?`). */
+  get dbWord(): string {
+    return formatArgv([this.db]);
   }
 
   /** The spool folder (attempt output as `output/JOB.ATTEMPT.stdout|stderr`), where the CLI puts it: `dir/queue.spool` for SQLite. */

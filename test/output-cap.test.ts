@@ -21,9 +21,6 @@ function argvOf(command: string): string[] {
   return words.slice(1);
 }
 
-/** `--db` as a hint prints it: a URL with `?` is quoted for the shell. */
-const dbWord = () => (/[?&]/.test(q.db) ? `'${q.db}'` : q.db);
-
 test("a 3 MB stdout shows its last MiB and a hint that writes all 3 MB", async () => {
   const size = 3_000_000;
   const id = await addJob(
@@ -43,7 +40,7 @@ test("a 3 MB stdout shows its last MiB and a hint that writes all 3 MB", async (
   );
   expect(hint).not.toBeNull();
   expect(Number(hint![1])).toBe(size - 1024 * 1024);
-  expect(hint![2]).toBe(`spoolctl output --db ${dbWord()} ${id} --raw --stream stdout`);
+  expect(hint![2]).toBe(`spoolctl output --db ${q.dbWord} ${id} --raw --stream stdout`);
   const all = await q.run(argvOf(hint![2]!), { env: { SPOOLCTL_DB: "/nonexistent/elsewhere.db" } });
   expect(all.code).toBe(0);
   expect(all.stdout.length).toBe(size);
@@ -51,7 +48,7 @@ test("a 3 MB stdout shows its last MiB and a hint that writes all 3 MB", async (
   // With --attempt the hint keeps it.
   const first = await q.run(["output", String(id), "--attempt", "1", "--stream", "stdout"]);
   expect(first.stdout).toContain(
-    `all of them: spoolctl output --db ${dbWord()} ${id} --attempt 1 --raw --stream stdout]`,
+    `all of them: spoolctl output --db ${q.dbWord} ${id} --attempt 1 --raw --stream stdout]`,
   );
 });
 
@@ -61,7 +58,7 @@ test("--raw without --stream names the working command", async () => {
   const r = await q.run(["output", String(id), "--raw"]);
   expect(r.code).toBe(1);
   expect(r.stderr).toContain("INVALID_INPUT");
-  const hint = `spoolctl output --db ${dbWord()} ${id} --raw --stream stdout`;
+  const hint = `spoolctl output --db ${q.dbWord} ${id} --raw --stream stdout`;
   expect(r.stderr).toContain(`${hint}  (or --stream stderr)`);
   expect(r.stderr).not.toMatch(/\bat .*\.ts:\d+/);
   const again = await q.run(argvOf(hint));

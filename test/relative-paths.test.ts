@@ -37,14 +37,14 @@ test("add -- ./run.sh from a subfolder warns that the worker's folder resolves i
   expect(contract.envelope(r.env)).toEqual([]);
   expect(r.env.warnings).toHaveLength(1);
   expect(r.env.warnings[0].code).toBe("RELATIVE_PATH");
-  const hint = `spoolctl add --db ${q.db} --cwd . -- ./run.sh`;
+  const hint = `spoolctl add --db ${q.dbWord} --cwd . -- ./run.sh`;
   expect(r.env.warnings[0].message).toContain(`"./run.sh" will be resolved in the worker's folder, not here (${deep})`);
   expect(r.env.warnings[0].message).toEndWith(`To run it from this folder: ${hint}`);
 
   const text = await q.run(["add", "--max-retries", "0", "--", "./run.sh"], { cwd: deep });
   expect(text.code).toBe(0);
   expect(text.stderr).toContain("RELATIVE_PATH");
-  expect(text.stderr).toContain(`spoolctl add --db ${q.db} --cwd . --max-retries 0 -- ./run.sh`);
+  expect(text.stderr).toContain(`spoolctl add --db ${q.dbWord} --cwd . --max-retries 0 -- ./run.sh`);
   const shown = await q.run(["show", String(r.env.data.job_id)]);
   expect(shown.stdout).toMatch(/^runs in +the worker's folder \(no --cwd\)$/m);
 
@@ -68,7 +68,7 @@ test("an argument naming a file of this folder warns too; bare programs, absolut
   const cat = await add(deep, "--", "cat", "local.txt");
   expect(cat.env.warnings.map((w: { code: string }) => w.code)).toEqual(["RELATIVE_PATH"]);
   expect(cat.env.warnings[0].message).toContain('"local.txt"');
-  expect(cat.env.warnings[0].message).toContain(`spoolctl add --db ${q.db} --cwd . -- cat local.txt`);
+  expect(cat.env.warnings[0].message).toContain(`spoolctl add --db ${q.dbWord} --cwd . -- cat local.txt`);
   for (const argv of [
     ["echo", "local"],
     ["cat", join(deep, "local.txt")],

@@ -35,9 +35,9 @@ test("a job dead by timeout: feedback suggests a longer --timeout with the queue
 
   const fb = await valid(["feedback", String(id), "--db", q.db]);
   expect(fb.env.data.failure_reason).toBe("timeout");
-  expect(fb.env.data.remediation).toBe(`spoolctl retry --db ${q.db} ${id} --timeout 2s`);
+  expect(fb.env.data.remediation).toBe(`spoolctl retry --db ${q.dbWord} ${id} --timeout 2s`);
   const text = await q.run(["feedback", String(id)]);
-  expect(text.stdout).toContain(`next: spoolctl retry --db ${q.db} ${id} --timeout 2s`);
+  expect(text.stdout).toContain(`next: spoolctl retry --db ${q.dbWord} ${id} --timeout 2s`);
 
   const r = await valid([
     "retry",
@@ -73,7 +73,7 @@ test("a job dead by timeout: feedback suggests a longer --timeout with the queue
   const failing = await addJob(q, "--max-retries", "0", "--queue", "other", "--", "sh", "-c", "exit 3");
   await drain(q, "--queue", "other");
   const plain = await valid(["feedback", String(failing)]);
-  expect(plain.env.data.remediation).toBe(`spoolctl retry --db ${q.db} ${failing}`);
+  expect(plain.env.data.remediation).toBe(`spoolctl retry --db ${q.dbWord} ${failing}`);
 });
 
 test("retry --all --failure-reason timeout --timeout: --dry-run changes nothing and says what would change; then exactly the timed-out jobs get the new timeout", async () => {

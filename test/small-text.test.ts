@@ -51,7 +51,7 @@ test("work --once with nothing due says so on stderr; --json prints only the env
   expect(text.code).toBe(0);
   expect(text.stdout).toBe("");
   expect(text.stderr).toBe(
-    `spoolctl: no job due in lane default; nothing ran (spoolctl status --db ${q.db} shows what is queued)\n`,
+    `spoolctl: no job due in lane default; nothing ran (spoolctl status --db ${q.dbWord} shows what is queued)\n`,
   );
   const json = await q.run(["work", "--once", "--json"]);
   expect(json.stderr).toBe("");

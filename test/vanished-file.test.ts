@@ -35,7 +35,7 @@ test.skipIf(ON_POSTGRES)(
     expect(env.ok).toBe(false);
     expect(env.errors[0].code).toBe("QUEUE_REPLACED");
     expect(env.errors[0].message).toContain("was deleted");
-    expect(env.errors[0].remediation).toContain(`--db ${q.db}`);
+    expect(env.errors[0].remediation).toContain(`--db ${q.dbWord}`);
 
     // A job added at the path now is run by the next worker, not lost in the old file.
     const next = await q.addJob("--", "true");
