@@ -123,7 +123,12 @@ test("read verbs on a populated queue validate against their exported schemas", 
     ),
     check(["dlq", "list"]),
     check(["workers"]).then((env) =>
-      expect(env.data.workers[0]).toMatchObject({ worker_id: "w-slow", status: "live", running_jobs: [ids.running] }),
+      // FAST_KNOBS' 1 s threshold: a loaded machine may show the live worker as stale for a moment.
+      expect(env.data.workers[0]).toMatchObject({
+        worker_id: "w-slow",
+        status: expect.stringMatching(/^(live|stale)$/),
+        running_jobs: [ids.running],
+      }),
     ),
     check(["workers", "--all"]),
   ]);
