@@ -67,17 +67,21 @@ export function crashBudget(crashes: number, maxCrashes: number | null): string 
   return `${crashes} of ${maxCrashes} crash requeues used`;
 }
 
+/** The fields of a job that its attempt phrases read. */
+type AttemptCounts = {
+  state: string;
+  attempts: number;
+  crashes: number;
+  max_retries: number;
+  max_crashes: number | null;
+};
+
 /**
- * A job's attempts in one phrase: "4 attempts: 4 failed, retry budget 3 used up";
- * worker crashes are named only when there were some (or a budget for them),
- * attempts lost to a full disk (`lostToDisk`, counted by the caller from the
- * attempts) only when there were some.
+ * How much of a job's budgets is spent: "retry budget 3 used up", then worker
+ * crashes only when there were some (or a budget for them), attempts lost to
+ * a full disk (counted by the caller) only when there were some.
  */
-export function attemptsText(
-  job: { state: string; attempts: number; crashes: number; max_retries: number; max_crashes: number | null },
-  started: number,
-  lostToDisk = 0,
-): string {
+function budgetsText(job: AttemptCounts, lostToDisk: number): string {
   const crashes =
     job.crashes > 0 || job.max_crashes !== null
       ? `; ${job.crashes} lost to a worker crash, ${crashBudget(job.crashes, job.max_crashes)}`
@@ -95,7 +99,43 @@ export function attemptsText(
     job.state === "dead" && budgetLeft
       ? "dead without a retry (the command cannot start)"
       : retryBudget(job.attempts, job.max_retries);
-  return `${started} attempt${started === 1 ? "" : "s"}: ${job.attempts} failed, ${retries}${crashes}${disk}`;
+  return `${retries}${crashes}${disk}`;
+}
+
+/**
+ * A job's attempts in one phrase: "4 attempts: 4 failed, retry budget 3 used up";
+ * `job.attempts` is the failures charged to the retry budget (see {@link budgetsText}).
+ */
+export function attemptsText(job: AttemptCounts, started: number, lostToDisk = 0): string {
+  return `${started} attempt${started === 1 ? "" : "s"}: ${job.attempts} failed, ${budgetsText(job, lostToDisk)}`;
+}
+
+/** Attempt states in the order `show` counts them, with their words. */
+const ROW_WORDS: [string, string][] = [
+  ["failed", "failed"],
+  ["timed_out", "timed out"],
+  ["abandoned", "abandoned"],
+  ["canceled", "canceled"],
+  ["succeeded", "succeeded"],
+  ["running", "running"],
+];
+
+/**
+ * A job's attempts counted as `show`'s attempts table lists them: "8 attempts:
+ * 8 failed, retry budget 3 used up since the last retry". The counts are the
+ * rows' states; the budget counts only the failures since the budget was last
+ * renewed (`retry`, `rerun`), and says so when that is fewer than the rows
+ * show. `lostToDisk`: rows lost to a full disk (not charged to the budget).
+ */
+export function attemptRowsText(job: AttemptCounts, rows: { state: string }[], lostToDisk = 0): string {
+  const count = (st: string) => rows.filter((r) => r.state === st).length;
+  const byState = ROW_WORDS.filter(([st]) => count(st) > 0).map(([st, word]) => `${count(st)} ${word}`);
+  const charged = count("failed") + count("timed_out") - lostToDisk;
+  const [retries, ...rest] = budgetsText(job, lostToDisk).split("; ");
+  // Fewer failures charged than failed rows: a retry renewed the budget since (not "dead without a retry").
+  const since = charged !== job.attempts && !retries!.startsWith("dead") ? " since the last retry" : "";
+  const head = `${rows.length} attempt${rows.length === 1 ? "" : "s"}${byState.length ? `: ${byState.join(", ")}` : ""}`;
+  return [`${head}, ${retries}${since}`, ...rest].join("; ");
 }
 
 /**
@@ -151,6 +191,31 @@ export function clipColumns(text: string, width: number): string {
     used += w;
   }
   return `${out}…`;
+}
+
+/**
+ * `text` broken at spaces into lines of at most `width` terminal columns (a
+ * word longer than a line is cut), at most `maxLines` of them: the last one
+ * ends with "…" when text was left out.
+ */
+export function wrapColumns(text: string, width: number, maxLines = Infinity): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    const joined = line === "" ? word : `${line} ${word}`;
+    if (Bun.stringWidth(joined) <= width || line === "") {
+      line = joined;
+      continue;
+    }
+    lines.push(line);
+    line = word;
+  }
+  lines.push(line);
+  const kept = lines.slice(0, maxLines).map((l) => clipColumns(l, width));
+  // The last line did not take the next word, so with the rest it overflows and gets its "…".
+  if (lines.length > maxLines)
+    kept[maxLines - 1] = clipColumns([lines[maxLines - 1], ...lines.slice(maxLines)].join(" "), width);
+  return kept;
 }
 
 /** `text` clipped to exactly `width` columns: cut with "…", or padded with spaces (stable-width boxes). */
