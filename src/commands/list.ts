@@ -6,7 +6,17 @@ import { LIMITS } from "../ops/limits.ts";
 import { type FailureGroup, failureGroups, selectionFilter } from "../ops/triage-groups.ts";
 import { JOB_STATES } from "../store/model.ts";
 import { stdoutPaint } from "../ui/color.ts";
-import { clip, escapeControl, formatArgv, humanDuration, rerunCommand, table } from "../ui/text.ts";
+import {
+  clip,
+  clipColumns,
+  clipLine,
+  escapeControl,
+  formatArgv,
+  humanDuration,
+  lineRoom,
+  rerunCommand,
+  table,
+} from "../ui/text.ts";
 import { renderGroups } from "../ui/triage-groups-text.ts";
 import { jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
@@ -126,6 +136,8 @@ export default defineVerb({
     if (data.count === 0) return "no jobs";
     const now = Date.now() / 1000;
     const color = stdoutPaint();
+    // At a terminal one job is one line: the error gets at most 40 columns, the command what is left.
+    const room = lineRoom();
     const rows = data.jobs.map((j) => [
       String(j.id),
       // A running job whose worker is gone says so: "running (worker dead)".
@@ -137,12 +149,13 @@ export default defineVerb({
       String(j.priority),
       String(j.attempts_total),
       humanDuration(Math.max(0, now - j.created_at)),
-      clip(escapeControl(j.last_error ?? "")),
+      clipColumns(clip(escapeControl(j.last_error ?? "")), room === Infinity ? Infinity : 40),
       clip(formatArgv(j.argv)),
     ]);
     const more = pagination?.truncated
       ? `\n(more: ${ctx.suggest(rerunCommand("list", ctx.raw.values, { cursor: String(pagination.cursor) }))})`
       : "";
-    return table(["ID", "STATE", "QUEUE", "PRI", "TRIES", "AGE", "LAST ERROR", "COMMAND"], rows) + more;
+    const lines = table(["ID", "STATE", "QUEUE", "PRI", "TRIES", "AGE", "LAST ERROR", "COMMAND"], rows).split("\n");
+    return lines.map((l) => clipLine(l, room)).join("\n") + more;
   },
 });

@@ -169,9 +169,42 @@ export function humanDuration(seconds: number): string {
   return `${Math.floor(m / 1440)}d${Math.floor((m % 1440) / 60)}h`;
 }
 
-/** Length of `text` as shown: SGR color codes take no room. */
+/** Terminal columns `text` takes as shown: SGR color codes take none, wide CJK and emoji 2 (Bun.stringWidth). */
 export function visibleLength(text: string): number {
-  return text.includes("\u001b[") ? text.replace(/\u001b\[[0-9;]*m/g, "").length : text.length;
+  return Bun.stringWidth(text);
+}
+
+/**
+ * The room of a one-line view on stdout: the terminal's columns less one (a
+ * line that fills the last column wraps on some terminals), or Infinity off
+ * a terminal, where nothing is cut (a pipe gets the whole text).
+ */
+export function lineRoom(stream: { isTTY?: boolean; columns?: number } = process.stdout): number {
+  return stream.isTTY ? Math.max(20, (stream.columns || 80) - 1) : Infinity;
+}
+
+/**
+ * `line` cut to at most `width` terminal columns with "…" (never inside a
+ * grapheme), keeping its SGR color codes whole and resetting the color after
+ * a cut: so a long command stays on one line of a table.
+ */
+export function clipLine(line: string, width: number): string {
+  if (Bun.stringWidth(line) <= width) return line;
+  let out = "";
+  let used = 0;
+  for (const part of line.split(/(\u001b\[[0-9;]*m)/)) {
+    if (part.startsWith("\u001b[")) {
+      out += part;
+      continue;
+    }
+    for (const { segment } of new Intl.Segmenter().segment(part)) {
+      const w = Bun.stringWidth(segment);
+      if (used + w > width - 1) return `${out}…${line.includes("\u001b[") ? "\u001b[0m" : ""}`;
+      out += segment;
+      used += w;
+    }
+  }
+  return out;
 }
 
 /** Terminal columns `text` takes (wide CJK and emoji count 2, combining marks 0). */
