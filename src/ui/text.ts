@@ -34,6 +34,22 @@ function shellWord(a: string): string {
 /** A C0 or C1 control character (what {@link escapeControl} escapes). */
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
+/**
+ * The tail of a stream read from a line's start: when earlier bytes were
+ * left out (`truncated`), the partial first line is dropped; a tail that is
+ * all one partial line is kept, led by "…". Returns the text and how many
+ * lines it has.
+ */
+export function tailAtLineStart(tail: string, truncated: boolean): { text: string; lines: number } {
+  let text = tail;
+  if (truncated) {
+    const nl = tail.indexOf("\n");
+    text = nl >= 0 && nl < tail.length - 1 ? tail.slice(nl + 1) : `…${tail}`;
+  }
+  const body = text.endsWith("\n") ? text.slice(0, -1) : text;
+  return { text, lines: body === "" ? 0 : body.split("\n").length };
+}
+
 /** Longest command or error a table cell shows, characters; `show` and `--json` have the whole text. */
 export const CELL_MAX = 200;
 

@@ -10,7 +10,16 @@ import { lostToDisk } from "../ops/record.ts";
 import type { RetriedWithOverrides } from "../ops/retry.ts";
 import type { TriageCard } from "../ops/triage.ts";
 import { counted, timeoutText } from "../ops/values.ts";
-import { attemptsText, clipColumns, escapeControl, fitColumns, formatArgv, humanDuration, iso } from "./text.ts";
+import {
+  attemptsText,
+  clipColumns,
+  escapeControl,
+  fitColumns,
+  formatArgv,
+  humanDuration,
+  iso,
+  tailAtLineStart,
+} from "./text.ts";
 
 /** Lines of each stream's tail shown on a card; `v` shows everything. */
 export const CARD_TAIL_LINES = 8;
@@ -105,7 +114,8 @@ export function cardText(card: TriageCard, width: number, now = Date.now() / 100
       lines.push(`── ${s}: empty`);
       continue;
     }
-    const shown = tailLines(view.tail, CARD_TAIL_LINES, width);
+    // From a line's start: the first line of a tail cut by bytes is left out, not shown half.
+    const shown = tailLines(tailAtLineStart(view.tail, view.truncated).text, CARD_TAIL_LINES, width);
     const more =
       view.truncated ||
       (view.tail.endsWith("\n") ? view.tail.slice(0, -1) : view.tail).split("\n").length > shown.length;
