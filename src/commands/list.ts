@@ -4,6 +4,7 @@ import { invalidValue } from "../contract/errors.ts";
 import { jobPage, LIST_LIMIT, type ListPage, parseStates } from "../ops/jobs.ts";
 import { LIMITS } from "../ops/limits.ts";
 import { type FailureGroup, failureGroups, selectionFilter } from "../ops/triage-groups.ts";
+import { workerStateWord } from "../ops/worker-health.ts";
 import { JOB_STATES } from "../store/model.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import {
@@ -143,7 +144,7 @@ export default defineVerb({
       // A running job whose worker is gone says so: "running (worker dead)".
       color.state(j.scheduled ? "scheduled" : j.state) +
         (j.worker_health && j.worker_health.worker_state !== "live"
-          ? color.red(` (worker ${j.worker_health.worker_state.replace("_", " ")})`)
+          ? color.red(` (worker ${workerStateWord(j.worker_health)})`)
           : ""),
       j.queue,
       String(j.priority),

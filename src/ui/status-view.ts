@@ -4,6 +4,7 @@
  */
 import type { LiveStatus } from "../ops/live.ts";
 import type { StateCounts, StatusData } from "../ops/status.ts";
+import { workerStateWord } from "../ops/worker-health.ts";
 import { REPORTED_STATES } from "../store/model.ts";
 import { paint as makePaint, type Paint } from "./color.ts";
 import { clip, clipLine, escapeControl, formatArgv, humanDuration, iso, table } from "./text.ts";
@@ -96,7 +97,7 @@ export function renderLiveStatus(live: LiveStatus, color: Paint, intervalSeconds
     );
   }
   // A running job whose worker is gone says so beside the worker (docs/architecture.md "Dead workers in the views").
-  const gone = new Map(s.stranded.map((h) => [h.job_id, h.worker_state.replace("_", " ")]));
+  const gone = new Map(s.stranded.map((h) => [h.job_id, workerStateWord(h)]));
   const workerCell = (jobId: number, worker: string | null) =>
     gone.has(jobId) ? color.red(`${worker ?? "-"} (${gone.get(jobId)})`) : (worker ?? "-");
   lines.push("", color.bold(`RUNNING (${s.counts.running})`));
