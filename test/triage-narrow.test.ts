@@ -8,9 +8,9 @@
  * lists each step once, in the order it happened.
  */
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { FAST_KNOBS, TempQueue } from "./helpers.ts";
+import { CLI, FAST_KNOBS, TempQueue } from "./helpers.ts";
 import { addJob, drain } from "./operator-helpers.ts";
-import { exitCode, HAVE_TMUX, screenShows, Tty } from "./tmux.ts";
+import { exitCode, HAVE_TMUX, screenShows, shellQuote, Tty } from "./tmux.ts";
 
 setDefaultTimeout(120_000);
 
@@ -84,10 +84,15 @@ test.skipIf(!HAVE_TMUX)(
 
     for (const id of deploy) expect((await q.job(id))!.state).toBe("queued");
     // The hint is what runs them: its command drains lane deploy (they fail again: dead, 2 attempts).
-    const argv = next![1]!.split(" ").slice(1);
-    const r = await q.run(argv, { env: FAST_KNOBS });
-    expect(r.code).toBe(0);
-    expect(r.stderr).toContain("drained lane deploy: 3 executed");
+    // Run as a shell reads it (the --db value may be quoted), with spoolctl as this checkout's CLI.
+    const shell = Bun.spawn(["bash", "-c", `spoolctl() { bun ${shellQuote(CLI)} "$@"; }; ${next![1]}`], {
+      env: q.env(FAST_KNOBS),
+      cwd: q.dir,
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [stderr, code] = await Promise.all([new Response(shell.stderr).text(), shell.exited]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: expect.stringContaining("drained lane deploy: 3 executed") });
     for (const id of deploy) expect(await q.job(id)).toMatchObject({ state: "dead", last_attempt_no: 2 });
   },
 );
