@@ -139,6 +139,8 @@ test("a SIGSTOPped worker is stale in workers; its job and wait say it is stoppe
   const text = (await q.run(["status"], { env: FAST_KNOBS })).stdout;
   expect(text).toContain("running jobs whose worker is silent: 1");
   expect(text).not.toContain("start one");
+  // list says stopped, not only "stale" (issue 21 item 5).
+  expect((await q.run(["list"], { env: FAST_KNOBS })).stdout).toContain("running (worker stopped)");
   expect(status.data.stranded).toEqual([
     expect.objectContaining({
       job_id: id,

@@ -69,6 +69,11 @@ export class Tty {
     return this.tmux(["capture-pane", "-p", "-t", "t"]);
   }
 
+  /** The visible screen with lines the terminal wrapped joined again (`-J`): a long line reads as one. */
+  screenJoined(): string {
+    return this.tmux(["capture-pane", "-p", "-J", "-t", "t"]);
+  }
+
   /** The visible screen with escape sequences kept (`-e`). */
   screenWithColors(): string {
     return this.tmux(["capture-pane", "-p", "-e", "-t", "t"]);

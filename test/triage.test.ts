@@ -284,11 +284,34 @@ test.skipIf(!HAVE_TMUX)("retry picker: Ctrl-C retries nothing and exits 0", asyn
   await screenShows(t, "◼");
   t.keys("C-c");
   const end = await screenShows(t, "EXIT=");
+  // One message: the picker's; the verb adds no "no jobs to retry" below it.
   expect(end).toContain("Canceled: nothing changed.");
-  expect(end).toContain("no jobs to retry");
+  expect(end).not.toContain("no jobs to retry");
   expect(await exitCode(t)).toBe(0);
   expect(await dump()).toEqual(before);
 });
+
+test.skipIf(!HAVE_TMUX)(
+  "cancel picker: Ctrl-C cancels nothing and says so once; an empty picker says so once",
+  async () => {
+    await addJob(q, "--", "true");
+    const before = await dump();
+    const t = terminal(["cancel"]);
+    await screenShows(t, "◆  Jobs to cancel");
+    t.keys("C-c");
+    const end = await screenShows(t, "EXIT=");
+    expect(end).toContain("Canceled: nothing changed.");
+    expect(end).not.toContain("no jobs canceled");
+    expect(await exitCode(t)).toBe(0);
+    expect(await dump()).toEqual(before);
+    t.close();
+    // Nothing to retry: the picker's line alone.
+    const none = terminal(["retry"]);
+    const screen = await screenShows(none, "EXIT=0");
+    expect(screen).toContain("no dead or canceled jobs to retry");
+    expect(screen.match(/no .*to retry/g)).toHaveLength(1);
+  },
+);
 
 test.skipIf(!HAVE_TMUX)(
   "cancel picker with --running: a running job needs the confirmation --yes would give",

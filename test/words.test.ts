@@ -8,7 +8,7 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { attemptsText, humanDuration } from "../src/ui/text.ts";
+import { attemptRowsText, attemptsText, humanDuration } from "../src/ui/text.ts";
 import { TempQueue } from "./helpers.ts";
 
 let q: TempQueue;
@@ -38,6 +38,26 @@ test("show counts attempts and the retry budget so that the numbers read natural
   expect((await q.run(["show", String(nope)])).stdout).toContain(
     "attempts      1 attempt: 1 failed, dead without a retry (the command cannot start)\n",
   );
+});
+
+test("show counts the attempts its table lists: after a retry 8 failed rows read 8 failed, the budget since the retry", async () => {
+  await q.setConfig("backoff-cap", "0");
+  const id = await q.addJob("--max-retries", "3", "--", "false");
+  await q.run(["work", "--drain"]);
+  expect((await q.run(["retry", String(id)])).code).toBe(0);
+  await q.run(["work", "--drain"]);
+  const show = (await q.run(["show", String(id)])).stdout;
+  const rows = show.split("\n").filter((l) => /^\d+ +failed +/.test(l));
+  expect(rows).toHaveLength(8);
+  // Was "8 attempts: 4 failed, retry budget 3 used up" beside eight failed rows.
+  expect(show).toContain("attempts      8 attempts: 8 failed, retry budget 3 used up since the last retry\n");
+  expect(
+    attemptRowsText({ state: "queued", attempts: 1, crashes: 0, max_retries: 1, max_crashes: null }, [
+      { state: "failed" },
+      { state: "timed_out" },
+      { state: "abandoned" },
+    ]),
+  ).toBe("3 attempts: 1 failed, 1 timed out, 1 abandoned, 1 of 1 retry used since the last retry");
 });
 
 test("the phrases: budgets of 0 and 1, crash budgets named only when they matter", () => {

@@ -63,9 +63,10 @@ export default defineVerb({
     const warnings = cancelWarnings(jobs, result.health);
     return { data: refs.length === 1 && jobs.length === 1 ? jobs[0]! : { count: jobs.length, jobs }, warnings };
   },
-  render({ data }) {
+  render({ data }, ctx) {
     const jobs = "jobs" in data ? data.jobs : [data];
-    if (jobs.length === 0) return "no jobs canceled";
+    // Without ids the picker ran and has said what happened (Ctrl-C, No, nothing to pick): one message, not two.
+    if (jobs.length === 0) return ctx.args.ids.length === 0 ? "" : "no jobs canceled";
     return jobs
       .map((j) =>
         !j.was_running

@@ -163,8 +163,19 @@ export const set = defineVerb({
     // The value's grammar depends on the key (an integer, a number or a duration): the setting's own rule checks it.
     return { data: await setSetting(await ctx.open({ create: true }), ctx.args.key, ctx.args.value) };
   },
-  render({ data }) {
-    return `${data.key} = ${valueText(data.unit, data.value, data.key)} (was ${valueText(data.unit, data.previous, data.key)}); ${data.applies_at === "add" ? "applies to jobs added from now on" : data.applies_at === "run" ? "applies to workers started from now on" : "applies to the next retry scheduled"}`;
+  render({ data }, ctx) {
+    const applies =
+      data.applies_at === "add"
+        ? "applies to jobs added from now on"
+        : data.applies_at === "run"
+          ? "applies to workers started from now on"
+          : "applies to the next retry scheduled";
+    // On SQLite nothing is shipped: output stays in local files, which output_cap never bounds (README "Many machines").
+    const said =
+      data.key === "output_cap" && ctx.location().url === undefined
+        ? "applies to shipped output only: this SQLite queue ships none (its output stays in local files, which have no cap)"
+        : applies;
+    return `${data.key} = ${valueText(data.unit, data.value, data.key)} (was ${valueText(data.unit, data.previous, data.key)}); ${said}`;
   },
 });
 

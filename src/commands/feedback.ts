@@ -3,7 +3,7 @@ import type { VerbResult } from "../contract/envelope.ts";
 import { type FeedbackData, jobFeedback, TAIL_BYTES } from "../ops/feedback.ts";
 import { parseStream } from "../ops/output.ts";
 import { counted } from "../ops/values.ts";
-import { escapeControl, humanDuration } from "../ui/text.ts";
+import { escapeControl, humanDuration, tailAtLineStart } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
 
 function verdict(d: FeedbackData): string {
@@ -55,10 +55,12 @@ export default defineVerb({
     for (const s of parseStream(ctx.args.stream)) {
       const view = data.streams[s];
       if (view.missing || view.size_bytes === 0) continue;
+      // The tail starts at a line's beginning: a line cut by --tail-bytes is left out, not shown half.
+      const tail = tailAtLineStart(view.tail, view.truncated);
       lines.push(
-        `--- ${s}${view.truncated ? ` (last ${Buffer.byteLength(view.tail)} of ${view.size_bytes} bytes)` : ""} ---`,
+        `--- ${s}${view.truncated ? ` (last ${counted(tail.lines, "line")} of ${view.size_bytes} bytes)` : ""} ---`,
       );
-      lines.push(view.tail.endsWith("\n") ? view.tail.slice(0, -1) : view.tail);
+      lines.push(tail.text.endsWith("\n") ? tail.text.slice(0, -1) : tail.text);
     }
     if (data.remediation) lines.push(`next: ${data.remediation}`);
     return lines.join("\n");

@@ -4,9 +4,20 @@ import { invalidValue } from "../contract/errors.ts";
 import { jobPage, LIST_LIMIT, type ListPage, parseStates } from "../ops/jobs.ts";
 import { LIMITS } from "../ops/limits.ts";
 import { type FailureGroup, failureGroups, selectionFilter } from "../ops/triage-groups.ts";
+import { workerStateWord } from "../ops/worker-health.ts";
 import { JOB_STATES } from "../store/model.ts";
 import { stdoutPaint } from "../ui/color.ts";
-import { clip, escapeControl, formatArgv, humanDuration, rerunCommand, table } from "../ui/text.ts";
+import {
+  clip,
+  clipColumns,
+  clipLine,
+  escapeControl,
+  formatArgv,
+  humanDuration,
+  lineRoom,
+  rerunCommand,
+  table,
+} from "../ui/text.ts";
 import { renderGroups } from "../ui/triage-groups-text.ts";
 import { jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
@@ -126,23 +137,26 @@ export default defineVerb({
     if (data.count === 0) return "no jobs";
     const now = Date.now() / 1000;
     const color = stdoutPaint();
+    // At a terminal one job is one line: the error gets at most 40 columns, the command what is left.
+    const room = lineRoom();
     const rows = data.jobs.map((j) => [
       String(j.id),
       // A running job whose worker is gone says so: "running (worker dead)".
       color.state(j.scheduled ? "scheduled" : j.state) +
         (j.worker_health && j.worker_health.worker_state !== "live"
-          ? color.red(` (worker ${j.worker_health.worker_state.replace("_", " ")})`)
+          ? color.red(` (worker ${workerStateWord(j.worker_health)})`)
           : ""),
       j.queue,
       String(j.priority),
       String(j.attempts_total),
       humanDuration(Math.max(0, now - j.created_at)),
-      clip(escapeControl(j.last_error ?? "")),
+      clipColumns(clip(escapeControl(j.last_error ?? "")), room === Infinity ? Infinity : 40),
       clip(formatArgv(j.argv)),
     ]);
     const more = pagination?.truncated
       ? `\n(more: ${ctx.suggest(rerunCommand("list", ctx.raw.values, { cursor: String(pagination.cursor) }))})`
       : "";
-    return table(["ID", "STATE", "QUEUE", "PRI", "TRIES", "AGE", "LAST ERROR", "COMMAND"], rows) + more;
+    const lines = table(["ID", "STATE", "QUEUE", "PRI", "TRIES", "AGE", "LAST ERROR", "COMMAND"], rows).split("\n");
+    return lines.map((l) => clipLine(l, room)).join("\n") + more;
   },
 });

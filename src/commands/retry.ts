@@ -181,9 +181,10 @@ export default defineVerb({
       warnings: retryWarnings(outcome),
     };
   },
-  render({ data }) {
+  render({ data }, ctx) {
     const jobs = "jobs" in data ? data.jobs : [data];
-    if (jobs.length === 0) return "no jobs to retry";
+    // After the picker (Ctrl-C, or nothing to pick) it has said what happened: one message, not two.
+    if (jobs.length === 0) return ctx.args.ids.length === 0 && wantsPicker(ctx) ? "" : "no jobs to retry";
     const changes = (j: RetriedJob) =>
       j.changed && Object.keys(j.changed).length ? ` (${describeChanges(j.changed)})` : "";
     if ("dry_run" in data && data.dry_run)

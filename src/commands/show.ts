@@ -5,7 +5,7 @@ import { describeExit } from "../ops/outcome.ts";
 import { lostToDisk } from "../ops/record.ts";
 import { timeoutText } from "../ops/values.ts";
 import { stdoutPaint } from "../ui/color.ts";
-import { attemptsText, escapeControl, formatArgv, humanDuration, iso, table } from "../ui/text.ts";
+import { attemptRowsText, escapeControl, formatArgv, humanDuration, iso, table } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
 import { healthContext } from "./workers.ts";
 
@@ -36,7 +36,8 @@ export default defineVerb({
       field("command", formatArgv(j.argv)),
       field("queue", j.queue),
       field("priority", String(j.priority)),
-      field("attempts", attemptsText(j, j.attempts_total, data.attempts.filter((a) => lostToDisk(a.error)).length)),
+      // Counted as the attempts table below lists them (the budget only since its last renewal).
+      field("attempts", attemptRowsText(j, data.attempts, data.attempts.filter((a) => lostToDisk(a.error)).length)),
       field("timeout", timeoutText(j.timeout_seconds)),
       field("created", ago(j.created_at)),
       // Only a queued job has a next run; a finished one keeps its last due time, which says nothing.

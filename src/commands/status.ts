@@ -6,6 +6,7 @@ import { fullDisks, type StatusData, statusOf } from "../ops/status.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { renderLiveStatus, renderStatus } from "../ui/status-view.ts";
 import { guardStdio } from "../ui/stdio.ts";
+import { lineRoom } from "../ui/text.ts";
 import { readRidingOut } from "./ride-out.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 import { healthContext, judgeRecord } from "./workers.ts";
@@ -91,6 +92,6 @@ export default defineVerb({
     });
   },
   render({ data }, ctx) {
-    return renderStatus(data, stdoutPaint(), ctx.suggest);
+    return renderStatus(data, stdoutPaint(), ctx.suggest, lineRoom());
   },
 });

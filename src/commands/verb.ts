@@ -8,6 +8,7 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import type { Warning } from "../contract/errors.ts";
 import type { Args, FlagDef, FlagsDef, RawArgs, VerbSpec } from "../contract/flags.ts";
+import { SOURCE_WORDS, withLocationSource } from "../ops/location-words.ts";
 import { type AppearingQueue, openAppearing, openQueue, type Store } from "../store/index.ts";
 import { type QueueLocation, resolveLocation, TRUSTED_DIRS_VAR, type UntrustedProjectDir } from "../store/location.ts";
 import { ownerLabel } from "../store/ownership.ts";
@@ -107,12 +108,7 @@ export interface ContextOptions {
 }
 
 /** Where a location came from, for messages. */
-const FROM: Record<QueueLocation["source"], string> = {
-  flag: "given by --db",
-  env: "given by SPOOLCTL_DB",
-  config: "db_path of .spoolctl/config.json",
-  default: "the default: no .spoolctl/ folder here or in a parent folder",
-};
+const FROM = SOURCE_WORDS;
 
 /** The `NO_QUEUE` warning of a reader that found nothing at `location` (README "Where the queue lives"). */
 function noQueue(location: QueueLocation): Warning {
@@ -158,7 +154,10 @@ export function makeContext<F extends FlagsDef>(raw: RawArgs, args: Args<F>, opt
     suggest: suggesterFor(typeof raw.values.db === "string" ? raw.values.db : undefined),
     async open({ create, absentOk = false }) {
       // Reading verbs never write, so they work on a queue the user may only read (and never change it).
-      const store = await openQueue(ctx.location(), { create, readOnly: !opts.mutates && !create });
+      // A database that cannot be reached is named with where its URL came from (--db, SPOOLCTL_DB, config).
+      const store = await openQueue(ctx.location(), { create, readOnly: !opts.mutates && !create }).catch((error) => {
+        throw withLocationSource(error, ctx.location());
+      });
       opts.stores.push(store);
       if (!store.exists && !absentOk && !opts.warnings.some((w) => w.code === "NO_QUEUE"))
         opts.warnings.push(noQueue(ctx.location()));
@@ -166,11 +165,14 @@ export function makeContext<F extends FlagsDef>(raw: RawArgs, args: Args<F>, opt
     },
     openAppearing() {
       let first = true;
-      return openAppearing(ctx.location(), (store) => {
+      const appearing = openAppearing(ctx.location(), (store) => {
         opts.stores.push(store);
         // A reader that waits for the queue to appear still says it is not there yet.
         if (first && !store.exists) opts.warnings.push(noQueue(ctx.location()));
         first = false;
+      });
+      return appearing.catch((error) => {
+        throw withLocationSource(error, ctx.location());
       });
     },
     catalog: opts.catalog,

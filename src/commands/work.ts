@@ -3,6 +3,7 @@ import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import { DEFAULTS, LIMITS } from "../ops/limits.ts";
 import { drainBacklog } from "../ops/live.ts";
+import { counted } from "../ops/values.ts";
 import type { Store } from "../store/store.ts";
 import { ProgressLine } from "../ui/live.ts";
 import { workerLine } from "../ui/worker-lines.ts";
@@ -14,33 +15,53 @@ import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 
 /** How long a starting worker waits for a database it reached but lost (seconds). */
 const OPEN_PATIENCE_SECONDS = 30;
+/** While it waits, the same condition is said once, then summed up this often (docs/architecture.md "Storage conditions"). */
+const SUMMARY_EVERY_MS = 30_000;
 
 /**
  * Opens the queue for a worker. A held lock or a full disk is waited out for as
  * long as it lasts (docs/architecture.md "Contention"); a connection cut while
  * opening (a restarting server, a killed backend) with a growing pause for up
  * to {@link OPEN_PATIENCE_SECONDS}, as the worker rides out the same condition
- * later; then, or at once for any other error, the error is raised.
+ * later; then, or at once for any other error, the error is raised. The
+ * condition is said in one line, then in a summary every 30 s (how many more
+ * tries met it), never once per try.
  */
 async function openRidingOut(ctx: VerbContext): Promise<Store> {
-  const deadline = performance.now() + OPEN_PATIENCE_SECONDS * 1000;
-  let said = false;
+  const started = performance.now();
+  const deadline = started + OPEN_PATIENCE_SECONDS * 1000;
+  let tries = 0;
+  let said: { message: string; at: number; since: number } | null = null;
   for (let pause = 100; ; pause = Math.min(pause * 2, 2000)) {
     try {
       return await ctx.open({ create: true });
     } catch (error) {
+      tries++;
       const transient = error instanceof SpoolError && (error.code === "LOCKED" || error.detail?.storage !== undefined);
       // A held lock or a full disk is waited out for as long as it lasts, as a running worker does.
       const endless = error instanceof SpoolError && (error.code === "LOCKED" || error.detail?.storage === "full");
-      if (!transient || (!endless && performance.now() + pause > deadline)) throw gaveUp(error);
-      // The first line also says for how long, and what to do (a mistyped URL never comes back).
+      if (!transient || (!endless && performance.now() + pause > deadline))
+        throw gaveUp(error, tries, (performance.now() - started) / 1000);
       const e = error as SpoolError;
-      const first =
-        !said && !endless
-          ? ` for up to ${OPEN_PATIENCE_SECONDS}s${e.remediation ? `: ${ctx.suggest(e.remediation)}` : ""}`
-          : "";
-      if (!ctx.json) process.stderr.write(`spoolctl: ${e.message}; will retry${first}\n`);
-      said = true;
+      const now = performance.now();
+      if (said === null || said.message !== e.message) {
+        // The first line also says for how long, and what to do (a mistyped URL never comes back).
+        const first =
+          said === null && !endless
+            ? ` for up to ${OPEN_PATIENCE_SECONDS}s${e.remediation ? `: ${ctx.suggest(e.remediation)}` : ""}`
+            : "";
+        if (!ctx.json) process.stderr.write(`spoolctl: ${e.message}; will retry${first}\n`);
+        said = { message: e.message, at: now, since: 0 };
+      } else {
+        said.since++;
+        if (now - said.at >= SUMMARY_EVERY_MS) {
+          if (!ctx.json)
+            process.stderr.write(
+              `spoolctl: still waiting: ${e.message} (${counted(said.since, "more try", "more tries")} in ${Math.round((now - said.at) / 1000)}s); will retry\n`,
+            );
+          said = { message: e.message, at: now, since: 0 };
+        }
+      }
       await Bun.sleep(pause);
     }
   }
@@ -48,13 +69,14 @@ async function openRidingOut(ctx: VerbContext): Promise<Store> {
 
 /**
  * The error a worker gives up starting with: an unreachable database's
- * remediation also says that a running worker rides such an outage out
- * (docs/architecture.md "Heartbeat and lease"), which only `work` may promise.
+ * remediation also says how often and how long this worker tried, and that
+ * a running worker rides such an outage out (docs/architecture.md
+ * "Heartbeat and lease"), which only `work` may promise.
  */
-function gaveUp(error: unknown): unknown {
+function gaveUp(error: unknown, tries: number, seconds: number): unknown {
   if (!(error instanceof SpoolError) || error.detail?.storage !== "unreachable") return error;
   return new SpoolError(error.code, error.message, {
-    remediation: `${error.remediation}; this worker tried for ${OPEN_PATIENCE_SECONDS}s to start, while a worker already running keeps its jobs and retries`,
+    remediation: `${error.remediation}; this worker tried ${counted(tries, "time")} in ${Math.round(seconds)}s to start, while a worker already running keeps its jobs and retries`,
     did_you_mean: error.did_you_mean,
     detail: error.detail,
   });

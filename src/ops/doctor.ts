@@ -10,6 +10,7 @@ import { type StoreCheck, writableOrCreatable } from "../store/index.ts";
 import { isPgUrl } from "../store/postgres/url.ts";
 import { queueDisks } from "../store/space.ts";
 import { describeLocation, type LocationReport } from "./config.ts";
+import { SOURCE_WORDS } from "./location-words.ts";
 import { counted } from "./values.ts";
 import type { WorkerHealth } from "./worker-health.ts";
 
@@ -58,6 +59,22 @@ export function versionAtLeast(a: string, b: string): boolean {
   return true;
 }
 
+/** Each `db_source` in words, as the other verbs' errors say it (src/ops/location-words.ts). */
+function sourceWords(loc: LocationReport): string {
+  if (loc.db_source === "flag") return SOURCE_WORDS.flag;
+  if (loc.db_source === "environment") return SOURCE_WORDS.env;
+  if (loc.db_source === "project_config") return `db_path of ${loc.config_path}`;
+  return SOURCE_WORDS.default;
+}
+
+/** A failed `db_opens` that could not reach or log into the database also says where its location came from. */
+function failedOpenText(message: string, loc: LocationReport): string {
+  if (!/^(cannot reach|PostgreSQL refused the login|the database of )/.test(message)) return message;
+  const at = `at ${loc.db_path}`;
+  const words = `(${sourceWords(loc)})`;
+  return message.includes(at) ? message.replace(at, `${at} ${words}`) : `${message} ${words}`;
+}
+
 /**
  * The database's checks (from its driver, read-only) and the spool folder's.
  * `diagnose` is the store's `diagnoseQueue`, passed in so that this module
@@ -77,7 +94,11 @@ async function databaseChecks(loc: LocationReport, diagnose: Diagnose): Promise<
       check(
         c.id,
         c.status,
-        c.id === "db_opens" && c.status === "pass" ? `${c.message} (source: ${loc.db_source})` : c.message,
+        c.id === "db_opens" && c.status === "pass"
+          ? `${c.message} (source: ${loc.db_source})`
+          : c.id === "db_opens" && c.status === "fail"
+            ? failedOpenText(c.message, loc)
+            : c.message,
         c.remediation,
         blocked,
       ),

@@ -59,6 +59,16 @@ export function stallReason(name: string, stall: Stall | null, pid: number | nul
 }
 
 /**
+ * A running job's worker state in one word for a table cell: "stopped" for
+ * a stale worker seen stopped by a signal (its fate says so, from
+ * {@link stallReason}), else the state ("stale", "dead", "lease expired").
+ */
+export function workerStateWord(h: Pick<WorkerHealth, "worker_state" | "fate">): string {
+  if (h.worker_state === "stale" && h.fate.includes(" is stopped (SIGSTOP")) return "stopped";
+  return h.worker_state.replace("_", " ");
+}
+
+/**
  * The state of a running job's worker: `live`; `stale` (its process lives
  * but has not heartbeated for `staleSeconds`: stopped with SIGSTOP, or stuck);
  * `dead` (confirmed on this host: the next worker reaps the job, at once

@@ -6,6 +6,7 @@
  * pickers only choose: the verbs then run their usual operation on the chosen
  * ids, in one transaction, so every rule of `retry ID…` / `cancel ID…` holds.
  */
+import { styleText } from "node:util";
 import * as p from "@clack/prompts";
 import type { DeletionPreview } from "../ops/delete.ts";
 import { RETRYABLE_STATES } from "../ops/retry.ts";
@@ -14,20 +15,27 @@ import { counted } from "../ops/values.ts";
 import type { Job, JobState } from "../store/model.ts";
 import { formatBytes } from "../store/read-bounded.ts";
 import type { Store } from "../store/store.ts";
-import { clip, escapeControl, formatArgv } from "./text.ts";
+import { clip, clipColumns, columns, escapeControl, formatArgv } from "./text.ts";
 
 /** Rows of the list shown at once; the rest scroll. */
 const MAX_ITEMS = 12;
 
-/** One job as a picker option: id, state and command on one line, its last error as the hint. */
+/** Columns of the hint (the last error) beside the row under the cursor. */
+const HINT_COLUMNS = 30;
+
+/**
+ * One job as a picker option: id, state and command on one line, its last
+ * error as the hint. The row under the cursor reads "│  ◻ label (hint)": label
+ * and hint are cut (in terminal columns) so that it fits `width` and never wraps.
+ */
 function option(job: Job, width: number): { value: number; label: string; hint?: string } {
-  const label = `${String(job.id).padStart(4)}  ${job.state.padEnd(8)}  ${job.queue === "default" ? "" : `[${job.queue}] `}${clip(formatArgv(job.argv))}`;
-  const room = Math.max(20, width - 12);
-  return {
-    value: job.id,
-    label: label.length > room ? `${label.slice(0, room - 1)}…` : label,
-    hint: job.last_error ? escapeControl(job.last_error).slice(0, 60) : undefined,
-  };
+  const label = `${String(job.id).padStart(4)}  ${job.state.padEnd(8)}  ${job.queue === "default" ? "" : `[${escapeControl(job.queue)}] `}${clip(formatArgv(job.argv))}`;
+  const hint = job.last_error ? clipColumns(escapeControl(job.last_error), HINT_COLUMNS) : undefined;
+  // clack wraps each row at the terminal's width less the *length* of its colored "│  " prefix
+  // (escape codes included), computed here the same way: then "◻ label (hint)" must fit.
+  const wrapAt = width - `${styleText("cyan", "│")}  `.length;
+  const room = Math.max(20, wrapAt - 2 - (hint ? columns(hint) + 3 : 0));
+  return { value: job.id, label: clipColumns(label, room), hint };
 }
 
 /**

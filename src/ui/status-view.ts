@@ -4,9 +4,10 @@
  */
 import type { LiveStatus } from "../ops/live.ts";
 import type { StateCounts, StatusData } from "../ops/status.ts";
+import { workerStateWord } from "../ops/worker-health.ts";
 import { REPORTED_STATES } from "../store/model.ts";
 import { paint as makePaint, type Paint } from "./color.ts";
-import { clip, escapeControl, formatArgv, humanDuration, iso, table } from "./text.ts";
+import { clip, clipLine, escapeControl, formatArgv, humanDuration, iso, table } from "./text.ts";
 
 /** `canceled 0  dead 0  done 0  failed 0  queued 3  running 0`, non-zero counts in their state's color. */
 export function countsLine(c: StateCounts, color: Paint = makePaint(false)): string {
@@ -22,6 +23,7 @@ export function renderStatus(
   data: StatusData,
   color: Paint = makePaint(false),
   suggest: (text: string) => string = (t) => t,
+  room = Infinity,
 ): string {
   const lines = [countsLine(data.counts, color)];
   if (data.scheduled > 0) lines.push(`scheduled ${data.scheduled} (queued, not yet due)`);
@@ -43,9 +45,13 @@ export function renderStatus(
   }
   if (data.recent_dead.length) {
     lines.push("recent dead:");
+    // One line per job at a terminal (`room` columns): the command is cut, never wrapped.
     for (const j of data.recent_dead)
       lines.push(
-        `  ${color.state("dead", `job ${j.id}`)}  ${clip(escapeControl(j.last_error ?? "-"))}  ${clip(formatArgv(j.argv))}`,
+        clipLine(
+          `  ${color.state("dead", `job ${j.id}`)}  ${clip(escapeControl(j.last_error ?? "-"))}  ${clip(formatArgv(j.argv))}`,
+          room,
+        ),
       );
   }
   for (const d of data.full_disks ?? []) {
@@ -91,7 +97,7 @@ export function renderLiveStatus(live: LiveStatus, color: Paint, intervalSeconds
     );
   }
   // A running job whose worker is gone says so beside the worker (docs/architecture.md "Dead workers in the views").
-  const gone = new Map(s.stranded.map((h) => [h.job_id, h.worker_state.replace("_", " ")]));
+  const gone = new Map(s.stranded.map((h) => [h.job_id, workerStateWord(h)]));
   const workerCell = (jobId: number, worker: string | null) =>
     gone.has(jobId) ? color.red(`${worker ?? "-"} (${gone.get(jobId)})`) : (worker ?? "-");
   lines.push("", color.bold(`RUNNING (${s.counts.running})`));
@@ -133,24 +139,9 @@ export function renderLiveStatus(live: LiveStatus, color: Paint, intervalSeconds
   return lines;
 }
 
-/** Cuts a line to `width` visible columns, keeping SGR codes intact (and resetting after a cut). */
+/** Cuts a line to `width` terminal columns, keeping SGR codes intact (and resetting after a cut). */
 export function fitLine(line: string, width: number): string {
-  let visible = 0;
-  let out = "";
-  for (let i = 0; i < line.length; i++) {
-    if (line[i] === "\u001b") {
-      const m = /^\u001b\[[0-9;]*m/.exec(line.slice(i));
-      if (m) {
-        out += m[0];
-        i += m[0].length - 1;
-        continue;
-      }
-    }
-    if (visible >= width) return `${out}\u001b[0m`;
-    out += line[i];
-    visible++;
-  }
-  return out;
+  return clipLine(line, width);
 }
 
 /** Fits lines to a `width` × `height` screen; a last line says how many were cut. */

@@ -34,6 +34,22 @@ function shellWord(a: string): string {
 /** A C0 or C1 control character (what {@link escapeControl} escapes). */
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
+/**
+ * The tail of a stream read from a line's start: when earlier bytes were
+ * left out (`truncated`), the partial first line is dropped; a tail that is
+ * all one partial line is kept, led by "…". Returns the text and how many
+ * lines it has.
+ */
+export function tailAtLineStart(tail: string, truncated: boolean): { text: string; lines: number } {
+  let text = tail;
+  if (truncated) {
+    const nl = tail.indexOf("\n");
+    text = nl >= 0 && nl < tail.length - 1 ? tail.slice(nl + 1) : `…${tail}`;
+  }
+  const body = text.endsWith("\n") ? text.slice(0, -1) : text;
+  return { text, lines: body === "" ? 0 : body.split("\n").length };
+}
+
 /** Longest command or error a table cell shows, characters; `show` and `--json` have the whole text. */
 export const CELL_MAX = 200;
 
@@ -67,17 +83,21 @@ export function crashBudget(crashes: number, maxCrashes: number | null): string 
   return `${crashes} of ${maxCrashes} crash requeues used`;
 }
 
+/** The fields of a job that its attempt phrases read. */
+type AttemptCounts = {
+  state: string;
+  attempts: number;
+  crashes: number;
+  max_retries: number;
+  max_crashes: number | null;
+};
+
 /**
- * A job's attempts in one phrase: "4 attempts: 4 failed, retry budget 3 used up";
- * worker crashes are named only when there were some (or a budget for them),
- * attempts lost to a full disk (`lostToDisk`, counted by the caller from the
- * attempts) only when there were some.
+ * How much of a job's budgets is spent: "retry budget 3 used up", then worker
+ * crashes only when there were some (or a budget for them), attempts lost to
+ * a full disk (counted by the caller) only when there were some.
  */
-export function attemptsText(
-  job: { state: string; attempts: number; crashes: number; max_retries: number; max_crashes: number | null },
-  started: number,
-  lostToDisk = 0,
-): string {
+function budgetsText(job: AttemptCounts, lostToDisk: number): string {
   const crashes =
     job.crashes > 0 || job.max_crashes !== null
       ? `; ${job.crashes} lost to a worker crash, ${crashBudget(job.crashes, job.max_crashes)}`
@@ -95,7 +115,43 @@ export function attemptsText(
     job.state === "dead" && budgetLeft
       ? "dead without a retry (the command cannot start)"
       : retryBudget(job.attempts, job.max_retries);
-  return `${started} attempt${started === 1 ? "" : "s"}: ${job.attempts} failed, ${retries}${crashes}${disk}`;
+  return `${retries}${crashes}${disk}`;
+}
+
+/**
+ * A job's attempts in one phrase: "4 attempts: 4 failed, retry budget 3 used up";
+ * `job.attempts` is the failures charged to the retry budget (see {@link budgetsText}).
+ */
+export function attemptsText(job: AttemptCounts, started: number, lostToDisk = 0): string {
+  return `${started} attempt${started === 1 ? "" : "s"}: ${job.attempts} failed, ${budgetsText(job, lostToDisk)}`;
+}
+
+/** Attempt states in the order `show` counts them, with their words. */
+const ROW_WORDS: [string, string][] = [
+  ["failed", "failed"],
+  ["timed_out", "timed out"],
+  ["abandoned", "abandoned"],
+  ["canceled", "canceled"],
+  ["succeeded", "succeeded"],
+  ["running", "running"],
+];
+
+/**
+ * A job's attempts counted as `show`'s attempts table lists them: "8 attempts:
+ * 8 failed, retry budget 3 used up since the last retry". The counts are the
+ * rows' states; the budget counts only the failures since the budget was last
+ * renewed (`retry`, `rerun`), and says so when that is fewer than the rows
+ * show. `lostToDisk`: rows lost to a full disk (not charged to the budget).
+ */
+export function attemptRowsText(job: AttemptCounts, rows: { state: string }[], lostToDisk = 0): string {
+  const count = (st: string) => rows.filter((r) => r.state === st).length;
+  const byState = ROW_WORDS.filter(([st]) => count(st) > 0).map(([st, word]) => `${count(st)} ${word}`);
+  const charged = count("failed") + count("timed_out") - lostToDisk;
+  const [retries, ...rest] = budgetsText(job, lostToDisk).split("; ");
+  // Fewer failures charged than failed rows: a retry renewed the budget since (not "dead without a retry").
+  const since = charged !== job.attempts && !retries!.startsWith("dead") ? " since the last retry" : "";
+  const head = `${rows.length} attempt${rows.length === 1 ? "" : "s"}${byState.length ? `: ${byState.join(", ")}` : ""}`;
+  return [`${head}, ${retries}${since}`, ...rest].join("; ");
 }
 
 /**
@@ -129,9 +185,42 @@ export function humanDuration(seconds: number): string {
   return `${Math.floor(m / 1440)}d${Math.floor((m % 1440) / 60)}h`;
 }
 
-/** Length of `text` as shown: SGR color codes take no room. */
+/** Terminal columns `text` takes as shown: SGR color codes take none, wide CJK and emoji 2 (Bun.stringWidth). */
 export function visibleLength(text: string): number {
-  return text.includes("\u001b[") ? text.replace(/\u001b\[[0-9;]*m/g, "").length : text.length;
+  return Bun.stringWidth(text);
+}
+
+/**
+ * The room of a one-line view on stdout: the terminal's columns less one (a
+ * line that fills the last column wraps on some terminals), or Infinity off
+ * a terminal, where nothing is cut (a pipe gets the whole text).
+ */
+export function lineRoom(stream: { isTTY?: boolean; columns?: number } = process.stdout): number {
+  return stream.isTTY ? Math.max(20, (stream.columns || 80) - 1) : Infinity;
+}
+
+/**
+ * `line` cut to at most `width` terminal columns with "…" (never inside a
+ * grapheme), keeping its SGR color codes whole and resetting the color after
+ * a cut: so a long command stays on one line of a table.
+ */
+export function clipLine(line: string, width: number): string {
+  if (Bun.stringWidth(line) <= width) return line;
+  let out = "";
+  let used = 0;
+  for (const part of line.split(/(\u001b\[[0-9;]*m)/)) {
+    if (part.startsWith("\u001b[")) {
+      out += part;
+      continue;
+    }
+    for (const { segment } of new Intl.Segmenter().segment(part)) {
+      const w = Bun.stringWidth(segment);
+      if (used + w > width - 1) return `${out}…${line.includes("\u001b[") ? "\u001b[0m" : ""}`;
+      out += segment;
+      used += w;
+    }
+  }
+  return out;
 }
 
 /** Terminal columns `text` takes (wide CJK and emoji count 2, combining marks 0). */
@@ -151,6 +240,31 @@ export function clipColumns(text: string, width: number): string {
     used += w;
   }
   return `${out}…`;
+}
+
+/**
+ * `text` broken at spaces into lines of at most `width` terminal columns (a
+ * word longer than a line is cut), at most `maxLines` of them: the last one
+ * ends with "…" when text was left out.
+ */
+export function wrapColumns(text: string, width: number, maxLines = Infinity): string[] {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    const joined = line === "" ? word : `${line} ${word}`;
+    if (Bun.stringWidth(joined) <= width || line === "") {
+      line = joined;
+      continue;
+    }
+    lines.push(line);
+    line = word;
+  }
+  lines.push(line);
+  const kept = lines.slice(0, maxLines).map((l) => clipColumns(l, width));
+  // The last line did not take the next word, so with the rest it overflows and gets its "…".
+  if (lines.length > maxLines)
+    kept[maxLines - 1] = clipColumns([lines[maxLines - 1], ...lines.slice(maxLines)].join(" "), width);
+  return kept;
 }
 
 /** `text` clipped to exactly `width` columns: cut with "…", or padded with spaces (stable-width boxes). */

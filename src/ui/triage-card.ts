@@ -10,7 +10,16 @@ import { lostToDisk } from "../ops/record.ts";
 import type { RetriedWithOverrides } from "../ops/retry.ts";
 import type { TriageCard } from "../ops/triage.ts";
 import { counted, timeoutText } from "../ops/values.ts";
-import { attemptsText, clipColumns, escapeControl, fitColumns, formatArgv, humanDuration, iso } from "./text.ts";
+import {
+  attemptsText,
+  clipColumns,
+  escapeControl,
+  fitColumns,
+  formatArgv,
+  humanDuration,
+  iso,
+  tailAtLineStart,
+} from "./text.ts";
 
 /** Lines of each stream's tail shown on a card; `v` shows everything. */
 export const CARD_TAIL_LINES = 8;
@@ -21,13 +30,28 @@ export interface TriageSummary {
   looked_at: number;
   /** Jobs in the list when the session started. */
   listed: number;
-  retried: { job_id: number; changed: RetriedWithOverrides["changed"] }[];
-  deleted: number[];
-  skipped: number[];
-  /** What was done to whole groups, in order. */
-  groups: GroupAction[];
+  /** Everything done to groups and single jobs, in the order it happened. */
+  steps: TriageStep[];
+  /** The lanes of the jobs retried, in the order they were first retried (for the `Next:` hint). */
+  lanes: string[];
   /** Ended by Ctrl-C (the job or group on screen was left as it was). */
   interrupted: boolean;
+}
+
+/** One thing a session did: to a whole group, or to one job. */
+export type TriageStep = ({ kind: "group" } & GroupAction) | ({ kind: "job" } & JobAction);
+
+/** One action on a single job, for the summary. */
+export interface JobAction {
+  job_id: number;
+  action: "retried" | "deleted" | "skipped";
+  /** Retried with new settings: what changed. */
+  changed?: RetriedWithOverrides["changed"];
+}
+
+/** Records that jobs of `lanes` were retried, keeping the first-retried order. */
+export function noteLanes(summary: TriageSummary, lanes: Iterable<string>): void {
+  for (const lane of lanes) if (!summary.lanes.includes(lane)) summary.lanes.push(lane);
 }
 
 /** One action on a whole failure group, for the summary. Sizes in bytes. */
@@ -90,7 +114,8 @@ export function cardText(card: TriageCard, width: number, now = Date.now() / 100
       lines.push(`── ${s}: empty`);
       continue;
     }
-    const shown = tailLines(view.tail, CARD_TAIL_LINES, width);
+    // From a line's start: the first line of a tail cut by bytes is left out, not shown half.
+    const shown = tailLines(tailAtLineStart(view.tail, view.truncated).text, CARD_TAIL_LINES, width);
     const more =
       view.truncated ||
       (view.tail.endsWith("\n") ? view.tail.slice(0, -1) : view.tail).split("\n").length > shown.length;
@@ -160,29 +185,52 @@ export function groupActionText(g: GroupAction): string {
   return `Retried the ${jobs} of "${g.signature}"${how ? ` (${how})` : ""}: ${idList(g.job_ids)}; now queued.`;
 }
 
-/** The closing summary: what changed, and what to run next. */
+/** The closing summary: what changed, one line per step in the order it happened (runs of single deletes or skips share a line). */
 export function summaryText(s: TriageSummary): string {
   const lines = [`Looked at ${s.looked_at} of ${counted(s.listed, "job")} one by one.`];
-  const groupChanges = s.groups.filter((g) => g.action !== "skipped").length;
-  if (s.retried.length === 0 && s.deleted.length === 0 && groupChanges === 0) lines.push("Nothing changed.");
-  for (const g of s.groups) lines.push(groupActionText(g));
-  for (const r of s.retried) {
-    const how = describeChanges(r.changed);
-    lines.push(`Retried job ${r.job_id}${how ? ` (${how})` : ""}; now queued.`);
-  }
-  if (s.deleted.length)
+  if (!s.steps.some((st) => st.action !== "skipped")) lines.push("Nothing changed.");
+  for (let i = 0; i < s.steps.length; ) {
+    const st = s.steps[i]!;
+    if (st.kind === "group") {
+      lines.push(groupActionText(st));
+      i++;
+      continue;
+    }
+    if (st.action === "retried") {
+      const how = st.changed ? describeChanges(st.changed) : "";
+      lines.push(`Retried job ${st.job_id}${how ? ` (${how})` : ""}; now queued.`);
+      i++;
+      continue;
+    }
+    // A run of single deletes (or skips) in a row: one line.
+    const ids: number[] = [];
+    for (; i < s.steps.length; i++) {
+      const next = s.steps[i]!;
+      if (next.kind !== "job" || next.action !== st.action) break;
+      ids.push(next.job_id);
+    }
+    const jobs = `job${ids.length > 1 ? "s" : ""} ${ids.join(", ")}`;
     lines.push(
-      s.deleted.length > 1
-        ? `Deleted jobs ${s.deleted.join(", ")} with their history and output.`
-        : `Deleted job ${s.deleted[0]} with its history and output.`,
+      st.action === "deleted"
+        ? `Deleted ${jobs} with ${ids.length > 1 ? "their" : "its"} history and output.`
+        : `Skipped ${jobs}.`,
     );
-  if (s.skipped.length) lines.push(`Skipped job${s.skipped.length > 1 ? "s" : ""} ${s.skipped.join(", ")}.`);
+  }
   return lines.join("\n");
 }
 
-/** The last line: what to run next. */
+/**
+ * The last line: what to run next. Retried jobs run where a worker serves
+ * their lane: one `work --drain` per lane retried, the default lane's without
+ * `--queue` (docs/architecture.md "Triage").
+ */
 export function nextStep(s: TriageSummary): string {
-  return s.retried.length || s.groups.some((g) => g.action === "retried")
-    ? "Next: spoolctl work --drain  (runs the retried jobs)"
-    : "Done.";
+  if (s.lanes.length === 0) return "Done.";
+  const lanes = [...s.lanes].sort((a, b) => (a === "default" ? -1 : b === "default" ? 1 : a.localeCompare(b)));
+  const commands = lanes.map((l) =>
+    l === "default" ? "spoolctl work --drain" : `spoolctl work --queue ${formatArgv([l])} --drain`,
+  );
+  return commands.length === 1
+    ? `Next: ${commands[0]}  (runs the retried jobs)`
+    : `Next: ${commands.join("; ")}  (run the retried jobs of ${lanes.length} lanes)`;
 }

@@ -14,7 +14,7 @@ import { counted, timeoutText } from "../ops/values.ts";
 import type { Store } from "../store/store.ts";
 import { menu } from "./menu.ts";
 import { pagerCommand, runPager } from "./pager.ts";
-import { cardText, cardTitle, describeChanges, outputText, type TriageSummary } from "./triage-card.ts";
+import { cardText, cardTitle, describeChanges, noteLanes, outputText, type TriageSummary } from "./triage-card.ts";
 import { ask, askOrBack, BACK, Back, validator } from "./triage-prompt.ts";
 
 /** Bytes of each stream's tail read for a card (the card then shows its last lines). */
@@ -123,7 +123,8 @@ async function triageOne(
       switch (action) {
         case "r": {
           await retryJobs(store, { refs: [String(id)] }, { force: false });
-          summary.retried.push({ job_id: id, changed: {} });
+          summary.steps.push({ kind: "job", job_id: id, action: "retried" });
+          noteLanes(summary, [card.job.queue]);
           p.log.success(`Retried job ${id}; now queued`);
           return "next";
         }
@@ -139,7 +140,8 @@ async function triageOne(
           });
           if (!overrides) continue;
           const [done] = await retryWithOverrides(store, [String(id)], overrides);
-          summary.retried.push({ job_id: id, changed: done!.changed });
+          summary.steps.push({ kind: "job", job_id: id, action: "retried", changed: done!.changed });
+          noteLanes(summary, [card.job.queue]);
           p.log.success(`Retried job ${id} (${describeChanges(done!.changed)}); now queued`);
           return "next";
         }
@@ -152,7 +154,7 @@ async function triageOne(
           );
           if (sure !== true) continue; // no, or Esc: back to the menu
           const gone = await deleteJob(store, String(id));
-          summary.deleted.push(id);
+          summary.steps.push({ kind: "job", job_id: id, action: "deleted" });
           p.log.success(
             `Deleted job ${id} (${counted(gone.deleted_attempts, "attempt")}, ${counted(gone.deleted_events, "event")}, ${counted(gone.freed_bytes, "byte")} of output)`,
           );
@@ -163,7 +165,7 @@ async function triageOne(
           await showLong(suggest(outputText(await latestOutput(store, id, VIEW_MAX_BYTES), id)));
           continue;
         case "s":
-          summary.skipped.push(id);
+          summary.steps.push({ kind: "job", job_id: id, action: "skipped" });
           return "next";
         default:
           return "quit";

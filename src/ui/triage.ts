@@ -23,7 +23,16 @@ import { counted, timeoutText } from "../ops/values.ts";
 import type { Store } from "../store/store.ts";
 import { menu, watchCancelKeys } from "./menu.ts";
 import { pagerRunning } from "./pager.ts";
-import { byteText, groupActionText, nextStep, summaryText, type TriageSummary } from "./triage-card.ts";
+import { columns } from "./text.ts";
+import {
+  byteText,
+  type GroupAction,
+  groupActionText,
+  nextStep,
+  noteLanes,
+  summaryText,
+  type TriageSummary,
+} from "./triage-card.ts";
 import { groupCardText, groupRow, groupTitle } from "./triage-groups-text.ts";
 import { askOverrides, boxWidth, type Suggest, walkJobs } from "./triage-job.ts";
 import { askOrBack, BACK, Interrupted } from "./triage-prompt.ts";
@@ -59,24 +68,26 @@ async function retryGroup(
   )
     return false;
   const refs = g.job_ids.map(String);
+  let step: GroupAction;
+  let warnings: { message: string }[] = [];
   if (overrides) {
     const done = await retryWithOverrides(store, refs, overrides);
-    summary.groups.push({
-      signature: g.text,
-      action: "retried",
-      job_ids: done.map((d) => d.job_id),
-      changed: done[0]?.changed,
-    });
+    step = { signature: g.text, action: "retried", job_ids: done.map((d) => d.job_id), changed: done[0]?.changed };
   } else {
     // As `retry --all` (the group's jobs as its filter): of jobs sharing an idempotency key
     // only the newest is requeued, and a key an active job holds keeps its dead jobs dead.
     const done = await retryJobs(store, { filter: { ids: g.job_ids, states: ["dead", "canceled"] } }, { force: false });
-    summary.groups.push({ signature: g.text, action: "retried", job_ids: done.jobs.map((d) => d.job_id) });
-    p.log.success(groupActionText(summary.groups.at(-1)!));
-    for (const w of retryWarnings(done)) p.log.warn(w.message);
-    return true;
+    step = { signature: g.text, action: "retried", job_ids: done.jobs.map((d) => d.job_id) };
+    warnings = retryWarnings(done);
   }
-  p.log.success(groupActionText(summary.groups.at(-1)!));
+  summary.steps.push({ kind: "group", ...step });
+  // The Next: hint drains the lanes the requeued jobs are in.
+  noteLanes(
+    summary,
+    (await jobsByIds(store, step.job_ids)).map((j) => j.queue),
+  );
+  p.log.success(groupActionText(step));
+  for (const w of warnings) p.log.warn(w.message);
   return true;
 }
 
@@ -98,14 +109,14 @@ async function deleteGroup(store: Store, g: FailureGroup, summary: TriageSummary
   );
   if (!sure) return false;
   const done = await deleteJobs(store, g.job_ids.map(String));
-  summary.groups.push({
+  const step: GroupAction = {
     signature: g.text,
     action: "deleted",
     job_ids: done.job_ids,
     removed: { attempts: done.deleted_attempts, events: done.deleted_events, bytes: done.freed_bytes },
-  });
-  summary.deleted.push(...done.job_ids);
-  p.log.success(groupActionText(summary.groups.at(-1)!));
+  };
+  summary.steps.push({ kind: "group", ...step });
+  p.log.success(groupActionText(step));
   for (const w of done.warnings) p.log.warn(w.message);
   return true;
 }
@@ -182,8 +193,7 @@ async function triageGroup(
           if (await deleteGroup(store, g, summary)) return "done";
           continue;
         case "s":
-          summary.groups.push({ signature: g.text, action: "skipped", job_ids: g.job_ids });
-          summary.skipped.push(...g.job_ids);
+          summary.steps.push({ kind: "group", signature: g.text, action: "skipped", job_ids: g.job_ids });
           return "done";
         default:
           return "quit";
@@ -201,7 +211,8 @@ async function triageGroup(
 async function pickGroup(groups: FailureGroup[], cursor: number): Promise<number | "walk" | "quit"> {
   const dead = groups.filter((g) => g.signature.state === "dead").reduce((n, g) => n + g.count, 0);
   const canceled = groups.reduce((n, g) => n + g.count, 0) - dead;
-  const width = (process.stdout.columns || 80) - 6;
+  // The menu draws "│  ● [1] " before a label and " (hint)" after it; one column spare, so no row wraps.
+  const width = (process.stdout.columns || 80) - 10;
   const options = groups.map((g, i) => ({
     value: `g${i}`,
     key: i < 9 ? String(i + 1) : undefined,
@@ -288,10 +299,8 @@ export async function runTriage(
   const summary: TriageSummary = {
     looked_at: 0,
     listed,
-    retried: [],
-    deleted: [],
-    skipped: [],
-    groups: [],
+    steps: [],
+    lanes: [],
     interrupted: false,
   };
   p.intro(`spoolctl triage${scopeText}`);
@@ -300,9 +309,11 @@ export async function runTriage(
     return summary;
   }
   const dead = groups.filter((g) => g.signature.state === "dead").reduce((n, g) => n + g.count, 0);
-  p.log.info(
-    `${dead} dead, ${counted(listed - dead, "canceled job")}, ${counted(groups.length, "failure group")}. Esc: back · Ctrl-C: stop, changing nothing more`,
-  );
+  const counts = `${dead} dead, ${counted(listed - dead, "canceled job")}, ${counted(groups.length, "failure group")}.`;
+  const keys = "Esc: back · Ctrl-C: stop, changing nothing more";
+  // One line where it fits ("●  " before it), else the keys on a line of their own.
+  const fits = columns(`${counts} ${keys}`) + 3 < (process.stdout.columns || 80);
+  p.log.info(fits ? `${counts} ${keys}` : `${counts}\n${keys}`);
   watchCancelKeys();
   // Outside a prompt the terminal is in cooked mode, where Ctrl-C is a signal: end as cleanly.
   const onSigint = () => {

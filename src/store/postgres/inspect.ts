@@ -48,7 +48,13 @@ export async function pgChecks(url: string): Promise<StoreCheck[]> {
       await sql`SELECT 1`;
     } catch (error) {
       const e = mapPgError(
-        { location: where, user: settings.username, password: settings.password },
+        // The password's source too, so a refused one is named as refused (as `status` does), not as missing.
+        {
+          location: where,
+          user: settings.username,
+          password: settings.password,
+          passwordSource: settings.passwordSource,
+        },
         error,
       ) as Error & { remediation?: string };
       return [
