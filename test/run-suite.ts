@@ -15,7 +15,7 @@
  * (`bun run test test/x.test.ts`) it is plain `bun test` on those files.
  * `SPOOLCTL_TEST_PG_E2E=0` skips the second run.
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startPgServer } from "./support/pg-server.ts";
 
@@ -27,13 +27,10 @@ if (args.length > 0) {
   process.exit(await proc.exited);
 }
 
-/** Files that already run PostgreSQL themselves, or touch no queue: not run twice. */
-const NOT_AGAIN = new Set([
-  "multihost.test.ts",
-  "pg-refusals.test.ts",
-  "secrets.test.ts",
-  "stopped-worker-pg.test.ts",
+/** Files that touch no queue: not run twice. */
+const NO_QUEUE = new Set([
   "args.test.ts",
+  "completion-install.test.ts",
   "contract-doc.test.ts",
   "failure-signature.test.ts",
   "fuzz.test.ts",
@@ -41,10 +38,15 @@ const NOT_AGAIN = new Set([
   "package.test.ts",
 ]);
 
-/** The end-to-end files (test/*.test.ts), less {@link NOT_AGAIN}. */
+/** Whether a test file starts PostgreSQL servers of its own (it already runs there). */
+function runsPostgresItself(file: string): boolean {
+  return /support\/(pg-server|pg-hosts)/.test(readFileSync(join(import.meta.dir, file), "utf8"));
+}
+
+/** The end-to-end files (test/*.test.ts) that a second run on PostgreSQL adds something to. */
 function endToEndFiles(): string[] {
   return readdirSync(import.meta.dir)
-    .filter((f) => f.endsWith(".test.ts") && !NOT_AGAIN.has(f))
+    .filter((f) => f.endsWith(".test.ts") && !NO_QUEUE.has(f) && !runsPostgresItself(f))
     .sort()
     .map((f) => join("test", f));
 }
