@@ -38,6 +38,7 @@ import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
 import * as op from "./operator-queries.ts";
 import { appendOutput, readOutput } from "./output.ts";
+import { PgRecurring } from "./recurring-queries.ts";
 import { num, toAttempt, toEvent, toJob, toWorker } from "./rows.ts";
 import { failureGroups } from "./triage-queries.ts";
 
@@ -50,7 +51,20 @@ export class PgQueries implements StoreWriter {
     private readonly effects: TxEffects,
     /** Whether this is a write transaction (getJob locks the row). */
     private readonly writing: boolean,
-  ) {}
+  ) {
+    this.recurring = new PgRecurring(tx, this);
+  }
+
+  /** Schedules and hooks (docs/architecture.md "Recurring jobs", "Hooks"). */
+  readonly recurring: PgRecurring;
+
+  /**
+   * Everything that happens in the transaction that ends a job (done, dead, canceled), from
+   * every path that ends one: a worker's result, a reap, a cancel. Today: its outcome hooks.
+   */
+  private async jobEnded(jobId: number, state: JobState, now: number): Promise<void> {
+    await this.recurring.enqueueHooks(jobId, state, now);
+  }
 
   async getJob(id: number): Promise<Job | null> {
     const [row] = this.writing
@@ -274,6 +288,7 @@ export class PgQueries implements StoreWriter {
     for (const e of r.events)
       this.effects.append({ jobId: r.jobId, event: e.event, workerId: e.workerId, detail: e.detail, at: r.now });
     this.effects.notify = true;
+    if (r.jobState !== "queued") await this.jobEnded(r.jobId, r.jobState, r.now);
     return true;
   }
 
@@ -389,8 +404,10 @@ export class PgQueries implements StoreWriter {
 
   async cancelQueuedJob(jobId: number, now: number): Promise<boolean> {
     const done = await op.cancelQueuedJob(this.tx, jobId, now);
-    if (done) this.effects.notify = this.effects.work.all = true;
-    return done;
+    if (!done) return false;
+    this.effects.notify = this.effects.work.all = true;
+    await this.jobEnded(jobId, "canceled", now);
+    return true;
   }
 
   async requestCancel(jobId: number): Promise<boolean> {
