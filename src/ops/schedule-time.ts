@@ -109,6 +109,13 @@ export function nextSlotAfter(rule: SlotRule, after: number): number {
   return next === null ? Number.POSITIVE_INFINITY : next.getTime() / 1000;
 }
 
+/** The newest slot at or before `t` (epoch seconds). */
+function latestSlotBy(rule: SlotRule, t: number): number {
+  if ("every" in rule) return Math.floor(t / rule.every + 1e-9) * rule.every;
+  const [prev] = cronOf(rule.cron, rule.tz).previousRuns(1, new Date(Math.floor(t) * 1000 + 1000));
+  return prev === undefined ? t : prev.getTime() / 1000;
+}
+
 /**
  * How late a slot may be fired and still count as on time under `--catch-up none`: half the
  * time to the following slot, at least 2 s and at most 60 s.
@@ -135,10 +142,12 @@ export function planSlots(s: Schedule, now: number, lastJobActive: boolean): Slo
   }
   let uncounted = 0;
   if (next <= now) {
-    // A long outage of a fine-grained schedule: count the rest of an interval rule, skip a cron one's.
-    const after = nextSlotAfter(rule, now);
-    if ("every" in rule) uncounted = Math.round((after - next) / rule.every);
-    next = after;
+    // A long outage of a fine-grained schedule: jump to the newest due slot; the ones between are
+    // counted (an interval rule) or left uncounted (a cron rule), never walked one by one.
+    const latest = latestSlotBy(rule, now);
+    if ("every" in rule) uncounted = Math.max(0, Math.round((latest - next) / rule.every));
+    if (latest > due[due.length - 1]!) due.push(latest);
+    next = nextSlotAfter(rule, now);
   }
   if (due.length === 0) return { fire: [], skipped: [], missed: null, next };
   if (lastJobActive && s.overlap === "queue") return null;
