@@ -1,0 +1,166 @@
+/**
+ * Recurring jobs end to end (docs/architecture.md "Recurring jobs"): real `spoolctl work`
+ * processes fire an `--every 1s` schedule exactly once per slot while they are SIGKILLed and
+ * restarted; slots missed while no worker ran follow `--catch-up`; `--overlap skip` records
+ * the slots it passes over. Runs on the driver SPOOLCTL_TEST_DB selects (SQLite by default).
+ */
+import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { openQueue } from "../src/store/index.ts";
+import type { Job } from "../src/store/model.ts";
+import { slotOfKey } from "../src/store/recurring.ts";
+import type { Store } from "../src/store/store.ts";
+import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
+import { type BgProc, killJobGroups, killSpawned, startWorker } from "./reliability-helpers.ts";
+
+setDefaultTimeout(120_000);
+
+let q: TempQueue;
+let store: Store | null = null;
+
+beforeEach(() => {
+  q = new TempQueue();
+});
+
+afterEach(async () => {
+  await killSpawned();
+  await killJobGroups(q);
+  await store?.close();
+  store = null;
+  q.cleanup();
+});
+
+async function open(): Promise<Store> {
+  store ??= await openQueue(q.location(), { create: false });
+  return store;
+}
+
+/** The jobs schedule `name` made, by slot (epoch seconds), oldest first. */
+async function scheduledJobs(name: string): Promise<{ slot: number; job: Job }[]> {
+  const s = await open();
+  const jobs = await s.read(async (tx) => tx.listJobs({ limit: 10_000 }));
+  return jobs
+    .flatMap((job) => {
+      const of = slotOfKey(job.idempotency_key);
+      return of && of.schedule === name && !of.manual ? [{ slot: Date.parse(of.slot) / 1000, job }] : [];
+    })
+    .sort((a, b) => a.slot - b.slot);
+}
+
+async function slotRows(name: string) {
+  const s = await open();
+  return await s.read(async (tx) => tx.recurring.slotsOf(name, 1000));
+}
+
+/** `spoolctl ARGS` with `--json` before the `--`; the envelope, after asserting exit 0. */
+async function cli(...args: string[]): Promise<any> {
+  const i = args.indexOf("--");
+  const r = await q.run(i === -1 ? [...args, "--json"] : [...args.slice(0, i), "--json", ...args.slice(i)]);
+  expect([args.join(" "), r.code, r.stderr]).toEqual([args.join(" "), 0, ""]);
+  return JSON.parse(r.stdout);
+}
+
+function worker(id: string, ...args: string[]): BgProc {
+  return startWorker(q, ["--worker-id", id, ...args], { env: FAST_KNOBS });
+}
+
+test("3 workers SIGKILLed and restarted over an --every 1s schedule for 15 s: one job per slot, none missing", async () => {
+  await cli("schedule", "add", "s", "--every", "1s", "--catch-up", "all:100", "--overlap", "allow", "--", "true");
+  const workers = [worker("w0"), worker("w1"), worker("w2")];
+  const started = performance.now();
+  let round = 0;
+  // The schedule's life: every 2.5 s one worker is SIGKILLed and another takes its place.
+  while (performance.now() - started < 15_000) {
+    await Bun.sleep(2500);
+    const i = round % 3;
+    workers[i]!.proc.kill("SIGKILL");
+    await workers[i]!.exited;
+    workers[i] = worker(`w${i}-${++round}`);
+  }
+  await cli("schedule", "pause", "s");
+  const jobs = await scheduledJobs("s");
+  const slots = jobs.map((j) => j.slot);
+  expect(jobs.length).toBeGreaterThanOrEqual(10);
+  // No key twice, and every slot between the first and the last has its job.
+  const keys = jobs.map((j) => j.job.idempotency_key);
+  expect(new Set(keys).size).toBe(keys.length);
+  const gaps = slots.slice(1).flatMap((t, i) => (t - slots[i]! === 1 ? [] : [[slots[i], t]]));
+  expect(gaps).toEqual([]);
+  expect((await slotRows("s")).filter((r) => r.outcome !== "fired")).toEqual([]);
+  // The workers ran them: each fired job is done (or still queued/running at the pause).
+  const done = jobs.filter((j) => j.job.state === "done").length;
+  expect(done).toBeGreaterThanOrEqual(jobs.length - 6);
+});
+
+/** Waits until schedule `name` has had at least `n` slots come with no worker, then starts one. */
+async function afterOutage(name: string, n: number): Promise<{ first: number }> {
+  const list = await cli("schedule", "list", name);
+  const first = list.data.schedules[0].next_slot as number;
+  const s = await open();
+  await waitFor(`${n} slots of ${name} to pass`, () => s.now() >= first + n - 1 + 0.2, 30_000);
+  worker("late");
+  return { first };
+}
+
+test("no worker for 5 slots, then a worker: --catch-up last fires the newest once, the rest are missed", async () => {
+  await cli("schedule", "add", "late", "--every", "1s", "--", "true");
+  const { first } = await afterOutage("late", 5);
+  const missed = await waitFor(
+    "the missed row",
+    async () => (await slotRows("late")).find((r) => r.outcome === "missed"),
+    30_000,
+  );
+  const detail = JSON.parse(missed.detail!);
+  expect(missed.slot).toBe(first);
+  expect(detail.count).toBeGreaterThanOrEqual(4); // 5 or more slots came, the newest fired
+  const jobs = await scheduledJobs("late");
+  // The first pass fired exactly one slot: the one after the last missed.
+  expect(jobs[0]!.slot).toBe(detail.last + 1);
+  expect(jobs.filter((j) => j.slot <= detail.last + 1)).toHaveLength(1);
+});
+
+test("no worker for 5 slots, then a worker: --catch-up all:3 fires the newest 3", async () => {
+  await cli("schedule", "add", "late", "--every", "1s", "--catch-up", "all:3", "--overlap", "allow", "--", "true");
+  await afterOutage("late", 5);
+  const missed = await waitFor(
+    "the missed row",
+    async () => (await slotRows("late")).find((r) => r.outcome === "missed"),
+    30_000,
+  );
+  const detail = JSON.parse(missed.detail!);
+  expect(detail.count).toBeGreaterThanOrEqual(2); // 5 or more came, 3 fired
+  const jobs = await waitFor("3 jobs", async () => {
+    const j = await scheduledJobs("late");
+    return j.length >= 3 ? j : null;
+  });
+  expect(jobs.slice(0, 3).map((j) => j.slot)).toEqual([detail.last + 1, detail.last + 2, detail.last + 3]);
+});
+
+test("--overlap skip with a job longer than the interval: slots are skipped and recorded, runs never overlap", async () => {
+  await cli("schedule", "add", "slow", "--every", "1s", "--", "sleep", "2.5");
+  worker("w", "--concurrency", "3");
+  await waitFor(
+    "two runs done and two skipped slots",
+    async () => {
+      const jobs = await scheduledJobs("slow");
+      const skipped = (await slotRows("slow")).filter((r) => r.outcome === "skipped");
+      return jobs.filter((j) => j.job.state === "done").length >= 2 && skipped.length >= 2;
+    },
+    60_000,
+  );
+  await cli("schedule", "pause", "slow");
+  const rows = await slotRows("slow");
+  const skipped = rows.filter((r) => r.outcome === "skipped");
+  for (const r of skipped)
+    expect(JSON.parse(r.detail!)).toMatchObject({ overlap: "skip", active_job: expect.any(Number) });
+  // Each run starts after the previous one ended.
+  const s = await open();
+  const spans = [];
+  for (const { job } of await scheduledJobs("slow")) {
+    const [a] = await s.read(async (tx) => tx.attemptsOf(job.id));
+    if (a) spans.push([a.started_at, a.finished_at ?? Number.POSITIVE_INFINITY]);
+  }
+  for (let i = 1; i < spans.length; i++) expect(spans[i]![0]!).toBeGreaterThanOrEqual(spans[i - 1]![1]!);
+  // `schedule list` says what became of the slots.
+  const listed = await q.run(["schedule", "list", "slow"]);
+  expect(listed.stdout).toContain("skipped");
+});
