@@ -164,3 +164,51 @@ test("--overlap skip with a job longer than the interval: slots are skipped and 
   const listed = await q.run(["schedule", "list", "slow"]);
   expect(listed.stdout).toContain("skipped");
 });
+
+test("status shows schedules and warns with no live worker; list, show and tick say which schedule made a job", async () => {
+  await cli("schedule", "add", "nightly", "--cron", "0 3 * * *", "--tz", "Europe/Berlin", "--", "true");
+  await cli("schedule", "add", "often", "--every", "1s", "--", "true");
+  const status = await q.run(["status", "--json"]);
+  const env = JSON.parse(status.stdout);
+  expect(env.data.schedules.map((s: any) => s.name)).toEqual(["nightly", "often"]);
+  expect(env.warnings.map((w: any) => w.code)).toEqual(["SCHEDULES_UNFIRED"]);
+  // A host without a worker fires due slots with one pass.
+  const ticked = await waitFor("a slot of often to be due and fired", async () => {
+    const t = await cli("schedule", "tick");
+    return t.data.outcomes.find((o: any) => o.outcome === "fired");
+  });
+  const list = await q.run(["list"]);
+  expect(list.stdout).toContain("[sched often] true");
+  const show = await q.run(["show", String(ticked.job_id)]);
+  expect(show.stdout).toMatch(/made by\s+schedule often slot \d{4}-\d\d-\d\dT[\d:]+Z/);
+  // With a live worker the warning goes; a paused schedule never warns.
+  worker("w");
+  await waitFor(
+    "the worker to count as live",
+    async () => JSON.parse((await q.run(["status", "--json"])).stdout).data.live_workers === 1,
+  );
+  expect(JSON.parse((await q.run(["status", "--json"])).stdout).warnings).toEqual([]);
+  const text = await q.run(["status"]);
+  expect(text.stdout).toContain("schedules: 2");
+  expect(text.stdout).toContain("nightly  next ");
+});
+
+test("schedule add refuses a bad rule, zone or policy with the reason, and a taken name", async () => {
+  const refuse = async (args: string[], pattern: RegExp, code = "INVALID_INPUT") => {
+    const r = await q.run(["schedule", "add", ...args, "--json", "--", "true"]);
+    const error = JSON.parse(r.stdout).errors[0];
+    expect([args.join(" "), r.code, error.code]).toEqual([args.join(" "), error.exit_code, code]);
+    expect(error.message).toMatch(pattern);
+    expect(r.stderr).not.toContain("    at ");
+  };
+  await refuse(["x", "--cron", "0 25 * * *"], /hour: 25/);
+  await refuse(["x", "--cron", "0 3 * * *", "--tz", "Mars/Olympus"], /Mars\/Olympus/);
+  await refuse(["x", "--every", "1s", "--cron", "0 3 * * *"], /either --cron EXPR or --every/);
+  await refuse(["x"], /either --cron EXPR or --every/);
+  await refuse(["x", "--every", "1s", "--catch-up", "some"], /none, last, or all:N/);
+  await refuse(["x", "--every", "1s", "--key", "k"], /--key/, "UNKNOWN_FLAG"); // each slot's job has its own key
+  await refuse(["bad:name", "--every", "1s"], /not a schedule name/);
+  await cli("schedule", "add", "x", "--every", "1h", "--", "true");
+  const taken = await q.run(["schedule", "add", "x", "--every", "1h", "--json", "--", "true"]);
+  expect(JSON.parse(taken.stdout).errors[0].code).toBe("CONFLICT");
+});

@@ -6,6 +6,7 @@ import { LIMITS } from "../ops/limits.ts";
 import { type FailureGroup, failureGroups, selectionFilter } from "../ops/triage-groups.ts";
 import { JOB_STATES } from "../store/model.ts";
 import { stdoutPaint } from "../ui/color.ts";
+import { originTag } from "../ui/origin.ts";
 import { clip, escapeControl, formatArgv, humanDuration, rerunCommand, table } from "../ui/text.ts";
 import { renderGroups } from "../ui/triage-groups-text.ts";
 import { jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
@@ -138,7 +139,7 @@ export default defineVerb({
       String(j.attempts_total),
       humanDuration(Math.max(0, now - j.created_at)),
       clip(escapeControl(j.last_error ?? "")),
-      clip(formatArgv(j.argv)),
+      clip(originTag(j.idempotency_key) + formatArgv(j.argv)),
     ]);
     const more = pagination?.truncated
       ? `\n(more: ${ctx.suggest(rerunCommand("list", ctx.raw.values, { cursor: String(pagination.cursor) }))})`
