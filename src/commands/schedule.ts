@@ -54,7 +54,14 @@ export const add = defineVerb({
       description: "cron expression: minute hour day-of-month month day-of-week (an optional leading seconds field)",
       valueHint: "EXPR",
     },
-    every: { type: "string", description: "a fixed interval: 30s, 10m, 1h, 1d", valueHint: "DURATION" },
+    every: {
+      type: "string",
+      description: "a fixed interval: 30s, 10m, 1h, 1d",
+      valueHint: "DURATION",
+      valueType: "duration",
+      min: 1,
+      max: 365 * 86400,
+    },
     tz: {
       type: "string",
       description: "IANA time zone the cron expression is read in (default UTC)",
