@@ -273,8 +273,10 @@ export async function enqueueOutcomeHooks(
   jobId: number,
   state: JobState,
   now: number,
+  /** The hooks of `state`, when the caller read them already (PostgreSQL reads them with the outcome's write). */
+  read?: Hook[],
 ): Promise<number[]> {
-  const hooks = await st.hooksOn(state);
+  const hooks = read ?? (await st.hooksOn(state));
   if (hooks.length === 0) return [];
   const job = await st.getJob(jobId);
   if (job === null) return [];

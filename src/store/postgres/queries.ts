@@ -20,6 +20,7 @@ import type {
   NewJob,
   WorkerRecord,
 } from "../model.ts";
+import type { Hook } from "../recurring.ts";
 import type {
   AttemptClosing,
   AttemptKey,
@@ -62,8 +63,8 @@ export class PgQueries implements StoreWriter {
    * Everything that happens in the transaction that ends a job (done, dead, canceled), from
    * every path that ends one: a worker's result, a reap, a cancel. Today: its outcome hooks.
    */
-  private async jobEnded(jobId: number, state: JobState, now: number): Promise<void> {
-    await this.recurring.enqueueHooks(jobId, state, now);
+  private async jobEnded(jobId: number, state: JobState, now: number, hooks?: Hook[]): Promise<void> {
+    await this.recurring.enqueueHooks(jobId, state, now, hooks);
   }
 
   async getJob(id: number): Promise<Job | null> {
@@ -261,6 +262,9 @@ export class PgQueries implements StoreWriter {
 
   async recordAttempt(r: AttemptRecord): Promise<boolean> {
     // Fenced by (job, attempt, worker) in the UPDATE itself; the attempt row is closed only if the job row was.
+    // An ending job's hooks are read in the same round trip (pipelined): no hooks costs no extra trip.
+    const hooks = r.jobState === "queued" ? null : this.recurring.hooksOn(r.jobState);
+    hooks?.catch(() => {}); // its failure is the UPDATE's too: the transaction is aborted either way
     const [row] = await this.tx.unsafe(HOT_SQL.recordAttempt, [
       r.jobState,
       r.attempts,
@@ -288,7 +292,7 @@ export class PgQueries implements StoreWriter {
     for (const e of r.events)
       this.effects.append({ jobId: r.jobId, event: e.event, workerId: e.workerId, detail: e.detail, at: r.now });
     this.effects.notify = true;
-    if (r.jobState !== "queued") await this.jobEnded(r.jobId, r.jobState, r.now);
+    if (hooks !== null) await this.jobEnded(r.jobId, r.jobState, r.now, await hooks);
     return true;
   }
 

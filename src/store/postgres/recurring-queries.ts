@@ -21,6 +21,7 @@ import {
   type SlotStatements,
   slotKey,
 } from "../recurring.ts";
+import { HOT_SQL } from "./hot-path.ts";
 import { num, numOrNull } from "./rows.ts";
 
 type Row = Record<string, unknown>;
@@ -65,7 +66,7 @@ export class PgRecurring implements RecurringWriter, SlotStatements, HookStateme
   ) {}
 
   async earliestSlot(): Promise<number | null> {
-    const [row] = await this.tx`SELECT next_slot FROM schedules WHERE paused = 0 ORDER BY next_slot LIMIT 1`;
+    const [row] = await this.tx.unsafe(HOT_SQL.earliestSlot, []);
     return row ? num(row.next_slot) : null;
   }
 
@@ -140,8 +141,8 @@ export class PgRecurring implements RecurringWriter, SlotStatements, HookStateme
   }
 
   /** "Job ended → enqueue hooks" for this transaction (see {@link enqueueOutcomeHooks}). */
-  enqueueHooks(jobId: number, state: JobState, now: number): Promise<number[]> {
-    return enqueueOutcomeHooks(this, jobId, state, now);
+  enqueueHooks(jobId: number, state: JobState, now: number, read?: Hook[]): Promise<number[]> {
+    return enqueueOutcomeHooks(this, jobId, state, now, read);
   }
 
   // SlotStatements
@@ -189,7 +190,7 @@ export class PgRecurring implements RecurringWriter, SlotStatements, HookStateme
   // HookStatements
 
   async hooksOn(state: JobState): Promise<Hook[]> {
-    return ((await this.tx`SELECT * FROM hooks WHERE on_outcome = ${state}`) as Row[]).map(toHook);
+    return ((await this.tx.unsafe(HOT_SQL.hooksOn, [state])) as Row[]).map(toHook);
   }
 
   getJob(id: number): Promise<Job | null> {

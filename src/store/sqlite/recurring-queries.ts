@@ -21,6 +21,8 @@ import {
   slotKey,
 } from "../recurring.ts";
 
+import { HOT_SQL } from "./hot-path.ts";
+
 type Row = Record<string, unknown>;
 
 /** What these statements need of the connection's job statements (they signal workers). */
@@ -49,9 +51,7 @@ export class SqliteRecurring implements RecurringWriter, SlotStatements, HookSta
   ) {}
 
   async earliestSlot(): Promise<number | null> {
-    const row = this.db.query("SELECT next_slot FROM schedules WHERE paused = 0 ORDER BY next_slot LIMIT 1").get() as {
-      next_slot: number;
-    } | null;
+    const row = this.db.query(HOT_SQL.earliestSlot).get() as { next_slot: number } | null;
     return row?.next_slot ?? null;
   }
 
@@ -218,7 +218,7 @@ export class SqliteRecurring implements RecurringWriter, SlotStatements, HookSta
   // HookStatements
 
   async hooksOn(state: JobState): Promise<Hook[]> {
-    return (this.db.query("SELECT * FROM hooks WHERE on_outcome = ?").all(state) as Row[]).map(toHook);
+    return (this.db.query(HOT_SQL.hooksOn).all(state) as Row[]).map(toHook);
   }
 
   getJob(id: number): Promise<Job | null> {
