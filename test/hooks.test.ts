@@ -114,3 +114,25 @@ test("a failing hook is a dead job in triage's list; it triggers no hook itself;
   const dead = (await cli("list", "--state", "dead")).jobs.map((j: any) => j.id);
   expect(dead).toEqual(expect.arrayContaining([dying, deadHook]));
 });
+
+test("every path that ends a job adds its hooks: a reap to dead, a cancel of a running job", async () => {
+  await cli("hook", "add", "dead", "--on", "dead", "--run-queue", "h", "--", "true");
+  await cli("hook", "add", "gone", "--on", "canceled", "--run-queue", "h", "--", "true");
+  const reaped = (await cli("add", "--max-crashes", "0", "--", "sleep", "60")).job_id;
+  const w = startWorker(q, ["--worker-id", "w-1"], { env: FAST_KNOBS });
+  await waitFor("the job to run", async () => (await job(reaped)).state === "running");
+  w.proc.kill("SIGKILL");
+  await w.exited;
+  // The next worker reaps the dead worker's job: out of crash budget, it is dead, and its hook is added with it.
+  const w2 = startWorker(q, ["--worker-id", "w-2"], { env: FAST_KNOBS });
+  await waitFor("the reap", async () => (await job(reaped)).state === "dead");
+  const running = (await cli("add", "--", "sleep", "60")).job_id;
+  await waitFor("the second job to run", async () => (await job(running)).state === "running");
+  await cli("cancel", String(running), "--running", "--yes");
+  await waitFor("the cancel", async () => (await job(running)).state === "canceled");
+  w2.proc.kill("SIGTERM");
+  const keys = await Promise.all(
+    (await cli("list", "--queue", "h")).jobs.map(async (h: any) => (await job(h.id)).idempotency_key),
+  );
+  expect(keys.sort()).toEqual([`hook:dead:${reaped}:1:dead`, `hook:gone:${running}:1:canceled`]);
+});
