@@ -212,3 +212,24 @@ test("schedule add refuses a bad rule, zone or policy with the reason, and a tak
   const taken = await q.run(["schedule", "add", "x", "--every", "1h", "--json", "--", "true"]);
   expect(JSON.parse(taken.stdout).errors[0].code).toBe("CONFLICT");
 });
+
+test("--overlap queue with a job longer than the interval: the slot waits for the job and fires late, never beside it", async () => {
+  await cli("schedule", "add", "q", "--every", "1s", "--overlap", "queue", "--", "sleep", "2.5");
+  worker("w", "--concurrency", "3");
+  await waitFor(
+    "three runs done",
+    async () => (await scheduledJobs("q")).filter((j) => j.job.state === "done").length >= 3,
+    60_000,
+  );
+  await cli("schedule", "pause", "q");
+  const rows = await slotRows("q");
+  expect(rows.filter((r) => r.outcome === "skipped")).toEqual([]);
+  const s = await open();
+  const spans = [];
+  for (const { job } of await scheduledJobs("q")) {
+    const [a] = await s.read(async (tx) => tx.attemptsOf(job.id));
+    if (a) spans.push([job.created_at, a.started_at, a.finished_at ?? Number.POSITIVE_INFINITY] as const);
+  }
+  // Each job is added only once the previous one ended (so the runs never overlap).
+  for (let i = 1; i < spans.length; i++) expect(spans[i]![0]).toBeGreaterThanOrEqual(spans[i - 1]![2]);
+});
