@@ -202,7 +202,10 @@ test("every verb parses with nothing but its required arguments, and every defau
     const positionals = Object.values(spec.flags).filter((d) => d.type === "positional" && d.required);
     const words = positionals.map((d) => d.choices?.[0] ?? (d.valueType === "json" ? "{}" : "1"));
     const required = Object.entries(spec.flags).filter(([, d]) => d.type === "string" && d.required);
-    const argv = [...required.flatMap(([n, d]) => [`--${n}`, d.valueType === "duration" ? "1d" : "1"]), ...words];
+    const argv = [
+      ...required.flatMap(([n, d]) => [`--${n}`, d.choices?.[0] ?? (d.valueType === "duration" ? "1d" : "1")]),
+      ...words,
+    ];
     const args = checkArgs(spec, splitArgv(argv, spec.flags), { spoken: spec.name, canAsk: false }) as Record<
       string,
       unknown

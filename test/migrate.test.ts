@@ -22,7 +22,18 @@ describe.skipIf(ON_POSTGRES)("SQLite file migrations", () => {
   beforeEach(() => (q = new TempQueue()));
   afterEach(() => q.cleanup());
 
-  const TABLES = ["attempts", "job_events", "jobs", "lane_counts", "meta", "settings", "workers"];
+  const TABLES = [
+    "attempts",
+    "hooks",
+    "job_events",
+    "jobs",
+    "lane_counts",
+    "meta",
+    "schedule_slots",
+    "schedules",
+    "settings",
+    "workers",
+  ];
 
   function tables(path = q.db): string[] {
     const db = new Database(path, { readonly: true });

@@ -273,6 +273,37 @@ test("mutating verbs validate against their exported schemas, single and batch f
   await check(["stop"]);
 });
 
+test("schedule and hook verbs validate against their exported schemas", async () => {
+  const added = await check([
+    "schedule",
+    "add",
+    "nightly",
+    "--cron",
+    "0 3 * * *",
+    "--tz",
+    "Europe/Berlin",
+    "--",
+    "true",
+  ]);
+  expect(added.data).toMatchObject({ name: "nightly", tz: "Europe/Berlin", paused: false });
+  await check(["schedule", "add", "often", "--every", "1h", "--queue", "sched-none", "--", "true"]);
+  const now = await check(["schedule", "run-now", "often"]);
+  expect(now.data.key).toStartWith("sched:often:manual:");
+  await check(["schedule", "list"]);
+  const one = await check(["schedule", "list", "often"]);
+  expect(one.data.slots[0]).toMatchObject({ outcome: "manual", job_id: now.data.job_id });
+  await check(["schedule", "pause", "often"]);
+  await check(["schedule", "resume", "often"]);
+  await check(["schedule", "tick"]);
+  await check(["schedule", "rm", "often"]);
+  await check(["schedule", "rm", "often"], { error: "NOT_FOUND" });
+  await check(["schedule", "add", "bad", "--cron", "61 * * * *", "--", "true"], { error: "INVALID_INPUT" });
+  await check(["hook", "add", "page", "--on", "dead", "--queue", "sched-none", "--", "true"]);
+  await check(["hook", "list"]);
+  await check(["hook", "rm", "page"]);
+  await check(["schedule", "rm", "nightly"]);
+});
+
 test("error envelopes validate against the envelope schema", async () => {
   await Promise.all([
     check(["frobnicate"], { error: "UNKNOWN_COMMAND" }),

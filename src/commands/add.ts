@@ -21,7 +21,7 @@ export type AddData = AddedJob | { count: number; jobs: AddedJob[] };
  * share: they also check what spans fields, and a field left out takes the
  * queue's setting (`config set timeout`), not the default shown in `--help`.
  */
-function inputFromFlags(raw: RawArgs, argv: string[]): AddInput {
+export function inputFromFlags(raw: RawArgs, argv: string[]): AddInput {
   const text = (name: string) => {
     const v = raw.values[name];
     return typeof v === "string" ? v : undefined;

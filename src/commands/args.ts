@@ -140,17 +140,20 @@ function positionals(spec: VerbSpec, raw: RawArgs, opts: CheckOptions): Record<s
   const words = [...raw.positionals, ...(raw.rest ?? [])];
   const defs = Object.entries(spec.flags).filter(([, d]) => d.type === "positional");
   const dashDashOnly = defs.find(([, d]) => d.afterDashDash)?.[1];
-  if (dashDashOnly && raw.positionals.length) {
-    if (raw.rest === null) throw commandWithoutDashDash(raw.positionals, dashDashOnly);
-    const stray = strayWords(raw.positionals, ", ");
+  // Positionals defined before the command (`schedule add NAME … -- CMD`) are typed before the `--`.
+  const leading = defs.filter(([, d]) => !d.afterDashDash).length;
+  if (dashDashOnly && raw.positionals.length > leading) {
+    const strays = raw.positionals.slice(leading);
+    if (raw.rest === null) throw commandWithoutDashDash(strays, dashDashOnly);
+    const stray = strayWords(strays, ", ");
     throw new SpoolError(
       "INVALID_INPUT",
       `${opts.spoken}: ${stray} before -- is no flag's value (a value is one word: --timeout 5m, --note "two words"); nothing was added`,
       {
         remediation:
           "quote a value that holds spaces, put the command after --, and nothing else between the flags" +
-          strayHint(raw.positionals),
-        detail: { arguments: strayDetail(raw.positionals) },
+          strayHint(strays),
+        detail: { arguments: strayDetail(strays) },
       },
     );
   }

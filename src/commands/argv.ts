@@ -66,6 +66,8 @@ export function commandWithoutDashDash(words: string[], def: FlagDef): SpoolErro
 export function splitArgv(argv: string[], defs: FlagsDef, verb?: string): RawArgs {
   const helpHint = verb ? { remediation: `spoolctl ${verb} --help lists its flags` } : {};
   const dashDashOnly = Object.values(defs).find((d) => d.afterDashDash);
+  // Positionals defined before the command (`schedule add NAME … -- CMD`) come before the `--`.
+  const leading = Object.values(defs).filter((d) => d.type === "positional" && !d.afterDashDash).length;
   const values: RawArgs["values"] = {};
   const positionals: string[] = [];
   let rest: string[] | null = null;
@@ -106,8 +108,8 @@ export function splitArgv(argv: string[], defs: FlagsDef, verb?: string): RawArg
       inline = eq === -1 ? undefined : arg.slice(eq + 1);
       shown = `--${raw}`;
       const def = Object.hasOwn(defs, raw) ? defs[raw] : undefined; // "--constructor" is no flag
-      if (dashDashOnly && positionals.length)
-        throw commandWithoutDashDash(argv.slice(argv.indexOf(positionals[0]!)), dashDashOnly);
+      if (dashDashOnly && positionals.length > leading)
+        throw commandWithoutDashDash(argv.slice(argv.indexOf(positionals[leading]!)), dashDashOnly);
       if (!def || def.type === "positional") {
         const guess = closest(raw, flagNames);
         throw new SpoolError("UNKNOWN_FLAG", `unknown flag ${shown}${guess ? ` (did you mean --${guess}?)` : ""}`, {
@@ -121,8 +123,8 @@ export function splitArgv(argv: string[], defs: FlagsDef, verb?: string): RawArg
       const short = arg.slice(1, 2);
       name = byAlias.get(short);
       shown = `-${short}`;
-      if (dashDashOnly && positionals.length)
-        throw commandWithoutDashDash(argv.slice(argv.indexOf(positionals[0]!)), dashDashOnly);
+      if (dashDashOnly && positionals.length > leading)
+        throw commandWithoutDashDash(argv.slice(argv.indexOf(positionals[leading]!)), dashDashOnly);
       if (!name) {
         throw new SpoolError("UNKNOWN_FLAG", `unknown flag ${shown}`, {
           ...helpHint,

@@ -7,6 +7,7 @@ import { type FailureGroup, failureGroups, selectionFilter } from "../ops/triage
 import { workerStateWord } from "../ops/worker-health.ts";
 import { JOB_STATES } from "../store/model.ts";
 import { stdoutPaint } from "../ui/color.ts";
+import { originTag } from "../ui/origin.ts";
 import {
   clip,
   clipColumns,
@@ -151,7 +152,7 @@ export default defineVerb({
       String(j.attempts_total),
       humanDuration(Math.max(0, now - j.created_at)),
       clipColumns(clip(escapeControl(j.last_error ?? "")), room === Infinity ? Infinity : 40),
-      clip(formatArgv(j.argv)),
+      clip(originTag(j.idempotency_key) + formatArgv(j.argv)),
     ]);
     const more = pagination?.truncated
       ? `\n(more: ${ctx.suggest(rerunCommand("list", ctx.raw.values, { cursor: String(pagination.cursor) }))})`

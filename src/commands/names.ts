@@ -29,6 +29,16 @@ export const VERB_SUMMARIES = {
   "config-get": "print one queue-wide setting",
   "config-set": "set a queue-wide setting (max-retries, timeout, backoff-base, backoff-cap)",
   "config-unset": "reset a queue-wide setting to its default",
+  "schedule-add": "add a recurring job: --cron EXPR [--tz ZONE] or --every DURATION -- CMD",
+  "schedule-list": "schedules: next slot, last job and its state",
+  "schedule-rm": "delete a schedule (its jobs stay)",
+  "schedule-pause": "pause a schedule",
+  "schedule-resume": "resume a paused schedule from its next slot",
+  "schedule-run-now": "add a schedule's job now, outside its slots",
+  "schedule-tick": "fire the due slots of every schedule once and exit (for hosts without a worker)",
+  "hook-add": "add an outcome hook: a job added when a matching job ends done, dead or canceled",
+  "hook-list": "the outcome hooks",
+  "hook-rm": "delete an outcome hook",
   doctor: "read-only readiness checks (exit 3 when not ready)",
   capabilities: "the machine-readable contract: verbs, flags, codes, limits, env",
   schema: "JSON Schemas of the envelope and each verb's data",
@@ -65,6 +75,15 @@ export const COMPOUND: Record<string, Record<string, (rest: string[]) => string[
       action,
       (rest: string[]) => [`config-${action}`, ...rest],
     ]),
+  ),
+  schedule: Object.fromEntries(
+    ["add", "list", "rm", "pause", "resume", "run-now", "tick"].map((action) => [
+      action,
+      (rest: string[]) => [`schedule-${action}`, ...rest],
+    ]),
+  ),
+  hook: Object.fromEntries(
+    ["add", "list", "rm"].map((action) => [action, (rest: string[]) => [`hook-${action}`, ...rest]]),
   ),
   // QueueCTL's dead-letter queue: `dlq list` = list --state dead, `dlq retry ID` = retry ID.
   dlq: {

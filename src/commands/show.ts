@@ -5,6 +5,7 @@ import { describeExit } from "../ops/outcome.ts";
 import { lostToDisk } from "../ops/record.ts";
 import { timeoutText } from "../ops/values.ts";
 import { stdoutPaint } from "../ui/color.ts";
+import { originText } from "../ui/origin.ts";
 import { attemptRowsText, escapeControl, formatArgv, humanDuration, iso, table } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
 import { healthContext } from "./workers.ts";
@@ -48,6 +49,8 @@ export default defineVerb({
     for (const [k, v] of Object.entries(j.env)) lines.push(field("env", escapeControl(`${k}=${v}`)));
     for (const [k, v] of Object.entries(j.tags)) lines.push(field("tag", escapeControl(`${k}=${v}`)));
     if (j.idempotency_key) lines.push(field("key", escapeControl(j.idempotency_key)));
+    const origin = originText(j.idempotency_key);
+    if (origin) lines.push(field("made by", escapeControl(origin)));
     if (j.note) lines.push(field("note", escapeControl(j.note)));
     if (j.locked_by) lines.push(field("worker", `${j.locked_by} (pid ${j.locked_pid})`));
     const health = data.worker_health;

@@ -1,6 +1,6 @@
 /** `spoolctl status`: counts per state, scheduled, lanes, recent dead jobs; `--watch` redraws them live. */
 import type { VerbResult } from "../contract/envelope.ts";
-import { SpoolError } from "../contract/errors.ts";
+import { SpoolError, type Warning } from "../contract/errors.ts";
 import { liveStatus } from "../ops/live.ts";
 import { fullDisks, type StatusData, statusOf } from "../ops/status.ts";
 import { stdoutPaint } from "../ui/color.ts";
@@ -88,7 +88,20 @@ export default defineVerb({
       // The health view reads the whole file once: counts alone come from a table that may be intact beside damage.
       await store.checkIntact();
       const status = await statusOf(store, judgeRecord, 5, healthContext(store));
-      return { data: { ...status, full_disks: fullDisks(store) } };
+      const active = (status.schedules ?? []).filter((s) => !s.paused).length;
+      // Any live worker, of any lane, runs the due-slot pass (docs/architecture.md "Recurring jobs").
+      const warnings: Warning[] =
+        active > 0 && status.live_workers === 0
+          ? [
+              {
+                code: "SCHEDULES_UNFIRED",
+                message: ctx.suggest(
+                  `${active} active schedule(s) but no live worker: their slots pass unfired until one runs (spoolctl work), or fire them once with spoolctl schedule tick`,
+                ),
+              },
+            ]
+          : [];
+      return { data: { ...status, full_disks: fullDisks(store) }, warnings };
     });
   },
   render({ data }, ctx) {

@@ -110,6 +110,8 @@ export const WARNING_CODES = {
     "no queue exists at the selected location (nothing was ever added there), so it reads as empty; check --db, SPOOLCTL_DB or the folder",
   OUTPUT_NOT_REMOVED:
     "a deleted job's output files could not all be removed (the job's rows are gone); the message names the files to remove by hand",
+  SCHEDULES_UNFIRED:
+    "schedules are active but no live worker runs the due-slot pass: their slots pass unfired until a worker runs (or spoolctl schedule tick)",
 } as const;
 
 /** A code from {@link WARNING_CODES}. */

@@ -156,8 +156,17 @@ export const CORE_DATA_SCHEMAS: Record<string, JsonSchema> = {
       live_workers: int,
       stranded: arrayOf(workerHealth),
       full_disks: arrayOf(object({ role: enumOf(["database", "spool"]), path: str, free_bytes: int })),
+      schedules: arrayOf(
+        object({
+          name: str,
+          paused: bool,
+          next_slot: nullable(num),
+          last_job_id: nullable(int),
+          last_job_state: nullable(str),
+        }),
+      ),
     },
-    ["full_disks"],
+    ["full_disks", "schedules"],
   ),
   list: oneOf(
     object({ count: int, jobs: arrayOf(object({ ...jobSummaryProps, worker_health: nullable(workerHealth) })) }),

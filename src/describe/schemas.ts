@@ -8,6 +8,7 @@ import { ERROR_CODES, WARNING_CODES } from "../contract/errors.ts";
 import { any, arrayOf, bool, DIALECT, enumOf, int, type JsonSchema, nullable, object, str } from "./schema-kit.ts";
 import { CORE_DATA_SCHEMAS } from "./schemas-core.ts";
 import { OPERATOR_DATA_SCHEMAS, STREAM_SCHEMAS } from "./schemas-operator.ts";
+import { RECURRING_DATA_SCHEMAS } from "./schemas-recurring.ts";
 import { REPORT_DATA_SCHEMAS } from "./schemas-reports.ts";
 
 /** Data schemas of every verb that has one, by verb name. */
@@ -15,6 +16,7 @@ export const DATA_SCHEMAS: Record<string, JsonSchema> = {
   ...CORE_DATA_SCHEMAS,
   ...OPERATOR_DATA_SCHEMAS,
   ...REPORT_DATA_SCHEMAS,
+  ...RECURRING_DATA_SCHEMAS,
 };
 
 /** The envelope: `{ok, tool_version, data, meta, warnings, commands, errors}`. */

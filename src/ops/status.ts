@@ -29,6 +29,18 @@ export interface StatusData {
    * `status` verb, which knows where the queue lives.
    */
   full_disks?: FullDisk[];
+  /** The recurring schedules, when there are any (docs/architecture.md "Recurring jobs"). */
+  schedules?: StatusSchedule[];
+}
+
+/** A schedule as `status` shows it. Times in epoch seconds. */
+export interface StatusSchedule {
+  name: string;
+  paused: boolean;
+  /** The next slot (null while paused). */
+  next_slot: number | null;
+  last_job_id: number | null;
+  last_job_state: string | null;
 }
 
 /** A full disk of the queue, as `status --json` reports it. Bytes. */
@@ -94,6 +106,13 @@ export async function readStatus(
   const stale = health ? staleAfter(health) : undefined;
   const live_workers = (await listWorkers(tx, judge, 1000, stale)).filter((w) => w.status === "live").length;
   const stranded = health && counts.running > 0 ? await strandedJobs(tx, health) : [];
+  const schedules = (await tx.recurring.listSchedules()).map((s) => ({
+    name: s.name,
+    paused: s.paused,
+    next_slot: s.paused ? null : s.next_slot,
+    last_job_id: s.last_job_id,
+    last_job_state: s.last_job_state,
+  }));
   return {
     counts,
     scheduled,
@@ -101,5 +120,6 @@ export async function readStatus(
     recent_dead: (await tx.recentDead(deadLimit)).map((j) => summarize(j, now)),
     live_workers,
     stranded,
+    ...(schedules.length > 0 ? { schedules } : {}),
   };
 }

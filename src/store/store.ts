@@ -27,9 +27,12 @@ import type {
   NewJob,
   WorkerRecord,
 } from "./model.ts";
+import type { RecurringReader, RecurringWriter } from "./recurring.ts";
 
 /** Reads; inside {@link Store.read} they see one consistent snapshot. */
 export interface StoreReader {
+  /** Schedules and hooks (docs/architecture.md "Recurring jobs", "Hooks"). */
+  readonly recurring: RecurringReader;
   /** The job with this id, or null. */
   getJob(id: number): Promise<Job | null>;
   /** The queued or running job holding this idempotency key, or null (docs/architecture.md "Idempotency"). */
@@ -281,6 +284,8 @@ export const STDERR_LINE_MAX = 500;
 
 /** Writes; only valid inside {@link Store.write}. */
 export interface StoreWriter extends StoreReader {
+  /** Schedules and hooks, written in this transaction. */
+  readonly recurring: RecurringWriter;
   /** Inserts a job in state `queued`; returns the stored row. */
   insertJob(job: NewJob, now: number): Promise<Job>;
   /**

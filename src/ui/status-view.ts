@@ -54,6 +54,17 @@ export function renderStatus(
         ),
       );
   }
+  if (data.schedules?.length) {
+    lines.push(`schedules: ${data.schedules.length}`);
+    for (const sc of data.schedules.slice(0, 10)) {
+      const next = sc.next_slot === null ? "paused" : `next ${iso(sc.next_slot, false)}`;
+      const last =
+        sc.last_job_id === null ? "no job yet" : `last job ${sc.last_job_id} ${sc.last_job_state ?? "deleted"}`;
+      lines.push(`  ${escapeControl(sc.name)}  ${next}  ${last}`);
+    }
+    if (data.schedules.length > 10)
+      lines.push(`  … ${data.schedules.length - 10} more (${suggest("spoolctl schedule list")})`);
+  }
   for (const d of data.full_disks ?? []) {
     lines.push(
       color.red(

@@ -10,6 +10,7 @@ import { lostToDisk } from "../ops/record.ts";
 import type { RetriedWithOverrides } from "../ops/retry.ts";
 import type { TriageCard } from "../ops/triage.ts";
 import { counted, timeoutText } from "../ops/values.ts";
+import { originText } from "./origin.ts";
 import {
   attemptsText,
   clipColumns,
@@ -88,6 +89,7 @@ export function cardText(card: TriageCard, width: number, now = Date.now() / 100
     .join(" ");
   const lines = [
     field("command", formatArgv(job.argv)),
+    ...(originText(job.idempotency_key) ? [field("made by", escapeControl(originText(job.idempotency_key)!))] : []),
     field("queue", job.queue + (tags ? `   tags ${escapeControl(tags)}` : "")),
     field("failure", f.failure_reason ?? (job.state === "canceled" ? "canceled before it ran" : "-")),
     field("exit code", f.exit_code === null ? "-" : String(f.exit_code)),

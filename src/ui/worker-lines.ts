@@ -47,6 +47,16 @@ export function workerLine(event: WorkerEvent): string | null {
       return event.attemptNo === 1
         ? null
         : `spoolctl: job ${event.job.id} attempt ${event.attemptNo} started ${rerun(event.job)}: ${clip(formatArgv(event.job.argv), 80)}`;
+    case "schedule":
+      return event.outcomes
+        .map((o) => {
+          const slot = new Date(o.slot * 1000).toISOString();
+          if (o.outcome === "fired") return `spoolctl: schedule ${o.schedule} slot ${slot} -> job ${o.job_id}`;
+          if (o.outcome === "skipped")
+            return `spoolctl: schedule ${o.schedule} slot ${slot} skipped: its previous job is still active (--overlap skip)`;
+          return `spoolctl: schedule ${o.schedule}: ${counted(o.count ?? 1, "slot")} from ${slot} missed (--catch-up)`;
+        })
+        .join("\n");
     case "idle":
       return `spoolctl: waiting for jobs in lane ${event.queue}; Ctrl-C to stop`;
     case "drain_waiting": {

@@ -5,6 +5,7 @@
  */
 import type { Outcome } from "../ops/outcome.ts";
 import type { Job } from "../store/model.ts";
+import type { SlotOutcome } from "../store/recurring.ts";
 import type { ReapedJob } from "./reaper.ts";
 import type { Timing } from "./timing.ts";
 
@@ -46,6 +47,8 @@ export type WorkerEvent =
   | { type: "id_wait"; message: string }
   /** An attempt was started; `job` as claimed (its counters and last error are the previous attempts'). */
   | { type: "started"; job: Job; attemptNo: number }
+  /** This worker's due-slot pass fired, skipped or counted missed slots of schedules (src/worker/schedule-pass.ts). */
+  | { type: "schedule"; outcomes: SlotOutcome[] }
   /** A looping worker has nothing to run and waits (once per idle spell). */
   | { type: "idle"; queue: string }
   /**

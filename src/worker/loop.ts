@@ -19,6 +19,7 @@ import { processStartTime } from "./liveness.ts";
 import { PauseWatch } from "./pause.ts";
 import { killOrphans, reapDeadWorkers } from "./reaper.ts";
 import { registerWorker } from "./registry.ts";
+import { SchedulePass } from "./schedule-pass.ts";
 import { OutputShipper, SHIP_INTERVAL_MS } from "./ship.ts";
 import { StorageWatch } from "./storage-watch.ts";
 import { readTiming, type Timing } from "./timing.ts";
@@ -76,7 +77,11 @@ export class Worker {
       job_ids: [],
     };
     this.storage = new StorageWatch(store, (message) => this.emit({ type: "storage", message }));
+    this.schedules = new SchedulePass(store, (outcomes) => this.emit({ type: "schedule", outcomes }));
   }
+
+  /** The due-slot pass of recurring schedules (docs/architecture.md "Recurring jobs"). */
+  private readonly schedules: SchedulePass;
 
   /** First signal: stop claiming, let in-flight jobs finish (docs/architecture.md "Graceful stop"). */
   requestStop(reason: string): void {
@@ -463,6 +468,7 @@ export class Worker {
         this.lastReap = performance.now();
         await this.reap();
       }
+      if (!this.stopping && !this.lost) await this.schedules.maybeRun().catch((error) => this.transient(error));
       await this.recordPending();
       // While results cannot be written, claiming more would only pile up unrecorded runs;
       // while a disk of the queue is full, a claimed job would only fail on it.
@@ -529,6 +535,7 @@ export class Worker {
     // Stopping with results unwritten: wake when the grace to leave them ends.
     if (this.stopping && this.unrecorded.length > 0)
       ms = Math.min(ms, Math.max(1, this.stopAskedAt + UNRECORDED_STOP_GRACE_MS - performance.now()));
+    if (!this.stopping) ms = Math.min(ms, this.schedules.msUntilDue());
     if (busy || this.stopping) return Math.min(ms, this.timing.heartbeat * 1000);
     const due = await this.store.read(async (tx) => tx.nextDueAt(this.opts.queue));
     const now = this.store.now();

@@ -47,6 +47,10 @@ export const HOT_SQL = {
   runningJobsByWorker:
     "SELECT locked_by AS worker_id, id AS job_id FROM jobs WHERE state = 'running' AND locked_by IS NOT NULL ORDER BY id",
   getJobForUpdate: "SELECT * FROM jobs WHERE id = $1::bigint FOR UPDATE",
+  /** The due-slot pass's look, about once a second per worker: the first entry of idx_schedules_due. */
+  earliestSlot: "SELECT next_slot FROM schedules WHERE paused = 0 ORDER BY next_slot LIMIT 1",
+  /** The hooks of an outcome, read (pipelined with the result) with every job that ends. */
+  hooksOn: "SELECT * FROM hooks WHERE on_outcome = $1",
 } as const;
 
 /** Sample parameters of each statement, for EXPLAIN. */
@@ -59,6 +63,8 @@ const SAMPLE: Record<keyof typeof HOT_SQL, unknown[]> = {
   staleRunningJobs: [30],
   runningJobsByWorker: [],
   getJobForUpdate: [1],
+  earliestSlot: [],
+  hooksOn: ["dead"],
 };
 
 /**

@@ -260,6 +260,43 @@ const STEPS: string[] = [
     RETURN NULL;
   END $$;
   `,
+  // v12: recurring schedules and outcome hooks (see the SQLite driver's v11).
+  `
+  CREATE TABLE schedules (
+    name text PRIMARY KEY,
+    cron text,
+    every_seconds double precision,
+    tz text,
+    job text NOT NULL,
+    queue text NOT NULL,
+    catch_up text NOT NULL,
+    overlap text NOT NULL,
+    paused integer NOT NULL DEFAULT 0,
+    next_slot double precision NOT NULL,
+    last_slot double precision,
+    last_job_id bigint,
+    created_at double precision NOT NULL
+  );
+  CREATE INDEX idx_schedules_due ON schedules (next_slot) WHERE paused = 0;
+  CREATE TABLE schedule_slots (
+    schedule text NOT NULL,
+    slot double precision NOT NULL,
+    outcome text NOT NULL CHECK (outcome IN ('fired','skipped','missed','manual')),
+    job_id bigint,
+    at double precision NOT NULL,
+    detail text,
+    PRIMARY KEY (schedule, slot)
+  );
+  CREATE TABLE hooks (
+    name text PRIMARY KEY,
+    on_outcome text NOT NULL CHECK (on_outcome IN ('done','dead','canceled')),
+    match_queue text,
+    match_tag_key text,
+    match_tag_value text,
+    job text NOT NULL,
+    created_at double precision NOT NULL
+  );
+  `,
 ];
 
 /** The schema version this binary writes (one ahead of SQLite's: v11 concerns PostgreSQL's ledger only). */

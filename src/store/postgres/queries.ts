@@ -20,6 +20,7 @@ import type {
   NewJob,
   WorkerRecord,
 } from "../model.ts";
+import type { Hook } from "../recurring.ts";
 import type {
   AttemptClosing,
   AttemptKey,
@@ -38,6 +39,7 @@ import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
 import * as op from "./operator-queries.ts";
 import { appendOutput, readOutput } from "./output.ts";
+import { PgRecurring } from "./recurring-queries.ts";
 import { num, toAttempt, toEvent, toJob, toWorker } from "./rows.ts";
 import { failureGroups } from "./triage-queries.ts";
 
@@ -50,7 +52,20 @@ export class PgQueries implements StoreWriter {
     private readonly effects: TxEffects,
     /** Whether this is a write transaction (getJob locks the row). */
     private readonly writing: boolean,
-  ) {}
+  ) {
+    this.recurring = new PgRecurring(tx, this);
+  }
+
+  /** Schedules and hooks (docs/architecture.md "Recurring jobs", "Hooks"). */
+  readonly recurring: PgRecurring;
+
+  /**
+   * Everything that happens in the transaction that ends a job (done, dead, canceled), from
+   * every path that ends one: a worker's result, a reap, a cancel. Today: its outcome hooks.
+   */
+  private async jobEnded(jobId: number, state: JobState, now: number, hooks?: Hook[]): Promise<void> {
+    await this.recurring.enqueueHooks(jobId, state, now, hooks);
+  }
 
   async getJob(id: number): Promise<Job | null> {
     const [row] = this.writing
@@ -247,6 +262,9 @@ export class PgQueries implements StoreWriter {
 
   async recordAttempt(r: AttemptRecord): Promise<boolean> {
     // Fenced by (job, attempt, worker) in the UPDATE itself; the attempt row is closed only if the job row was.
+    // An ending job's hooks are read in the same round trip (pipelined): no hooks costs no extra trip.
+    const hooks = r.jobState === "queued" ? null : this.recurring.hooksOn(r.jobState);
+    hooks?.catch(() => {}); // its failure is the UPDATE's too: the transaction is aborted either way
     const [row] = await this.tx.unsafe(HOT_SQL.recordAttempt, [
       r.jobState,
       r.attempts,
@@ -274,6 +292,7 @@ export class PgQueries implements StoreWriter {
     for (const e of r.events)
       this.effects.append({ jobId: r.jobId, event: e.event, workerId: e.workerId, detail: e.detail, at: r.now });
     this.effects.notify = true;
+    if (hooks !== null) await this.jobEnded(r.jobId, r.jobState, r.now, await hooks);
     return true;
   }
 
@@ -389,8 +408,10 @@ export class PgQueries implements StoreWriter {
 
   async cancelQueuedJob(jobId: number, now: number): Promise<boolean> {
     const done = await op.cancelQueuedJob(this.tx, jobId, now);
-    if (done) this.effects.notify = this.effects.work.all = true;
-    return done;
+    if (!done) return false;
+    this.effects.notify = this.effects.work.all = true;
+    await this.jobEnded(jobId, "canceled", now);
+    return true;
   }
 
   async requestCancel(jobId: number): Promise<boolean> {

@@ -50,6 +50,11 @@ export const HOT_SQL = {
   runningJobsByWorker:
     "SELECT locked_by AS worker_id, id AS job_id FROM jobs WHERE state = 'running' AND locked_by IS NOT NULL ORDER BY id",
   getJob: "SELECT * FROM jobs WHERE id = ?",
+  /** The due-slot pass's look, about once a second per worker: the first entry of idx_schedules_due. */
+  earliestSlot:
+    "SELECT next_slot FROM schedules INDEXED BY idx_schedules_due WHERE paused = 0 ORDER BY next_slot LIMIT 1",
+  /** The hooks of an outcome, read with every job that ends (a small table, by its primary key's neighbour). */
+  hooksOn: "SELECT * FROM hooks WHERE on_outcome = ?",
 } as const;
 
 /** Sample parameters of each statement, for EXPLAIN. */
@@ -64,6 +69,8 @@ const SAMPLE: Record<keyof typeof HOT_SQL, unknown[]> = {
   staleRunningJobs: [0],
   runningJobsByWorker: [],
   getJob: [1],
+  earliestSlot: [],
+  hooksOn: ["dead"],
 };
 
 /** `EXPLAIN QUERY PLAN` of every hot-path statement (nothing is run). */

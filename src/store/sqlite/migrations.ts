@@ -166,6 +166,46 @@ const STEPS: string[] = [
   `
   ALTER TABLE workers ADD COLUMN pid_ns TEXT;
   `,
+  // v11: recurring schedules and outcome hooks (docs/architecture.md "Recurring jobs", "Hooks").
+  // schedules.next_slot is the fence of a slot: a pass fires it only through an UPDATE guarded by
+  // the value it read; schedule_slots keeps one row per slot decided (fired, skipped, missed),
+  // whose primary key is a second fence and the ledger `schedule list` reads.
+  `
+  CREATE TABLE schedules (
+    name TEXT PRIMARY KEY,
+    cron TEXT,
+    every_seconds REAL,
+    tz TEXT,
+    job TEXT NOT NULL,
+    queue TEXT NOT NULL,
+    catch_up TEXT NOT NULL,
+    overlap TEXT NOT NULL,
+    paused INTEGER NOT NULL DEFAULT 0,
+    next_slot REAL NOT NULL,
+    last_slot REAL,
+    last_job_id INTEGER,
+    created_at REAL NOT NULL
+  );
+  CREATE INDEX idx_schedules_due ON schedules (next_slot) WHERE paused = 0;
+  CREATE TABLE schedule_slots (
+    schedule TEXT NOT NULL,
+    slot REAL NOT NULL,
+    outcome TEXT NOT NULL CHECK (outcome IN ('fired','skipped','missed','manual')),
+    job_id INTEGER,
+    at REAL NOT NULL,
+    detail TEXT,
+    PRIMARY KEY (schedule, slot)
+  );
+  CREATE TABLE hooks (
+    name TEXT PRIMARY KEY,
+    on_outcome TEXT NOT NULL CHECK (on_outcome IN ('done','dead','canceled')),
+    match_queue TEXT,
+    match_tag_key TEXT,
+    match_tag_value TEXT,
+    job TEXT NOT NULL,
+    created_at REAL NOT NULL
+  );
+  `,
 ];
 
 /** The v1 schema, for the test that migrates an old file. */

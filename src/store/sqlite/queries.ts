@@ -34,6 +34,7 @@ import { WorkSignals } from "../wake-signal.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
 import * as op from "./operator-queries.ts";
+import { SqliteRecurring } from "./recurring-queries.ts";
 import { toJob, toWorker } from "./rows.ts";
 import { failureGroups } from "./triage-queries.ts";
 
@@ -46,7 +47,20 @@ export class SqliteQueries implements StoreWriter {
   /** What the open transaction made available to workers; signalled by the store after COMMIT (wake.ts). */
   readonly work = new WorkSignals();
 
-  constructor(private readonly db: Database) {}
+  /** Schedules and hooks (docs/architecture.md "Recurring jobs", "Hooks"). */
+  readonly recurring: SqliteRecurring;
+
+  constructor(private readonly db: Database) {
+    this.recurring = new SqliteRecurring(db, this);
+  }
+
+  /**
+   * Everything that happens in the transaction that ends a job (done, dead, canceled), from
+   * every path that ends one: a worker's result, a reap, a cancel. Today: its outcome hooks.
+   */
+  private async jobEnded(jobId: number, state: JobState, now: number): Promise<void> {
+    await this.recurring.enqueueHooks(jobId, state, now);
+  }
 
   async getJob(id: number): Promise<Job | null> {
     const row = this.db.query(HOT_SQL.getJob).get(id) as Row | null;
@@ -304,6 +318,7 @@ export class SqliteQueries implements StoreWriter {
         r.attemptNo,
       );
     for (const e of r.events) this.insertEvent(r.jobId, e.event, e.workerId, e.detail, r.now);
+    if (r.jobState !== "queued") await this.jobEnded(r.jobId, r.jobState, r.now);
     return true;
   }
 
@@ -419,7 +434,9 @@ export class SqliteQueries implements StoreWriter {
   }
 
   async cancelQueuedJob(jobId: number, now: number): Promise<boolean> {
-    return this.wakeAllIf(await op.cancelQueuedJob(this.db, jobId, now));
+    if (!this.wakeAllIf(await op.cancelQueuedJob(this.db, jobId, now))) return false;
+    await this.jobEnded(jobId, "canceled", now);
+    return true;
   }
 
   /** An operator's write that changed something wakes every worker (rare: retry, cancel, stop). */

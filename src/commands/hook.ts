@@ -1,0 +1,125 @@
+/**
+ * `spoolctl hook add|list|rm`, reached as `hook <action>`: outcome hooks, jobs the store adds
+ * in the transaction that ends a matching job (docs/architecture.md "Hooks").
+ */
+import type { VerbResult } from "../contract/envelope.ts";
+import type { FlagDef } from "../contract/flags.ts";
+import { addHook, HOOK_LANE, type HookData, listHooks, removeHook } from "../ops/hooks.ts";
+import { clip, formatArgv } from "../ui/text.ts";
+import addVerb, { inputFromFlags } from "./add.ts";
+import { COMMON_FLAGS, defineVerb } from "./verb.ts";
+
+/** The hook-name positional. */
+function namePositional(action: string, usage = "NAME") {
+  return {
+    type: "positional",
+    description: "the hook's name",
+    valueHint: "NAME",
+    required: true,
+    noun: "a hook name",
+    hint: `spoolctl hook ${action} ${usage}  (spoolctl hook list shows the names)`,
+  } as const satisfies FlagDef;
+}
+
+const f = addVerb.flags;
+
+/** `hook add`. */
+export const add = defineVerb({
+  name: "hook-add",
+  aliases: ["hook add"],
+  description: `Add an outcome hook: when a job matching --queue/--tag ends in the --on outcome, the same transaction adds the hook's job (lane ${HOOK_LANE}), retried and triaged like any job. The ended job is described in SPOOLCTL_HOOK_* environment variables only, never in the command line.`,
+  examples: [
+    "spoolctl hook add page --on dead -c 'notify-send \"job $SPOOLCTL_HOOK_JOB_ID died: exit $SPOOLCTL_HOOK_EXIT_CODE\"'",
+    "spoolctl hook add publish --on done --queue builds --tag release=1 -- ./publish.sh",
+  ],
+  mutates: true,
+  flags: {
+    ...COMMON_FLAGS,
+    name: namePositional("add", "NAME --on dead|done|canceled -- CMD"),
+    on: {
+      type: "string",
+      description: "the outcome: done, dead or canceled",
+      valueHint: "OUTCOME",
+      choices: ["done", "dead", "canceled"],
+      required: true,
+    },
+    queue: { type: "string", description: "only jobs of this lane (default: any)", valueHint: "NAME", format: "lane" },
+    tag: { type: "string", description: "only jobs with this tag", valueHint: "K=V", valueType: "pair" },
+    "run-queue": {
+      type: "string",
+      description: "the lane the hook's job runs in",
+      valueHint: "NAME",
+      format: "lane",
+      default: HOOK_LANE,
+    },
+    command: f.command,
+    timeout: f.timeout,
+    "max-retries": f["max-retries"],
+    "max-crashes": f["max-crashes"],
+    priority: f.priority,
+    cwd: f.cwd,
+    env: f.env,
+    note: f.note,
+    cmd: {
+      type: "positional",
+      variadic: true,
+      afterDashDash: true,
+      description: "the hook's command and its arguments (after --)",
+      valueHint: "CMD ARGS…",
+      hint: "spoolctl hook add NAME --on dead -- CMD ARGS…  (or -c 'SHELL STRING')",
+    },
+  },
+  async run(ctx): Promise<VerbResult<HookData>> {
+    const text = (k: string) => (typeof ctx.raw.values[k] === "string" ? (ctx.raw.values[k] as string) : undefined);
+    const { queue: _q, tag: _t, ...job } = inputFromFlags(ctx.raw, ctx.args.cmd);
+    const input = {
+      name: ctx.args.name,
+      on: ctx.args.on,
+      queue: text("queue"),
+      tag: text("tag"),
+      runQueue: text("run-queue"),
+      job,
+    };
+    return { data: await addHook(await ctx.open({ create: true }), input, process.cwd()) };
+  },
+  render({ data }, ctx) {
+    return `Added hook ${data.name}: a job in lane ${data.run_queue} when a job${data.queue ? ` of lane ${data.queue}` : ""}${data.tag ? ` tagged ${data.tag}` : ""} ends ${data.on}. Run it with a worker of that lane: ${ctx.suggest(`spoolctl work --queue ${data.run_queue}`)}`;
+  },
+});
+
+/** `hook list`. */
+export const list = defineVerb({
+  name: "hook-list",
+  aliases: ["hook list"],
+  description: "The outcome hooks: the outcome, the filters, the lane and command of the hook's job.",
+  examples: ["spoolctl hook list", "spoolctl hook list --json"],
+  flags: { ...COMMON_FLAGS },
+  async run(ctx): Promise<VerbResult<{ hooks: HookData[] }>> {
+    return { data: { hooks: await listHooks(await ctx.open({ create: false })) } };
+  },
+  render({ data }) {
+    if (data.hooks.length === 0) return "No hooks. Add one: spoolctl hook add NAME --on dead -- CMD";
+    return data.hooks
+      .map(
+        (h) =>
+          `${h.name}  on ${h.on}${h.queue ? `  lane ${h.queue}` : ""}${h.tag ? `  tag ${h.tag}` : ""}  runs in ${h.run_queue}: ${clip(formatArgv(h.argv), 60)}`,
+      )
+      .join("\n");
+  },
+});
+
+/** `hook rm NAME`. */
+export const rm = defineVerb({
+  name: "hook-rm",
+  aliases: ["hook rm"],
+  description: "Delete an outcome hook; jobs it added stay.",
+  examples: ["spoolctl hook rm page"],
+  mutates: true,
+  flags: { ...COMMON_FLAGS, name: namePositional("rm") },
+  async run(ctx): Promise<VerbResult<{ name: string; removed: true }>> {
+    return { data: await removeHook(await ctx.open({ create: false }), ctx.args.name) };
+  },
+  render({ data }) {
+    return `Removed hook ${data.name}`;
+  },
+});

@@ -1,0 +1,240 @@
+/**
+ * `spoolctl schedule add|list|rm|pause|resume|run-now|tick`, reached as `schedule <action>`
+ * (rewritten to `schedule-<action>` by the registry): recurring jobs kept in the queue
+ * database and fired by whichever live worker comes first (docs/architecture.md "Recurring jobs").
+ */
+import type { VerbResult } from "../contract/envelope.ts";
+import type { FlagDef } from "../contract/flags.ts";
+import {
+  addSchedule,
+  listSchedules,
+  pauseSchedule,
+  removeSchedule,
+  runScheduleNow,
+  type ScheduleData,
+  scheduleDetail,
+  tickSchedules,
+} from "../ops/schedules.ts";
+import type { SlotOutcome, SlotRow } from "../store/recurring.ts";
+import { clip, formatArgv } from "../ui/text.ts";
+import addVerb, { inputFromFlags } from "./add.ts";
+import { COMMON_FLAGS, defineVerb } from "./verb.ts";
+
+/** The schedule-name positional of `schedule <action>`. */
+function namePositional(action: string, usage = "NAME") {
+  return {
+    type: "positional",
+    description: "the schedule's name",
+    valueHint: "NAME",
+    required: true,
+    noun: "a schedule name",
+    hint: `spoolctl schedule ${action} ${usage}  (spoolctl schedule list shows the names)`,
+  } as const satisfies FlagDef;
+}
+
+const { key: _key, after: _after, at: _at, from: _from, cmd: _cmd, ...JOB_FLAGS } = addVerb.flags;
+
+/** `schedule add`. */
+export const add = defineVerb({
+  name: "schedule-add",
+  aliases: ["schedule add"],
+  description:
+    "Add a recurring job: at each slot of --cron (in --tz, default UTC) or --every, one live worker adds the job with the key sched:NAME:<slot>, exactly once per slot. Job flags are add's.",
+  examples: [
+    "spoolctl schedule add nightly --cron '0 3 * * *' --tz Europe/Berlin -- ./backup.sh",
+    "spoolctl schedule add poll --every 10m --queue io -- ./poll.sh",
+    "spoolctl schedule add report --cron '*/15 * * * *' --catch-up all:4 --overlap queue -c 'make report'",
+  ],
+  mutates: true,
+  flags: {
+    ...COMMON_FLAGS,
+    name: namePositional("add", "NAME --cron EXPR|--every DURATION -- CMD"),
+    cron: {
+      type: "string",
+      description: "cron expression: minute hour day-of-month month day-of-week (an optional leading seconds field)",
+      valueHint: "EXPR",
+    },
+    every: {
+      type: "string",
+      description: "a fixed interval: 30s, 10m, 1h, 1d",
+      valueHint: "DURATION",
+      valueType: "duration",
+      min: 1,
+      max: 365 * 86400,
+    },
+    tz: {
+      type: "string",
+      description: "IANA time zone the cron expression is read in (default UTC)",
+      valueHint: "ZONE",
+    },
+    "catch-up": {
+      type: "string",
+      description: "slots missed while no worker ran: none, last (one run), or all:N (up to N runs)",
+      valueHint: "POLICY",
+      default: "last",
+    },
+    overlap: {
+      type: "string",
+      description: "a slot while the previous job is active: skip (recorded), queue (runs after it), allow",
+      valueHint: "POLICY",
+      choices: ["skip", "queue", "allow"],
+      default: "skip",
+    },
+    ...JOB_FLAGS,
+    cmd: {
+      type: "positional",
+      variadic: true,
+      afterDashDash: true,
+      description: "the command and its arguments (after --)",
+      valueHint: "CMD ARGS…",
+      hint: "spoolctl schedule add NAME --every 10m -- CMD ARGS…  (or -c 'SHELL STRING')",
+    },
+  },
+  async run(ctx): Promise<VerbResult<ScheduleData>> {
+    const text = (k: string) => (typeof ctx.raw.values[k] === "string" ? (ctx.raw.values[k] as string) : undefined);
+    const input = {
+      name: ctx.args.name,
+      cron: text("cron"),
+      every: text("every"),
+      tz: text("tz"),
+      catchUp: text("catch-up"),
+      overlap: text("overlap"),
+      job: inputFromFlags(ctx.raw, ctx.args.cmd),
+    };
+    return { data: await addSchedule(await ctx.open({ create: true }), input, process.cwd()) };
+  },
+  render({ data }, ctx) {
+    return `Added schedule ${data.name} (${data.rule}); next slot ${data.next_fire}. Fired by any live worker: ${ctx.suggest("spoolctl work")}`;
+  },
+});
+
+/** `schedule list` data. */
+export interface ScheduleListData {
+  schedules: ScheduleData[];
+  /** With a NAME: that schedule's newest slot rows (fired, skipped, missed, manual), newest first. */
+  slots?: SlotRow[];
+}
+
+/** One line of `schedule list`. */
+function scheduleLine(s: ScheduleData): string {
+  const next = s.paused ? "paused" : `next ${s.next_fire}`;
+  const last = s.last_job_id === null ? "no job yet" : `last job ${s.last_job_id} ${s.last_job_state ?? "deleted"}`;
+  return `${s.name}  ${s.rule}  ${next}  ${last}  lane ${s.queue}  catch-up ${s.catch_up}  overlap ${s.overlap}  ${clip(formatArgv(s.argv), 60)}`;
+}
+
+/** `schedule list [NAME]`. */
+export const list = defineVerb({
+  name: "schedule-list",
+  aliases: ["schedule list"],
+  description:
+    "The schedules: rule, next slot, last job and its state, policies. With NAME: also its newest slots (fired, skipped, missed, run-now).",
+  examples: ["spoolctl schedule list", "spoolctl schedule list nightly --json"],
+  flags: {
+    ...COMMON_FLAGS,
+    name: { ...namePositional("list"), required: false },
+  },
+  async run(ctx): Promise<VerbResult<ScheduleListData>> {
+    const store = await ctx.open({ create: false });
+    if (ctx.args.name !== undefined) {
+      const { schedule, slots } = await scheduleDetail(store, ctx.args.name);
+      return { data: { schedules: [schedule], slots } };
+    }
+    return { data: { schedules: await listSchedules(store) } };
+  },
+  render({ data }) {
+    if (data.schedules.length === 0) return "No schedules. Add one: spoolctl schedule add NAME --every 10m -- CMD";
+    const lines = data.schedules.map(scheduleLine);
+    for (const r of data.slots ?? []) {
+      const at = new Date(r.slot * 1000).toISOString();
+      const detail = r.detail ? `  ${r.detail}` : "";
+      lines.push(`  ${at}  ${r.outcome}${r.job_id === null ? "" : ` job ${r.job_id}`}${detail}`);
+    }
+    return lines.join("\n");
+  },
+});
+
+/** `schedule rm NAME`. */
+export const rm = defineVerb({
+  name: "schedule-rm",
+  aliases: ["schedule rm"],
+  description: "Delete a schedule; the jobs it made stay.",
+  examples: ["spoolctl schedule rm nightly"],
+  mutates: true,
+  flags: { ...COMMON_FLAGS, name: namePositional("rm") },
+  async run(ctx): Promise<VerbResult<{ name: string; removed: true }>> {
+    return { data: await removeSchedule(await ctx.open({ create: false }), ctx.args.name) };
+  },
+  render({ data }) {
+    return `Removed schedule ${data.name}; its jobs stay`;
+  },
+});
+
+/** `schedule pause|resume NAME`. */
+function pauseVerb(action: "pause" | "resume") {
+  return defineVerb({
+    name: `schedule-${action}`,
+    aliases: [`schedule ${action}`],
+    description:
+      action === "pause"
+        ? "Pause a schedule: no slot fires until it is resumed."
+        : "Resume a paused schedule from its next slot after now (slots passed while paused are not caught up).",
+    examples: [`spoolctl schedule ${action} nightly`],
+    mutates: true,
+    flags: { ...COMMON_FLAGS, name: namePositional(action) },
+    async run(ctx): Promise<VerbResult<{ schedule: ScheduleData; changed: boolean }>> {
+      return { data: await pauseSchedule(await ctx.open({ create: false }), ctx.args.name, action === "pause") };
+    },
+    render({ data }) {
+      const s = data.schedule;
+      if (!data.changed) return `Schedule ${s.name} was already ${action === "pause" ? "paused" : "running"}`;
+      return action === "pause" ? `Paused schedule ${s.name}` : `Resumed schedule ${s.name}; next slot ${s.next_fire}`;
+    },
+  });
+}
+
+/** `schedule pause NAME`. */
+export const pause = pauseVerb("pause");
+/** `schedule resume NAME`. */
+export const resume = pauseVerb("resume");
+
+/** `schedule run-now NAME`. */
+export const runNow = defineVerb({
+  name: "schedule-run-now",
+  aliases: ["schedule run-now"],
+  description: "Add the schedule's job now, outside its slots (key sched:NAME:manual:<time>); its slots are unchanged.",
+  examples: ["spoolctl schedule run-now nightly"],
+  mutates: true,
+  flags: { ...COMMON_FLAGS, name: namePositional("run-now") },
+  async run(ctx): Promise<VerbResult<{ name: string; job_id: number; key: string; queue: string }>> {
+    return { data: await runScheduleNow(await ctx.open({ create: false }), ctx.args.name) };
+  },
+  render({ data }, ctx) {
+    return `Added job ${data.job_id} for schedule ${data.name} (key ${data.key}); ${ctx.suggest(`spoolctl wait ${data.job_id}`)}`;
+  },
+});
+
+/** `schedule tick`. */
+export const tick = defineVerb({
+  name: "schedule-tick",
+  aliases: ["schedule tick"],
+  description:
+    "Run one due-slot pass and exit: fire every schedule whose slot is due, as a worker would. For hosts where no worker runs (a crontab line, a CI schedule); safe beside workers.",
+  examples: ["spoolctl schedule tick", "* * * * * spoolctl schedule tick --db /srv/q.db   # a crontab line"],
+  mutates: true,
+  flags: { ...COMMON_FLAGS },
+  async run(ctx): Promise<VerbResult<{ outcomes: SlotOutcome[] }>> {
+    const { outcomes } = await tickSchedules(await ctx.open({ create: false }));
+    return { data: { outcomes } };
+  },
+  render({ data }) {
+    if (data.outcomes.length === 0) return "No slot was due";
+    return data.outcomes
+      .map((o) => {
+        const slot = new Date(o.slot * 1000).toISOString();
+        if (o.outcome === "fired") return `${o.schedule} ${slot}: added job ${o.job_id}`;
+        if (o.outcome === "missed") return `${o.schedule} ${slot}: ${o.count} slot(s) missed (catch-up policy)`;
+        return `${o.schedule} ${slot}: ${o.outcome}`;
+      })
+      .join("\n");
+  },
+});

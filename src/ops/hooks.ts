@@ -1,0 +1,102 @@
+/**
+ * `hook add|list|rm` (docs/architecture.md "Hooks"): a hook is a job template the store adds,
+ * in the very transaction that ends a matching job, so it is retried, dead-lettered and
+ * triaged like any job and never lost to a crash between the outcome and its run.
+ */
+import { SpoolError } from "../contract/errors.ts";
+import { HOOK_OUTCOMES, type Hook, type HookOutcome, type JobTemplate } from "../store/recurring.ts";
+import type { Store } from "../store/store.ts";
+import { type AddInput, toNewJob, validateAddInput } from "./add.ts";
+import { checkName } from "./schedules.ts";
+import { readSettings } from "./settings.ts";
+import { parseLane, parsePairs } from "./values.ts";
+
+/** The lane hook jobs run in unless `--run-queue` says otherwise. */
+export const HOOK_LANE = "hooks";
+
+/** `hook add` as typed. */
+export interface HookInput {
+  name: string;
+  on: string;
+  /** Only jobs of this lane. */
+  queue?: string;
+  /** Only jobs with this tag (`K=V`). */
+  tag?: string;
+  /** The hook job's lane (default {@link HOOK_LANE}). */
+  runQueue?: string;
+  job: AddInput;
+}
+
+/** A hook as `hook list --json` shows it. */
+export interface HookData {
+  name: string;
+  on: HookOutcome;
+  queue: string | null;
+  tag: string | null;
+  run_queue: string;
+  argv: string[];
+}
+
+/** A stored hook as {@link HookData}. */
+export function hookData(h: Hook): HookData {
+  return {
+    name: h.name,
+    on: h.on_outcome,
+    queue: h.match_queue,
+    tag: h.match_tag_key === null ? null : `${h.match_tag_key}=${h.match_tag_value ?? ""}`,
+    run_queue: h.job.queue,
+    argv: h.job.argv,
+  };
+}
+
+/**
+ * Validates and stores a hook in one transaction. Raises `INVALID_INPUT` for a bad name,
+ * outcome, filter or job flag, `CONFLICT` when the name is taken.
+ */
+export async function addHook(store: Store, input: HookInput, cwd: string): Promise<HookData> {
+  const name = checkName("hook", input.name);
+  if (!(HOOK_OUTCOMES as readonly string[]).includes(input.on))
+    throw new SpoolError("INVALID_INPUT", `--on ${JSON.stringify(input.on)} is not an outcome a hook can wait for`, {
+      remediation: `give --on ${HOOK_OUTCOMES.join(", --on ")} (batch-done is not supported yet)`,
+      detail: { flag: "--on", value: input.on },
+    });
+  const matchQueue = input.queue === undefined ? null : parseLane("--queue", input.queue);
+  const tag = input.tag === undefined ? null : Object.entries(parsePairs("--tag", [input.tag], /^.+$/, "K=V"))[0]!;
+  const spec = validateAddInput(
+    { ...input.job, queue: input.runQueue ?? HOOK_LANE },
+    (n) => (n === "queue" ? "--run-queue" : n.length === 1 ? `-${n}` : `--${n}`),
+    cwd,
+  );
+  const settings = await store.read(async (tx) => readSettings(tx));
+  const { next_run_at: _due, idempotency_key: _key, ...job } = toNewJob(spec, settings, store.now());
+  const hook: Hook = {
+    name,
+    on_outcome: input.on as HookOutcome,
+    match_queue: matchQueue,
+    match_tag_key: tag?.[0] ?? null,
+    match_tag_value: tag?.[1] ?? null,
+    job: job as JobTemplate,
+    created_at: store.now(),
+  };
+  if (!(await store.write(async (tx) => tx.recurring.addHook(hook))))
+    throw new SpoolError("CONFLICT", `hook ${name} exists already`, {
+      remediation: `spoolctl hook rm ${name}, then add it again; spoolctl hook list shows it`,
+      detail: { name },
+    });
+  return hookData(hook);
+}
+
+/** Every hook, by name. */
+export async function listHooks(store: Store): Promise<HookData[]> {
+  return (await store.read(async (tx) => tx.recurring.listHooks())).map(hookData);
+}
+
+/** Deletes hook `name` (jobs it added stay). Raises `NOT_FOUND`. */
+export async function removeHook(store: Store, name: string): Promise<{ name: string; removed: true }> {
+  if (!(await store.write(async (tx) => tx.recurring.removeHook(name))))
+    throw new SpoolError("NOT_FOUND", `no hook named ${name}`, {
+      remediation: "spoolctl hook list shows the hooks",
+      detail: { name },
+    });
+  return { name, removed: true };
+}

@@ -1,0 +1,175 @@
+/**
+ * When a schedule's slots come and what a pass does with the due ones (docs/architecture.md
+ * "Recurring jobs"): pure functions, no I/O. Cron expressions are read by croner (a kept
+ * library: 5 or 6 fields, ranges, steps, names, `L`, `#`), zones checked and rendered with
+ * `Temporal`; neither is written here. Times are epoch seconds.
+ */
+import { Cron } from "croner";
+import { invalidValue, SpoolError } from "../contract/errors.ts";
+import type { Overlap, Schedule, SlotDecision } from "../store/recurring.ts";
+import { parseDuration } from "./values.ts";
+
+/** When a schedule fires: a cron expression in a zone, or a plain interval. */
+export type SlotRule = { cron: string; tz: string | null } | { every: number };
+
+/** A catch-up policy: what a pass does with slots that came while no pass ran. */
+export type CatchUp = { kind: "none" } | { kind: "last" } | { kind: "all"; max: number };
+
+/** Longest `--every`: a year, seconds. */
+const MAX_EVERY = 365 * 86400;
+/** Most slots `all:N` may fire at once. */
+export const MAX_CATCH_UP = 1000;
+/** Most due slots a pass walks one by one; beyond, the rest are counted as missed without being listed. */
+const MAX_WALK = 10_000;
+
+/**
+ * The zone `tz` as its canonical IANA id (`europe/berlin` → `Europe/Berlin`), checked with
+ * Temporal. Raises `INVALID_INPUT` naming the zone and why.
+ */
+export function parseZone(tz: string): string {
+  try {
+    return Temporal.Now.zonedDateTimeISO(tz).timeZoneId;
+  } catch (error) {
+    throw new SpoolError(
+      "INVALID_INPUT",
+      `--tz ${JSON.stringify(tz)} is not a time zone: ${(error as Error).message}`,
+      {
+        remediation: "give an IANA zone name such as Europe/Berlin, America/New_York or UTC",
+        detail: { flag: "--tz", value: tz },
+      },
+    );
+  }
+}
+
+/** A croner job for `cron` in `tz` that only computes (never runs anything). */
+function cronOf(cron: string, tz: string | null): Cron {
+  return new Cron(cron, { timezone: tz ?? "UTC", paused: true, mode: "auto" });
+}
+
+/**
+ * Checks a cron expression in zone `tz` (already canonical): it must parse and have a next
+ * slot. Raises `INVALID_INPUT` with croner's reason.
+ */
+export function parseCron(cron: string, tz: string | null): string {
+  let next: Date | null;
+  try {
+    next = cronOf(cron, tz).nextRun(new Date());
+  } catch (error) {
+    throw invalidValue(
+      "--cron",
+      cron,
+      `a cron expression (minute hour day month weekday): ${(error as Error).message}`,
+    );
+  }
+  if (next === null) throw invalidValue("--cron", cron, "a cron expression that ever fires again");
+  return cron.trim();
+}
+
+/** `--every DURATION` in seconds (1s to a year). Raises `INVALID_INPUT`. */
+export function parseEvery(raw: string): number {
+  return parseDuration("--every", raw, 1, MAX_EVERY);
+}
+
+/** `--catch-up none|last|all:N`. Raises `INVALID_INPUT`. */
+export function parseCatchUp(raw: string): CatchUp {
+  if (raw === "none" || raw === "last") return { kind: raw };
+  const m = /^all:(\d+)$/.exec(raw);
+  const n = m ? Number(m[1]) : Number.NaN;
+  if (!(n >= 1 && n <= MAX_CATCH_UP))
+    throw invalidValue("--catch-up", raw, `none, last, or all:N with N from 1 to ${MAX_CATCH_UP}`);
+  return { kind: "all", max: n };
+}
+
+/** A catch-up policy as stored and shown. */
+export function catchUpText(c: CatchUp): string {
+  return c.kind === "all" ? `all:${c.max}` : c.kind;
+}
+
+/** `--overlap skip|queue|allow`. Raises `INVALID_INPUT`. */
+export function parseOverlap(raw: string): Overlap {
+  if (raw === "skip" || raw === "queue" || raw === "allow") return raw;
+  throw invalidValue("--overlap", raw, "skip, queue or allow");
+}
+
+/** A stored schedule's rule. */
+export function ruleOf(s: Pick<Schedule, "cron" | "every_seconds" | "tz">): SlotRule {
+  return s.cron !== null ? { cron: s.cron, tz: s.tz } : { every: s.every_seconds! };
+}
+
+/**
+ * The first slot strictly after `after` (epoch seconds). An `--every` slot is a whole multiple
+ * of the interval since the epoch, so every host computes the same slots; a cron slot is
+ * croner's next run in the rule's zone (a wall time skipped by a DST change fires when the
+ * clocks resume, a repeated one fires once; an hourly or finer rule fires in both hours).
+ */
+export function nextSlotAfter(rule: SlotRule, after: number): number {
+  if ("every" in rule) return (Math.floor(after / rule.every + 1e-9) + 1) * rule.every;
+  const next = cronOf(rule.cron, rule.tz).nextRun(new Date(Math.floor(after) * 1000));
+  // A rule that stops (a year field in the past) never comes due again.
+  return next === null ? Number.POSITIVE_INFINITY : next.getTime() / 1000;
+}
+
+/** The newest slot at or before `t` (epoch seconds). */
+function latestSlotBy(rule: SlotRule, t: number): number {
+  if ("every" in rule) return Math.floor(t / rule.every + 1e-9) * rule.every;
+  const [prev] = cronOf(rule.cron, rule.tz).previousRuns(1, new Date(Math.floor(t) * 1000 + 1000));
+  return prev === undefined ? t : prev.getTime() / 1000;
+}
+
+/**
+ * How late a slot may be fired and still count as on time under `--catch-up none`: half the
+ * time to the following slot, at least 2 s and at most 60 s.
+ */
+export function onTimeSeconds(rule: SlotRule, slot: number): number {
+  return Math.min(60, Math.max(2, (nextSlotAfter(rule, slot) - slot) / 2));
+}
+
+/**
+ * The due-slot decision for one schedule at `now` (docs/architecture.md "Recurring jobs"):
+ * its due slots are `next_slot` and every later one up to `now`. The catch-up policy picks
+ * which fire (`last`: the newest; `all:N`: the newest N; `none`: the newest only if on time,
+ * {@link onTimeSeconds}); the rest are missed. When the previous job is still queued or
+ * running, `--overlap skip` records the picked slots as skipped, `queue` returns null (the
+ * slot waits for that job to end), `allow` fires them anyway.
+ */
+export function planSlots(s: Schedule, now: number, lastJobActive: boolean): SlotDecision | null {
+  const rule = ruleOf(s);
+  const due: number[] = [];
+  let next = s.next_slot;
+  while (next <= now && due.length < MAX_WALK) {
+    due.push(next);
+    next = nextSlotAfter(rule, next);
+  }
+  let uncounted = 0;
+  if (next <= now) {
+    // A long outage of a fine-grained schedule: jump to the newest due slot; the ones between are
+    // counted (an interval rule) or left uncounted (a cron rule), never walked one by one.
+    const latest = latestSlotBy(rule, now);
+    if ("every" in rule) uncounted = Math.max(0, Math.round((latest - next) / rule.every));
+    if (latest > due[due.length - 1]!) due.push(latest);
+    next = nextSlotAfter(rule, now);
+  }
+  if (due.length === 0) return { fire: [], skipped: [], missed: null, next };
+  if (lastJobActive && s.overlap === "queue") return null;
+  const latest = due[due.length - 1]!;
+  const policy = parseCatchUp(s.catch_up);
+  let pick: number[];
+  if (policy.kind === "all") pick = due.slice(-policy.max);
+  else if (policy.kind === "last" || now - latest <= onTimeSeconds(rule, latest)) pick = [latest];
+  else pick = [];
+  const left = due.slice(0, due.length - pick.length);
+  const missed =
+    left.length + uncounted === 0
+      ? null
+      : { first: left[0] ?? latest, last: left[left.length - 1] ?? latest, count: left.length + uncounted };
+  if (lastJobActive && s.overlap === "skip") return { fire: [], skipped: pick, missed, next };
+  return { fire: pick, skipped: [], missed, next };
+}
+
+/** A slot as ISO-8601 in `tz` (with its offset) or UTC: what `schedule list` shows. */
+export function slotText(slot: number, tz: string | null): string {
+  if (!Number.isFinite(slot)) return "never";
+  const instant = Temporal.Instant.fromEpochMilliseconds(Math.round(slot * 1000));
+  if (tz === null) return instant.toString();
+  return instant.toZonedDateTimeISO(tz).toString({ timeZoneName: "never" });
+}

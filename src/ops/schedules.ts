@@ -1,0 +1,230 @@
+/**
+ * `schedule add|list|rm|pause|resume|run-now|tick` (docs/architecture.md "Recurring jobs"):
+ * validate what the user typed, then call one store operation each. The due-slot pass
+ * ({@link tickSchedules}) is what every live worker runs about once a second.
+ */
+import { SpoolError } from "../contract/errors.ts";
+import type { Job } from "../store/model.ts";
+import type { JobTemplate, Overlap, Schedule, ScheduleView, SlotOutcome, SlotRow } from "../store/recurring.ts";
+import type { Store } from "../store/store.ts";
+import { type AddInput, toNewJob, validateAddInput } from "./add.ts";
+import {
+  catchUpText,
+  nextSlotAfter,
+  parseCatchUp,
+  parseCron,
+  parseEvery,
+  parseOverlap,
+  parseZone,
+  planSlots,
+  ruleOf,
+  slotText,
+} from "./schedule-time.ts";
+import { readSettings } from "./settings.ts";
+import { durationText } from "./values.ts";
+
+/** A schedule or hook name: letters, digits, `.`, `_`, `-` (no `:`, which the slot keys use). */
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** Raises `INVALID_INPUT` unless `name` is a valid schedule or hook name. */
+export function checkName(what: "schedule" | "hook", name: string): string {
+  if (NAME.test(name)) return name;
+  throw new SpoolError("INVALID_INPUT", `${JSON.stringify(name)} is not a ${what} name`, {
+    remediation: `name it with 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit, e.g. nightly-backup`,
+    detail: { name },
+  });
+}
+
+/** `schedule add` as typed. */
+export interface ScheduleInput {
+  name: string;
+  cron?: string;
+  every?: string;
+  tz?: string;
+  catchUp?: string;
+  overlap?: string;
+  /** The job flags and command, as `add` takes them (`--key`, `--after`, `--at` are refused). */
+  job: AddInput;
+}
+
+/** A schedule as `schedule list --json` shows it. */
+export interface ScheduleData {
+  name: string;
+  /** `cron '0 3 * * *' Europe/Berlin` or `every 10s`. */
+  rule: string;
+  cron: string | null;
+  every_seconds: number | null;
+  tz: string | null;
+  queue: string;
+  argv: string[];
+  catch_up: string;
+  overlap: Overlap;
+  paused: boolean;
+  /** The next slot, epoch seconds, and as ISO-8601 in the schedule's zone (null while paused). */
+  next_slot: number | null;
+  next_fire: string | null;
+  last_slot: string | null;
+  last_job_id: number | null;
+  last_job_state: Job["state"] | null;
+}
+
+/** A stored schedule as {@link ScheduleData}. */
+export function scheduleData(s: Schedule, lastState: Job["state"] | null): ScheduleData {
+  const rule =
+    s.cron !== null ? `cron '${s.cron}'${s.tz ? ` ${s.tz}` : " UTC"}` : `every ${durationText(s.every_seconds!)}`;
+  return {
+    name: s.name,
+    rule,
+    cron: s.cron,
+    every_seconds: s.every_seconds,
+    tz: s.tz,
+    queue: s.queue,
+    argv: s.job.argv,
+    catch_up: s.catch_up,
+    overlap: s.overlap,
+    paused: s.paused,
+    next_slot: s.paused ? null : s.next_slot,
+    next_fire: s.paused ? null : slotText(s.next_slot, s.tz),
+    last_slot: s.last_slot === null ? null : slotText(s.last_slot, s.tz),
+    last_job_id: s.last_job_id,
+    last_job_state: lastState,
+  };
+}
+
+/**
+ * Validates a `schedule add` (the rule, zone and policies, and the job as `add` would) and
+ * stores it in one transaction; its first slot is the first after now. Raises
+ * `INVALID_INPUT` with the reason for a bad rule, zone or job flag, `CONFLICT` when the
+ * name is taken.
+ */
+export async function addSchedule(store: Store, input: ScheduleInput, cwd: string): Promise<ScheduleData> {
+  const name = checkName("schedule", input.name);
+  if ((input.cron === undefined) === (input.every === undefined))
+    throw new SpoolError("INVALID_INPUT", "give a schedule either --cron EXPR or --every DURATION", {
+      remediation: `spoolctl schedule add ${name} --cron '0 3 * * *' -- CMD   or   spoolctl schedule add ${name} --every 10m -- CMD`,
+    });
+  for (const [flag, v] of [
+    ["--key", input.job.key],
+    ["--after", input.job.after],
+    ["--at", input.job.at],
+  ] as const)
+    if (v !== undefined)
+      throw new SpoolError("INVALID_INPUT", `${flag} has no meaning for a schedule: each slot makes its own job`, {
+        remediation: `leave out ${flag}; each job gets the key sched:${name}:<slot> and is due at its slot`,
+      });
+  if (input.tz !== undefined && input.every !== undefined)
+    throw new SpoolError(
+      "INVALID_INPUT",
+      "--tz applies to --cron only: --every slots are whole intervals of UTC time",
+      {
+        remediation: "leave out --tz, or give the times with --cron",
+      },
+    );
+  const tz = input.tz === undefined ? null : parseZone(input.tz);
+  const cron = input.cron === undefined ? null : parseCron(input.cron, tz);
+  const every = input.every === undefined ? null : parseEvery(input.every);
+  const catchUp = catchUpText(parseCatchUp(input.catchUp ?? "last"));
+  const overlap = parseOverlap(input.overlap ?? "skip");
+  const spec = validateAddInput(input.job, (n) => (n.length === 1 ? `-${n}` : `--${n}`), cwd);
+  const settings = await store.read(async (tx) => readSettings(tx));
+  const now = store.now();
+  const { next_run_at: _due, idempotency_key: _key, ...job } = toNewJob(spec, settings, now);
+  const schedule: Schedule = {
+    name,
+    cron,
+    every_seconds: every,
+    tz,
+    job: job as JobTemplate,
+    queue: job.queue,
+    catch_up: catchUp,
+    overlap,
+    paused: false,
+    next_slot: nextSlotAfter(cron !== null ? { cron, tz } : { every: every! }, now),
+    last_slot: null,
+    last_job_id: null,
+    created_at: now,
+  };
+  if (!(await store.write(async (tx) => tx.recurring.addSchedule(schedule))))
+    throw new SpoolError("CONFLICT", `schedule ${name} exists already`, {
+      remediation: `spoolctl schedule rm ${name}, then add it again; spoolctl schedule list shows it`,
+      detail: { name },
+    });
+  return scheduleData(schedule, null);
+}
+
+/** Every schedule, by name. */
+export async function listSchedules(store: Store): Promise<ScheduleData[]> {
+  const rows: ScheduleView[] = await store.read(async (tx) => tx.recurring.listSchedules());
+  return rows.map((s) => scheduleData(s, s.last_job_state));
+}
+
+/** One schedule and its newest slot rows (fired, skipped, missed, manual). Raises `NOT_FOUND`. */
+export async function scheduleDetail(
+  store: Store,
+  name: string,
+  limit = 20,
+): Promise<{ schedule: ScheduleData; slots: SlotRow[] }> {
+  return await store.read(async (tx) => {
+    const s = (await tx.recurring.listSchedules()).find((x) => x.name === name);
+    if (!s) throw noSchedule(name);
+    return { schedule: scheduleData(s, s.last_job_state), slots: await tx.recurring.slotsOf(name, limit) };
+  });
+}
+
+/** `NOT_FOUND` for schedule `name`. */
+function noSchedule(name: string): SpoolError {
+  return new SpoolError("NOT_FOUND", `no schedule named ${name}`, {
+    remediation: "spoolctl schedule list shows the schedules",
+    detail: { name },
+  });
+}
+
+/** Deletes schedule `name` (its jobs stay). Raises `NOT_FOUND`. */
+export async function removeSchedule(store: Store, name: string): Promise<{ name: string; removed: true }> {
+  if (!(await store.write(async (tx) => tx.recurring.removeSchedule(name)))) throw noSchedule(name);
+  return { name, removed: true };
+}
+
+/**
+ * Pauses or resumes schedule `name`. A resumed schedule's next slot is the first after now:
+ * slots that passed while it was paused are not caught up. Raises `NOT_FOUND`; pausing a
+ * paused schedule (resuming a running one) changes nothing and says so (`changed: false`).
+ */
+export async function pauseSchedule(
+  store: Store,
+  name: string,
+  paused: boolean,
+): Promise<{ schedule: ScheduleData; changed: boolean }> {
+  const s = await store.read(async (tx) => tx.recurring.getSchedule(name));
+  if (s === null) throw noSchedule(name);
+  const now = store.now();
+  const changed = await store.write(async (tx) => tx.recurring.setPaused(name, paused, nextSlotAfter(ruleOf(s), now)));
+  const after = await store.read(async (tx) => (await tx.recurring.listSchedules()).find((x) => x.name === name));
+  if (!after) throw noSchedule(name);
+  return { schedule: scheduleData(after, after.last_job_state), changed };
+}
+
+/** `schedule run-now`: the schedule's job added now, outside its slots. Raises `NOT_FOUND`. */
+export async function runScheduleNow(
+  store: Store,
+  name: string,
+): Promise<{ name: string; job_id: number; key: string; queue: string }> {
+  const fired = await store.write(async (tx) => tx.recurring.fireNow(name, store.now()));
+  if (fired === null) throw noSchedule(name);
+  return { name, job_id: fired.job.id, key: fired.job.idempotency_key!, queue: fired.job.queue };
+}
+
+/** Most schedules one pass fires (the rest wait for the next pass, a second later). */
+const PASS_LIMIT = 50;
+
+/**
+ * One due-slot pass at the store's clock (docs/architecture.md "Recurring jobs"): a cheap
+ * indexed read first, and a write transaction only when a slot is due. Returns what it
+ * decided and the earliest next slot afterwards (null: no unpaused schedule).
+ */
+export async function tickSchedules(store: Store): Promise<{ outcomes: SlotOutcome[]; earliest: number | null }> {
+  const earliest = await store.read(async (tx) => tx.recurring.earliestSlot());
+  if (earliest === null || earliest > store.now()) return { outcomes: [], earliest };
+  const outcomes = await store.write(async (tx) => tx.recurring.fireDue(store.now(), planSlots, PASS_LIMIT));
+  return { outcomes, earliest: await store.read(async (tx) => tx.recurring.earliestSlot()) };
+}
