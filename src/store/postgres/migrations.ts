@@ -27,6 +27,7 @@ export const SPOOLCTL_TABLES = [
   "attempts",
   "job_events",
   "workers",
+  "batches",
   "settings",
   "lane_counts",
   "lanes",
@@ -259,6 +260,21 @@ const STEPS: string[] = [
       WHERE e.id = p.id;
     RETURN NULL;
   END $$;
+  `,
+  // v12: batches with one verdict (docs/architecture.md "Batches"): a named set
+  // of jobs, sealed once its last job exists, and its fail-fast property,
+  // acted on in the transaction that records a job of it dead.
+  `
+  CREATE TABLE batches (
+    name text PRIMARY KEY,
+    created_at double precision NOT NULL,
+    sealed_at double precision,
+    fail_fast text CHECK (fail_fast IN ('queued','now')),
+    failed_at double precision,
+    failed_job_id bigint
+  );
+  ALTER TABLE jobs ADD COLUMN batch text;
+  CREATE INDEX idx_jobs_batch ON jobs (batch, state) WHERE batch IS NOT NULL;
   `,
 ];
 
