@@ -48,6 +48,7 @@ const jobSummaryProps: Record<string, JsonSchema> = {
   env_keys: arrayOf(str),
   locked_by: nullable(str),
   scheduled: bool,
+  batch: nullable(str),
 };
 /** A job summary. */
 export const jobSummary = object(jobSummaryProps);

@@ -111,6 +111,8 @@ export interface JobSummary {
   env_keys: string[];
   locked_by: string | null;
   scheduled: boolean;
+  /** The batch it belongs to (docs/architecture.md "Batches"); null: none. */
+  batch: string | null;
 }
 
 /** Summarises a job row; `now` (epoch seconds) decides `scheduled`. */
@@ -140,6 +142,7 @@ export function summarize(job: Job, now: number): JobSummary {
     env_keys: Object.keys(job.env).sort(),
     locked_by: job.locked_by,
     scheduled: job.state === "queued" && job.next_run_at > now,
+    batch: job.batch ?? null,
   };
 }
 
