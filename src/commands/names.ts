@@ -29,6 +29,9 @@ export const VERB_SUMMARIES = {
   "config-get": "print one queue-wide setting",
   "config-set": "set a queue-wide setting (max-retries, timeout, backoff-base, backoff-cap)",
   "config-unset": "reset a queue-wide setting to its default",
+  "batch-seal": "seal a batch: no job joins it any more (wait --batch can end)",
+  "batch-show": "one batch: counts by state, fail-fast, verdict",
+  "batch-list": "batches with their counts and verdicts",
   doctor: "read-only readiness checks (exit 3 when not ready)",
   capabilities: "the machine-readable contract: verbs, flags, codes, limits, env",
   schema: "JSON Schemas of the envelope and each verb's data",
@@ -65,6 +68,10 @@ export const COMPOUND: Record<string, Record<string, (rest: string[]) => string[
       action,
       (rest: string[]) => [`config-${action}`, ...rest],
     ]),
+  ),
+  // Batches with one verdict: `batch seal|show|list` → the batch-* verbs.
+  batch: Object.fromEntries(
+    ["seal", "show", "list"].map((action) => [action, (rest: string[]) => [`batch-${action}`, ...rest]]),
   ),
   // QueueCTL's dead-letter queue: `dlq list` = list --state dead, `dlq retry ID` = retry ID.
   dlq: {

@@ -1,11 +1,14 @@
 /** `spoolctl status`: counts per state, scheduled, lanes, recent dead jobs; `--watch` redraws them live. */
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
+import { parseBatchName } from "../ops/batch.ts";
+import { showBatch } from "../ops/batches.ts";
 import { liveStatus } from "../ops/live.ts";
 import { fullDisks, type StatusData, statusOf } from "../ops/status.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { renderLiveStatus, renderStatus } from "../ui/status-view.ts";
 import { guardStdio } from "../ui/stdio.ts";
+import { batchLine } from "./batch.ts";
 import { readRidingOut } from "./ride-out.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 import { healthContext, judgeRecord } from "./workers.ts";
@@ -66,6 +69,7 @@ export default defineVerb({
       description:
         "redraw live on a terminal (lanes, running jobs, recent failures) until Ctrl-C; refused off a terminal and with --json",
     },
+    batch: { type: "string", description: "also show this batch: its counts, seal and verdict", valueHint: "NAME" },
     interval: {
       type: "string",
       description: `seconds between redraws with --watch (${INTERVAL.min}-${INTERVAL.max}; queue changes also redraw)`,
@@ -87,10 +91,15 @@ export default defineVerb({
       // The health view reads the whole file once: counts alone come from a table that may be intact beside damage.
       await store.checkIntact();
       const status = await statusOf(store, judgeRecord, 5, healthContext(store));
-      return { data: { ...status, full_disks: fullDisks(store) } };
+      const batch =
+        ctx.args.batch === undefined
+          ? {}
+          : { batch: await showBatch(store, parseBatchName("--batch", ctx.args.batch)) };
+      return { data: { ...status, full_disks: fullDisks(store), ...batch } };
     });
   },
   render({ data }, ctx) {
-    return renderStatus(data, stdoutPaint(), ctx.suggest);
+    const text = renderStatus(data, stdoutPaint(), ctx.suggest);
+    return data.batch ? `batch ${batchLine(data.batch)}\n${text}` : text;
   },
 });

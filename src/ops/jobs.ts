@@ -161,6 +161,8 @@ export interface ListQuery {
   finishedSince?: number;
   failureReasons?: JobFilter["failureReasons"];
   commandGlob?: string;
+  /** Only jobs of this batch. */
+  batch?: string;
   limit: number;
 }
 
@@ -200,6 +202,7 @@ export async function listJobs(
         finishedSince: q.finishedSince,
         failureReasons: q.failureReasons,
         commandGlob: q.commandGlob,
+        ...(q.batch !== undefined ? { batch: q.batch } : {}),
         limit: q.limit + 1,
       });
   const truncated = rows.length > q.limit;
