@@ -384,7 +384,9 @@ export interface StoreWriter extends StoreReader {
    * Raises `IDEMPOTENCY_CONFLICT` ({@link activeKeyTaken}) when another active
    * job holds the job's idempotency key: the schema's one-active-job-per-key
    * rule (docs/architecture.md "Rules that rest on isolation").
-   * `dueAt`: when it comes due, epoch seconds.
+   * `dueAt`: when it comes due, epoch seconds. A job of a batch that
+   * fail-fast failed reopens that batch's verdict (`reopenFailedBatches`, each
+   * driver's batch-queries.ts; so do {@link requeueJobs} and {@link rerunJob}).
    */
   requeueJob(jobId: number, from: JobState, dueAt: number): Promise<boolean>;
   /**

@@ -170,6 +170,20 @@ forEachDriver("batches", (q) => {
     expect(view.counts.queued).toBe(0);
   });
 
+  test("retrying jobs of a failed batch reopens its verdict; fail-fast is armed again", async () => {
+    const ids = await addTo(q.store, batch("again", { failFast: "queued", seal: true }), 3);
+    await endDead(q.store);
+    expect((await q.store.read(async (tx) => tx.getBatch("again")))!.failed_at).not.toBeNull();
+    const requeued = await q.store.write(async (tx) => tx.requeueJobs(ids, ["dead", "canceled"], q.store.now()));
+    expect(sorted(requeued)).toEqual(ids);
+    const view = (await q.store.read(async (tx) => tx.getBatch("again")))!;
+    expect(view).toMatchObject({ failed_at: null, failed_job_id: null });
+    expect(view.counts.queued).toBe(3);
+    // The next dead job fails it again.
+    const again = await endDead(q.store);
+    expect((await q.store.read(async (tx) => tx.getBatch("again")))!).toMatchObject({ failed_job_id: again });
+  });
+
   test("the ledger query takes a batch", async () => {
     const [a] = await addTo(q.store, batch("ev"), 1);
     await addTo(q.store, batch("else"), 2);

@@ -161,3 +161,17 @@ export async function cancelRequeuedInFailedBatch(
   effects.append({ jobId, event: "canceled", workerId: null, detail, at: now });
   return true;
 }
+
+/**
+ * A retry or rerun of jobs of a batch that fail-fast failed reopens its
+ * verdict (docs/architecture.md "Batches"), in the transaction that requeued
+ * them: `failed_at` is cleared, so the batch is not settled while they run
+ * and fail-fast is armed again. Returns the batches reopened.
+ */
+export async function reopenFailedBatches(tx: SQL, jobIds: number[]): Promise<string[]> {
+  if (jobIds.length === 0) return [];
+  const rows = await tx`UPDATE batches SET failed_at = NULL, failed_job_id = NULL
+    WHERE failed_at IS NOT NULL AND name IN (SELECT batch FROM jobs WHERE id = ANY(${jobIds}::bigint[]))
+    RETURNING name`;
+  return (rows as Row[]).map((r) => r.name as string);
+}

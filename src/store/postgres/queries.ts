@@ -394,12 +394,14 @@ export class PgQueries implements StoreWriter {
   async requeueJob(jobId: number, from: JobState, dueAt: number): Promise<boolean> {
     const done = await op.requeueJob(this.tx, jobId, from, dueAt);
     if (done) this.effects.notify = this.effects.work.all = true;
+    if (done) await batches.reopenFailedBatches(this.tx, [jobId]);
     return done;
   }
 
   async rerunJob(jobId: number, dueAt: number, now: number): Promise<JobState | null> {
     const from = await op.rerunJob(this.tx, jobId, dueAt);
     if (from === null) return null;
+    await batches.reopenFailedBatches(this.tx, [jobId]);
     this.effects.append({
       jobId,
       event: "retried",
@@ -414,6 +416,7 @@ export class PgQueries implements StoreWriter {
   async requeueJobs(jobIds: number[], from: JobState[], dueAt: number): Promise<number[]> {
     const ids = await op.requeueJobs(this.tx, jobIds, from, dueAt);
     if (ids.length > 0) this.effects.notify = this.effects.work.all = true;
+    await batches.reopenFailedBatches(this.tx, ids);
     return ids;
   }
 

@@ -156,3 +156,22 @@ export function cancelRequeuedInFailedBatch(db: Database, events: EventSink, job
   events(jobId, "canceled", null, failFastDetail(row.batch, row.failed_job, { from: "retry" }));
   return true;
 }
+
+/**
+ * A retry or rerun of jobs of a batch that fail-fast failed reopens its
+ * verdict (docs/architecture.md "Batches"), in the transaction that requeued
+ * them: `failed_at` is cleared, so the batch is not settled while they run
+ * and fail-fast is armed again. Returns the batches reopened.
+ */
+export function reopenFailedBatches(db: Database, jobIds: number[]): string[] {
+  if (jobIds.length === 0) return [];
+  return (
+    db
+      .query(
+        `UPDATE batches SET failed_at = NULL, failed_job_id = NULL
+         WHERE failed_at IS NOT NULL AND name IN (SELECT batch FROM jobs WHERE id IN (SELECT value FROM json_each(?)))
+         RETURNING name`,
+      )
+      .all(JSON.stringify(jobIds)) as { name: string }[]
+  ).map((r) => r.name);
+}

@@ -430,12 +430,15 @@ export class SqliteQueries implements StoreWriter {
   }
 
   async requeueJob(jobId: number, from: JobState, dueAt: number): Promise<boolean> {
-    return this.wakeAllIf(await op.requeueJob(this.db, jobId, from, dueAt));
+    const done = this.wakeAllIf(await op.requeueJob(this.db, jobId, from, dueAt));
+    if (done) batches.reopenFailedBatches(this.db, [jobId]);
+    return done;
   }
 
   async rerunJob(jobId: number, dueAt: number, now: number): Promise<JobState | null> {
     const from = op.rerunJob(this.db, jobId, dueAt);
     if (from === null) return null;
+    batches.reopenFailedBatches(this.db, [jobId]);
     this.insertEvent(jobId, "retried", null, JSON.stringify({ from, rerun: true }), now);
     return this.wakeAllIf(from);
   }
@@ -443,6 +446,7 @@ export class SqliteQueries implements StoreWriter {
   async requeueJobs(jobIds: number[], from: JobState[], dueAt: number): Promise<number[]> {
     const ids = op.requeueJobs(this.db, jobIds, from, dueAt);
     this.wakeAllIf(ids.length > 0);
+    batches.reopenFailedBatches(this.db, ids);
     return ids;
   }
 
