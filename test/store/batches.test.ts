@@ -6,6 +6,7 @@
  */
 import { expect, test } from "bun:test";
 import { SpoolError } from "../../src/contract/errors.ts";
+import { openQueue } from "../../src/store/index.ts";
 import type { BatchAdd, FailFastMode } from "../../src/store/model.ts";
 import type { Store } from "../../src/store/store.ts";
 import { attemptRecord, claimOne, forEachDriver, jobOf, newJob, record, sorted } from "./support.ts";
@@ -183,6 +184,51 @@ forEachDriver("batches", (q) => {
     const again = await endDead(q.store);
     expect((await q.store.read(async (tx) => tx.getBatch("again")))!).toMatchObject({ failed_job_id: again });
   });
+
+  // SQLite admits one writer, so the interleaving below cannot happen there; PostgreSQL orders it on the batch row.
+  test.skipIf(q.driver.name !== "postgres")(
+    "an add committing while a dead outcome of its batch waits on the batch row: the fail-fast cancels the added job",
+    async () => {
+      const [first] = await addTo(q.store, batch("race", { failFast: "queued" }), 1);
+      const { attempt } = await claimOne(q.store, { workerId: "w1" });
+      expect(attempt.job_id).toBe(first!);
+      const other = await openQueue(q.location, { create: true });
+      try {
+        let release!: () => void;
+        const held = new Promise<void>((r) => (release = r));
+        let added: number[] = [];
+        let joined!: () => void;
+        const inside = new Promise<void>((r) => (joined = r));
+        // The add joins the batch (locking its row), then holds its transaction open.
+        const adding = other.write(async (tx) => {
+          added = (await tx.addJobs([newJob(), newJob()], other.now(), batch("race"))).map((j) => j.id);
+          joined();
+          await held;
+        });
+        await inside;
+        // The dead outcome's fail-fast waits for the add's row lock…
+        const dying = record(
+          q.store,
+          attemptRecord(first!, 1, "w1", q.store.now(), {
+            attemptState: "failed",
+            exitCode: 1,
+            jobState: "dead",
+            events: [{ event: "dead", workerId: "w1", detail: null }],
+          }),
+        );
+        await Bun.sleep(300); // (only to let the outcome reach the lock; the assertion holds either way)
+        release();
+        await adding;
+        expect(await dying).toBe(true);
+        // … and then sees the added jobs: none of them is left queued.
+        for (const id of added) expect((await jobOf(q.store, id)).state).toBe("canceled");
+        const view = (await q.store.read(async (tx) => tx.getBatch("race")))!;
+        expect(view.counts).toMatchObject({ queued: 0, dead: 1, canceled: 2 });
+      } finally {
+        await other.close();
+      }
+    },
+  );
 
   test("the ledger query takes a batch", async () => {
     const [a] = await addTo(q.store, batch("ev"), 1);
