@@ -99,6 +99,14 @@ test("an empty sealed batch ends at once with a warning; unknown batches and bad
   expect(both.env.errors[0].code).toBe("INVALID_INPUT");
 });
 
+test("wait --batch says NO_WORKER when no live worker serves its jobs' lane, and TIMEOUT names the open seal", async () => {
+  await addJob(q, "--batch", "idle", "--queue", "nobody", "--", "true");
+  const r = await q.run(["wait", "--batch", "idle", "--timeout", "3"]);
+  expect(r.code).toBe(4);
+  expect(r.stderr).toContain("NO_WORKER: no live worker serves lane nobody");
+  expect(r.stderr).toContain("it is not sealed yet (spoolctl batch seal idle");
+});
+
 /** A --from batch: one job that fails at once (highest priority, so claimed first) and `n` slow ones. */
 function failingBatch(n: number, slow: string[]): string {
   const lines = [JSON.stringify({ argv: ["sh", "-c", "exit 1"], max_retries: 0, priority: 10 })];

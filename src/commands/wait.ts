@@ -137,16 +137,6 @@ export default defineVerb({
     const selection = selectionOf(ctx.args.batch, ctx.args.queue, ctx.args.tag, ctx.args["fail-fast"], refs);
     try {
       const store = await ctx.open({ create: false });
-      if (selection) {
-        const { data, anyFailed, warnings } = await waitForSelection(store, selection, {
-          timeoutSeconds,
-          pollSeconds,
-          onProgress,
-          failFast: selection.failFast,
-        });
-        if (!ctx.json) for (const w of warnings) process.stderr.write(`spoolctl: warning: ${w.code}: ${w.message}\n`);
-        return { data, exitCode: anyFailed ? EXIT.JOB_FAILED : EXIT.OK, warnings: ctx.json ? warnings : [] };
-      }
       const servedLanes = async (tx: StoreReader) => {
         const health = healthContext(store);
         const workers = await listWorkers(tx, judgeRecord, 1000, staleAfter(health));
@@ -168,6 +158,21 @@ export default defineVerb({
               `${shown ? "\r\u001b[2K" : ""}spoolctl: warning: ${w.code}: ${ctx.suggest(w.message)}\n`,
             );
           };
+      if (selection) {
+        const { data, anyFailed, warnings } = await waitForSelection(store, selection, {
+          timeoutSeconds,
+          pollSeconds,
+          onProgress,
+          servedLanes,
+          onUnattended,
+          failFast: selection.failFast,
+        });
+        // NO_WORKER was said as it happened; EMPTY_BATCH is said here.
+        if (!ctx.json)
+          for (const w of warnings.filter((w) => w.code !== "NO_WORKER"))
+            process.stderr.write(`spoolctl: warning: ${w.code}: ${ctx.suggest(w.message)}\n`);
+        return { data, exitCode: anyFailed ? EXIT.JOB_FAILED : EXIT.OK, warnings: ctx.json ? warnings : [] };
+      }
       const { data, anyFailed, warnings } = await waitForJobs(store, refs, {
         timeoutSeconds,
         pollSeconds,

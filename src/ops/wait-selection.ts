@@ -13,7 +13,14 @@ import { type BatchSummary, batchNotFound, summarizeBatch } from "./batch.ts";
 import { setFailFast } from "./batches.ts";
 import { isTerminal } from "./states.ts";
 import { counted } from "./values.ts";
-import type { WaitData, WaitedJob, WaitOptions, WaitResult } from "./wait.ts";
+import {
+  UNATTENDED_GRACE_SECONDS,
+  unattendedWarning,
+  type WaitData,
+  type WaitedJob,
+  type WaitOptions,
+  type WaitResult,
+} from "./wait.ts";
 
 /** Which jobs a selection wait follows: a batch, or a lane and/or tags. */
 export interface WaitSelection {
@@ -72,6 +79,8 @@ export async function waitForSelection(
   const newest = sel.batch === undefined ? await store.read(async (tx) => tx.listJobs({ limit: 1 })) : [];
   const afterId = newest[0]?.id ?? 0;
   const seen = new Set<number>();
+  let unattendedSince: number | null = null;
+  let lastLaneCheck = -Infinity;
   for (;;) {
     const look = await store.read(async (tx) => {
       if (sel.batch !== undefined) return { batch: await tx.getBatch(sel.batch), active: null };
@@ -118,6 +127,23 @@ export async function waitForSelection(
         ...(batch ? { batch } : {}),
       };
       return { data, anyFailed: !allSucceeded, warnings };
+    }
+    // At most once a second, until said once: jobs in lanes no live worker serves (as wait ID… says it).
+    if (opts.servedLanes && warnings.length === 0 && performance.now() - lastLaneCheck >= 1000) {
+      lastLaneCheck = performance.now();
+      const { pending, served } = await store.read(async (tx) => ({
+        pending: await tx.listJobs({ ...base, states: ["queued", "running"], limit: 1000 }),
+        served: await opts.servedLanes!(tx),
+      }));
+      const stranded = pending.filter((j) => !served.live.has(j.queue));
+      if (stranded.length === 0) unattendedSince = null;
+      else {
+        unattendedSince ??= performance.now();
+        if ((performance.now() - unattendedSince) / 1000 >= UNATTENDED_GRACE_SECONDS) {
+          warnings.push(unattendedWarning(stranded, served.stalled));
+          opts.onUnattended?.(warnings[0]!);
+        }
+      }
     }
     const elapsed = (performance.now() - started) / 1000;
     if (opts.timeoutSeconds !== null && elapsed >= opts.timeoutSeconds) {

@@ -91,7 +91,7 @@ function unattended(
 }
 
 /** The `NO_WORKER` warning for awaited jobs in lanes no live worker serves (its command gets the selection from the verb). */
-function unattendedWarning(jobs: Job[], stalled: Map<string, string>): Warning {
+export function unattendedWarning(jobs: Job[], stalled: Map<string, string>): Warning {
   const { why, start, stalled: allStalled } = unattended(jobs, stalled);
   return { code: "NO_WORKER", message: allStalled ? why : `${why} (start one: ${start})` };
 }
