@@ -80,6 +80,16 @@ test("a batch added with --seal on its last add, one job dead → wait exits 6; 
   expect(listed.env.data.jobs.map((j: { batch: string }) => j.batch)).toEqual(["b", "b"]);
   const events = await q.json(["events", "--batch", "b"]);
   expect(new Set(events.env.data.events.map((e: { job_id: number }) => e.job_id)).size).toBe(2);
+  // One run's JUnit report; retry --all --batch runs the failed one again (and only it).
+  await addJob(q, "--max-retries", "0", "--", "sh", "-c", "exit 4"); // dead, outside the batch
+  const report = await q.json(["report", "--batch", "b", "--junit", join(q.dir, "junit.xml")]);
+  expect(report.env.data.totals).toMatchObject({ jobs: 2, passed: 1, failed: 1 });
+  await waitFor("the outsider dead", async () => (await q.jobs()).filter((j) => j.state === "dead").length === 2);
+  const retried = await q.json(["retry", "--all", "--batch", "b"]);
+  expect(retried.env.data.count).toBe(1);
+  const again = await q.json(["wait", "--batch", "b"]);
+  expect(again.code).toBe(6);
+  expect((await q.jobs()).filter((j) => j.batch === "b" && j.last_attempt_no === 2).length).toBe(1);
 });
 
 test("an empty sealed batch ends at once with a warning; unknown batches and bad flags are clear errors", async () => {
