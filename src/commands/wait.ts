@@ -60,7 +60,7 @@ function selectionOf(
 export default defineVerb({
   name: "wait",
   description:
-    "Wait until every given job is done, dead or canceled. Exit 0 when all succeeded, 6 when any ended dead or canceled, 4 (TIMEOUT) after --timeout.",
+    "Wait until every given job is done, dead or canceled, or a whole batch (--batch: sealed, jobs added meanwhile included) or lane/tag selection. Exit 0 when all succeeded, 6 when any ended dead or canceled, 4 (TIMEOUT) after --timeout.",
   examples: [
     "spoolctl wait 1 2 3",
     "spoolctl wait nightly-1 --timeout 10m --json",
