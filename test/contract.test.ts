@@ -108,7 +108,7 @@ test("schema: JSON Schema 2020-12 of the envelope, every verb's data, and stream
   expect(env.properties.errors.items.properties.code.enum).toEqual(Object.keys(ERROR_CODES));
   expect(env.properties.warnings.items.properties.code.enum).toEqual(Object.keys(WARNING_CODES));
   expect(d.verbs.wait.required.sort()).toEqual(["all_succeeded", "jobs"]);
-  expect(Object.keys(d.streams)).toEqual(["events_follow", "events_follow_data"]);
+  expect(Object.keys(d.streams)).toEqual(["events_follow", "events_follow_data", "output_follow_all"]);
   const ref = reference("envelope-schema.json");
   if (ref) {
     expect(keysOf(d)).toEqual(keysOf(ref.data));

@@ -24,6 +24,7 @@ describe.skipIf(ON_POSTGRES)("SQLite file migrations", () => {
 
   const TABLES = [
     "attempts",
+    "batches",
     "hooks",
     "job_events",
     "jobs",

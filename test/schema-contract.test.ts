@@ -320,6 +320,25 @@ test("error envelopes validate against the envelope schema", async () => {
   ]);
 });
 
+test("batch verbs and batch selections validate against their exported schemas", async () => {
+  await check(["add", "--batch", "schema-b", "--fail-fast", "--", "true"]);
+  await check(["batch", "seal", "schema-b"]);
+  await check(["batch", "seal", "schema-empty"]).then((env) =>
+    expect(env.warnings.map((w: any) => w.code)).toEqual(["EMPTY_BATCH"]),
+  );
+  await Promise.all([
+    check(["batch", "show", "schema-b"]),
+    check(["batch", "list"]),
+    check(["status", "--batch", "schema-b"]),
+    check(["wait", "--batch", "schema-empty"]),
+    check(["list", "--batch", "schema-b"]),
+    check(["events", "--batch", "schema-b"]),
+    check(["report", "--batch", "schema-b"]),
+    check(["batch", "show", "nope"], { error: "NOT_FOUND" }),
+    check(["add", "--batch", "schema-b", "--", "true"], { error: "CONFLICT" }),
+  ]);
+});
+
 test("every registered verb was validated against its data schema", () => {
   // `triage` is interactive only: under --json it is refused by design (INVALID_INPUT, see test/triage.test.ts).
   const interactiveOnly = ["triage"];

@@ -5,7 +5,9 @@ import { SpoolError } from "../contract/errors.ts";
 import type { RawArgs } from "../contract/flags.ts";
 import { type AddedJob, type AddInput, addJobs, relativePathWarning, validateAddInput } from "../ops/add.ts";
 import { parseJobLines } from "../ops/add-from.ts";
+import { needsBatch, parseBatchName, parseFailFast } from "../ops/batch.ts";
 import { DEFAULTS, LIMITS } from "../ops/limits.ts";
+import type { BatchAdd } from "../store/model.ts";
 import { formatBytes, readBounded } from "../store/read-bounded.ts";
 import { formatArgv, rerunCommand } from "../ui/text.ts";
 import { writeRidingOut } from "./ride-out.ts";
@@ -82,6 +84,29 @@ function readFrom(source: string): string {
   }
 }
 
+/**
+ * The batch an add puts its jobs in (docs/architecture.md "Batches"): a
+ * `--from` batch is sealed by the add; one added job by job by `--seal`.
+ * Raises `INVALID_INPUT` for a bad name, or `--seal`/`--fail-fast` without `--batch`.
+ */
+function batchOf(
+  name: string | undefined,
+  seal: boolean,
+  failFast: string | undefined,
+  from: boolean,
+): BatchAdd | null {
+  if (name === undefined) {
+    if (seal) throw needsBatch("--seal");
+    if (failFast !== undefined) throw needsBatch("--fail-fast");
+    return null;
+  }
+  return {
+    name: parseBatchName("--batch", name),
+    failFast: failFast === undefined ? null : parseFailFast(failFast),
+    seal: seal || from,
+  };
+}
+
 export default defineVerb({
   name: "add",
   description: "Add a job to the queue. The command runs without a shell: argv is stored verbatim.",
@@ -92,6 +117,8 @@ export default defineVerb({
     "spoolctl add --timeout 10m --max-retries 5 --queue builds --tag ci=1 -- ./build.sh",
     "spoolctl add --after 30s --key nightly-1 -- ./nightly.sh",
     'spoolctl add --from jobs.ndjson     # one {"argv": [...]} per line',
+    "spoolctl add --batch ci-42 --from tests.ndjson --fail-fast   # sealed when added",
+    "spoolctl add --batch ci-42 -- ./lint.sh; spoolctl add --batch ci-42 --seal -- ./test.sh",
   ],
   flags: {
     ...COMMON_FLAGS,
@@ -174,6 +201,20 @@ export default defineVerb({
     },
     note: { type: "string", description: "free text kept with the job", valueHint: "TEXT" },
     key: { type: "string", description: "idempotency key: reuse the active job with this key", valueHint: "KEY" },
+    batch: {
+      type: "string",
+      description:
+        "put the job(s) in this batch (one verdict: spoolctl wait --batch NAME); a --from batch is sealed when added, else seal it with --seal on the last add or spoolctl batch seal NAME",
+      valueHint: "NAME",
+    },
+    seal: { type: "boolean", description: "with --batch: seal the batch after this add (its last job)" },
+    "fail-fast": {
+      type: "string",
+      optionalValue: true,
+      description:
+        "with --batch: at the batch's first dead job cancel its queued jobs (kept by the queue); --fail-fast=now also stops its running jobs",
+      valueHint: "[now]",
+    },
     from: {
       type: "string",
       description: "add one JSON job spec per line from FILE (- for stdin), in one transaction",
@@ -193,6 +234,7 @@ export default defineVerb({
     const input = inputFromFlags(ctx.raw, ctx.args.cmd);
     const from = ctx.args.from;
     const cwd = process.cwd();
+    const batch = batchOf(ctx.args.batch, ctx.args.seal, ctx.args["fail-fast"], from !== undefined);
     if (from !== undefined) {
       if (input.argv || input.command !== undefined) {
         throw new SpoolError(
@@ -204,6 +246,16 @@ export default defineVerb({
         );
       }
       const lines = parseJobLines(readFrom(from), input);
+      if (lines.length === 0 && batch) {
+        // A CI step that generated no job: the batch exists, sealed and empty, and its wait ends at once.
+        await writeRidingOut(ctx, (store) => addJobs(store, [], undefined, [], batch));
+        return {
+          data: { count: 0, jobs: [] },
+          warnings: [
+            { code: "EMPTY_BATCH", message: `--from ${from} has no job lines: batch ${batch.name} is sealed empty` },
+          ],
+        };
+      }
       if (lines.length === 0)
         throw new SpoolError("MISSING_REQUIRED", `--from ${from} has no job lines`, {
           remediation: 'write one JSON object per line, e.g. {"argv": ["echo", "hi"]}',
@@ -227,6 +279,7 @@ export default defineVerb({
           specs,
           undefined,
           lines.map(({ line }) => `line ${line}`),
+          batch,
         ),
       );
       specs.forEach((spec, i) => {
@@ -241,7 +294,7 @@ export default defineVerb({
       return { data: { count: jobs.length, jobs }, warnings };
     }
     const spec = validateAddInput(input, (name) => (name.length === 1 ? `-${name}` : `--${name}`), cwd);
-    const { jobs, warnings } = await writeRidingOut(ctx, (store) => addJobs(store, [spec]));
+    const { jobs, warnings } = await writeRidingOut(ctx, (store) => addJobs(store, [spec], undefined, [], batch));
     if (spec.cwd !== null && !existsSync(spec.cwd)) {
       // Not an error: the folder may be made before the job runs (a missing cwd fails the job when it starts: CWD_MISSING).
       warnings.push({

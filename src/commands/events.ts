@@ -7,6 +7,7 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import type { FlagsDef } from "../contract/flags.ts";
+import { parseBatchName } from "../ops/batch.ts";
 import {
   EVENTS_LIMIT,
   eventsPage,
@@ -44,6 +45,11 @@ const FLAGS = {
     type: "string",
     description: "only this job's events (id, idempotency key, or last: the newest job)",
     valueHint: "ID",
+  },
+  batch: {
+    type: "string",
+    description: "only the events of this batch's jobs (its job log)",
+    valueHint: "NAME",
   },
   limit: {
     type: "string",
@@ -116,7 +122,12 @@ function checkModes(ctx: Context): "page" | "wait" | "follow" {
   return mode;
 }
 
-async function follow(ctx: Context, store: Pick<Store, "read" | "watch">, jobId: number | undefined): Promise<number> {
+async function follow(
+  ctx: Context,
+  store: Pick<Store, "read" | "watch">,
+  jobId: number | undefined,
+  batch: string | undefined,
+): Promise<number> {
   const { "since-id": sinceId, "poll-interval": pollSeconds } = ctx.args;
   const maxEvents = ctx.args["max-events"] ?? null;
   const idleSeconds = ctx.args["idle-timeout"] ?? null;
@@ -130,7 +141,7 @@ async function follow(ctx: Context, store: Pick<Store, "read" | "watch">, jobId:
   try {
     const end: FollowEnd = await followEvents(
       store,
-      { sinceId, jobId },
+      { sinceId, jobId, ...(batch !== undefined ? { batch } : {}) },
       { maxEvents, idleSeconds, pollSeconds, shouldStop: () => stop },
       (e) => {
         cursor = e.id;
@@ -179,9 +190,10 @@ export default defineVerb({
     const { "since-id": sinceId, limit, "poll-interval": pollSeconds } = ctx.args;
     const store = await ctx.openAppearing();
     const jobId = await resolveEventsJob(store, ctx.args.job);
+    const batch = ctx.args.batch === undefined ? undefined : parseBatchName("--batch", ctx.args.batch);
     if (mode === "follow")
-      return { data: { count: 0, events: [] }, streamed: true, exitCode: await follow(ctx, store, jobId) };
-    const query = { sinceId, jobId, limit };
+      return { data: { count: 0, events: [] }, streamed: true, exitCode: await follow(ctx, store, jobId, batch) };
+    const query = { sinceId, jobId, limit, ...(batch !== undefined ? { batch } : {}) };
     if (mode === "wait") {
       const { page, wait } = await waitForEvents(store, query, ctx.args["wait-timeout"], pollSeconds);
       const { pagination, ...data } = page;

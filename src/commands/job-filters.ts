@@ -1,9 +1,10 @@
 /**
  * The flags that select failed jobs, shared by `triage`, `retry --all` and
  * `list` so a script can do what triage does (docs/architecture.md "Triage"):
- * `--queue`, `--tag`, `--since`, `--failure-reason`, `--match`.
+ * `--queue`, `--tag`, `--since`, `--failure-reason`, `--match`, `--batch`.
  */
 import type { FlagsDef } from "../contract/flags.ts";
+import { parseBatchName } from "../ops/batch.ts";
 import { LIMITS } from "../ops/limits.ts";
 import type { JobSelection } from "../ops/triage-groups.ts";
 import { FAILURE_REASONS, type FailureReason } from "../store/model.ts";
@@ -37,6 +38,11 @@ export function jobFilterFlags(prefix = "") {
       noun: "a failure reason",
       description: `${prefix}only jobs whose last attempt failed so (process_exit, timeout, spawn_failed, worker_crash, canceled; canceled also before it ran); comma-separated or repeated`,
     },
+    batch: {
+      type: "string",
+      valueHint: "NAME",
+      description: `${prefix}only jobs of this batch (add --batch NAME)`,
+    },
     match: {
       type: "string",
       valueHint: "GLOB",
@@ -46,7 +52,7 @@ export function jobFilterFlags(prefix = "") {
 }
 
 /** Names of the job filter flags. */
-export const JOB_FILTER_NAMES = ["queue", "tag", "since", "failure-reason", "match"] as const;
+export const JOB_FILTER_NAMES = ["queue", "tag", "since", "failure-reason", "match", "batch"] as const;
 
 /** Parsed values of the selection flags. */
 export interface JobFilterArgs {
@@ -55,6 +61,7 @@ export interface JobFilterArgs {
   since?: number;
   "failure-reason": string[];
   match?: string;
+  batch?: string;
 }
 
 /** The {@link JobSelection} the flags ask for. */
@@ -65,5 +72,6 @@ export function jobSelectionOf(args: JobFilterArgs): JobSelection {
     ...(args.since !== undefined ? { sinceSeconds: args.since } : {}),
     ...(args["failure-reason"].length ? { failureReasons: args["failure-reason"] as FailureReason[] } : {}),
     ...(args.match !== undefined ? { match: args.match } : {}),
+    ...(args.batch !== undefined ? { batch: parseBatchName("--batch", args.batch) } : {}),
   };
 }

@@ -39,6 +39,9 @@ export const VERB_SUMMARIES = {
   "hook-add": "add an outcome hook: a job added when a matching job ends done, dead or canceled",
   "hook-list": "the outcome hooks",
   "hook-rm": "delete an outcome hook",
+  "batch-seal": "seal a batch: no job joins it any more (wait --batch can end)",
+  "batch-show": "one batch: counts by state, fail-fast, verdict",
+  "batch-list": "batches with their counts and verdicts",
   doctor: "read-only readiness checks (exit 3 when not ready)",
   capabilities: "the machine-readable contract: verbs, flags, codes, limits, env",
   schema: "JSON Schemas of the envelope and each verb's data",
@@ -84,6 +87,10 @@ export const COMPOUND: Record<string, Record<string, (rest: string[]) => string[
   ),
   hook: Object.fromEntries(
     ["add", "list", "rm"].map((action) => [action, (rest: string[]) => [`hook-${action}`, ...rest]]),
+  ),
+  // Batches with one verdict: `batch seal|show|list` → the batch-* verbs.
+  batch: Object.fromEntries(
+    ["seal", "show", "list"].map((action) => [action, (rest: string[]) => [`batch-${action}`, ...rest]]),
   ),
   // QueueCTL's dead-letter queue: `dlq list` = list --state dead, `dlq retry ID` = retry ID.
   dlq: {

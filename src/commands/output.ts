@@ -2,7 +2,9 @@
 import { closeSync, openSync, readSync, writeSync } from "node:fs";
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
+import { parseBatchName } from "../ops/batch.ts";
 import { type FollowChunk, shippedChunks } from "../ops/follow.ts";
+import type { FollowSelection } from "../ops/follow-all.ts";
 import { describeExit } from "../ops/outcome.ts";
 import { type AttemptOutput, attemptOutputOf, jobAttempt, parseStream, type StreamName } from "../ops/output.ts";
 import type { Attempt } from "../store/model.ts";
@@ -96,6 +98,62 @@ function rawCommand(id: string, stream: StreamName, attempt: number | undefined)
   return `spoolctl output ${formatArgv([id])}${attempt === undefined ? "" : ` --attempt ${attempt}`} --raw --stream ${stream}`;
 }
 
+/**
+ * The selection of `output --follow --all` (`--batch`, `--queue`, `--tag`), or
+ * null for one job's output. Raises `INVALID_INPUT` for `--all` without
+ * `--follow` or a selection, with a job id, or with `--raw`/`--attempt`/`--stream`;
+ * a selection without `--all`; `MISSING_REQUIRED` for no job id and no `--all`.
+ */
+function followAllSelection(ctx: {
+  args: {
+    all: boolean;
+    follow: boolean;
+    raw: boolean;
+    id?: string;
+    batch?: string;
+    queue?: string;
+    tag: Record<string, string>;
+    attempt?: number;
+  };
+  given(name: string): boolean;
+}): FollowSelection | null {
+  const { all, follow, id, batch, queue, tag } = ctx.args;
+  const selected = batch !== undefined || queue !== undefined || Object.keys(tag).length > 0;
+  if (!all) {
+    if (selected)
+      throw new SpoolError("INVALID_INPUT", "--batch, --queue and --tag select jobs for --follow --all", {
+        remediation: "spoolctl output --follow --all --batch NAME",
+      });
+    if (id === undefined)
+      throw new SpoolError(
+        "MISSING_REQUIRED",
+        "output needs a job id (or --follow --all with --batch, --queue or --tag)",
+        {
+          remediation: "spoolctl output ID  (spoolctl list shows ids)",
+        },
+      );
+    return null;
+  }
+  if (!follow || !selected)
+    throw new SpoolError("INVALID_INPUT", "--all follows many jobs: give --follow and --batch, --queue or --tag", {
+      remediation: "spoolctl output --follow --all --batch NAME",
+    });
+  if (id !== undefined)
+    throw new SpoolError("INVALID_INPUT", "--all follows a selection, not one job; drop the job id or --all", {
+      remediation: `spoolctl output ${formatArgv([id])} --follow`,
+    });
+  for (const flag of ["raw", "attempt", "stream"])
+    if (ctx.given(flag))
+      throw new SpoolError("INVALID_INPUT", `--${flag} applies to one job's output, not --all`, {
+        remediation: "spoolctl output --follow --all --batch NAME",
+      });
+  return {
+    ...(batch !== undefined ? { batch: parseBatchName("--batch", batch) } : {}),
+    ...(queue !== undefined ? { queue } : {}),
+    tags: tag,
+  };
+}
+
 export default defineVerb({
   name: "output",
   description: "Print the captured stdout and stderr of a job's latest attempt (or --attempt N).",
@@ -128,18 +186,43 @@ export default defineVerb({
       description:
         "stream a running attempt's output until it ends, then exit 0 (bytes only: the job's stdout to stdout, its stderr to stderr; one --stream goes to stdout); a queued job's first attempt is waited for; an attempt that has ended prints what exists",
     },
-    id: jobIdPositional("output"),
+    all: {
+      type: "boolean",
+      description:
+        "with --follow and --batch, --queue or --tag: every line of every matching attempt, prefixed [ID] ([ID stderr] for stderr), jobs that start later included; ends when the batch is settled, else on Ctrl-C; --json streams {job, attempt, stream, text} per line",
+    },
+    batch: { type: "string", description: "with --follow --all: the jobs of this batch", valueHint: "NAME" },
+    queue: {
+      type: "string",
+      description: "with --follow --all: the jobs of this lane",
+      valueHint: "NAME",
+      format: "lane",
+    },
+    tag: {
+      type: "string",
+      repeatable: true,
+      description: "with --follow --all: the jobs with this tag (all given must match)",
+      valueHint: "K=V",
+      valueType: "pair",
+    },
+    id: { ...jobIdPositional("output"), required: false },
   },
   async run(ctx): Promise<VerbResult<{ attempts: AttemptOutput[] }>> {
     const { raw, follow } = ctx.args;
+    const selection = followAllSelection(ctx);
+    if (selection) {
+      const { followAllCommand } = await import("./output-all.ts");
+      await followAllCommand(await ctx.open({ create: false }), selection, ctx.json);
+      return { data: { attempts: [] }, streamed: true };
+    }
     const streams = parseStream(ctx.args.stream);
     if (follow && ctx.json)
       throw new SpoolError("INVALID_INPUT", "--follow streams bytes, not JSON; drop --json or --follow", {
-        remediation: `spoolctl output ${formatArgv([ctx.args.id])} --json reads what exists so far`,
+        remediation: `spoolctl output ${formatArgv([ctx.args.id!])} --json reads what exists so far`,
       });
     if (raw && ctx.json) throw new SpoolError("INVALID_INPUT", "--raw writes bytes, not JSON; drop --json or --raw");
     if (raw && !follow && streams.length !== 1) {
-      const again = rawCommand(ctx.args.id, "stdout", ctx.args.attempt);
+      const again = rawCommand(ctx.args.id!, "stdout", ctx.args.attempt);
       throw new SpoolError(
         "INVALID_INPUT",
         "--raw writes one stream's bytes; name it with --stream stdout or --stream stderr",
@@ -147,7 +230,7 @@ export default defineVerb({
       );
     }
     const store = await ctx.open({ create: false });
-    const found = await jobAttempt(store, ctx.args.id, ctx.args.attempt ?? null);
+    const found = await jobAttempt(store, ctx.args.id!, ctx.args.attempt ?? null);
     let { attempt } = found;
     let notRun = `job ${found.job.id} has not been executed yet`;
     if (!attempt && follow && found.job.state === "queued") {
@@ -189,7 +272,7 @@ export default defineVerb({
         if (!view) continue;
         parts.push(`=== job ${a.job_id} attempt ${a.attempt_no} ${s} ===`);
         if (view.truncated) {
-          const all = ctx.suggest(rawCommand(ctx.args.id, s, ctx.args.attempt));
+          const all = ctx.suggest(rawCommand(ctx.args.id ?? "ID", s, ctx.args.attempt));
           parts.push(
             `[… ${view.size_bytes - Buffer.byteLength(view.text)} earlier bytes not shown (the last ${MAX_TEXT_BYTES / (1024 * 1024)} MiB are); all of them: ${all}]`,
           );

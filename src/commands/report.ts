@@ -8,6 +8,7 @@ import { hostname } from "node:os";
 import { dirname, resolve } from "node:path";
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
+import { parseBatchName } from "../ops/batch.ts";
 import { parseSince, REPORT_LIMIT, type ReportData, reportOf } from "../ops/report.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { renderJunit } from "../ui/junit.ts";
@@ -38,7 +39,7 @@ function markdownToStdout(value: string | undefined): boolean {
 export default defineVerb({
   name: "report",
   description:
-    "Report jobs for CI: JUnit XML test cases (--junit FILE; dead → failure, canceled and unfinished → skipped) and/or a markdown summary table (--markdown [FILE], stdout without FILE, e.g. >> $GITHUB_STEP_SUMMARY). Without either, prints a table. Filters combine: job ids, --queue, --tag, --since.",
+    "Report jobs for CI: JUnit XML test cases (--junit FILE; dead → failure, canceled and unfinished → skipped) and/or a markdown summary table (--markdown [FILE], stdout without FILE, e.g. >> $GITHUB_STEP_SUMMARY). Without either, prints a table. Filters combine: job ids, --queue, --tag, --since, --batch.",
   examples: [
     "spoolctl report --junit reports/spoolctl.xml",
     'spoolctl report --markdown >> "$GITHUB_STEP_SUMMARY"',
@@ -75,6 +76,11 @@ export default defineVerb({
       description: "only jobs with this tag",
       valueHint: "K=V",
       valueType: "pair",
+    },
+    batch: {
+      type: "string",
+      description: "only the jobs of this batch (add --batch NAME): one test suite per CI run",
+      valueHint: "NAME",
     },
     since: {
       type: "string",
@@ -117,7 +123,8 @@ export default defineVerb({
     const now = Date.now() / 1000;
     // A duration back from now, or a time: which one depends on the text, so --since is read here.
     const since = args.since === undefined ? undefined : parseSince(args.since, now);
-    const query = { refs: args.ids, queue: args.queue, tags: args.tag, since, limit: args.limit };
+    const batch = args.batch === undefined ? {} : { batch: parseBatchName("--batch", args.batch) };
+    const query = { refs: args.ids, queue: args.queue, tags: args.tag, since, limit: args.limit, ...batch };
     const report = await reportOf(await ctx.open({ create: false }), query, now);
     if (junit !== undefined) report.files.junit = writeReport("--junit", junit, renderJunit(report, hostname()));
     if (markdown !== undefined && !markdownToStdout(markdown))

@@ -1,12 +1,15 @@
 /** `spoolctl status`: counts per state, scheduled, lanes, recent dead jobs; `--watch` redraws them live. */
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError, type Warning } from "../contract/errors.ts";
+import { parseBatchName } from "../ops/batch.ts";
+import { showBatch } from "../ops/batches.ts";
 import { liveStatus } from "../ops/live.ts";
 import { fullDisks, type StatusData, statusOf } from "../ops/status.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { renderLiveStatus, renderStatus } from "../ui/status-view.ts";
 import { guardStdio } from "../ui/stdio.ts";
 import { lineRoom } from "../ui/text.ts";
+import { batchLine } from "./batch.ts";
 import { readRidingOut } from "./ride-out.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 import { healthContext, judgeRecord } from "./workers.ts";
@@ -67,6 +70,7 @@ export default defineVerb({
       description:
         "redraw live on a terminal (lanes, running jobs, recent failures) until Ctrl-C; refused off a terminal and with --json",
     },
+    batch: { type: "string", description: "also show this batch: its counts, seal and verdict", valueHint: "NAME" },
     interval: {
       type: "string",
       description: `seconds between redraws with --watch (${INTERVAL.min}-${INTERVAL.max}; queue changes also redraw)`,
@@ -101,10 +105,15 @@ export default defineVerb({
               },
             ]
           : [];
-      return { data: { ...status, full_disks: fullDisks(store) }, warnings };
+      const batch =
+        ctx.args.batch === undefined
+          ? {}
+          : { batch: await showBatch(store, parseBatchName("--batch", ctx.args.batch)) };
+      return { data: { ...status, full_disks: fullDisks(store), ...batch }, warnings };
     });
   },
   render({ data }, ctx) {
-    return renderStatus(data, stdoutPaint(), ctx.suggest, lineRoom());
+    const text = renderStatus(data, stdoutPaint(), ctx.suggest, lineRoom());
+    return data.batch ? `batch ${batchLine(data.batch)}\n${text}` : text;
   },
 });

@@ -1,27 +1,74 @@
 /** `spoolctl wait IDS…`: block until every job is terminal; exit 6 if any ended dead or canceled (docs/contract.md "Exit codes and codes"). */
 import type { VerbResult } from "../contract/envelope.ts";
-import { EXIT, type Warning } from "../contract/errors.ts";
+import { EXIT, SpoolError, type Warning } from "../contract/errors.ts";
+import { parseBatchName, parseFailFast } from "../ops/batch.ts";
 import { LIMITS } from "../ops/limits.ts";
 import { type WaitData, waitForJobs } from "../ops/wait.ts";
+import { type WaitSelection, waitForSelection } from "../ops/wait-selection.ts";
 import { stallReason } from "../ops/worker-health.ts";
 import { listWorkers, staleAfter } from "../ops/workers.ts";
+import type { FailFastMode } from "../store/model.ts";
 import type { StoreReader } from "../store/store.ts";
 import { escapeControl } from "../ui/text.ts";
+import { batchLine } from "./batch.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext, judgeRecord } from "./workers.ts";
 
 /** Default pause between two looks at the queue, seconds. */
 const DEFAULT_POLL = 0.1;
 
+/**
+ * The selection a `wait` follows instead of ids (`--batch`, `--queue`, `--tag`), or null for ids.
+ * Raises `INVALID_INPUT` for ids given with a selection, `--batch` with `--queue`/`--tag`, or
+ * `--fail-fast` without `--batch`; `MISSING_REQUIRED` for neither ids nor a selection.
+ */
+function selectionOf(
+  batch: string | undefined,
+  queue: string | undefined,
+  tags: Record<string, string>,
+  failFast: string | undefined,
+  ids: string[],
+): (WaitSelection & { failFast: FailFastMode | null }) | null {
+  const bySet = queue !== undefined || Object.keys(tags).length > 0;
+  if (failFast !== undefined && batch === undefined)
+    throw new SpoolError("INVALID_INPUT", "--fail-fast acts on a batch; give --batch NAME", {
+      remediation: "spoolctl wait --batch NAME --fail-fast",
+    });
+  if (batch === undefined && !bySet) {
+    if (ids.length === 0)
+      throw new SpoolError("MISSING_REQUIRED", "wait needs at least one job id, or --batch, --queue or --tag", {
+        remediation: "spoolctl wait ID…  (spoolctl list shows ids), or spoolctl wait --batch NAME",
+      });
+    return null;
+  }
+  if (ids.length > 0)
+    throw new SpoolError("INVALID_INPUT", "give job ids or a selection (--batch, --queue, --tag), not both", {
+      remediation: `spoolctl wait ${ids.join(" ")}  or  spoolctl wait --batch NAME`,
+    });
+  if (batch !== undefined && bySet)
+    throw new SpoolError("INVALID_INPUT", "--batch waits for a whole batch; --queue and --tag select without one", {
+      remediation: `spoolctl wait --batch ${batch}`,
+    });
+  return {
+    ...(batch !== undefined ? { batch: parseBatchName("--batch", batch) } : {}),
+    ...(queue !== undefined ? { queue } : {}),
+    tags,
+    failFast: failFast === undefined ? null : parseFailFast(failFast),
+  };
+}
+
 export default defineVerb({
   name: "wait",
   description:
-    "Wait until every given job is done, dead or canceled. Exit 0 when all succeeded, 6 when any ended dead or canceled, 4 (TIMEOUT) after --timeout.",
+    "Wait until every given job is done, dead or canceled, or a whole batch (--batch: sealed, jobs added meanwhile included) or lane/tag selection. Exit 0 when all succeeded, 6 when any ended dead or canceled, 4 (TIMEOUT) after --timeout.",
   examples: [
     "spoolctl wait 1 2 3",
     "spoolctl wait nightly-1 --timeout 10m --json",
     "spoolctl work --drain && spoolctl wait 1 2",
+    "spoolctl wait --batch ci-42 --fail-fast --json   # the whole batch, jobs added meanwhile included",
+    "spoolctl wait --queue builds --tag ci=1",
   ],
+  mutates: true,
   flags: {
     ...COMMON_FLAGS,
     timeout: {
@@ -41,14 +88,39 @@ export default defineVerb({
       min: LIMITS.poll_interval.min,
       max: 60,
     },
+    batch: {
+      type: "string",
+      description:
+        "wait for this batch: until it is sealed and every job of it ended, jobs added while waiting included",
+      valueHint: "NAME",
+    },
+    queue: {
+      type: "string",
+      description: "wait for the jobs of this lane: until none is queued or running, jobs added while waiting included",
+      valueHint: "NAME",
+      format: "lane",
+    },
+    tag: {
+      type: "string",
+      repeatable: true,
+      description: "wait for the jobs with this tag (all given must match), like --queue",
+      valueHint: "K=V",
+      valueType: "pair",
+    },
+    "fail-fast": {
+      type: "string",
+      optionalValue: true,
+      description:
+        "with --batch: at its first dead job cancel its queued jobs and exit 6 (the queue keeps the property, so it holds if this wait dies); --fail-fast=now also stops its running jobs",
+      valueHint: "[now]",
+    },
     ids: {
       type: "positional",
       variadic: true,
       description: "job ids, idempotency keys or last (the newest job)",
       valueHint: "ID…",
-      required: true,
       noun: "at least one job id",
-      hint: "spoolctl wait ID…  (spoolctl list shows ids)",
+      hint: "spoolctl wait ID…  (spoolctl list shows ids), or wait --batch NAME",
     },
   },
   async run(ctx): Promise<VerbResult<WaitData>> {
@@ -62,6 +134,7 @@ export default defineVerb({
           shown = true;
         }
       : undefined;
+    const selection = selectionOf(ctx.args.batch, ctx.args.queue, ctx.args.tag, ctx.args["fail-fast"], refs);
     try {
       const store = await ctx.open({ create: false });
       const servedLanes = async (tx: StoreReader) => {
@@ -85,6 +158,21 @@ export default defineVerb({
               `${shown ? "\r\u001b[2K" : ""}spoolctl: warning: ${w.code}: ${ctx.suggest(w.message)}\n`,
             );
           };
+      if (selection) {
+        const { data, anyFailed, warnings } = await waitForSelection(store, selection, {
+          timeoutSeconds,
+          pollSeconds,
+          onProgress,
+          servedLanes,
+          onUnattended,
+          failFast: selection.failFast,
+        });
+        // NO_WORKER was said as it happened; EMPTY_BATCH is said here.
+        if (!ctx.json)
+          for (const w of warnings.filter((w) => w.code !== "NO_WORKER"))
+            process.stderr.write(`spoolctl: warning: ${w.code}: ${ctx.suggest(w.message)}\n`);
+        return { data, exitCode: anyFailed ? EXIT.JOB_FAILED : EXIT.OK, warnings: ctx.json ? warnings : [] };
+      }
       const { data, anyFailed, warnings } = await waitForJobs(store, refs, {
         timeoutSeconds,
         pollSeconds,
@@ -98,6 +186,12 @@ export default defineVerb({
     }
   },
   render({ data }) {
+    if (data.batch) return batchLine(data.batch);
+    if (data.counts)
+      return `${Object.keys(data.jobs).length} jobs ended: ${Object.entries(data.counts)
+        .filter(([, n]) => n > 0)
+        .map(([state, n]) => `${n} ${state}`)
+        .join(", ")}`;
     return Object.entries(data.jobs)
       .map(
         ([id, j]) =>

@@ -95,6 +95,7 @@ export const WARNING_CODES = {
   IDEMPOTENCY_METADATA_DIFFERS:
     "the job was deduplicated by --key but its tags, note or priority differ from the active job's",
   NO_ATTEMPTS_YET: "the job has not been executed yet",
+  EMPTY_BATCH: "the batch is sealed with no job in it: there is nothing to wait for, and its verdict is success",
   REPORT_TRUNCATED: "more jobs matched than report --limit; only the newest are in the report",
   CWD_MISSING:
     "the job's --cwd does not exist yet; the job fails to start (spawn_failed) unless it is created before the job runs",

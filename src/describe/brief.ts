@@ -18,7 +18,7 @@ export interface BriefData {
 export function buildBrief(verbNames: string[]): BriefData {
   const lines = [
     "spoolctl brief: a daemonless, crash-safe job queue for shell commands; one SQLite file is the queue.",
-    `Verbs: ${[...verbNames].sort().join(", ")}. QueueCTL forms: enqueue JSON, worker start|stop, dlq list|retry, config set max-retries N.`,
+    `Verbs: ${[...verbNames].sort().join(", ")}. QueueCTL forms: enqueue JSON, worker start|stop, dlq list|retry, config set max-retries N; batch seal|show|list.`,
     "States: queued, running, done, dead, canceled (failed is reserved, always 0). Scheduled = queued with a future next_run_at.",
     "JSON: every verb takes --json and prints one envelope {ok, tool_version, data, meta, warnings, commands, errors}; ok is true iff errors is empty.",
     "Queue path: --db PATH > SPOOLCTL_DB > .spoolctl/config.json db_path > ./.spoolctl/queue.db.",
@@ -26,6 +26,7 @@ export function buildBrief(verbNames: string[]): BriefData {
     "wait exits 0 when every job is done, 6 (ok:true, all_succeeded:false) when any ended dead or canceled, 4 TIMEOUT after --timeout.",
     "feedback ID: terminal, succeeded (null while in flight), exit_code, failure_reason, output tails (--tail-bytes N) and remediation = the next command.",
     "add: --timeout, --max-retries, --max-crashes, --priority, --queue, --after/--at, --cwd, --env K=V, --tag K=V, --note, --key (idempotency: an active job with the same key is reused).",
+    "Batches: add --batch NAME (--from seals it; else --seal on the last add or batch seal NAME) --fail-fast[=now]; wait --batch NAME (0/6 for the whole batch); output --follow --all --batch NAME; report/list/retry --all --batch NAME.",
     "Inspect: status, list (--state, --queue, --tag, --limit, --cursor), show ID, output ID (--attempt N, --stream), events (--since-id cursor, --wait, --follow NDJSON).",
     "Fix: retry ID... or retry --all --state dead (--force for running); rerun ID runs a finished (also done) job again; cancel ID (--running --yes for running); delete ID... --yes removes jobs that are not running; prune --older-than 7d --dry-run, then --yes.",
     "Failures: list --state dead --group (groups by reason, exit code, masked last stderr line, with job ids); filter list and retry --all by --since 1h, --failure-reason timeout, --match 'GLOB'; retry --all --dry-run previews.",

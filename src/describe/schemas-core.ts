@@ -4,7 +4,14 @@
  * types in `src/ops/` and `src/worker/loop.ts`; the contract test validates
  * real output against them.
  */
-import { ATTEMPT_STATES, EVENTS, FAILURE_REASONS, JOB_STATES, REPORTED_STATES } from "../store/model.ts";
+import {
+  ATTEMPT_STATES,
+  EVENTS,
+  FAIL_FAST_MODES,
+  FAILURE_REASONS,
+  JOB_STATES,
+  REPORTED_STATES,
+} from "../store/model.ts";
 import { arrayOf, bool, enumOf, int, type JsonSchema, mapOf, nullable, num, object, oneOf, str } from "./schema-kit.ts";
 
 /** A job state. */
@@ -48,7 +55,24 @@ const jobSummaryProps: Record<string, JsonSchema> = {
   env_keys: arrayOf(str),
   locked_by: nullable(str),
   scheduled: bool,
+  batch: nullable(str),
 };
+/** A batch with its counts and verdict (src/ops/batch.ts BatchSummary). */
+export const batchSummary = object({
+  name: str,
+  created_at: num,
+  sealed: bool,
+  sealed_at: nullable(num),
+  fail_fast: nullable(enumOf(FAIL_FAST_MODES)),
+  failed: bool,
+  failed_at: nullable(num),
+  failed_job_id: nullable(int),
+  total: int,
+  counts: object(Object.fromEntries(JOB_STATES.map((s) => [s, int]))),
+  settled: bool,
+  all_succeeded: nullable(bool),
+});
+
 /** A job summary. */
 export const jobSummary = object(jobSummaryProps);
 
@@ -165,8 +189,9 @@ export const CORE_DATA_SCHEMAS: Record<string, JsonSchema> = {
           last_job_state: nullable(str),
         }),
       ),
+      batch: batchSummary,
     },
-    ["full_disks", "schedules"],
+    ["full_disks", "schedules", "batch"],
   ),
   list: oneOf(
     object({ count: int, jobs: arrayOf(object({ ...jobSummaryProps, worker_health: nullable(workerHealth) })) }),

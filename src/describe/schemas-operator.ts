@@ -4,7 +4,7 @@
  * enqueue), and of the `events --follow` stream frames. Mirrors the result
  * types in `src/ops/`.
  */
-import { FAILURE_REASONS } from "../store/model.ts";
+import { FAILURE_REASONS, JOB_STATES } from "../store/model.ts";
 import {
   any,
   arrayOf,
@@ -20,7 +20,7 @@ import {
   oneOf,
   str,
 } from "./schema-kit.ts";
-import { addedJob, jobEvent, jobState } from "./schemas-core.ts";
+import { addedJob, batchSummary, jobEvent, jobState } from "./schemas-core.ts";
 
 const SOURCES = ["flag", "environment", "project_config", "default"] as const;
 
@@ -79,14 +79,24 @@ export const controlFrame = object({
 export const STREAM_SCHEMAS: Record<string, JsonSchema> = {
   events_follow: oneOf(jobEvent, controlFrame),
   events_follow_data: jobEvent,
+  /** `output --follow --all --json`: one line of a job's output (src/ops/follow-all.ts FollowedLine). */
+  output_follow_all: object({ job: int, attempt: int, stream: enumOf(["stdout", "stderr"]), text: str }),
 };
 
 /** Data schemas of the operator and contract verbs, by verb name. */
 export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
-  wait: object({
-    all_succeeded: bool,
-    jobs: mapOf(object({ attempts: int, last_error: nullable(str), last_exit_code: nullable(int), state: jobState })),
-  }),
+  wait: object(
+    {
+      all_succeeded: bool,
+      jobs: mapOf(object({ attempts: int, last_error: nullable(str), last_exit_code: nullable(int), state: jobState })),
+      counts: object(Object.fromEntries(JOB_STATES.map((s) => [s, int]))),
+      batch: batchSummary,
+    },
+    ["counts", "batch"],
+  ),
+  "batch-seal": batchSummary,
+  "batch-show": batchSummary,
+  "batch-list": object({ batches: arrayOf(batchSummary) }),
   feedback: object({
     job_id: int,
     state: jobState,

@@ -33,7 +33,9 @@ const reportCase = object({
 export const REPORT_DATA_SCHEMAS: Record<string, JsonSchema> = {
   report: object({
     generated_at: num,
-    filters: object({ ids: arrayOf(int), queue: nullable(str), tags: stringMap, since: nullable(num) }),
+    filters: object({ ids: arrayOf(int), queue: nullable(str), tags: stringMap, since: nullable(num), batch: str }, [
+      "batch",
+    ]),
     totals,
     lanes: mapOf(totals),
     cases: arrayOf(reportCase),

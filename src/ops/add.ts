@@ -7,7 +7,7 @@
 import { existsSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { invalidValue, SpoolError, type Warning } from "../contract/errors.ts";
-import type { Job, NewJob } from "../store/model.ts";
+import type { BatchAdd, Job, NewJob } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { DEFAULTS, LIMITS } from "./limits.ts";
 import { type QueueSettings, readSettings } from "./settings.ts";
@@ -399,13 +399,17 @@ function checkWithinBatch(
 /**
  * Adds validated specs in one `BEGIN IMMEDIATE` transaction: all or none.
  * `labels[i]` names spec i in messages (`line 3` for `add --from`).
- * Raises `IDEMPOTENCY_CONFLICT` (nothing added) or `LOCKED`.
+ * With `batch`, the jobs join that batch in the same transaction (and seal it
+ * when it says so; docs/architecture.md "Batches").
+ * Raises `IDEMPOTENCY_CONFLICT` (nothing added), `CONFLICT` (a sealed or
+ * failed batch; nothing added) or `LOCKED`.
  */
 export async function addJobs(
   store: Store,
   specs: JobSpec[],
   now = store.now(),
   labels: string[] = [],
+  batch: BatchAdd | null = null,
 ): Promise<{ jobs: AddedJob[]; warnings: Warning[] }> {
   const warnings: Warning[] = [];
   const jobs = await store.write(async (tx) => {
@@ -417,6 +421,7 @@ export async function addJobs(
     const stored = await tx.addJobs(
       plan.flatMap((p) => (p.kind === "insert" ? [p.job] : [])),
       now,
+      batch,
     );
     let next = 0;
     const byIndex = new Map<number, Job>();

@@ -17,6 +17,8 @@ export interface EventsQuery {
   sinceId: number;
   /** Only this job's rows (resolved id). */
   jobId?: number;
+  /** Only rows of this batch's jobs (`events --batch`). */
+  batch?: string;
   limit: number;
 }
 
@@ -45,7 +47,7 @@ export function eventsPage(store: SnapshotReader, q: EventsQuery): Promise<Event
 }
 
 async function readEvents(tx: StoreReader, q: EventsQuery): Promise<EventsPage> {
-  const events = await tx.listEvents({ afterId: q.sinceId, jobId: q.jobId, limit: q.limit });
+  const events = await tx.listEvents({ afterId: q.sinceId, jobId: q.jobId, batch: q.batch, limit: q.limit });
   return {
     count: events.length,
     events,
@@ -123,7 +125,9 @@ async function follow(
   for (;;) {
     if (opts.shouldStop?.()) return "signal";
     const room = opts.maxEvents === null ? 500 : Math.min(500, opts.maxEvents - emitted);
-    const rows = await store.read(async (tx) => await tx.listEvents({ afterId: cursor, jobId: q.jobId, limit: room }));
+    const rows = await store.read(
+      async (tx) => await tx.listEvents({ afterId: cursor, jobId: q.jobId, batch: q.batch, limit: room }),
+    );
     for (const row of rows) {
       emit(row);
       cursor = row.id;

@@ -23,8 +23,9 @@ const CHUNK = 64 * 1024;
  * Reads a stream from an offset onwards: from its file when this host has it
  * (the file may not exist yet), else from the copy its worker ships into a
  * shared database. Shipped bytes are a prefix of the file, at the same offsets.
+ * Shared with `output --follow --all` (follow-all.ts).
  */
-class Tail {
+export class Tail {
   private fd: number | null = null;
   offset = 0;
 

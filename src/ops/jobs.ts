@@ -111,6 +111,8 @@ export interface JobSummary {
   env_keys: string[];
   locked_by: string | null;
   scheduled: boolean;
+  /** The batch it belongs to (docs/architecture.md "Batches"); null: none. */
+  batch: string | null;
 }
 
 /** Summarises a job row; `now` (epoch seconds) decides `scheduled`. */
@@ -140,6 +142,7 @@ export function summarize(job: Job, now: number): JobSummary {
     env_keys: Object.keys(job.env).sort(),
     locked_by: job.locked_by,
     scheduled: job.state === "queued" && job.next_run_at > now,
+    batch: job.batch ?? null,
   };
 }
 
@@ -158,6 +161,8 @@ export interface ListQuery {
   finishedSince?: number;
   failureReasons?: JobFilter["failureReasons"];
   commandGlob?: string;
+  /** Only jobs of this batch. */
+  batch?: string;
   limit: number;
 }
 
@@ -197,6 +202,7 @@ export async function listJobs(
         finishedSince: q.finishedSince,
         failureReasons: q.failureReasons,
         commandGlob: q.commandGlob,
+        ...(q.batch !== undefined ? { batch: q.batch } : {}),
         limit: q.limit + 1,
       });
   const truncated = rows.length > q.limit;

@@ -32,6 +32,8 @@ export interface ReportQuery {
   tags: Record<string, string>;
   /** Only jobs created at or after this time (epoch seconds). */
   since?: number;
+  /** Only jobs of this batch (docs/architecture.md "Batches"). */
+  batch?: string;
   limit: number;
 }
 
@@ -75,7 +77,14 @@ export interface ReportTotals {
 /** `report --json` data. */
 export interface ReportData {
   generated_at: number;
-  filters: { ids: number[]; queue: string | null; tags: Record<string, string>; since: number | null };
+  filters: {
+    ids: number[];
+    queue: string | null;
+    tags: Record<string, string>;
+    since: number | null;
+    /** Present when `--batch` was given. */
+    batch?: string;
+  };
   totals: ReportTotals;
   /** Totals per lane, lanes sorted by name. */
   lanes: Record<string, ReportTotals>;
@@ -195,6 +204,7 @@ async function buildReport(tx: StoreReader, q: ReportQuery, now = Date.now() / 1
     queue: q.queue,
     tags: q.tags,
     createdSince: q.since,
+    ...(q.batch !== undefined ? { batch: q.batch } : {}),
     limit: q.limit + 1,
   });
   const truncated = rows.length > q.limit;
@@ -205,7 +215,13 @@ async function buildReport(tx: StoreReader, q: ReportQuery, now = Date.now() / 1
     lanes[lane] = totalsOf(cases.filter((c) => c.queue === lane));
   return {
     generated_at: now,
-    filters: { ids: ids.sort((a, b) => a - b), queue: q.queue ?? null, tags: q.tags, since: q.since ?? null },
+    filters: {
+      ids: ids.sort((a, b) => a - b),
+      queue: q.queue ?? null,
+      tags: q.tags,
+      since: q.since ?? null,
+      ...(q.batch !== undefined ? { batch: q.batch } : {}),
+    },
     totals: totalsOf(cases),
     lanes,
     cases,

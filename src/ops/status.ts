@@ -1,7 +1,9 @@
 /** `status` (docs/architecture.md "Job states"): counts per state, scheduled, per-lane counts, recent dead jobs. */
+
 import { REPORTED_STATES } from "../store/model.ts";
 import { queueDisks } from "../store/space.ts";
 import type { SnapshotReader, StoreReader } from "../store/store.ts";
+import type { BatchSummary } from "./batch.ts";
 import { type JobSummary, summarize } from "./jobs.ts";
 import { type HealthContext, strandedJobs, type WorkerHealth } from "./worker-health.ts";
 import { type JudgeWorker, listWorkers, staleAfter } from "./workers.ts";
@@ -31,6 +33,8 @@ export interface StatusData {
   full_disks?: FullDisk[];
   /** The recurring schedules, when there are any (docs/architecture.md "Recurring jobs"). */
   schedules?: StatusSchedule[];
+  /** `status --batch NAME`: that batch's counts and verdict (docs/architecture.md "Batches"). */
+  batch?: BatchSummary;
 }
 
 /** A schedule as `status` shows it. Times in epoch seconds. */

@@ -29,6 +29,8 @@ export interface JobSelection {
   failureReasons?: FailureReason[];
   /** A shell glob over the command line (argv joined by spaces). */
   match?: string;
+  /** Only jobs of this batch (docs/architecture.md "Batches"). */
+  batch?: string;
 }
 
 /** A {@link JobSelection} as the store's filter at `now` (epoch seconds). */
@@ -39,6 +41,7 @@ export function selectionFilter(sel: JobSelection, now: number): Omit<JobFilter,
     ...(sel.sinceSeconds !== undefined ? { finishedSince: now - sel.sinceSeconds } : {}),
     ...(sel.failureReasons?.length ? { failureReasons: sel.failureReasons } : {}),
     ...(sel.match !== undefined ? { commandGlob: sel.match } : {}),
+    ...(sel.batch !== undefined ? { batch: sel.batch } : {}),
   };
 }
 
@@ -49,6 +52,7 @@ export function selectionText(sel: JobSelection): string {
   for (const [k, v] of Object.entries(sel.tags)) parts.push(`tagged ${k}=${v}`);
   if (sel.sinceSeconds !== undefined) parts.push(`ended in the last ${sel.sinceSeconds}s`);
   if (sel.failureReasons?.length) parts.push(`failed by ${sel.failureReasons.join(" or ")}`);
+  if (sel.batch !== undefined) parts.push(`of batch ${sel.batch}`);
   if (sel.match !== undefined) parts.push(`matching ${JSON.stringify(sel.match)}`);
   return parts.length ? ` ${parts.join(", ")}` : "";
 }

@@ -8,6 +8,7 @@
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import type { Job, JobState } from "../store/model.ts";
 import type { Store, StoreReader } from "../store/store.ts";
+import type { BatchSummary } from "./batch.ts";
 import { mapInOrder } from "./in-order.ts";
 import { JOB_NOT_FOUND_REMEDIATION, resolveJob } from "./jobs.ts";
 import { isTerminal } from "./states.ts";
@@ -22,10 +23,14 @@ export interface WaitedJob {
   state: JobState;
 }
 
-/** `wait --json` data: jobs keyed by id. */
+/** `wait --json` data: jobs keyed by id; a selection wait (`--batch`, `--queue`, `--tag`) adds the counts. */
 export interface WaitData {
   all_succeeded: boolean;
   jobs: Record<string, WaitedJob>;
+  /** A selection wait: its jobs counted by state. */
+  counts?: Record<JobState, number>;
+  /** `wait --batch`: the batch, with its seal, fail-fast and verdict. */
+  batch?: BatchSummary;
 }
 
 /** How to wait. Times in seconds. */
@@ -86,7 +91,7 @@ function unattended(
 }
 
 /** The `NO_WORKER` warning for awaited jobs in lanes no live worker serves (its command gets the selection from the verb). */
-function unattendedWarning(jobs: Job[], stalled: Map<string, string>): Warning {
+export function unattendedWarning(jobs: Job[], stalled: Map<string, string>): Warning {
   const { why, start, stalled: allStalled } = unattended(jobs, stalled);
   return { code: "NO_WORKER", message: allStalled ? why : `${why} (start one: ${start})` };
 }

@@ -55,11 +55,15 @@ export interface NewJob {
   note: string | null;
   cwd: string | null;
   env: Record<string, string>;
+  /** The batch it belongs to (schema v11; docs/architecture.md "Batches"); absent or null: none. */
+  batch?: string | null;
 }
 
 /** A job row: what `add` stored ({@link NewJob}) and what its life has written since. */
 export interface Job extends NewJob {
   id: number;
+  /** The batch it belongs to; null: none. */
+  batch: string | null;
   state: JobState;
   /** Job-owned failures charged so far (non-zero exit, timeout, spawn failure). */
   attempts: number;
@@ -164,6 +168,10 @@ export interface JobFilter {
    * shell glob as a whole (`*`, `?`, `[…]`, `[!…]`; case-sensitive; `--match`).
    */
   commandGlob?: string;
+  /** Only jobs of this batch (`--batch`, docs/architecture.md "Batches"). */
+  batch?: string;
+  /** Only jobs with id > afterId (a waiter's jobs added after it began). */
+  afterId?: number;
   limit: number;
 }
 
@@ -202,4 +210,42 @@ export interface LaneCount {
   state: JobState;
   queue: string;
   n: number;
+}
+
+/**
+ * What fail-fast does when a job of its batch ends dead (docs/architecture.md
+ * "Batches"): `queued` cancels the batch's queued jobs; `now` also asks its
+ * running jobs to stop, as `cancel --running` does.
+ */
+export const FAIL_FAST_MODES = ["queued", "now"] as const;
+/** A fail-fast mode. */
+export type FailFastMode = (typeof FAIL_FAST_MODES)[number];
+
+/** A `batches` row (schema v11). Times are epoch seconds. */
+export interface BatchRow {
+  name: string;
+  created_at: number;
+  /** When it was sealed (no job can join it any more); null: still open. */
+  sealed_at: number | null;
+  /** Its fail-fast property; null: none. */
+  fail_fast: FailFastMode | null;
+  /** When fail-fast failed it (a job of it ended dead); null: not failed. */
+  failed_at: number | null;
+  /** The job whose dead outcome failed it. */
+  failed_job_id: number | null;
+}
+
+/** A batch with its jobs counted by state (one statement). */
+export interface BatchView extends BatchRow {
+  counts: Record<JobState, number>;
+  total: number;
+}
+
+/** How an add puts its jobs in a batch (see StoreWriter.addJobs). */
+export interface BatchAdd {
+  name: string;
+  /** Sets the batch's fail-fast property (null: leaves it as it is). */
+  failFast: FailFastMode | null;
+  /** Seals the batch in the same transaction, after its jobs are added. */
+  seal: boolean;
 }

@@ -16,7 +16,10 @@ import { SpoolError } from "../contract/errors.ts";
 import type {
   Attempt,
   AttemptState,
+  BatchAdd,
+  BatchView,
   EventName,
+  FailFastMode,
   FailureGroupRow,
   FailureReason,
   Job,
@@ -116,6 +119,13 @@ export interface StoreReader {
   pruneCandidates(states: JobState[], finishedBefore: number): Promise<Job[]>;
   /** How many attempt and ledger rows these jobs have. */
   historyCounts(jobIds: number[]): Promise<{ attempts: number; events: number }>;
+  /**
+   * A batch with its jobs counted by state, one statement (docs/architecture.md
+   * "Batches"); null when no job was ever added to it.
+   */
+  getBatch(name: string): Promise<BatchView | null>;
+  /** Batches with their counts, newest first, at most `limit` (one statement). */
+  listBatches(limit: number): Promise<BatchView[]>;
 }
 
 /** What holds a drain open (see {@link StoreReader.drainState}). */
@@ -161,6 +171,8 @@ export interface EventQuery {
   afterId: number;
   /** Only this job's rows. */
   jobId?: number;
+  /** Only rows of this batch's jobs (`events --batch`). */
+  batch?: string;
   limit: number;
 }
 
@@ -293,8 +305,35 @@ export interface StoreWriter extends StoreReader {
    * an add, written here so every driver writes the same), in order: row i of
    * the answer is `jobs[i]`, ids ascending. PostgreSQL: one multi-row INSERT;
    * signals `ready:<lane>` for each lane (docs/architecture.md "Waking").
+   *
+   * With `batch` (docs/architecture.md "Batches"), the same transaction first
+   * creates or joins the batch, guarded in the upsert itself: a batch that is
+   * sealed or was failed by fail-fast takes no job (`CONFLICT`, nothing
+   * added; PostgreSQL holds the batch row's lock to COMMIT, so a seal or a
+   * fail-fast racing the add waits for it and then sees its jobs). Every job
+   * gets `batch.name`; `batch.failFast` sets the property; `batch.seal` seals
+   * it after the jobs are in. An add of no job with `batch` still creates
+   * (and may seal) the batch.
    */
-  addJobs(jobs: NewJob[], now: number): Promise<Job[]>;
+  addJobs(jobs: NewJob[], now: number, batch?: BatchAdd | null): Promise<Job[]>;
+  /**
+   * Seals a batch (`batch seal`, docs/architecture.md "Batches"): no job can
+   * join it from this commit on, so a waiter may call it finished once its
+   * jobs ended. Guard: an upsert that keeps a set `sealed_at` (sealing twice keeps
+   * the first time); a name no add used yet is created sealed and empty (a
+   * CI step that generated no job). Writes no ledger row; wakes readers.
+   * Returns the batch.
+   */
+  sealBatch(name: string, now: number): Promise<BatchView>;
+  /**
+   * Sets a batch's fail-fast property (`wait --batch --fail-fast`; `now`
+   * wins over `queued`), and, when a job of it already ended dead, fails it at
+   * once in the same transaction, as the dead outcome would have
+   * (`failFastOnDead` in each driver: the batch row locked first, so a
+   * dead outcome racing this write is seen by one of the two). Returns the
+   * batch, or null when there is none of that name.
+   */
+  setBatchFailFast(name: string, mode: FailFastMode, now: number): Promise<BatchView | null>;
   /** Appends a ledger row. */
   appendEvent(
     jobId: number,
@@ -307,6 +346,11 @@ export interface StoreWriter extends StoreReader {
    * Writes an attempt's outcome, the job's next state and `rec.events`, fenced
    * by (job, attempt, worker) (docs/architecture.md "Fencing"): returns false,
    * changing nothing, when the worker no longer owns that attempt.
+   * A job of a batch that ends dead fails the batch when it has fail-fast,
+   * in the same transaction (`failFastOnDead` in each driver's
+   * batch-queries.ts: its queued jobs canceled, with `now` its running ones
+   * asked to stop); one requeued for a retry in a batch fail-fast failed is
+   * canceled instead (docs/architecture.md "Batches").
    */
   recordAttempt(rec: AttemptRecord): Promise<boolean>;
   /**
@@ -345,7 +389,9 @@ export interface StoreWriter extends StoreReader {
    * Raises `IDEMPOTENCY_CONFLICT` ({@link activeKeyTaken}) when another active
    * job holds the job's idempotency key: the schema's one-active-job-per-key
    * rule (docs/architecture.md "Rules that rest on isolation").
-   * `dueAt`: when it comes due, epoch seconds.
+   * `dueAt`: when it comes due, epoch seconds. A job of a batch that
+   * fail-fast failed reopens that batch's verdict (`reopenFailedBatches`, each
+   * driver's batch-queries.ts; so do {@link requeueJobs} and {@link rerunJob}).
    */
   requeueJob(jobId: number, from: JobState, dueAt: number): Promise<boolean>;
   /**

@@ -75,6 +75,7 @@ forEachDriver("reads", (q) => {
       started_at: null,
       finished_at: null,
       cancel_requested: false,
+      batch: null,
     });
     expect(await q.store.read(async (tx) => tx.getJob(stored.id))).toEqual(stored);
     expect(await q.store.read(async (tx) => tx.getJob(stored.id + 1000))).toBeNull();

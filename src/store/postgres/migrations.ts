@@ -27,11 +27,15 @@ export const SPOOLCTL_TABLES = [
   "attempts",
   "job_events",
   "workers",
+  "batches",
   "settings",
   "lane_counts",
   "lanes",
   "event_ids",
   "attempt_output",
+  "schedules",
+  "schedule_slots",
+  "hooks",
 ];
 
 /** Schema steps; step N takes the database from version N-1 to N. */
@@ -296,6 +300,21 @@ const STEPS: string[] = [
     job text NOT NULL,
     created_at double precision NOT NULL
   );
+  `,
+  // v13: batches with one verdict (docs/architecture.md "Batches"): a named set
+  // of jobs, sealed once its last job exists, and its fail-fast property,
+  // acted on in the transaction that records a job of it dead.
+  `
+  CREATE TABLE batches (
+    name text PRIMARY KEY,
+    created_at double precision NOT NULL,
+    sealed_at double precision,
+    fail_fast text CHECK (fail_fast IN ('queued','now')),
+    failed_at double precision,
+    failed_job_id bigint
+  );
+  ALTER TABLE jobs ADD COLUMN batch text;
+  CREATE INDEX idx_jobs_batch ON jobs (batch, state) WHERE batch IS NOT NULL;
   `,
 ];
 

@@ -13,6 +13,12 @@ type Row = Record<string, unknown>;
 
 /** Ledger rows after a cursor, oldest first (ids are in commit order: events.ts). */
 export async function listEvents(tx: SQL, q: EventQuery): Promise<JobEvent[]> {
+  if (q.batch !== undefined) {
+    const rows = await tx`SELECT * FROM job_events WHERE id > ${q.afterId}
+      AND job_id IN (SELECT id FROM jobs WHERE batch = ${q.batch}) AND (${q.jobId ?? null}::bigint IS NULL OR job_id = ${q.jobId ?? null}::bigint)
+      ORDER BY id LIMIT ${q.limit}`;
+    return (rows as Row[]).map(toEvent);
+  }
   const rows =
     q.jobId !== undefined
       ? await tx`SELECT * FROM job_events WHERE id > ${q.afterId} AND job_id = ${q.jobId} ORDER BY id LIMIT ${q.limit}`

@@ -10,7 +10,10 @@
 import type { SQL } from "bun";
 import type {
   Attempt,
+  BatchAdd,
+  BatchView,
   EventName,
+  FailFastMode,
   FailureGroupRow,
   Job,
   JobEvent,
@@ -34,6 +37,7 @@ import type {
   ShippedOutput,
   StoreWriter,
 } from "../store.ts";
+import * as batches from "./batch-queries.ts";
 import type { TxEffects } from "./events.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
@@ -214,25 +218,34 @@ export class PgQueries implements StoreWriter {
   async insertJob(job: NewJob, now: number): Promise<Job> {
     const [row] = await this
       .tx`INSERT INTO jobs (argv, state, priority, queue, next_run_at, timeout_seconds, max_retries, max_crashes,
-        idempotency_key, tags, note, cwd, env, created_at)
+        idempotency_key, tags, note, cwd, env, created_at, batch)
       VALUES (${JSON.stringify(job.argv)}, 'queued', ${job.priority}, ${job.queue}, ${job.next_run_at}::float8, ${job.timeout_seconds}::float8,
         ${job.max_retries}, ${job.max_crashes}::int, ${job.idempotency_key}::text, ${JSON.stringify(job.tags)}, ${job.note}::text, ${job.cwd}::text,
-        ${JSON.stringify(job.env)}, ${now}::float8)
+        ${JSON.stringify(job.env)}, ${now}::float8, ${job.batch ?? null}::text)
       RETURNING *`;
     this.effects.notify = true;
     this.effects.work.ready.add(job.queue);
     return toJob(row);
   }
 
-  async addJobs(jobs: NewJob[], now: number): Promise<Job[]> {
+  async addJobs(jobs: NewJob[], now: number, batch: BatchAdd | null = null): Promise<Job[]> {
+    if (batch) await batches.joinBatch(this.tx, batch, now);
+    const stored = await this.insertJobs(jobs, now, batch?.name ?? null);
+    if (batch?.seal) await batches.sealBatch(this.tx, batch.name, now);
+    if (batch) this.effects.notify = true;
+    return stored;
+  }
+
+  /** The multi-row INSERT of {@link addJobs}, every row in `batch`. */
+  private async insertJobs(jobs: NewJob[], now: number, batch: string | null): Promise<Job[]> {
     if (jobs.length === 0) return [];
     const col = <K extends keyof NewJob>(k: K) => jobs.map((j) => j[k]);
     const json = (k: "argv" | "tags" | "env") => jobs.map((j) => JSON.stringify(j[k]));
     // Rows are inserted in ordinality order, so ids ascend with it; sorted by id, row i is jobs[i].
     const rows = (await this.tx`INSERT INTO jobs (argv, state, priority, queue, next_run_at, timeout_seconds,
-        max_retries, max_crashes, idempotency_key, tags, note, cwd, env, created_at)
+        max_retries, max_crashes, idempotency_key, tags, note, cwd, env, created_at, batch)
       SELECT argv, 'queued', priority, queue, next_run_at, timeout_seconds, max_retries, max_crashes,
-        idempotency_key, tags, note, cwd, env, ${now}::float8
+        idempotency_key, tags, note, cwd, env, ${now}::float8, ${batch}::text
       FROM unnest(${json("argv")}::text[], ${col("priority")}::int[], ${col("queue")}::text[],
         ${col("next_run_at")}::float8[], ${col("timeout_seconds")}::float8[], ${col("max_retries")}::int[],
         ${col("max_crashes")}::int[], ${col("idempotency_key")}::text[], ${json("tags")}::text[],
@@ -293,7 +306,30 @@ export class PgQueries implements StoreWriter {
       this.effects.append({ jobId: r.jobId, event: e.event, workerId: e.workerId, detail: e.detail, at: r.now });
     this.effects.notify = true;
     if (hooks !== null) await this.jobEnded(r.jobId, r.jobState, r.now, await hooks);
+    // The batch effects of this outcome, in its transaction (docs/architecture.md "Batches").
+    if (r.jobState === "dead") await batches.failFastOnDead(this.tx, this.effects, r.jobId, r.now);
+    else if (r.jobState === "queued") await batches.cancelRequeuedInFailedBatch(this.tx, this.effects, r.jobId, r.now);
     return true;
+  }
+
+  async getBatch(name: string): Promise<BatchView | null> {
+    return batches.getBatch(this.tx, name);
+  }
+
+  async listBatches(limit: number): Promise<BatchView[]> {
+    return batches.listBatches(this.tx, limit);
+  }
+
+  async sealBatch(name: string, now: number): Promise<BatchView> {
+    const sealed = await batches.sealBatch(this.tx, name, now);
+    this.effects.notify = true;
+    return sealed;
+  }
+
+  async setBatchFailFast(name: string, mode: FailFastMode, now: number): Promise<BatchView | null> {
+    const set = await batches.setBatchFailFast(this.tx, this.effects, name, mode, now);
+    this.effects.notify = true;
+    return set;
   }
 
   async setSetting(key: string, value: string): Promise<void> {
@@ -377,12 +413,14 @@ export class PgQueries implements StoreWriter {
   async requeueJob(jobId: number, from: JobState, dueAt: number): Promise<boolean> {
     const done = await op.requeueJob(this.tx, jobId, from, dueAt);
     if (done) this.effects.notify = this.effects.work.all = true;
+    if (done) await batches.reopenFailedBatches(this.tx, [jobId]);
     return done;
   }
 
   async rerunJob(jobId: number, dueAt: number, now: number): Promise<JobState | null> {
     const from = await op.rerunJob(this.tx, jobId, dueAt);
     if (from === null) return null;
+    await batches.reopenFailedBatches(this.tx, [jobId]);
     this.effects.append({
       jobId,
       event: "retried",
@@ -397,6 +435,7 @@ export class PgQueries implements StoreWriter {
   async requeueJobs(jobIds: number[], from: JobState[], dueAt: number): Promise<number[]> {
     const ids = await op.requeueJobs(this.tx, jobIds, from, dueAt);
     if (ids.length > 0) this.effects.notify = this.effects.work.all = true;
+    await batches.reopenFailedBatches(this.tx, ids);
     return ids;
   }
 

@@ -43,6 +43,11 @@ export function jobWhere(filter: Omit<JobFilter, "limit">): { sql: string; param
   };
   compare("priority", ">=", filter.priorityMin);
   compare("id", "<", filter.beforeId);
+  compare("id", ">", filter.afterId);
+  if (filter.batch !== undefined) {
+    where.push("jobs.batch = ?");
+    params.push(filter.batch);
+  }
   compare("created_at", ">=", filter.createdSince);
   compare("next_run_at", ">", filter.runAfter);
   compare("finished_at", ">=", filter.finishedSince);

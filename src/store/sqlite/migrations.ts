@@ -206,6 +206,21 @@ const STEPS: string[] = [
     created_at REAL NOT NULL
   );
   `,
+  // v12: batches with one verdict (docs/architecture.md "Batches"): a named set
+  // of jobs, sealed once its last job exists, and its fail-fast property,
+  // acted on in the transaction that records a job of it dead.
+  `
+  CREATE TABLE batches (
+    name TEXT PRIMARY KEY,
+    created_at REAL NOT NULL,
+    sealed_at REAL,
+    fail_fast TEXT CHECK (fail_fast IN ('queued','now')),
+    failed_at REAL,
+    failed_job_id INTEGER
+  );
+  ALTER TABLE jobs ADD COLUMN batch TEXT;
+  CREATE INDEX idx_jobs_batch ON jobs (batch, state) WHERE batch IS NOT NULL;
+  `,
 ];
 
 /** The v1 schema, for the test that migrates an old file. */

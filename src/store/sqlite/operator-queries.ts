@@ -16,6 +16,16 @@ const TERMINAL = "state IN ('done','dead','canceled')";
 
 /** Ledger rows after a cursor, oldest first. */
 export function listEvents(db: Database, q: EventQuery): JobEvent[] {
+  if (q.batch !== undefined) {
+    return db
+      .query(
+        `SELECT * FROM job_events WHERE id > ? AND job_id IN (SELECT id FROM jobs WHERE batch = ?)
+         ${q.jobId !== undefined ? "AND job_id = ?" : ""} ORDER BY id LIMIT ?`,
+      )
+      .all(
+        ...(q.jobId !== undefined ? [q.afterId, q.batch, q.jobId, q.limit] : [q.afterId, q.batch, q.limit]),
+      ) as JobEvent[];
+  }
   if (q.jobId !== undefined) {
     return db
       .query("SELECT * FROM job_events WHERE id > ? AND job_id = ? ORDER BY id LIMIT ?")

@@ -6,7 +6,10 @@
 import type { Database } from "bun:sqlite";
 import type {
   Attempt,
+  BatchAdd,
+  BatchView,
   EventName,
+  FailFastMode,
   FailureGroupRow,
   Job,
   JobEvent,
@@ -31,6 +34,7 @@ import type {
   StoreWriter,
 } from "../store.ts";
 import { WorkSignals } from "../wake-signal.ts";
+import * as batches from "./batch-queries.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
 import * as op from "./operator-queries.ts";
@@ -198,8 +202,8 @@ export class SqliteQueries implements StoreWriter {
     const row = this.db
       .query(
         `INSERT INTO jobs (argv, state, priority, queue, next_run_at, timeout_seconds, max_retries, max_crashes,
-           idempotency_key, tags, note, cwd, env, created_at)
-         VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+           idempotency_key, tags, note, cwd, env, created_at, batch)
+         VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
       )
       .get(
         JSON.stringify(job.argv),
@@ -215,19 +219,43 @@ export class SqliteQueries implements StoreWriter {
         job.cwd,
         JSON.stringify(job.env),
         now,
+        job.batch ?? null,
       ) as Row;
     this.work.ready.add(job.queue);
     return toJob(row);
   }
 
-  async addJobs(jobs: NewJob[], now: number): Promise<Job[]> {
+  async addJobs(jobs: NewJob[], now: number, batch: BatchAdd | null = null): Promise<Job[]> {
+    if (batch) batches.joinBatch(this.db, batch, now);
     const out: Job[] = [];
     for (const job of jobs) {
-      const stored = await this.insertJob(job, now);
+      const stored = await this.insertJob(batch ? { ...job, batch: batch.name } : job, now);
       this.insertEvent(stored.id, "added", null, null, now);
       out.push(stored);
     }
+    if (batch?.seal) batches.sealBatch(this.db, batch.name, now);
     return out;
+  }
+
+  async getBatch(name: string): Promise<BatchView | null> {
+    return batches.getBatch(this.db, name);
+  }
+
+  async listBatches(limit: number): Promise<BatchView[]> {
+    return batches.listBatches(this.db, limit);
+  }
+
+  async sealBatch(name: string, now: number): Promise<BatchView> {
+    return batches.sealBatch(this.db, name, now);
+  }
+
+  async setBatchFailFast(name: string, mode: FailFastMode, now: number): Promise<BatchView | null> {
+    return this.wakeAllIf(batches.setBatchFailFast(this.db, this.eventsAt(now), name, mode, now));
+  }
+
+  /** A ledger sink for the batch statements, dated `now`, operator-written (worker null). */
+  private eventsAt(now: number): batches.EventSink {
+    return (jobId, event, workerId, detail) => this.insertEvent(jobId, event, workerId, detail, now);
   }
 
   async appendEvent(
@@ -319,6 +347,10 @@ export class SqliteQueries implements StoreWriter {
       );
     for (const e of r.events) this.insertEvent(r.jobId, e.event, e.workerId, e.detail, r.now);
     if (r.jobState !== "queued") await this.jobEnded(r.jobId, r.jobState, r.now);
+    // The batch effects of this outcome, in its transaction (docs/architecture.md "Batches").
+    if (r.jobState === "dead") this.wakeAllIf(batches.failFastOnDead(this.db, this.eventsAt(r.now), r.jobId, r.now));
+    else if (r.jobState === "queued")
+      batches.cancelRequeuedInFailedBatch(this.db, this.eventsAt(r.now), r.jobId, r.now);
     return true;
   }
 
@@ -413,12 +445,15 @@ export class SqliteQueries implements StoreWriter {
   }
 
   async requeueJob(jobId: number, from: JobState, dueAt: number): Promise<boolean> {
-    return this.wakeAllIf(await op.requeueJob(this.db, jobId, from, dueAt));
+    const done = this.wakeAllIf(await op.requeueJob(this.db, jobId, from, dueAt));
+    if (done) batches.reopenFailedBatches(this.db, [jobId]);
+    return done;
   }
 
   async rerunJob(jobId: number, dueAt: number, now: number): Promise<JobState | null> {
     const from = op.rerunJob(this.db, jobId, dueAt);
     if (from === null) return null;
+    batches.reopenFailedBatches(this.db, [jobId]);
     this.insertEvent(jobId, "retried", null, JSON.stringify({ from, rerun: true }), now);
     return this.wakeAllIf(from);
   }
@@ -426,6 +461,7 @@ export class SqliteQueries implements StoreWriter {
   async requeueJobs(jobIds: number[], from: JobState[], dueAt: number): Promise<number[]> {
     const ids = op.requeueJobs(this.db, jobIds, from, dueAt);
     this.wakeAllIf(ids.length > 0);
+    batches.reopenFailedBatches(this.db, ids);
     return ids;
   }
 
