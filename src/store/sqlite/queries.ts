@@ -13,6 +13,7 @@ import type {
   JobFilter,
   JobState,
   LaneCount,
+  LaneSetting,
   NewJob,
   WorkerRecord,
 } from "../model.ts";
@@ -33,6 +34,7 @@ import type {
 import { WorkSignals } from "../wake-signal.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
+import * as lanes from "./lane-queries.ts";
 import * as op from "./operator-queries.ts";
 import { toJob, toWorker } from "./rows.ts";
 import { failureGroups } from "./triage-queries.ts";
@@ -420,6 +422,23 @@ export class SqliteQueries implements StoreWriter {
 
   async cancelQueuedJob(jobId: number, now: number): Promise<boolean> {
     return this.wakeAllIf(await op.cancelQueuedJob(this.db, jobId, now));
+  }
+
+  async listLanes(): Promise<LaneSetting[]> {
+    return lanes.listLanes(this.db);
+  }
+
+  async pauseLane(queue: string, now: number, until: number | null, reason: string | null): Promise<LaneSetting> {
+    return this.wakeAllIf(lanes.pauseLane(this.db, queue, now, until, reason));
+  }
+
+  async resumeLane(queue: string, now: number): Promise<LaneSetting | null> {
+    this.work.all = true;
+    return lanes.resumeLane(this.db, queue, now);
+  }
+
+  async setLaneSlots(queue: string, slots: number | null): Promise<LaneSetting> {
+    return this.wakeAllIf(lanes.setLaneSlots(this.db, queue, slots));
   }
 
   /** An operator's write that changed something wakes every worker (rare: retry, cancel, stop). */
