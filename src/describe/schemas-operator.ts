@@ -81,8 +81,32 @@ export const STREAM_SCHEMAS: Record<string, JsonSchema> = {
   events_follow_data: jobEvent,
 };
 
+/** One lane as `lane list` shows it (src/ops/lanes.ts LaneView). */
+const laneView = object({
+  queue: str,
+  queued: int,
+  running: int,
+  slots: nullable(int),
+  paused: bool,
+  paused_at: nullable(num),
+  paused_until: nullable(num),
+  pause_reason: nullable(str),
+  workers: int,
+});
+
 /** Data schemas of the operator and contract verbs, by verb name. */
 export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
+  pause: object({
+    queue: str,
+    paused_at: num,
+    paused_until: nullable(num),
+    reason: nullable(str),
+    running: int,
+    queued: int,
+  }),
+  resume: object({ queue: str, was_paused: bool, queued: int }),
+  "lane-list": object({ count: int, lanes: arrayOf(laneView) }),
+  "lane-set": object({ queue: str, slots: nullable(int), running: int }),
   wait: object({
     all_succeeded: bool,
     jobs: mapOf(object({ attempts: int, last_error: nullable(str), last_exit_code: nullable(int), state: jobState })),
