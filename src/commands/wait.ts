@@ -1,17 +1,37 @@
 /** `spoolctl wait IDS…`: block until every job is terminal; exit 6 if any ended dead or canceled (docs/contract.md "Exit codes and codes"). */
 import type { VerbResult } from "../contract/envelope.ts";
 import { EXIT, type Warning } from "../contract/errors.ts";
+import { resolveJob } from "../ops/jobs.ts";
+import { pausedJobWarnings } from "../ops/lane-notices.ts";
 import { LIMITS } from "../ops/limits.ts";
 import { type WaitData, waitForJobs } from "../ops/wait.ts";
 import { stallReason } from "../ops/worker-health.ts";
 import { listWorkers, staleAfter } from "../ops/workers.ts";
-import type { StoreReader } from "../store/store.ts";
+import type { Job } from "../store/model.ts";
+import type { Store, StoreReader } from "../store/store.ts";
 import { escapeControl } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext, judgeRecord } from "./workers.ts";
 
 /** Default pause between two looks at the queue, seconds. */
 const DEFAULT_POLL = 0.1;
+
+/**
+ * `LANE_PAUSED` for awaited jobs queued in a paused lane (src/ops/lane-notices.ts);
+ * references that do not resolve are left to the wait, which reports them.
+ */
+async function pausedAwaited(store: Store, refs: string[]): Promise<Warning[]> {
+  try {
+    const jobs = await store.read(async (tx) => {
+      const found: Job[] = [];
+      for (const ref of refs) found.push(await resolveJob(tx, ref));
+      return found;
+    });
+    return await pausedJobWarnings(store, jobs);
+  } catch {
+    return [];
+  }
+}
 
 export default defineVerb({
   name: "wait",
@@ -85,6 +105,9 @@ export default defineVerb({
               `${shown ? "\r\u001b[2K" : ""}spoolctl: warning: ${w.code}: ${ctx.suggest(w.message)}\n`,
             );
           };
+      // Awaited jobs of a paused lane cannot start until it is resumed: said before the wait, not after it.
+      const paused = await pausedAwaited(store, refs);
+      if (onUnattended) for (const w of paused) onUnattended(w);
       const { data, anyFailed, warnings } = await waitForJobs(store, refs, {
         timeoutSeconds,
         pollSeconds,
@@ -92,7 +115,11 @@ export default defineVerb({
         servedLanes,
         onUnattended,
       });
-      return { data, exitCode: anyFailed ? EXIT.JOB_FAILED : EXIT.OK, warnings: ctx.json ? warnings : [] };
+      return {
+        data,
+        exitCode: anyFailed ? EXIT.JOB_FAILED : EXIT.OK,
+        warnings: ctx.json ? [...paused, ...warnings] : [],
+      };
     } finally {
       if (shown) process.stderr.write("\r\u001b[2K");
     }

@@ -3,6 +3,7 @@ import { REPORTED_STATES } from "../store/model.ts";
 import { queueDisks } from "../store/space.ts";
 import type { SnapshotReader, StoreReader } from "../store/store.ts";
 import { type JobSummary, summarize } from "./jobs.ts";
+import { pausedLanes } from "./lane-notices.ts";
 import { type HealthContext, strandedJobs, type WorkerHealth } from "./worker-health.ts";
 import { type JudgeWorker, listWorkers, staleAfter } from "./workers.ts";
 
@@ -23,12 +24,25 @@ export interface StatusData {
    * workers in the views"); at most 1000.
    */
   stranded: WorkerHealth[];
+  /** Lanes paused now (docs/architecture.md "Lanes and slots"), by name; times epoch seconds. */
+  paused_lanes: PausedLane[];
   /**
    * Disks of the queue on this host that are full (docs/architecture.md
    * "Storage conditions"): workers pause claiming meanwhile. Set by the
    * `status` verb, which knows where the queue lives.
    */
   full_disks?: FullDisk[];
+}
+
+/** A paused lane as `status --json` reports it. */
+export interface PausedLane {
+  queue: string;
+  paused_at: number;
+  /** When it resumes by itself; null: until `spoolctl resume`. */
+  paused_until: number | null;
+  reason: string | null;
+  /** Its queued jobs, which wait. */
+  queued: number;
 }
 
 /** A full disk of the queue, as `status --json` reports it. Bytes. */
@@ -94,6 +108,13 @@ export async function readStatus(
   const stale = health ? staleAfter(health) : undefined;
   const live_workers = (await listWorkers(tx, judge, 1000, stale)).filter((w) => w.status === "live").length;
   const stranded = health && counts.running > 0 ? await strandedJobs(tx, health) : [];
+  const paused_lanes = (await pausedLanes(tx, now)).map((l) => ({
+    queue: l.queue,
+    paused_at: l.paused_at!,
+    paused_until: l.paused_until,
+    reason: l.pause_reason,
+    queued: Object.hasOwn(queues, l.queue) ? queues[l.queue]!.queued : 0,
+  }));
   return {
     counts,
     scheduled,
@@ -101,5 +122,6 @@ export async function readStatus(
     recent_dead: (await tx.recentDead(deadLimit)).map((j) => summarize(j, now)),
     live_workers,
     stranded,
+    paused_lanes,
   };
 }

@@ -557,11 +557,12 @@ export interface Store {
   /** A wake-up source for readers (`events --follow`, `status --watch`, `wait`): any commit. */
   watch(): Waker;
   /**
-   * A worker's wake-up source for lane `queue` (see {@link WorkWaker}).
+   * A worker's wake-up source for lane `queue`, or for each of several lanes
+   * (a worker serving them: `work --queue a,b`; see {@link WorkWaker}).
    * `freed` (default true): whether the worker will ever ask for freed slots
    * (`--slots`, a drain); a driver may then not even deliver them to it.
    */
-  watchWork(queue: string, opts?: { freed?: boolean }): WorkWaker;
+  watchWork(queue: string | readonly string[], opts?: { freed?: boolean }): WorkWaker;
   /**
    * The plan of every statement on the worker's hot path (the claim, the idle
    * and drain reads, the result, the heartbeat, the reaper's look-ups): SQLite's

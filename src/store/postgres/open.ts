@@ -148,7 +148,7 @@ export class PgStore implements Store {
     };
   }
 
-  watchWork(queue: string, opts: { freed?: boolean } = {}): WorkWaker {
+  watchWork(queue: string | readonly string[], opts: { freed?: boolean } = {}): WorkWaker {
     const waker = watchWorkChannel(this.sql, workChannelOf(this.channel), queue, opts.freed ?? true);
     this.wakers.add(waker);
     return {
