@@ -8,7 +8,7 @@
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
+import { TempQueue, waitFor } from "./helpers.ts";
 import { gatedJob } from "./operator-helpers.ts";
 
 let q: TempQueue;
@@ -23,9 +23,13 @@ afterEach(async () => {
   q.cleanup();
 });
 
-/** Starts `spoolctl work ARGS` (fast heartbeats), collecting its stderr as it comes. */
+/** Heartbeat interval of the workers here, seconds: short, with a lease long enough that a loaded machine reaps nothing. */
+const BEAT = 0.5;
+const KNOBS = { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: String(BEAT), SPOOLCTL_TEST_REAP_THRESHOLD: "20" };
+
+/** Starts `spoolctl work ARGS`, collecting its stderr as it comes. */
 function startWorker(...args: string[]) {
-  const proc = q.spawn(["work", "--poll-interval", "0.2", ...args], { env: FAST_KNOBS });
+  const proc = q.spawn(["work", "--poll-interval", "0.2", ...args], { env: KNOBS });
   const w = { proc, err: [] as string[] };
   void (async () => {
     const decoder = new TextDecoder();
@@ -56,7 +60,7 @@ async function beatsPass(workerId: string, beats = 3) {
   const first = (await q.worker(workerId))?.heartbeat_at ?? 0;
   await waitFor(
     `${beats} heartbeats of ${workerId}`,
-    async () => ((await q.worker(workerId))?.heartbeat_at ?? 0) >= first + beats * 0.2,
+    async () => ((await q.worker(workerId))?.heartbeat_at ?? 0) >= first + beats * BEAT,
     30_000,
   );
 }
@@ -107,7 +111,7 @@ test("pause --for ends by itself, by the queue's clock, with no process to end i
   const until = paused.env.data.paused_until as number;
   expect(until - paused.env.data.paused_at).toBeCloseTo(8, 1);
   const id = await q.addJob("--queue", "builds", "--", "true");
-  const drain = await q.run(["work", "--queue", "builds", "--drain"], { env: FAST_KNOBS });
+  const drain = await q.run(["work", "--queue", "builds", "--drain"], { env: KNOBS });
   // The drain does not wait for a paused lane: it names it and leaves its job for later.
   expect(drain.stderr).toContain("lane builds is paused");
   expect(drain.stderr).toContain("1 queued job left for later");
@@ -128,14 +132,14 @@ test("lane set --slots: a running fleet follows it, whatever the workers' --slot
 
   // Lowered to 2: running jobs finish, and then no more than 2 run though the workers have room for 9.
   expect((await q.json(["lane", "set", "builds", "--slots", "2"])).env.data).toMatchObject({ slots: 2 });
-  for (const id of await runningIn("builds")) gates.get(id)!.release();
+  const released = await runningIn("builds");
+  for (const id of released) gates.get(id)!.release();
   await waitFor(
     "2 jobs running under the lowered ceiling",
     async () => {
-      const done = (await q.jobs()).filter((j) => j.state === "done").length;
-      const r = (await runningIn("builds")).length;
-      if (process.env.LANES_DEBUG) console.log("done", done, "running", r);
-      return done === 9 && r === 2;
+      const jobs = await q.jobs();
+      const done = jobs.filter((j) => released.includes(j.id) && j.state === "done").length;
+      return done === released.length && (await runningIn("builds")).length === 2;
     },
     60_000,
   );
@@ -211,6 +215,13 @@ test("add to a lane no live worker serves says so once, with the command that se
   await waitFor("the worker to register", () => q.registered("multi"), 30_000);
   const served = await addJson("--queue", "served", "--", "true");
   expect(served.warnings).toEqual([]);
+  // `wait` knows that worker serves the lane too: a long job of it gets no NO_WORKER warning.
+  const gate = gatedJob(q, "long");
+  const long = await q.addJob("--queue", "served", "--", ...gate.argv);
+  await waitFor("the long job to run", async () => (await stateOf(long)) === "running", 30_000);
+  const waited = await q.run(["wait", String(long), "--timeout", "3"]);
+  gate.release();
+  expect(waited.stderr).not.toContain("NO_WORKER");
   // The default lane is what `spoolctl work` serves: never warned about.
   expect((await addJson("--", "true")).warnings).toEqual([]);
 }, 60_000);

@@ -3,6 +3,7 @@ import type { VerbResult } from "../contract/envelope.ts";
 import { EXIT, type Warning } from "../contract/errors.ts";
 import { resolveJob } from "../ops/jobs.ts";
 import { pausedJobWarnings } from "../ops/lane-notices.ts";
+import { ALL_LANES, workerLanes } from "../ops/lanes.ts";
 import { LIMITS } from "../ops/limits.ts";
 import { type WaitData, waitForJobs } from "../ops/wait.ts";
 import { stallReason } from "../ops/worker-health.ts";
@@ -87,13 +88,21 @@ export default defineVerb({
       const servedLanes = async (tx: StoreReader) => {
         const health = healthContext(store);
         const workers = await listWorkers(tx, judgeRecord, 1000, staleAfter(health));
-        const live = new Set(workers.filter((w) => w.status === "live").map((w) => w.queue));
+        // A worker's registry row names its lanes: `a,b`, or `*` for every lane (src/ops/lanes.ts).
+        const lanesOf = (column: string) => {
+          const lanes = workerLanes(column);
+          return lanes === "all" ? [ALL_LANES] : lanes;
+        };
+        const live = new Set(workers.filter((w) => w.status === "live").flatMap((w) => lanesOf(w.queue)));
         const stalled = new Map<string, string>();
         for (const w of workers) {
-          if (w.status !== "stale" || live.has(w.queue) || stalled.has(w.queue)) continue;
+          if (w.status !== "stale") continue;
           const who = { host: w.host, pid: w.pid, bootId: null, startTime: null };
           const name = `worker ${w.worker_id} (pid ${w.pid})`;
-          stalled.set(w.queue, stallReason(name, health.stall?.(who) ?? null, w.pid, health.now - w.heartbeat_at));
+          for (const lane of lanesOf(w.queue)) {
+            if (live.has(lane) || stalled.has(lane)) continue;
+            stalled.set(lane, stallReason(name, health.stall?.(who) ?? null, w.pid, health.now - w.heartbeat_at));
+          }
         }
         return { live, stalled };
       };
