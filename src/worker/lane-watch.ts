@@ -11,7 +11,7 @@
 import { pauseInForce, pauseText } from "../ops/lanes.ts";
 import { DEFAULTS } from "../ops/limits.ts";
 import type { LaneSetting } from "../store/model.ts";
-import type { Store } from "../store/store.ts";
+import { drainSettled, type Store, type WorkWaker } from "../store/store.ts";
 import type { WorkerEvent } from "./api.ts";
 
 /** How often the lane view is re-read, milliseconds: a `lane set` or a pause reaches a running fleet within it. */
@@ -112,5 +112,38 @@ export class LaneWatch {
         this.saidSlots.set(lane, slots);
       } else this.saidSlots.delete(lane);
     }
+  }
+
+  /** What the waker was made for: freed-slot wake-ups or not, and the lanes. */
+  private wakerKey = "";
+
+  /**
+   * The waker for the lanes served now: `current` when it still fits, else a
+   * new one (the caller closes the old). A worker held back by a ceiling (its
+   * --slots or a lane's own) or a drain also asks to be woken by a freed slot.
+   */
+  rewatch(current: WorkWaker | null, draining: boolean): WorkWaker {
+    const freed = this.anySlots() || draining;
+    const key = `${freed}|${this.servedNow.join(",")}`;
+    if (current && key === this.wakerKey) return current;
+    this.wakerKey = key;
+    return this.store.watchWork(this.servedNow, { freed });
+  }
+
+  /**
+   * Whether every lane served is settled (docs/architecture.md "Drain"):
+   * nothing running, nothing waiting, one snapshot. A paused lane's queued
+   * jobs hold no drain: they cannot start until it is resumed, and the
+   * drain's closing line names the lane (src/commands/work.ts).
+   */
+  async settled(): Promise<boolean> {
+    const lanes = this.servedNow;
+    const now = this.store.now();
+    const states = await this.store.read(async (tx) => {
+      const out = [];
+      for (const lane of lanes) out.push(await tx.drainState(lane, now));
+      return out;
+    });
+    return states.every((state, i) => (this.isPaused(lanes[i]!) ? state.running === 0 : drainSettled(state)));
   }
 }

@@ -12,7 +12,7 @@ import type { Outcome, ProcessEnd } from "../ops/outcome.ts";
 import { type AttemptEnd, recordAttemptEnd, recordAttemptEnds, recordAttemptEndsAndClaim } from "../ops/record.ts";
 import { readSettings } from "../ops/settings.ts";
 import { heartbeat } from "../store/heartbeat.ts";
-import { type AttemptKey, drainSettled, type Store, type WorkWaker } from "../store/store.ts";
+import type { AttemptKey, Store, WorkWaker } from "../store/store.ts";
 import type { WorkerEvent, WorkOptions, WorkSummary } from "./api.ts";
 import { whatHoldsTheDrain } from "./drain-wait.ts";
 import { attemptMarker, type RunningAttempt, startAttempt, workerEnvironment } from "./executor.ts";
@@ -59,8 +59,6 @@ export class Worker {
   private readonly storage: StorageWatch;
   /** The lanes this worker serves, their pauses and ceilings (src/worker/lane-watch.ts). */
   private readonly lanes: LaneWatch;
-  /** Whether the waker listens for freed slots (a ceiling, a drain), and for which lanes. */
-  private wakerKey = "";
 
   constructor(
     private readonly store: Store,
@@ -119,8 +117,12 @@ export class Worker {
     // A database that cannot be reached yet is waited for, like a lock (a CONFLICT on the id is not).
     for (const reaped of await this.untilDone(() =>
       // A holder it cannot judge is waited for while its lease runs; the wait is said once.
-      registerWorker(store, opts.workerId, this.laneColumn(), this.timing.reapThreshold, (message) =>
-        this.emit({ type: "id_wait", message }),
+      registerWorker(
+        store,
+        opts.workerId,
+        lanesColumn(opts.allLanes ? "all" : (opts.lanes ?? [opts.queue])),
+        this.timing.reapThreshold,
+        (message) => this.emit({ type: "id_wait", message }),
       ),
     )) {
       this.summary.reaped++;
@@ -492,7 +494,7 @@ export class Worker {
       }
       if (this.inFlight.size === 0) {
         if (this.stopping || opts.mode === "once") return true;
-        if (opts.mode === "drain" && (await this.lanesSettled())) {
+        if (opts.mode === "drain" && (await this.lanes.settled())) {
           this.summary.drained = true;
           return true;
         }
@@ -573,7 +575,7 @@ export class Worker {
     this.drainIdleSince ??= now;
     if (this.saidIdle || now - this.drainIdleSince < DRAIN_QUIET_MS) return;
     await this.reap(true);
-    if (await this.lanesSettled()) return;
+    if (await this.lanes.settled()) return;
     this.saidIdle = true;
     for (const lane of this.lanes.served()) {
       const event = await whatHoldsTheDrain(this.store, lane, this.timing.reapThreshold);
@@ -584,41 +586,12 @@ export class Worker {
     }
   }
 
-  /**
-   * Whether every lane this worker serves is settled (docs/architecture.md
-   * "Drain"): nothing running, nothing waiting, one snapshot. A paused lane's
-   * queued jobs hold no drain: they cannot start until it is resumed, and the
-   * drain's closing line names the lane (src/commands/work.ts).
-   */
-  private async lanesSettled(): Promise<boolean> {
-    const lanes = this.lanes.served();
-    const now = this.store.now();
-    const states = await this.store.read(async (tx) => {
-      const out = [];
-      for (const lane of lanes) out.push(await tx.drainState(lane, now));
-      return out;
-    });
-    return states.every((state, i) => (this.lanes.isPaused(lanes[i]!) ? state.running === 0 : drainSettled(state)));
-  }
-
-  /** The registry's lane column of this worker: its lanes in order, or every lane (src/ops/lanes.ts). */
-  private laneColumn(): string {
-    return lanesColumn(this.opts.allLanes ? "all" : (this.opts.lanes ?? [this.opts.queue]));
-  }
-
-  /**
-   * (Re)makes the waker for the lanes served now: a worker held back by a
-   * ceiling (its --slots or a lane's own) or a drain also asks to be woken by
-   * a freed slot. Made again when the lanes or that need change.
-   */
+  /** (Re)makes the waker when the lanes served, or the need for freed-slot wake-ups, changed (lane-watch.ts). */
   private rewatch(): void {
-    const freed = this.lanes.anySlots() || this.opts.mode === "drain";
-    const key = `${freed}|${this.lanes.served().join(",")}`;
-    if (this.waker && key === this.wakerKey) return;
-    this.wakerKey = key;
-    const old = this.waker;
-    this.waker = this.store.watchWork(this.lanes.served(), { freed });
-    old?.close();
+    const next = this.lanes.rewatch(this.waker, this.opts.mode === "drain");
+    if (next === this.waker) return;
+    this.waker?.close();
+    this.waker = next;
   }
 
   /** Starts a claimed attempt; `leaseNs`: CLOCK_MONOTONIC ns taken before its claim was sent. */
