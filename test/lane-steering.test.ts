@@ -225,3 +225,25 @@ test("add to a lane no live worker serves says so once, with the command that se
   // The default lane is what `spoolctl work` serves: never warned about.
   expect((await addJson("--", "true")).warnings).toEqual([]);
 }, 60_000);
+
+test("capabilities, schema and completion list the lane verbs and flags", async () => {
+  const caps = (await q.json(["capabilities"])).env.data;
+  for (const verb of ["pause", "resume", "lane-list", "lane-set"]) expect(caps.verbs[verb]).toBeDefined();
+  expect(caps.compound_commands).toMatchObject({
+    "lane pause": "pause",
+    "lane resume": "resume",
+    "lane list": "lane-list",
+  });
+  const flagNames = (verb: string) => JSON.stringify(caps.verbs[verb].flags);
+  expect(flagNames("pause")).toContain("for");
+  expect(flagNames("pause")).toContain("reason");
+  expect(flagNames("lane-set")).toContain("slots");
+  expect(flagNames("work")).toContain("all-lanes");
+  const schema = (await q.json(["schema"])).env.data;
+  expect(schema.verbs["lane-list"].properties.lanes).toBeDefined();
+  expect(schema.verbs.status.properties.paused_lanes).toBeDefined();
+  const bash = (await q.run(["completion", "bash"])).stdout;
+  expect(bash).toContain("'pause:--for'");
+  expect(bash).toContain("'lane') positional='list set pause resume'");
+  expect(bash).toContain("--all-lanes");
+});
