@@ -29,6 +29,7 @@ describe.skipIf(ON_POSTGRES)("SQLite file migrations", () => {
     "job_events",
     "jobs",
     "lane_counts",
+    "lanes",
     "meta",
     "schedule_slots",
     "schedules",

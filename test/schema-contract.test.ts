@@ -260,6 +260,14 @@ test("mutating verbs validate against their exported schemas, single and batch f
   // delete it for good (--yes: off a terminal).
   const deleted = await check(["delete", String(ids.dead), "--yes"]);
   expect(deleted.data).toMatchObject({ count: 1, job_ids: [ids.dead], irreversible: true });
+  // lanes: pause (with an end and a reason), list, a ceiling set and cleared, resume.
+  const paused = await check(["pause", "slow", "--for", "10m", "--reason", "contract"]);
+  expect(paused.data).toMatchObject({ queue: "slow", reason: "contract" });
+  const lanes = await check(["lane-list"]);
+  expect(lanes.data.lanes.find((l: { queue: string }) => l.queue === "slow")).toMatchObject({ paused: true });
+  expect((await check(["lane-set", "slow", "--slots", "2"])).data).toMatchObject({ queue: "slow", slots: 2 });
+  expect((await check(["lane-set", "slow", "--slots", "none"])).data).toMatchObject({ slots: null });
+  expect((await check(["resume", "slow"])).data).toMatchObject({ queue: "slow", was_paused: true });
   // prune: dry run and real.
   const dry = await check(["prune", "--older-than", "0", "--dry-run"]);
   expect(dry.data.matched).toBeGreaterThan(0);

@@ -1,17 +1,47 @@
 /** `spoolctl add`: enqueue one job, or many with `--from` (all lines in one transaction). */
 import { existsSync } from "node:fs";
 import type { VerbResult } from "../contract/envelope.ts";
-import { SpoolError } from "../contract/errors.ts";
+import { SpoolError, type Warning } from "../contract/errors.ts";
 import type { RawArgs } from "../contract/flags.ts";
 import { type AddedJob, type AddInput, addJobs, relativePathWarning, validateAddInput } from "../ops/add.ts";
 import { parseJobLines } from "../ops/add-from.ts";
 import { needsBatch, parseBatchName, parseFailFast } from "../ops/batch.ts";
+import { addNotices } from "../ops/lane-notices.ts";
 import { DEFAULTS, LIMITS } from "../ops/limits.ts";
+import { staleAfter } from "../ops/workers.ts";
 import type { BatchAdd } from "../store/model.ts";
 import { formatBytes, readBounded } from "../store/read-bounded.ts";
+import type { Store } from "../store/store.ts";
 import { formatArgv, rerunCommand } from "../ui/text.ts";
 import { writeRidingOut } from "./ride-out.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
+import { healthContext, judgeRecord } from "./workers.ts";
+
+/**
+ * The lane warnings of an add (docs/architecture.md "Lanes and slots"):
+ * `LANE_PAUSED`, `LANE_UNSERVED` for the lanes the add queued jobs in, read on
+ * `store` after the add committed. Best effort: a read that fails says nothing
+ * (the add itself succeeded and is never tried again for it).
+ */
+async function laneWarnings(store: Store, jobs: AddedJob[]): Promise<Warning[]> {
+  const added = new Map<string, number>();
+  for (const j of jobs) if (!j.deduplicated && j.state === "queued") added.set(j.queue, (added.get(j.queue) ?? 0) + 1);
+  if (added.size === 0) return [];
+  try {
+    return await addNotices(store, added, judgeRecord, staleAfter(healthContext(store)));
+  } catch {
+    return [];
+  }
+}
+
+/** {@link addJobs} followed by its {@link laneWarnings}, on one store. */
+async function addWithLaneWarnings(
+  store: Store,
+  ...args: Parameters<typeof addJobs> extends [Store, ...infer R] ? R : never
+): Promise<Awaited<ReturnType<typeof addJobs>>> {
+  const added = await addJobs(store, ...args);
+  return { ...added, warnings: [...added.warnings, ...(await laneWarnings(store, added.jobs))] };
+}
 
 /** `add --json` data: one job's fields, or `{count, jobs}` with `--from`. */
 export type AddData = AddedJob | { count: number; jobs: AddedJob[] };
@@ -274,7 +304,7 @@ export default defineVerb({
         }
       });
       const { jobs, warnings } = await writeRidingOut(ctx, (store) =>
-        addJobs(
+        addWithLaneWarnings(
           store,
           specs,
           undefined,
@@ -294,7 +324,9 @@ export default defineVerb({
       return { data: { count: jobs.length, jobs }, warnings };
     }
     const spec = validateAddInput(input, (name) => (name.length === 1 ? `-${name}` : `--${name}`), cwd);
-    const { jobs, warnings } = await writeRidingOut(ctx, (store) => addJobs(store, [spec], undefined, [], batch));
+    const { jobs, warnings } = await writeRidingOut(ctx, (store) =>
+      addWithLaneWarnings(store, [spec], undefined, [], batch),
+    );
     if (spec.cwd !== null && !existsSync(spec.cwd)) {
       // Not an error: the folder may be made before the job runs (a missing cwd fails the job when it starts: CWD_MISSING).
       warnings.push({

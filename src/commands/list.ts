@@ -2,6 +2,7 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { invalidValue } from "../contract/errors.ts";
 import { jobPage, LIST_LIMIT, type ListPage, parseStates } from "../ops/jobs.ts";
+import { pausedJobWarnings } from "../ops/lane-notices.ts";
 import { LIMITS } from "../ops/limits.ts";
 import { type FailureGroup, failureGroups, selectionFilter } from "../ops/triage-groups.ts";
 import { workerStateWord } from "../ops/worker-health.ts";
@@ -130,7 +131,8 @@ export default defineVerb({
       health,
     );
     const { pagination, ...data } = page;
-    return { data, pagination };
+    // Queued jobs of a paused lane would otherwise look like jobs waiting for a worker.
+    return { data, pagination, warnings: await pausedJobWarnings(store, data.jobs) };
   },
   render({ data, pagination }, ctx) {
     if ("groups" in data)

@@ -22,6 +22,10 @@ export const VERB_SUMMARIES = {
   cancel: "cancel queued jobs; running ones with --running --yes",
   triage: "at a terminal: walk through dead jobs and retry, change, delete or skip each",
   delete: "delete jobs that are not running, with their history and output (--yes)",
+  pause: "pause a lane fleet-wide: no job of it starts (--for 30m, --reason)",
+  resume: "end a lane's pause",
+  "lane-list": "lanes: queued, running, slots, paused, live workers",
+  "lane-set": "set a lane's fleet-wide ceiling of running jobs (--slots N|none)",
   prune: "delete old terminal jobs and their output (--dry-run / --yes)",
   events: "the job ledger: pages, --wait long-poll, --follow stream",
   "config-show": "where the queue is and why; queue-wide settings",
@@ -92,6 +96,13 @@ export const COMPOUND: Record<string, Record<string, (rest: string[]) => string[
   batch: Object.fromEntries(
     ["seal", "show", "list"].map((action) => [action, (rest: string[]) => [`batch-${action}`, ...rest]]),
   ),
+  // `lane list|set|pause|resume` → lane-list, lane-set, pause, resume.
+  lane: {
+    list: (rest) => ["lane-list", ...rest],
+    set: (rest) => ["lane-set", ...rest],
+    pause: (rest) => ["pause", ...rest],
+    resume: (rest) => ["resume", ...rest],
+  },
   // QueueCTL's dead-letter queue: `dlq list` = list --state dead, `dlq retry ID` = retry ID.
   dlq: {
     list: (rest) => ["list", "--state", "dead", ...rest],

@@ -6,6 +6,8 @@
  */
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
+import { pausedLanes } from "../ops/lane-notices.ts";
+import { pauseText } from "../ops/lanes.ts";
 import { selectionText } from "../ops/triage-groups.ts";
 import type { TriageSummary } from "../ui/triage-card.ts";
 import { jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
@@ -43,7 +45,13 @@ export default defineVerb({
     const scope = jobSelectionOf(ctx.args);
     // The prompt library loads only here: other verbs never pay for it at start-up.
     const { runTriage } = await import("../ui/triage.ts");
-    const summary = await runTriage(await ctx.open({ create: false }), scope, selectionText(scope), ctx.suggest);
+    const store = await ctx.open({ create: false });
+    // Jobs retried into a paused lane wait: said before the walk starts (docs/architecture.md "Lanes and slots").
+    for (const lane of await store.read(async (tx) => pausedLanes(tx, store.now())))
+      process.stderr.write(
+        `${ctx.suggest(`spoolctl: ${pauseText(lane, store.now())}: jobs retried into it wait until then`)}\n`,
+      );
+    const summary = await runTriage(store, scope, selectionText(scope), ctx.suggest);
     // The flow already drew everything, ending with its summary.
     return { data: summary, streamed: true };
   },

@@ -2,13 +2,16 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { EXIT, SpoolError, type Warning } from "../contract/errors.ts";
 import { parseBatchName, parseFailFast } from "../ops/batch.ts";
+import { resolveJob } from "../ops/jobs.ts";
+import { pausedJobWarnings } from "../ops/lane-notices.ts";
+import { ALL_LANES, workerLanes } from "../ops/lanes.ts";
 import { LIMITS } from "../ops/limits.ts";
 import { type WaitData, waitForJobs } from "../ops/wait.ts";
 import { type WaitSelection, waitForSelection } from "../ops/wait-selection.ts";
 import { stallReason } from "../ops/worker-health.ts";
 import { listWorkers, staleAfter } from "../ops/workers.ts";
-import type { FailFastMode } from "../store/model.ts";
-import type { StoreReader } from "../store/store.ts";
+import type { FailFastMode, Job } from "../store/model.ts";
+import type { Store, StoreReader } from "../store/store.ts";
 import { escapeControl } from "../ui/text.ts";
 import { batchLine } from "./batch.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
@@ -55,6 +58,23 @@ function selectionOf(
     tags,
     failFast: failFast === undefined ? null : parseFailFast(failFast),
   };
+}
+
+/**
+ * `LANE_PAUSED` for awaited jobs queued in a paused lane (src/ops/lane-notices.ts);
+ * references that do not resolve are left to the wait, which reports them.
+ */
+async function pausedAwaited(store: Store, refs: string[]): Promise<Warning[]> {
+  try {
+    const jobs = await store.read(async (tx) => {
+      const found: Job[] = [];
+      for (const ref of refs) found.push(await resolveJob(tx, ref));
+      return found;
+    });
+    return await pausedJobWarnings(store, jobs);
+  } catch {
+    return [];
+  }
 }
 
 export default defineVerb({
@@ -140,13 +160,21 @@ export default defineVerb({
       const servedLanes = async (tx: StoreReader) => {
         const health = healthContext(store);
         const workers = await listWorkers(tx, judgeRecord, 1000, staleAfter(health));
-        const live = new Set(workers.filter((w) => w.status === "live").map((w) => w.queue));
+        // A worker's registry row names its lanes: `a,b`, or `*` for every lane (src/ops/lanes.ts).
+        const lanesOf = (column: string) => {
+          const lanes = workerLanes(column);
+          return lanes === "all" ? [ALL_LANES] : lanes;
+        };
+        const live = new Set(workers.filter((w) => w.status === "live").flatMap((w) => lanesOf(w.queue)));
         const stalled = new Map<string, string>();
         for (const w of workers) {
-          if (w.status !== "stale" || live.has(w.queue) || stalled.has(w.queue)) continue;
+          if (w.status !== "stale") continue;
           const who = { host: w.host, pid: w.pid, bootId: null, startTime: null };
           const name = `worker ${w.worker_id} (pid ${w.pid})`;
-          stalled.set(w.queue, stallReason(name, health.stall?.(who) ?? null, w.pid, health.now - w.heartbeat_at));
+          for (const lane of lanesOf(w.queue)) {
+            if (live.has(lane) || stalled.has(lane)) continue;
+            stalled.set(lane, stallReason(name, health.stall?.(who) ?? null, w.pid, health.now - w.heartbeat_at));
+          }
         }
         return { live, stalled };
       };
@@ -173,6 +201,9 @@ export default defineVerb({
             process.stderr.write(`spoolctl: warning: ${w.code}: ${ctx.suggest(w.message)}\n`);
         return { data, exitCode: anyFailed ? EXIT.JOB_FAILED : EXIT.OK, warnings: ctx.json ? warnings : [] };
       }
+      // Awaited jobs of a paused lane cannot start until it is resumed: said before the wait, not after it.
+      const paused = await pausedAwaited(store, refs);
+      if (onUnattended) for (const w of paused) onUnattended(w);
       const { data, anyFailed, warnings } = await waitForJobs(store, refs, {
         timeoutSeconds,
         pollSeconds,
@@ -180,7 +211,11 @@ export default defineVerb({
         servedLanes,
         onUnattended,
       });
-      return { data, exitCode: anyFailed ? EXIT.JOB_FAILED : EXIT.OK, warnings: ctx.json ? warnings : [] };
+      return {
+        data,
+        exitCode: anyFailed ? EXIT.JOB_FAILED : EXIT.OK,
+        warnings: ctx.json ? [...paused, ...warnings] : [],
+      };
     } finally {
       if (shown) process.stderr.write("\r\u001b[2K");
     }

@@ -1,8 +1,8 @@
-/** `spoolctl work`: run jobs from one lane until stopped, once, or drained. */
+/** `spoolctl work`: run jobs from one lane, several, or all, until stopped, once, or drained. */
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
+import { drainNotes, pausedLanes } from "../ops/lane-notices.ts";
 import { DEFAULTS, LIMITS } from "../ops/limits.ts";
-import { drainBacklog } from "../ops/live.ts";
 import { counted } from "../ops/values.ts";
 import type { Store } from "../store/store.ts";
 import { ProgressLine } from "../ui/live.ts";
@@ -89,6 +89,7 @@ function gaveUp(error: unknown, tries: number, seconds: number): unknown {
  */
 function drainSummary(
   queue: string,
+  many: boolean,
   drained: boolean,
   executed: number,
   ended: { succeeded: number; retried: number; dead: number; canceled: number; lost: number },
@@ -97,7 +98,8 @@ function drainSummary(
   if (ended.canceled) parts.push(`${ended.canceled} canceled or interrupted`);
   if (ended.lost) parts.push(`${ended.lost} taken from this worker`);
   const what = executed === 0 ? "nothing to run" : `${executed} executed: ${parts.join(", ")}`;
-  return `spoolctl: ${drained ? "drained" : "stopped draining"} lane ${queue}: ${what}`;
+  const lanes = queue === "every lane" ? queue : `lane${many ? "s" : ""} ${queue}`;
+  return `spoolctl: ${drained ? "drained" : "stopped draining"} ${lanes}: ${what}`;
 }
 
 /** `work --json` data. */
@@ -113,12 +115,23 @@ export default defineVerb({
     "spoolctl work --drain              # run until the lane is settled, then exit",
     "spoolctl work --once --json        # claim and run at most one job",
     "spoolctl work --queue builds --concurrency 4 --slots 8",
+    "spoolctl work --queue deploy,builds     # deploy first, then builds",
+    "spoolctl work --all-lanes --drain       # every lane, until all are settled",
   ],
   flags: {
     ...COMMON_FLAGS,
     once: { type: "boolean", description: "claim at most one job, run it, exit" },
     drain: { type: "boolean", description: "exit when nothing is running, due or waiting on a retry backoff" },
-    queue: { type: "string", description: "lane to serve", valueHint: "NAME", format: "lane", default: DEFAULTS.queue },
+    queue: {
+      type: "string",
+      description: "lane(s) to serve, in order of preference: a,b (or --queue a --queue b)",
+      valueHint: "NAME[,NAME…]",
+      format: "lane",
+      separator: ",",
+      repeatable: true,
+      default: DEFAULTS.queue,
+    },
+    "all-lanes": { type: "boolean", description: "serve every lane (default first, then by name)" },
     slots: {
       type: "string",
       description: "fleet-wide ceiling of running jobs in the lane",
@@ -153,7 +166,16 @@ export default defineVerb({
     },
   },
   async run(ctx): Promise<VerbResult<WorkData>> {
-    const { once, drain, queue, concurrency, "poll-interval": pollInterval } = ctx.args;
+    const { once, drain, concurrency, "poll-interval": pollInterval } = ctx.args;
+    const allLanes = ctx.args["all-lanes"];
+    if (allLanes && ctx.given("queue"))
+      throw new SpoolError("INVALID_INPUT", "give --queue or --all-lanes, not both", {
+        remediation: "--queue a,b serves those lanes in that order; --all-lanes serves every lane",
+      });
+    // A repeatable flag's default is not filled in: no --queue is the default lane.
+    const lanes = ctx.args.queue.length > 0 ? [...new Set(ctx.args.queue)] : [DEFAULTS.queue];
+    const queue = lanes[0]!;
+    const named = allLanes ? "every lane" : lanes.join(", ");
     if (once && drain) {
       throw new SpoolError("INVALID_INPUT", "give --once or --drain, not both", {
         remediation: "--once runs one job; --drain runs until the lane is settled",
@@ -175,9 +197,18 @@ export default defineVerb({
     const ended = { succeeded: 0, retried: 0, dead: 0, canceled: 0, lost: 0 };
     const refresh = async () => {
       try {
-        const left = await drainBacklog(store, queue);
+        const now = store.now();
+        const { left, running, paused } = await store.read(async (tx) => {
+          const counts = await tx.countByStateAndLane();
+          const mine = (lane: string) => allLanes || lanes.includes(lane);
+          const sum = (state: string) =>
+            counts.filter((c) => c.state === state && mine(c.queue)).reduce((n, c) => n + c.n, 0);
+          const held = (await pausedLanes(tx, now)).filter((l) => mine(l.queue)).map((l) => l.queue);
+          return { left: sum("queued") + sum("running"), running: sum("running"), paused: held };
+        });
+        const pausedNote = paused.length ? `; PAUSED: ${paused.join(", ")} (spoolctl resume LANE)` : "";
         progress.update(
-          `spoolctl: draining ${queue}: ${executed} executed, ${left.left} left (${left.running} running)`,
+          `spoolctl: draining ${named}: ${executed} executed, ${left} left (${running} running)${pausedNote}`,
         );
       } catch {
         // progress is best effort
@@ -187,6 +218,8 @@ export default defineVerb({
     if (progress.enabled) await refresh();
     const worker = new Worker(store, {
       queue,
+      lanes: allLanes ? undefined : lanes,
+      allLanes,
       slots,
       concurrency,
       pollInterval,
@@ -206,7 +239,7 @@ export default defineVerb({
               ]++;
             }
             const line = workerLine(event);
-            if (line !== null) progress.println(`${line}\n`);
+            if (line !== null) progress.println(`${ctx.suggest(line)}\n`);
             if (progress.enabled) void refresh();
           },
     });
@@ -236,13 +269,18 @@ export default defineVerb({
     try {
       const data = await worker.run();
       progress.clear();
-      if (mode === "drain" && !ctx.json)
-        process.stderr.write(`${drainSummary(queue, data.drained, executed, ended)}\n`);
+      if (mode === "drain" && !ctx.json) {
+        process.stderr.write(`${drainSummary(named, allLanes || lanes.length > 1, data.drained, executed, ended)}\n`);
+        // Paused lanes it left jobs in, and other lanes with work: a drain of one lane must not leave them unsaid.
+        for (const note of await drainNotes(store, lanes, allLanes).catch(() => []))
+          process.stderr.write(`${ctx.suggest(`spoolctl: ${note}`)}\n`);
+      }
       // --once that found nothing would otherwise end in silence, as if it had hung up.
       if (mode === "once" && !ctx.json && "claimed" in data && !data.claimed)
         process.stderr.write(
-          ctx.suggest(`spoolctl: no job due in lane ${queue}; nothing ran (spoolctl status shows what is queued)`) +
-            "\n",
+          ctx.suggest(
+            `spoolctl: no job due in ${allLanes ? "any lane" : `lane${lanes.length > 1 ? "s" : ""} ${named}`}; nothing ran (spoolctl status shows what is queued)`,
+          ) + "\n",
         );
       return { data };
     } finally {

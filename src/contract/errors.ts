@@ -103,6 +103,10 @@ export const WARNING_CODES = {
     "the job has no --cwd and names a relative path (its program ./x or dir/x, or a file of this folder): it will be resolved in the worker's folder, not here",
   KILL_ASYNC: "a running job was asked to stop; its worker kills it within a heartbeat, so it may still be running now",
   NO_WORKER: "an awaited job is in a lane no live worker serves: it cannot finish until a worker runs",
+  LANE_PAUSED:
+    "the job's lane is paused (spoolctl pause): the job was added, or is awaited, but no job of the lane starts until it is resumed or its pause ends",
+  LANE_UNSERVED:
+    "the job was added to a lane no live worker serves: it waits until a worker serves the lane (the message names the command)",
   IDEMPOTENCY_KEY_HELD:
     "retry --all left a dead or canceled job as it was because another active job holds its idempotency key",
   UNTRUSTED_FOLDER:

@@ -30,6 +30,7 @@ export function buildBrief(verbNames: string[]): BriefData {
     "Inspect: status, list (--state, --queue, --tag, --limit, --cursor), show ID, output ID (--attempt N, --stream), events (--since-id cursor, --wait, --follow NDJSON).",
     "Fix: retry ID... or retry --all --state dead (--force for running); rerun ID runs a finished (also done) job again; cancel ID (--running --yes for running); delete ID... --yes removes jobs that are not running; prune --older-than 7d --dry-run, then --yes.",
     "Failures: list --state dead --group (groups by reason, exit code, masked last stderr line, with job ids); filter list and retry --all by --since 1h, --failure-reason timeout, --match 'GLOB'; retry --all --dry-run previews.",
+    "Lanes: lane list; pause LANE [--for 30m] [--reason T] / resume LANE (fleet-wide, durable); lane set LANE --slots N|none; work --queue a,b or --all-lanes.",
     "Settings: config set max-retries|timeout|backoff-base|backoff-cap VALUE (stored in the queue); config show explains the path; doctor checks readiness (exit 3 when not ready).",
     `Exit codes: 0 ok, 1 input (${codesFor(1)}), 2 SAFETY_BLOCK (add the confirmation flag), 3 environment, 4 LOCKED/TIMEOUT (retry later), 5 conflict, 6 awaited job failed.`,
     "Contract: capabilities --json (verbs, flags, limits, env), schema --json (JSON Schemas).",

@@ -179,6 +179,9 @@ export const CORE_DATA_SCHEMAS: Record<string, JsonSchema> = {
       recent_dead: arrayOf(jobSummary),
       live_workers: int,
       stranded: arrayOf(workerHealth),
+      paused_lanes: arrayOf(
+        object({ queue: str, paused_at: num, paused_until: nullable(num), reason: nullable(str), queued: int }),
+      ),
       full_disks: arrayOf(object({ role: enumOf(["database", "spool"]), path: str, free_bytes: int })),
       schedules: arrayOf(
         object({

@@ -83,6 +83,19 @@ export const STREAM_SCHEMAS: Record<string, JsonSchema> = {
   output_follow_all: object({ job: int, attempt: int, stream: enumOf(["stdout", "stderr"]), text: str }),
 };
 
+/** One lane as `lane list` shows it (src/ops/lanes.ts LaneView). */
+const laneView = object({
+  queue: str,
+  queued: int,
+  running: int,
+  slots: nullable(int),
+  paused: bool,
+  paused_at: nullable(num),
+  paused_until: nullable(num),
+  pause_reason: nullable(str),
+  workers: int,
+});
+
 /** Data schemas of the operator and contract verbs, by verb name. */
 export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
   wait: object(
@@ -97,6 +110,17 @@ export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
   "batch-seal": batchSummary,
   "batch-show": batchSummary,
   "batch-list": object({ batches: arrayOf(batchSummary) }),
+  pause: object({
+    queue: str,
+    paused_at: num,
+    paused_until: nullable(num),
+    reason: nullable(str),
+    running: int,
+    queued: int,
+  }),
+  resume: object({ queue: str, was_paused: bool, queued: int }),
+  "lane-list": object({ count: int, lanes: arrayOf(laneView) }),
+  "lane-set": object({ queue: str, slots: nullable(int), running: int }),
   feedback: object({
     job_id: int,
     state: jobState,

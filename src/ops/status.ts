@@ -5,6 +5,7 @@ import { queueDisks } from "../store/space.ts";
 import type { SnapshotReader, StoreReader } from "../store/store.ts";
 import type { BatchSummary } from "./batch.ts";
 import { type JobSummary, summarize } from "./jobs.ts";
+import { pausedLanes } from "./lane-notices.ts";
 import { type HealthContext, strandedJobs, type WorkerHealth } from "./worker-health.ts";
 import { type JudgeWorker, listWorkers, staleAfter } from "./workers.ts";
 
@@ -25,6 +26,8 @@ export interface StatusData {
    * workers in the views"); at most 1000.
    */
   stranded: WorkerHealth[];
+  /** Lanes paused now (docs/architecture.md "Lanes and slots"), by name; times epoch seconds. */
+  paused_lanes: PausedLane[];
   /**
    * Disks of the queue on this host that are full (docs/architecture.md
    * "Storage conditions"): workers pause claiming meanwhile. Set by the
@@ -45,6 +48,17 @@ export interface StatusSchedule {
   next_slot: number | null;
   last_job_id: number | null;
   last_job_state: string | null;
+}
+
+/** A paused lane as `status --json` reports it. */
+export interface PausedLane {
+  queue: string;
+  paused_at: number;
+  /** When it resumes by itself; null: until `spoolctl resume`. */
+  paused_until: number | null;
+  reason: string | null;
+  /** Its queued jobs, which wait. */
+  queued: number;
 }
 
 /** A full disk of the queue, as `status --json` reports it. Bytes. */
@@ -117,6 +131,13 @@ export async function readStatus(
     last_job_id: s.last_job_id,
     last_job_state: s.last_job_state,
   }));
+  const paused_lanes = (await pausedLanes(tx, now)).map((l) => ({
+    queue: l.queue,
+    paused_at: l.paused_at!,
+    paused_until: l.paused_until,
+    reason: l.pause_reason,
+    queued: Object.hasOwn(queues, l.queue) ? queues[l.queue]!.queued : 0,
+  }));
   return {
     counts,
     scheduled,
@@ -125,5 +146,6 @@ export async function readStatus(
     live_workers,
     stranded,
     ...(schedules.length > 0 ? { schedules } : {}),
+    paused_lanes,
   };
 }

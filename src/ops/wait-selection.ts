@@ -11,6 +11,7 @@ import { JOB_STATES, type Job, type JobFilter, type JobState } from "../store/mo
 import type { Store } from "../store/store.ts";
 import { type BatchSummary, batchNotFound, summarizeBatch } from "./batch.ts";
 import { setFailFast } from "./batches.ts";
+import { ALL_LANES } from "./lanes.ts";
 import { isTerminal } from "./states.ts";
 import { counted } from "./values.ts";
 import {
@@ -135,7 +136,7 @@ export async function waitForSelection(
         pending: await tx.listJobs({ ...base, states: ["queued", "running"], limit: 1000 }),
         served: await opts.servedLanes!(tx),
       }));
-      const stranded = pending.filter((j) => !served.live.has(j.queue));
+      const stranded = served.live.has(ALL_LANES) ? [] : pending.filter((j) => !served.live.has(j.queue));
       if (stranded.length === 0) unattendedSince = null;
       else {
         unattendedSince ??= performance.now();

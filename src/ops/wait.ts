@@ -11,6 +11,7 @@ import type { Store, StoreReader } from "../store/store.ts";
 import type { BatchSummary } from "./batch.ts";
 import { mapInOrder } from "./in-order.ts";
 import { JOB_NOT_FOUND_REMEDIATION, resolveJob } from "./jobs.ts";
+import { ALL_LANES } from "./lanes.ts";
 import { isTerminal } from "./states.ts";
 import { counted } from "./values.ts";
 
@@ -57,6 +58,7 @@ export interface WaitOptions {
  * words ({@link stallReason}: stopped, blocked by a full disk, stuck).
  */
 export interface LaneService {
+  /** Lanes live workers serve, by name; {@link ALL_LANES} when one serves every lane (`work --all-lanes`). */
   live: Set<string>;
   stalled: Map<string, string>;
 }
@@ -145,7 +147,7 @@ export async function waitForJobs(store: Store, refs: string[], opts: WaitOption
     if (settled.length === jobs.length) return { data, anyFailed: !data.all_succeeded, warnings };
     const pending = jobs.filter((j) => !isTerminal(j.state));
     if (served) {
-      const stranded = pending.filter((j) => !served.live.has(j.queue));
+      const stranded = pending.filter((j) => !served.live.has(j.queue) && !served.live.has(ALL_LANES));
       if (stranded.length === 0) unattendedSince = null;
       else {
         unattendedSince ??= performance.now();

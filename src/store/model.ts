@@ -249,3 +249,20 @@ export interface BatchAdd {
   /** Seals the batch in the same transaction, after its jobs are added. */
   seal: boolean;
 }
+
+/**
+ * A lane's steering row (docs/architecture.md "Lanes and slots"), as the
+ * `lanes` table keeps it. Times are epoch seconds on the queue's clock.
+ * A lane is paused while `paused_at` is set and `paused_until` is null or
+ * later than the time of the claim that reads it.
+ */
+export interface LaneSetting {
+  queue: string;
+  /** Fleet-wide ceiling of the lane's running jobs; null: none set (a worker's --slots applies). */
+  slots: number | null;
+  /** When the pause was written; null: not paused. */
+  paused_at: number | null;
+  /** When the pause ends by itself (`pause --for`); null: until `resume`. */
+  paused_until: number | null;
+  pause_reason: string | null;
+}

@@ -27,6 +27,7 @@ import type {
   JobFilter,
   JobState,
   LaneCount,
+  LaneSetting,
   NewJob,
   WorkerRecord,
 } from "./model.ts";
@@ -126,6 +127,11 @@ export interface StoreReader {
   getBatch(name: string): Promise<BatchView | null>;
   /** Batches with their counts, newest first, at most `limit` (one statement). */
   listBatches(limit: number): Promise<BatchView[]>;
+  /**
+   * Every lane's steering row (docs/architecture.md "Lanes and slots"), by
+   * lane name; lanes never paused nor given slots may have none. One statement.
+   */
+  listLanes(): Promise<LaneSetting[]>;
 }
 
 /** What holds a drain open (see {@link StoreReader.drainState}). */
@@ -193,7 +199,12 @@ export interface ClaimRequest {
   workerPid: number;
   /** The claiming process's start time, recorded on each attempt (`Attempt.worker_start_time`); null when unknown. */
   workerStartTime?: string | null;
-  /** Fleet-wide ceiling of running jobs in the lane; null = none. */
+  /**
+   * The claimant's own fleet-wide ceiling of running jobs in the lane (`work
+   * --slots`); null = none. A ceiling set on the lane (`lane set --slots`)
+   * wins over it, and a paused lane claims nothing (docs/architecture.md
+   * "Lanes and slots"): both are read by the claim statement itself.
+   */
   slots: number | null;
   /** At most this many jobs (≥ 1). */
   limit: number;
@@ -446,6 +457,34 @@ export interface StoreWriter extends StoreReader {
    * out keep their value; `env` replaces the whole map.
    */
   updateJobSettings(jobId: number, from: JobState, changes: JobSettingsChange): Promise<boolean>;
+  /**
+   * Pauses lane `queue` (`spoolctl pause`, docs/architecture.md "Lanes and
+   * slots"): one upsert of its `lanes` row setting `paused_at = now`,
+   * `paused_until = until` (epoch seconds; null: until resumed) and the
+   * reason. Its guard is the claim's: once this commits, no claim of the lane
+   * on any host takes a job until `paused_until` has passed by the claim's own
+   * time, or {@link resumeLane} (PostgreSQL: the upsert waits for the claims
+   * holding the lane row, which commit first; later ones read the pause).
+   * Running jobs go on. Writes no ledger row; wakes every worker (they
+   * re-read their lanes). Returns the row as written.
+   */
+  pauseLane(queue: string, now: number, until: number | null, reason: string | null): Promise<LaneSetting>;
+  /**
+   * Ends the pause of lane `queue` (`spoolctl resume`), one UPDATE clearing
+   * `paused_at`, `paused_until` and the reason. Returns the row as it was when
+   * the lane was paused at `now` (epoch seconds), else null (changing nothing
+   * that matters: an expired pause is cleared too). Writes no ledger row;
+   * wakes every worker, since the lane's jobs may now be claimed.
+   */
+  resumeLane(queue: string, now: number): Promise<LaneSetting | null>;
+  /**
+   * Sets lane `queue`'s fleet-wide ceiling of running jobs (`lane set
+   * --slots`; null clears it), one upsert. Every later claim of the lane reads
+   * it in its own statement and it wins over the claimant's `slots`
+   * (docs/architecture.md "Lanes and slots"). Writes no ledger row; wakes
+   * every worker (a raised ceiling frees slots). Returns the row as written.
+   */
+  setLaneSlots(queue: string, slots: number | null): Promise<LaneSetting>;
 }
 
 /** New run settings of a job; absent fields stay as they are. */
@@ -576,11 +615,12 @@ export interface Store {
   /** A wake-up source for readers (`events --follow`, `status --watch`, `wait`): any commit. */
   watch(): Waker;
   /**
-   * A worker's wake-up source for lane `queue` (see {@link WorkWaker}).
+   * A worker's wake-up source for lane `queue`, or for each of several lanes
+   * (a worker serving them: `work --queue a,b`; see {@link WorkWaker}).
    * `freed` (default true): whether the worker will ever ask for freed slots
    * (`--slots`, a drain); a driver may then not even deliver them to it.
    */
-  watchWork(queue: string, opts?: { freed?: boolean }): WorkWaker;
+  watchWork(queue: string | readonly string[], opts?: { freed?: boolean }): WorkWaker;
   /**
    * The plan of every statement on the worker's hot path (the claim, the idle
    * and drain reads, the result, the heartbeat, the reaper's look-ups): SQLite's

@@ -31,6 +31,7 @@ export function renderStatus(
   if (lanes.length > 1 || (lanes.length === 1 && lanes[0] !== "default")) {
     for (const lane of lanes) lines.push(`  ${lane}: ${countsLine(data.queues[lane]!, color)}`);
   }
+  lines.push(...pausedLines(data, color, suggest));
   if (data.stranded.length) {
     // A stale worker lives (stopped, blocked): another worker would not take its jobs, so say so, not "start one".
     const silentOnly = data.stranded.every((h) => h.worker_state === "stale");
@@ -75,6 +76,21 @@ export function renderStatus(
   return lines.join("\n");
 }
 
+/** One loud line per paused lane (docs/architecture.md "Lanes and slots"): why, until when, what waits, how to resume. */
+export function pausedLines(
+  data: Pick<StatusData, "paused_lanes">,
+  color: Paint = makePaint(false),
+  suggest: (text: string) => string = (t) => t,
+): string[] {
+  return data.paused_lanes.map((l) => {
+    const why = l.reason ? ` (${escapeControl(l.reason)})` : "";
+    const until = l.paused_until === null ? "until resumed" : `until ${iso(l.paused_until, false)}`;
+    return color.red(
+      `PAUSED lane ${l.queue}${why} ${until}: ${l.queued} queued job(s) wait; ${suggest(`spoolctl resume ${l.queue}`)}`,
+    );
+  });
+}
+
 /** The `--watch` frame as lines (not yet fitted to the terminal). */
 export function renderLiveStatus(live: LiveStatus, color: Paint, intervalSeconds: number): string[] {
   const s = live.status;
@@ -83,6 +99,7 @@ export function renderLiveStatus(live: LiveStatus, color: Paint, intervalSeconds
     "",
     countsLine(s.counts, color),
     `scheduled ${s.scheduled} (of the queued, not yet due)  live workers ${s.live_workers}`,
+    ...pausedLines(s, color),
   ];
   const lanes = Object.keys(s.queues).sort();
   if (lanes.length) {

@@ -58,7 +58,13 @@ export function workerLine(event: WorkerEvent): string | null {
         })
         .join("\n");
     case "idle":
-      return `spoolctl: waiting for jobs in lane ${event.queue}; Ctrl-C to stop`;
+      return `spoolctl: waiting for jobs in lane${event.queue.includes(",") ? "s" : ""} ${event.queue}; Ctrl-C to stop`;
+    case "lane_paused":
+      return `spoolctl: ${escapeControl(event.message)}: no job of it starts here; running jobs finish`;
+    case "lane_resumed":
+      return `spoolctl: lane ${event.queue} resumed: its jobs start again`;
+    case "lane_slots":
+      return `spoolctl: warning: lane ${event.queue} has its own ceiling of ${event.slots} running job(s) (spoolctl lane set), which wins over this worker's --slots ${event.own}`;
     case "drain_waiting": {
       const jobs = event.running.map(
         (r) =>

@@ -11,7 +11,15 @@ import type { Timing } from "./timing.ts";
 
 /** How a worker runs. Times in seconds. */
 export interface WorkOptions {
+  /** The lane served first (with `lanes`, their first; with `allLanes`, `default`): named in the worker's messages. */
   queue: string;
+  /**
+   * Every lane served, in order of preference (`work --queue a,b`): a claim
+   * tries them in this order (docs/architecture.md "Lanes and slots"). Absent: `[queue]`.
+   */
+  lanes?: string[];
+  /** Serve every lane (`work --all-lanes`): those with jobs, `default` first, then by name. */
+  allLanes?: boolean;
   slots: number | null;
   concurrency: number;
   pollInterval: number;
@@ -49,6 +57,12 @@ export type WorkerEvent =
   | { type: "started"; job: Job; attemptNo: number }
   /** This worker's due-slot pass fired, skipped or counted missed slots of schedules (src/worker/schedule-pass.ts). */
   | { type: "schedule"; outcomes: SlotOutcome[] }
+  /** A lane this worker serves is paused (said once per pause): `message` says why and until when. */
+  | { type: "lane_paused"; queue: string; message: string }
+  /** A lane this worker serves is no longer paused. */
+  | { type: "lane_resumed"; queue: string }
+  /** A lane's own ceiling (`lane set --slots`) differs from this worker's --slots, and wins (said once per value). */
+  | { type: "lane_slots"; queue: string; slots: number; own: number }
   /** A looping worker has nothing to run and waits (once per idle spell). */
   | { type: "idle"; queue: string }
   /**

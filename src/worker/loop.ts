@@ -7,14 +7,16 @@
 import { SpoolError } from "../contract/errors.ts";
 import { type Claimant, type ClaimedAttempt, claimJobs } from "../ops/claim.ts";
 import { readLastStderrLine } from "../ops/failure-signature.ts";
+import { lanesColumn } from "../ops/lanes.ts";
 import type { Outcome, ProcessEnd } from "../ops/outcome.ts";
 import { type AttemptEnd, recordAttemptEnd, recordAttemptEnds, recordAttemptEndsAndClaim } from "../ops/record.ts";
 import { readSettings } from "../ops/settings.ts";
 import { heartbeat } from "../store/heartbeat.ts";
-import { type AttemptKey, drainSettled, type Store, type WorkWaker } from "../store/store.ts";
+import type { AttemptKey, Store, WorkWaker } from "../store/store.ts";
 import type { WorkerEvent, WorkOptions, WorkSummary } from "./api.ts";
 import { whatHoldsTheDrain } from "./drain-wait.ts";
 import { attemptMarker, type RunningAttempt, startAttempt, workerEnvironment } from "./executor.ts";
+import { LaneWatch } from "./lane-watch.ts";
 import { processStartTime } from "./liveness.ts";
 import { PauseWatch } from "./pause.ts";
 import { killOrphans, reapDeadWorkers } from "./reaper.ts";
@@ -60,11 +62,18 @@ export class Worker {
   /** Whether the last claim filled the free room (false: idle room, so the idle wait asks when the next job is due). */
   private claimFilledRoom = false;
   private readonly storage: StorageWatch;
+  /** The lanes this worker serves, their pauses and ceilings (src/worker/lane-watch.ts). */
+  private readonly lanes: LaneWatch;
 
   constructor(
     private readonly store: Store,
     private readonly opts: WorkOptions,
   ) {
+    this.lanes = new LaneWatch(
+      store,
+      { lanes: opts.lanes ?? [opts.queue], allLanes: opts.allLanes ?? false, slots: opts.slots },
+      (event) => this.emit(event),
+    );
     this.timing = opts.timing ?? readTiming();
     this.summary = {
       worker_id: opts.workerId,
@@ -117,8 +126,12 @@ export class Worker {
     // A database that cannot be reached yet is waited for, like a lock (a CONFLICT on the id is not).
     for (const reaped of await this.untilDone(() =>
       // A holder it cannot judge is waited for while its lease runs; the wait is said once.
-      registerWorker(store, opts.workerId, opts.queue, this.timing.reapThreshold, (message) =>
-        this.emit({ type: "id_wait", message }),
+      registerWorker(
+        store,
+        opts.workerId,
+        lanesColumn(opts.allLanes ? "all" : (opts.lanes ?? [opts.queue])),
+        this.timing.reapThreshold,
+        (message) => this.emit({ type: "id_wait", message }),
       ),
     )) {
       this.summary.reaped++;
@@ -133,8 +146,8 @@ export class Worker {
       this.shipper = new OutputShipper(store, opts.workerId, output_cap);
     }
     const ship = this.shipper ? setInterval(() => void this.shipRunning(), SHIP_INTERVAL_MS) : null;
-    // Only a worker held back by --slots or a drain ever asks to be woken by a freed slot.
-    this.waker = store.watchWork(opts.queue, { freed: opts.slots !== null || opts.mode === "drain" });
+    await this.untilDone(() => this.lanes.refresh(true));
+    this.rewatch();
     const beat = setInterval(() => void this.heartbeat(), this.timing.heartbeat * 1000);
     this.pauses.start(() =>
       [...this.inFlight.values()].flatMap((f) => (f.running.pid === null ? [] : [f.running.pid])),
@@ -146,7 +159,7 @@ export class Worker {
       this.pauses.stop();
       this.watchdog?.close();
       if (ship) clearInterval(ship);
-      this.waker.close();
+      this.waker?.close();
       try {
         // Not into a file that is no longer the queue.
         if (!this.lost)
@@ -349,9 +362,14 @@ export class Worker {
       await Bun.sleep(Math.random() * Math.min(2 ** (this.emptyClaims - 1), MAX_CLAIM_JITTER_MS));
     const sentNs = process.hrtime.bigint();
     try {
-      // No read first: the claim answers "is anything due?" itself, in one transaction.
-      // Undated: the store dates it when it runs (a wait for a lock must not start its leases in the past).
-      claimed = await claimJobs(store, this.claimant(), room);
+      // No read first: the claim answers "is anything due?" itself, in one transaction per lane, lanes
+      // in order of preference. Undated: the store dates it when it runs (a wait for a lock must not
+      // start its leases in the past).
+      claimed = [];
+      for (const lane of this.lanes.claimable()) {
+        claimed.push(...(await claimJobs(store, this.claimant(lane), room - claimed.length)));
+        if (claimed.length >= room) break;
+      }
     } catch (error) {
       // Over a network a claim can commit and its answer be lost: jobs may now be ours without our knowing.
       this.claimUncertain = true;
@@ -469,6 +487,11 @@ export class Worker {
         await this.reap();
       }
       if (!this.stopping && !this.lost) await this.schedules.maybeRun().catch((error) => this.transient(error));
+      if (!this.stopping) {
+        // A pause, a resume or a lane's new ceiling reaches this worker within a second (lane-watch.ts).
+        await this.lanes.refresh();
+        this.rewatch();
+      }
       await this.recordPending();
       // While results cannot be written, claiming more would only pile up unrecorded runs;
       // while a disk of the queue is full, a claimed job would only fail on it.
@@ -486,10 +509,7 @@ export class Worker {
       }
       if (this.inFlight.size === 0) {
         if (this.stopping || opts.mode === "once") return true;
-        if (
-          opts.mode === "drain" &&
-          drainSettled(await store.read(async (tx) => tx.drainState(opts.queue, store.now())))
-        ) {
+        if (opts.mode === "drain" && (await this.lanes.settled())) {
           this.summary.drained = true;
           return true;
         }
@@ -497,10 +517,10 @@ export class Worker {
       // A job of the lane ending matters only to a worker held back by --slots or a drain waiting for the lane to settle.
       if (this.inFlight.size === 0 && opts.mode === "loop" && !this.saidIdle) {
         this.saidIdle = true;
-        this.emit({ type: "idle", queue: opts.queue });
+        this.emit({ type: "idle", queue: this.lanes.served().join(",") });
       }
       if (this.inFlight.size === 0 && opts.mode === "drain") await this.sayWhatHoldsTheDrain();
-      const freed = opts.slots !== null || (opts.mode === "drain" && this.inFlight.size === 0);
+      const freed = this.lanes.anySlots() || (opts.mode === "drain" && this.inFlight.size === 0);
       const hungry = !this.stopping && this.inFlight.size < (opts.mode === "once" ? 1 : opts.concurrency);
       await this.waker!.wait(await this.idleWaitMs(), freed, hungry);
       return false;
@@ -537,7 +557,15 @@ export class Worker {
       ms = Math.min(ms, Math.max(1, this.stopAskedAt + UNRECORDED_STOP_GRACE_MS - performance.now()));
     if (!this.stopping) ms = Math.min(ms, this.schedules.msUntilDue());
     if (busy || this.stopping) return Math.min(ms, this.timing.heartbeat * 1000);
-    const due = await this.store.read(async (tx) => tx.nextDueAt(this.opts.queue));
+    const lanes = this.lanes.claimable();
+    const due = await this.store.read(async (tx) => {
+      let first: number | null = null;
+      for (const lane of lanes) {
+        const t = await tx.nextDueAt(lane);
+        if (t !== null && (first === null || t < first)) first = t;
+      }
+      return first;
+    });
     const now = this.store.now();
     // A job already due that could not be claimed is held back by --slots or
     // --concurrency: the end of a running job (a commit, or our own poke) wakes
@@ -563,10 +591,23 @@ export class Worker {
     this.drainIdleSince ??= now;
     if (this.saidIdle || now - this.drainIdleSince < DRAIN_QUIET_MS) return;
     await this.reap(true);
-    if (drainSettled(await this.store.read(async (tx) => tx.drainState(this.opts.queue, this.store.now())))) return;
+    if (await this.lanes.settled()) return;
     this.saidIdle = true;
-    const event = await whatHoldsTheDrain(this.store, this.opts.queue, this.timing.reapThreshold);
-    if (event) this.emit(event);
+    for (const lane of this.lanes.served()) {
+      const event = await whatHoldsTheDrain(this.store, lane, this.timing.reapThreshold);
+      if (event) {
+        this.emit(event);
+        break;
+      }
+    }
+  }
+
+  /** (Re)makes the waker when the lanes served, or the need for freed-slot wake-ups, changed (lane-watch.ts). */
+  private rewatch(): void {
+    const next = this.lanes.rewatch(this.waker, this.opts.mode === "drain");
+    if (next === this.waker) return;
+    this.waker?.close();
+    this.waker = next;
   }
 
   /** Starts a claimed attempt; `leaseNs`: CLOCK_MONOTONIC ns taken before its claim was sent. */
@@ -668,7 +709,9 @@ export class Worker {
       // one commit per job while the lane has work (docs/architecture.md "The claim").
       const room = this.opts.concurrency - (this.inFlight.size - batch.length);
       // Undated, like the loop's claims: dated when it runs, after the result's waits for locks.
-      const claim = room > 0 && this.mayClaimWithResult() ? { ...this.claimant(), limit: room } : null;
+      const lane = this.lanes.claimable()[0];
+      const claim =
+        room > 0 && lane !== undefined && this.mayClaimWithResult() ? { ...this.claimant(lane), limit: room } : null;
       claimNs = process.hrtime.bigint();
       if (claim === null) outcomes = await this.retryLocked(() => recordAttemptEnds(this.store, ends));
       else
@@ -714,11 +757,11 @@ export class Worker {
     return true;
   }
 
-  /** Who claims, for the loop's claims and a result's. */
-  private claimant(): Claimant {
+  /** Who claims from `lane`, for the loop's claims and a result's. */
+  private claimant(lane: string): Claimant {
     const { opts } = this;
     return {
-      queue: opts.queue,
+      queue: lane,
       workerId: opts.workerId,
       workerPid: process.pid,
       workerStartTime: OWN_START_TIME,

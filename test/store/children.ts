@@ -13,7 +13,7 @@ import { pollUntil } from "./support.ts";
 
 /** A child script of this folder, by file name. */
 export const childScript = (
-  name: "claimant.ts" | "adder.ts" | "opener.ts" | "retrier.ts" | "locker.ts" | "ticker.ts",
+  name: "claimant.ts" | "adder.ts" | "opener.ts" | "retrier.ts" | "locker.ts" | "ticker.ts" | "lane-claimant.ts",
 ): string => resolve(import.meta.dir, name);
 
 interface Running {
@@ -32,14 +32,15 @@ function describeChild(c: Running, stdout: string, stderr: string, code: number 
  * each as `bun script DB_PATH SPOOL_DIR --barrier DIR --id N ...extra` (one
  * DB_PATH SPOOL_DIR pair per location when given several).
  * `duringRace` runs (in this process) from the go signal until every child
- * has exited, e.g. an observer polling the queue.
+ * has exited, e.g. an observer polling the queue; it is given the barrier
+ * folder, where it may signal the children (a `stop` file).
  * Returns the children's JSON results in `perChild` order.
  */
 export async function raceChildren<T>(
   script: string,
   location: QueueLocation | QueueLocation[],
   perChild: string[][],
-  opts: { timeoutMs?: number; duringRace?: (done: () => boolean) => Promise<void> } = {},
+  opts: { timeoutMs?: number; duringRace?: (done: () => boolean, barrierDir: string) => Promise<void> } = {},
 ): Promise<T[]> {
   const timeoutMs = opts.timeoutMs ?? 90_000;
   const barrierDir = mkdtempSync(join(tmpdir(), "spoolctl-race-"));
@@ -80,7 +81,7 @@ export async function raceChildren<T>(
     const exited = Promise.all(children.map((c) => c.proc.exited)).finally(() => {
       finished = true;
     });
-    const observer = opts.duringRace ? opts.duringRace(() => finished) : Promise.resolve();
+    const observer = opts.duringRace ? opts.duringRace(() => finished, barrierDir) : Promise.resolve();
     let timer: Timer | undefined;
     const timeout = new Promise<"timeout">((res) => {
       timer = setTimeout(() => res("timeout"), timeoutMs);

@@ -14,6 +14,7 @@ import type { SQL } from "bun";
 import { type ClaimedJob, type ClaimRequest, type DatedClaim, datedClaim } from "../store.ts";
 import { claimStatement, findClaimed, lockLane } from "./claim.ts";
 import { type ErrorContext, isConflict, isConnectionError, isDriverError, mapPgError } from "./errors.ts";
+import { ensureLane } from "./lane-queries.ts";
 
 const CONFLICT_TRIES = 8;
 const CONNECTION_TRIES = 3;
@@ -23,6 +24,22 @@ export class ClaimBook {
   private readonly handed = new Set<string>();
   /** Claims whose outcome is unknown (connection lost), oldest first. */
   uncertain: DatedClaim[] = [];
+  /** Lanes whose row is known to exist (every claim locks it: claim.ts). */
+  readonly ensured = new Set<string>();
+  /** Lanes found to have slots of their own (`lane set --slots`): claimed the slotted way from then on. */
+  readonly slotted = new Set<string>();
+
+  /** Whether a claim of `req` runs the slotted way: the claimant's --slots, or the lane's own. */
+  isSlotted(req: ClaimRequest): boolean {
+    return req.slots !== null || this.slotted.has(req.queue);
+  }
+
+  /** Creates the row of `req`'s lane the first time an unslotted claim of this store meets it. */
+  async ensureLane(sql: SQL, req: ClaimRequest): Promise<void> {
+    if (this.isSlotted(req) || this.ensured.has(req.queue)) return;
+    await ensureLane(sql, req.queue);
+    this.ensured.add(req.queue);
+  }
 
   /** `job:attempt` pairs already returned (a recovery never returns them again). */
   get handedOut(): Set<string> {
@@ -67,13 +84,19 @@ export async function runClaim(
           return found;
         }
       }
-      const claimed =
-        req.slots === null
-          ? await claimStatement(sql, (dated = datedClaim(req, now)), spoolDir, channel)
-          : await sql.begin(async (tx) => {
-              await lockLane(tx, req.queue);
-              return claimStatement(tx, (dated = datedClaim(req, now)), spoolDir, channel);
-            });
+      await book.ensureLane(sql, req);
+      const slotted = book.isSlotted(req);
+      const { claimed, laneSlotted } = !slotted
+        ? await claimStatement(sql, (dated = datedClaim(req, now)), spoolDir, channel, false)
+        : await sql.begin(async (tx) => {
+            await lockLane(tx, req.queue);
+            return claimStatement(tx, (dated = datedClaim(req, now)), spoolDir, channel, true);
+          });
+      if (laneSlotted) {
+        // The lane has a ceiling of its own (lane set --slots): nothing was claimed; claim again under its lock.
+        book.slotted.add(req.queue);
+        continue;
+      }
       book.record(claimed);
       return claimed;
     } catch (error) {

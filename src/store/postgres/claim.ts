@@ -13,12 +13,15 @@
  * 3. their attempt rows and their `claimed` events (in claim order, numbered
  *    at commit: events.ts), and the NOTIFY, in data-modifying CTEs.
  *
- * Without `--slots` the statement runs on its own (autocommit): one round
- * trip. With `--slots`, in a READ COMMITTED transaction after locking the
- * lane's row in `lanes` (FOR UPDATE: one slotted claim of a lane at a time,
- * fleet-wide); the statement counts the lane's running jobs with a snapshot
- * taken after the lock was granted, so it sees every claim committed before:
- * the ceiling is exact. Jobs only become `running` through a claim.
+ * Without slots the statement runs on its own (autocommit): one round
+ * trip, holding the lane's row FOR SHARE, so that a pause of the lane is
+ * ordered with it (docs/architecture.md "Lanes and slots"). With slots (the
+ * claimant's `--slots`, or the lane's own, set by `lane set --slots`), in a
+ * READ COMMITTED transaction after locking the lane's row in `lanes` (FOR
+ * UPDATE: one slotted claim of a lane at a time, fleet-wide); the statement
+ * counts the lane's running jobs with a snapshot taken after the lock was
+ * granted, so it sees every claim committed before: the ceiling is exact.
+ * Jobs only become `running` through a claim.
  *
  * A claim whose connection was lost may or may not have committed: see
  * {@link findClaimed}, which the store uses to find out before claiming again.
@@ -53,14 +56,40 @@ function toClaimed(rows: Row[]): ClaimedJob[] {
     .sort(byClaimOrder);
 }
 
-/** The claim statement; `slotted`: the lane has a `--slots` ceiling ($6). Parameters: see {@link claimParams}. */
+/** The lane row's pause in force at the claim's time $2 (docs/architecture.md "Lanes and slots"). */
+const PAUSED = "paused_at IS NOT NULL AND (paused_until IS NULL OR paused_until > $2::float8)";
+
+/**
+ * The claim statement; parameters: see {@link claimParams}. Both forms read
+ * the lane's row (its pause, its slots) in the statement itself:
+ *
+ * - `slotted` (the lane row is already locked FOR UPDATE by the transaction):
+ *   nothing when the lane is paused; else at most the ceiling, the lane's
+ *   `slots` when set, else the claimant's ($6; -1: none), minus the lane's
+ *   running jobs.
+ * - unslotted: locks the lane row FOR SHARE (claims do not wait for each
+ *   other; a pause's upsert waits for them, and a claim that must wait for a
+ *   pause re-reads the row after it commits), and claims nothing when the lane
+ *   is paused, has no row, or has slots of its own. In that last case it
+ *   answers one row of NULLs, so the caller claims again the slotted way.
+ */
 export function claimSql(slotted: boolean): string {
+  const lane = slotted
+    ? `lane AS MATERIALIZED (SELECT slots FROM lanes WHERE queue = $1 AND NOT (${PAUSED}))`
+    : `lane AS MATERIALIZED (SELECT queue FROM lanes WHERE queue = $1 AND slots IS NULL AND NOT (${PAUSED}) FOR SHARE)`;
   const limit = slotted
-    ? "greatest(0, least($5::int, $6::int - (SELECT count(*) FROM jobs WHERE state = 'running' AND queue = $1)))::int"
+    ? `CASE WHEN EXISTS (SELECT 1 FROM lane) THEN greatest(0, least($5::int, coalesce((SELECT slots FROM lane), nullif($6::int, -1))
+         - (SELECT count(*) FROM jobs WHERE state = 'running' AND queue = $1)))::int ELSE 0 END`
     : "$5::int";
-  return `WITH next AS MATERIALIZED (
+  const gate = slotted ? "" : " AND EXISTS (SELECT 1 FROM lane)";
+  const slottedMarker = slotted
+    ? ""
+    : `
+     UNION ALL SELECT NULL::json, NULL::json, NULL FROM lanes WHERE queue = $1 AND slots IS NOT NULL`;
+  return `WITH ${lane},
+     next AS MATERIALIZED (
        SELECT id FROM jobs
-       WHERE state = 'queued' AND queue = $1 AND next_run_at <= $2::float8
+       WHERE state = 'queued' AND queue = $1 AND next_run_at <= $2::float8${gate}
        ORDER BY priority DESC, next_run_at ASC, id ASC
        LIMIT ${limit}
        FOR UPDATE SKIP LOCKED),
@@ -80,8 +109,8 @@ export function claimSql(slotted: boolean): string {
        SELECT c.id, $2::float8, 'claimed', $3, 'attempt ' || c.last_attempt_no
        FROM claimed c ORDER BY c.priority DESC, c.next_run_at ASC, c.id ASC
        RETURNING 1)
-     SELECT row_to_json(c) AS job, row_to_json(a) AS attempt, (SELECT pg_notify($8::text, '')) AS notified
-     FROM claimed c JOIN attempt a ON a.job_id = c.id`;
+     SELECT row_to_json(c) AS job, row_to_json(a) AS attempt, (SELECT pg_notify($8::text, ''))::text AS notified
+     FROM claimed c JOIN attempt a ON a.job_id = c.id${slottedMarker}`;
 }
 
 /** The parameters of {@link claimSql}. */
@@ -93,26 +122,35 @@ export function claimParams(req: DatedClaim, spoolDir: string, channel: string):
     req.workerId,
     req.workerPid,
     req.limit,
-    req.slots ?? 0,
+    req.slots ?? -1, // -1: none (an unused parameter may not be a bare NULL: its type would be unknown)
     join(spoolDir, "output"),
     channel,
     req.workerStartTime ?? null,
   ];
 }
 
+/** What one claim statement answered: the jobs, and whether the lane turned out to have slots of its own. */
+export interface StatementClaim {
+  claimed: ClaimedJob[];
+  /** An unslotted claim found the lane has a slot ceiling: it claimed nothing; claim again slotted. */
+  laneSlotted: boolean;
+}
+
 /**
  * Runs the claim statement on `sql` (the pool, or a transaction holding the
- * lane lock) and returns the claimed jobs in claim order.
+ * lane lock when `slotted`) and returns the claimed jobs in claim order.
  */
 export async function claimStatement(
   sql: SQL,
   req: DatedClaim,
   spoolDir: string,
   channel: string,
-): Promise<ClaimedJob[]> {
-  if (req.limit < 1) return [];
-  const rows = (await sql.unsafe(claimSql(req.slots !== null), claimParams(req, spoolDir, channel))) as Row[];
-  return toClaimed(rows);
+  slotted: boolean,
+): Promise<StatementClaim> {
+  if (req.limit < 1) return { claimed: [], laneSlotted: false };
+  const rows = (await sql.unsafe(claimSql(slotted), claimParams(req, spoolDir, channel))) as Row[];
+  const jobs = rows.filter((r) => r.job !== null);
+  return { claimed: toClaimed(jobs), laneSlotted: jobs.length < rows.length };
 }
 
 /**

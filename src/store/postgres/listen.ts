@@ -67,7 +67,7 @@ export function watchChannel(sql: SQL | null, channel: string | null): Waker {
 }
 
 /**
- * A worker's waker for `lane` on the queue's work channel (events.ts
+ * A worker's waker for `lane` (or each of several) on the queue's work channel (events.ts
  * `workChannelOf`): payload `ready:<lane>` and `all` wake it, `freed:<lane>`
  * wakes a wait that asks for it (ignored altogether unless `wantsFreed`);
  * other lanes' payloads are ignored without a read. Each subscription wakes it once, as in {@link watchChannel}.
@@ -79,10 +79,16 @@ export function watchChannel(sql: SQL | null, channel: string | null): Waker {
  * the next hungry wait listens again, and that subscription's wake makes the worker
  * claim once more, so a job added meanwhile is not missed (the poll stays the bound).
  */
-export function watchWorkChannel(sql: SQL, channel: string, lane: string, wantsFreed: boolean): WorkWaker {
+export function watchWorkChannel(
+  sql: SQL,
+  channel: string,
+  lane: string | readonly string[],
+  wantsFreed: boolean,
+): WorkWaker {
   const signal = new WakeSignal();
-  const ready = `ready:${lane}`;
-  const freed = `freed:${lane}`;
+  const lanes = typeof lane === "string" ? [lane] : lane;
+  const ready = new Set(lanes.map((l) => `ready:${l}`));
+  const freed = new Set(lanes.map((l) => `freed:${l}`));
   let subscription: { unlisten(): Promise<void> } | null = null;
   let subscribing = false;
   let wanted = true;
@@ -93,8 +99,8 @@ export function watchWorkChannel(sql: SQL, channel: string, lane: string, wantsF
       .listen(
         channel,
         (payload) => {
-          if (payload === ready || payload === "all") signal.fire();
-          else if (payload === freed && wantsFreed) signal.fire("freed");
+          if (ready.has(payload) || payload === "all") signal.fire();
+          else if (wantsFreed && freed.has(payload)) signal.fire("freed");
         },
         () => signal.fire(),
       )

@@ -316,6 +316,13 @@ const STEPS: string[] = [
   ALTER TABLE jobs ADD COLUMN batch text;
   CREATE INDEX idx_jobs_batch ON jobs (batch, state) WHERE batch IS NOT NULL;
   `,
+  // v14: lanes an operator steers (see the SQLite driver's v13): the lane row,
+  // until now only the lock of a slotted claim, carries the lane's fleet-wide
+  // slot ceiling and its pause, which the claim reads under that row's lock.
+  `
+  ALTER TABLE lanes ADD COLUMN slots integer CHECK (slots IS NULL OR slots >= 0),
+    ADD COLUMN paused_at double precision, ADD COLUMN paused_until double precision, ADD COLUMN pause_reason text;
+  `,
 ];
 
 /** The schema version this binary writes (one ahead of SQLite's: v11 concerns PostgreSQL's ledger only). */

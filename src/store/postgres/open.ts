@@ -21,7 +21,7 @@ import {
   type WriteOptions,
 } from "../store.ts";
 import { AbsentPgStore } from "./absent.ts";
-import { claimStatement, lockLane } from "./claim.ts";
+import { claimStatement, lockLane, type StatementClaim } from "./claim.ts";
 import { ClaimBook, runClaim } from "./claim-runner.ts";
 import { createClient, measureClockOffset, QueueClock } from "./connect.ts";
 import { type ErrorContext, mapPgError, sqlstate } from "./errors.ts";
@@ -100,9 +100,11 @@ export class PgStore implements Store {
     req: ClaimRequest,
   ): Promise<{ result: T; claimed: ClaimedJob[] | null }> {
     return this.writes.run(async () => {
-      let claim: Promise<ClaimedJob[]> | null = null;
+      let claim: Promise<StatementClaim> | null = null;
       let dated: DatedClaim | null = null;
       try {
+        await this.claims.ensureLane(this.sql, req);
+        const slotted = this.claims.isSlotted(req);
         const result = await runTransaction(
           this.sql,
           "unsynced",
@@ -110,14 +112,22 @@ export class PgStore implements Store {
           this.ctx,
           async (q, tx) => {
             const out = await fn(q);
-            if (req.slots !== null) await lockLane(tx, req.queue);
+            if (slotted) await lockLane(tx, req.queue);
             return out;
           },
           // Dated as it is sent, after the write's waits for row locks (ClaimRequest.now).
           (tx) =>
-            (claim = claimStatement(tx, (dated = datedClaim(req, () => this.now())), this.spoolDir, this.channel)),
+            (claim = claimStatement(
+              tx,
+              (dated = datedClaim(req, () => this.now())),
+              this.spoolDir,
+              this.channel,
+              slotted,
+            )),
         );
-        const claimed = await claim!;
+        const { claimed, laneSlotted } = await claim!;
+        // The lane has slots of its own: nothing was claimed; the worker's next claim runs slotted.
+        if (laneSlotted) this.claims.slotted.add(req.queue);
         this.claims.record(claimed);
         return { result, claimed };
       } catch (error) {
@@ -140,7 +150,7 @@ export class PgStore implements Store {
     };
   }
 
-  watchWork(queue: string, opts: { freed?: boolean } = {}): WorkWaker {
+  watchWork(queue: string | readonly string[], opts: { freed?: boolean } = {}): WorkWaker {
     const waker = watchWorkChannel(this.sql, workChannelOf(this.channel), queue, opts.freed ?? true);
     this.wakers.add(waker);
     return {

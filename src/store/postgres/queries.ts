@@ -20,6 +20,7 @@ import type {
   JobFilter,
   JobState,
   LaneCount,
+  LaneSetting,
   NewJob,
   WorkerRecord,
 } from "../model.ts";
@@ -41,6 +42,7 @@ import * as batches from "./batch-queries.ts";
 import type { TxEffects } from "./events.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
+import * as lanes from "./lane-queries.ts";
 import * as op from "./operator-queries.ts";
 import { appendOutput, readOutput } from "./output.ts";
 import { PgRecurring } from "./recurring-queries.ts";
@@ -469,5 +471,24 @@ export class PgQueries implements StoreWriter {
 
   async updateJobSettings(jobId: number, from: JobState, changes: JobSettingsChange): Promise<boolean> {
     return op.updateJobSettings(this.tx, jobId, from, changes);
+  }
+
+  async listLanes(): Promise<LaneSetting[]> {
+    return lanes.listLanes(this.tx);
+  }
+
+  async pauseLane(queue: string, now: number, until: number | null, reason: string | null): Promise<LaneSetting> {
+    this.effects.notify = this.effects.work.all = true;
+    return lanes.pauseLane(this.tx, queue, now, until, reason);
+  }
+
+  async resumeLane(queue: string, now: number): Promise<LaneSetting | null> {
+    this.effects.notify = this.effects.work.all = true;
+    return lanes.resumeLane(this.tx, queue, now);
+  }
+
+  async setLaneSlots(queue: string, slots: number | null): Promise<LaneSetting> {
+    this.effects.notify = this.effects.work.all = true;
+    return lanes.setLaneSlots(this.tx, queue, slots);
   }
 }

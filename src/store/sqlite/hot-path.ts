@@ -12,13 +12,19 @@ import type { QueryPlan } from "../store.ts";
 
 /** Hot-path statement texts, by name. */
 export const HOT_SQL = {
-  /** The next eligible job of a lane, in claim order; ?1 worker, ?2 pid, ?3 now, ?4 lane, ?5 slots or NULL. */
+  /**
+   * The next eligible job of a lane, in claim order; ?1 worker, ?2 pid, ?3 now, ?4 lane, ?5 the claimant's
+   * slots or NULL. A paused lane (its pause in force at ?3) claims nothing; the lane's own slots win over ?5
+   * (docs/architecture.md "Lanes and slots").
+   */
   claimNext: `UPDATE jobs SET state = 'running', locked_by = ?1, locked_pid = ?2, locked_at = ?3, heartbeat_at = ?3,
        started_at = ?3, finished_at = NULL, cancel_requested = 0, last_attempt_no = last_attempt_no + 1
      WHERE id = (
        SELECT id FROM jobs INDEXED BY idx_jobs_claimable WHERE state = 'queued' AND queue = ?4 AND next_run_at <= ?3
        ORDER BY priority DESC, next_run_at ASC, id ASC LIMIT 1)
-     AND (?5 IS NULL OR (SELECT count(*) FROM jobs WHERE state = 'running' AND queue = ?4) < ?5)
+     AND NOT EXISTS (SELECT 1 FROM lanes WHERE queue = ?4 AND paused_at IS NOT NULL AND (paused_until IS NULL OR paused_until > ?3))
+     AND (coalesce((SELECT slots FROM lanes WHERE queue = ?4), ?5) IS NULL
+       OR (SELECT count(*) FROM jobs WHERE state = 'running' AND queue = ?4) < coalesce((SELECT slots FROM lanes WHERE queue = ?4), ?5))
      RETURNING *`,
   /** The lane's earliest due time: the first entry of idx_jobs_due. */
   nextDueAt:

@@ -221,6 +221,20 @@ const STEPS: string[] = [
   ALTER TABLE jobs ADD COLUMN batch TEXT;
   CREATE INDEX idx_jobs_batch ON jobs (batch, state) WHERE batch IS NOT NULL;
   `,
+  // v13: lanes an operator steers (docs/architecture.md "Lanes and slots"): one
+  // row per lane that was paused or given a fleet-wide slot ceiling. The claim
+  // reads it in its own statement: a paused lane (paused_at set, paused_until
+  // NULL or later than the claim's time) starts nothing; `slots`, when set, is
+  // the ceiling whatever the workers' --slots flags say.
+  `
+  CREATE TABLE lanes (
+    queue TEXT PRIMARY KEY,
+    slots INTEGER CHECK (slots IS NULL OR slots >= 0),
+    paused_at REAL,
+    paused_until REAL,
+    pause_reason TEXT
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /** The v1 schema, for the test that migrates an old file. */

@@ -360,7 +360,7 @@ export class SqliteStore implements Store {
     return watchQueue(this.location);
   }
 
-  watchWork(queue: string, opts: { freed?: boolean } = {}): WorkWaker {
+  watchWork(queue: string | readonly string[], opts: { freed?: boolean } = {}): WorkWaker {
     return watchWork(this.spoolDir, queue, opts.freed ?? true);
   }
 

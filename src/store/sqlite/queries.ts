@@ -16,6 +16,7 @@ import type {
   JobFilter,
   JobState,
   LaneCount,
+  LaneSetting,
   NewJob,
   WorkerRecord,
 } from "../model.ts";
@@ -37,6 +38,7 @@ import { WorkSignals } from "../wake-signal.ts";
 import * as batches from "./batch-queries.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
+import * as lanes from "./lane-queries.ts";
 import * as op from "./operator-queries.ts";
 import { SqliteRecurring } from "./recurring-queries.ts";
 import { toJob, toWorker } from "./rows.ts";
@@ -473,6 +475,23 @@ export class SqliteQueries implements StoreWriter {
     if (!this.wakeAllIf(await op.cancelQueuedJob(this.db, jobId, now))) return false;
     await this.jobEnded(jobId, "canceled", now);
     return true;
+  }
+
+  async listLanes(): Promise<LaneSetting[]> {
+    return lanes.listLanes(this.db);
+  }
+
+  async pauseLane(queue: string, now: number, until: number | null, reason: string | null): Promise<LaneSetting> {
+    return this.wakeAllIf(lanes.pauseLane(this.db, queue, now, until, reason));
+  }
+
+  async resumeLane(queue: string, now: number): Promise<LaneSetting | null> {
+    this.work.all = true;
+    return lanes.resumeLane(this.db, queue, now);
+  }
+
+  async setLaneSlots(queue: string, slots: number | null): Promise<LaneSetting> {
+    return this.wakeAllIf(lanes.setLaneSlots(this.db, queue, slots));
   }
 
   /** An operator's write that changed something wakes every worker (rare: retry, cancel, stop). */

@@ -93,31 +93,35 @@ export function signalWork(spoolDir: string, signals: WorkSignals): void {
 }
 
 /**
- * A worker's waker for `lane`: creates the wake folder (0700) and the lane's
- * files (0600) when missing, and watches each file it listens to (not the
- * folder: a worker is not even woken by the touches it ignores): the lane's
- * `.ready` and `all`, and the lane's `.freed` when `freed` (a worker that will
- * ask for it). Falls back to the poll when they cannot be made or watched.
+ * A worker's waker for `lane` (or each of several lanes): creates the wake
+ * folder (0700) and the lanes' files (0600) when missing, and watches each
+ * file it listens to (not the folder: a worker is not even woken by the
+ * touches it ignores): each lane's `.ready` and `all`, and each lane's
+ * `.freed` when `freed` (a worker that will ask for it). Falls back to the
+ * poll when they cannot be made or watched.
  */
-export function watchWork(spoolDir: string, lane: string, freed: boolean): WorkWaker {
+export function watchWork(spoolDir: string, lane: string | readonly string[], freed: boolean): WorkWaker {
   const dir = wakeDir(spoolDir);
-  const files = { ready: `${laneFile(lane)}.ready`, freed: `${laneFile(lane)}.freed`, all: ALL_FILE };
+  const lanes = typeof lane === "string" ? [lane] : [...lane];
   const watchers: FSWatcher[] = [];
   const release = () => {
     for (const w of watchers) w.close();
   };
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    for (const name of Object.values(files)) closeSync(openSync(join(dir, name), "a", 0o600));
     const signal = new WakeSignal();
     const listen = (name: string, fire: () => void) => {
+      closeSync(openSync(join(dir, name), "a", 0o600));
       const w = watch(join(dir, name), { persistent: false }, fire);
       w.on("error", () => {});
       watchers.push(w);
     };
-    listen(files.ready, () => signal.fire());
-    listen(files.all, () => signal.fire());
-    if (freed) listen(files.freed, () => signal.fire("freed"));
+    listen(ALL_FILE, () => signal.fire());
+    for (const l of lanes) {
+      listen(`${laneFile(l)}.ready`, () => signal.fire());
+      if (freed) listen(`${laneFile(l)}.freed`, () => signal.fire("freed"));
+      else closeSync(openSync(join(dir, `${laneFile(l)}.freed`), "a", 0o600));
+    }
     return workWaker(signal, release);
   } catch {
     release();

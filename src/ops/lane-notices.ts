@@ -1,0 +1,116 @@
+/**
+ * Saying a lane's state where it matters (docs/architecture.md "Lanes and
+ * slots"): `add` to a paused lane or to a lane no live worker serves, the
+ * drain's progress and closing lines, and the jobs `wait` and `list` show.
+ * Reads only; each function is one snapshot. Commands in the messages are
+ * bare (`spoolctl work --queue builds`): the verb's runner carries the user's
+ * `--db` into them.
+ */
+import type { Warning } from "../contract/errors.ts";
+import type { LaneSetting } from "../store/model.ts";
+import type { SnapshotReader, StoreReader } from "../store/store.ts";
+import { pauseInForce, pauseText, serves } from "./lanes.ts";
+import { counted } from "./values.ts";
+import { type JudgeWorker, listWorkers, type StaleAfter } from "./workers.ts";
+
+/** The paused lanes among `lanes` at `now`, with their rows, by name. */
+export async function pausedLanes(tx: StoreReader, now: number, lanes?: Iterable<string>): Promise<LaneSetting[]> {
+  const wanted = lanes === undefined ? null : new Set(lanes);
+  return (await tx.listLanes()).filter((l) => pauseInForce(l, now) && (wanted === null || wanted.has(l.queue)));
+}
+
+/** The command that serves `lane` (`spoolctl work`, with `--queue` unless it is the default lane). */
+export function serveCommand(lane: string, drain = false): string {
+  return `spoolctl work${drain ? " --drain" : ""}${lane === "default" ? "" : ` --queue ${lane}`}`;
+}
+
+/**
+ * The warnings of an `add` into `lanes` (`added`: how many jobs this add
+ * queued in each lane), read after its commit: `LANE_PAUSED` for a paused
+ * lane (the job is added and waits), and `LANE_UNSERVED` when no live worker
+ * serves a lane other than `default` and its queued jobs are all this add's
+ * (said once per backlog, not at every add of a script), with the command
+ * that serves it.
+ */
+export async function addNotices(
+  store: SnapshotReader,
+  added: Map<string, number>,
+  judge: JudgeWorker,
+  stale?: StaleAfter,
+): Promise<Warning[]> {
+  const now = store.now();
+  return store.read(async (tx) => {
+    const warnings: Warning[] = [];
+    const paused = new Map((await pausedLanes(tx, now, added.keys())).map((l) => [l.queue, l]));
+    const live = (await listWorkers(tx, judge, 1000, stale)).filter((w) => w.status === "live");
+    const counts = await tx.countByStateAndLane();
+    for (const [lane, n] of added) {
+      const pause = paused.get(lane);
+      if (pause)
+        warnings.push({
+          code: "LANE_PAUSED",
+          message: `${pauseText(pause, now)}: the job was added and waits`,
+        });
+      const queued = counts.find((c) => c.queue === lane && c.state === "queued")?.n ?? 0;
+      // The default lane is what `spoolctl work` serves, the first thing a new user runs: no warning for it.
+      if (lane !== "default" && n > 0 && queued <= n && !live.some((w) => serves(w.queue, lane)))
+        warnings.push({
+          code: "LANE_UNSERVED",
+          message: `no live worker serves lane ${lane}: the job waits until one does (${serveCommand(lane)}, or ${serveCommand(lane, true)} to run what is queued and exit)`,
+        });
+    }
+    return warnings;
+  });
+}
+
+/**
+ * What a drain's closing line adds (one snapshot at `now`): the paused lanes
+ * among those it served, with the jobs they still hold, and the lanes it did
+ * not serve that have queued jobs, with the command that drains each.
+ */
+export async function drainNotes(store: SnapshotReader, served: string[], allLanes: boolean): Promise<string[]> {
+  const now = store.now();
+  return store.read(async (tx) => {
+    const notes: string[] = [];
+    const counts = await tx.countByStateAndLane();
+    const queued = (lane: string) => counts.find((c) => c.queue === lane && c.state === "queued")?.n ?? 0;
+    for (const lane of await pausedLanes(tx, now)) {
+      if (!allLanes && !served.includes(lane.queue)) continue;
+      if (queued(lane.queue) > 0)
+        notes.push(`${pauseText(lane, now)}: ${counted(queued(lane.queue), "queued job")} left for later`);
+    }
+    if (allLanes) return notes;
+    const others = [...new Set(counts.filter((c) => c.state === "queued" && c.n > 0).map((c) => c.queue))]
+      .filter((lane) => !served.includes(lane))
+      .sort();
+    for (const lane of others.slice(0, 5))
+      notes.push(
+        `lane ${lane} has ${counted(queued(lane), "queued job")} this drain did not serve: ${serveCommand(lane, true)}`,
+      );
+    if (others.length > 5) notes.push(`${others.length - 5} more lanes have queued jobs: spoolctl lane list`);
+    return notes;
+  });
+}
+
+/**
+ * `LANE_PAUSED` warnings for the queued `jobs` that sit in paused lanes
+ * (`list`, `wait`): one per lane, naming how many of them wait there and how
+ * to resume it. One read; none when no lane is paused.
+ */
+export async function pausedJobWarnings(
+  store: SnapshotReader,
+  jobs: { id: number; queue: string; state: string }[],
+): Promise<Warning[]> {
+  const queued = jobs.filter((j) => j.state === "queued");
+  if (queued.length === 0) return [];
+  const now = store.now();
+  const paused = await store.read(async (tx) => pausedLanes(tx, now, new Set(queued.map((j) => j.queue))));
+  return paused.map((lane) => {
+    const ids = queued.filter((j) => j.queue === lane.queue).map((j) => j.id);
+    const shown = ids.slice(0, 5).join(", ") + (ids.length > 5 ? ", …" : "");
+    return {
+      code: "LANE_PAUSED" as const,
+      message: `${pauseText(lane, now)}: ${counted(ids.length, "queued job")} (${shown}) wait${ids.length === 1 ? "s" : ""} for it`,
+    };
+  });
+}
