@@ -32,6 +32,7 @@ export const SPOOLCTL_TABLES = [
   "lanes",
   "event_ids",
   "attempt_output",
+  "job_needs",
 ];
 
 /** Schema steps; step N takes the database from version N-1 to N. */
@@ -259,6 +260,22 @@ const STEPS: string[] = [
       WHERE e.id = p.id;
     RETURN NULL;
   END $$;
+  `,
+  // v12: jobs that wait for jobs (see the SQLite driver's v11): the edges, and
+  // the count of unmet needs the claim reads from its index.
+  `
+  ALTER TABLE jobs ADD COLUMN needs_left integer NOT NULL DEFAULT 0;
+  CREATE TABLE job_needs (
+    job_id bigint NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    need_id bigint NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    policy text NOT NULL CHECK (policy IN ('success','done')),
+    met boolean NOT NULL DEFAULT false,
+    closed boolean NOT NULL DEFAULT false,
+    PRIMARY KEY (job_id, need_id)
+  );
+  CREATE INDEX idx_job_needs_need ON job_needs (need_id, job_id);
+  DROP INDEX idx_jobs_claimable;
+  CREATE INDEX idx_jobs_claimable ON jobs (state, queue, needs_left, priority DESC, next_run_at ASC, id ASC);
   `,
 ];
 
