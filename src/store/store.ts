@@ -22,6 +22,7 @@ import type {
   Job,
   JobEvent,
   JobFilter,
+  JobNeeds,
   JobState,
   LaneCount,
   NewJob,
@@ -52,6 +53,11 @@ export interface StoreReader {
    * (docs/architecture.md "Triage"). One statement.
    */
   failureGroups(filter: Omit<JobFilter, "limit" | "beforeId">, maskVersion: number): Promise<FailureGroupRow[]>;
+  /**
+   * The unmet needs of each of `jobIds` that waits for any (docs/architecture.md
+   * "Dependencies"): need ids ascending, by job id; jobs without are absent. One statement.
+   */
+  unmetNeeds(jobIds: number[]): Promise<Map<number, number[]>>;
   /** Job counts by state and lane. */
   countByStateAndLane(): Promise<LaneCount[]>;
   /** Queued jobs whose `next_run_at` is after `now`, per lane. */
@@ -288,8 +294,14 @@ export interface StoreWriter extends StoreReader {
    * an add, written here so every driver writes the same), in order: row i of
    * the answer is `jobs[i]`, ids ascending. PostgreSQL: one multi-row INSERT;
    * signals `ready:<lane>` for each lane (docs/architecture.md "Waking").
+   * `needs[i]` (absent: none) is what `jobs[i]` waits for (docs/architecture.md
+   * "Dependencies"): its edges are written and its `needs_left` counted in the
+   * same transaction. Guard: PostgreSQL locks the named needs (`FOR SHARE`)
+   * before reading their states, so a need cannot end between that read and
+   * the commit; each need must exist, and one that must succeed must not be
+   * dead or canceled: `INVALID_INPUT` otherwise, nothing added.
    */
-  addJobs(jobs: NewJob[], now: number): Promise<Job[]>;
+  addJobs(jobs: NewJob[], now: number, needs?: (JobNeeds | undefined)[]): Promise<Job[]>;
   /** Appends a ledger row. */
   appendEvent(
     jobId: number,
@@ -301,7 +313,11 @@ export interface StoreWriter extends StoreReader {
   /**
    * Writes an attempt's outcome, the job's next state and `rec.events`, fenced
    * by (job, attempt, worker) (docs/architecture.md "Fencing"): returns false,
-   * changing nothing, when the worker no longer owns that attempt.
+   * changing nothing, when the worker no longer owns that attempt. A job that
+   * ended (done, dead, canceled) settles its dependents in the same
+   * transaction (the driver's job-ended hook, docs/architecture.md
+   * "Dependencies"): met needs counted down (a dependent at 0 wakes its lane),
+   * dependents of a failed need closed as `need_failed`, down the chain.
    */
   recordAttempt(rec: AttemptRecord): Promise<boolean>;
   /**
@@ -368,7 +384,23 @@ export interface StoreWriter extends StoreReader {
    * Returns false when the attempt is not running.
    */
   closeAttempt(closing: AttemptClosing): Promise<boolean>;
-  /** Cancels a queued job at once (docs/architecture.md "Cancel"). Returns false when it is not queued. */
+  /**
+   * Revives the dependents the failure of `needIds` closed, once those needs
+   * were requeued by `retry` in this transaction (docs/architecture.md
+   * "Dependencies"): each canceled job with an edge to one of them marked
+   * closed, none of whose other needs that must succeed is dead or canceled
+   * and whose idempotency key no active job holds, goes back to `queued` due
+   * at `now` (epoch seconds) with fresh budgets and its unmet needs recounted,
+   * with a `retried` ledger row `{"from":"canceled","reason":"need_retried","need":N}`;
+   * and so on down the chain. Guard: `state = 'canceled'` in the UPDATE; on
+   * PostgreSQL the edges are locked before the count. Wakes every worker when
+   * anything was revived. Returns the ids revived.
+   */
+  reviveDependents(needIds: number[], now: number): Promise<number[]>;
+  /**
+   * Cancels a queued job at once (docs/architecture.md "Cancel"). Returns false when it is not queued.
+   * Its dependents are settled in the same transaction (the driver's job-ended hook, "Dependencies").
+   */
   cancelQueuedJob(jobId: number, now: number): Promise<boolean>;
   /**
    * Sets `cancel_requested` on a running job; its worker sees it on the next

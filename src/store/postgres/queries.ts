@@ -15,6 +15,7 @@ import type {
   Job,
   JobEvent,
   JobFilter,
+  JobNeeds,
   JobState,
   LaneCount,
   NewJob,
@@ -36,6 +37,7 @@ import type {
 import type { TxEffects } from "./events.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
+import { insertNeeds, jobsEnded, reviveDependents, unmetNeeds } from "./needs.ts";
 import * as op from "./operator-queries.ts";
 import { appendOutput, readOutput } from "./output.ts";
 import { num, toAttempt, toEvent, toJob, toWorker } from "./rows.ts";
@@ -209,7 +211,15 @@ export class PgQueries implements StoreWriter {
     return toJob(row);
   }
 
-  async addJobs(jobs: NewJob[], now: number): Promise<Job[]> {
+  async unmetNeeds(jobIds: number[]): Promise<Map<number, number[]>> {
+    return unmetNeeds(this.tx, jobIds);
+  }
+
+  async reviveDependents(needIds: number[], now: number): Promise<number[]> {
+    return reviveDependents(this.tx, this.effects, needIds, now);
+  }
+
+  async addJobs(jobs: NewJob[], now: number, needs: (JobNeeds | undefined)[] = []): Promise<Job[]> {
     if (jobs.length === 0) return [];
     const col = <K extends keyof NewJob>(k: K) => jobs.map((j) => j[k]);
     const json = (k: "argv" | "tags" | "env") => jobs.map((j) => JSON.stringify(j[k]));
@@ -226,7 +236,19 @@ export class PgQueries implements StoreWriter {
           idempotency_key, tags, note, cwd, env, ord)
       ORDER BY ord
       RETURNING *`) as Row[];
-    const stored = rows.map(toJob).sort((a, b) => a.id - b.id);
+    let stored = rows.map(toJob).sort((a, b) => a.id - b.id);
+    if (needs.some((n) => n !== undefined)) {
+      await insertNeeds(
+        this.tx,
+        stored.map((j) => j.id),
+        needs,
+      );
+      const left = new Map<number, number>();
+      for (const r of (await this
+        .tx`SELECT id, needs_left FROM jobs WHERE id = ANY(${stored.map((j) => j.id)}::bigint[])`) as Row[])
+        left.set(Number(r.id), Number(r.needs_left));
+      stored = stored.map((j) => ({ ...j, needs_left: left.get(j.id) ?? j.needs_left }));
+    }
     this.effects.notify = true;
     for (const job of stored) {
       this.effects.work.ready.add(job.queue);
@@ -274,6 +296,7 @@ export class PgQueries implements StoreWriter {
     for (const e of r.events)
       this.effects.append({ jobId: r.jobId, event: e.event, workerId: e.workerId, detail: e.detail, at: r.now });
     this.effects.notify = true;
+    if (r.jobState !== "queued") await jobsEnded(this.tx, this.effects, [r.jobId], r.now);
     return true;
   }
 
@@ -389,7 +412,10 @@ export class PgQueries implements StoreWriter {
 
   async cancelQueuedJob(jobId: number, now: number): Promise<boolean> {
     const done = await op.cancelQueuedJob(this.tx, jobId, now);
-    if (done) this.effects.notify = this.effects.work.all = true;
+    if (done) {
+      this.effects.notify = this.effects.work.all = true;
+      await jobsEnded(this.tx, this.effects, [jobId], now);
+    }
     return done;
   }
 
@@ -401,6 +427,11 @@ export class PgQueries implements StoreWriter {
     jobIds: number[],
     opts: { queued?: boolean } = {},
   ): Promise<{ jobs: number; attempts: number; events: number }> {
+    if (opts.queued) {
+      // A queued job deleted is a need that will never succeed: its dependents are closed first.
+      const now = Date.now() / 1000;
+      await jobsEnded(this.tx, this.effects, await op.cancelQueued(this.tx, jobIds, now), now);
+    }
     await this.effects.settle(this.tx);
     const out = await op.deleteJobs(this.tx, jobIds, opts.queued === true);
     if (out.jobs > 0) this.effects.notify = true;

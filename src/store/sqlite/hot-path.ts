@@ -12,11 +12,14 @@ import type { QueryPlan } from "../store.ts";
 
 /** Hot-path statement texts, by name. */
 export const HOT_SQL = {
-  /** The next eligible job of a lane, in claim order; ?1 worker, ?2 pid, ?3 now, ?4 lane, ?5 slots or NULL. */
+  /**
+   * The next eligible job of a lane, in claim order; ?1 worker, ?2 pid, ?3 now, ?4 lane, ?5 slots or NULL.
+   * `needs_left = 0`: none of its needs is unmet (docs/architecture.md "Dependencies"), read from the index.
+   */
   claimNext: `UPDATE jobs SET state = 'running', locked_by = ?1, locked_pid = ?2, locked_at = ?3, heartbeat_at = ?3,
        started_at = ?3, finished_at = NULL, cancel_requested = 0, last_attempt_no = last_attempt_no + 1
      WHERE id = (
-       SELECT id FROM jobs INDEXED BY idx_jobs_claimable WHERE state = 'queued' AND queue = ?4 AND next_run_at <= ?3
+       SELECT id FROM jobs INDEXED BY idx_jobs_claimable WHERE state = 'queued' AND queue = ?4 AND needs_left = 0 AND next_run_at <= ?3
        ORDER BY priority DESC, next_run_at ASC, id ASC LIMIT 1)
      AND (?5 IS NULL OR (SELECT count(*) FROM jobs WHERE state = 'running' AND queue = ?4) < ?5)
      RETURNING *`,

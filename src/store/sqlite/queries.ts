@@ -11,6 +11,7 @@ import type {
   Job,
   JobEvent,
   JobFilter,
+  JobNeeds,
   JobState,
   LaneCount,
   NewJob,
@@ -33,6 +34,7 @@ import type {
 import { WorkSignals } from "../wake-signal.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
+import { insertNeeds, jobsEnded, reviveDependents, unmetNeeds } from "./needs.ts";
 import * as op from "./operator-queries.ts";
 import { toJob, toWorker } from "./rows.ts";
 import { failureGroups } from "./triage-queries.ts";
@@ -206,14 +208,36 @@ export class SqliteQueries implements StoreWriter {
     return toJob(row);
   }
 
-  async addJobs(jobs: NewJob[], now: number): Promise<Job[]> {
+  async addJobs(jobs: NewJob[], now: number, needs: (JobNeeds | undefined)[] = []): Promise<Job[]> {
     const out: Job[] = [];
     for (const job of jobs) {
       const stored = await this.insertJob(job, now);
       this.insertEvent(stored.id, "added", null, null, now);
       out.push(stored);
     }
+    if (needs.some((n) => n !== undefined)) {
+      insertNeeds(
+        this.db,
+        out.map((j) => j.id),
+        needs,
+      );
+      // Re-read: needs_left was set after the insert.
+      return Promise.all(out.map(async (j) => (await this.getJob(j.id)) ?? j));
+    }
     return out;
+  }
+
+  async unmetNeeds(jobIds: number[]): Promise<Map<number, number[]>> {
+    return unmetNeeds(this.db, jobIds);
+  }
+
+  async reviveDependents(needIds: number[], now: number): Promise<number[]> {
+    return this.wakeAllIf(reviveDependents(this.db, this.work, needIds, now, this.ledger(now)));
+  }
+
+  /** The ledger writer the dependency rules use (needs.ts): operator rows, no worker. */
+  private ledger(now: number) {
+    return (jobId: number, event: EventName, detail: string) => this.insertEvent(jobId, event, null, detail, now);
   }
 
   async appendEvent(
@@ -304,6 +328,7 @@ export class SqliteQueries implements StoreWriter {
         r.attemptNo,
       );
     for (const e of r.events) this.insertEvent(r.jobId, e.event, e.workerId, e.detail, r.now);
+    if (r.jobState !== "queued") jobsEnded(this.db, this.work, [r.jobId], r.now, this.ledger(r.now));
     return true;
   }
 
@@ -419,7 +444,9 @@ export class SqliteQueries implements StoreWriter {
   }
 
   async cancelQueuedJob(jobId: number, now: number): Promise<boolean> {
-    return this.wakeAllIf(await op.cancelQueuedJob(this.db, jobId, now));
+    const canceled = this.wakeAllIf(await op.cancelQueuedJob(this.db, jobId, now));
+    if (canceled) jobsEnded(this.db, this.work, [jobId], now, this.ledger(now));
+    return canceled;
   }
 
   /** An operator's write that changed something wakes every worker (rare: retry, cancel, stop). */
@@ -436,6 +463,11 @@ export class SqliteQueries implements StoreWriter {
     jobIds: number[],
     opts: { queued?: boolean } = {},
   ): Promise<{ jobs: number; attempts: number; events: number }> {
+    if (opts.queued) {
+      // A queued job deleted is a need that will never succeed: its dependents are closed first.
+      const now = Date.now() / 1000;
+      jobsEnded(this.db, this.work, op.cancelQueued(this.db, jobIds, now), now, this.ledger(now));
+    }
     return op.deleteJobs(this.db, jobIds, opts.queued === true);
   }
 

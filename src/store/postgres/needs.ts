@@ -1,0 +1,187 @@
+/**
+ * Jobs that wait for jobs on PostgreSQL (docs/architecture.md "Dependencies"):
+ * the same rules as the SQLite driver's (src/store/sqlite/needs.ts), under
+ * READ COMMITTED, where each statement sees what committed before it started.
+ * What makes them hold under concurrency:
+ *
+ * - `needs_left` only ever changes by `needs_left - k` in the transaction that
+ *   flips k of the job's edges to met (or by a recount while its edges are
+ *   locked): an UPDATE that waited for another's row lock re-applies the
+ *   decrement to the newest row, so two needs ending at once both count.
+ * - An add locks the needs it names `FOR SHARE` before reading their states:
+ *   a need's end (an UPDATE of its row) waits for the add to commit, and its
+ *   settling statements, run after, see the new edges; or the add waits for
+ *   the end and reads the state it committed.
+ * - Lock order: the need's row, then edges, then dependents (by id), in every
+ *   path; a deadlock left anyway is retried by the transaction runner.
+ */
+import type { SQL } from "bun";
+import type { JobNeeds } from "../model.ts";
+import { failedNeed, unknownNeed } from "../needs-errors.ts";
+import type { TxEffects } from "./events.ts";
+
+type Row = Record<string, unknown>;
+
+/**
+ * Writes the edges of freshly inserted jobs and sets their `needs_left`
+ * (see the SQLite driver's insertNeeds); the named needs are locked `FOR SHARE`
+ * first. Raises `INVALID_INPUT` for a missing need or one that must succeed
+ * and already failed.
+ */
+export async function insertNeeds(tx: SQL, ids: number[], needs: (JobNeeds | undefined)[]): Promise<void> {
+  const wanted = [...new Set(needs.flatMap((n) => n?.ids ?? []))].sort((a, b) => a - b);
+  const states = new Map<number, string>();
+  if (wanted.length > 0) {
+    const rows =
+      (await tx`SELECT id, state FROM jobs WHERE id = ANY(${wanted}::bigint[]) ORDER BY id FOR SHARE`) as Row[];
+    for (const r of rows) states.set(Number(r.id), r.state as string);
+  }
+  const edges: { job: number[]; need: number[]; policy: string[]; met: boolean[] } = {
+    job: [],
+    need: [],
+    policy: [],
+    met: [],
+  };
+  const left: { id: number[]; n: number[] } = { id: [], n: [] };
+  needs.forEach((n, i) => {
+    if (!n) return;
+    const jobId = ids[i]!;
+    let count = 0;
+    for (const needId of new Set([...n.ids, ...n.earlier.map((e) => ids[e]!)])) {
+      const state = states.get(needId) ?? (n.ids.includes(needId) ? undefined : "queued");
+      if (state === undefined) throw unknownNeed(needId);
+      if (n.policy === "success" && (state === "dead" || state === "canceled")) throw failedNeed(needId, state);
+      const met = state === "done" || (n.policy === "done" && state !== "queued" && state !== "running");
+      edges.job.push(jobId);
+      edges.need.push(needId);
+      edges.policy.push(n.policy);
+      edges.met.push(met);
+      if (!met) count++;
+    }
+    if (count > 0) {
+      left.id.push(jobId);
+      left.n.push(count);
+    }
+  });
+  if (edges.job.length === 0) return;
+  await tx`INSERT INTO job_needs (job_id, need_id, policy, met)
+    SELECT * FROM unnest(${edges.job}::bigint[], ${edges.need}::bigint[], ${edges.policy}::text[], ${edges.met}::boolean[])`;
+  if (left.id.length > 0)
+    await tx`UPDATE jobs SET needs_left = l.n FROM unnest(${left.id}::bigint[], ${left.n}::int[]) AS l(id, n) WHERE jobs.id = l.id`;
+}
+
+/**
+ * The effects of jobs ending on their dependents, in the transaction that
+ * ended them (see the SQLite driver's settleDependents): met edges counted
+ * down, a dependent at 0 waking its lane; queued dependents of a failed need
+ * that must succeed closed as `need_failed`, down the chain.
+ */
+export async function settleDependents(tx: SQL, effects: TxEffects, ended: number[], now: number): Promise<void> {
+  let frontier = ended;
+  while (frontier.length > 0) {
+    const met = (await tx`UPDATE job_needs e SET met = true FROM jobs n
+      WHERE n.id = e.need_id AND e.need_id = ANY(${frontier}::bigint[]) AND NOT e.met
+        AND n.state IN ('done','dead','canceled') AND (e.policy = 'done' OR n.state = 'done')
+      RETURNING e.job_id`) as Row[];
+    if (met.length > 0) {
+      const counts = new Map<number, number>();
+      for (const m of met) counts.set(Number(m.job_id), (counts.get(Number(m.job_id)) ?? 0) + 1);
+      const ids = [...counts.keys()].sort((a, b) => a - b);
+      await tx`SELECT id FROM jobs WHERE id = ANY(${ids}::bigint[]) ORDER BY id FOR UPDATE`;
+      const ready = (await tx`UPDATE jobs SET needs_left = jobs.needs_left - c.k
+        FROM unnest(${ids}::bigint[], ${ids.map((id) => counts.get(id)!)}::int[]) AS c(id, k)
+        WHERE jobs.id = c.id RETURNING jobs.queue, jobs.state, jobs.needs_left`) as Row[];
+      for (const r of ready)
+        if (r.state === "queued" && Number(r.needs_left) === 0) {
+          effects.work.ready.add(r.queue as string);
+          effects.notify = true;
+        }
+    }
+    const failed = (await tx`UPDATE job_needs e SET closed = true FROM jobs n, jobs d
+      WHERE n.id = e.need_id AND d.id = e.job_id AND e.need_id = ANY(${frontier}::bigint[])
+        AND e.policy = 'success' AND NOT e.met AND n.state IN ('dead','canceled') AND d.state = 'queued'
+      RETURNING e.job_id, e.need_id, n.state AS need_state`) as Row[];
+    const first = new Map<number, { need: number; state: string }>();
+    for (const f of failed.sort((a, b) => Number(a.job_id) - Number(b.job_id) || Number(a.need_id) - Number(b.need_id)))
+      if (!first.has(Number(f.job_id)))
+        first.set(Number(f.job_id), { need: Number(f.need_id), state: f.need_state as string });
+    if (first.size === 0) break;
+    const ids = [...first.keys()];
+    const errors = ids.map((id) => `need_failed: job ${first.get(id)!.need} ended ${first.get(id)!.state}`);
+    const closed = (await tx`UPDATE jobs SET state = 'canceled', finished_at = ${now}::float8, last_error = c.error
+      FROM unnest(${ids}::bigint[], ${errors}::text[]) AS c(id, error)
+      WHERE jobs.id = c.id AND jobs.state = 'queued' RETURNING jobs.id`) as Row[];
+    frontier = closed.map((r) => Number(r.id)).sort((a, b) => a - b);
+    for (const id of frontier) {
+      const f = first.get(id)!;
+      effects.append({
+        jobId: id,
+        event: "canceled",
+        workerId: null,
+        detail: JSON.stringify({ from: "queued", reason: "need_failed", need: f.need, need_state: f.state }),
+        at: now,
+      });
+    }
+  }
+}
+
+/**
+ * The driver's "job ended" hook: every statement that moves jobs to done, dead
+ * or canceled calls it with their ids, in its transaction. Other effects of a
+ * job's end belong beside {@link settleDependents} here.
+ */
+export async function jobsEnded(tx: SQL, effects: TxEffects, ended: number[], now: number): Promise<void> {
+  if (ended.length === 0) return;
+  await settleDependents(tx, effects, ended, now);
+}
+
+/** Revives the dependents the failure of `needIds` closed (see the SQLite driver's reviveDependents); returns their ids. */
+export async function reviveDependents(tx: SQL, effects: TxEffects, needIds: number[], now: number): Promise<number[]> {
+  const revived: number[] = [];
+  let frontier = needIds;
+  while (frontier.length > 0) {
+    const cands = (await tx`SELECT e.job_id, min(e.need_id) AS need_id FROM job_needs e JOIN jobs d ON d.id = e.job_id
+      WHERE e.need_id = ANY(${frontier}::bigint[]) AND e.closed AND d.state = 'canceled'
+      GROUP BY e.job_id ORDER BY e.job_id`) as Row[];
+    if (cands.length === 0) break;
+    const ids = cands.map((c) => Number(c.job_id));
+    // The edges first (a need ending meanwhile waits, or has committed before the recount below reads them).
+    await tx`SELECT 1 FROM job_needs WHERE job_id = ANY(${ids}::bigint[]) ORDER BY job_id, need_id FOR UPDATE`;
+    const rows = (await tx`UPDATE jobs d SET state = 'queued', attempts = 0, crashes = 0, next_run_at = ${now}::float8,
+        finished_at = NULL, last_error = NULL, locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL,
+        cancel_requested = false, needs_left = (SELECT count(*) FROM job_needs WHERE job_id = d.id AND NOT met)
+      WHERE d.id = ANY(${ids}::bigint[]) AND d.state = 'canceled'
+        AND NOT EXISTS (SELECT 1 FROM job_needs o JOIN jobs n ON n.id = o.need_id
+          WHERE o.job_id = d.id AND o.policy = 'success' AND NOT o.met AND n.state IN ('dead','canceled'))
+        AND (d.idempotency_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs k
+          WHERE k.idempotency_key = d.idempotency_key AND k.state IN ('queued','running')))
+      RETURNING d.id, d.queue, d.needs_left`) as Row[];
+    const next = rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+    if (next.length === 0) break;
+    await tx`UPDATE job_needs SET closed = false WHERE job_id = ANY(${next}::bigint[])`;
+    const needOf = new Map(cands.map((c) => [Number(c.job_id), Number(c.need_id)]));
+    for (const r of rows) if (Number(r.needs_left) === 0) effects.work.ready.add(r.queue as string);
+    for (const id of next)
+      effects.append({
+        jobId: id,
+        event: "retried",
+        workerId: null,
+        detail: JSON.stringify({ from: "canceled", reason: "need_retried", need: needOf.get(id) }),
+        at: now,
+      });
+    effects.notify = effects.work.all = true;
+    revived.push(...next);
+    frontier = next;
+  }
+  return revived;
+}
+
+/** The unmet needs of each of `jobIds` that has any, need ids ascending. */
+export async function unmetNeeds(tx: SQL, jobIds: number[]): Promise<Map<number, number[]>> {
+  const out = new Map<number, number[]>();
+  if (jobIds.length === 0) return out;
+  const rows = (await tx`SELECT job_id, need_id FROM job_needs WHERE job_id = ANY(${jobIds}::bigint[]) AND NOT met
+    ORDER BY job_id, need_id`) as Row[];
+  for (const r of rows) out.set(Number(r.job_id), [...(out.get(Number(r.job_id)) ?? []), Number(r.need_id)]);
+  return out;
+}
