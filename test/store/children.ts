@@ -12,8 +12,9 @@ import type { QueueLocation } from "../../src/store/location.ts";
 import { pollUntil } from "./support.ts";
 
 /** A child script of this folder, by file name. */
-export const childScript = (name: "claimant.ts" | "adder.ts" | "opener.ts" | "retrier.ts" | "locker.ts"): string =>
-  resolve(import.meta.dir, name);
+export const childScript = (
+  name: "claimant.ts" | "adder.ts" | "opener.ts" | "retrier.ts" | "locker.ts" | "needs-claimant.ts",
+): string => resolve(import.meta.dir, name);
 
 interface Running {
   id: number;
