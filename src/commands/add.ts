@@ -45,6 +45,8 @@ function inputFromFlags(raw: RawArgs, argv: string[]): AddInput {
     tag: texts("tag"),
     note: text("note"),
     key: text("key"),
+    needs: texts("needs").length > 0 ? texts("needs") : undefined,
+    needsPolicy: text("needs-policy"),
   };
 }
 
@@ -92,6 +94,8 @@ export default defineVerb({
     "spoolctl add --timeout 10m --max-retries 5 --queue builds --tag ci=1 -- ./build.sh",
     "spoolctl add --after 30s --key nightly-1 -- ./nightly.sh",
     'spoolctl add --from jobs.ndjson     # one {"argv": [...]} per line',
+    "spoolctl add --needs 12,13 -- ./deploy.sh   # after jobs 12 and 13 succeeded",
+    'spoolctl add --from graph.ndjson    # {"ref": "build", …} then {"needs": ["build"], …}',
   ],
   flags: {
     ...COMMON_FLAGS,
@@ -174,6 +178,20 @@ export default defineVerb({
     },
     note: { type: "string", description: "free text kept with the job", valueHint: "TEXT" },
     key: { type: "string", description: "idempotency key: reuse the active job with this key", valueHint: "KEY" },
+    needs: {
+      type: "string",
+      repeatable: true,
+      separator: ",",
+      description: "run only after these jobs succeeded: ids, idempotency keys or last (see --needs-policy)",
+      valueHint: "ID,…",
+    },
+    "needs-policy": {
+      type: "string",
+      description: "success: run once every need succeeded (a failed need cancels this job); done: once they ended",
+      valueHint: "POLICY",
+      choices: ["success", "done"],
+      default: "success",
+    },
     from: {
       type: "string",
       description: "add one JSON job spec per line from FILE (- for stdin), in one transaction",

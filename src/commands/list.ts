@@ -137,7 +137,8 @@ export default defineVerb({
       String(j.priority),
       String(j.attempts_total),
       humanDuration(Math.max(0, now - j.created_at)),
-      clip(escapeControl(j.last_error ?? "")),
+      // A job waiting for others says on which, where a failed one says why.
+      clip(j.waiting_on.length > 0 ? `waits on ${j.waiting_on.join(",")}` : escapeControl(j.last_error ?? "")),
       clip(formatArgv(j.argv)),
     ]);
     const more = pagination?.truncated

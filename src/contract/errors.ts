@@ -110,6 +110,10 @@ export const WARNING_CODES = {
     "no queue exists at the selected location (nothing was ever added there), so it reads as empty; check --db, SPOOLCTL_DB or the folder",
   OUTPUT_NOT_REMOVED:
     "a deleted job's output files could not all be removed (the job's rows are gone); the message names the files to remove by hand",
+  NEED_NOT_RETRIED:
+    "retry --all left a canceled job as it was because a job it needs is dead or canceled and was not retried; retrying that need revives it",
+  NEEDS_MEANT:
+    "add --after N got a bare integer that is also an existing job's id: --after is a delay in seconds; --needs N waits for the job",
 } as const;
 
 /** A code from {@link WARNING_CODES}. */

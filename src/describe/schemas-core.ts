@@ -48,6 +48,7 @@ const jobSummaryProps: Record<string, JsonSchema> = {
   env_keys: arrayOf(str),
   locked_by: nullable(str),
   scheduled: bool,
+  waiting_on: arrayOf(int),
 };
 /** A job summary. */
 export const jobSummary = object(jobSummaryProps);
@@ -155,6 +156,7 @@ export const CORE_DATA_SCHEMAS: Record<string, JsonSchema> = {
       recent_dead: arrayOf(jobSummary),
       live_workers: int,
       stranded: arrayOf(workerHealth),
+      waiting_on_needs: object({ count: int, jobs: arrayOf(object({ job_id: int, waiting_on: arrayOf(int) })) }),
       full_disks: arrayOf(object({ role: enumOf(["database", "spool"]), path: str, free_bytes: int })),
     },
     ["full_disks"],

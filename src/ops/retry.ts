@@ -22,6 +22,8 @@ export interface RetriedJob {
   job_id: number;
   state: "queued";
   changed?: RetriedWithOverrides["changed"];
+  /** Dependents its failure had closed, queued again with it (docs/architecture.md "Dependencies"); absent when none. */
+  revived?: number[];
 }
 
 /** States `retry --all` may select. */
@@ -151,6 +153,17 @@ export interface SkippedRetry {
 export interface RetryOutcome {
   jobs: RetriedJob[];
   skipped: SkippedRetry[];
+  /** Jobs `--all` left alone because a need they must wait for is dead or canceled and was not retried with them. */
+  blocked?: BlockedRetry[];
+  /** Every dependent revived, ascending (`--all`; named jobs carry theirs in `jobs[i].revived`). */
+  revived?: number[];
+}
+
+/** A job a retry cannot requeue yet: it needs job `need_id`, which is dead or canceled. */
+export interface BlockedRetry {
+  job_id: number;
+  need_id: number;
+  need_state: JobState;
 }
 
 /**
@@ -173,7 +186,14 @@ export interface RetryOutcome {
 export async function retryJobs(
   store: Store,
   target: RetryTarget,
-  opts: { force: boolean; forcedHoldoffSeconds?: number; dryRun?: boolean; overrides?: RetryOverrides },
+  opts: {
+    force: boolean;
+    forcedHoldoffSeconds?: number;
+    dryRun?: boolean;
+    overrides?: RetryOverrides;
+    /** Revive the dependents each retried job's failure closed (default true; `--no-cascade`: false). */
+    cascade?: boolean;
+  },
   now = store.now(),
 ): Promise<RetryOutcome> {
   const overrides = opts.overrides && hasOverrides(opts.overrides) ? opts.overrides : null;
@@ -189,6 +209,7 @@ export async function retryJobs(
   try {
     return await store.write(async (tx) => {
       const outcome = await retryIn(tx, target, opts.force, now, overrides, opts.forcedHoldoffSeconds ?? 0);
+      if (opts.cascade !== false) await reviveIn(tx, target, outcome, now);
       if (opts.dryRun) throw new DryRunDone(outcome); // rolls the transaction back
       return outcome;
     });
@@ -230,6 +251,8 @@ async function retryIn(
   if ("refs" in target) {
     const jobs = await resolveUnique(tx, target.refs);
     for (const job of jobs) checkRetry(job, force);
+    const [blocked] = await blockedByNeeds(tx, jobs);
+    if (blocked) throw blockedError(blocked);
     const requeued = new Set<number>();
     return {
       jobs: await mapInOrder(jobs, async (job) => {
@@ -262,11 +285,73 @@ async function retryIn(
     chosen.push(job);
   }
   chosen.reverse();
+  const blocked = await blockedByNeeds(tx, chosen);
+  if (blocked.length > 0) {
+    const out = new Set(blocked.map((b) => b.job_id));
+    chosen.splice(0, chosen.length, ...chosen.filter((j) => !out.has(j.id)));
+  }
   const jobs =
     overrides === null
       ? await requeueAll(tx, chosen, now)
       : await mapInOrder(chosen, (job) => requeueChecked(tx, job, now, overrides, 0));
-  return { jobs, skipped: skipped.reverse() };
+  return { jobs, skipped: skipped.reverse(), ...(blocked.length > 0 ? { blocked } : {}) };
+}
+
+/**
+ * The jobs of `jobs` that wait for a need that is dead or canceled and not
+ * among `jobs` itself: requeued, they would wait for ever (docs/architecture.md
+ * "Dependencies"). One read of their unmet needs, then one per such need.
+ */
+async function blockedByNeeds(tx: StoreWriter, jobs: Job[]): Promise<BlockedRetry[]> {
+  const retried = new Set(jobs.map((j) => j.id));
+  const unmet = await tx.unmetNeeds(jobs.map((j) => j.id));
+  const out: BlockedRetry[] = [];
+  const states = new Map<number, JobState | undefined>();
+  for (const [jobId, needs] of unmet) {
+    for (const needId of needs) {
+      if (retried.has(needId)) continue;
+      if (!states.has(needId)) states.set(needId, (await tx.getJob(needId))?.state);
+      const state = states.get(needId);
+      if (state === "dead" || state === "canceled") {
+        out.push({ job_id: jobId, need_id: needId, need_state: state });
+        break;
+      }
+    }
+  }
+  return out.sort((a, b) => a.job_id - b.job_id);
+}
+
+/** `CONFLICT` for a named job whose need failed: retrying the need is what revives it. */
+function blockedError(b: BlockedRetry): SpoolError {
+  return new SpoolError(
+    "CONFLICT",
+    `job ${b.job_id} needs job ${b.need_id}, which is ${b.need_state}: requeued now it would wait for ever; nothing was retried`,
+    {
+      remediation: `retry job ${b.need_id}: that revives job ${b.job_id} with it (spoolctl retry ${b.need_id})`,
+      detail: { job_id: b.job_id, need_id: b.need_id, need_state: b.need_state },
+    },
+  );
+}
+
+/**
+ * Revives, in the retry's transaction, the dependents the failure of each
+ * retried dead or canceled job had closed (`retry`'s cascade; `--no-cascade`
+ * skips it): named jobs one by one, so each reports its own; `--all` at once.
+ */
+async function reviveIn(tx: StoreWriter, target: RetryTarget, outcome: RetryOutcome, now: number): Promise<void> {
+  if ("refs" in target) {
+    for (const job of outcome.jobs) {
+      const revived = await tx.reviveDependents([job.job_id], now);
+      if (revived.length > 0) job.revived = revived;
+    }
+    return;
+  }
+  if (outcome.jobs.length === 0) return;
+  const revived = await tx.reviveDependents(
+    outcome.jobs.map((j) => j.job_id),
+    now,
+  );
+  if (revived.length > 0) outcome.revived = revived.sort((a, b) => a - b);
 }
 
 /**
@@ -295,10 +380,15 @@ async function requeueAll(tx: StoreWriter, jobs: Job[], now: number): Promise<Re
 
 /** The warnings of a {@link RetryOutcome}: one `IDEMPOTENCY_KEY_HELD` per skipped job. */
 export function retryWarnings(outcome: RetryOutcome): Warning[] {
-  return outcome.skipped.map((s) => ({
+  const held = outcome.skipped.map((s) => ({
     code: "IDEMPOTENCY_KEY_HELD" as const,
     message: `job ${s.job_id} was not retried: its key ${JSON.stringify(s.key)} belongs to job ${s.holder_id}, which is active now (spoolctl wait ${s.holder_id}, then spoolctl retry ${s.job_id})`,
   }));
+  const blocked = (outcome.blocked ?? []).map((b) => ({
+    code: "NEED_NOT_RETRIED" as const,
+    message: `job ${b.job_id} was not retried: it needs job ${b.need_id}, which is ${b.need_state}; retry job ${b.need_id} and it is revived with it`,
+  }));
+  return [...held, ...blocked];
 }
 
 /** Run settings a retry may change on the way (`triage`): absent fields stay as they are. */

@@ -1,7 +1,7 @@
 /** `status` (docs/architecture.md "Job states"): counts per state, scheduled, per-lane counts, recent dead jobs. */
 import { REPORTED_STATES } from "../store/model.ts";
 import { queueDisks } from "../store/space.ts";
-import type { SnapshotReader, StoreReader } from "../store/store.ts";
+import type { SnapshotReader, StoreReader, WaitingOnNeeds } from "../store/store.ts";
 import { type JobSummary, summarize } from "./jobs.ts";
 import { type HealthContext, strandedJobs, type WorkerHealth } from "./worker-health.ts";
 import { type JudgeWorker, listWorkers, staleAfter } from "./workers.ts";
@@ -23,6 +23,8 @@ export interface StatusData {
    * workers in the views"); at most 1000.
    */
   stranded: WorkerHealth[];
+  /** Queued jobs that wait for other jobs: how many, and the oldest 10 with what each waits on (docs/architecture.md "Dependencies"). */
+  waiting_on_needs: WaitingOnNeeds;
   /**
    * Disks of the queue on this host that are full (docs/architecture.md
    * "Storage conditions"): workers pause claiming meanwhile. Set by the
@@ -101,5 +103,6 @@ export async function readStatus(
     recent_dead: (await tx.recentDead(deadLimit)).map((j) => summarize(j, now)),
     live_workers,
     stranded,
+    waiting_on_needs: await tx.waitingOnNeeds(10),
   };
 }

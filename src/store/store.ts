@@ -58,6 +58,11 @@ export interface StoreReader {
    * "Dependencies"): need ids ascending, by job id; jobs without are absent. One statement.
    */
   unmetNeeds(jobIds: number[]): Promise<Map<number, number[]>>;
+  /**
+   * How many queued jobs wait for needs, and the oldest `limit` of them with
+   * the needs each still waits on (`status`; docs/architecture.md "Dependencies").
+   */
+  waitingOnNeeds(limit: number): Promise<WaitingOnNeeds>;
   /** Job counts by state and lane. */
   countByStateAndLane(): Promise<LaneCount[]>;
   /** Queued jobs whose `next_run_at` is after `now`, per lane. */
@@ -119,6 +124,13 @@ export interface StoreReader {
   pruneCandidates(states: JobState[], finishedBefore: number): Promise<Job[]>;
   /** How many attempt and ledger rows these jobs have. */
   historyCounts(jobIds: number[]): Promise<{ attempts: number; events: number }>;
+}
+
+/** Queued jobs that wait for other jobs (see {@link StoreReader.waitingOnNeeds}). */
+export interface WaitingOnNeeds {
+  count: number;
+  /** Oldest first; `waiting_on`: the ids of its unmet needs, ascending. */
+  jobs: { job_id: number; waiting_on: number[] }[];
 }
 
 /** What holds a drain open (see {@link StoreReader.drainState}). */

@@ -185,3 +185,17 @@ export async function unmetNeeds(tx: SQL, jobIds: number[]): Promise<Map<number,
   for (const r of rows) out.set(Number(r.job_id), [...(out.get(Number(r.job_id)) ?? []), Number(r.need_id)]);
   return out;
 }
+
+/** Queued jobs waiting for needs: their count, and the oldest `limit` with their unmet needs. */
+export async function waitingOnNeeds(
+  tx: SQL,
+  limit: number,
+): Promise<{ count: number; jobs: { job_id: number; waiting_on: number[] }[] }> {
+  const [row] = await tx`SELECT count(*)::int AS n FROM jobs WHERE state = 'queued' AND needs_left > 0`;
+  if (row.n === 0) return { count: 0, jobs: [] };
+  const ids = (
+    (await tx`SELECT id FROM jobs WHERE state = 'queued' AND needs_left > 0 ORDER BY id LIMIT ${limit}`) as Row[]
+  ).map((r) => Number(r.id));
+  const unmet = await unmetNeeds(tx, ids);
+  return { count: row.n, jobs: ids.map((id) => ({ job_id: id, waiting_on: unmet.get(id) ?? [] })) };
+}

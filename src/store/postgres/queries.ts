@@ -33,11 +33,12 @@ import type {
   OutputStream,
   ShippedOutput,
   StoreWriter,
+  WaitingOnNeeds,
 } from "../store.ts";
 import type { TxEffects } from "./events.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
-import { insertNeeds, jobsEnded, reviveDependents, unmetNeeds } from "./needs.ts";
+import { insertNeeds, jobsEnded, reviveDependents, unmetNeeds, waitingOnNeeds } from "./needs.ts";
 import * as op from "./operator-queries.ts";
 import { appendOutput, readOutput } from "./output.ts";
 import { num, toAttempt, toEvent, toJob, toWorker } from "./rows.ts";
@@ -213,6 +214,10 @@ export class PgQueries implements StoreWriter {
 
   async unmetNeeds(jobIds: number[]): Promise<Map<number, number[]>> {
     return unmetNeeds(this.tx, jobIds);
+  }
+
+  async waitingOnNeeds(limit: number): Promise<WaitingOnNeeds> {
+    return waitingOnNeeds(this.tx, limit);
   }
 
   async reviveDependents(needIds: number[], now: number): Promise<number[]> {

@@ -192,3 +192,21 @@ export function unmetNeeds(db: Database, jobIds: number[]): Map<number, number[]
   for (const r of rows) out.set(r.job_id, [...(out.get(r.job_id) ?? []), r.need_id]);
   return out;
 }
+
+/** Queued jobs waiting for needs: their count, and the oldest `limit` with their unmet needs. */
+export function waitingOnNeeds(
+  db: Database,
+  limit: number,
+): { count: number; jobs: { job_id: number; waiting_on: number[] }[] } {
+  const { n } = db.query("SELECT count(*) AS n FROM jobs WHERE state = 'queued' AND needs_left > 0").get() as {
+    n: number;
+  };
+  if (n === 0) return { count: 0, jobs: [] };
+  const ids = (
+    db.query("SELECT id FROM jobs WHERE state = 'queued' AND needs_left > 0 ORDER BY id LIMIT ?").all(limit) as {
+      id: number;
+    }[]
+  ).map((r) => r.id);
+  const unmet = unmetNeeds(db, ids);
+  return { count: n, jobs: ids.map((id) => ({ job_id: id, waiting_on: unmet.get(id) ?? [] })) };
+}

@@ -30,11 +30,12 @@ import type {
   JobSettingsChange,
   ShippedOutput,
   StoreWriter,
+  WaitingOnNeeds,
 } from "../store.ts";
 import { WorkSignals } from "../wake-signal.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
-import { insertNeeds, jobsEnded, reviveDependents, unmetNeeds } from "./needs.ts";
+import { insertNeeds, jobsEnded, reviveDependents, unmetNeeds, waitingOnNeeds } from "./needs.ts";
 import * as op from "./operator-queries.ts";
 import { toJob, toWorker } from "./rows.ts";
 import { failureGroups } from "./triage-queries.ts";
@@ -229,6 +230,10 @@ export class SqliteQueries implements StoreWriter {
 
   async unmetNeeds(jobIds: number[]): Promise<Map<number, number[]>> {
     return unmetNeeds(this.db, jobIds);
+  }
+
+  async waitingOnNeeds(limit: number): Promise<WaitingOnNeeds> {
+    return waitingOnNeeds(this.db, limit);
   }
 
   async reviveDependents(needIds: number[], now: number): Promise<number[]> {
