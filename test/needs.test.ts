@@ -189,3 +189,24 @@ test("hand-off: a chain of 40 jobs on 2 idle workers; each dependent claimed rig
     `chain-40 hand-off (${q.driver}), need's succeeded -> dependent's claimed: ${JSON.stringify(summary(handoffSeconds(snap, needs, ids)))}; ${same}/39 claimed by the need's own worker`,
   );
 }, 150_000);
+
+test("triage groups the jobs a failure closed under that failure, not with jobs canceled by hand", async () => {
+  const a = await q.addJob("--max-retries", "0", "--", "sh", "-c", "echo broke >&2; exit 3");
+  const b = await q.addJob("--needs", String(a), "--", "true");
+  const c = await q.addJob("--needs", String(b), "--", "true");
+  const byHand = await q.addJob("--after", "1h", "--", "true");
+  expect((await q.run(["cancel", String(byHand)])).code).toBe(0);
+  expect((await q.run(["work", "--drain"], { env: KNOBS })).code).toBe(0);
+  const groups = (await q.json(["list", "--state", "dead,canceled", "--group"])).env.data.groups as {
+    signature: { state: string };
+    job_ids: number[];
+    closed_dependents?: number[];
+  }[];
+  const dead = groups.find((g) => g.signature.state === "dead")!;
+  expect(dead.job_ids).toEqual([a]);
+  expect(dead.closed_dependents).toEqual([b, c]);
+  const canceled = groups.find((g) => g.signature.state === "canceled")!;
+  expect(canceled.job_ids).toEqual([byHand]);
+  expect(canceled.closed_dependents).toBeUndefined();
+  expect((await q.run(["list", "--state", "dead,canceled", "--group"])).stdout).toContain("1 (+2 closed)");
+});

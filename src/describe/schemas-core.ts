@@ -80,22 +80,26 @@ export const attempt = object(
 );
 
 /** A failure group (`list --group`; docs/architecture.md "Triage"): jobs that failed alike. */
-export const failureGroup = object({
-  signature: object({
-    state: enumOf(["dead", "canceled"]),
-    failure_reason: nullable(enumOf(FAILURE_REASONS)),
-    exit_code: nullable(int),
-    signal: nullable(int),
-    stderr: str,
-  }),
-  text: str,
-  count: int,
-  job_ids: arrayOf(int),
-  lanes: arrayOf(str),
-  first_seen: num,
-  last_seen: num,
-  example: object({ job_id: int, argv: arrayOf(str), stderr_line: str }),
-});
+export const failureGroup = object(
+  {
+    signature: object({
+      state: enumOf(["dead", "canceled"]),
+      failure_reason: nullable(enumOf(FAILURE_REASONS)),
+      exit_code: nullable(int),
+      signal: nullable(int),
+      stderr: str,
+    }),
+    text: str,
+    count: int,
+    job_ids: arrayOf(int),
+    lanes: arrayOf(str),
+    first_seen: num,
+    last_seen: num,
+    example: object({ job_id: int, argv: arrayOf(str), stderr_line: str }),
+    closed_dependents: arrayOf(int),
+  },
+  ["closed_dependents"],
+);
 
 /** What `add` reports per job. */
 export const addedJob = object({

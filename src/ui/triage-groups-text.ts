@@ -19,7 +19,7 @@ export function renderGroups(groups: FailureGroup[], width: number, now = Date.n
   const jobs = groups.reduce((n, g) => n + g.count, 0);
   const signatureWidth = Math.max(30, width - 90);
   const rows = groups.map((g) => [
-    String(g.count),
+    g.closed_dependents?.length ? `${g.count} (+${g.closed_dependents.length} closed)` : String(g.count),
     g.signature.state,
     clipColumns(escapeControl(g.text), signatureWidth),
     g.lanes.join(","),
@@ -55,6 +55,9 @@ export function groupCardText(g: FailureGroup, width: number, now = Date.now() /
     field("example", `job ${g.example.job_id}: ${formatArgv(g.example.argv)}`),
     field("stderr", g.example.stderr_line === "" ? "(none)" : escapeControl(g.example.stderr_line)),
     field("job ids", idList(g.job_ids)),
+    ...(g.closed_dependents?.length
+      ? [field("closed", `${g.closed_dependents.length} waiting job(s) (need_failed): ${idList(g.closed_dependents)}`)]
+      : []),
   ].join("\n");
 }
 
