@@ -76,16 +76,21 @@ export async function insertNeeds(tx: SQL, ids: number[], needs: (JobNeeds | und
  * down, a dependent at 0 waking its lane; queued dependents of a failed need
  * that must succeed closed as `need_failed`, down the chain.
  */
-export async function settleDependents(tx: SQL, effects: TxEffects, ended: number[], now: number): Promise<void> {
+export async function settleDependents(
+  tx: SQL,
+  effects: TxEffects,
+  ended: number[],
+  now: number,
+  first?: Promise<SettleRound>,
+): Promise<void> {
   let frontier = ended;
+  let round = first;
   while (frontier.length > 0) {
-    const met = (await tx`UPDATE job_needs e SET met = true FROM jobs n
-      WHERE n.id = e.need_id AND e.need_id = ANY(${frontier}::bigint[]) AND NOT e.met
-        AND n.state IN ('done','dead','canceled') AND (e.policy = 'done' OR n.state = 'done')
-      RETURNING e.job_id`) as Row[];
+    const { met, failed } = await (round ?? settleRound(tx, frontier));
+    round = undefined;
     if (met.length > 0) {
       const counts = new Map<number, number>();
-      for (const m of met) counts.set(Number(m.job_id), (counts.get(Number(m.job_id)) ?? 0) + 1);
+      for (const id of met) counts.set(id, (counts.get(id) ?? 0) + 1);
       const ids = [...counts.keys()].sort((a, b) => a - b);
       await tx`SELECT id FROM jobs WHERE id = ANY(${ids}::bigint[]) ORDER BY id FOR UPDATE`;
       const ready = (await tx`UPDATE jobs SET needs_left = jobs.needs_left - c.k
@@ -97,23 +102,18 @@ export async function settleDependents(tx: SQL, effects: TxEffects, ended: numbe
           effects.notify = true;
         }
     }
-    const failed = (await tx`UPDATE job_needs e SET closed = true FROM jobs n, jobs d
-      WHERE n.id = e.need_id AND d.id = e.job_id AND e.need_id = ANY(${frontier}::bigint[])
-        AND e.policy = 'success' AND NOT e.met AND n.state IN ('dead','canceled') AND d.state = 'queued'
-      RETURNING e.job_id, e.need_id, n.state AS need_state`) as Row[];
-    const first = new Map<number, { need: number; state: string }>();
-    for (const f of failed.sort((a, b) => Number(a.job_id) - Number(b.job_id) || Number(a.need_id) - Number(b.need_id)))
-      if (!first.has(Number(f.job_id)))
-        first.set(Number(f.job_id), { need: Number(f.need_id), state: f.need_state as string });
-    if (first.size === 0) break;
-    const ids = [...first.keys()];
-    const errors = ids.map((id) => `need_failed: job ${first.get(id)!.need} ended ${first.get(id)!.state}`);
+    const closing = new Map<number, { need: number; state: string }>();
+    for (const [job, need, state] of failed.sort((a, b) => a[0] - b[0] || a[1] - b[1]))
+      if (!closing.has(job)) closing.set(job, { need, state });
+    if (closing.size === 0) break;
+    const ids = [...closing.keys()];
+    const errors = ids.map((id) => `need_failed: job ${closing.get(id)!.need} ended ${closing.get(id)!.state}`);
     const closed = (await tx`UPDATE jobs SET state = 'canceled', finished_at = ${now}::float8, last_error = c.error
       FROM unnest(${ids}::bigint[], ${errors}::text[]) AS c(id, error)
       WHERE jobs.id = c.id AND jobs.state = 'queued' RETURNING jobs.id`) as Row[];
     frontier = closed.map((r) => Number(r.id)).sort((a, b) => a - b);
     for (const id of frontier) {
-      const f = first.get(id)!;
+      const f = closing.get(id)!;
       effects.append({
         jobId: id,
         event: "canceled",
@@ -125,14 +125,59 @@ export async function settleDependents(tx: SQL, effects: TxEffects, ended: numbe
   }
 }
 
+/** What one round of {@link settleDependents} found: dependents of met edges (once per edge), and failed edges [job, need, need's state]. */
+export interface SettleRound {
+  met: number[];
+  failed: [number, number, string][];
+}
+
+/**
+ * One statement: the edges of `ended` that are now met are flagged, and those
+ * whose need failed (policy success, dependent queued) marked closed. A job
+ * without dependents costs this one statement, which {@link jobsEnded} sends
+ * pipelined behind the write that ended the job (same connection, in order,
+ * each statement with a snapshot taken after the previous one ran).
+ */
+export function settleRound(tx: SQL, ended: number[]): Promise<SettleRound> {
+  return tx`WITH met AS (
+      UPDATE job_needs e SET met = true FROM jobs n
+      WHERE n.id = e.need_id AND e.need_id = ANY(${ended}::bigint[]) AND NOT e.met
+        AND n.state IN ('done','dead','canceled') AND (e.policy = 'done' OR n.state = 'done')
+      RETURNING e.job_id),
+    failed AS (
+      UPDATE job_needs e SET closed = true FROM jobs n, jobs d
+      WHERE n.id = e.need_id AND d.id = e.job_id AND e.need_id = ANY(${ended}::bigint[])
+        AND e.policy = 'success' AND NOT e.met AND n.state IN ('dead','canceled') AND d.state = 'queued'
+      RETURNING e.job_id, e.need_id, n.state AS need_state)
+    SELECT (SELECT coalesce(json_agg(job_id), '[]') FROM met)::text AS met,
+      (SELECT coalesce(json_agg(json_build_array(job_id, need_id, need_state)), '[]') FROM failed)::text AS failed`.then(
+    (rows) => {
+      const row = (rows as Row[])[0]!;
+      return {
+        met: (JSON.parse(row.met as string) as (number | string)[]).map(Number),
+        failed: (JSON.parse(row.failed as string) as [number | string, number | string, string][]).map(
+          ([j, n, st]) => [Number(j), Number(n), st] as [number, number, string],
+        ),
+      };
+    },
+  );
+}
+
 /**
  * The driver's "job ended" hook: every statement that moves jobs to done, dead
- * or canceled calls it with their ids, in its transaction. Other effects of a
+ * or canceled calls it with their ids, in its transaction (`first`: the first
+ * {@link settleRound}, already sent behind that statement). Other effects of a
  * job's end belong beside {@link settleDependents} here.
  */
-export async function jobsEnded(tx: SQL, effects: TxEffects, ended: number[], now: number): Promise<void> {
+export async function jobsEnded(
+  tx: SQL,
+  effects: TxEffects,
+  ended: number[],
+  now: number,
+  first?: Promise<SettleRound>,
+): Promise<void> {
   if (ended.length === 0) return;
-  await settleDependents(tx, effects, ended, now);
+  await settleDependents(tx, effects, ended, now, first);
 }
 
 /** Revives the dependents the failure of `needIds` closed (see the SQLite driver's reviveDependents); returns their ids. */

@@ -38,7 +38,7 @@ import type {
 import type { TxEffects } from "./events.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
-import { insertNeeds, jobsEnded, reviveDependents, unmetNeeds, waitingOnNeeds } from "./needs.ts";
+import { insertNeeds, jobsEnded, reviveDependents, settleRound, unmetNeeds, waitingOnNeeds } from "./needs.ts";
 import * as op from "./operator-queries.ts";
 import { appendOutput, readOutput } from "./output.ts";
 import { num, toAttempt, toEvent, toJob, toWorker } from "./rows.ts";
@@ -274,34 +274,46 @@ export class PgQueries implements StoreWriter {
 
   async recordAttempt(r: AttemptRecord): Promise<boolean> {
     // Fenced by (job, attempt, worker) in the UPDATE itself; the attempt row is closed only if the job row was.
-    const [row] = await this.tx.unsafe(HOT_SQL.recordAttempt, [
-      r.jobState,
-      r.attempts,
-      r.crashes,
-      r.nextRunAt,
-      r.exitCode,
-      r.error,
-      r.jobState === "queued" ? null : r.now,
-      r.jobId,
-      r.workerId,
-      r.attemptNo,
-      r.attemptState,
-      r.now,
-      r.signal,
-      r.failureReason,
-      r.stderrLastLine ?? null,
-      r.process?.pgid ?? null,
-      r.process?.startTime ?? null,
-      r.stderrSignature ?? null,
-    ]);
-    if (row.n === 0) return false;
+    // then() sends a query now (a bare query is sent when awaited): the record goes first, the settle behind it.
+    const record = this.tx
+      .unsafe(HOT_SQL.recordAttempt, [
+        r.jobState,
+        r.attempts,
+        r.crashes,
+        r.nextRunAt,
+        r.exitCode,
+        r.error,
+        r.jobState === "queued" ? null : r.now,
+        r.jobId,
+        r.workerId,
+        r.attemptNo,
+        r.attemptState,
+        r.now,
+        r.signal,
+        r.failureReason,
+        r.stderrLastLine ?? null,
+        r.process?.pgid ?? null,
+        r.process?.startTime ?? null,
+        r.stderrSignature ?? null,
+      ])
+      .then((rows) => (rows as { n: number; queue: string }[])[0]!);
+    // A job that ended settles its dependents: the first statement goes pipelined behind the record (one round
+    // trip), and runs after it with its own snapshot. Harmless if the record changed nothing: it only flips edges
+    // of needs that already ended, which their own end settled.
+    const settle = r.jobState === "queued" ? null : settleRound(this.tx, [r.jobId]);
+    settle?.catch(() => {}); // awaited below, or its rejection is the record's
+    const row = await record;
+    if (row.n === 0) {
+      await settle;
+      return false;
+    }
     // A job that ended frees a slot of its lane; one requeued by a retry backoff is work again.
     this.effects.work.freed.add(row.queue);
     if (r.jobState === "queued") this.effects.work.ready.add(row.queue);
     for (const e of r.events)
       this.effects.append({ jobId: r.jobId, event: e.event, workerId: e.workerId, detail: e.detail, at: r.now });
     this.effects.notify = true;
-    if (r.jobState !== "queued") await jobsEnded(this.tx, this.effects, [r.jobId], r.now);
+    if (settle) await jobsEnded(this.tx, this.effects, [r.jobId], r.now, settle);
     return true;
   }
 
