@@ -22,7 +22,7 @@ describe.skipIf(ON_POSTGRES)("SQLite file migrations", () => {
   beforeEach(() => (q = new TempQueue()));
   afterEach(() => q.cleanup());
 
-  const TABLES = ["attempts", "job_events", "jobs", "lane_counts", "meta", "settings", "workers"];
+  const TABLES = ["attempts", "job_events", "job_needs", "jobs", "lane_counts", "meta", "settings", "workers"];
 
   function tables(path = q.db): string[] {
     const db = new Database(path, { readonly: true });
