@@ -24,12 +24,15 @@ const USES: Record<string, Record<string, string[]>> = {
     claimNext: ["idx_jobs_claimable"],
     nextDueAt: ["idx_jobs_due"],
     drainState: ["idx_jobs_due", "idx_jobs_backoff"],
+    settleMet: ["idx_job_needs_need"],
+    settleFailed: ["idx_job_needs_need"],
   },
   postgres: {
     claimNext: ["idx_jobs_claimable"],
     claimNextSlotted: ["idx_jobs_claimable"],
     nextDueAt: ["idx_jobs_due"],
     drainState: ["idx_jobs_due", "idx_jobs_backoff"],
+    settleRound: ["idx_job_needs_need"],
   },
 };
 
@@ -46,6 +49,8 @@ const HOT = {
     "staleRunningJobs",
     "runningJobsByWorker",
     "getJob",
+    "settleMet",
+    "settleFailed",
   ],
   postgres: [
     "claimNext",
@@ -58,6 +63,7 @@ const HOT = {
     "staleRunningJobs",
     "runningJobsByWorker",
     "getJobForUpdate",
+    "settleRound",
   ],
 };
 
@@ -90,5 +96,11 @@ forEachDriver("hot-path query plans", (q, driver) => {
         expect({ name, text }).toEqual({ name, text: expect.stringContaining(index) });
     }
     expect(planOf(plans, "nextDueAt")).not.toContain("idx_jobs_claimable");
+    // A result's dependents are found from the needs' edges, never by walking jobs by state (the backlog).
+    for (const name of driver.name === "sqlite" ? ["settleMet", "settleFailed"] : ["settleRound"])
+      expect({ name, plan: planOf(plans, name) }).not.toEqual({
+        name,
+        plan: expect.stringMatching(/idx_jobs_(claimable|due|backoff)|idx_jobs_state_id \(state=\?\)/),
+      });
   });
 });

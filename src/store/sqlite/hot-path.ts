@@ -53,6 +53,20 @@ export const HOT_SQL = {
   runningJobsByWorker:
     "SELECT locked_by AS worker_id, id AS job_id FROM jobs WHERE state = 'running' AND locked_by IS NOT NULL ORDER BY id",
   getJob: "SELECT * FROM jobs WHERE id = ?",
+  /**
+   * A result's dependents (docs/architecture.md "Dependencies"), ?1 JSON [need ids]: the edges of
+   * needs that ended and are now met, by idx_job_needs_need; then the failed ones whose dependent
+   * is queued. Both start from the needs' edges, never from the queued backlog.
+   */
+  settleMet: `UPDATE job_needs INDEXED BY idx_job_needs_need SET met = 1
+     WHERE need_id IN (SELECT value FROM json_each(?1)) AND met = 0
+       AND (SELECT state FROM jobs WHERE id = need_id) IN ('done','dead','canceled')
+       AND (policy = 'done' OR (SELECT state FROM jobs WHERE id = need_id) = 'done')
+     RETURNING job_id`,
+  settleFailed: `SELECT e.job_id, e.need_id, n.state AS need_state
+     FROM job_needs e INDEXED BY idx_job_needs_need CROSS JOIN jobs n CROSS JOIN jobs d
+     WHERE e.need_id IN (SELECT value FROM json_each(?1)) AND n.id = e.need_id AND d.id = e.job_id
+       AND e.policy = 'success' AND e.met = 0 AND n.state IN ('dead','canceled') AND d.state = 'queued'`,
 } as const;
 
 /** Sample parameters of each statement, for EXPLAIN. */
@@ -67,6 +81,8 @@ const SAMPLE: Record<keyof typeof HOT_SQL, unknown[]> = {
   staleRunningJobs: [0],
   runningJobsByWorker: [],
   getJob: [1],
+  settleMet: ["[1]"],
+  settleFailed: ["[1]"],
 };
 
 /** `EXPLAIN QUERY PLAN` of every hot-path statement (nothing is run). */

@@ -13,6 +13,7 @@ import type { Database } from "bun:sqlite";
 import type { JobNeeds } from "../model.ts";
 import { failedNeed, unknownNeed } from "../needs-errors.ts";
 import type { WorkSignals } from "../wake-signal.ts";
+import { HOT_SQL } from "./hot-path.ts";
 
 type Insert = (jobId: number, event: "canceled" | "retried", detail: string) => void;
 
@@ -69,15 +70,7 @@ export function insertNeeds(db: Database, ids: number[], needs: (JobNeeds | unde
 export function settleDependents(db: Database, work: WorkSignals, ended: number[], now: number, insert: Insert): void {
   let frontier = ended;
   while (frontier.length > 0) {
-    const met = db
-      .query(
-        `UPDATE job_needs SET met = 1
-         WHERE need_id IN (SELECT value FROM json_each(?1)) AND met = 0
-           AND (SELECT state FROM jobs WHERE id = need_id) IN ('done','dead','canceled')
-           AND (policy = 'done' OR (SELECT state FROM jobs WHERE id = need_id) = 'done')
-         RETURNING job_id`,
-      )
-      .all(idsJson(frontier)) as { job_id: number }[];
+    const met = db.query(HOT_SQL.settleMet).all(idsJson(frontier)) as { job_id: number }[];
     if (met.length > 0) {
       const ready = db
         .query(
@@ -88,15 +81,9 @@ export function settleDependents(db: Database, work: WorkSignals, ended: number[
         .all(idsJson(met.map((m) => m.job_id))) as { queue: string; state: string; needs_left: number }[];
       for (const r of ready) if (r.state === "queued" && r.needs_left === 0) work.ready.add(r.queue);
     }
-    const failed = db
-      .query(
-        `SELECT e.job_id, e.need_id, n.state AS need_state FROM job_needs e
-           JOIN jobs n ON n.id = e.need_id JOIN jobs d ON d.id = e.job_id
-         WHERE e.need_id IN (SELECT value FROM json_each(?1)) AND e.policy = 'success' AND e.met = 0
-           AND n.state IN ('dead','canceled') AND d.state = 'queued'
-         ORDER BY e.job_id, e.need_id`,
-      )
-      .all(idsJson(frontier)) as { job_id: number; need_id: number; need_state: string }[];
+    const failed = (
+      db.query(HOT_SQL.settleFailed).all(idsJson(frontier)) as { job_id: number; need_id: number; need_state: string }[]
+    ).sort((a, b) => a.job_id - b.job_id || a.need_id - b.need_id);
     const closedNow: number[] = [];
     const markClosed = db.query("UPDATE job_needs SET closed = 1 WHERE job_id = ? AND need_id = ?");
     const close = db.query(
