@@ -8,9 +8,9 @@ import { existsSync, statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { invalidValue, SpoolError, type Warning } from "../contract/errors.ts";
 import type { Job, NewJob } from "../store/model.ts";
-import type { Store, StoreReader } from "../store/store.ts";
+import type { Store } from "../store/store.ts";
 import { DEFAULTS, LIMITS } from "./limits.ts";
-import { type NeedsSpec, parseNeeds, parseNeedsPolicy, planNeeds, resolveNeedRefs, toJobNeeds } from "./needs.ts";
+import { type NeedsSpec, planJobNeeds, validateNeedsInput } from "./needs.ts";
 import { type QueueSettings, readSettings } from "./settings.ts";
 import {
   durationText,
@@ -257,23 +257,8 @@ export function validateAddInput(input: AddInput, flag: (name: string) => string
   if (input.key !== undefined && /^\d+$/.test(input.key)) {
     throw invalidValue(flag("key"), input.key, "a key that is not only digits (digits name job ids), e.g. nightly-1");
   }
-  const needs = input.needs === undefined ? undefined : parseNeeds(flag("needs"), input.needs);
-  if (input.needsPolicy !== undefined && needs === undefined)
-    throw new SpoolError(
-      "INVALID_INPUT",
-      `${flag("needs-policy")} says when needs count as met, but no needs were given`,
-      {
-        remediation: "spoolctl add --needs 12,13 --needs-policy done -- CMD",
-      },
-    );
-  if (input.ref !== undefined && input.ref.trim() === "")
-    throw invalidValue(flag("ref"), input.ref, "a non-blank name other lines' needs can give");
   return {
-    needs,
-    needs_policy:
-      input.needsPolicy === undefined ? undefined : parseNeedsPolicy(flag("needs-policy"), input.needsPolicy),
-    ref: input.ref ?? null,
-    after_bare: input.after !== undefined && /^\d+$/.test(input.after.trim()) ? Number(input.after.trim()) : null,
+    ...validateNeedsInput(input, flag),
     argv,
     priority,
     queue,
@@ -438,27 +423,11 @@ export async function addJobs(
     const keys = wanted.flatMap((j) => (j.idempotency_key === null ? [] : [j.idempotency_key]));
     const active = keys.length > 0 ? await tx.findActiveJobsByKeys(keys) : new Map<string, Job>();
     const plan = planAdds(wanted, active, labels, warnings);
-    const needs = planNeeds(specs, labels);
-    const resolved = await resolveNeedRefs(
-      tx,
-      needs.flatMap((n) => n?.outside ?? []),
-    );
-    // Where spec j's job is: its index among the inserted jobs, or the id of the active job its key reused.
-    const inserted = new Map<number, number>();
-    for (const p of plan) if (p.kind === "insert") inserted.set(p.index, inserted.size);
-    const position = (j: number): { index: number } | { id: number } => {
-      const p = plan[j]!;
-      return p.kind === "active" ? { id: p.job.id } : { index: inserted.get(p.kind === "batch" ? p.of : j)! };
-    };
-    await warnAfterIsAJob(tx, specs, labels, warnings);
+    const needsOf = await planJobNeeds(tx, specs, plan, labels, warnings);
     const stored = await tx.addJobs(
       plan.flatMap((p) => (p.kind === "insert" ? [p.job] : [])),
       now,
-      plan.flatMap((p) => {
-        if (p.kind !== "insert") return [];
-        const n = needs[p.index];
-        return [n ? toJobNeeds(n, resolved, position) : undefined];
-      }),
+      needsOf,
     );
     let next = 0;
     const byIndex = new Map<number, Job>();
@@ -472,25 +441,4 @@ export async function addJobs(
     );
   });
   return { jobs, warnings };
-}
-
-/**
- * `--after N` keeps its meaning, a delay of N seconds; when N is a bare
- * integer naming an existing job, pueue's `add --after ID` habit is likely:
- * a `NEEDS_MEANT` warning points at `--needs` (docs/architecture.md "Dependencies").
- */
-async function warnAfterIsAJob(
-  tx: StoreReader,
-  specs: JobSpec[],
-  labels: string[],
-  warnings: Warning[],
-): Promise<void> {
-  for (const [i, spec] of specs.entries()) {
-    const n = spec.after_bare;
-    if (n === null || n === undefined || !Number.isSafeInteger(n) || n < 1 || !(await tx.getJob(n))) continue;
-    warnings.push({
-      code: "NEEDS_MEANT",
-      message: `${labels[i] ? `${labels[i]}: ` : ""}--after ${n} delays the job by ${n} seconds; job ${n} exists: to run after it ends, use --needs ${n}`,
-    });
-  }
 }

@@ -5,10 +5,24 @@
  * that needs itself and a cycle, and resolving references to existing jobs.
  * Everything here but {@link resolveNeedRefs} is pure.
  */
-import { invalidValue, SpoolError } from "../contract/errors.ts";
+import { invalidValue, SpoolError, type Warning } from "../contract/errors.ts";
 import { type Job, type JobNeeds, NEEDS_POLICIES, type NeedsPolicy } from "../store/model.ts";
 import type { StoreReader } from "../store/store.ts";
 import { LAST_JOB_REF } from "./jobs.ts";
+
+/** The fields of an add request (`AddInput`, src/ops/add.ts) that say what the job needs, as typed. */
+export interface NeedsInput {
+  needs?: string[];
+  needsPolicy?: string;
+  ref?: string;
+  after?: string;
+}
+
+/** What an add does with spec `index` (src/ops/add.ts `planAdds`): insert it, reuse an active job, or an earlier spec's. */
+export type AddStepRef =
+  | { kind: "insert"; index: number }
+  | { kind: "active"; index: number; job: { id: number } }
+  | { kind: "batch"; index: number; of: number };
 
 /** Most needs one job may name. */
 export const MAX_NEEDS = 1000;
@@ -166,4 +180,86 @@ export function toJobNeeds(
     else ids.push(at.id);
   }
   return { ids: [...new Set(ids)], earlier: [...new Set(earlier)], policy: plan.policy };
+}
+
+/**
+ * The needs fields of a validated spec from `input` (`flag(name)` renders a field's name).
+ * Raises `INVALID_INPUT` for bad references, a policy without needs, a blank ref.
+ */
+export function validateNeedsInput(
+  input: NeedsInput,
+  flag: (name: string) => string,
+): NeedsSpec & { after_bare: number | null } {
+  const needs = input.needs === undefined ? undefined : parseNeeds(flag("needs"), input.needs);
+  if (input.needsPolicy !== undefined && needs === undefined)
+    throw new SpoolError(
+      "INVALID_INPUT",
+      `${flag("needs-policy")} says when needs count as met, but no needs were given`,
+      {
+        remediation: "spoolctl add --needs 12,13 --needs-policy done -- CMD",
+      },
+    );
+  if (input.ref !== undefined && input.ref.trim() === "")
+    throw invalidValue(flag("ref"), input.ref, "a non-blank name other lines' needs can give");
+  return {
+    needs,
+    needs_policy:
+      input.needsPolicy === undefined ? undefined : parseNeedsPolicy(flag("needs-policy"), input.needsPolicy),
+    ref: input.ref ?? null,
+    after_bare: input.after !== undefined && /^\d+$/.test(input.after.trim()) ? Number(input.after.trim()) : null,
+  };
+}
+
+/**
+ * The store's needs of each job an add inserts (in `plan`'s insert order), in
+ * the add's transaction: lines planned ({@link planNeeds}), references to
+ * existing jobs resolved, a line deduplicated by its key standing for the
+ * job that holds the key. Pushes `NEEDS_MEANT` warnings ({@link warnAfterIsAJob}).
+ */
+export async function planJobNeeds(
+  tx: StoreReader,
+  specs: (NeedsSpec & { after_bare?: number | null })[],
+  plan: AddStepRef[],
+  labels: string[],
+  warnings: Warning[],
+): Promise<(JobNeeds | undefined)[]> {
+  const needs = planNeeds(specs, labels);
+  const resolved = await resolveNeedRefs(
+    tx,
+    needs.flatMap((n) => n?.outside ?? []),
+  );
+  // Where spec j's job is: its index among the inserted jobs, or the id of the active job its key reused.
+  const inserted = new Map<number, number>();
+  for (const p of plan) if (p.kind === "insert") inserted.set(p.index, inserted.size);
+  const position = (j: number): { index: number } | { id: number } => {
+    const p = plan[j]!;
+    return p.kind === "active" ? { id: p.job.id } : { index: inserted.get(p.kind === "batch" ? p.of : j)! };
+  };
+  await warnAfterIsAJob(tx, specs, labels, warnings);
+  return plan.flatMap((p) => {
+    if (p.kind !== "insert") return [];
+    const n = needs[p.index];
+    return [n ? toJobNeeds(n, resolved, position) : undefined];
+  });
+}
+
+/**
+ * `--after N` keeps its meaning, a delay of N seconds; when N is a bare
+ * integer naming an existing job, pueue's `add --after ID` habit is likely:
+ * a `NEEDS_MEANT` warning points at `--needs` (docs/architecture.md "Dependencies").
+ */
+export async function warnAfterIsAJob(
+  tx: StoreReader,
+  specs: { after_bare?: number | null }[],
+  labels: string[],
+  warnings: Warning[],
+): Promise<void> {
+  for (const [i, spec] of specs.entries()) {
+    const n = spec.after_bare;
+    if (n === null || n === undefined || !Number.isSafeInteger(n) || n < 1 || !(await tx.getJob(n))) continue;
+    warnings.push({
+      code: "NEEDS_MEANT",
+      message: `${labels[i] ? `${labels[i]}: ` : ""}--after ${n} delays the job by ${n} seconds; job ${n} exists: to run after it ends, use --needs ${n}`,
+    });
+  }
 }
