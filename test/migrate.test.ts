@@ -27,6 +27,7 @@ describe.skipIf(ON_POSTGRES)("SQLite file migrations", () => {
     "batches",
     "hooks",
     "job_events",
+    "job_needs",
     "jobs",
     "lane_counts",
     "lanes",

@@ -153,7 +153,7 @@ const SITUATIONS: Record<
   "envelope-status-empty.json": {
     verb: "status",
     run: async (q) => (await existing(q)).json(["status"]),
-    extras: ["data.live_workers", "data.full_disks", "data.stranded", "data.paused_lanes"],
+    extras: ["data.live_workers", "data.full_disks", "data.stranded", "data.paused_lanes", "data.waiting_on_needs"],
   },
   "envelope-wait-mixed.json": {
     verb: "wait",

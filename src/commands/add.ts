@@ -77,6 +77,8 @@ export function inputFromFlags(raw: RawArgs, argv: string[]): AddInput {
     tag: texts("tag"),
     note: text("note"),
     key: text("key"),
+    needs: texts("needs").length > 0 ? texts("needs") : undefined,
+    needsPolicy: text("needs-policy"),
   };
 }
 
@@ -149,6 +151,8 @@ export default defineVerb({
     'spoolctl add --from jobs.ndjson     # one {"argv": [...]} per line',
     "spoolctl add --batch ci-42 --from tests.ndjson --fail-fast   # sealed when added",
     "spoolctl add --batch ci-42 -- ./lint.sh; spoolctl add --batch ci-42 --seal -- ./test.sh",
+    "spoolctl add --needs 12,13 -- ./deploy.sh   # after jobs 12 and 13 succeeded",
+    'spoolctl add --from graph.ndjson    # {"ref": "build", …} then {"needs": ["build"], …}',
   ],
   flags: {
     ...COMMON_FLAGS,
@@ -244,6 +248,20 @@ export default defineVerb({
       description:
         "with --batch: at the batch's first dead job cancel its queued jobs (kept by the queue); --fail-fast=now also stops its running jobs",
       valueHint: "[now]",
+    },
+    needs: {
+      type: "string",
+      repeatable: true,
+      separator: ",",
+      description: "run only after these jobs succeeded: ids, idempotency keys or last (see --needs-policy)",
+      valueHint: "ID,…",
+    },
+    "needs-policy": {
+      type: "string",
+      description: "success: run once every need succeeded (a failed need cancels this job); done: once they ended",
+      valueHint: "POLICY",
+      choices: ["success", "done"],
+      default: "success",
     },
     from: {
       type: "string",

@@ -153,7 +153,11 @@ export default defineVerb({
       String(j.priority),
       String(j.attempts_total),
       humanDuration(Math.max(0, now - j.created_at)),
-      clipColumns(clip(escapeControl(j.last_error ?? "")), room === Infinity ? Infinity : 40),
+      // A job waiting for others says on which, where a failed one says why.
+      clipColumns(
+        clip(j.waiting_on.length > 0 ? `waits on ${j.waiting_on.join(",")}` : escapeControl(j.last_error ?? "")),
+        room === Infinity ? Infinity : 40,
+      ),
       clip(originTag(j.idempotency_key) + formatArgv(j.argv)),
     ]);
     const more = pagination?.truncated

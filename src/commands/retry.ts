@@ -36,6 +36,10 @@ const FLAGS = {
       "requeue every dead or canceled job matching --state, --queue, --tag, --since, --failure-reason, --match",
   },
   "dry-run": { type: "boolean", description: "say which jobs would be requeued (the same checks), change nothing" },
+  "no-cascade": {
+    type: "boolean",
+    description: "do not revive the jobs that waited for it and were canceled when it failed (need_failed)",
+  },
   state: {
     type: "string",
     repeatable: true,
@@ -173,11 +177,14 @@ export default defineVerb({
       forcedHoldoffSeconds: forcedRetryHoldoffSeconds(),
       dryRun,
       overrides: overridesOf(ctx),
+      cascade: !ctx.args["no-cascade"],
     });
     const { jobs } = outcome;
-    if (dryRun) return { data: { count: jobs.length, jobs, dry_run: true }, warnings: retryWarnings(outcome) };
+    const revived = outcome.revived ? { revived: outcome.revived } : {};
+    if (dryRun)
+      return { data: { count: jobs.length, jobs, dry_run: true, ...revived }, warnings: retryWarnings(outcome) };
     return {
-      data: "refs" in t && refs.length === 1 && jobs.length === 1 ? jobs[0]! : { count: jobs.length, jobs },
+      data: "refs" in t && refs.length === 1 && jobs.length === 1 ? jobs[0]! : { count: jobs.length, jobs, ...revived },
       warnings: retryWarnings(outcome),
     };
   },
@@ -189,6 +196,11 @@ export default defineVerb({
       j.changed && Object.keys(j.changed).length ? ` (${describeChanges(j.changed)})` : "";
     if ("dry_run" in data && data.dry_run)
       return `Would retry ${counted(jobs.length, "job")}: ${jobs.map((j) => `${j.job_id}${changes(j)}`).join(", ")} (dry run: nothing changed)`;
-    return jobs.map((j) => `Retried job ${j.job_id}${changes(j)}; now queued`).join("\n");
+    const revivedText = (ids: number[] | undefined) =>
+      ids?.length ? `\nRevived ${counted(ids.length, "job")} that waited for it: ${ids.join(", ")}` : "";
+    return (
+      jobs.map((j) => `Retried job ${j.job_id}${changes(j)}; now queued${revivedText(j.revived)}`).join("\n") +
+      revivedText("revived" in data ? data.revived : undefined)
+    );
   },
 });

@@ -44,6 +44,8 @@ export default defineVerb({
       // Only a queued job has a next run; a finished one keeps its last due time, which says nothing.
       ...(j.state === "queued" && !j.scheduled ? [field("next run", ago(j.next_run_at))] : []),
     ];
+    if (j.waiting_on.length > 0)
+      lines.push(field("waits on", `job${j.waiting_on.length > 1 ? "s" : ""} ${j.waiting_on.join(", ")} (--needs)`));
     if (j.last_error) lines.push(field("last error", escapeControl(j.last_error)));
     lines.push(field("runs in", j.cwd ? escapeControl(j.cwd) : "the worker's folder (no --cwd)"));
     for (const [k, v] of Object.entries(j.env)) lines.push(field("env", escapeControl(`${k}=${v}`)));

@@ -117,6 +117,10 @@ export const WARNING_CODES = {
     "a deleted job's output files could not all be removed (the job's rows are gone); the message names the files to remove by hand",
   SCHEDULES_UNFIRED:
     "schedules are active but no live worker runs the due-slot pass: their slots pass unfired until a worker runs (or spoolctl schedule tick)",
+  NEED_NOT_RETRIED:
+    "retry --all left a canceled job as it was because a job it needs is dead or canceled and was not retried; retrying that need revives it",
+  NEEDS_MEANT:
+    "add --after N got a bare integer that is also an existing job's id: --after is a delay in seconds; --needs N waits for the job",
 } as const;
 
 /** A code from {@link WARNING_CODES}. */

@@ -56,6 +56,7 @@ const jobSummaryProps: Record<string, JsonSchema> = {
   locked_by: nullable(str),
   scheduled: bool,
   batch: nullable(str),
+  waiting_on: arrayOf(int),
 };
 /** A batch with its counts and verdict (src/ops/batch.ts BatchSummary). */
 export const batchSummary = object({
@@ -103,22 +104,26 @@ export const attempt = object(
 );
 
 /** A failure group (`list --group`; docs/architecture.md "Triage"): jobs that failed alike. */
-export const failureGroup = object({
-  signature: object({
-    state: enumOf(["dead", "canceled"]),
-    failure_reason: nullable(enumOf(FAILURE_REASONS)),
-    exit_code: nullable(int),
-    signal: nullable(int),
-    stderr: str,
-  }),
-  text: str,
-  count: int,
-  job_ids: arrayOf(int),
-  lanes: arrayOf(str),
-  first_seen: num,
-  last_seen: num,
-  example: object({ job_id: int, argv: arrayOf(str), stderr_line: str }),
-});
+export const failureGroup = object(
+  {
+    signature: object({
+      state: enumOf(["dead", "canceled"]),
+      failure_reason: nullable(enumOf(FAILURE_REASONS)),
+      exit_code: nullable(int),
+      signal: nullable(int),
+      stderr: str,
+    }),
+    text: str,
+    count: int,
+    job_ids: arrayOf(int),
+    lanes: arrayOf(str),
+    first_seen: num,
+    last_seen: num,
+    example: object({ job_id: int, argv: arrayOf(str), stderr_line: str }),
+    closed_dependents: arrayOf(int),
+  },
+  ["closed_dependents"],
+);
 
 /** What `add` reports per job. */
 export const addedJob = object({
@@ -182,6 +187,7 @@ export const CORE_DATA_SCHEMAS: Record<string, JsonSchema> = {
       paused_lanes: arrayOf(
         object({ queue: str, paused_at: num, paused_until: nullable(num), reason: nullable(str), queued: int }),
       ),
+      waiting_on_needs: object({ count: int, jobs: arrayOf(object({ job_id: int, waiting_on: arrayOf(int) })) }),
       full_disks: arrayOf(object({ role: enumOf(["database", "spool"]), path: str, free_bytes: int })),
       schedules: arrayOf(
         object({

@@ -36,8 +36,9 @@ const retried = object(
       "max_retries",
       "env_set",
     ]),
+    revived: arrayOf(int),
   },
-  ["changed"],
+  ["changed", "revived"],
 );
 const canceled = object({ job_id: int, state: enumOf(["canceled", "running"]), was_running: bool });
 const setting = {
@@ -136,7 +137,13 @@ export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
     remediation: nullable(str),
     streams: object({ stdout: streamTail, stderr: streamTail }),
   }),
-  retry: oneOf(retried, object({ count: int, jobs: arrayOf(retried), dry_run: constant(true) }, ["dry_run"])),
+  retry: oneOf(
+    retried,
+    object({ count: int, jobs: arrayOf(retried), dry_run: constant(true), revived: arrayOf(int) }, [
+      "dry_run",
+      "revived",
+    ]),
+  ),
   rerun: object({
     job_id: int,
     state: constant("queued"),

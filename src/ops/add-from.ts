@@ -24,6 +24,9 @@ const FIELDS: Record<string, keyof AddInput> = {
   note: "note",
   key: "key",
   idempotency_key: "key",
+  needs: "needs",
+  needs_policy: "needsPolicy",
+  ref: "ref",
 };
 
 function bad(line: number, message: string): SpoolError {
@@ -84,6 +87,12 @@ export function parseJobLines(text: string, defaults: AddInput): { input: AddInp
         if (!Array.isArray(value) || value.some((v) => typeof v !== "string"))
           throw bad(line, "argv must be an array of strings");
         input.argv = value as string[];
+      } else if (field === "needs") {
+        // Other lines' refs, job ids, keys or last: a list, or one reference.
+        const refs = Array.isArray(value) ? value : [value];
+        if (refs.length === 0 || refs.some((v) => (typeof v !== "string" && typeof v !== "number") || v === ""))
+          throw bad(line, 'needs must be a list of refs, job ids or keys, e.g. "needs": ["build", 12]');
+        input.needs = refs.map(String);
       } else if (field === "env" || field === "tag") {
         // Merged over the command line's --env/--tag (parsePairs: the later key wins).
         input[field] = [...(defaults[field] ?? []), ...pairs(line, rawKey, value)];

@@ -10,6 +10,7 @@ import { invalidValue, SpoolError, type Warning } from "../contract/errors.ts";
 import type { BatchAdd, Job, NewJob } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { DEFAULTS, LIMITS } from "./limits.ts";
+import { type NeedsSpec, planJobNeeds, validateNeedsInput } from "./needs.ts";
 import { type QueueSettings, readSettings } from "./settings.ts";
 import {
   durationText,
@@ -39,14 +40,21 @@ export interface AddInput {
   tag?: string[];
   note?: string;
   key?: string;
+  /** `--needs` values (or a `--from` line's `needs`): job ids, keys, `last`, refs of other lines. */
+  needs?: string[];
+  needsPolicy?: string;
+  /** A `--from` line's name for other lines' `needs`. */
+  ref?: string;
 }
 
 /** A validated spec: the stored job minus the defaults that come from settings. */
-export interface JobSpec extends Omit<NewJob, "timeout_seconds" | "max_retries" | "next_run_at"> {
+export interface JobSpec extends Omit<NewJob, "timeout_seconds" | "max_retries" | "next_run_at">, NeedsSpec {
   timeout_seconds: number | null;
   max_retries: number | null;
   /** Delay from submission in seconds, or an absolute epoch time. */
   delay: { after: number } | { at: number } | null;
+  /** `--after N` given as a bare integer: N, which may be a job id meant as a need (warned about). */
+  after_bare?: number | null;
 }
 
 /** The result of adding one job, as `add --json` reports it. */
@@ -250,6 +258,7 @@ export function validateAddInput(input: AddInput, flag: (name: string) => string
     throw invalidValue(flag("key"), input.key, "a key that is not only digits (digits name job ids), e.g. nightly-1");
   }
   return {
+    ...validateNeedsInput(input, flag),
     argv,
     priority,
     queue,
@@ -267,7 +276,7 @@ export function validateAddInput(input: AddInput, flag: (name: string) => string
 
 /** Applies queue-wide defaults and the clock to a spec. A past `--at` clamps to now. */
 export function toNewJob(spec: JobSpec, settings: QueueSettings, now: number): NewJob {
-  const { delay, ...rest } = spec;
+  const { delay, needs: _needs, needs_policy: _policy, ref: _ref, after_bare: _bare, ...rest } = spec;
   let next_run_at = now;
   if (delay && "after" in delay) next_run_at = now + delay.after;
   if (delay && "at" in delay) next_run_at = Math.max(now, delay.at);
@@ -418,9 +427,11 @@ export async function addJobs(
     const keys = wanted.flatMap((j) => (j.idempotency_key === null ? [] : [j.idempotency_key]));
     const active = keys.length > 0 ? await tx.findActiveJobsByKeys(keys) : new Map<string, Job>();
     const plan = planAdds(wanted, active, labels, warnings);
+    const needsOf = await planJobNeeds(tx, specs, plan, labels, warnings);
     const stored = await tx.addJobs(
       plan.flatMap((p) => (p.kind === "insert" ? [p.job] : [])),
       now,
+      needsOf,
       batch,
     );
     let next = 0;

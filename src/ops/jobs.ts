@@ -113,10 +113,12 @@ export interface JobSummary {
   scheduled: boolean;
   /** The batch it belongs to (docs/architecture.md "Batches"); null: none. */
   batch: string | null;
+  /** Ids of the jobs it still waits for (docs/architecture.md "Dependencies"); empty when none. */
+  waiting_on: number[];
 }
 
-/** Summarises a job row; `now` (epoch seconds) decides `scheduled`. */
-export function summarize(job: Job, now: number): JobSummary {
+/** Summarises a job row; `now` (epoch seconds) decides `scheduled`; `waitingOn`: its unmet needs ({@link waitingOf}). */
+export function summarize(job: Job, now: number, waitingOn: number[] = []): JobSummary {
   return {
     id: job.id,
     state: job.state,
@@ -143,7 +145,14 @@ export function summarize(job: Job, now: number): JobSummary {
     locked_by: job.locked_by,
     scheduled: job.state === "queued" && job.next_run_at > now,
     batch: job.batch ?? null,
+    waiting_on: waitingOn,
   };
+}
+
+/** The unmet needs of those of `jobs` that are queued and wait for any, in one read (`waiting_on`). */
+export async function waitingOf(tx: StoreReader, jobs: Job[]): Promise<Map<number, number[]>> {
+  const waiting = jobs.filter((j) => j.state === "queued" && j.needs_left > 0).map((j) => j.id);
+  return waiting.length === 0 ? new Map() : tx.unmetNeeds(waiting);
 }
 
 /** `list` filters, validated. */
@@ -208,8 +217,9 @@ export async function listJobs(
   const truncated = rows.length > q.limit;
   const cache = healthCache();
   if (health) await prefetchHealth(tx, rows.slice(0, q.limit), cache);
+  const waiting = await waitingOf(tx, rows.slice(0, q.limit));
   const jobs = await mapInOrder(rows.slice(0, q.limit), async (j) => ({
-    ...summarize(j, now),
+    ...summarize(j, now, waiting.get(j.id)),
     worker_health: health ? await jobWorkerHealth(tx, j, health, cache) : null,
   }));
   return {
@@ -242,9 +252,10 @@ export function jobDetail(store: SnapshotReader, ref: string, health?: HealthCon
 
 async function showJob(tx: StoreReader, ref: string, now: number, health?: HealthContext): Promise<JobDetail> {
   const job = await resolveJob(tx, ref);
+  const waiting = await waitingOf(tx, [job]);
   return {
     job: {
-      ...summarize(job, now),
+      ...summarize(job, now, waiting.get(job.id)),
       env: job.env,
       cancel_requested: job.cancel_requested,
       locked_pid: job.locked_pid,

@@ -14,6 +14,7 @@ import { ENV_KEY } from "./add.ts";
 import { mapInOrder } from "./in-order.ts";
 import { queuedJobHint, resolveJob } from "./jobs.ts";
 import { LIMITS } from "./limits.ts";
+import { type BlockedRetry, blockedByNeeds, blockedError, reviveIn } from "./retry-needs.ts";
 import { canTransition } from "./states.ts";
 import { parseInteger, parsePairs, parseTimeout } from "./values.ts";
 
@@ -22,6 +23,8 @@ export interface RetriedJob {
   job_id: number;
   state: "queued";
   changed?: RetriedWithOverrides["changed"];
+  /** Dependents its failure had closed, queued again with it (docs/architecture.md "Dependencies"); absent when none. */
+  revived?: number[];
 }
 
 /** States `retry --all` may select. */
@@ -151,6 +154,10 @@ export interface SkippedRetry {
 export interface RetryOutcome {
   jobs: RetriedJob[];
   skipped: SkippedRetry[];
+  /** Jobs `--all` left alone because a need they must wait for is dead or canceled and was not retried with them. */
+  blocked?: BlockedRetry[];
+  /** Every dependent revived, ascending (`--all`; named jobs carry theirs in `jobs[i].revived`). */
+  revived?: number[];
 }
 
 /**
@@ -173,7 +180,14 @@ export interface RetryOutcome {
 export async function retryJobs(
   store: Store,
   target: RetryTarget,
-  opts: { force: boolean; forcedHoldoffSeconds?: number; dryRun?: boolean; overrides?: RetryOverrides },
+  opts: {
+    force: boolean;
+    forcedHoldoffSeconds?: number;
+    dryRun?: boolean;
+    overrides?: RetryOverrides;
+    /** Revive the dependents each retried job's failure closed (default true; `--no-cascade`: false). */
+    cascade?: boolean;
+  },
   now = store.now(),
 ): Promise<RetryOutcome> {
   const overrides = opts.overrides && hasOverrides(opts.overrides) ? opts.overrides : null;
@@ -189,6 +203,7 @@ export async function retryJobs(
   try {
     return await store.write(async (tx) => {
       const outcome = await retryIn(tx, target, opts.force, now, overrides, opts.forcedHoldoffSeconds ?? 0);
+      if (opts.cascade !== false) await reviveIn(tx, target, outcome, now);
       if (opts.dryRun) throw new DryRunDone(outcome); // rolls the transaction back
       return outcome;
     });
@@ -230,6 +245,8 @@ async function retryIn(
   if ("refs" in target) {
     const jobs = await resolveUnique(tx, target.refs);
     for (const job of jobs) checkRetry(job, force);
+    const [blocked] = await blockedByNeeds(tx, jobs);
+    if (blocked) throw blockedError(blocked);
     const requeued = new Set<number>();
     return {
       jobs: await mapInOrder(jobs, async (job) => {
@@ -262,11 +279,16 @@ async function retryIn(
     chosen.push(job);
   }
   chosen.reverse();
+  const blocked = await blockedByNeeds(tx, chosen);
+  if (blocked.length > 0) {
+    const out = new Set(blocked.map((b) => b.job_id));
+    chosen.splice(0, chosen.length, ...chosen.filter((j) => !out.has(j.id)));
+  }
   const jobs =
     overrides === null
       ? await requeueAll(tx, chosen, now)
       : await mapInOrder(chosen, (job) => requeueChecked(tx, job, now, overrides, 0));
-  return { jobs, skipped: skipped.reverse() };
+  return { jobs, skipped: skipped.reverse(), ...(blocked.length > 0 ? { blocked } : {}) };
 }
 
 /**
@@ -295,10 +317,15 @@ async function requeueAll(tx: StoreWriter, jobs: Job[], now: number): Promise<Re
 
 /** The warnings of a {@link RetryOutcome}: one `IDEMPOTENCY_KEY_HELD` per skipped job. */
 export function retryWarnings(outcome: RetryOutcome): Warning[] {
-  return outcome.skipped.map((s) => ({
+  const held = outcome.skipped.map((s) => ({
     code: "IDEMPOTENCY_KEY_HELD" as const,
     message: `job ${s.job_id} was not retried: its key ${JSON.stringify(s.key)} belongs to job ${s.holder_id}, which is active now (spoolctl wait ${s.holder_id}, then spoolctl retry ${s.job_id})`,
   }));
+  const blocked = (outcome.blocked ?? []).map((b) => ({
+    code: "NEED_NOT_RETRIED" as const,
+    message: `job ${b.job_id} was not retried: it needs job ${b.need_id}, which is ${b.need_state}; retry job ${b.need_id} and it is revived with it`,
+  }));
+  return [...held, ...blocked];
 }
 
 /** Run settings a retry may change on the way (`triage`): absent fields stay as they are. */

@@ -2,7 +2,7 @@
 
 import { REPORTED_STATES } from "../store/model.ts";
 import { queueDisks } from "../store/space.ts";
-import type { SnapshotReader, StoreReader } from "../store/store.ts";
+import type { SnapshotReader, StoreReader, WaitingOnNeeds } from "../store/store.ts";
 import type { BatchSummary } from "./batch.ts";
 import { type JobSummary, summarize } from "./jobs.ts";
 import { pausedLanes } from "./lane-notices.ts";
@@ -28,6 +28,8 @@ export interface StatusData {
   stranded: WorkerHealth[];
   /** Lanes paused now (docs/architecture.md "Lanes and slots"), by name; times epoch seconds. */
   paused_lanes: PausedLane[];
+  /** Queued jobs that wait for other jobs: how many, and the oldest 10 with what each waits on (docs/architecture.md "Dependencies"). */
+  waiting_on_needs: WaitingOnNeeds;
   /**
    * Disks of the queue on this host that are full (docs/architecture.md
    * "Storage conditions"): workers pause claiming meanwhile. Set by the
@@ -147,5 +149,6 @@ export async function readStatus(
     stranded,
     ...(schedules.length > 0 ? { schedules } : {}),
     paused_lanes,
+    waiting_on_needs: await tx.waitingOnNeeds(10),
   };
 }

@@ -16,6 +16,7 @@ import {
   signatureText,
 } from "./failure-signature.ts";
 import { streamTail } from "./output.ts";
+import { regroupDependents } from "./triage-dependents.ts";
 
 /**
  * Which jobs to look at (`--queue`, `--tag`, `--since`, `--failure-reason`,
@@ -71,6 +72,8 @@ export interface FailureGroup {
   last_seen: number;
   /** The newest job of the group: its command and unmasked stderr line. */
   example: { job_id: number; argv: string[]; stderr_line: string };
+  /** Jobs canceled because a job of this group failed (need_failed, down the chain); absent when none. */
+  closed_dependents?: number[];
 }
 
 /** Dead groups before canceled ones; then largest first; then the freshest. */
@@ -157,6 +160,10 @@ export async function failureGroups(
         example: { job_id: jobIds[0]!, argv: [], stderr_line: "" },
       });
     }
+    // Dependents a failure closed are shown under it, not among the jobs canceled by hand.
+    const regrouped = await regroupDependents(tx, groups);
+    groups.splice(0, groups.length, ...regrouped);
+    for (const g of groups) g.example.job_id = g.job_ids[0]!;
     const examples = groups.length
       ? await tx.listJobs({ ids: groups.map((g) => g.example.job_id), limit: groups.length })
       : [];

@@ -59,6 +59,22 @@ export interface NewJob {
   batch?: string | null;
 }
 
+/** When a job's need counts as met: `success`, the need ended done; `done`, it ended however it ended. */
+export const NEEDS_POLICIES = ["success", "done"] as const;
+/** A needs policy (`add --needs-policy`). */
+export type NeedsPolicy = (typeof NEEDS_POLICIES)[number];
+
+/**
+ * What a new job waits for (`add --needs`, docs/architecture.md "Dependencies"):
+ * existing jobs by id, and jobs of the same add by their index in it.
+ */
+export interface JobNeeds {
+  ids: number[];
+  /** Indexes into the same `addJobs` call's jobs. */
+  earlier: number[];
+  policy: NeedsPolicy;
+}
+
 /** A job row: what `add` stored ({@link NewJob}) and what its life has written since. */
 export interface Job extends NewJob {
   id: number;
@@ -81,6 +97,8 @@ export interface Job extends NewJob {
   started_at: number | null;
   finished_at: number | null;
   cancel_requested: boolean;
+  /** How many of its needs are not met yet (schema v11); the claim takes only jobs at 0. */
+  needs_left: number;
 }
 
 /** An attempt row. */

@@ -25,6 +25,7 @@ import type {
   Job,
   JobEvent,
   JobFilter,
+  JobNeeds,
   JobState,
   LaneCount,
   LaneSetting,
@@ -59,6 +60,16 @@ export interface StoreReader {
    * (docs/architecture.md "Triage"). One statement.
    */
   failureGroups(filter: Omit<JobFilter, "limit" | "beforeId">, maskVersion: number): Promise<FailureGroupRow[]>;
+  /**
+   * The unmet needs of each of `jobIds` that waits for any (docs/architecture.md
+   * "Dependencies"): need ids ascending, by job id; jobs without are absent. One statement.
+   */
+  unmetNeeds(jobIds: number[]): Promise<Map<number, number[]>>;
+  /**
+   * How many queued jobs wait for needs, and the oldest `limit` of them with
+   * the needs each still waits on (`status`; docs/architecture.md "Dependencies").
+   */
+  waitingOnNeeds(limit: number): Promise<WaitingOnNeeds>;
   /** Job counts by state and lane. */
   countByStateAndLane(): Promise<LaneCount[]>;
   /** Queued jobs whose `next_run_at` is after `now`, per lane. */
@@ -132,6 +143,13 @@ export interface StoreReader {
    * lane name; lanes never paused nor given slots may have none. One statement.
    */
   listLanes(): Promise<LaneSetting[]>;
+}
+
+/** Queued jobs that wait for other jobs (see {@link StoreReader.waitingOnNeeds}). */
+export interface WaitingOnNeeds {
+  count: number;
+  /** Oldest first; `waiting_on`: the ids of its unmet needs, ascending. */
+  jobs: { job_id: number; waiting_on: number[] }[];
 }
 
 /** What holds a drain open (see {@link StoreReader.drainState}). */
@@ -325,8 +343,15 @@ export interface StoreWriter extends StoreReader {
    * gets `batch.name`; `batch.failFast` sets the property; `batch.seal` seals
    * it after the jobs are in. An add of no job with `batch` still creates
    * (and may seal) the batch.
+   *
+   * `needs[i]` (absent: none) is what `jobs[i]` waits for (docs/architecture.md
+   * "Dependencies"): its edges are written and its `needs_left` counted in the
+   * same transaction. Guard: PostgreSQL locks the named needs (`FOR SHARE`)
+   * before reading their states, so a need cannot end between that read and
+   * the commit; each need must exist, and one that must succeed must not be
+   * dead or canceled: `INVALID_INPUT` otherwise, nothing added.
    */
-  addJobs(jobs: NewJob[], now: number, batch?: BatchAdd | null): Promise<Job[]>;
+  addJobs(jobs: NewJob[], now: number, needs?: (JobNeeds | undefined)[], batch?: BatchAdd | null): Promise<Job[]>;
   /**
    * Seals a batch (`batch seal`, docs/architecture.md "Batches"): no job can
    * join it from this commit on, so a waiter may call it finished once its
@@ -361,7 +386,11 @@ export interface StoreWriter extends StoreReader {
    * in the same transaction (`failFastOnDead` in each driver's
    * batch-queries.ts: its queued jobs canceled, with `now` its running ones
    * asked to stop); one requeued for a retry in a batch fail-fast failed is
-   * canceled instead (docs/architecture.md "Batches").
+   * canceled instead (docs/architecture.md "Batches"). A job that
+   * ended (done, dead, canceled) settles its dependents in the same
+   * transaction (the driver's job-ended hook, docs/architecture.md
+   * "Dependencies"): met needs counted down (a dependent at 0 wakes its lane),
+   * dependents of a failed need closed as `need_failed`, down the chain.
    */
   recordAttempt(rec: AttemptRecord): Promise<boolean>;
   /**
@@ -430,7 +459,23 @@ export interface StoreWriter extends StoreReader {
    * Returns false when the attempt is not running.
    */
   closeAttempt(closing: AttemptClosing): Promise<boolean>;
-  /** Cancels a queued job at once (docs/architecture.md "Cancel"). Returns false when it is not queued. */
+  /**
+   * Revives the dependents the failure of `needIds` closed, once those needs
+   * were requeued by `retry` in this transaction (docs/architecture.md
+   * "Dependencies"): each canceled job with an edge to one of them marked
+   * closed, none of whose other needs that must succeed is dead or canceled
+   * and whose idempotency key no active job holds, goes back to `queued` due
+   * at `now` (epoch seconds) with fresh budgets and its unmet needs recounted,
+   * with a `retried` ledger row `{"from":"canceled","reason":"need_retried","need":N}`;
+   * and so on down the chain. Guard: `state = 'canceled'` in the UPDATE; on
+   * PostgreSQL the edges are locked before the count. Wakes every worker when
+   * anything was revived. Returns the ids revived.
+   */
+  reviveDependents(needIds: number[], now: number): Promise<number[]>;
+  /**
+   * Cancels a queued job at once (docs/architecture.md "Cancel"). Returns false when it is not queued.
+   * Its dependents are settled in the same transaction (the driver's job-ended hook, "Dependencies").
+   */
   cancelQueuedJob(jobId: number, now: number): Promise<boolean>;
   /**
    * Sets `cancel_requested` on a running job; its worker sees it on the next

@@ -27,6 +27,13 @@ export function renderStatus(
 ): string {
   const lines = [countsLine(data.counts, color)];
   if (data.scheduled > 0) lines.push(`scheduled ${data.scheduled} (queued, not yet due)`);
+  const waiting = data.waiting_on_needs;
+  if (waiting && waiting.count > 0) {
+    const shown = waiting.jobs.map((j) => `${j.job_id} on ${j.waiting_on.join(",")}`).join("; ");
+    lines.push(
+      `waiting ${waiting.count} (queued, waiting for other jobs: ${shown}${waiting.count > waiting.jobs.length ? "; …" : ""})`,
+    );
+  }
   const lanes = Object.keys(data.queues).sort();
   if (lanes.length > 1 || (lanes.length === 1 && lanes[0] !== "default")) {
     for (const lane of lanes) lines.push(`  ${lane}: ${countsLine(data.queues[lane]!, color)}`);

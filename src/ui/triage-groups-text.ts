@@ -38,7 +38,7 @@ export function renderGroups(groups: FailureGroup[], width: number, now = Date.n
   if (groups.length === 0) return "no failed jobs";
   const jobs = groups.reduce((n, g) => n + g.count, 0);
   const cells = groups.map((g) => ({
-    JOBS: String(g.count),
+    JOBS: g.closed_dependents?.length ? `${g.count} (+${g.closed_dependents.length} closed)` : String(g.count),
     STATE: g.signature.state,
     SIGNATURE: escapeControl(g.text),
     LANES: g.lanes.join(","),
@@ -100,6 +100,9 @@ export function groupCardText(g: FailureGroup, width: number, now = Date.now() /
     field("example", `job ${g.example.job_id}: ${formatArgv(g.example.argv)}`),
     field("stderr", g.example.stderr_line === "" ? "(none)" : escapeControl(g.example.stderr_line)),
     field("job ids", idList(g.job_ids)),
+    ...(g.closed_dependents?.length
+      ? [field("closed", `${g.closed_dependents.length} waiting job(s) (need_failed): ${idList(g.closed_dependents)}`)]
+      : []),
   ].join("\n");
 }
 

@@ -24,6 +24,7 @@ async function addTo(store: Store, b: BatchAdd, n: number, over: Parameters<type
     tx.addJobs(
       Array.from({ length: n }, () => newJob(over)),
       store.now(),
+      [],
       b,
     ),
   );
@@ -201,7 +202,7 @@ forEachDriver("batches", (q) => {
         const inside = new Promise<void>((r) => (joined = r));
         // The add joins the batch (locking its row), then holds its transaction open.
         const adding = other.write(async (tx) => {
-          added = (await tx.addJobs([newJob(), newJob()], other.now(), batch("race"))).map((j) => j.id);
+          added = (await tx.addJobs([newJob(), newJob()], other.now(), [], batch("race"))).map((j) => j.id);
           joined();
           await held;
         });

@@ -13,7 +13,15 @@ import { pollUntil } from "./support.ts";
 
 /** A child script of this folder, by file name. */
 export const childScript = (
-  name: "claimant.ts" | "adder.ts" | "opener.ts" | "retrier.ts" | "locker.ts" | "ticker.ts" | "lane-claimant.ts",
+  name:
+    | "claimant.ts"
+    | "adder.ts"
+    | "opener.ts"
+    | "retrier.ts"
+    | "locker.ts"
+    | "ticker.ts"
+    | "lane-claimant.ts"
+    | "needs-claimant.ts",
 ): string => resolve(import.meta.dir, name);
 
 interface Running {

@@ -25,6 +25,8 @@ const USES: Record<string, Record<string, string[]>> = {
     nextDueAt: ["idx_jobs_due"],
     drainState: ["idx_jobs_due", "idx_jobs_backoff"],
     earliestSlot: ["idx_schedules_due"],
+    settleMet: ["idx_job_needs_need"],
+    settleFailed: ["idx_job_needs_need"],
   },
   postgres: {
     claimNext: ["idx_jobs_claimable"],
@@ -32,6 +34,7 @@ const USES: Record<string, Record<string, string[]>> = {
     nextDueAt: ["idx_jobs_due"],
     drainState: ["idx_jobs_due", "idx_jobs_backoff"],
     earliestSlot: ["idx_schedules_due"],
+    settleRound: ["idx_job_needs_need"],
   },
 };
 
@@ -50,6 +53,8 @@ const HOT = {
     "getJob",
     "earliestSlot",
     "hooksOn",
+    "settleMet",
+    "settleFailed",
   ],
   postgres: [
     "claimNext",
@@ -64,6 +69,7 @@ const HOT = {
     "getJobForUpdate",
     "earliestSlot",
     "hooksOn",
+    "settleRound",
   ],
 };
 
@@ -102,5 +108,11 @@ forEachDriver("hot-path query plans", (q, driver) => {
         expect({ name, text }).toEqual({ name, text: expect.stringContaining(index) });
     }
     expect(planOf(plans, "nextDueAt")).not.toContain("idx_jobs_claimable");
+    // A result's dependents are found from the needs' edges, never by walking jobs by state (the backlog).
+    for (const name of driver.name === "sqlite" ? ["settleMet", "settleFailed"] : ["settleRound"])
+      expect({ name, plan: planOf(plans, name) }).not.toEqual({
+        name,
+        plan: expect.stringMatching(/idx_jobs_(claimable|due|backoff)|idx_jobs_state_id \(state=\?\)/),
+      });
   });
 });

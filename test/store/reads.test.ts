@@ -65,6 +65,7 @@ forEachDriver("reads", (q) => {
       attempts: 0,
       crashes: 0,
       last_attempt_no: 0,
+      needs_left: 0,
       locked_by: null,
       locked_pid: null,
       locked_at: null,

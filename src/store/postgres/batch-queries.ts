@@ -66,17 +66,18 @@ export async function setBatchFailFast(
   name: string,
   mode: FailFastMode,
   now: number,
-): Promise<BatchView | null> {
+): Promise<{ batch: BatchView | null; canceled: number[] }> {
   // The UPDATE locks the row: a dead outcome racing it either committed before (seen below) or waits and sees the property.
   const [set] = await tx`UPDATE batches SET fail_fast = CASE WHEN fail_fast = 'now' THEN 'now' ELSE ${mode} END
     WHERE name = ${name} RETURNING failed_at`;
-  if (!set) return null;
+  if (!set) return { batch: null, canceled: [] };
+  let canceled: number[] = [];
   if (set.failed_at === null) {
     const [dead] =
       await tx`SELECT id FROM jobs WHERE batch = ${name} AND state = 'dead' ORDER BY finished_at, id LIMIT 1`;
-    if (dead) await failFastOnDead(tx, effects, num(dead.id), now);
+    if (dead) canceled = (await failFastOnDead(tx, effects, num(dead.id), now))?.canceled ?? [];
   }
-  return getBatch(tx, name);
+  return { batch: await getBatch(tx, name), canceled };
 }
 
 /** What a fail-fast did: the batch, the queued jobs it canceled, the running ones it asked to stop. */

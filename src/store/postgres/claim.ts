@@ -5,7 +5,9 @@
  * 1. the next eligible jobs of the lane in claim order, locked with
  *    `FOR UPDATE SKIP LOCKED` (claimers never wait for each other, and never
  *    take the same job) in a MATERIALIZED CTE, so the planner cannot run the
- *    subquery more than once and update more rows than asked;
+ *    subquery more than once and update more rows than asked; a job with an
+ *    unmet need (`needs_left > 0`, docs/architecture.md "Dependencies") is
+ *    never eligible, and the index answers that too;
  * 2. moved to `running`, the lease starting at `req.now` (Store.now() when the
  *    claim is sent, unless the caller dated it: ClaimRequest.now; the
  *    database's clock as measured at connect, so hosts with skewed clocks
@@ -89,7 +91,7 @@ export function claimSql(slotted: boolean): string {
   return `WITH ${lane},
      next AS MATERIALIZED (
        SELECT id FROM jobs
-       WHERE state = 'queued' AND queue = $1 AND next_run_at <= $2::float8${gate}
+       WHERE state = 'queued' AND queue = $1 AND needs_left = 0 AND next_run_at <= $2::float8${gate}
        ORDER BY priority DESC, next_run_at ASC, id ASC
        LIMIT ${limit}
        FOR UPDATE SKIP LOCKED),

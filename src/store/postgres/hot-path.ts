@@ -9,6 +9,7 @@
 import type { SQL } from "bun";
 import type { QueryPlan } from "../store.ts";
 import { claimParams, claimSql } from "./claim.ts";
+import { SETTLE_ROUND_SQL } from "./needs.ts";
 
 /** The database's clock inside a statement, epoch seconds. */
 export const DB_NOW = "extract(epoch from now())::float8";
@@ -96,6 +97,7 @@ export async function explainHotPath(sql: SQL): Promise<QueryPlan[]> {
       await explain("claimNextSlotted", claimSql(true), sample);
       for (const name of Object.keys(HOT_SQL) as (keyof typeof HOT_SQL)[])
         await explain(name, HOT_SQL[name], SAMPLE[name]);
+      await explain("settleRound", SETTLE_ROUND_SQL, [[1]]);
       // Nothing was written (EXPLAIN plans only), but leave no doubt.
       throw new ExplainDone(plans);
     })

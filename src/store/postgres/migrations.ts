@@ -36,6 +36,7 @@ export const SPOOLCTL_TABLES = [
   "schedules",
   "schedule_slots",
   "hooks",
+  "job_needs",
 ];
 
 /** Schema steps; step N takes the database from version N-1 to N. */
@@ -322,6 +323,22 @@ const STEPS: string[] = [
   `
   ALTER TABLE lanes ADD COLUMN slots integer CHECK (slots IS NULL OR slots >= 0),
     ADD COLUMN paused_at double precision, ADD COLUMN paused_until double precision, ADD COLUMN pause_reason text;
+  `,
+  // v15: jobs that wait for jobs (see the SQLite driver's v14): the edges, and
+  // the count of unmet needs the claim reads from its index.
+  `
+  ALTER TABLE jobs ADD COLUMN needs_left integer NOT NULL DEFAULT 0;
+  CREATE TABLE job_needs (
+    job_id bigint NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    need_id bigint NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    policy text NOT NULL CHECK (policy IN ('success','done')),
+    met boolean NOT NULL DEFAULT false,
+    closed boolean NOT NULL DEFAULT false,
+    PRIMARY KEY (job_id, need_id)
+  );
+  CREATE INDEX idx_job_needs_need ON job_needs (need_id, job_id);
+  DROP INDEX idx_jobs_claimable;
+  CREATE INDEX idx_jobs_claimable ON jobs (state, queue, needs_left, priority DESC, next_run_at ASC, id ASC);
   `,
 ];
 

@@ -114,6 +114,13 @@ export async function cancelQueuedJob(tx: SQL, jobId: number, now: number): Prom
   );
 }
 
+/** queued → canceled for each of `jobIds` still queued (before `delete` removes them); returns their ids. */
+export async function cancelQueued(tx: SQL, jobIds: number[], now: number): Promise<number[]> {
+  const rows = (await tx`UPDATE jobs SET state = 'canceled', finished_at = ${now}::float8
+    WHERE id = ANY(${jobIds}::bigint[]) AND state = 'queued' RETURNING id`) as Row[];
+  return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
+}
+
 /** Flags a running job for its worker to kill. */
 export async function requestCancel(tx: SQL, jobId: number): Promise<boolean> {
   return (

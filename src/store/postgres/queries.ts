@@ -18,6 +18,7 @@ import type {
   Job,
   JobEvent,
   JobFilter,
+  JobNeeds,
   JobState,
   LaneCount,
   LaneSetting,
@@ -37,12 +38,14 @@ import type {
   OutputStream,
   ShippedOutput,
   StoreWriter,
+  WaitingOnNeeds,
 } from "../store.ts";
 import * as batches from "./batch-queries.ts";
 import type { TxEffects } from "./events.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
 import * as lanes from "./lane-queries.ts";
+import { insertNeeds, jobsEnded, reviveDependents, settleRound, unmetNeeds, waitingOnNeeds } from "./needs.ts";
 import * as op from "./operator-queries.ts";
 import { appendOutput, readOutput } from "./output.ts";
 import { PgRecurring } from "./recurring-queries.ts";
@@ -71,6 +74,16 @@ export class PgQueries implements StoreWriter {
    */
   private async jobEnded(jobId: number, state: JobState, now: number, hooks?: Hook[]): Promise<void> {
     await this.recurring.enqueueHooks(jobId, state, now, hooks);
+  }
+
+  /**
+   * What ending jobs outside their own outcome sets off (a batch's fail-fast
+   * canceling its queued jobs): their hooks, and their dependents closed
+   * (docs/architecture.md "Hooks", "Dependencies"), in the same transaction.
+   */
+  private async canceledByBatch(jobIds: number[], now: number): Promise<void> {
+    for (const id of jobIds) await this.jobEnded(id, "canceled", now);
+    await jobsEnded(this.tx, this.effects, jobIds, now);
   }
 
   async getJob(id: number): Promise<Job | null> {
@@ -230,16 +243,38 @@ export class PgQueries implements StoreWriter {
     return toJob(row);
   }
 
-  async addJobs(jobs: NewJob[], now: number, batch: BatchAdd | null = null): Promise<Job[]> {
+  async unmetNeeds(jobIds: number[]): Promise<Map<number, number[]>> {
+    return unmetNeeds(this.tx, jobIds);
+  }
+
+  async waitingOnNeeds(limit: number): Promise<WaitingOnNeeds> {
+    return waitingOnNeeds(this.tx, limit);
+  }
+
+  async reviveDependents(needIds: number[], now: number): Promise<number[]> {
+    return reviveDependents(this.tx, this.effects, needIds, now);
+  }
+
+  async addJobs(
+    jobs: NewJob[],
+    now: number,
+    needs: (JobNeeds | undefined)[] = [],
+    batch: BatchAdd | null = null,
+  ): Promise<Job[]> {
     if (batch) await batches.joinBatch(this.tx, batch, now);
-    const stored = await this.insertJobs(jobs, now, batch?.name ?? null);
+    const stored = await this.insertJobs(jobs, now, batch?.name ?? null, needs);
     if (batch?.seal) await batches.sealBatch(this.tx, batch.name, now);
     if (batch) this.effects.notify = true;
     return stored;
   }
 
-  /** The multi-row INSERT of {@link addJobs}, every row in `batch`. */
-  private async insertJobs(jobs: NewJob[], now: number, batch: string | null): Promise<Job[]> {
+  /** The multi-row INSERT of {@link addJobs}, every row in `batch`, with the edges of `needs`. */
+  private async insertJobs(
+    jobs: NewJob[],
+    now: number,
+    batch: string | null,
+    needs: (JobNeeds | undefined)[],
+  ): Promise<Job[]> {
     if (jobs.length === 0) return [];
     const col = <K extends keyof NewJob>(k: K) => jobs.map((j) => j[k]);
     const json = (k: "argv" | "tags" | "env") => jobs.map((j) => JSON.stringify(j[k]));
@@ -256,7 +291,19 @@ export class PgQueries implements StoreWriter {
           idempotency_key, tags, note, cwd, env, ord)
       ORDER BY ord
       RETURNING *`) as Row[];
-    const stored = rows.map(toJob).sort((a, b) => a.id - b.id);
+    let stored = rows.map(toJob).sort((a, b) => a.id - b.id);
+    if (needs.some((n) => n !== undefined)) {
+      await insertNeeds(
+        this.tx,
+        stored.map((j) => j.id),
+        needs,
+      );
+      const left = new Map<number, number>();
+      for (const r of (await this
+        .tx`SELECT id, needs_left FROM jobs WHERE id = ANY(${stored.map((j) => j.id)}::bigint[])`) as Row[])
+        left.set(Number(r.id), Number(r.needs_left));
+      stored = stored.map((j) => ({ ...j, needs_left: left.get(j.id) ?? j.needs_left }));
+    }
     this.effects.notify = true;
     for (const job of stored) {
       this.effects.work.ready.add(job.queue);
@@ -280,27 +327,39 @@ export class PgQueries implements StoreWriter {
     // An ending job's hooks are read in the same round trip (pipelined): no hooks costs no extra trip.
     const hooks = r.jobState === "queued" ? null : this.recurring.hooksOn(r.jobState);
     hooks?.catch(() => {}); // its failure is the UPDATE's too: the transaction is aborted either way
-    const [row] = await this.tx.unsafe(HOT_SQL.recordAttempt, [
-      r.jobState,
-      r.attempts,
-      r.crashes,
-      r.nextRunAt,
-      r.exitCode,
-      r.error,
-      r.jobState === "queued" ? null : r.now,
-      r.jobId,
-      r.workerId,
-      r.attemptNo,
-      r.attemptState,
-      r.now,
-      r.signal,
-      r.failureReason,
-      r.stderrLastLine ?? null,
-      r.process?.pgid ?? null,
-      r.process?.startTime ?? null,
-      r.stderrSignature ?? null,
-    ]);
-    if (row.n === 0) return false;
+    // then() sends a query now (a bare query is sent when awaited): the record goes first, the settle behind it.
+    const record = this.tx
+      .unsafe(HOT_SQL.recordAttempt, [
+        r.jobState,
+        r.attempts,
+        r.crashes,
+        r.nextRunAt,
+        r.exitCode,
+        r.error,
+        r.jobState === "queued" ? null : r.now,
+        r.jobId,
+        r.workerId,
+        r.attemptNo,
+        r.attemptState,
+        r.now,
+        r.signal,
+        r.failureReason,
+        r.stderrLastLine ?? null,
+        r.process?.pgid ?? null,
+        r.process?.startTime ?? null,
+        r.stderrSignature ?? null,
+      ])
+      .then((rows) => (rows as { n: number; queue: string }[])[0]!);
+    // A job that ended settles its dependents: the first statement goes pipelined behind the record (one round
+    // trip), and runs after it with its own snapshot. Harmless if the record changed nothing: it only flips edges
+    // of needs that already ended, which their own end settled.
+    const settle = r.jobState === "queued" ? null : settleRound(this.tx, [r.jobId]);
+    settle?.catch(() => {}); // awaited below, or its rejection is the record's
+    const row = await record;
+    if (row.n === 0) {
+      await settle;
+      return false;
+    }
     // A job that ended frees a slot of its lane; one requeued by a retry backoff is work again.
     this.effects.work.freed.add(row.queue);
     if (r.jobState === "queued") this.effects.work.ready.add(row.queue);
@@ -308,9 +367,16 @@ export class PgQueries implements StoreWriter {
       this.effects.append({ jobId: r.jobId, event: e.event, workerId: e.workerId, detail: e.detail, at: r.now });
     this.effects.notify = true;
     if (hooks !== null) await this.jobEnded(r.jobId, r.jobState, r.now, await hooks);
+    if (settle) await jobsEnded(this.tx, this.effects, [r.jobId], r.now, settle);
     // The batch effects of this outcome, in its transaction (docs/architecture.md "Batches").
-    if (r.jobState === "dead") await batches.failFastOnDead(this.tx, this.effects, r.jobId, r.now);
-    else if (r.jobState === "queued") await batches.cancelRequeuedInFailedBatch(this.tx, this.effects, r.jobId, r.now);
+    if (r.jobState === "dead") {
+      const failed = await batches.failFastOnDead(this.tx, this.effects, r.jobId, r.now);
+      if (failed) await this.canceledByBatch(failed.canceled, r.now);
+    } else if (
+      r.jobState === "queued" &&
+      (await batches.cancelRequeuedInFailedBatch(this.tx, this.effects, r.jobId, r.now))
+    )
+      await this.canceledByBatch([r.jobId], r.now);
     return true;
   }
 
@@ -329,9 +395,10 @@ export class PgQueries implements StoreWriter {
   }
 
   async setBatchFailFast(name: string, mode: FailFastMode, now: number): Promise<BatchView | null> {
-    const set = await batches.setBatchFailFast(this.tx, this.effects, name, mode, now);
+    const { batch, canceled } = await batches.setBatchFailFast(this.tx, this.effects, name, mode, now);
     this.effects.notify = true;
-    return set;
+    await this.canceledByBatch(canceled, now);
+    return batch;
   }
 
   async setSetting(key: string, value: string): Promise<void> {
@@ -452,6 +519,7 @@ export class PgQueries implements StoreWriter {
     if (!done) return false;
     this.effects.notify = this.effects.work.all = true;
     await this.jobEnded(jobId, "canceled", now);
+    await jobsEnded(this.tx, this.effects, [jobId], now);
     return true;
   }
 
@@ -463,6 +531,11 @@ export class PgQueries implements StoreWriter {
     jobIds: number[],
     opts: { queued?: boolean } = {},
   ): Promise<{ jobs: number; attempts: number; events: number }> {
+    if (opts.queued) {
+      // A queued job deleted is a need that will never succeed: its dependents are closed first.
+      const now = Date.now() / 1000;
+      await jobsEnded(this.tx, this.effects, await op.cancelQueued(this.tx, jobIds, now), now);
+    }
     await this.effects.settle(this.tx);
     const out = await op.deleteJobs(this.tx, jobIds, opts.queued === true);
     if (out.jobs > 0) this.effects.notify = true;

@@ -62,27 +62,28 @@ export function sealBatch(db: Database, name: string, now: number): BatchView {
   return getBatch(db, name)!;
 }
 
-/** Sets the fail-fast property (`now` wins), then fails the batch at once when a job of it is already dead. */
+/** Sets the fail-fast property (`now` wins), then fails the batch at once when a job of it is already dead; `canceled`: the queued jobs that cancel ended. */
 export function setBatchFailFast(
   db: Database,
   events: EventSink,
   name: string,
   mode: FailFastMode,
   now: number,
-): BatchView | null {
+): { batch: BatchView | null; canceled: number[] } {
   const set = db
     .query(
       "UPDATE batches SET fail_fast = CASE WHEN fail_fast = 'now' THEN 'now' ELSE ? END WHERE name = ? RETURNING failed_at",
     )
     .get(mode, name) as { failed_at: number | null } | null;
-  if (!set) return null;
+  if (!set) return { batch: null, canceled: [] };
+  let canceled: number[] = [];
   if (set.failed_at === null) {
     const dead = db
       .query("SELECT id FROM jobs WHERE batch = ? AND state = 'dead' ORDER BY finished_at, id LIMIT 1")
       .get(name) as { id: number } | null;
-    if (dead) failFastOnDead(db, events, dead.id, now);
+    if (dead) canceled = failFastOnDead(db, events, dead.id, now)?.canceled ?? [];
   }
-  return getBatch(db, name);
+  return { batch: getBatch(db, name), canceled };
 }
 
 /** What a fail-fast did: the batch, the queued jobs it canceled, the running ones it asked to stop. */

@@ -16,11 +16,12 @@ export const HOT_SQL = {
    * The next eligible job of a lane, in claim order; ?1 worker, ?2 pid, ?3 now, ?4 lane, ?5 the claimant's
    * slots or NULL. A paused lane (its pause in force at ?3) claims nothing; the lane's own slots win over ?5
    * (docs/architecture.md "Lanes and slots").
+   * `needs_left = 0`: none of its needs is unmet (docs/architecture.md "Dependencies"), read from the index.
    */
   claimNext: `UPDATE jobs SET state = 'running', locked_by = ?1, locked_pid = ?2, locked_at = ?3, heartbeat_at = ?3,
        started_at = ?3, finished_at = NULL, cancel_requested = 0, last_attempt_no = last_attempt_no + 1
      WHERE id = (
-       SELECT id FROM jobs INDEXED BY idx_jobs_claimable WHERE state = 'queued' AND queue = ?4 AND next_run_at <= ?3
+       SELECT id FROM jobs INDEXED BY idx_jobs_claimable WHERE state = 'queued' AND queue = ?4 AND needs_left = 0 AND next_run_at <= ?3
        ORDER BY priority DESC, next_run_at ASC, id ASC LIMIT 1)
      AND NOT EXISTS (SELECT 1 FROM lanes WHERE queue = ?4 AND paused_at IS NOT NULL AND (paused_until IS NULL OR paused_until > ?3))
      AND (coalesce((SELECT slots FROM lanes WHERE queue = ?4), ?5) IS NULL
@@ -61,6 +62,20 @@ export const HOT_SQL = {
     "SELECT next_slot FROM schedules INDEXED BY idx_schedules_due WHERE paused = 0 ORDER BY next_slot LIMIT 1",
   /** The hooks of an outcome, read with every job that ends (a small table, by its primary key's neighbour). */
   hooksOn: "SELECT * FROM hooks WHERE on_outcome = ?",
+  /**
+   * A result's dependents (docs/architecture.md "Dependencies"), ?1 JSON [need ids]: the edges of
+   * needs that ended and are now met, by idx_job_needs_need; then the failed ones whose dependent
+   * is queued. Both start from the needs' edges, never from the queued backlog.
+   */
+  settleMet: `UPDATE job_needs INDEXED BY idx_job_needs_need SET met = 1
+     WHERE need_id IN (SELECT value FROM json_each(?1)) AND met = 0
+       AND (SELECT state FROM jobs WHERE id = need_id) IN ('done','dead','canceled')
+       AND (policy = 'done' OR (SELECT state FROM jobs WHERE id = need_id) = 'done')
+     RETURNING job_id`,
+  settleFailed: `SELECT e.job_id, e.need_id, n.state AS need_state
+     FROM job_needs e INDEXED BY idx_job_needs_need CROSS JOIN jobs n CROSS JOIN jobs d
+     WHERE e.need_id IN (SELECT value FROM json_each(?1)) AND n.id = e.need_id AND d.id = e.job_id
+       AND e.policy = 'success' AND e.met = 0 AND n.state IN ('dead','canceled') AND d.state = 'queued'`,
 } as const;
 
 /** Sample parameters of each statement, for EXPLAIN. */
@@ -77,6 +92,8 @@ const SAMPLE: Record<keyof typeof HOT_SQL, unknown[]> = {
   getJob: [1],
   earliestSlot: [],
   hooksOn: ["dead"],
+  settleMet: ["[1]"],
+  settleFailed: ["[1]"],
 };
 
 /** `EXPLAIN QUERY PLAN` of every hot-path statement (nothing is run). */

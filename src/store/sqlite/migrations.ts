@@ -235,6 +235,26 @@ const STEPS: string[] = [
     pause_reason TEXT
   ) WITHOUT ROWID;
   `,
+  // v14: jobs that wait for jobs (docs/architecture.md "Dependencies"). One row
+  // per need in job_needs (met: the need satisfied this dependent; closed: its
+  // failure closed it, so retrying it revives the dependent), and on jobs the
+  // count of unmet needs, kept in the transactions that meet them, so that the
+  // claim reads "needs_left = 0" from its index instead of walking the edges of
+  // every blocked job ahead of the first runnable one.
+  `
+  ALTER TABLE jobs ADD COLUMN needs_left INTEGER NOT NULL DEFAULT 0;
+  CREATE TABLE job_needs (
+    job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    need_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    policy TEXT NOT NULL CHECK (policy IN ('success','done')),
+    met INTEGER NOT NULL DEFAULT 0,
+    closed INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (job_id, need_id)
+  ) WITHOUT ROWID;
+  CREATE INDEX idx_job_needs_need ON job_needs (need_id, job_id);
+  DROP INDEX idx_jobs_claimable;
+  CREATE INDEX idx_jobs_claimable ON jobs (state, queue, needs_left, priority DESC, next_run_at ASC, id ASC);
+  `,
 ];
 
 /** The v1 schema, for the test that migrates an old file. */

@@ -155,6 +155,17 @@ export function cancelQueuedJob(db: Database, jobId: number, now: number): boole
   );
 }
 
+/** queued → canceled for each of `jobIds` still queued (before `delete` removes them); returns their ids. */
+export function cancelQueued(db: Database, jobIds: number[], now: number): number[] {
+  return (
+    db
+      .query(
+        "UPDATE jobs SET state = 'canceled', finished_at = ? WHERE id IN (SELECT value FROM json_each(?)) AND state = 'queued' RETURNING id",
+      )
+      .all(now, JSON.stringify(jobIds)) as { id: number }[]
+  ).map((r) => r.id);
+}
+
 /** Flags a running job for its worker to kill. */
 export function requestCancel(db: Database, jobId: number): boolean {
   return db.query("UPDATE jobs SET cancel_requested = 1 WHERE id = ? AND state = 'running'").run(jobId).changes > 0;

@@ -14,6 +14,7 @@ import type {
   Job,
   JobEvent,
   JobFilter,
+  JobNeeds,
   JobState,
   LaneCount,
   LaneSetting,
@@ -33,12 +34,14 @@ import type {
   JobSettingsChange,
   ShippedOutput,
   StoreWriter,
+  WaitingOnNeeds,
 } from "../store.ts";
 import { WorkSignals } from "../wake-signal.ts";
 import * as batches from "./batch-queries.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
 import * as lanes from "./lane-queries.ts";
+import { insertNeeds, jobsEnded, reviveDependents, unmetNeeds, waitingOnNeeds } from "./needs.ts";
 import * as op from "./operator-queries.ts";
 import { SqliteRecurring } from "./recurring-queries.ts";
 import { toJob, toWorker } from "./rows.ts";
@@ -66,6 +69,16 @@ export class SqliteQueries implements StoreWriter {
    */
   private async jobEnded(jobId: number, state: JobState, now: number): Promise<void> {
     await this.recurring.enqueueHooks(jobId, state, now);
+  }
+
+  /**
+   * What ending jobs outside their own outcome sets off (a batch's fail-fast
+   * canceling its queued jobs): their hooks, and their dependents closed
+   * (docs/architecture.md "Hooks", "Dependencies"), in the same transaction.
+   */
+  private async canceledByBatch(jobIds: number[], now: number): Promise<void> {
+    for (const id of jobIds) await this.jobEnded(id, "canceled", now);
+    jobsEnded(this.db, this.work, jobIds, now, this.ledger(now));
   }
 
   async getJob(id: number): Promise<Job | null> {
@@ -227,7 +240,12 @@ export class SqliteQueries implements StoreWriter {
     return toJob(row);
   }
 
-  async addJobs(jobs: NewJob[], now: number, batch: BatchAdd | null = null): Promise<Job[]> {
+  async addJobs(
+    jobs: NewJob[],
+    now: number,
+    needs: (JobNeeds | undefined)[] = [],
+    batch: BatchAdd | null = null,
+  ): Promise<Job[]> {
     if (batch) batches.joinBatch(this.db, batch, now);
     const out: Job[] = [];
     for (const job of jobs) {
@@ -236,6 +254,15 @@ export class SqliteQueries implements StoreWriter {
       out.push(stored);
     }
     if (batch?.seal) batches.sealBatch(this.db, batch.name, now);
+    if (needs.some((n) => n !== undefined)) {
+      insertNeeds(
+        this.db,
+        out.map((j) => j.id),
+        needs,
+      );
+      // Re-read: needs_left was set after the insert.
+      return Promise.all(out.map(async (j) => (await this.getJob(j.id)) ?? j));
+    }
     return out;
   }
 
@@ -252,12 +279,34 @@ export class SqliteQueries implements StoreWriter {
   }
 
   async setBatchFailFast(name: string, mode: FailFastMode, now: number): Promise<BatchView | null> {
-    return this.wakeAllIf(batches.setBatchFailFast(this.db, this.eventsAt(now), name, mode, now));
+    const { batch, canceled } = batches.setBatchFailFast(this.db, this.eventsAt(now), name, mode, now);
+    if (canceled.length > 0) {
+      this.work.all = true;
+      await this.canceledByBatch(canceled, now);
+    }
+    return batch;
   }
 
   /** A ledger sink for the batch statements, dated `now`, operator-written (worker null). */
   private eventsAt(now: number): batches.EventSink {
     return (jobId, event, workerId, detail) => this.insertEvent(jobId, event, workerId, detail, now);
+  }
+
+  async unmetNeeds(jobIds: number[]): Promise<Map<number, number[]>> {
+    return unmetNeeds(this.db, jobIds);
+  }
+
+  async waitingOnNeeds(limit: number): Promise<WaitingOnNeeds> {
+    return waitingOnNeeds(this.db, limit);
+  }
+
+  async reviveDependents(needIds: number[], now: number): Promise<number[]> {
+    return this.wakeAllIf(reviveDependents(this.db, this.work, needIds, now, this.ledger(now)));
+  }
+
+  /** The ledger writer the dependency rules use (needs.ts): operator rows, no worker. */
+  private ledger(now: number) {
+    return (jobId: number, event: EventName, detail: string) => this.insertEvent(jobId, event, null, detail, now);
   }
 
   async appendEvent(
@@ -348,11 +397,19 @@ export class SqliteQueries implements StoreWriter {
         r.attemptNo,
       );
     for (const e of r.events) this.insertEvent(r.jobId, e.event, e.workerId, e.detail, r.now);
-    if (r.jobState !== "queued") await this.jobEnded(r.jobId, r.jobState, r.now);
+    if (r.jobState !== "queued") {
+      await this.jobEnded(r.jobId, r.jobState, r.now);
+      jobsEnded(this.db, this.work, [r.jobId], r.now, this.ledger(r.now));
+    }
     // The batch effects of this outcome, in its transaction (docs/architecture.md "Batches").
-    if (r.jobState === "dead") this.wakeAllIf(batches.failFastOnDead(this.db, this.eventsAt(r.now), r.jobId, r.now));
-    else if (r.jobState === "queued")
-      batches.cancelRequeuedInFailedBatch(this.db, this.eventsAt(r.now), r.jobId, r.now);
+    if (r.jobState === "dead") {
+      const failed = this.wakeAllIf(batches.failFastOnDead(this.db, this.eventsAt(r.now), r.jobId, r.now));
+      if (failed) await this.canceledByBatch(failed.canceled, r.now);
+    } else if (
+      r.jobState === "queued" &&
+      batches.cancelRequeuedInFailedBatch(this.db, this.eventsAt(r.now), r.jobId, r.now)
+    )
+      await this.canceledByBatch([r.jobId], r.now);
     return true;
   }
 
@@ -474,6 +531,7 @@ export class SqliteQueries implements StoreWriter {
   async cancelQueuedJob(jobId: number, now: number): Promise<boolean> {
     if (!this.wakeAllIf(await op.cancelQueuedJob(this.db, jobId, now))) return false;
     await this.jobEnded(jobId, "canceled", now);
+    jobsEnded(this.db, this.work, [jobId], now, this.ledger(now));
     return true;
   }
 
@@ -508,6 +566,11 @@ export class SqliteQueries implements StoreWriter {
     jobIds: number[],
     opts: { queued?: boolean } = {},
   ): Promise<{ jobs: number; attempts: number; events: number }> {
+    if (opts.queued) {
+      // A queued job deleted is a need that will never succeed: its dependents are closed first.
+      const now = Date.now() / 1000;
+      jobsEnded(this.db, this.work, op.cancelQueued(this.db, jobIds, now), now, this.ledger(now));
+    }
     return op.deleteJobs(this.db, jobIds, opts.queued === true);
   }
 

@@ -1,0 +1,73 @@
+/**
+ * Triage groups a job closed because its need failed (`need_failed`,
+ * docs/architecture.md "Dependencies") under the failure that closed it: such
+ * a job never ran, so alone it would sit in the one group of canceled jobs
+ * that never ran, beside jobs canceled by hand. Here each moves to the group
+ * of its root need (following `need_failed` down a chain), listed in that
+ * group's `closed_dependents`.
+ */
+import type { Job } from "../store/model.ts";
+import type { StoreReader } from "../store/store.ts";
+
+/** The prefix of `last_error` the store writes on a job its need's failure closed. */
+const NEED_FAILED = /^need_failed: job (\d+) ended /;
+
+/** The need named by a job's `need_failed` last error, or null. */
+export function closingNeed(job: Pick<Job, "state" | "last_error">): number | null {
+  if (job.state !== "canceled" || job.last_error === null) return null;
+  const m = NEED_FAILED.exec(job.last_error);
+  return m ? Number(m[1]) : null;
+}
+
+/** What {@link regroupDependents} needs of a failure group. */
+export interface GroupOfJobs {
+  count: number;
+  job_ids: number[];
+  closed_dependents?: number[];
+}
+
+/**
+ * Moves the need_failed jobs of `groups` into the `closed_dependents` of the
+ * group holding their root need, in `tx`'s snapshot (one `listJobs` for the
+ * candidates, one `getJob` per link of a chain not already known). A job whose
+ * root is in no group (filtered out) stays where it was. Groups left empty are
+ * dropped. Returns the groups, otherwise unchanged.
+ */
+export async function regroupDependents<G extends GroupOfJobs>(tx: StoreReader, groups: G[]): Promise<G[]> {
+  const ids = groups.flatMap((g) => g.job_ids);
+  if (ids.length === 0) return groups;
+  const canceled = (await tx.listJobs({ ids, states: ["canceled"], limit: ids.length })).filter(
+    (j) => closingNeed(j) !== null,
+  );
+  if (canceled.length === 0) return groups;
+  const needOf = new Map(canceled.map((j) => [j.id, closingNeed(j)!]));
+  const rootOf = async (id: number): Promise<number> => {
+    let at = id;
+    for (let hops = 0; hops < 10_000; hops++) {
+      let need = needOf.get(at);
+      if (need === undefined) {
+        const job = await tx.getJob(at);
+        const n = job ? closingNeed(job) : null;
+        if (n === null) return at;
+        needOf.set(at, n);
+        need = n;
+      }
+      at = need;
+    }
+    return at;
+  };
+  const groupOf = new Map<number, G>();
+  for (const g of groups) for (const id of g.job_ids) groupOf.set(id, g);
+  const moves: { id: number; from: G; to: G }[] = [];
+  for (const j of canceled) {
+    const to = groupOf.get(await rootOf(j.id));
+    const from = groupOf.get(j.id)!;
+    if (to && to !== from) moves.push({ id: j.id, from, to });
+  }
+  for (const { id, from, to } of moves) {
+    from.job_ids = from.job_ids.filter((x) => x !== id);
+    from.count--;
+    to.closed_dependents = [...(to.closed_dependents ?? []), id].sort((a, b) => a - b);
+  }
+  return groups.filter((g) => g.count > 0);
+}

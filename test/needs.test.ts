@@ -1,0 +1,212 @@
+/**
+ * Jobs that wait for jobs, end to end through the CLI with real workers
+ * (docs/architecture.md "Dependencies"; README "Jobs that wait for jobs").
+ * Runs on PostgreSQL with SPOOLCTL_TEST_DB=postgres://….
+ *
+ * - a chain A → B → C served by 4 workers runs strictly in order;
+ * - a need that dies closes its dependents at once (canceled, need_failed,
+ *   nothing left queued) and `retry` of it revives them; `--no-cascade` does not;
+ * - cycles, a job needing itself and unknown ids are INVALID_INPUT and add nothing;
+ * - a `--from` graph of 500 jobs with fan-out and fan-in completes, each job
+ *   claimed after all its needs succeeded (ledger order); the hand-off time
+ *   from a need's success to its dependent's claim is printed.
+ */
+import { expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { type TempQueue, waitFor } from "./helpers.ts";
+import { graphLines, handoffSeconds, ledgerViolations, randomGraph, rng, summary } from "./needs-support.ts";
+import { parseRunLog, RUN_LOGGER, startWorker, withFreshQueue } from "./reliability-helpers.ts";
+
+let q: TempQueue;
+withFreshQueue((fresh) => (q = fresh));
+
+const KNOBS = { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "0.2" };
+
+async function addJson(args: string[], stdin?: string) {
+  return q.run(["add", "--json", ...args], stdin === undefined ? {} : { stdin });
+}
+
+test("a chain A -> B -> C with 4 workers runs strictly in order; list and show say what waits on what", async () => {
+  const script = `${q.dir}/job.sh`;
+  const log = `${q.dir}/runs.log`;
+  writeFileSync(script, RUN_LOGGER);
+  writeFileSync(log, "");
+  const run = (n: number) => ["bash", script, String(n), "0.3", log, `${q.dir}/runs.lock`];
+  const a = await q.addJob("--", ...run(1));
+  const b = await q.addJob("--needs", String(a), "--", ...run(2));
+  const c = await q.addJob("--needs", String(b), "--priority", "9", "--", ...run(3));
+  const listed = (await q.json(["list"])).env.data.jobs as { id: number; waiting_on: number[] }[];
+  expect(listed.map((j) => [j.id, j.waiting_on])).toEqual([
+    [c, [b]],
+    [b, [a]],
+    [a, []],
+  ]);
+  expect((await q.json(["show", String(c)])).env.data.job.waiting_on).toEqual([b]);
+  expect((await q.run(["show", String(c)])).stdout).toContain(`waits on      job ${b}`);
+  const status = (await q.json(["status"])).env.data.waiting_on_needs;
+  expect(status).toEqual({
+    count: 2,
+    jobs: [
+      { job_id: b, waiting_on: [a] },
+      { job_id: c, waiting_on: [b] },
+    ],
+  });
+  for (let i = 0; i < 4; i++) startWorker(q, ["--worker-id", `w${i}`], { env: KNOBS });
+  await waitFor("the chain to be done", async () => (await q.jobs()).every((j) => j.state === "done"), 60_000, 50);
+  const { runs, problems } = parseRunLog(readFileSync(log, "utf8"));
+  expect(problems).toEqual([]);
+  // Each run starts after the previous one's end line: strictly in order.
+  expect(runs.map((r) => r.job)).toEqual([1, 2, 3]);
+  expect(runs[1]!.startLine).toBeGreaterThan(runs[0]!.endLine!);
+  expect(runs[2]!.startLine).toBeGreaterThan(runs[1]!.endLine!);
+  const snap = await q.snapshot();
+  expect(ledgerViolations(snap, [[], [0], [1]], [a, b, c])).toEqual([]);
+  console.log(
+    `chain hand-off (${q.driver}): ${JSON.stringify(summary(handoffSeconds(snap, [[], [0], [1]], [a, b, c])))}`,
+  );
+}, 90_000);
+
+test("a need that dies closes its dependents at once, down the chain; retry revives them; --no-cascade does not", async () => {
+  const flag = `${q.dir}/ok`;
+  const a = await q.addJob("--max-retries", "0", "--", "sh", "-c", `test -f ${flag}`);
+  const b = await q.addJob("--needs", String(a), "--", "true");
+  const c = await q.addJob("--needs", String(b), "--", "true");
+  const d = await q.addJob("--needs", String(a), "--needs-policy", "done", "--", "true");
+  const drain = await q.run(["work", "--drain"], { env: KNOBS });
+  expect(drain.code).toBe(0);
+  const jobs = new Map((await q.jobs()).map((j) => [j.id, j]));
+  expect(jobs.get(a)!.state).toBe("dead");
+  expect(jobs.get(b)).toMatchObject({ state: "canceled", last_error: `need_failed: job ${a} ended dead` });
+  expect(jobs.get(c)).toMatchObject({ state: "canceled", last_error: `need_failed: job ${b} ended canceled` });
+  expect(jobs.get(d)!.state).toBe("done"); // policy done: it ran once a ended, however
+  expect([...jobs.values()].filter((j) => j.state === "queued")).toEqual([]);
+  const closed = (await q.events(b)).at(-1)!;
+  expect(closed.event).toBe("canceled");
+  expect(JSON.parse(closed.detail!)).toMatchObject({ reason: "need_failed", need: a });
+  // Retrying b alone would leave it waiting on a dead job: refused, naming what to do.
+  const refused = await q.run(["retry", String(b), "--json"]);
+  expect(refused.code).toBe(5);
+  expect(refused.json.errors[0].remediation).toContain(`retry job ${a}`);
+
+  writeFileSync(flag, "");
+  const retried = (await q.json(["retry", String(a)])).env;
+  expect(retried.data).toMatchObject({ job_id: a, revived: [b, c] });
+  expect((await q.job(b))!.state).toBe("queued");
+  expect((await q.json(["show", String(c)])).env.data.job.waiting_on).toEqual([b]);
+  expect((await q.run(["work", "--drain"], { env: KNOBS })).code).toBe(0);
+  for (const id of [a, b, c]) expect((await q.job(id))!.state).toBe("done");
+
+  // --no-cascade: the need alone comes back; its closed dependent stays canceled.
+  const e = await q.addJob("--max-retries", "0", "--", "false");
+  const f = await q.addJob("--needs", String(e), "--", "true");
+  await q.run(["work", "--drain"], { env: KNOBS });
+  expect((await q.job(f))!.state).toBe("canceled");
+  const alone = (await q.json(["retry", String(e), "--no-cascade"])).env;
+  expect(alone.data.revived).toBeUndefined();
+  expect((await q.job(f))!.state).toBe("canceled");
+}, 90_000);
+
+test("a canceled need closes its dependents in the cancel's transaction", async () => {
+  const a = await q.addJob("--", "true");
+  const b = await q.addJob("--needs", String(a), "--", "true");
+  expect((await q.run(["cancel", String(a)])).code).toBe(0);
+  expect(await q.job(b)).toMatchObject({ state: "canceled", last_error: `need_failed: job ${a} ended canceled` });
+});
+
+test("cycles, a job needing itself, unknown ids and keys are INVALID_INPUT and add nothing", async () => {
+  await q.addJob("--", "true");
+  const cases: [string[], string | undefined, RegExp][] = [
+    [["--needs", "999", "--", "true"], undefined, /no job with id 999/],
+    [["--needs", "no-such-key", "--", "true"], undefined, /no job with id or key "no-such-key"/],
+    [
+      ["--from", "-"],
+      '{"ref":"a","needs":["c"],"argv":["true"]}\n{"ref":"b","needs":["a"],"argv":["true"]}\n{"ref":"c","needs":["b"],"argv":["true"]}\n',
+      /cycle: "a" needs "c" needs "b" needs "a"/,
+    ],
+    [["--from", "-"], '{"ref":"a","argv":["true"]}\n{"ref":"s","needs":["a","s"],"argv":["true"]}\n', /needs itself/],
+    [["--from", "-"], '{"ref":"a","argv":["true"]}\n{"needs":["a", 999],"argv":["true"]}\n', /no job with id 999/],
+    [["--needs-policy", "done", "--", "true"], undefined, /no needs were given/],
+  ];
+  for (const [args, stdin, message] of cases) {
+    const r = await addJson(args, stdin);
+    expect({ args, code: r.code, code_name: r.json.errors[0]?.code }).toEqual({
+      args,
+      code: 1,
+      code_name: "INVALID_INPUT",
+    });
+    expect(r.json.errors[0].message).toMatch(message);
+  }
+  expect((await q.jobs()).length).toBe(1);
+});
+
+test("add --after N with N an existing job's id keeps the delay and warns NEEDS_MEANT", async () => {
+  const a = await q.addJob("--", "true");
+  const r = await addJson(["--after", String(a), "--", "true"]);
+  expect(r.code).toBe(0);
+  expect(r.json.warnings.map((w: { code: string }) => w.code)).toEqual(["NEEDS_MEANT"]);
+  expect(r.json.warnings[0].message).toContain(`--needs ${a}`);
+  expect((await addJson(["--after", "99", "--", "true"])).json.warnings).toEqual([]);
+});
+
+test("a --from graph of 500 jobs with fan-out and fan-in completes, each job after all its needs", async () => {
+  const needs = randomGraph(500, rng(20));
+  const r = await addJson(
+    ["--from", "-"],
+    graphLines(needs, () => ["true"]),
+  );
+  expect(r.code).toBe(0);
+  const ids = (r.json.data.jobs as { job_id: number }[]).map((j) => j.job_id);
+  expect(ids.length).toBe(500);
+  for (let i = 0; i < 4; i++) startWorker(q, ["--worker-id", `g${i}`, "--concurrency", "4"], { env: KNOBS });
+  await waitFor(
+    "the graph to be done",
+    async () => (await q.json(["status"])).env.data.counts.done === 500,
+    240_000,
+    250,
+  );
+  const snap = await q.snapshot();
+  expect(snap.jobs.filter((j) => j.state !== "done")).toEqual([]);
+  expect(ledgerViolations(snap, needs, ids)).toEqual([]);
+  console.log(`graph hand-off (${q.driver}, 16 slots): ${JSON.stringify(summary(handoffSeconds(snap, needs, ids)))}`);
+}, 300_000);
+
+test("hand-off: a chain of 40 jobs on 2 idle workers; each dependent claimed right after its need's success", async () => {
+  const ids: number[] = [];
+  const lines = Array.from({ length: 40 }, (_, i) =>
+    JSON.stringify({ ref: `c${i}`, ...(i > 0 ? { needs: [`c${i - 1}`] } : {}), argv: ["true"] }),
+  );
+  const r = await addJson(["--from", "-"], `${lines.join("\n")}\n`);
+  ids.push(...(r.json.data.jobs as { job_id: number }[]).map((j) => j.job_id));
+  for (let i = 0; i < 2; i++) startWorker(q, ["--worker-id", `h${i}`], { env: KNOBS });
+  await waitFor("the chain to be done", async () => (await q.jobs()).every((j) => j.state === "done"), 120_000, 100);
+  const snap = await q.snapshot();
+  const needs = ids.map((_, i) => (i > 0 ? [i - 1] : []));
+  expect(ledgerViolations(snap, needs, ids)).toEqual([]);
+  // Claimed in the need's own result commit by the worker that ran it (docs/architecture.md "The claim").
+  const claimer = (id: number) => snap.events.find((e) => e.job_id === id && e.event === "claimed")!.worker_id;
+  const same = ids.slice(1).filter((id, i) => claimer(id) === claimer(ids[i]!)).length;
+  console.log(
+    `chain-40 hand-off (${q.driver}), need's succeeded -> dependent's claimed: ${JSON.stringify(summary(handoffSeconds(snap, needs, ids)))}; ${same}/39 claimed by the need's own worker`,
+  );
+}, 150_000);
+
+test("triage groups the jobs a failure closed under that failure, not with jobs canceled by hand", async () => {
+  const a = await q.addJob("--max-retries", "0", "--", "sh", "-c", "echo broke >&2; exit 3");
+  const b = await q.addJob("--needs", String(a), "--", "true");
+  const c = await q.addJob("--needs", String(b), "--", "true");
+  const byHand = await q.addJob("--after", "1h", "--", "true");
+  expect((await q.run(["cancel", String(byHand)])).code).toBe(0);
+  expect((await q.run(["work", "--drain"], { env: KNOBS })).code).toBe(0);
+  const groups = (await q.json(["list", "--state", "dead,canceled", "--group"])).env.data.groups as {
+    signature: { state: string };
+    job_ids: number[];
+    closed_dependents?: number[];
+  }[];
+  const dead = groups.find((g) => g.signature.state === "dead")!;
+  expect(dead.job_ids).toEqual([a]);
+  expect(dead.closed_dependents).toEqual([b, c]);
+  const canceled = groups.find((g) => g.signature.state === "canceled")!;
+  expect(canceled.job_ids).toEqual([byHand]);
+  expect(canceled.closed_dependents).toBeUndefined();
+  expect((await q.run(["list", "--state", "dead,canceled", "--group"])).stdout).toContain("1 (+2 closed)");
+});
