@@ -82,7 +82,8 @@ export async function settleDependents(
   ended: number[],
   now: number,
   first?: Promise<SettleRound>,
-): Promise<void> {
+): Promise<number[]> {
+  const closedAll: number[] = [];
   let frontier = ended;
   let round = first;
   while (frontier.length > 0) {
@@ -112,6 +113,7 @@ export async function settleDependents(
       FROM unnest(${ids}::bigint[], ${errors}::text[]) AS c(id, error)
       WHERE jobs.id = c.id AND jobs.state = 'queued' RETURNING jobs.id`) as Row[];
     frontier = closed.map((r) => Number(r.id)).sort((a, b) => a - b);
+    closedAll.push(...frontier);
     for (const id of frontier) {
       const f = closing.get(id)!;
       effects.append({
@@ -123,6 +125,7 @@ export async function settleDependents(
       });
     }
   }
+  return closedAll;
 }
 
 /** What one round of {@link settleDependents} found: dependents of met edges (once per edge), and failed edges [job, need, need's state]. */
@@ -182,9 +185,9 @@ export async function jobsEnded(
   ended: number[],
   now: number,
   first?: Promise<SettleRound>,
-): Promise<void> {
-  if (ended.length === 0) return;
-  await settleDependents(tx, effects, ended, now, first);
+): Promise<number[]> {
+  if (ended.length === 0) return [];
+  return settleDependents(tx, effects, ended, now, first);
 }
 
 /** Revives the dependents the failure of `needIds` closed (see the SQLite driver's reviveDependents); returns their ids. */

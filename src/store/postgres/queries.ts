@@ -83,7 +83,12 @@ export class PgQueries implements StoreWriter {
    */
   private async canceledByBatch(jobIds: number[], now: number): Promise<void> {
     for (const id of jobIds) await this.jobEnded(id, "canceled", now);
-    await jobsEnded(this.tx, this.effects, jobIds, now);
+    await this.closedByNeeds(await jobsEnded(this.tx, this.effects, jobIds, now), now);
+  }
+
+  /** The hooks of dependents a failed need closed (need_failed): ends like any other (docs/architecture.md "Hooks"). */
+  private async closedByNeeds(jobIds: number[], now: number): Promise<void> {
+    for (const id of jobIds) await this.jobEnded(id, "canceled", now);
   }
 
   async getJob(id: number): Promise<Job | null> {
@@ -367,7 +372,7 @@ export class PgQueries implements StoreWriter {
       this.effects.append({ jobId: r.jobId, event: e.event, workerId: e.workerId, detail: e.detail, at: r.now });
     this.effects.notify = true;
     if (hooks !== null) await this.jobEnded(r.jobId, r.jobState, r.now, await hooks);
-    if (settle) await jobsEnded(this.tx, this.effects, [r.jobId], r.now, settle);
+    if (settle) await this.closedByNeeds(await jobsEnded(this.tx, this.effects, [r.jobId], r.now, settle), r.now);
     // The batch effects of this outcome, in its transaction (docs/architecture.md "Batches").
     if (r.jobState === "dead") {
       const failed = await batches.failFastOnDead(this.tx, this.effects, r.jobId, r.now);
@@ -519,7 +524,7 @@ export class PgQueries implements StoreWriter {
     if (!done) return false;
     this.effects.notify = this.effects.work.all = true;
     await this.jobEnded(jobId, "canceled", now);
-    await jobsEnded(this.tx, this.effects, [jobId], now);
+    await this.closedByNeeds(await jobsEnded(this.tx, this.effects, [jobId], now), now);
     return true;
   }
 
@@ -534,7 +539,10 @@ export class PgQueries implements StoreWriter {
     if (opts.queued) {
       // A queued job deleted is a need that will never succeed: its dependents are closed first.
       const now = Date.now() / 1000;
-      await jobsEnded(this.tx, this.effects, await op.cancelQueued(this.tx, jobIds, now), now);
+      await this.closedByNeeds(
+        await jobsEnded(this.tx, this.effects, await op.cancelQueued(this.tx, jobIds, now), now),
+        now,
+      );
     }
     await this.effects.settle(this.tx);
     const out = await op.deleteJobs(this.tx, jobIds, opts.queued === true);

@@ -65,9 +65,16 @@ export function insertNeeds(db: Database, ids: number[], needs: (JobNeeds | unde
  * reaching 0 wakes its lane (`ready:<lane>`, as a new job). A queued dependent
  * whose need must succeed and failed is closed: `canceled`, `last_error`
  * `need_failed: …`, a `canceled` ledger row naming the need; and so on down the
- * chain, each closed job being a need that ended too.
+ * chain, each closed job being a need that ended too. Returns the jobs closed.
  */
-export function settleDependents(db: Database, work: WorkSignals, ended: number[], now: number, insert: Insert): void {
+export function settleDependents(
+  db: Database,
+  work: WorkSignals,
+  ended: number[],
+  now: number,
+  insert: Insert,
+): number[] {
+  const closedAll: number[] = [];
   let frontier = ended;
   while (frontier.length > 0) {
     const met = db.query(HOT_SQL.settleMet).all(idsJson(frontier)) as { job_id: number }[];
@@ -102,17 +109,20 @@ export function settleDependents(db: Database, work: WorkSignals, ended: number[
       );
     }
     frontier = closedNow;
+    closedAll.push(...closedNow);
   }
+  return closedAll;
 }
 
 /**
  * The driver's "job ended" hook: every statement that moves jobs to done, dead
  * or canceled calls it with their ids, in its transaction. Other effects of a
- * job's end belong beside {@link settleDependents} here.
+ * job's end belong beside {@link settleDependents} here. Returns the
+ * dependents it closed (jobs that ended too: the caller adds their hooks).
  */
-export function jobsEnded(db: Database, work: WorkSignals, ended: number[], now: number, insert: Insert): void {
-  if (ended.length === 0) return;
-  settleDependents(db, work, ended, now, insert);
+export function jobsEnded(db: Database, work: WorkSignals, ended: number[], now: number, insert: Insert): number[] {
+  if (ended.length === 0) return [];
+  return settleDependents(db, work, ended, now, insert);
 }
 
 /**

@@ -78,7 +78,12 @@ export class SqliteQueries implements StoreWriter {
    */
   private async canceledByBatch(jobIds: number[], now: number): Promise<void> {
     for (const id of jobIds) await this.jobEnded(id, "canceled", now);
-    jobsEnded(this.db, this.work, jobIds, now, this.ledger(now));
+    await this.closedByNeeds(jobsEnded(this.db, this.work, jobIds, now, this.ledger(now)), now);
+  }
+
+  /** The hooks of dependents a failed need closed (need_failed): ends like any other (docs/architecture.md "Hooks"). */
+  private async closedByNeeds(jobIds: number[], now: number): Promise<void> {
+    for (const id of jobIds) await this.jobEnded(id, "canceled", now);
   }
 
   async getJob(id: number): Promise<Job | null> {
@@ -399,7 +404,7 @@ export class SqliteQueries implements StoreWriter {
     for (const e of r.events) this.insertEvent(r.jobId, e.event, e.workerId, e.detail, r.now);
     if (r.jobState !== "queued") {
       await this.jobEnded(r.jobId, r.jobState, r.now);
-      jobsEnded(this.db, this.work, [r.jobId], r.now, this.ledger(r.now));
+      await this.closedByNeeds(jobsEnded(this.db, this.work, [r.jobId], r.now, this.ledger(r.now)), r.now);
     }
     // The batch effects of this outcome, in its transaction (docs/architecture.md "Batches").
     if (r.jobState === "dead") {
@@ -531,7 +536,7 @@ export class SqliteQueries implements StoreWriter {
   async cancelQueuedJob(jobId: number, now: number): Promise<boolean> {
     if (!this.wakeAllIf(await op.cancelQueuedJob(this.db, jobId, now))) return false;
     await this.jobEnded(jobId, "canceled", now);
-    jobsEnded(this.db, this.work, [jobId], now, this.ledger(now));
+    await this.closedByNeeds(jobsEnded(this.db, this.work, [jobId], now, this.ledger(now)), now);
     return true;
   }
 
@@ -569,7 +574,10 @@ export class SqliteQueries implements StoreWriter {
     if (opts.queued) {
       // A queued job deleted is a need that will never succeed: its dependents are closed first.
       const now = Date.now() / 1000;
-      jobsEnded(this.db, this.work, op.cancelQueued(this.db, jobIds, now), now, this.ledger(now));
+      await this.closedByNeeds(
+        jobsEnded(this.db, this.work, op.cancelQueued(this.db, jobIds, now), now, this.ledger(now)),
+        now,
+      );
     }
     return op.deleteJobs(this.db, jobIds, opts.queued === true);
   }
