@@ -55,7 +55,7 @@ export interface NewJob {
   note: string | null;
   cwd: string | null;
   env: Record<string, string>;
-  /** The batch it belongs to (schema v11; docs/architecture.md "Batches"); absent or null: none. */
+  /** The batch it belongs to (SQLite schema v12; docs/architecture.md "Batches"); absent or null: none. */
   batch?: string | null;
 }
 
@@ -97,7 +97,7 @@ export interface Job extends NewJob {
   started_at: number | null;
   finished_at: number | null;
   cancel_requested: boolean;
-  /** How many of its needs are not met yet (schema v11); the claim takes only jobs at 0. */
+  /** How many of its needs are not met yet (SQLite schema v14); the claim takes only jobs at 0. */
   needs_left: number;
 }
 
@@ -239,7 +239,7 @@ export const FAIL_FAST_MODES = ["queued", "now"] as const;
 /** A fail-fast mode. */
 export type FailFastMode = (typeof FAIL_FAST_MODES)[number];
 
-/** A `batches` row (schema v11). Times are epoch seconds. */
+/** A `batches` row (SQLite schema v12). Times are epoch seconds. */
 export interface BatchRow {
   name: string;
   created_at: number;
