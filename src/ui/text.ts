@@ -1,5 +1,7 @@
 /** Small text helpers shared by the human renderers. */
+import { isatty } from "node:tty";
 import { DISK_LOSS_LIMIT } from "../ops/outcome.ts";
+import { guardStdio } from "./stdio.ts";
 
 /** Escapes control characters (as `\n`, `\t`, `\xNN`) so that one job stays on one line of human output. */
 export function escapeControl(text: string): string {
@@ -195,7 +197,13 @@ export function visibleLength(text: string): number {
  * line that fills the last column wraps on some terminals), or Infinity off
  * a terminal, where nothing is cut (a pipe gets the whole text).
  */
-export function lineRoom(stream: { isTTY?: boolean; columns?: number } = process.stdout): number {
+export function lineRoom(stream?: { isTTY?: boolean; columns?: number }): number {
+  // Off a terminal Node's stdout stream is never built (docs/architecture.md "The house"): a pipe gets everything.
+  if (stream === undefined) {
+    if (!isatty(1)) return Infinity;
+    guardStdio();
+    stream = process.stdout;
+  }
   return stream.isTTY ? Math.max(20, (stream.columns || 80) - 1) : Infinity;
 }
 
