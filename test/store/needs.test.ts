@@ -140,6 +140,24 @@ forEachDriver("needs", (q) => {
     expect(await runNext(q.store)).toBe(c!.id);
   });
 
+  test("retry revives a dependent that needs both the failed job and one of its dependents (build, test, deploy)", async () => {
+    const [build] = await add(q.store, [{ priority: 9 }]);
+    const [test, deploy, after] = await add(
+      q.store,
+      [{}, {}, {}],
+      [{ ids: [build!.id] }, { ids: [build!.id], earlier: [0] }, { earlier: [1] }],
+    );
+    expect(await runNext(q.store, "dead")).toBe(build!.id);
+    for (const j of [test, deploy, after]) expect((await jobOf(q.store, j!.id)).state).toBe("canceled");
+    const revived = await q.store.write(async (tx) => {
+      expect(await tx.requeueJob(build!.id, "dead", q.store.now())).toBe(true);
+      return tx.reviveDependents([build!.id], q.store.now());
+    });
+    expect(sorted(revived)).toEqual([test!.id, deploy!.id, after!.id]);
+    expect(await jobOf(q.store, deploy!.id)).toMatchObject({ state: "queued", needs_left: 2 });
+    expect(await jobOf(q.store, after!.id)).toMatchObject({ state: "queued", needs_left: 1 });
+  });
+
   test("race: 8 claimant processes over a graph never claim a dependent before its need's success committed", async () => {
     // 6 chains of 6 jobs, a fan-in job needing every chain's end, and a fan-out of 8 after it.
     const jobs: Partial<NewJob>[] = [];

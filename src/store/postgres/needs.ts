@@ -196,7 +196,8 @@ export async function reviveDependents(tx: SQL, effects: TxEffects, needIds: num
   let frontier = needIds;
   while (frontier.length > 0) {
     const cands = (await tx`SELECT e.job_id, min(e.need_id) AS need_id FROM job_needs e JOIN jobs d ON d.id = e.job_id
-      WHERE e.need_id = ANY(${frontier}::bigint[]) AND e.closed AND d.state = 'canceled'
+      WHERE e.need_id = ANY(${frontier}::bigint[]) AND d.state = 'canceled'
+        AND EXISTS (SELECT 1 FROM job_needs c WHERE c.job_id = e.job_id AND c.closed)
       GROUP BY e.job_id ORDER BY e.job_id`) as Row[];
     if (cands.length === 0) break;
     const ids = cands.map((c) => Number(c.job_id));

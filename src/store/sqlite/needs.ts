@@ -147,7 +147,8 @@ export function reviveDependents(
     const rows = db
       .query(
         `SELECT e.job_id, min(e.need_id) AS need_id FROM job_needs e JOIN jobs d ON d.id = e.job_id
-         WHERE e.need_id IN (SELECT value FROM json_each(?1)) AND e.closed = 1 AND d.state = 'canceled'
+         WHERE e.need_id IN (SELECT value FROM json_each(?1)) AND d.state = 'canceled'
+           AND EXISTS (SELECT 1 FROM job_needs c WHERE c.job_id = e.job_id AND c.closed = 1)
            AND NOT EXISTS (SELECT 1 FROM job_needs o JOIN jobs n ON n.id = o.need_id
              WHERE o.job_id = e.job_id AND o.policy = 'success' AND o.met = 0 AND n.state IN ('dead','canceled'))
            AND (d.idempotency_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs k
