@@ -89,8 +89,9 @@ test("a need that dies closes its dependents at once, down the chain; retry revi
   expect(refused.json.errors[0].remediation).toContain(`retry job ${a}`);
 
   writeFileSync(flag, "");
-  const retried = (await q.json(["retry", String(a)])).env;
-  expect(retried.data).toMatchObject({ job_id: a, revived: [b, c] });
+  const retried = await q.run(["retry", String(a)]);
+  // Said once: the job's own line names what it revived.
+  expect(retried.stdout).toBe(`Retried job ${a}; now queued\nRevived 2 jobs that waited for it: ${b}, ${c}\n`);
   expect((await q.job(b))!.state).toBe("queued");
   expect((await q.json(["show", String(c)])).env.data.job.waiting_on).toEqual([b]);
   expect((await q.run(["work", "--drain"], { env: KNOBS })).code).toBe(0);

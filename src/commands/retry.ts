@@ -200,7 +200,8 @@ export default defineVerb({
       ids?.length ? `\nRevived ${counted(ids.length, "job")} that waited for it: ${ids.join(", ")}` : "";
     return (
       jobs.map((j) => `Retried job ${j.job_id}${changes(j)}; now queued${revivedText(j.revived)}`).join("\n") +
-      revivedText("revived" in data ? data.revived : undefined)
+      // One job's revived jobs are on its own line; a batch retry's are summed up once.
+      revivedText("jobs" in data && "revived" in data ? (data.revived as number[] | undefined) : undefined)
     );
   },
 });
