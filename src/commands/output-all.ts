@@ -28,6 +28,12 @@ export async function followAllCommand(store: Store, sel: FollowSelection, json:
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
   try {
+    // A batch may be added after its follower starts (a CI step's background follower), but a
+    // mistyped name would follow nothing for ever: say it once.
+    if (sel.batch !== undefined && (await store.read((tx) => tx.getBatch(sel.batch!))) === null)
+      process.stderr.write(
+        `spoolctl: warning: no batch named ${JSON.stringify(sel.batch)} yet; following it from when its first job is added (spoolctl batch list shows the batches; Ctrl-C stops)\n`,
+      );
     const end = await followAll(store, sel, { pollMs: POLL_MS, shouldStop: () => stop }, (line) =>
       writeOut(json ? `${JSON.stringify(line)}\n` : prefixed(line)),
     );
