@@ -70,7 +70,8 @@ export class PgQueries implements StoreWriter {
 
   /**
    * Everything that happens in the transaction that ends a job (done, dead, canceled), from
-   * every path that ends one: a worker's result, a reap, a cancel. Today: its outcome hooks.
+   * every path that ends one: a worker's result, a reap, a cancel. Today: its outcome hooks,
+   * and its batch's `batch-done` hooks when that end finished the batch.
    */
   private async jobEnded(jobId: number, state: JobState, now: number, hooks?: Hook[]): Promise<void> {
     await this.recurring.enqueueHooks(jobId, state, now, hooks);
@@ -396,6 +397,8 @@ export class PgQueries implements StoreWriter {
   async sealBatch(name: string, now: number): Promise<BatchView> {
     const sealed = await batches.sealBatch(this.tx, name, now);
     this.effects.notify = true;
+    // Sealed with every job ended (or none): finished now (docs/architecture.md "Hooks").
+    await this.recurring.batchSealed(name, now);
     return sealed;
   }
 
