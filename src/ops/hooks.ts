@@ -62,15 +62,17 @@ export async function addHook(store: Store, input: HookInput, cwd: string): Prom
       detail: { flag: "--on", value: input.on },
     });
   // A batch-done hook answers a batch's end, not a job's: a job filter would have nothing to match.
-  if (input.on === "batch-done" && (input.queue !== undefined || input.tag !== undefined))
+  if (input.on === "batch-done" && (input.queue !== undefined || input.tag !== undefined)) {
+    const flag = input.queue !== undefined ? "--queue" : "--tag";
     throw new SpoolError(
       "INVALID_INPUT",
-      "--queue and --tag do not apply to --on batch-done: it fires once per batch",
+      `${flag} does not apply to --on batch-done: it fires once per batch, not per job`,
       {
-        remediation: `spoolctl hook add ${name} --on batch-done -- CMD  (the hook's job reads the batch in $SPOOLCTL_HOOK_BATCH)`,
-        detail: { flag: input.queue !== undefined ? "--queue" : "--tag", on: "batch-done" },
+        remediation: `spoolctl hook add ${name} --on batch-done -- CMD  (without --queue/--tag; the hook's job reads the batch in $SPOOLCTL_HOOK_BATCH)`,
+        detail: { flag, on: "batch-done" },
       },
     );
+  }
   const matchQueue = input.queue === undefined ? null : parseLane("--queue", input.queue);
   const tag = input.tag === undefined ? null : Object.entries(parsePairs("--tag", [input.tag], /^.+$/, "K=V"))[0]!;
   const spec = validateAddInput(
