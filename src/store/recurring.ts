@@ -125,7 +125,7 @@ export function hookEnvironment(
     SPOOLCTL_HOOK_STATE: state,
     SPOOLCTL_HOOK_EXIT_CODE: job.last_exit_code === null ? "" : String(job.last_exit_code),
     SPOOLCTL_HOOK_LANE: job.queue,
-    SPOOLCTL_HOOK_BATCH: "",
+    SPOOLCTL_HOOK_BATCH: job.batch ?? "",
     SPOOLCTL_HOOK_ATTEMPT: String(job.last_attempt_no),
     SPOOLCTL_HOOK_OUTPUT_FILE: outputFile ?? "",
     SPOOLCTL_HOOK_STDERR_FILE: stderrFile ?? "",

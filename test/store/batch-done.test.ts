@@ -64,6 +64,8 @@ forEachDriver("batch-done hooks", (q) => {
     expect(await record(q.store, ending(q.store, a!, 1, "w1", "done"))).toBe(true);
     // One job still running: only the job's own `done` hook.
     expect((await hookJobs(q.store)).map((j) => j.idempotency_key)).toEqual([`hook:on-done:${a}:1:done`]);
+    // A job's own hook names the job's batch too.
+    expect((await hookJobs(q.store))[0]!.env.SPOOLCTL_HOOK_BATCH).toBe("ci-1");
     const inside = await q.store.write(async (tx) => {
       expect(await tx.recordAttempt(ending(q.store, b!, 1, "w2", "dead"))).toBe(true);
       return tx.listJobs({ queue: "hooks", limit: 50 });
