@@ -55,6 +55,9 @@ test("a batch of 3 with one dead job: its batch-done hook runs once, STATE=faile
   const shown = (await cli("show", String(hookId))).job;
   expect(shown.idempotency_key).toMatch(/^hook:report:batch:\d+:ci-7$/);
   expect(shown.argv).toEqual(["sh", "-c", script]);
+  // `show` names what made it.
+  const text0 = await q.run(["show", String(hookId)]);
+  expect(text0.stdout).toContain("hook report for batch ci-7");
   expect((await cli("list", "--queue", "hooks")).jobs).toHaveLength(1);
   const text = readFileSync(log, "utf8");
   expect(text.split("---\n").filter(Boolean)).toHaveLength(1);
