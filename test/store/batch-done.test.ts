@@ -168,6 +168,29 @@ forEachDriver("batch-done hooks", (q) => {
     },
   );
 
+  test("a fail-fast that cancels the batch's queued jobs finishes it: one hook job, the cancels counted", async () => {
+    await q.store.write(async (tx) => tx.recurring.addHook(hook("report")));
+    const jobs = await q.store.write(async (tx) =>
+      tx.addJobs(
+        [newJob({ queue: "work", priority: 9 }), newJob({ queue: "work" }), newJob({ queue: "work" })],
+        q.store.now(),
+        [],
+        { name: "ff", failFast: "queued", seal: true },
+      ),
+    );
+    const { job } = await claimOne(q.store, { workerId: "w1", queue: "work" });
+    expect(job.id).toBe(jobs[0]!.id);
+    expect(await record(q.store, ending(q.store, job.id, 1, "w1", "dead"))).toBe(true);
+    const hooks = await hookJobs(q.store);
+    expect(hooks).toHaveLength(1);
+    expect(hooks[0]!.env).toMatchObject({
+      SPOOLCTL_HOOK_STATE: "failed",
+      SPOOLCTL_HOOK_BATCH_TOTAL: "3",
+      SPOOLCTL_HOOK_BATCH_DEAD: "1",
+      SPOOLCTL_HOOK_BATCH_CANCELED: "2",
+    });
+  });
+
   test("a batch reopened by a retry fires again when it finishes again", async () => {
     await q.store.write(async (tx) => tx.recurring.addHook(hook("report")));
     const [id] = await addTo(q.store, "again", 1, true);

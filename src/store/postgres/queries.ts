@@ -73,8 +73,14 @@ export class PgQueries implements StoreWriter {
    * every path that ends one: a worker's result, a reap, a cancel. Today: its outcome hooks,
    * and its batch's `batch-done` hooks when that end finished the batch.
    */
-  private async jobEnded(jobId: number, state: JobState, now: number, hooks?: Hook[]): Promise<void> {
-    await this.recurring.enqueueHooks(jobId, state, now, hooks);
+  private async jobEnded(
+    jobId: number,
+    state: JobState,
+    now: number,
+    hooks?: Hook[],
+    batchCheck = true,
+  ): Promise<void> {
+    await this.recurring.enqueueHooks(jobId, state, now, hooks, batchCheck);
   }
 
   /**
@@ -83,7 +89,9 @@ export class PgQueries implements StoreWriter {
    * (docs/architecture.md "Hooks", "Dependencies"), in the same transaction.
    */
   private async canceledByBatch(jobIds: number[], now: number): Promise<void> {
-    for (const id of jobIds) await this.jobEnded(id, "canceled", now);
+    // One batch: its batch-done check once, after the last cancel (not a count per canceled job).
+    for (const [i, id] of jobIds.entries())
+      await this.jobEnded(id, "canceled", now, undefined, i === jobIds.length - 1);
     await this.closedByNeeds(await jobsEnded(this.tx, this.effects, jobIds, now), now);
   }
 

@@ -146,12 +146,13 @@ export class PgRecurring implements RecurringWriter, SlotStatements, HookStateme
   /**
    * "Job ended → enqueue hooks" for this transaction (see {@link enqueueOutcomeHooks}), then, when
    * `batch-done` hooks exist and the job's batch is finished now, theirs ({@link enqueueBatchHooks}).
-   * `read`: the hooks of `state` and `batch-done`, when the caller read them already.
+   * `read`: the hooks of `state` and `batch-done`, when the caller read them already; `batchCheck`
+   * false skips the batch's check (the caller checks the batch once for many of its jobs).
    */
-  async enqueueHooks(jobId: number, state: JobState, now: number, read?: Hook[]): Promise<number[]> {
+  async enqueueHooks(jobId: number, state: JobState, now: number, read?: Hook[], batchCheck = true): Promise<number[]> {
     const hooks = read ?? (await this.hooksOn(state));
     const added = await enqueueOutcomeHooks(this, jobId, state, now, hooks);
-    if (!hooks.some((h) => h.on_outcome === "batch-done")) return added;
+    if (!batchCheck || !hooks.some((h) => h.on_outcome === "batch-done")) return added;
     const batch = (await this.getJob(jobId))?.batch ?? null;
     return batch === null ? added : [...added, ...(await enqueueBatchHooks(this, batch, now, hooks))];
   }
@@ -168,6 +169,8 @@ export class PgRecurring implements RecurringWriter, SlotStatements, HookStateme
     // The lock orders this look after any other transaction's that ended a job of the batch or sealed it;
     // the counts below are a new statement, so under READ COMMITTED they see that transaction's commit.
     if ((await this.tx`SELECT 1 FROM batches WHERE name = ${name} FOR UPDATE`).length === 0) return null;
+    const active = await this.tx`SELECT 1 FROM jobs WHERE batch = ${name} AND state IN ('queued','running') LIMIT 1`;
+    if (active.length > 0) return null;
     const batch = await getBatch(this.tx, name);
     if (batch === null || batch.sealed_at === null || batch.counts.queued + batch.counts.running > 0) return null;
     const [last] = await this.tx`SELECT max(finished_at) AS t FROM jobs WHERE batch = ${name}`;

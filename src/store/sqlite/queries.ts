@@ -68,8 +68,8 @@ export class SqliteQueries implements StoreWriter {
    * every path that ends one: a worker's result, a reap, a cancel. Today: its outcome hooks,
    * and its batch's `batch-done` hooks when that end finished the batch.
    */
-  private async jobEnded(jobId: number, state: JobState, now: number): Promise<void> {
-    await this.recurring.enqueueHooks(jobId, state, now);
+  private async jobEnded(jobId: number, state: JobState, now: number, batchCheck = true): Promise<void> {
+    await this.recurring.enqueueHooks(jobId, state, now, batchCheck);
   }
 
   /**
@@ -78,7 +78,8 @@ export class SqliteQueries implements StoreWriter {
    * (docs/architecture.md "Hooks", "Dependencies"), in the same transaction.
    */
   private async canceledByBatch(jobIds: number[], now: number): Promise<void> {
-    for (const id of jobIds) await this.jobEnded(id, "canceled", now);
+    // One batch: its batch-done check once, after the last cancel (not a count per canceled job).
+    for (const [i, id] of jobIds.entries()) await this.jobEnded(id, "canceled", now, i === jobIds.length - 1);
     await this.closedByNeeds(jobsEnded(this.db, this.work, jobIds, now, this.ledger(now)), now);
   }
 

@@ -158,11 +158,12 @@ export class SqliteRecurring implements RecurringWriter, SlotStatements, HookSta
   /**
    * "Job ended → enqueue hooks" for this connection's transaction (see {@link enqueueOutcomeHooks}),
    * then, when `batch-done` hooks exist and the job's batch is finished now, theirs ({@link enqueueBatchHooks}).
+   * `batchCheck` false skips the latter (the caller checks the batch once for many of its jobs).
    */
-  async enqueueHooks(jobId: number, state: JobState, now: number): Promise<number[]> {
+  async enqueueHooks(jobId: number, state: JobState, now: number, batchCheck = true): Promise<number[]> {
     const hooks = await this.hooksOn(state);
     const added = await enqueueOutcomeHooks(this, jobId, state, now, hooks);
-    if (!hooks.some((h) => h.on_outcome === "batch-done")) return added;
+    if (!batchCheck || !hooks.some((h) => h.on_outcome === "batch-done")) return added;
     const batch = (await this.getJob(jobId))?.batch ?? null;
     return batch === null ? added : [...added, ...(await enqueueBatchHooks(this, batch, now, hooks))];
   }
@@ -176,6 +177,9 @@ export class SqliteRecurring implements RecurringWriter, SlotStatements, HookSta
   // BatchHookStatements
 
   async finishedBatch(name: string): Promise<FinishedBatch | null> {
+    // A job of it still active (one seek of idx_jobs_batch): not finished, and no count.
+    if (this.db.query("SELECT 1 FROM jobs WHERE batch = ? AND state IN ('queued','running') LIMIT 1").get(name))
+      return null;
     const batch = getBatch(this.db, name);
     if (batch === null || batch.sealed_at === null || batch.counts.queued + batch.counts.running > 0) return null;
     const last = this.db.query("SELECT max(finished_at) AS t FROM jobs WHERE batch = ?").get(name) as {
