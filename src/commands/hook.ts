@@ -27,24 +27,35 @@ const f = addVerb.flags;
 export const add = defineVerb({
   name: "hook-add",
   aliases: ["hook add"],
-  description: `Add an outcome hook: when a job matching --queue/--tag ends in the --on outcome, the same transaction adds the hook's job (lane ${HOOK_LANE}), retried and triaged like any job. The ended job is described in SPOOLCTL_HOOK_* environment variables only, never in the command line.`,
+  description: `Add an outcome hook: when a job matching --queue/--tag ends in the --on outcome, the same transaction adds the hook's job (lane ${HOOK_LANE}), retried and triaged like any job. The ended job is described in SPOOLCTL_HOOK_* environment variables only, never in the command line. --on batch-done fires once when a sealed batch has no job queued or running (SPOOLCTL_HOOK_BATCH, SPOOLCTL_HOOK_STATE done|failed, SPOOLCTL_HOOK_BATCH_DONE/_DEAD/_CANCELED/_TOTAL); it takes no --queue/--tag.`,
   examples: [
     "spoolctl hook add page --on dead -c 'notify-send \"job $SPOOLCTL_HOOK_JOB_ID died: exit $SPOOLCTL_HOOK_EXIT_CODE\"'",
     "spoolctl hook add publish --on done --queue builds --tag release=1 -- ./publish.sh",
+    "spoolctl hook add report --on batch-done -c 'echo \"$SPOOLCTL_HOOK_BATCH: $SPOOLCTL_HOOK_STATE, $SPOOLCTL_HOOK_BATCH_DEAD dead\"'",
   ],
   mutates: true,
   flags: {
     ...COMMON_FLAGS,
-    name: namePositional("add", "NAME --on dead|done|canceled -- CMD"),
+    name: namePositional("add", "NAME --on dead|done|canceled|batch-done -- CMD"),
     on: {
       type: "string",
-      description: "the outcome: done, dead or canceled",
+      description: "the outcome: a job's done, dead or canceled, or batch-done (a sealed batch's last job ended)",
       valueHint: "OUTCOME",
-      choices: ["done", "dead", "canceled"],
+      choices: ["done", "dead", "canceled", "batch-done"],
       required: true,
     },
-    queue: { type: "string", description: "only jobs of this lane (default: any)", valueHint: "NAME", format: "lane" },
-    tag: { type: "string", description: "only jobs with this tag", valueHint: "K=V", valueType: "pair" },
+    queue: {
+      type: "string",
+      description: "only jobs of this lane (default: any; not with --on batch-done)",
+      valueHint: "NAME",
+      format: "lane",
+    },
+    tag: {
+      type: "string",
+      description: "only jobs with this tag (not with --on batch-done)",
+      valueHint: "K=V",
+      valueType: "pair",
+    },
     "run-queue": {
       type: "string",
       description: "the lane the hook's job runs in",
@@ -83,6 +94,8 @@ export const add = defineVerb({
     return { data: await addHook(await ctx.open({ create: true }), input, process.cwd()) };
   },
   render({ data }, ctx) {
+    if (data.on === "batch-done")
+      return `Added hook ${data.name}: a job in lane ${data.run_queue} once each batch finishes (sealed, no job queued or running). Run it with a worker of that lane: ${ctx.suggest(`spoolctl work --queue ${data.run_queue}`)}`;
     return `Added hook ${data.name}: a job in lane ${data.run_queue} when a job${data.queue ? ` of lane ${data.queue}` : ""}${data.tag ? ` tagged ${data.tag}` : ""} ends ${data.on}. Run it with a worker of that lane: ${ctx.suggest(`spoolctl work --queue ${data.run_queue}`)}`;
   },
 });

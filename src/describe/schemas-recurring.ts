@@ -37,7 +37,7 @@ const slotOutcome = object({ schedule: str, slot: num, outcome: enumOf(OUTCOMES)
 ]);
 const hook = object({
   name: str,
-  on: enumOf(["done", "dead", "canceled"]),
+  on: enumOf(["done", "dead", "canceled", "batch-done"]),
   queue: nullable(str),
   tag: nullable(str),
   run_queue: str,

@@ -51,15 +51,28 @@ export function hookData(h: Hook): HookData {
 
 /**
  * Validates and stores a hook in one transaction. Raises `INVALID_INPUT` for a bad name,
- * outcome, filter or job flag, `CONFLICT` when the name is taken.
+ * outcome, filter or job flag (or a `--queue`/`--tag` filter on a `batch-done` hook, which
+ * fires once per finished batch), `CONFLICT` when the name is taken.
  */
 export async function addHook(store: Store, input: HookInput, cwd: string): Promise<HookData> {
   const name = checkName("hook", input.name);
   if (!(HOOK_OUTCOMES as readonly string[]).includes(input.on))
     throw new SpoolError("INVALID_INPUT", `--on ${JSON.stringify(input.on)} is not an outcome a hook can wait for`, {
-      remediation: `give --on ${HOOK_OUTCOMES.join(", --on ")} (batch-done is not supported yet)`,
+      remediation: `give --on ${HOOK_OUTCOMES.join(", --on ")}`,
       detail: { flag: "--on", value: input.on },
     });
+  // A batch-done hook answers a batch's end, not a job's: a job filter would have nothing to match.
+  if (input.on === "batch-done" && (input.queue !== undefined || input.tag !== undefined)) {
+    const flag = input.queue !== undefined ? "--queue" : "--tag";
+    throw new SpoolError(
+      "INVALID_INPUT",
+      `${flag} does not apply to --on batch-done: it fires once per batch, not per job`,
+      {
+        remediation: `spoolctl hook add ${name} --on batch-done -- CMD  (without --queue/--tag; the hook's job reads the batch in $SPOOLCTL_HOOK_BATCH)`,
+        detail: { flag, on: "batch-done" },
+      },
+    );
+  }
   const matchQueue = input.queue === undefined ? null : parseLane("--queue", input.queue);
   const tag = input.tag === undefined ? null : Object.entries(parsePairs("--tag", [input.tag], /^.+$/, "K=V"))[0]!;
   const spec = validateAddInput(

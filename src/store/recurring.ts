@@ -76,8 +76,8 @@ export interface SlotRow {
   detail: string | null;
 }
 
-/** The outcomes a hook can wait for. */
-export const HOOK_OUTCOMES = ["done", "dead", "canceled"] as const;
+/** The outcomes a hook can wait for: a job's end, or a batch's (`batch-done`, src/store/batch-hooks.ts). */
+export const HOOK_OUTCOMES = ["done", "dead", "canceled", "batch-done"] as const;
 /** A hook's outcome. */
 export type HookOutcome = (typeof HOOK_OUTCOMES)[number];
 
@@ -125,7 +125,7 @@ export function hookEnvironment(
     SPOOLCTL_HOOK_STATE: state,
     SPOOLCTL_HOOK_EXIT_CODE: job.last_exit_code === null ? "" : String(job.last_exit_code),
     SPOOLCTL_HOOK_LANE: job.queue,
-    SPOOLCTL_HOOK_BATCH: "",
+    SPOOLCTL_HOOK_BATCH: job.batch ?? "",
     SPOOLCTL_HOOK_ATTEMPT: String(job.last_attempt_no),
     SPOOLCTL_HOOK_OUTPUT_FILE: outputFile ?? "",
     SPOOLCTL_HOOK_STDERR_FILE: stderrFile ?? "",
@@ -252,7 +252,7 @@ export interface RecurringWriter extends RecurringReader {
 
 /** The statements a driver gives {@link enqueueOutcomeHooks}, inside the transaction that ended the job. */
 export interface HookStatements {
-  /** Hooks waiting for `state`. */
+  /** Hooks waiting for `state`, and those waiting for `batch-done` (read with them: one statement per job end). */
   hooksOn(state: JobState): Promise<Hook[]>;
   getJob(id: number): Promise<Job | null>;
   /** The output files of an attempt on the host that ran it, or null. */

@@ -50,8 +50,8 @@ export const HOT_SQL = {
   getJobForUpdate: "SELECT * FROM jobs WHERE id = $1::bigint FOR UPDATE",
   /** The due-slot pass's look, about once a second per worker: the first entry of idx_schedules_due. */
   earliestSlot: "SELECT next_slot FROM schedules WHERE paused = 0 ORDER BY next_slot LIMIT 1",
-  /** The hooks of an outcome, read (pipelined with the result) with every job that ends. */
-  hooksOn: "SELECT * FROM hooks WHERE on_outcome = $1",
+  /** The hooks of an outcome and of `batch-done`, read (pipelined with the result) with every job that ends. */
+  hooksOn: "SELECT * FROM hooks WHERE on_outcome IN ($1, 'batch-done')",
 } as const;
 
 /** Sample parameters of each statement, for EXPLAIN. */

@@ -340,6 +340,12 @@ const STEPS: string[] = [
   DROP INDEX idx_jobs_claimable;
   CREATE INDEX idx_jobs_claimable ON jobs (state, queue, needs_left, priority DESC, next_run_at ASC, id ASC);
   `,
+  // v16: outcome hooks on a batch's end (see the SQLite driver's v15): the
+  // outcome's CHECK admits 'batch-done'.
+  `
+  ALTER TABLE hooks DROP CONSTRAINT hooks_on_outcome_check,
+    ADD CONSTRAINT hooks_on_outcome_check CHECK (on_outcome IN ('done','dead','canceled','batch-done'));
+  `,
 ];
 
 /** The schema version this binary writes (one ahead of SQLite's: v11 concerns PostgreSQL's ledger only). */

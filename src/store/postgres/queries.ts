@@ -70,10 +70,17 @@ export class PgQueries implements StoreWriter {
 
   /**
    * Everything that happens in the transaction that ends a job (done, dead, canceled), from
-   * every path that ends one: a worker's result, a reap, a cancel. Today: its outcome hooks.
+   * every path that ends one: a worker's result, a reap, a cancel. Today: its outcome hooks,
+   * and its batch's `batch-done` hooks when that end finished the batch.
    */
-  private async jobEnded(jobId: number, state: JobState, now: number, hooks?: Hook[]): Promise<void> {
-    await this.recurring.enqueueHooks(jobId, state, now, hooks);
+  private async jobEnded(
+    jobId: number,
+    state: JobState,
+    now: number,
+    hooks?: Hook[],
+    batchCheck = true,
+  ): Promise<void> {
+    await this.recurring.enqueueHooks(jobId, state, now, hooks, batchCheck);
   }
 
   /**
@@ -82,7 +89,9 @@ export class PgQueries implements StoreWriter {
    * (docs/architecture.md "Hooks", "Dependencies"), in the same transaction.
    */
   private async canceledByBatch(jobIds: number[], now: number): Promise<void> {
-    for (const id of jobIds) await this.jobEnded(id, "canceled", now);
+    // One batch: its batch-done check once, after the last cancel (not a count per canceled job).
+    for (const [i, id] of jobIds.entries())
+      await this.jobEnded(id, "canceled", now, undefined, i === jobIds.length - 1);
     await this.closedByNeeds(await jobsEnded(this.tx, this.effects, jobIds, now), now);
   }
 
@@ -396,6 +405,8 @@ export class PgQueries implements StoreWriter {
   async sealBatch(name: string, now: number): Promise<BatchView> {
     const sealed = await batches.sealBatch(this.tx, name, now);
     this.effects.notify = true;
+    // Sealed with every job ended (or none): finished now (docs/architecture.md "Hooks").
+    await this.recurring.batchSealed(name, now);
     return sealed;
   }
 

@@ -5,6 +5,7 @@
  * schedules it takes with SKIP LOCKED, so racing workers split them instead of queueing.
  */
 import type { SQL } from "bun";
+import { type BatchHookStatements, enqueueBatchHooks, type FinishedBatch } from "../batch-hooks.ts";
 import type { Job, JobState, NewJob } from "../model.ts";
 import {
   enqueueOutcomeHooks,
@@ -21,6 +22,7 @@ import {
   type SlotStatements,
   slotKey,
 } from "../recurring.ts";
+import { getBatch } from "./batch-queries.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { num, numOrNull } from "./rows.ts";
 
@@ -32,6 +34,7 @@ export interface JobWrites {
   appendEvent(jobId: number, event: "added", workerId: null, detail: null, now: number): Promise<void>;
   getJob(id: number): Promise<Job | null>;
   findActiveJobByKey(key: string): Promise<Job | null>;
+  findLatestJobByKey(key: string): Promise<Job | null>;
 }
 
 /** A `schedules` row as a {@link Schedule}. */
@@ -59,7 +62,7 @@ function toSlot(row: Row): SlotRow {
 }
 
 /** Schedules and hooks in one PostgreSQL transaction. */
-export class PgRecurring implements RecurringWriter, SlotStatements, HookStatements {
+export class PgRecurring implements RecurringWriter, SlotStatements, HookStatements, BatchHookStatements {
   constructor(
     private readonly tx: SQL,
     private readonly jobs: JobWrites,
@@ -140,9 +143,42 @@ export class PgRecurring implements RecurringWriter, SlotStatements, HookStateme
     return (await this.tx`DELETE FROM hooks WHERE name = ${name} RETURNING 1`).length > 0;
   }
 
-  /** "Job ended → enqueue hooks" for this transaction (see {@link enqueueOutcomeHooks}). */
-  enqueueHooks(jobId: number, state: JobState, now: number, read?: Hook[]): Promise<number[]> {
-    return enqueueOutcomeHooks(this, jobId, state, now, read);
+  /**
+   * "Job ended → enqueue hooks" for this transaction (see {@link enqueueOutcomeHooks}), then, when
+   * `batch-done` hooks exist and the job's batch is finished now, theirs ({@link enqueueBatchHooks}).
+   * `read`: the hooks of `state` and `batch-done`, when the caller read them already; `batchCheck`
+   * false skips the batch's check (the caller checks the batch once for many of its jobs).
+   */
+  async enqueueHooks(jobId: number, state: JobState, now: number, read?: Hook[], batchCheck = true): Promise<number[]> {
+    const hooks = read ?? (await this.hooksOn(state));
+    const added = await enqueueOutcomeHooks(this, jobId, state, now, hooks);
+    if (!batchCheck || !hooks.some((h) => h.on_outcome === "batch-done")) return added;
+    const batch = (await this.getJob(jobId))?.batch ?? null;
+    return batch === null ? added : [...added, ...(await enqueueBatchHooks(this, batch, now, hooks))];
+  }
+
+  /** "Batch sealed → enqueue its `batch-done` hooks" when it was finished already (see {@link enqueueBatchHooks}). */
+  async batchSealed(name: string, now: number): Promise<number[]> {
+    const hooks = ((await this.tx`SELECT * FROM hooks WHERE on_outcome = 'batch-done'`) as Row[]).map(toHook);
+    return enqueueBatchHooks(this, name, now, hooks);
+  }
+
+  // BatchHookStatements
+
+  async finishedBatch(name: string): Promise<FinishedBatch | null> {
+    // The lock orders this look after any other transaction's that ended a job of the batch or sealed it;
+    // the counts below are a new statement, so under READ COMMITTED they see that transaction's commit.
+    if ((await this.tx`SELECT 1 FROM batches WHERE name = ${name} FOR UPDATE`).length === 0) return null;
+    const active = await this.tx`SELECT 1 FROM jobs WHERE batch = ${name} AND state IN ('queued','running') LIMIT 1`;
+    if (active.length > 0) return null;
+    const batch = await getBatch(this.tx, name);
+    if (batch === null || batch.sealed_at === null || batch.counts.queued + batch.counts.running > 0) return null;
+    const [last] = await this.tx`SELECT max(finished_at) AS t FROM jobs WHERE batch = ${name}`;
+    return { batch, finished_at: Math.max(batch.sealed_at, numOrNull(last?.t) ?? 0) };
+  }
+
+  findLatestJobByKey(key: string): Promise<Job | null> {
+    return this.jobs.findLatestJobByKey(key);
   }
 
   // SlotStatements

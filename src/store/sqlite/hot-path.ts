@@ -60,8 +60,8 @@ export const HOT_SQL = {
   /** The due-slot pass's look, about once a second per worker: the first entry of idx_schedules_due. */
   earliestSlot:
     "SELECT next_slot FROM schedules INDEXED BY idx_schedules_due WHERE paused = 0 ORDER BY next_slot LIMIT 1",
-  /** The hooks of an outcome, read with every job that ends (a small table, by its primary key's neighbour). */
-  hooksOn: "SELECT * FROM hooks WHERE on_outcome = ?",
+  /** The hooks of an outcome and of `batch-done`, read with every job that ends (a small table). */
+  hooksOn: "SELECT * FROM hooks WHERE on_outcome IN (?, 'batch-done')",
   /**
    * A result's dependents (docs/architecture.md "Dependencies"), ?1 JSON [need ids]: the edges of
    * needs that ended and are now met, by idx_job_needs_need; then the failed ones whose dependent

@@ -255,6 +255,24 @@ const STEPS: string[] = [
   DROP INDEX idx_jobs_claimable;
   CREATE INDEX idx_jobs_claimable ON jobs (state, queue, needs_left, priority DESC, next_run_at ASC, id ASC);
   `,
+  // v15: outcome hooks on a batch's end (docs/architecture.md "Hooks"): the
+  // outcome's CHECK admits 'batch-done'. SQLite cannot alter a CHECK, so the
+  // small table is copied into a new one (it has no index or reference).
+  `
+  CREATE TABLE hooks_v15 (
+    name TEXT PRIMARY KEY,
+    on_outcome TEXT NOT NULL CHECK (on_outcome IN ('done','dead','canceled','batch-done')),
+    match_queue TEXT,
+    match_tag_key TEXT,
+    match_tag_value TEXT,
+    job TEXT NOT NULL,
+    created_at REAL NOT NULL
+  );
+  INSERT INTO hooks_v15 (name, on_outcome, match_queue, match_tag_key, match_tag_value, job, created_at)
+    SELECT name, on_outcome, match_queue, match_tag_key, match_tag_value, job, created_at FROM hooks;
+  DROP TABLE hooks;
+  ALTER TABLE hooks_v15 RENAME TO hooks;
+  `,
 ];
 
 /** The v1 schema, for the test that migrates an old file. */

@@ -65,10 +65,11 @@ export class SqliteQueries implements StoreWriter {
 
   /**
    * Everything that happens in the transaction that ends a job (done, dead, canceled), from
-   * every path that ends one: a worker's result, a reap, a cancel. Today: its outcome hooks.
+   * every path that ends one: a worker's result, a reap, a cancel. Today: its outcome hooks,
+   * and its batch's `batch-done` hooks when that end finished the batch.
    */
-  private async jobEnded(jobId: number, state: JobState, now: number): Promise<void> {
-    await this.recurring.enqueueHooks(jobId, state, now);
+  private async jobEnded(jobId: number, state: JobState, now: number, batchCheck = true): Promise<void> {
+    await this.recurring.enqueueHooks(jobId, state, now, batchCheck);
   }
 
   /**
@@ -77,7 +78,8 @@ export class SqliteQueries implements StoreWriter {
    * (docs/architecture.md "Hooks", "Dependencies"), in the same transaction.
    */
   private async canceledByBatch(jobIds: number[], now: number): Promise<void> {
-    for (const id of jobIds) await this.jobEnded(id, "canceled", now);
+    // One batch: its batch-done check once, after the last cancel (not a count per canceled job).
+    for (const [i, id] of jobIds.entries()) await this.jobEnded(id, "canceled", now, i === jobIds.length - 1);
     await this.closedByNeeds(jobsEnded(this.db, this.work, jobIds, now, this.ledger(now)), now);
   }
 
@@ -280,7 +282,10 @@ export class SqliteQueries implements StoreWriter {
   }
 
   async sealBatch(name: string, now: number): Promise<BatchView> {
-    return batches.sealBatch(this.db, name, now);
+    const sealed = batches.sealBatch(this.db, name, now);
+    // Sealed with every job ended (or none): finished now (docs/architecture.md "Hooks").
+    await this.recurring.batchSealed(name, now);
+    return sealed;
   }
 
   async setBatchFailFast(name: string, mode: FailFastMode, now: number): Promise<BatchView | null> {

@@ -4,6 +4,7 @@
  * time, the guards below still written into each statement).
  */
 import type { Database } from "bun:sqlite";
+import { type BatchHookStatements, enqueueBatchHooks, type FinishedBatch } from "../batch-hooks.ts";
 import type { Job, JobState, NewJob } from "../model.ts";
 import {
   enqueueOutcomeHooks,
@@ -20,7 +21,7 @@ import {
   type SlotStatements,
   slotKey,
 } from "../recurring.ts";
-
+import { getBatch } from "./batch-queries.ts";
 import { HOT_SQL } from "./hot-path.ts";
 
 type Row = Record<string, unknown>;
@@ -31,6 +32,7 @@ export interface JobWrites {
   insertEvent(jobId: number, event: "added", workerId: null, detail: null, now: number): void;
   getJob(id: number): Promise<Job | null>;
   findActiveJobByKey(key: string): Promise<Job | null>;
+  findLatestJobByKey(key: string): Promise<Job | null>;
 }
 
 /** A `schedules` row as a {@link Schedule}. */
@@ -44,7 +46,7 @@ function toHook(row: Row): Hook {
 }
 
 /** Schedules and hooks on one SQLite connection. */
-export class SqliteRecurring implements RecurringWriter, SlotStatements, HookStatements {
+export class SqliteRecurring implements RecurringWriter, SlotStatements, HookStatements, BatchHookStatements {
   constructor(
     private readonly db: Database,
     private readonly jobs: JobWrites,
@@ -153,9 +155,41 @@ export class SqliteRecurring implements RecurringWriter, SlotStatements, HookSta
     return this.db.query("DELETE FROM hooks WHERE name = ?").run(name).changes > 0;
   }
 
-  /** "Job ended → enqueue hooks" for this connection's transaction (see {@link enqueueOutcomeHooks}). */
-  enqueueHooks(jobId: number, state: JobState, now: number): Promise<number[]> {
-    return enqueueOutcomeHooks(this, jobId, state, now);
+  /**
+   * "Job ended → enqueue hooks" for this connection's transaction (see {@link enqueueOutcomeHooks}),
+   * then, when `batch-done` hooks exist and the job's batch is finished now, theirs ({@link enqueueBatchHooks}).
+   * `batchCheck` false skips the latter (the caller checks the batch once for many of its jobs).
+   */
+  async enqueueHooks(jobId: number, state: JobState, now: number, batchCheck = true): Promise<number[]> {
+    const hooks = await this.hooksOn(state);
+    const added = await enqueueOutcomeHooks(this, jobId, state, now, hooks);
+    if (!batchCheck || !hooks.some((h) => h.on_outcome === "batch-done")) return added;
+    const batch = (await this.getJob(jobId))?.batch ?? null;
+    return batch === null ? added : [...added, ...(await enqueueBatchHooks(this, batch, now, hooks))];
+  }
+
+  /** "Batch sealed → enqueue its `batch-done` hooks" when it was finished already (see {@link enqueueBatchHooks}). */
+  async batchSealed(name: string, now: number): Promise<number[]> {
+    const hooks = (this.db.query("SELECT * FROM hooks WHERE on_outcome = 'batch-done'").all() as Row[]).map(toHook);
+    return enqueueBatchHooks(this, name, now, hooks);
+  }
+
+  // BatchHookStatements
+
+  async finishedBatch(name: string): Promise<FinishedBatch | null> {
+    // A job of it still active (one seek of idx_jobs_batch): not finished, and no count.
+    if (this.db.query("SELECT 1 FROM jobs WHERE batch = ? AND state IN ('queued','running') LIMIT 1").get(name))
+      return null;
+    const batch = getBatch(this.db, name);
+    if (batch === null || batch.sealed_at === null || batch.counts.queued + batch.counts.running > 0) return null;
+    const last = this.db.query("SELECT max(finished_at) AS t FROM jobs WHERE batch = ?").get(name) as {
+      t: number | null;
+    };
+    return { batch, finished_at: Math.max(batch.sealed_at, last.t ?? 0) };
+  }
+
+  findLatestJobByKey(key: string): Promise<Job | null> {
+    return this.jobs.findLatestJobByKey(key);
   }
 
   // SlotStatements
