@@ -207,6 +207,9 @@ test("schedule add refuses a bad rule, zone or policy with the reason, and a tak
   await refuse(["x"], /either --cron EXPR or --every/);
   await refuse(["x", "--every", "1s", "--catch-up", "some"], /none, last, or all:N/);
   await refuse(["x", "--every", "1s", "--key", "k"], /--key/, "UNKNOWN_FLAG"); // each slot's job has its own key
+  // A batch or needs would be one add's, not every slot's: refused, not silently ignored.
+  await refuse(["x", "--every", "1s", "--batch", "b"], /--batch/, "UNKNOWN_FLAG");
+  await refuse(["x", "--every", "1s", "--needs", "1"], /--needs/, "UNKNOWN_FLAG");
   await refuse(["bad:name", "--every", "1s"], /not a schedule name/);
   await cli("schedule", "add", "x", "--every", "1h", "--", "true");
   const taken = await q.run(["schedule", "add", "x", "--every", "1h", "--json", "--", "true"]);

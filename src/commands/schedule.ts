@@ -32,7 +32,20 @@ function namePositional(action: string, usage = "NAME") {
   } as const satisfies FlagDef;
 }
 
-const { key: _key, after: _after, at: _at, from: _from, cmd: _cmd, ...JOB_FLAGS } = addVerb.flags;
+// A slot's job has its own key and time; batches and needs belong to one add, not to every slot.
+const {
+  key: _key,
+  after: _after,
+  at: _at,
+  from: _from,
+  cmd: _cmd,
+  batch: _batch,
+  seal: _seal,
+  "fail-fast": _failFast,
+  needs: _needs,
+  "needs-policy": _needsPolicy,
+  ...JOB_FLAGS
+} = addVerb.flags;
 
 /** `schedule add`. */
 export const add = defineVerb({
