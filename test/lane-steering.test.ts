@@ -191,6 +191,15 @@ test("a worker serves several lanes in order of preference, or every lane; the d
   expect(all.env.data).toMatchObject({ drained: true, executed: 2 });
   expect([await stateOf(x1), await stateOf(y1)]).toEqual(["done", "done"]);
   expect((await q.worker("all"))?.queue).toBe("*");
+  // A lane that appears with the drain's last result (a hook's job) is drained too.
+  expect((await q.run(["hook", "add", "h", "--on", "done", "--", "true"])).code).toBe(0);
+  const z1 = await q.addJob("--queue", "z", "--", "true");
+  const withHook = await q.json(["work", "--all-lanes", "--drain", "--worker-id", "all"]);
+  expect(withHook.env.data).toMatchObject({ drained: true, executed: 2 });
+  expect(await stateOf(z1)).toBe("done");
+  expect((await q.json(["list", "--queue", "hooks"])).env.data.jobs.map((j: { state: string }) => j.state)).toEqual([
+    "done",
+  ]);
   const both2 = await q.run(["work", "--all-lanes", "--queue", "a"]);
   expect(both2.code).not.toBe(0);
   expect(both2.stderr).toContain("give --queue or --all-lanes, not both");

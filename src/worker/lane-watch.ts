@@ -134,9 +134,14 @@ export class LaneWatch {
    * Whether every lane served is settled (docs/architecture.md "Drain"):
    * nothing running, nothing waiting, one snapshot. A paused lane's queued
    * jobs hold no drain: they cannot start until it is resumed, and the
-   * drain's closing line names the lane (src/commands/work.ts).
+   * drain's closing line names the lane (src/commands/work.ts). With
+   * `--all-lanes` the lanes are re-read first: a lane that appeared is not
+   * settled until served.
    */
   async settled(): Promise<boolean> {
+    // --all-lanes: a lane that got work since the last look (a hook's job in lane `hooks`,
+    // added with the last result) is served before the drain may end.
+    if (this.choice.allLanes && (await this.refresh(true))) return false;
     const lanes = this.servedNow;
     const now = this.store.now();
     const states = await this.store.read(async (tx) => {
