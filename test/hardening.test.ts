@@ -501,6 +501,20 @@ describe("H. capabilities publish which verbs write", () => {
       "config-unset",
       "rerun",
       "delete",
+      // wait writes a batch's fail-fast property (--fail-fast); it opens read-only without it.
+      "wait",
+      "pause",
+      "resume",
+      "lane-set",
+      "schedule-add",
+      "schedule-rm",
+      "schedule-pause",
+      "schedule-resume",
+      "schedule-run-now",
+      "schedule-tick",
+      "hook-add",
+      "hook-rm",
+      "batch-seal",
     ];
     for (const name of writers) expect([name, verbs[name]?.mutates]).toEqual([name, true]);
     for (const [name, v] of Object.entries(verbs))

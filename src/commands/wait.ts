@@ -156,7 +156,8 @@ export default defineVerb({
       : undefined;
     const selection = selectionOf(ctx.args.batch, ctx.args.queue, ctx.args.tag, ctx.args["fail-fast"], refs);
     try {
-      const store = await ctx.open({ create: false });
+      // Read-only unless it sets a batch's fail-fast: a reading wait never touches the file (docs/architecture.md "Location").
+      const store = await ctx.open({ create: false, readOnly: !selection?.failFast });
       const servedLanes = async (tx: StoreReader) => {
         const health = healthContext(store);
         const workers = await listWorkers(tx, judgeRecord, 1000, staleAfter(health));
