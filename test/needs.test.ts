@@ -149,6 +149,20 @@ test("add --after N with N an existing job's id keeps the delay and warns NEEDS_
   expect((await addJson(["--after", "99", "--", "true"])).json.warnings).toEqual([]);
 });
 
+test("--needs on an add its --key deduplicates warns that the active job keeps its own needs", async () => {
+  const first = await q.addJob("--key", "b", "--", "true");
+  const other = await q.addJob("--", "true");
+  const again = (await q.run(["add", "--json", "--key", "b", "--needs", String(other), "--", "true"])).json;
+  expect(again.data).toMatchObject({ job_id: first, deduplicated: true });
+  expect(again.warnings).toEqual([
+    expect.objectContaining({
+      code: "IDEMPOTENCY_METADATA_DIFFERS",
+      message: expect.stringContaining("--needs were not added"),
+    }),
+  ]);
+  expect((await q.json(["show", String(first)])).env.data.job.waiting_on).toEqual([]);
+});
+
 test("a --from graph of 500 jobs with fan-out and fan-in completes, each job after all its needs", async () => {
   const needs = randomGraph(500, rng(20));
   const r = await addJson(

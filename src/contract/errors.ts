@@ -93,7 +93,7 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 /** Warning codes; a warning never changes the exit code. */
 export const WARNING_CODES = {
   IDEMPOTENCY_METADATA_DIFFERS:
-    "the job was deduplicated by --key but its tags, note or priority differ from the active job's",
+    "the job was deduplicated by --key but its tags, note, priority or needs differ from the active job's (the active job's are kept)",
   NO_ATTEMPTS_YET: "the job has not been executed yet",
   EMPTY_BATCH: "the batch is sealed with no job in it: there is nothing to wait for, and its verdict is success",
   REPORT_TRUNCATED: "more jobs matched than report --limit; only the newest are in the report",

@@ -236,6 +236,13 @@ export async function planJobNeeds(
     return p.kind === "active" ? { id: p.job.id } : { index: inserted.get(p.kind === "batch" ? p.of : j)! };
   };
   await warnAfterIsAJob(tx, specs, labels, warnings);
+  // A job its key deduplicated onto an active one keeps that job's needs: say so, never drop them unsaid.
+  for (const p of plan)
+    if (p.kind === "active" && needs[p.index])
+      warnings.push({
+        code: "IDEMPOTENCY_METADATA_DIFFERS",
+        message: `${labels[p.index] ? `${labels[p.index]}: ` : ""}deduplicated by --key onto job ${p.job.id}, which keeps its own needs: these --needs were not added (spoolctl show ${p.job.id} says what it waits on)`,
+      });
   return plan.flatMap((p) => {
     if (p.kind !== "insert") return [];
     const n = needs[p.index];
