@@ -1,0 +1,14 @@
+/**
+ * The queue's operations (docs/architecture.md "The operations"): every verb
+ * the layers above `src/store/` may call. Each is one transaction of the
+ * driver (`read` or `write` of `src/store/store.ts`), named for the job's life
+ * or for the screen that reads it, with its guard in SQL; its docstring names
+ * the transaction, the guard, the events it writes and the wake signals it
+ * sends. Code above `src/store/` never opens a transaction itself.
+ */
+
+// Reads: one snapshot each (status, job detail, lists, events, workers, triage, output).
+
+// Operator writes: add, retry, rerun, cancel, delete, prune, settings, lanes, batches, schedules, hooks.
+
+// The worker's own operations: register, heartbeat, reap, record, ship.
