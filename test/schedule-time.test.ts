@@ -110,6 +110,13 @@ describe("validation: refused with the reason", () => {
     expect(parseCron(" 0 3 * * * ", null)).toBe("0 3 * * *");
     expect(() => parseZone("Mars/Base")).toThrow(/Mars\/Base/);
     expect(parseZone("europe/berlin")).toBe("Europe/Berlin");
+    // A fixed offset never follows daylight saving time: refused, with the zone to give instead.
+    expect(() => parseZone("+02:00")).toThrow(/fixed UTC offset/);
+    expect(() => parseZone("-05:00")).toThrow(/fixed UTC offset/);
+    expect(parseZone("Etc/GMT-2")).toBe("Etc/GMT-2");
+    // Six fields (seconds first) are taken; a seventh (the year) is refused, not read as something else.
+    expect(parseCron("0 0 3 * * *", null)).toBe("0 0 3 * * *");
+    expect(() => parseCron("0 0 3 * * * 2030", null)).toThrow(/--cron/);
     expect(() => parseEvery("0s")).toThrow(/--every/);
     expect(parseEvery("10m")).toBe(600);
     expect(parseCatchUp("all:3")).toEqual({ kind: "all", max: 3 });

@@ -27,6 +27,15 @@ const MAX_WALK = 10_000;
  * Temporal. Raises `INVALID_INPUT` naming the zone and why.
  */
 export function parseZone(tz: string): string {
+  // Temporal takes a bare offset (+02:00) as a zone; it never follows daylight saving time, so
+  // a schedule meant for a place would drift an hour twice a year.
+  if (/^[+-−]\d/.test(tz.trim()))
+    throw new SpoolError("INVALID_INPUT", `--tz ${JSON.stringify(tz)} is a fixed UTC offset, not a time zone`, {
+      remediation:
+        "give an IANA zone name such as Europe/Berlin (it follows daylight saving time), " +
+        "or Etc/GMT-2 for a fixed +02:00 all year (the Etc/ sign is inverted)",
+      detail: { flag: "--tz", value: tz },
+    });
   try {
     return Temporal.Now.zonedDateTimeISO(tz).timeZoneId;
   } catch (error) {
@@ -41,9 +50,12 @@ export function parseZone(tz: string): string {
   }
 }
 
-/** A croner job for `cron` in `tz` that only computes (never runs anything). */
-function cronOf(cron: string, tz: string | null): Cron {
-  return new Cron(cron, { timezone: tz ?? "UTC", paused: true, mode: "auto" });
+/**
+ * A croner job for `cron` in `tz` that only computes (never runs anything). `strict`: 5 or 6
+ * fields only, as `schedule add` accepts; a stored rule is read as it was stored.
+ */
+function cronOf(cron: string, tz: string | null, strict = false): Cron {
+  return new Cron(cron, { timezone: tz ?? "UTC", paused: true, mode: strict ? "5-or-6-parts" : "auto" });
 }
 
 /**
@@ -53,7 +65,7 @@ function cronOf(cron: string, tz: string | null): Cron {
 export function parseCron(cron: string, tz: string | null): string {
   let next: Date | null;
   try {
-    next = cronOf(cron, tz).nextRun(new Date());
+    next = cronOf(cron, tz, true).nextRun(new Date());
   } catch (error) {
     throw invalidValue(
       "--cron",
