@@ -5,6 +5,7 @@
  */
 import type { VerbResult } from "../contract/envelope.ts";
 import type { FlagDef } from "../contract/flags.ts";
+import { slotText } from "../ops/schedule-time.ts";
 import {
   addSchedule,
   listSchedules,
@@ -16,7 +17,7 @@ import {
   tickSchedules,
 } from "../ops/schedules.ts";
 import type { SlotOutcome, SlotRow } from "../store/recurring.ts";
-import { clip, formatArgv } from "../ui/text.ts";
+import { clip, formatArgv, table } from "../ui/text.ts";
 import addVerb, { inputFromFlags } from "./add.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
@@ -128,11 +129,38 @@ export interface ScheduleListData {
   slots?: SlotRow[];
 }
 
-/** One line of `schedule list`. */
-function scheduleLine(s: ScheduleData): string {
-  const next = s.paused ? "paused" : `next ${s.next_fire}`;
-  const last = s.last_job_id === null ? "no job yet" : `last job ${s.last_job_id} ${s.last_job_state ?? "deleted"}`;
-  return `${s.name}  ${s.rule}  ${next}  ${last}  lane ${s.queue}  catch-up ${s.catch_up}  overlap ${s.overlap}  ${clip(formatArgv(s.argv), 60)}`;
+/** One row of the `schedule list` table. */
+function scheduleRow(s: ScheduleData): string[] {
+  const last = s.last_job_id === null ? "-" : `${s.last_job_id} ${s.last_job_state ?? "deleted"}`;
+  return [
+    s.name,
+    s.rule,
+    s.paused ? "paused" : (s.next_fire ?? "-"),
+    last,
+    s.queue,
+    `${s.catch_up}/${s.overlap}`,
+    clip(formatArgv(s.argv), 60),
+  ];
+}
+
+/**
+ * A slot row's detail in words (the stored detail is JSON: `{"overlap":"skip","active_job":3}`,
+ * `{"count":2,"last":…,"catch_up":"all:3"}`); anything else is shown as stored.
+ */
+export function slotDetailText(r: SlotRow, tz: string | null): string {
+  if (r.detail === null) return "";
+  let d: Record<string, unknown>;
+  try {
+    d = JSON.parse(r.detail) as Record<string, unknown>;
+  } catch {
+    return r.detail;
+  }
+  if (typeof d.active_job === "number") return `job ${d.active_job} was still queued or running (overlap ${d.overlap})`;
+  if (typeof d.count === "number") {
+    const through = typeof d.last === "number" && d.count > 1 ? ` through ${slotText(d.last, tz)}` : "";
+    return `${d.count} slot${d.count === 1 ? "" : "s"}${through} not fired (catch-up ${d.catch_up})`;
+  }
+  return r.detail;
 }
 
 /** `schedule list [NAME]`. */
@@ -156,13 +184,17 @@ export const list = defineVerb({
   },
   render({ data }) {
     if (data.schedules.length === 0) return "No schedules. Add one: spoolctl schedule add NAME --every 10m -- CMD";
-    const lines = data.schedules.map(scheduleLine);
-    for (const r of data.slots ?? []) {
-      const at = new Date(r.slot * 1000).toISOString();
-      const detail = r.detail ? `  ${r.detail}` : "";
-      lines.push(`  ${at}  ${r.outcome}${r.job_id === null ? "" : ` job ${r.job_id}`}${detail}`);
-    }
-    return lines.join("\n");
+    const header = ["NAME", "RULE", "NEXT SLOT", "LAST JOB", "LANE", "CATCH-UP/OVERLAP", "COMMAND"];
+    const text = table(header, data.schedules.map(scheduleRow));
+    if (!data.slots?.length) return text;
+    const tz = data.schedules[0]!.tz;
+    const slotRows = data.slots.map((r) => [
+      slotText(r.slot, tz),
+      r.outcome === "manual" ? "run-now" : r.outcome,
+      r.job_id === null ? "-" : String(r.job_id),
+      slotDetailText(r, tz),
+    ]);
+    return `${text}\n\n${table(["SLOT", "OUTCOME", "JOB", "DETAIL"], slotRows)}`;
   },
 });
 
@@ -243,7 +275,7 @@ export const tick = defineVerb({
     if (data.outcomes.length === 0) return "No slot was due";
     return data.outcomes
       .map((o) => {
-        const slot = new Date(o.slot * 1000).toISOString();
+        const slot = slotText(o.slot, null);
         if (o.outcome === "fired") return `${o.schedule} ${slot}: added job ${o.job_id}`;
         if (o.outcome === "missed") return `${o.schedule} ${slot}: ${o.count} slot(s) missed (catch-up policy)`;
         return `${o.schedule} ${slot}: ${o.outcome}`;
