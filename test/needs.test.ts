@@ -83,6 +83,9 @@ test("a need that dies closes its dependents at once, down the chain; retry revi
   const closed = (await q.events(b)).at(-1)!;
   expect(closed.event).toBe("canceled");
   expect(JSON.parse(closed.detail!)).toMatchObject({ reason: "need_failed", need: a });
+  // A CI report says why a closed dependent was skipped, not only that it was.
+  const md = await q.run(["report", String(b), "--markdown"]);
+  expect(md.stdout).toContain(`canceled before it ran: need\\_failed: job ${a} ended dead`);
   // Retrying b alone would leave it waiting on a dead job: refused, naming what to do.
   const refused = await q.run(["retry", String(b), "--json"]);
   expect(refused.code).toBe(5);

@@ -130,6 +130,12 @@ function attemptDetail(a: Attempt): string {
   return a.failure_reason && a.failure_reason !== "canceled" ? `${a.failure_reason}: ${detail}` : detail;
 }
 
+/** `: need_failed: job 1 ended dead` or `: fail_fast: batch …` for a job the queue closed, else "". */
+function closedBy(job: Job): string {
+  const e = job.last_error;
+  return e !== null && /^(need_failed|fail_fast): /.test(e) ? `: ${e}` : "";
+}
+
 function messageOf(job: Job, result: CaseResult, last: Attempt | undefined): string | null {
   switch (result) {
     case "passed":
@@ -137,10 +143,10 @@ function messageOf(job: Job, result: CaseResult, last: Attempt | undefined): str
     case "pending":
       return `not finished: ${job.state}${last ? ` (attempt ${last.attempt_no} ${last.state === "running" ? "running" : `${last.state}: ${attemptDetail(last)}`})` : ""}`;
     case "skipped":
-      if (last?.state === "canceled") return "canceled while running";
-      return last
-        ? `canceled while queued (attempt ${last.attempt_no} ${last.state}: ${attemptDetail(last)})`
-        : "canceled before it ran";
+      if (last?.state === "canceled") return `canceled while running${closedBy(job)}`;
+      if (last)
+        return `canceled while queued${closedBy(job)} (attempt ${last.attempt_no} ${last.state}: ${attemptDetail(last)})`;
+      return `canceled before it ran${closedBy(job)}`;
     case "failed":
       return last && last.state !== "succeeded" && last.state !== "running"
         ? attemptDetail(last)
