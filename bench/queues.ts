@@ -168,13 +168,21 @@ function pgQueue(url: string): Queue {
   };
 }
 
-let pg: Promise<PgServer> | null = null;
+/**
+ * Which throwaway server: `fast` (test/support/pg-server.ts defaults: fsync, synchronous_commit
+ * and full_page_writes off) or `durable` (all three on, as a production server runs).
+ */
+export type PgKind = "fast" | "durable";
+const servers = new Map<PgKind, Promise<PgServer>>();
 let dbCounter = 0;
 
-/** The run's PostgreSQL server (started on first use, stopped by {@link stopPg} or on interruption). */
-export function pgServer(): Promise<PgServer> {
+const DURABLE = { fsync: "on", synchronous_commit: "on", full_page_writes: "on" };
+
+/** The run's PostgreSQL server of `kind` (started on first use, stopped by {@link stopPg} or on interruption). */
+export function pgServer(kind: PgKind = "fast"): Promise<PgServer> {
+  let pg = servers.get(kind);
   if (!pg) {
-    pg = startPgServer().then(async (server) => {
+    pg = startPgServer(kind === "durable" ? { settings: DURABLE } : {}).then(async (server) => {
       onAbort(() => server.stopSync());
       // pg_stat_statements, to count the statements of a drain per job (a restart loads it).
       const admin = new SQL(server.url("postgres"), { max: 1 });
@@ -188,14 +196,21 @@ export function pgServer(): Promise<PgServer> {
       await again.close({ timeout: 0 });
       return server;
     });
+    servers.set(kind, pg);
   }
   return pg;
 }
 
+/** The admin URL (database `postgres`) of the server that holds the database of `url`. */
+function adminUrl(url: string): string {
+  const u = new URL(url);
+  u.pathname = "/postgres";
+  return u.toString();
+}
+
 /** Calls per normalized statement so far in the database of `url` (pg_stat_statements, keyed by query text). */
 export async function pgStatementCalls(url: string): Promise<Record<string, number>> {
-  const server = await pgServer();
-  const sql = new SQL(server.url("postgres"), { max: 1 });
+  const sql = new SQL(adminUrl(url), { max: 1 });
   try {
     const rows =
       (await sql`SELECT s.query, sum(s.calls) AS calls FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
@@ -228,7 +243,8 @@ const TICK_MS =
  * children's (backends, checkpointer, WAL writer…). NaN when no server runs.
  * A difference of two readings around a drain is the server's CPU for it.
  */
-export async function pgServerCpuMs(): Promise<number> {
+export async function pgServerCpuMs(kind: PgKind = "fast"): Promise<number> {
+  const pg = servers.get(kind);
   if (!pg) return NaN;
   const server = await pg;
   let pid: number;
@@ -257,9 +273,8 @@ export async function samplePgActivity(
   url: string,
   everyMs = 20,
 ): Promise<{ stop(): Promise<Record<string, number>> }> {
-  const server = await pgServer();
   const name = new URL(url).pathname.slice(1);
-  const sql = new SQL(server.url("postgres"), { max: 1 });
+  const sql = new SQL(adminUrl(url), { max: 1 });
   const counts: Record<string, number> = {};
   let running = true;
   const loop = (async () => {
@@ -301,8 +316,7 @@ export async function samplePgActivity(
  * is the transactions per job of the whole fleet.
  */
 export async function pgTransactions(url: string): Promise<number> {
-  const server = await pgServer();
-  const sql = new SQL(server.url("postgres"), { max: 1 });
+  const sql = new SQL(adminUrl(url), { max: 1 });
   try {
     await sql`SELECT pg_stat_clear_snapshot()`;
     const [r] =
@@ -313,16 +327,16 @@ export async function pgTransactions(url: string): Promise<number> {
   }
 }
 
-/** Stops the PostgreSQL server if one was started. */
+/** Stops the PostgreSQL servers that were started. */
 export async function stopPg(): Promise<void> {
-  if (pg) await (await pg).stop();
-  pg = null;
+  for (const pg of servers.values()) await (await pg).stop();
+  servers.clear();
 }
 
 /** A fresh, empty queue of `engine` (nothing created yet for SQLite: the first `add` makes the file). */
-export async function freshQueue(engine: Engine, tag: string): Promise<Queue> {
+export async function freshQueue(engine: Engine, tag: string, kind: PgKind = "fast"): Promise<Queue> {
   if (engine === "sqlite") return sqliteQueue(join(tempDir(tag), "queue.db"));
-  const server = await pgServer();
+  const server = await pgServer(kind);
   return pgQueue(await server.createDatabase(`bench_${tag.replace(/[^a-z0-9]/gi, "_").toLowerCase()}_${++dbCounter}`));
 }
 

@@ -70,7 +70,9 @@ function summary(r: ReportInput): string[] {
       "",
       "",
     ]);
-    const pw = t.scenarios.filter((s) => s.engine === "postgres" && s.concurrency === 1).map((s) => s.workers);
+    const pw = t.scenarios
+      .filter((s) => s.engine === "postgres" && !s.durable && s.concurrency === 1)
+      .map((s) => s.workers);
     if (pw.length) {
       rows.push([
         `PostgreSQL: ${pw.join(" / ")} workers`,
@@ -353,7 +355,9 @@ export function renderReport(r: ReportInput): { text: string; targets: string[][
     const scale = (label: string, engine: string, w: number[]) =>
       w.map((n) => fmt(rate(label, `${engine}:w${n}c1`), 0)).join(" / ");
     const sqliteW = t.scenarios.filter((s) => s.engine === "sqlite" && s.concurrency === 1).map((s) => s.workers);
-    const pgW = t.scenarios.filter((s) => s.engine === "postgres" && s.concurrency === 1).map((s) => s.workers);
+    const pgW = t.scenarios
+      .filter((s) => s.engine === "postgres" && !s.durable && s.concurrency === 1)
+      .map((s) => s.workers);
     for (const label of r.labels) {
       out(
         `Scaling, ${label}: SQLite ${sqliteW.join(" / ")} workers: ${scale(label, "sqlite", sqliteW)} jobs/s` +

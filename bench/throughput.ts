@@ -47,24 +47,30 @@ export interface Scenario {
   engine: Engine;
   workers: number;
   concurrency: number;
+  /** PostgreSQL only: on the durable server (fsync and synchronous commit on) rather than the fast one. */
+  durable?: boolean;
 }
 
 /** The scenarios of issue 13 (SQLite: --concurrency 1/4, 1-16 processes) and issue 9 (PostgreSQL: 1, 4, 8 workers, --concurrency 4). */
 export function scenarios(opts: { workers: number[]; pgWorkers: number[]; pg: boolean }): Scenario[] {
   const out: Scenario[] = [];
-  const add = (engine: Engine, workers: number, concurrency: number) =>
+  const add = (engine: Engine, workers: number, concurrency: number, durable = false) =>
     out.push({
-      key: `${engine}:w${workers}c${concurrency}`,
-      label: `${engine === "sqlite" ? "SQLite" : "PostgreSQL"}: ${workers} worker${workers > 1 ? "s" : ""}${concurrency > 1 ? ` --concurrency ${concurrency}` : ""}`,
+      key: `${engine}${durable ? "-durable" : ""}:w${workers}c${concurrency}`,
+      label: `${engine === "sqlite" ? "SQLite" : durable ? "PostgreSQL, durable server" : "PostgreSQL"}: ${workers} worker${workers > 1 ? "s" : ""}${concurrency > 1 ? ` --concurrency ${concurrency}` : ""}`,
       engine,
       workers,
       concurrency,
+      ...(durable ? { durable } : {}),
     });
   add("sqlite", 1, 4);
   for (const w of opts.workers) add("sqlite", w, 1);
   if (opts.pg) {
     add("postgres", 1, 4);
     for (const w of opts.pgWorkers) add("postgres", w, 1);
+    // Issue 23's PostgreSQL targets are against a durable server: the same rows on one.
+    add("postgres", 1, 4, true);
+    for (const w of opts.pgWorkers.filter((w) => w <= 4)) add("postgres", w, 1, true);
   }
   return out;
 }
@@ -81,8 +87,10 @@ export async function drain(
   n: number,
   workers: number,
   concurrency: number,
+  durable = false,
 ): Promise<DrainRun> {
-  const q = await freshQueue(engine, "drain");
+  const kind = durable ? "durable" : "fast";
+  const q = await freshQueue(engine, "drain", kind);
   try {
     const add = await runCliOk(
       cli,
@@ -90,7 +98,7 @@ export async function drain(
       { quiet: true },
     );
     await sleep(100);
-    const server0 = engine === "postgres" ? await pgServerCpuMs() : NaN;
+    const server0 = engine === "postgres" ? await pgServerCpuMs(kind) : NaN;
     const xacts0 = engine === "postgres" ? await pgTransactions(q.db) : NaN;
     const statements0 = engine === "postgres" ? await pgStatementCalls(q.db) : {};
     const sampler = engine === "postgres" ? await samplePgActivity(q.db) : null;
@@ -110,7 +118,7 @@ export async function drain(
     untrack.forEach((u) => u());
     if (codes.some((c) => c !== 0)) throw new Error(`${cli.label} ${engine}: work --drain exited ${codes.join(",")}`);
     await sleep(50); // the backends of the closed connections exit and are reaped
-    const serverCpuMs = engine === "postgres" ? (await pgServerCpuMs()) - server0 : NaN;
+    const serverCpuMs = engine === "postgres" ? (await pgServerCpuMs(kind)) - server0 : NaN;
     const pgXacts = engine === "postgres" ? (await pgTransactions(q.db)) - xacts0 : undefined;
     let pgStatements: Record<string, number> | undefined;
     if (engine === "postgres") {
@@ -208,7 +216,7 @@ export async function throughput(o: ThroughputOptions): Promise<ThroughputData> 
     const order = round % 2 ? [...o.clis].reverse() : o.clis;
     for (const s of o.scenarios) {
       for (const cli of order) {
-        const r = await drain(cli, s.engine, o.jobs, s.workers, s.concurrency);
+        const r = await drain(cli, s.engine, o.jobs, s.workers, s.concurrency, s.durable);
         ((d.runs[cli.label] ??= {})[s.key] ??= []).push(r);
         ((d.vsFloor[cli.label] ??= {})[s.key] ??= []).push(r.wallMs / o.jobs / perJobFloor(s.workers * s.concurrency));
         o.log(`  ${cli.label} ${s.label}: ${fmt(r.wallMs, 0)} ms (${fmt(o.jobs / (r.wallMs / 1000), 0)} jobs/s)`);
