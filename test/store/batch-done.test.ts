@@ -1,8 +1,8 @@
 /**
  * `batch-done` hooks (docs/architecture.md "Hooks"): the hook's job is added in the
  * transaction that finishes a batch (its last queued or running job ends, or it is sealed
- * with every job ended, or empty), once per finish, also when two workers end its last two
- * jobs at once; a batch reopened by a retry that finishes again fires again.
+ * with every job ended, or empty, or its last unfinished jobs are deleted), once per finish,
+ * also when two workers end its last two jobs at once; a batch reopened by a retry that finishes again fires again.
  */
 import { expect, test } from "bun:test";
 import { openQueue } from "../../src/store/index.ts";
@@ -188,6 +188,24 @@ forEachDriver("batch-done hooks", (q) => {
       SPOOLCTL_HOOK_BATCH_TOTAL: "3",
       SPOOLCTL_HOOK_BATCH_DEAD: "1",
       SPOOLCTL_HOOK_BATCH_CANCELED: "2",
+    });
+  });
+
+  test("deleting a sealed batch's last unfinished jobs finishes it: one hook job, for the jobs left", async () => {
+    await q.store.write(async (tx) => tx.recurring.addHook(hook("report")));
+    const [first, ...rest] = await addTo(q.store, "del", 3, true);
+    const { job } = await claimOne(q.store, { workerId: "w1", queue: "work" });
+    expect(job.id).toBe(first!);
+    expect(await record(q.store, ending(q.store, job.id, 1, "w1", "done"))).toBe(true);
+    expect(await hookJobs(q.store)).toHaveLength(0); // two jobs still queued
+    const out = await q.store.write(async (tx) => tx.deleteJobs(rest, { queued: true }));
+    expect(out.jobs).toBe(2);
+    const hooks = await hookJobs(q.store);
+    expect(hooks).toHaveLength(1);
+    expect(hooks[0]!.env).toMatchObject({
+      SPOOLCTL_HOOK_BATCH: "del",
+      SPOOLCTL_HOOK_STATE: "done",
+      SPOOLCTL_HOOK_BATCH_TOTAL: "1",
     });
   });
 

@@ -556,8 +556,12 @@ export class PgQueries implements StoreWriter {
       );
     }
     await this.effects.settle(this.tx);
+    const batchesOf = (await this.tx`SELECT DISTINCT batch FROM jobs
+      WHERE batch IS NOT NULL AND id = ANY(${jobIds}::bigint[])`) as { batch: string }[];
     const out = await op.deleteJobs(this.tx, jobIds, opts.queued === true);
     if (out.jobs > 0) this.effects.notify = true;
+    // A sealed batch whose last unfinished jobs were deleted is finished now (docs/architecture.md "Hooks").
+    if (out.jobs > 0) for (const { batch } of batchesOf) await this.recurring.batchSealed(batch, Date.now() / 1000);
     return out;
   }
 

@@ -584,7 +584,13 @@ export class SqliteQueries implements StoreWriter {
         now,
       );
     }
-    return op.deleteJobs(this.db, jobIds, opts.queued === true);
+    const batchesOf = this.db
+      .query("SELECT DISTINCT batch FROM jobs WHERE batch IS NOT NULL AND id IN (SELECT value FROM json_each(?))")
+      .all(JSON.stringify(jobIds)) as { batch: string }[];
+    const out = op.deleteJobs(this.db, jobIds, opts.queued === true);
+    // A sealed batch whose last unfinished jobs were deleted is finished now (docs/architecture.md "Hooks").
+    if (out.jobs > 0) for (const { batch } of batchesOf) await this.recurring.batchSealed(batch, Date.now() / 1000);
+    return out;
   }
 
   async updateJobSettings(jobId: number, from: JobState, changes: JobSettingsChange): Promise<boolean> {
