@@ -51,6 +51,32 @@ forEachDriver("needs", (q) => {
     expect(await runNext(q.store)).toBe(c!.id);
   });
 
+  test("a met need run again (rerun, retry) holds its queued dependents back until it ends again", async () => {
+    const [a, b] = await add(q.store, [{ priority: 9 }, {}]);
+    const [c] = await add(q.store, [{}], [{ ids: [a!.id, b!.id] }]);
+    const [d] = await add(q.store, [{}], [{ ids: [a!.id], policy: "done" }]);
+    expect(await runNext(q.store)).toBe(a!.id);
+    expect((await jobOf(q.store, c!.id)).needs_left).toBe(1);
+    expect((await jobOf(q.store, d!.id)).needs_left).toBe(0);
+    // a runs again: c and d wait for its new outcome; b is not involved.
+    expect(await q.store.write((tx) => tx.rerunJob(a!.id, q.store.now(), q.store.now()))).toBe("done");
+    expect((await jobOf(q.store, c!.id)).needs_left).toBe(2);
+    expect((await jobOf(q.store, d!.id)).needs_left).toBe(1);
+    expect(await q.store.read((tx) => tx.unmetNeeds([c!.id, d!.id]))).toEqual(
+      new Map([
+        [c!.id, [a!.id, b!.id]],
+        [d!.id, [a!.id]],
+      ]),
+    );
+    expect(await runNext(q.store, "dead")).toBe(a!.id); // c is closed (need failed); d (policy done) is free
+    expect((await jobOf(q.store, c!.id)).state).toBe("canceled");
+    expect((await jobOf(q.store, d!.id)).needs_left).toBe(0);
+    // A retry of the dead need holds d back again, as it is queued still.
+    expect(await q.store.write((tx) => tx.requeueJobs([a!.id], ["dead"], q.store.now()))).toEqual([a!.id]);
+    expect((await jobOf(q.store, d!.id)).needs_left).toBe(1);
+    expect(await claimedIds(q.store)).toEqual([a!.id, b!.id]);
+  });
+
   test("needs on earlier jobs of the same add, and on a job already done, which is met at once", async () => {
     const [done] = await add(q.store, [{}]);
     await runNext(q.store);

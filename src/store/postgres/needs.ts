@@ -233,6 +233,22 @@ export async function reviveDependents(tx: SQL, effects: TxEffects, needIds: num
 }
 
 /** The unmet needs of each of `jobIds` that has any, need ids ascending. */
+/**
+ * A need that ended and runs again (retry, rerun) is no longer met: the edges it met of
+ * dependents still queued are unmet again, and each such dependent's `needs_left` grows by one
+ * (one statement; the dependents' rows are updated in id order), so it waits for the need's new
+ * outcome (docs/architecture.md "Dependencies"). Dependents that ran already keep their edges.
+ */
+export async function unmeetNeeds(tx: SQL, needIds: number[]): Promise<void> {
+  if (needIds.length === 0) return;
+  await tx`WITH unmet AS (
+      UPDATE job_needs e SET met = false WHERE e.need_id = ANY(${needIds}::bigint[]) AND e.met
+        AND (SELECT d.state FROM jobs d WHERE d.id = e.job_id) = 'queued'
+      RETURNING e.job_id),
+    counted AS (SELECT job_id, count(*)::int AS k FROM unmet GROUP BY job_id)
+    UPDATE jobs SET needs_left = jobs.needs_left + c.k FROM counted c WHERE jobs.id = c.job_id`;
+}
+
 export async function unmetNeeds(tx: SQL, jobIds: number[]): Promise<Map<number, number[]>> {
   const out = new Map<number, number[]>();
   if (jobIds.length === 0) return out;

@@ -45,7 +45,15 @@ import type { TxEffects } from "./events.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
 import * as lanes from "./lane-queries.ts";
-import { insertNeeds, jobsEnded, reviveDependents, settleRound, unmetNeeds, waitingOnNeeds } from "./needs.ts";
+import {
+  insertNeeds,
+  jobsEnded,
+  reviveDependents,
+  settleRound,
+  unmeetNeeds,
+  unmetNeeds,
+  waitingOnNeeds,
+} from "./needs.ts";
 import * as op from "./operator-queries.ts";
 import { appendOutput, readOutput } from "./output.ts";
 import { PgRecurring } from "./recurring-queries.ts";
@@ -499,6 +507,7 @@ export class PgQueries implements StoreWriter {
     const done = await op.requeueJob(this.tx, jobId, from, dueAt);
     if (done) this.effects.notify = this.effects.work.all = true;
     if (done) await batches.reopenFailedBatches(this.tx, [jobId]);
+    if (done) await unmeetNeeds(this.tx, [jobId]);
     return done;
   }
 
@@ -506,6 +515,7 @@ export class PgQueries implements StoreWriter {
     const from = await op.rerunJob(this.tx, jobId, dueAt);
     if (from === null) return null;
     await batches.reopenFailedBatches(this.tx, [jobId]);
+    await unmeetNeeds(this.tx, [jobId]);
     this.effects.append({
       jobId,
       event: "retried",
@@ -521,6 +531,7 @@ export class PgQueries implements StoreWriter {
     const ids = await op.requeueJobs(this.tx, jobIds, from, dueAt);
     if (ids.length > 0) this.effects.notify = this.effects.work.all = true;
     await batches.reopenFailedBatches(this.tx, ids);
+    await unmeetNeeds(this.tx, ids);
     return ids;
   }
 

@@ -177,6 +177,24 @@ export function reviveDependents(
   return revived;
 }
 
+/**
+ * A need that ended and runs again (retry, rerun) is no longer met: the edges it met of
+ * dependents still queued are unmet again, and each such dependent's `needs_left` grows by one,
+ * so it waits for the need's new outcome (docs/architecture.md "Dependencies"). Dependents
+ * that ran already keep their edges.
+ */
+export function unmeetNeeds(db: Database, needIds: number[]): void {
+  if (needIds.length === 0) return;
+  const rows = db
+    .query(
+      `UPDATE job_needs SET met = 0 WHERE need_id IN (SELECT value FROM json_each(?1)) AND met = 1
+         AND (SELECT d.state FROM jobs d WHERE d.id = job_needs.job_id) = 'queued' RETURNING job_id`,
+    )
+    .all(idsJson(needIds)) as { job_id: number }[];
+  const grow = db.query("UPDATE jobs SET needs_left = needs_left + 1 WHERE id = ?");
+  for (const r of rows) grow.run(r.job_id);
+}
+
 /** The unmet needs of each of `jobIds` that has any, need ids ascending. */
 export function unmetNeeds(db: Database, jobIds: number[]): Map<number, number[]> {
   const out = new Map<number, number[]>();

@@ -41,7 +41,7 @@ import * as batches from "./batch-queries.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
 import * as lanes from "./lane-queries.ts";
-import { insertNeeds, jobsEnded, reviveDependents, unmetNeeds, waitingOnNeeds } from "./needs.ts";
+import { insertNeeds, jobsEnded, reviveDependents, unmeetNeeds, unmetNeeds, waitingOnNeeds } from "./needs.ts";
 import * as op from "./operator-queries.ts";
 import { SqliteRecurring } from "./recurring-queries.ts";
 import { toJob, toWorker } from "./rows.ts";
@@ -516,6 +516,7 @@ export class SqliteQueries implements StoreWriter {
   async requeueJob(jobId: number, from: JobState, dueAt: number): Promise<boolean> {
     const done = this.wakeAllIf(await op.requeueJob(this.db, jobId, from, dueAt));
     if (done) batches.reopenFailedBatches(this.db, [jobId]);
+    if (done) unmeetNeeds(this.db, [jobId]);
     return done;
   }
 
@@ -523,6 +524,7 @@ export class SqliteQueries implements StoreWriter {
     const from = op.rerunJob(this.db, jobId, dueAt);
     if (from === null) return null;
     batches.reopenFailedBatches(this.db, [jobId]);
+    unmeetNeeds(this.db, [jobId]);
     this.insertEvent(jobId, "retried", null, JSON.stringify({ from, rerun: true }), now);
     return this.wakeAllIf(from);
   }
@@ -531,6 +533,7 @@ export class SqliteQueries implements StoreWriter {
     const ids = op.requeueJobs(this.db, jobIds, from, dueAt);
     this.wakeAllIf(ids.length > 0);
     batches.reopenFailedBatches(this.db, ids);
+    unmeetNeeds(this.db, ids);
     return ids;
   }
 
