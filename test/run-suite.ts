@@ -36,6 +36,7 @@ const NO_QUEUE = new Set([
   "fuzz.test.ts",
   "listen-warning.test.ts",
   "package.test.ts",
+  "watchdog-clock.test.ts",
 ]);
 
 /**
