@@ -309,9 +309,9 @@ export class Worker {
   }
 
   /**
-   * Tells the watchdog the start of the oldest lease in force: the renewal's,
-   * or an earlier claim's that the renewal did not cover (claimed while it was
-   * on its way).
+   * Tells the watchdog the start of the oldest lease in force, after a renewal
+   * or a claim (`sentNs`: when it was sent): that one's, or an earlier claim's
+   * or renewal's still in flight (docs/architecture.md "A stopped worker").
    */
   private tellWatchdog(sentNs: bigint): void {
     if (!this.watchdog) return;
@@ -388,6 +388,8 @@ export class Worker {
       this.renewedAt = performance.now(); // a claim writes the lease of what it claims
     }
     for (const next of claimed) await this.start(next, sentNs);
+    // Its fresh lease is no job's to lose: the watchdog hears of it (it moves on when no older lease is in flight).
+    if (claimed.length > 0) this.tellWatchdog(sentNs);
     return claimed.length;
   }
 
@@ -753,6 +755,7 @@ export class Worker {
       this.summary.claimed = true;
       this.renewedAt = performance.now(); // a claim writes the lease of what it claims
       for (const c of next) await this.start(c, claimNs);
+      this.tellWatchdog(claimNs);
     }
     return true;
   }
