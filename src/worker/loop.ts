@@ -636,11 +636,13 @@ export class Worker {
     if (this.interrupted) running.stop("interrupted");
     void running.done.then((processEnd) => {
       const ended = Math.max(started, this.pauses.endedAt(running.pid));
-      const end = this.watchdog?.ended(running.pid, running.startTime(), leaseNs)
-        ? endedByWatchdog(processEnd)
-        : processEnd.kind === "interrupted" && this.leaseLost.has(claimed)
+      // Stopped by this worker for want of a renewal: says so, also when its watchdog ended the job too.
+      const end =
+        processEnd.kind === "interrupted" && this.leaseLost.has(claimed)
           ? { ...processEnd, why: LEASE_LOST_WHY }
-          : processEnd;
+          : this.watchdog?.ended(running.pid, running.startTime(), leaseNs)
+            ? endedByWatchdog(processEnd)
+            : processEnd;
       this.ending.push({ claimed, end, started, ended });
       return this.recordEnded();
     });
