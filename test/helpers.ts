@@ -310,12 +310,10 @@ export class TempQueue {
   }
 }
 
-/** Every attempt of every job in `tx`, by job id then attempt number. */
+/** Every attempt of every job in `tx`, by job id then attempt number (independent reads: PostgreSQL pipelines them). */
 async function allAttemptsIn(tx: StoreReader): Promise<Attempt[]> {
   const jobs = (await tx.listJobs({ limit: ALL })).reverse();
-  const out: Attempt[] = [];
-  for (const job of jobs) out.push(...(await tx.attemptsOf(job.id)));
-  return out;
+  return (await Promise.all(jobs.map((job) => tx.attemptsOf(job.id)))).flat();
 }
 
 /** Polls `check` until it returns a truthy value or `timeoutMs` passes (then throws `what`). */

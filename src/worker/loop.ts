@@ -24,7 +24,7 @@ import { registerWorker } from "./registry.ts";
 import { SchedulePass } from "./schedule-pass.ts";
 import { OutputShipper, SHIP_INTERVAL_MS } from "./ship.ts";
 import { StorageWatch } from "./storage-watch.ts";
-import { readTiming, type Timing } from "./timing.ts";
+import { readTiming, sharedClockNs, type Timing } from "./timing.ts";
 import { endedByWatchdog, Watchdog } from "./watchdog.ts";
 
 /** Why an attempt this worker stopped for want of a lease renewal was requeued (docs/architecture.md "Heartbeat and lease"). */
@@ -36,7 +36,7 @@ interface InFlight {
   running: RunningAttempt;
   /** Whether a heartbeat has recorded the attempt's process group (otherwise the result carries it). */
   processRecorded: boolean;
-  /** When its lease was last written, at the latest: CLOCK_MONOTONIC ns taken before the claim or heartbeat was sent. */
+  /** When its lease was last written, at the latest: {@link sharedClockNs} taken before the claim or heartbeat was sent. */
   leaseNs: bigint;
   stop(reason: "canceled" | "interrupted"): void;
 }
@@ -277,7 +277,7 @@ export class Worker {
     try {
       // The first beat after a spawn also records the attempt's process group (docs/architecture.md "The claim").
       const flights = [...this.inFlight.values()];
-      const sentNs = process.hrtime.bigint(); // before the database stamps the leases
+      const sentNs = sharedClockNs(); // before the database stamps the leases; the watchdog's clock too
       const attempts: AttemptKey[] = flights.map((f) => {
         const key: AttemptKey = { jobId: f.claimed.job.id, attemptNo: f.claimed.attemptNo };
         if (!f.processRecorded && f.running.pid !== null)
@@ -309,9 +309,9 @@ export class Worker {
   }
 
   /**
-   * Tells the watchdog the start of the oldest lease in force: the renewal's,
-   * or an earlier claim's that the renewal did not cover (claimed while it was
-   * on its way).
+   * Tells the watchdog the start of the oldest lease in force, after a renewal
+   * or a claim (`sentNs`: when it was sent): that one's, or an earlier claim's
+   * or renewal's still in flight (docs/architecture.md "A stopped worker").
    */
   private tellWatchdog(sentNs: bigint): void {
     if (!this.watchdog) return;
@@ -360,7 +360,7 @@ export class Worker {
     // jitter, so that a fleet woken by one job does not queue on the write lock all at once.
     if (this.emptyClaims > 1 && performance.now() - this.lastEmptyClaim < EMPTY_STREAK_MS)
       await Bun.sleep(Math.random() * Math.min(2 ** (this.emptyClaims - 1), MAX_CLAIM_JITTER_MS));
-    const sentNs = process.hrtime.bigint();
+    const sentNs = sharedClockNs();
     try {
       // No read first: the claim answers "is anything due?" itself, in one transaction per lane, lanes
       // in order of preference. Undated: the store dates it when it runs (a wait for a lock must not
@@ -388,6 +388,8 @@ export class Worker {
       this.renewedAt = performance.now(); // a claim writes the lease of what it claims
     }
     for (const next of claimed) await this.start(next, sentNs);
+    // Its fresh lease is no job's to lose: the watchdog hears of it (it moves on when no older lease is in flight).
+    if (claimed.length > 0) this.tellWatchdog(sentNs);
     return claimed.length;
   }
 
@@ -610,7 +612,7 @@ export class Worker {
     this.waker = next;
   }
 
-  /** Starts a claimed attempt; `leaseNs`: CLOCK_MONOTONIC ns taken before its claim was sent. */
+  /** Starts a claimed attempt; `leaseNs`: {@link sharedClockNs} taken before its claim was sent. */
   private async start(claimed: ClaimedAttempt, leaseNs: bigint): Promise<void> {
     const { job, attemptNo } = claimed;
     this.saidIdle = false;
@@ -634,11 +636,13 @@ export class Worker {
     if (this.interrupted) running.stop("interrupted");
     void running.done.then((processEnd) => {
       const ended = Math.max(started, this.pauses.endedAt(running.pid));
-      const end = this.watchdog?.ended(running.pid, running.startTime(), leaseNs)
-        ? endedByWatchdog(processEnd)
-        : processEnd.kind === "interrupted" && this.leaseLost.has(claimed)
+      // Stopped by this worker for want of a renewal: says so, also when its watchdog ended the job too.
+      const end =
+        processEnd.kind === "interrupted" && this.leaseLost.has(claimed)
           ? { ...processEnd, why: LEASE_LOST_WHY }
-          : processEnd;
+          : this.watchdog?.ended(running.pid, running.startTime(), leaseNs)
+            ? endedByWatchdog(processEnd)
+            : processEnd;
       this.ending.push({ claimed, end, started, ended });
       return this.recordEnded();
     });
@@ -712,7 +716,7 @@ export class Worker {
       const lane = this.lanes.claimable()[0];
       const claim =
         room > 0 && lane !== undefined && this.mayClaimWithResult() ? { ...this.claimant(lane), limit: room } : null;
-      claimNs = process.hrtime.bigint();
+      claimNs = sharedClockNs();
       if (claim === null) outcomes = await this.retryLocked(() => recordAttemptEnds(this.store, ends));
       else
         ({ outcomes, claimed: next } = await this.retryLocked(() =>
@@ -753,6 +757,7 @@ export class Worker {
       this.summary.claimed = true;
       this.renewedAt = performance.now(); // a claim writes the lease of what it claims
       for (const c of next) await this.start(c, claimNs);
+      this.tellWatchdog(claimNs);
     }
     return true;
   }

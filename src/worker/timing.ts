@@ -3,6 +3,7 @@
  * `SPOOLCTL_TEST_HEARTBEAT_INTERVAL` and `SPOOLCTL_TEST_REAP_THRESHOLD` shrink
  * both for tests; `capabilities` publishes them.
  */
+import { readFileSync } from "node:fs";
 
 /** Default heartbeat interval, seconds. */
 export const HEARTBEAT_SECONDS = 5;
@@ -63,4 +64,31 @@ export function leaseGuardSeconds(timing: Timing): number {
  */
 export function watchdogGraceSeconds(timing: Timing): number {
   return Math.min(KILL_GRACE_SECONDS, (timing.reapThreshold - leaseGuardSeconds(timing)) / 2);
+}
+
+/** The last reading of /proc/uptime, and this process's own clock then (see {@link sharedClockNs}). */
+let lastShared: { shared: bigint; own: bigint } | null = null;
+
+/**
+ * Now, in nanoseconds, on a clock that a worker and its watchdog — two
+ * processes — read alike (docs/architecture.md "A stopped worker", "Clocks"):
+ * the kernel's boot clock as /proc/uptime gives it, monotonic, in steps of
+ * 10 ms, floored, so that of two readings in either process the later is never
+ * the smaller. Not `process.hrtime`: Bun counts it from each process's own
+ * start, so the worker's renewals and its watchdog's ledger disagreed by the
+ * time between their starts. Where /proc/uptime cannot be read: not Linux (no
+ * watchdog to agree with), this process's monotonic clock; a failed read (out
+ * of file descriptors), carried on from the last reading.
+ */
+export function sharedClockNs(): bigint {
+  const own = process.hrtime.bigint();
+  try {
+    const text = readFileSync("/proc/uptime", "latin1");
+    const [whole, fraction = ""] = text.slice(0, text.indexOf(" ")).split(".");
+    const shared = BigInt(whole!) * 1_000_000_000n + BigInt(fraction.padEnd(9, "0").slice(0, 9));
+    lastShared = { shared, own };
+    return shared;
+  } catch {
+    return lastShared === null ? own : lastShared.shared + (own - lastShared.own);
+  }
 }

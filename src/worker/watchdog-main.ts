@@ -21,6 +21,7 @@ import { appendFileSync, mkdirSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { ATTEMPT_MARKER, killGroup } from "./executor.ts";
 import { environEntry, groupsWithEnv, processGroupOf, processState, sessionLeadersOf } from "./liveness.ts";
+import { sharedClockNs } from "./timing.ts";
 
 /** What the worker tells its watchdog when it starts it (one JSON argument). */
 export interface WatchdogConfig {
@@ -34,7 +35,7 @@ export interface WatchdogConfig {
   recheckMs: number;
   /** The ledger: one line `PID START_TIME AT_NS` per job ended, written before the first signal. */
   ledger: string;
-  /** The start of the oldest lease in force when the watchdog was started: CLOCK_MONOTONIC ns, decimal. */
+  /** The start of the oldest lease in force when the watchdog was started: sharedClockNs (src/worker/timing.ts), decimal. */
   renewedNs: string;
   /** Whether to say on stderr (the worker's) what it did (false under `work --json`). */
   say: boolean;
@@ -56,7 +57,7 @@ function silenceCause(state: string | null): string {
 async function endJobs(config: WatchdogConfig, silentMs: number): Promise<number> {
   const leaders = sessionLeadersOf(config.workerPid, process.pid);
   if (leaders.length === 0) return 0;
-  const at = process.hrtime.bigint();
+  const at = sharedClockNs(); // the worker's clock too: it compares this with its attempts' claims
   mkdirSync(dirname(config.ledger), { recursive: true, mode: 0o700 });
   appendFileSync(config.ledger, leaders.map((l) => `${l.pid} ${l.startTime} ${at}\n`).join(""), { mode: 0o600 });
   const never = new Set([1, process.pid, processGroupOf(config.workerPid) ?? 1]);
@@ -82,7 +83,7 @@ export async function runWatchdog(raw: string | undefined): Promise<void> {
   let renewed = BigInt(config.renewedNs);
   let timer: ReturnType<typeof setTimeout> | undefined;
   let acting = false;
-  const silentMs = () => Number(process.hrtime.bigint() - renewed) / 1e6;
+  const silentMs = () => Number(sharedClockNs() - renewed) / 1e6;
   const arm = (ms: number) => {
     clearTimeout(timer);
     timer = setTimeout(() => void check(), Math.max(1, ms));

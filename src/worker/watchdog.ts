@@ -10,7 +10,7 @@ import type { Subprocess } from "bun";
 import type { ProcessEnd } from "../ops/outcome.ts";
 import type { Store } from "../store/store.ts";
 import type { WorkOptions } from "./api.ts";
-import { leaseGuardSeconds, type Timing, watchdogGraceSeconds } from "./timing.ts";
+import { leaseGuardSeconds, sharedClockNs, type Timing, watchdogGraceSeconds } from "./timing.ts";
 import type { WatchdogConfig } from "./watchdog-main.ts";
 
 /** The argument that turns `spoolctl` into a watchdog (src/cli.ts); never typed by a person. */
@@ -51,7 +51,7 @@ export interface WatchdogOptions {
 export class Watchdog {
   private proc: Subprocess<"pipe", "ignore", "inherit"> | null = null;
   private lastStart = -Infinity;
-  /** The oldest lease in force as last told, CLOCK_MONOTONIC ns. */
+  /** The oldest lease in force as last told, {@link sharedClockNs}. */
   private renewedNs: bigint;
   private closed = false;
   readonly ledger: string;
@@ -84,7 +84,7 @@ export class Watchdog {
     private readonly onTrouble: (message: string) => void,
   ) {
     this.ledger = join(opts.dir, `watchdog-${process.pid}.ended`);
-    this.renewedNs = process.hrtime.bigint();
+    this.renewedNs = sharedClockNs();
     rmSync(this.ledger, { force: true }); // a PID's earlier worker's
     this.start();
   }
@@ -124,8 +124,8 @@ export class Watchdog {
 
   /**
    * Tells the watchdog that every lease of this worker started at `ns` or later
-   * (CLOCK_MONOTONIC, `process.hrtime.bigint()`, taken before the renewal was
-   * sent: never later than the database stamped it).
+   * ({@link sharedClockNs}, which the watchdog reads too, taken before the
+   * renewal was sent: never later than the database stamped it).
    */
   renewed(ns: bigint): void {
     if (this.closed) return;
@@ -144,8 +144,8 @@ export class Watchdog {
 
   /**
    * Whether the watchdog ended the job whose process was `pid` (started at
-   * `startTime` when known), after `sinceNs` (CLOCK_MONOTONIC ns: the attempt's
-   * start). One `stat` when it never ended anything.
+   * `startTime` when known), after `sinceNs` ({@link sharedClockNs}: the attempt's
+   * claim). One `stat` when it never ended anything.
    */
   ended(pid: number | null, startTime: string | null, sinceNs: bigint): boolean {
     if (pid === null || !existsSync(this.ledger)) return false;
