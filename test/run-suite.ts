@@ -5,19 +5,33 @@
  * 1. every test file, on SQLite (the store conformance suite in test/store/
  *    runs both drivers, test/store-postgres/ and the multi-host files start
  *    PostgreSQL servers of their own);
- * 2. at the same time, the end-to-end files again with `SPOOLCTL_TEST_DB`
- *    pointing at a throwaway PostgreSQL server (test/support/pg-server.ts),
- *    so every verb's behaviour is held on both stores (CONTRIBUTING.md).
+ * 2. the end-to-end files again with `SPOOLCTL_TEST_DB` pointing at a
+ *    throwaway PostgreSQL server (test/support/pg-server.ts), so every verb's
+ *    behaviour is held on both stores (CONTRIBUTING.md).
  *
- * The first run streams to stdout; the second one's output follows when it
- * ends. The last lines are the combined counts (`N pass`, `N fail`), then the
- * exit status: non-zero when anything failed. With arguments
- * (`bun run test test/x.test.ts`) it is plain `bun test` on those files.
- * `SPOOLCTL_TEST_PG_E2E=0` skips the second run.
+ * Each file of either pass is one `bun test` process; `SPOOLCTL_TEST_LANES`
+ * of them (default 3) run at a time, taken from one list, the slowest files
+ * first, so that both passes share the cores to the end instead of one pass
+ * running long after the other (a file waits on its jobs and workers much of
+ * the time: 3 lanes keep 2 cores busy). The PostgreSQL files share one
+ * server: every TempQueue makes its own database there, named after its
+ * process id (test/support/queue-fixtures.ts), so files at the same time never
+ * meet. The store conformance files (test/store/) share a second server
+ * through `SPOOLCTL_TEST_PG_URL` rather than start one each.
+ *
+ * A file's output is printed whole when it ends. The last lines are: the
+ * slowest files, the counts of each pass, every failing test again with the
+ * start of its error (test/support/suite-report.ts), then the combined counts
+ * (`N pass`, `N fail`, read by .ci/run); the exit status is non-zero when
+ * anything failed. A file whose `bun test` fails without a failing test (it
+ * did not load, an error between tests) counts as one failure.
+ * With arguments (`bun run test test/x.test.ts`) it is plain `bun test` on
+ * those files. `SPOOLCTL_TEST_PG_E2E=0` skips the PostgreSQL pass.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { startPgServer } from "./support/pg-server.ts";
+import { type PgServer, startPgServer } from "./support/pg-server.ts";
+import { counts, type Failure, failureReport, failuresIn, fileFailure } from "./support/suite-report.ts";
 
 const TIMEOUT = ["--timeout", "120000"];
 const args = process.argv.slice(2);
@@ -26,6 +40,8 @@ if (args.length > 0) {
   const proc = Bun.spawn(["bun", "test", ...TIMEOUT, ...args], { stdio: ["inherit", "inherit", "inherit"] });
   process.exit(await proc.exited);
 }
+
+const ROOT = join(import.meta.dir, "..");
 
 /** Files that touch no queue: not run twice. */
 const NO_QUEUE = new Set([
@@ -42,9 +58,24 @@ const NO_QUEUE = new Set([
 /** Files left out of the PostgreSQL run, each with why (none at present). */
 const NOT_ON_POSTGRES = new Set<string>();
 
+/**
+ * Seconds a file took in a CI run (2 cores, both passes at once), for the
+ * order in which files are started: the slowest first, so that no long file
+ * starts last. Others are guessed from their size. Only the order depends on
+ * these: a stale figure costs time, never a test.
+ */
+const SECONDS: Record<string, number> = {};
+
 /** Whether a test file starts PostgreSQL servers of its own (it already runs there). */
 function runsPostgresItself(file: string): boolean {
   return /support\/(pg-server|pg-hosts)/.test(readFileSync(join(import.meta.dir, file), "utf8"));
+}
+
+/** Every test file as `bun test` without arguments finds them (outside node_modules), relative to the repository. */
+function allFiles(): string[] {
+  return [...new Bun.Glob("**/*{.,_}{test,spec}.{ts,tsx,js,jsx,mjs,cjs,mts,cts}").scanSync(ROOT)]
+    .filter((f) => !f.split("/").includes("node_modules"))
+    .sort();
 }
 
 /** The end-to-end files (test/*.test.ts) that a second run on PostgreSQL adds something to. */
@@ -55,68 +86,136 @@ function endToEndFiles(): string[] {
     .map((f) => join("test", f));
 }
 
-/** The counts of a `bun test` run, from its summary lines. */
-function counts(output: string): { pass: number; fail: number } {
-  const last = (word: string) => {
-    const all = [...output.matchAll(new RegExp(`^ *(\\d+) ${word}$`, "gm"))];
-    return all.length === 0 ? 0 : Number(all[all.length - 1]![1]);
-  };
-  return { pass: last("pass"), fail: last("fail") };
+/** How many files run at once: SPOOLCTL_TEST_LANES, default 3. */
+function lanes(): number {
+  const n = Number(process.env.SPOOLCTL_TEST_LANES ?? 3);
+  return Number.isInteger(n) && n >= 1 ? n : 3;
 }
 
-async function runSqlite(): Promise<{ pass: number; fail: number; code: number }> {
-  const proc = Bun.spawn(["bun", "test", ...TIMEOUT], { stdout: "pipe", stderr: "pipe" });
-  let text = "";
-  const pump = async (stream: ReadableStream<Uint8Array>, out: NodeJS.WriteStream) => {
+type Store = "sqlite" | "postgres";
+
+/** One file of one pass. */
+interface Item {
+  store: Store;
+  file: string;
+  /** Expected seconds: the order in which files are started. */
+  weight: number;
+}
+
+/** A file's run. */
+interface Outcome {
+  item: Item;
+  code: number;
+  pass: number;
+  fail: number;
+  seconds: number;
+  failures: Failure[];
+}
+
+function weightOf(store: Store, file: string): number {
+  const known = SECONDS[`${store}:${file}`];
+  if (known !== undefined) return known;
+  // About 1 s per KB of test file, more on PostgreSQL: a guess, only for the order.
+  return (statSync(join(ROOT, file)).size / 1000) * (store === "postgres" ? 1.5 : 1);
+}
+
+/** Runs one file with `env` added, prints its whole output when it ends, and reads its counts and failures. */
+async function runFile(item: Item, env: Record<string, string>): Promise<Outcome> {
+  const started = performance.now();
+  const proc = Bun.spawn(["bun", "test", ...TIMEOUT, `./${item.file}`], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let both = "";
+  let stderr = "";
+  const pump = async (stream: ReadableStream<Uint8Array>, isErr: boolean) => {
     const decoder = new TextDecoder();
     for await (const chunk of stream) {
       const s = decoder.decode(chunk, { stream: true });
-      text += s;
-      out.write(s);
+      both += s;
+      if (isErr) stderr += s;
     }
   };
-  await Promise.all([pump(proc.stdout, process.stdout), pump(proc.stderr, process.stderr)]);
+  await Promise.all([pump(proc.stdout, false), pump(proc.stderr, true)]);
   const code = await proc.exited;
-  return { ...counts(text), code };
+  const seconds = (performance.now() - started) / 1000;
+  process.stdout.write(`\n==== [${item.store}] ${item.file}: exit ${code}, ${seconds.toFixed(1)} s ====\n${both}`);
+  const { pass, fail } = counts(stderr);
+  const failures = failuresIn(stderr, item.store, item.file);
+  // A file that failed with no failing test (did not load, an error between tests) is one failure.
+  if (code !== 0 && failures.length === 0) failures.push(fileFailure(stderr, item.store, item.file, code));
+  return { item, code, pass, fail: code !== 0 && fail === 0 ? 1 : fail, seconds, failures };
 }
 
-async function runPostgres(): Promise<{ pass: number; fail: number; code: number; log: string }> {
-  let server: Awaited<ReturnType<typeof startPgServer>>;
+/** A PostgreSQL server for the run, or the error that kept it from starting. */
+async function server(): Promise<PgServer | Error> {
   try {
-    server = await startPgServer();
+    return await startPgServer();
   } catch (error) {
-    return { pass: 0, fail: 1, code: 1, log: `cannot start a PostgreSQL server for the end-to-end run: ${error}\n` };
-  }
-  try {
-    const proc = Bun.spawn(["bun", "test", ...TIMEOUT, ...endToEndFiles()], {
-      env: { ...process.env, SPOOLCTL_TEST_DB: server.url("postgres") },
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [out, err, code] = await Promise.all([
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-      proc.exited,
-    ]);
-    const log = out + err;
-    return { ...counts(log), code, log };
-  } finally {
-    await server.stop();
+    return error instanceof Error ? error : new Error(String(error));
   }
 }
 
+const suiteStarted = performance.now();
 const pgWanted = process.env.SPOOLCTL_TEST_PG_E2E !== "0";
-const [sqlite, pg] = await Promise.all([runSqlite(), pgWanted ? runPostgres() : Promise.resolve(null)]);
-if (pg) {
-  process.stdout.write("\n==== end to end on PostgreSQL (SPOOLCTL_TEST_DB) ====\n");
-  process.stdout.write(pg.log);
+const [e2eServer, storeServer] = await Promise.all([pgWanted ? server() : Promise.resolve(null), server()]);
+const failures: Failure[] = [];
+
+const items: Item[] = allFiles().map((file) => ({ store: "sqlite", file, weight: weightOf("sqlite", file) }));
+if (e2eServer instanceof Error)
+  failures.push({
+    store: "postgres",
+    file: "test/run-suite.ts",
+    name: "(cannot start a PostgreSQL server for the end-to-end run)",
+    error: String(e2eServer).split("\n"),
+  });
+else if (e2eServer)
+  for (const file of endToEndFiles()) items.push({ store: "postgres", file, weight: weightOf("postgres", file) });
+items.sort((a, b) => b.weight - a.weight);
+
+/** The variables a file of `item`'s pass runs with. */
+function envOf(item: Item): Record<string, string> {
+  if (item.store === "postgres") return { SPOOLCTL_TEST_DB: (e2eServer as PgServer).url("postgres") };
+  // The conformance suite's databases on one server for all its files (each would start its own).
+  if (item.file.startsWith("test/store/") && storeServer && !(storeServer instanceof Error))
+    return { SPOOLCTL_TEST_PG_URL: storeServer.url("postgres") };
+  return {};
 }
+
+const outcomes: Outcome[] = [];
+const queue = [...items];
+try {
+  await Promise.all(
+    Array.from({ length: lanes() }, async () => {
+      for (let item = queue.shift(); item; item = queue.shift()) outcomes.push(await runFile(item, envOf(item)));
+    }),
+  );
+} finally {
+  for (const s of [e2eServer, storeServer]) if (s && !(s instanceof Error)) await s.stop();
+}
+
+const sum = (store: Store) =>
+  outcomes
+    .filter((o) => o.item.store === store)
+    .reduce((acc, o) => ({ pass: acc.pass + o.pass, fail: acc.fail + o.fail }), { pass: 0, fail: 0 });
+const sqlite = sum("sqlite");
+const pg = e2eServer === null ? null : sum("postgres");
+if (e2eServer instanceof Error) pg!.fail++;
+for (const o of outcomes) failures.push(...o.failures);
+const slowest = [...outcomes].sort((a, b) => b.seconds - a.seconds).slice(0, 12);
 const pass = sqlite.pass + (pg?.pass ?? 0);
 const fail = sqlite.fail + (pg?.fail ?? 0);
-const failed = fail > 0 || sqlite.code !== 0 || (pg !== null && pg.code !== 0);
+const failed = fail > 0 || outcomes.some((o) => o.code !== 0);
 process.stdout.write(
-  `\nall files: ${sqlite.pass} pass, ${sqlite.fail} fail` +
+  `\n==== slowest files (seconds, of ${outcomes.length} file runs in ${lanes()} lanes) ====\n` +
+    slowest.map((o) => `${o.seconds.toFixed(1).padStart(7)}  [${o.item.store}] ${o.item.file}\n`).join("") +
+    `\nall files: ${sqlite.pass} pass, ${sqlite.fail} fail` +
     (pg ? `; end to end on PostgreSQL: ${pg.pass} pass, ${pg.fail} fail` : "; end to end on PostgreSQL: skipped") +
+    `; ${((performance.now() - suiteStarted) / 1000).toFixed(0)} s in all\n` +
+    failureReport(failures) +
     `\n ${pass} pass\n ${fail} fail\n`,
 );
 process.exit(failed ? 1 : 0);
