@@ -5,14 +5,17 @@
  * stopped), `once` (one claim at most), `drain` (until the lane is settled).
  */
 import { SpoolError } from "../contract/errors.ts";
-import { type Claimant, type ClaimedAttempt, claimJobs } from "../ops/claim.ts";
-import { readLastStderrLine } from "../ops/failure-signature.ts";
+import { readLastStderrLine, storedSignature } from "../ops/failure-signature.ts";
 import { lanesColumn } from "../ops/lanes.ts";
 import type { Outcome, ProcessEnd } from "../ops/outcome.ts";
-import { type AttemptEnd, recordAttemptEnd, recordAttemptEnds, recordAttemptEndsAndClaim } from "../ops/record.ts";
-import { readSettings } from "../ops/settings.ts";
-import { heartbeat } from "../store/heartbeat.ts";
 import type { AttemptKey, Store, WorkWaker } from "../store/store.ts";
+import { type Claimant, type ClaimedAttempt, claimJobs } from "../store/verbs/claim.ts";
+import { heartbeat } from "../store/verbs/heartbeat.ts";
+import { runningJobsOf } from "../store/verbs/reap.ts";
+import { type AttemptEnd, complete, recordAttemptEnd, recordAttemptEnds } from "../store/verbs/record.ts";
+import { stopRequested, workerStopped } from "../store/verbs/registry.ts";
+import { outputCap } from "../store/verbs/ship.ts";
+import { nextDueAt } from "../store/verbs/worker-lanes.ts";
 import type { WorkerEvent, WorkOptions, WorkSummary } from "./api.ts";
 import { whatHoldsTheDrain } from "./drain-wait.ts";
 import { attemptMarker, type RunningAttempt, startAttempt, workerEnvironment } from "./executor.ts";
@@ -20,7 +23,7 @@ import { LaneWatch } from "./lane-watch.ts";
 import { processStartTime } from "./liveness.ts";
 import { PauseWatch } from "./pause.ts";
 import { killOrphans, reapDeadWorkers } from "./reaper.ts";
-import { registerWorker } from "./registry.ts";
+import { registerThisWorker } from "./registry.ts";
 import { SchedulePass } from "./schedule-pass.ts";
 import { OutputShipper, SHIP_INTERVAL_MS } from "./ship.ts";
 import { StorageWatch } from "./storage-watch.ts";
@@ -126,7 +129,7 @@ export class Worker {
     // A database that cannot be reached yet is waited for, like a lock (a CONFLICT on the id is not).
     for (const reaped of await this.untilDone(() =>
       // A holder it cannot judge is waited for while its lease runs; the wait is said once.
-      registerWorker(
+      registerThisWorker(
         store,
         opts.workerId,
         lanesColumn(opts.allLanes ? "all" : (opts.lanes ?? [opts.queue])),
@@ -142,7 +145,7 @@ export class Worker {
     this.watchdog = Watchdog.forWorker(store, opts, this.timing, (message) => this.emit({ type: "watchdog", message }));
     await this.sweepOrphans();
     if (store.shipsOutput) {
-      const { output_cap } = await this.untilDone(() => store.read(async (tx) => readSettings(tx)));
+      const output_cap = await this.untilDone(() => outputCap(store));
       this.shipper = new OutputShipper(store, opts.workerId, output_cap);
     }
     const ship = this.shipper ? setInterval(() => void this.shipRunning(), SHIP_INTERVAL_MS) : null;
@@ -162,8 +165,7 @@ export class Worker {
       this.waker?.close();
       try {
         // Not into a file that is no longer the queue.
-        if (!this.lost)
-          await store.write(async (tx) => tx.markWorkerStopped(opts.workerId, store.now()), { durable: false });
+        if (!this.lost) await workerStopped(store, opts.workerId);
       } catch {
         // best effort: a stale registry row is judged by PID liveness anyway
       }
@@ -410,13 +412,8 @@ export class Worker {
     if (this.recording) return;
     const running = (jobId: number) => [...this.inFlight.values()].some((f) => f.claimed.job.id === jobId);
     try {
-      const mine = (await store.read(async (tx) => tx.runningJobsByWorker())).filter(
-        (r) => r.worker_id === opts.workerId,
-      );
-      for (const { job_id } of mine) {
-        if (running(job_id)) continue;
-        const job = await store.read(async (tx) => tx.getJob(job_id));
-        if (job?.state !== "running" || job.locked_by !== opts.workerId || running(job_id) || this.recording) continue;
+      for (const job of await runningJobsOf(store, opts.workerId)) {
+        if (running(job.id) || this.recording) continue;
         const why = "its claim committed but this worker never heard it (connection lost); requeued without charge";
         await recordAttemptEnd(
           store,
@@ -479,8 +476,7 @@ export class Worker {
       // Our own commits wake this loop ~2 times a job; the stop flag needs no fresher look than 250 ms.
       if (!this.stopping && performance.now() - this.lastStopCheck >= STOP_CHECK_MS) {
         this.lastStopCheck = performance.now();
-        if ((await store.read(async (tx) => tx.getWorker(opts.workerId)))?.stop_requested)
-          this.requestStop("stop requested through the registry");
+        if (await stopRequested(store, opts.workerId)) this.requestStop("stop requested through the registry");
       }
       if (!this.stopping && performance.now() - this.lastReap >= this.timing.heartbeat * 1000) {
         this.lastReap = performance.now();
@@ -558,14 +554,7 @@ export class Worker {
     if (!this.stopping) ms = Math.min(ms, this.schedules.msUntilDue());
     if (busy || this.stopping) return Math.min(ms, this.timing.heartbeat * 1000);
     const lanes = this.lanes.claimable();
-    const due = await this.store.read(async (tx) => {
-      let first: number | null = null;
-      for (const lane of lanes) {
-        const t = await tx.nextDueAt(lane);
-        if (t !== null && (first === null || t < first)) first = t;
-      }
-      return first;
-    });
+    const due = await nextDueAt(this.store, lanes);
     const now = this.store.now();
     // A job already due that could not be claimed is held back by --slots or
     // --concurrency: the end of a running job (a commit, or our own poke) wakes
@@ -689,6 +678,9 @@ export class Worker {
             : null;
         // Read outside the write transaction: one bounded read of the file's end (triage's signature).
         const stderrLastLine = readLastStderrLine(claimed.stderrPath);
+        // Masked here, once per attempt, so that triage's GROUP BY yields a row per failure.
+        const stderr =
+          stderrLastLine === null ? null : { lastLine: stderrLastLine, signature: storedSignature(stderrLastLine) };
         // Dated when the child ended (src/worker/pause.ts), not when the result could be written, and
         // from the stored start plus the monotonic time elapsed: a wall clock set back or forward while
         // the job ran does not change its duration (docs/architecture.md "Clocks").
@@ -698,7 +690,7 @@ export class Worker {
             jobId: claimed.job.id,
             attemptNo: claimed.attemptNo,
             workerId: this.opts.workerId,
-            stderrLastLine,
+            stderr,
             process: group,
           },
           end,
@@ -714,10 +706,7 @@ export class Worker {
         room > 0 && lane !== undefined && this.mayClaimWithResult() ? { ...this.claimant(lane), limit: room } : null;
       claimNs = process.hrtime.bigint();
       if (claim === null) outcomes = await this.retryLocked(() => recordAttemptEnds(this.store, ends));
-      else
-        ({ outcomes, claimed: next } = await this.retryLocked(() =>
-          recordAttemptEndsAndClaim(this.store, ends, claim),
-        ));
+      else ({ outcomes, claimed: next } = await this.retryLocked(() => complete(this.store, ends, claim)));
     } catch (error) {
       // A damaged file ends the worker (giveUp); its results stay unrecorded, left to the file's next reader.
       if (isDamage(error)) this.giveUp(error);
