@@ -19,17 +19,19 @@ import { ATTEMPT_MARKER, attemptMarker, killGroup } from "./executor.ts";
 import {
   deathCertain,
   foreignPidSpace,
-  groupHoldsSelf,
-  groupsWithEnv,
-  groupsWithEnvPrefix,
-  groupsWritingTo,
-  groupsWritingUnder,
   HOST,
   judge,
   type Liveness,
   type ProcessIdentity,
   processStartTime,
 } from "./liveness.ts";
+import {
+  groupHoldsSelf,
+  groupsWithEnv,
+  groupsWithEnvPrefix,
+  groupsWritingTo,
+  groupsWritingUnder,
+} from "./process-groups.ts";
 
 /** An attempt's output file under the spool's output folder: flat `<job>.<attempt>.stdout`, or the older `<job>/<attempt>/stdout`. */
 const ATTEMPT_FILE = /^(?:(\d+)\.(\d+)\.std(?:out|err)|(\d+)\/(\d+)\/std(?:out|err))$/;
