@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { selectionFlags } from "../src/commands/selection.ts";
 import { attemptMarker } from "../src/worker/executor.ts";
-import { groupsWithEnv } from "../src/worker/liveness.ts";
+import { groupsWithEnv } from "../src/worker/process-groups.ts";
 import { FAST_KNOBS, processLives, TempQueue, waitFor } from "./helpers.ts";
 import { killJobGroups } from "./reliability-helpers.ts";
 

@@ -8,7 +8,7 @@
 import { afterEach, beforeEach } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { ATTEMPT_MARKER } from "../src/worker/executor.ts";
-import { groupsWithEnvPrefix } from "../src/worker/liveness.ts";
+import { groupsWithEnvPrefix } from "../src/worker/process-groups.ts";
 import { CLI, TempQueue } from "./helpers.ts";
 
 /** A `spoolctl work` (or other verb) process running in the background. */

@@ -8,7 +8,7 @@ import { expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { attemptMarker } from "../src/worker/executor.ts";
-import { groupsWithEnv } from "../src/worker/liveness.ts";
+import { groupsWithEnv } from "../src/worker/process-groups.ts";
 import { FAST_KNOBS, type TempQueue, waitFor } from "./helpers.ts";
 import { startBg, startWorker, withFreshQueue } from "./reliability-helpers.ts";
 import { forgetAttemptGroups } from "./support/queue-fixtures.ts";

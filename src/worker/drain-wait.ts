@@ -4,6 +4,7 @@
  * of its own in flight).
  */
 import type { Store } from "../store/store.ts";
+import { drainHolders } from "../store/verbs/worker-lanes.ts";
 import type { WorkerEvent } from "./api.ts";
 
 /**
@@ -17,12 +18,7 @@ export async function whatHoldsTheDrain(
   queue: string,
   reapThreshold: number,
 ): Promise<Extract<WorkerEvent, { type: "drain_waiting" }> | null> {
-  const running = await store.read(async (tx) => {
-    const jobs = await tx.listJobs({ queue, states: ["running"], limit: 3 });
-    return Promise.all(
-      jobs.map(async (j) => ({ job: j, worker: j.locked_by === null ? null : await tx.getWorker(j.locked_by) })),
-    );
-  });
+  const running = await drainHolders(store, queue, 3);
   if (running.length === 0) return null;
   const at = store.now();
   return {

@@ -13,7 +13,8 @@ import type { ProcessEnd } from "../ops/outcome.ts";
 import { createAttemptFile } from "../store/ownership.ts";
 import { isPgUrl, redactUrl } from "../store/postgres/url.ts";
 import { diskFull } from "../store/space.ts";
-import { groupHasLiveMembers, groupHoldsSelf, groupsWithEnv, processStartTime } from "./liveness.ts";
+import { processStartTime } from "./liveness.ts";
+import { groupHasLiveMembers, groupHoldsSelf, groupsWithEnv } from "./process-groups.ts";
 import { forgetProgramPath, programPath } from "./program-path.ts";
 import { KILL_GRACE_SECONDS } from "./timing.ts";
 

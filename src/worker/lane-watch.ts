@@ -12,6 +12,7 @@ import { pauseInForce, pauseText } from "../ops/lanes.ts";
 import { DEFAULTS } from "../ops/limits.ts";
 import type { LaneSetting } from "../store/model.ts";
 import { drainSettled, type Store, type WorkWaker } from "../store/store.ts";
+import { drainStates, laneView } from "../store/verbs/worker-lanes.ts";
 import type { WorkerEvent } from "./api.ts";
 
 /** How often the lane view is re-read, milliseconds: a `lane set` or a pause reaches a running fleet within it. */
@@ -72,12 +73,7 @@ export class LaneWatch {
   async refresh(force = false): Promise<boolean> {
     if (!force && performance.now() - this.lastRead < LANE_REFRESH_MS) return false;
     this.lastRead = performance.now();
-    const { settings, withJobs } = await this.store.read(async (tx) => ({
-      settings: await tx.listLanes(),
-      withJobs: this.choice.allLanes
-        ? (await tx.countByStateAndLane()).filter((c) => (c.state === "queued" || c.state === "running") && c.n > 0)
-        : [],
-    }));
+    const { settings, withJobs } = await laneView(this.store, this.choice.allLanes);
     this.settings = new Map(settings.map((l) => [l.queue, l]));
     let changed = false;
     if (this.choice.allLanes) {
@@ -144,11 +140,7 @@ export class LaneWatch {
     if (this.choice.allLanes && (await this.refresh(true))) return false;
     const lanes = this.servedNow;
     const now = this.store.now();
-    const states = await this.store.read(async (tx) => {
-      const out = [];
-      for (const lane of lanes) out.push(await tx.drainState(lane, now));
-      return out;
-    });
+    const states = await drainStates(this.store, lanes, now);
     return states.every((state, i) => (this.isPaused(lanes[i]!) ? state.running === 0 : drainSettled(state)));
   }
 }

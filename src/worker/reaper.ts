@@ -10,25 +10,28 @@
 
 import { join } from "node:path";
 import type { Outcome } from "../ops/outcome.ts";
-import { recordAttemptEnd } from "../ops/record.ts";
 import { workerIdentityOf } from "../ops/worker-health.ts";
-import type { Job } from "../store/model.ts";
+import type { Attempt, Job } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
+import { attemptOwner, reap, reapCandidates, runningAttemptsOf } from "../store/verbs/reap.ts";
+import { recordAttemptEnd } from "../store/verbs/record.ts";
 import { ATTEMPT_MARKER, attemptMarker, killGroup } from "./executor.ts";
 import {
   deathCertain,
   foreignPidSpace,
-  groupHoldsSelf,
-  groupsWithEnv,
-  groupsWithEnvPrefix,
-  groupsWritingTo,
-  groupsWritingUnder,
   HOST,
   judge,
   type Liveness,
   type ProcessIdentity,
   processStartTime,
 } from "./liveness.ts";
+import {
+  groupHoldsSelf,
+  groupsWithEnv,
+  groupsWithEnvPrefix,
+  groupsWritingTo,
+  groupsWritingUnder,
+} from "./process-groups.ts";
 
 /** An attempt's output file under the spool's output folder: flat `<job>.<attempt>.stdout`, or the older `<job>/<attempt>/stdout`. */
 const ATTEMPT_FILE = /^(?:(\d+)\.(\d+)\.std(?:out|err)|(\d+)\/(\d+)\/std(?:out|err))$/;
@@ -47,14 +50,6 @@ export interface ReapedJob {
   byLease: boolean;
   /** Groups that carry the attempt's marker or write its files but hold this worker: left alone (warned). */
   spared: number[];
-}
-
-async function identityOf(store: Store, job: Job): Promise<ProcessIdentity | null> {
-  const { worker, attempt } = await store.read(async (tx) => ({
-    worker: job.locked_by ? await tx.getWorker(job.locked_by) : null,
-    attempt: await tx.getAttempt(job.id, job.last_attempt_no),
-  }));
-  return workerIdentityOf(job, worker, HOST, attempt);
 }
 
 /**
@@ -79,12 +74,11 @@ function gone(who: ProcessIdentity): boolean {
 async function killOrphan(
   store: Store,
   job: Job,
+  attempt: Attempt | null,
   who: ProcessIdentity,
 ): Promise<{ killedOrphan: boolean; spared: number[] }> {
   const none = { killedOrphan: false, spared: [] };
-  if (who.host !== HOST) return none;
-  const attempt = await store.read(async (tx) => tx.getAttempt(job.id, job.last_attempt_no));
-  if (!attempt) return none;
+  if (who.host !== HOST || !attempt) return none;
   // Another PID namespace under our host name: its recorded group id is a number of its own, never ours to signal.
   const recorded = foreignPidSpace(who) ? null : attempt.pgid;
   const groups = new Set(groupsWithEnv(attemptMarker(store.queueId, job.id, job.last_attempt_no)));
@@ -99,9 +93,10 @@ async function killOrphan(
   return { killedOrphan: doomed.length > 0, spared };
 }
 
-/** A running job the reaper looks at: its worker's identity, and whether its lease expired. */
+/** A running job the reaper looks at: its worker's identity, its attempt, and whether its lease expired. */
 interface Candidate {
   job: Job;
+  attempt: Attempt | null;
   who: ProcessIdentity;
   stale: boolean;
 }
@@ -112,26 +107,10 @@ interface Candidate {
  * says this host (only here can a death be certain before the lease runs out).
  */
 async function candidates(store: Store, thresholdSeconds: number): Promise<Candidate[]> {
-  const found = await store.read(async (tx) => {
-    const stale = await tx.staleRunningJobs(thresholdSeconds);
-    const staleIds = new Set(stale.map((j) => j.id));
-    const fresh = (await tx.runningJobsByWorker()).filter((r) => !staleIds.has(r.job_id));
-    const ids = [...new Set([...fresh.map((r) => r.worker_id), ...stale.flatMap((j) => j.locked_by ?? [])])];
-    const rows = new Map(await Promise.all(ids.map(async (id) => [id, await tx.getWorker(id)] as const)));
-    const localIds = fresh.filter((r) => rows.get(r.worker_id)?.host === HOST).map((r) => r.job_id);
-    const local =
-      localIds.length === 0 ? [] : await tx.listJobs({ ids: localIds, states: ["running"], limit: localIds.length });
-    const jobs = [...stale.map((job) => ({ job, stale: true })), ...local.map((job) => ({ job, stale: false }))];
-    const attempts = await Promise.all(jobs.map(({ job }) => tx.getAttempt(job.id, job.last_attempt_no)));
-    return jobs.map((c, i) => ({
-      ...c,
-      row: c.job.locked_by ? (rows.get(c.job.locked_by) ?? null) : null,
-      attempt: attempts[i],
-    }));
-  });
-  return found.flatMap(({ job, stale, row, attempt }) => {
-    const who = workerIdentityOf(job, row, HOST, attempt);
-    return who ? [{ job, who, stale }] : [];
+  const found = await reapCandidates(store, thresholdSeconds, HOST);
+  return found.flatMap(({ job, stale, worker, attempt }) => {
+    const who = workerIdentityOf(job, worker, HOST, attempt);
+    return who ? [{ job, attempt, who, stale }] : [];
   });
 }
 
@@ -144,22 +123,17 @@ async function candidates(store: Store, thresholdSeconds: number): Promise<Candi
 async function reapJob(
   store: Store,
   job: Job,
+  attempt: Attempt | null,
   who: ProcessIdentity,
   reaperId: string,
   how: { staleBefore: number | null; error: string; byLease: boolean },
 ): Promise<ReapedJob | null> {
-  const { killedOrphan, spared } = await killOrphan(store, job, who);
-  const outcome = await recordAttemptEnd(
+  const { killedOrphan, spared } = await killOrphan(store, job, attempt, who);
+  const outcome = await reap(
     store,
-    {
-      jobId: job.id,
-      attemptNo: job.last_attempt_no,
-      workerId: job.locked_by ?? "",
-      ...(how.staleBefore === null ? {} : { staleBefore: how.staleBefore }),
-    },
-    { kind: "worker_crash", error: how.error },
-    store.now(),
-    reaperId,
+    { jobId: job.id, attemptNo: job.last_attempt_no, workerId: job.locked_by ?? "" },
+    how.error,
+    { reaperId, staleBefore: how.staleBefore },
   );
   if (!outcome) return null;
   return {
@@ -189,12 +163,12 @@ export async function reapDeadWorkers(
   opts: { certainOnly?: boolean } = {},
 ): Promise<ReapedJob[]> {
   const reaped: ReapedJob[] = [];
-  for (const { job, who, stale } of await candidates(store, thresholdSeconds)) {
+  for (const { job, attempt, who, stale } of await candidates(store, thresholdSeconds)) {
     const certain = deathCertain(who);
     if (!certain && (opts.certainOnly || !(stale && gone(who)))) continue;
     const where = who.host !== HOST ? ` on ${who.host}` : foreignPidSpace(who) ? " in another PID namespace" : "";
     const why = where === "" ? "died" : `lost its lease (no heartbeat for ${thresholdSeconds}s)`;
-    const done = await reapJob(store, job, who, reaperId, {
+    const done = await reapJob(store, job, attempt, who, reaperId, {
       staleBefore: certain ? null : store.now() - thresholdSeconds,
       error: `worker ${job.locked_by} (pid ${who.pid}${where}) ${why}`,
       byLease: where !== "",
@@ -219,22 +193,13 @@ export async function reapJobsOfDeadWorker(
   reaperId: string,
   leaseSeconds: number | null = null,
 ): Promise<ReapedJob[]> {
-  const jobs = await store.read(async (tx) => {
-    const ids = (await tx.runningJobsByWorker()).filter((r) => r.worker_id === workerId).map((r) => r.job_id);
-    const out: Job[] = [];
-    for (const id of ids) {
-      const job = await tx.getJob(id);
-      if (job && job.state === "running" && job.locked_pid === who.pid) out.push(job);
-    }
-    return out;
-  });
   const reaped: ReapedJob[] = [];
-  for (const job of jobs) {
+  for (const { job, attempt } of await runningAttemptsOf(store, workerId, who.pid)) {
     const why =
       leaseSeconds === null
         ? `worker ${workerId} (pid ${who.pid}) died`
         : `worker ${workerId} (pid ${who.pid} on ${who.host}${who.host === HOST ? ", in another PID namespace" : ""}) lost its lease (no heartbeat for ${leaseSeconds}s)`;
-    const done = await reapJob(store, job, who, reaperId, {
+    const done = await reapJob(store, job, attempt, who, reaperId, {
       staleBefore: leaseSeconds === null ? null : store.now() - leaseSeconds,
       error: `${why}; a new worker registered under its id`,
       byLease: leaseSeconds !== null,
@@ -253,17 +218,18 @@ export async function reapJobsOfDeadWorker(
  * job is not running, its worker is not confirmed dead here, or it changed meanwhile.
  */
 export async function cancelOrphanedJob(store: Store, jobId: number): Promise<boolean> {
-  const job = await store.read(async (tx) => tx.getJob(jobId));
-  if (job?.state !== "running" || job.locked_by === null) return false;
-  const who = await identityOf(store, job);
+  const found = await attemptOwner(store, jobId, "last");
+  if (!found) return false;
+  const { job, attempt, worker } = found;
+  if (job.state !== "running" || job.locked_by === null) return false;
+  const who = workerIdentityOf(job, worker, HOST, attempt);
   if (!who || who.host !== HOST || judge(who) !== "dead") return false;
-  await killOrphan(store, job, who);
+  await killOrphan(store, job, attempt, who);
   const outcome = await recordAttemptEnd(
     store,
     { jobId, attemptNo: job.last_attempt_no, workerId: job.locked_by },
     { kind: "canceled", code: null, signal: null },
-    store.now(),
-    null,
+    { kind: "operator" },
   );
   return outcome !== null;
 }
@@ -305,12 +271,11 @@ export async function killOrphans(store: Store): Promise<{ killed: OrphanGroup[]
     if (seen.has(pgid)) continue;
     seen.add(pgid);
     if (!Number.isSafeInteger(jobId) || !Number.isSafeInteger(attemptNo)) continue;
-    const { job, attempt } = await store.read(async (tx) => ({
-      job: await tx.getJob(jobId),
-      attempt: await tx.getAttempt(jobId, attemptNo),
-    }));
+    const found = await attemptOwner(store, jobId, attemptNo);
+    const job = found?.job ?? null;
+    const attempt = found?.attempt ?? null;
     if (job && job.state === "running" && job.last_attempt_no === attemptNo) {
-      const who = await identityOf(store, job);
+      const who = workerIdentityOf(job, found?.worker ?? null, HOST, attempt);
       // Its owner is alive (here or elsewhere, as far as we can tell): not an orphan.
       if (!who || who.host !== HOST || judge(who) !== "dead") continue;
     } else if (attempt && attempt.state !== "abandoned") {

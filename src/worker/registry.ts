@@ -5,7 +5,8 @@
  */
 import { SpoolError } from "../contract/errors.ts";
 import type { WorkerRecord } from "../store/model.ts";
-import type { Store, StoreReader } from "../store/store.ts";
+import type { Store } from "../store/store.ts";
+import { registerWorker, workerIdHolder } from "../store/verbs/registry.ts";
 import {
   bootId,
   foreignPidSpace,
@@ -85,15 +86,6 @@ function heldBy(workerId: string, who: ProcessIdentity): SpoolError {
   });
 }
 
-/** The newest lease (epoch seconds) among the running jobs of `workerId` claimed by process `pid`, or null. */
-async function latestJobBeat(tx: StoreReader, workerId: string, pid: number): Promise<number | null> {
-  const ids = (await tx.runningJobsByWorker()).filter((r) => r.worker_id === workerId).map((r) => r.job_id);
-  if (ids.length === 0) return null;
-  const jobs = await tx.listJobs({ ids, states: ["running"], limit: ids.length });
-  const beats = jobs.filter((j) => j.locked_pid === pid).map((j) => j.heartbeat_at ?? j.locked_at ?? 0);
-  return beats.length === 0 ? null : Math.max(...beats);
-}
-
 /**
  * Waits while `workerId` is `held` (docs/architecture.md "Heartbeat and
  * lease"): a holder that cannot be judged from here but whose lease — its
@@ -111,10 +103,7 @@ async function untilNotHeld(
 ): Promise<Predecessor | null> {
   let seen: number | null = null;
   for (;;) {
-    const { row, jobBeat } = await store.read(async (tx) => {
-      const row = await tx.getWorker(workerId);
-      return { row, jobBeat: row ? await latestJobBeat(tx, workerId, row.pid) : null };
-    });
+    const { row, jobBeat } = await workerIdHolder(store, workerId);
     const judged = predecessor(workerId, row, store.now() - leaseSeconds);
     if (judged?.kind === "expired" && jobBeat !== null && jobBeat >= store.now() - leaseSeconds) judged.kind = "held"; // a job it claimed after its last heartbeat: wait for that lease too
     if (judged?.kind !== "held") return judged;
@@ -140,7 +129,7 @@ async function untilNotHeld(
  * process, nothing would speak for the old one's jobs any more. Returns the
  * jobs reaped.
  */
-export async function registerWorker(
+export async function registerThisWorker(
   store: Store,
   workerId: string,
   queue: string,
@@ -151,18 +140,9 @@ export async function registerWorker(
   const reaped = before
     ? await reapJobsOfDeadWorker(store, workerId, before.who, workerId, before.kind === "expired" ? leaseSeconds : null)
     : [];
-  await store.write(async (tx) => {
-    // Judged again inside the write: another process may have registered meanwhile.
-    const dead = predecessor(workerId, await tx.getWorker(workerId), store.now() - leaseSeconds);
-    if (
-      dead &&
-      (dead.kind === "held" || dead.who.pid !== before?.who.pid || dead.who.startTime !== before.who.startTime)
-    ) {
-      throw new SpoolError("CONFLICT", `worker id ${workerId} was taken by another process while this one registered`, {
-        remediation: "start the worker again, or choose another --worker-id",
-      });
-    }
-    await tx.upsertWorker({
+  await registerWorker(
+    store,
+    {
       worker_id: workerId,
       pid: process.pid,
       host: HOST,
@@ -170,11 +150,21 @@ export async function registerWorker(
       start_time: processStartTime(process.pid),
       pid_ns: pidNamespace(),
       queue,
-      started_at: store.now(),
-      heartbeat_at: store.now(),
-      stop_requested: false,
-      stopped_at: null,
-    });
-  });
+    },
+    (current, now) => {
+      // Judged again inside the write: another process may have registered meanwhile.
+      const dead = predecessor(workerId, current, now - leaseSeconds);
+      if (
+        dead &&
+        (dead.kind === "held" || dead.who.pid !== before?.who.pid || dead.who.startTime !== before.who.startTime)
+      ) {
+        throw new SpoolError(
+          "CONFLICT",
+          `worker id ${workerId} was taken by another process while this one registered`,
+          { remediation: "start the worker again, or choose another --worker-id" },
+        );
+      }
+    },
+  );
   return reaped;
 }

@@ -8,8 +8,9 @@
  * worker ran. Every chunk is fenced by (job, attempt, worker).
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import type { ClaimedAttempt } from "../ops/claim.ts";
 import type { OutputStream, Store } from "../store/store.ts";
+import type { ClaimedAttempt } from "../store/verbs/claim.ts";
+import { shipOutput } from "../store/verbs/ship.ts";
 
 /** How often running attempts are shipped, milliseconds. */
 export const SHIP_INTERVAL_MS = 1000;
@@ -95,17 +96,15 @@ export class OutputShipper {
         if (bytes.length === 0) break;
         const truncated = bytes.length > room;
         const chunk = truncated ? bytes.subarray(0, room) : bytes;
-        const owned = await this.store.write(async (tx) =>
-          tx.appendAttemptOutput({
-            jobId: s.claimed.job.id,
-            attemptNo: s.claimed.attemptNo,
-            workerId: this.workerId,
-            stream,
-            offset: s.offset[stream],
-            bytes: chunk,
-            truncated,
-          }),
-        );
+        const owned = await shipOutput(this.store, {
+          jobId: s.claimed.job.id,
+          attemptNo: s.claimed.attemptNo,
+          workerId: this.workerId,
+          stream,
+          offset: s.offset[stream],
+          bytes: chunk,
+          truncated,
+        });
         if (!owned) {
           this.attempts.delete(key(s.claimed)); // fenced off: the job is no longer ours
           return;

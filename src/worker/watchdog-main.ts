@@ -20,7 +20,8 @@
 import { appendFileSync, mkdirSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { ATTEMPT_MARKER, killGroup } from "./executor.ts";
-import { environEntry, groupsWithEnv, processGroupOf, processState, sessionLeadersOf } from "./liveness.ts";
+import { processGroupOf, processState } from "./liveness.ts";
+import { environEntry, groupsWithEnv, sessionLeadersOf } from "./process-groups.ts";
 import { sharedClockNs } from "./timing.ts";
 
 /** What the worker tells its watchdog when it starts it (one JSON argument). */

@@ -4,7 +4,7 @@
  * heartbeat (the operation): the registry row and the leases in one transaction.
  */
 import { expect, test } from "bun:test";
-import { heartbeat } from "../../src/store/heartbeat.ts";
+import { heartbeat } from "../../src/store/verbs/heartbeat.ts";
 import { attemptRecord, CLOCK_SLACK, claim, claimOne, forEachDriver, insertJobs, jobOf, record } from "./support.ts";
 
 forEachDriver("heartbeatJobs", (q) => {

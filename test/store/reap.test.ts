@@ -5,6 +5,8 @@
  * backdateLease, whichever clock the driver writes leases with.
  */
 import { expect, test } from "bun:test";
+import { attemptOwner, reap, reapCandidates, runningAttemptsOf, runningJobsOf } from "../../src/store/verbs/reap.ts";
+import { registerWorker } from "../../src/store/verbs/registry.ts";
 import { attemptRecord, claim, claimOne, forEachDriver, insertJobs, jobOf, record, sorted } from "./support.ts";
 
 forEachDriver("staleRunningJobs (reap)", (q) => {
@@ -117,5 +119,77 @@ forEachDriver("staleRunningJobs (reap)", (q) => {
       ["claimed", "dead-worker"],
       ["reaped", "reaper"],
     ]);
+  });
+});
+
+forEachDriver("the reaper's operations (src/store/verbs/reap.ts)", (q) => {
+  const register = (workerId: string, host: string, pid: number) =>
+    registerWorker(
+      q.store,
+      { worker_id: workerId, pid, host, boot_id: null, start_time: null, pid_ns: null, queue: "default" },
+      () => {},
+    );
+
+  test("reapCandidates: stale jobs, and fresh ones of workers registered on this host, each with its worker row and attempt", async () => {
+    const [stale, local, remote] = await insertJobs(q.store, [{ priority: 3 }, { priority: 2 }, { priority: 1 }]);
+    await register("w-gone", "host-x", 11);
+    await register("w-here", "here", 12);
+    await register("w-there", "there", 13);
+    await claimOne(q.store, { workerId: "w-gone", workerPid: 11 });
+    await claimOne(q.store, { workerId: "w-here", workerPid: 12 });
+    await claimOne(q.store, { workerId: "w-there", workerPid: 13 });
+    await q.backdateLease(stale!.id, 1000);
+    const found = await reapCandidates(q.store, 300, "here");
+    expect(found.map((c) => [c.job.id, c.stale, c.worker?.worker_id, c.attempt?.attempt_no])).toEqual([
+      [stale!.id, true, "w-gone", 1],
+      [local!.id, false, "w-here", 1],
+    ]);
+    expect(found.map((c) => c.job.id)).not.toContain(remote!.id);
+  });
+
+  test("reap: refused while the lease is newer than staleBefore, written once it is older; the reaper signs the events", async () => {
+    const [job] = await insertJobs(q.store, [{ max_crashes: 3 }]);
+    await claimOne(q.store, { workerId: "w-dead" });
+    const ref = { jobId: job!.id, attemptNo: 1, workerId: "w-dead" };
+    const staleBefore = q.store.now() - 300;
+    expect(await reap(q.store, ref, "lost its lease", { reaperId: "w-reaper", staleBefore })).toBeNull();
+    expect((await jobOf(q.store, job!.id)).state).toBe("running");
+    await q.backdateLease(job!.id, 1000);
+    expect(await reap(q.store, ref, "lost its lease", { reaperId: "w-reaper", staleBefore })).toMatchObject({
+      attemptState: "abandoned",
+      jobState: "queued",
+      crashes: 1,
+    });
+    const events = await q.store.read(async (tx) => tx.eventsOf(job!.id));
+    expect(events.map((e) => [e.event, e.worker_id])).toEqual([
+      ["claimed", "w-dead"],
+      ["reaped", "w-reaper"],
+    ]);
+    // The job moved on: a second reaper writes nothing.
+    expect(await reap(q.store, ref, "lost its lease", { reaperId: "w-other", staleBefore: null })).toBeNull();
+  });
+
+  test("runningAttemptsOf: the running jobs of one id claimed by one PID, ids ascending, with their attempts", async () => {
+    const [a, b, c] = await insertJobs(q.store, [{ priority: 3 }, { priority: 2 }, { priority: 1 }]);
+    await claimOne(q.store, { workerId: "w1", workerPid: 21 });
+    await claimOne(q.store, { workerId: "w1", workerPid: 22 });
+    await claimOne(q.store, { workerId: "w1", workerPid: 21 });
+    const mine = await runningAttemptsOf(q.store, "w1", 21);
+    expect(mine.map((m) => [m.job.id, m.attempt?.attempt_no])).toEqual([
+      [a!.id, 1],
+      [c!.id, 1],
+    ]);
+    expect((await runningJobsOf(q.store, "w1")).map((j) => j.id)).toEqual([a!.id, b!.id, c!.id]);
+    expect(await runningJobsOf(q.store, "nobody")).toEqual([]);
+  });
+
+  test("attemptOwner: a job, the attempt asked for (or its last) and its owner's row in one snapshot", async () => {
+    const [job] = await insertJobs(q.store, [{}]);
+    await register("w-own", "here", 31);
+    await claimOne(q.store, { workerId: "w-own", workerPid: 31 });
+    const found = await attemptOwner(q.store, job!.id, "last");
+    expect([found?.job.id, found?.attempt?.attempt_no, found?.worker?.worker_id]).toEqual([job!.id, 1, "w-own"]);
+    expect((await attemptOwner(q.store, job!.id, 2))?.attempt).toBeNull();
+    expect(await attemptOwner(q.store, job!.id + 1000, "last")).toBeNull();
   });
 });

@@ -3,8 +3,8 @@
  * worker); and the process group, carried by the first heartbeat or the result.
  */
 import { expect, test } from "bun:test";
-import { recordAttemptEnd } from "../../src/ops/record.ts";
 import type { AttemptRecord, Store } from "../../src/store/store.ts";
+import { recordAttemptEnd } from "../../src/store/verbs/record.ts";
 import { attemptRecord, claim, claimOne, forEachDriver, insertJob, record } from "./support.ts";
 
 /** Everything the store holds about a job, to show a refused write changed nothing. */
@@ -281,7 +281,7 @@ forEachDriver("recordAttempt", (q) => {
   });
 });
 
-forEachDriver("recordAttemptEnd (src/ops/record.ts)", (q) => {
+forEachDriver("recordAttemptEnd (src/store/verbs/record.ts)", (q) => {
   test("written again by its own worker (the first COMMIT's answer lost), a result writes nothing and returns the outcome recorded the first time", async () => {
     const failing = await insertJob(q.store, { max_retries: 2 });
     const a = await claimOne(q.store, { workerId: "w1" });
@@ -302,7 +302,12 @@ forEachDriver("recordAttemptEnd (src/ops/record.ts)", (q) => {
     expect(await recordAttemptEnd(q.store, { ...ref, workerId: "w2" }, { kind: "exited", code: 0 })).toBeNull();
     // Nor is a reaper's view of a job whose worker recorded it meanwhile.
     expect(
-      await recordAttemptEnd(q.store, ref, { kind: "worker_crash", error: "x" }, q.store.now(), "reaper"),
+      await recordAttemptEnd(
+        q.store,
+        ref,
+        { kind: "worker_crash", error: "x" },
+        { kind: "reaper", reaperId: "reaper", staleBefore: null },
+      ),
     ).toBeNull();
     expect(await snapshot(q.store, failing.id)).toEqual(before);
   });
@@ -312,7 +317,12 @@ forEachDriver("recordAttemptEnd (src/ops/record.ts)", (q) => {
     const a = await claimOne(q.store, { workerId: "w1" });
     const ref = { jobId: job.id, attemptNo: a.attempt.attempt_no, workerId: "w1" };
     expect(
-      await recordAttemptEnd(q.store, ref, { kind: "worker_crash", error: "lease expired" }, q.store.now(), "reaper"),
+      await recordAttemptEnd(
+        q.store,
+        ref,
+        { kind: "worker_crash", error: "lease expired" },
+        { kind: "reaper", reaperId: "reaper", staleBefore: null },
+      ),
     ).toMatchObject({ attemptState: "abandoned" });
     expect(await recordAttemptEnd(q.store, ref, { kind: "exited", code: 0 })).toBeNull();
     expect(await recordAttemptEnd(q.store, ref, { kind: "exited", code: 0 })).toBeNull();

@@ -12,3 +12,10 @@
 // Operator writes: add, retry, rerun, cancel, delete, prune, settings, lanes, batches, schedules, hooks.
 
 // The worker's own operations: register, heartbeat, reap, record, ship.
+export { claimJobs } from "./claim.ts";
+export { heartbeat } from "./heartbeat.ts";
+export { attemptOwner, reap, reapCandidates, runningAttemptsOf, runningJobsOf } from "./reap.ts";
+export { complete, recordAttemptEnd, recordAttemptEnds } from "./record.ts";
+export { registerWorker, stopRequested, workerIdHolder, workerStopped } from "./registry.ts";
+export { outputCap, shipOutput } from "./ship.ts";
+export { drainHolders, drainStates, laneView, nextDueAt } from "./worker-lanes.ts";

@@ -4,7 +4,7 @@
  * attempts renewed in one transaction, answering whether a stop was asked
  * and, per attempt, whether it is still owned and whether a cancel was asked.
  */
-import type { AttemptKey, AttemptLease, Store } from "./store.ts";
+import type { AttemptKey, AttemptLease, Store } from "../store.ts";
 
 /** What a heartbeat learned. */
 export interface HeartbeatAnswer {
@@ -19,7 +19,10 @@ export interface HeartbeatAnswer {
  * in one write transaction, not durable (a heartbeat acknowledges nothing to
  * anyone: docs/architecture.md "Durability"). The registry row is dated by
  * the queue's clock (epoch seconds); the leases by the store's own (see
- * {@link StoreWriter.heartbeatJobs}). Signals nothing. Raises like
+ * {@link StoreWriter.heartbeatJobs}). Guard: a lease is renewed (and a
+ * process group recorded) only where the UPDATE still finds the attempt
+ * running under `workerId`; the others answer `owned: false`. Writes no
+ * ledger row; signals nothing. Raises like
  * {@link Store.write} (`LOCKED`, `INTERNAL` with `detail.storage`).
  */
 export function heartbeat(store: Store, workerId: string, attempts: AttemptKey[]): Promise<HeartbeatAnswer> {

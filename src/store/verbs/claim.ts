@@ -1,9 +1,10 @@
 /**
- * Claiming jobs (docs/architecture.md "The claim", "Claim order"): the store's claim moves up to N eligible jobs to `running` with
- * their attempt rows and `claimed` events, in one short transaction.
+ * The claim (docs/architecture.md "The claim", "Claim order"): the store's
+ * claim moves up to N eligible jobs to `running` with their attempt rows and
+ * `claimed` events, in one short transaction of its own (`Store.claimJobs`).
  */
-import type { Job } from "../store/model.ts";
-import type { ClaimedJob, ClaimRequest, Store } from "../store/store.ts";
+import type { Job } from "../model.ts";
+import type { ClaimedJob, ClaimRequest, Store } from "../store.ts";
 
 /** A job this worker now owns, with the attempt it must run. */
 export interface ClaimedAttempt {
@@ -19,9 +20,13 @@ export interface ClaimedAttempt {
 export type Claimant = Omit<ClaimRequest, "limit" | "now">;
 
 /**
- * Claims up to `limit` eligible jobs (none when the lane is empty or at its
- * slots), dated `now` (epoch seconds) or, by default, when the claim runs
- * (ClaimRequest.now). Raises `LOCKED` under contention.
+ * Claims up to `limit` eligible jobs of `who.queue` for `who`, dated `now`
+ * (epoch seconds) or, by default, when the claim runs (ClaimRequest.now): one
+ * write transaction (`Store.claimJobs`). Guard: the claim statement itself
+ * (due, not waiting on needs, the lane not paused, its slots and `who.slots`
+ * not taken; PostgreSQL `FOR UPDATE SKIP LOCKED`, the lane row locked first).
+ * Events: `claimed` per job. Wakes nobody. None when the lane is empty or at
+ * its slots. Raises `LOCKED` under contention.
  */
 export async function claimJobs(store: Store, who: Claimant, limit: number, now?: number): Promise<ClaimedAttempt[]> {
   return toClaimedAttempts(await store.claimJobs({ ...who, limit, ...(now === undefined ? {} : { now }) }));
