@@ -13,7 +13,7 @@ import { expect, setDefaultTimeout, test } from "bun:test";
 import { closeSync, openSync, writeSync } from "node:fs";
 import { SpoolError } from "../src/contract/errors.ts";
 import { openQueue } from "../src/store/index.ts";
-import { corruptError } from "../src/store/sqlite/open.ts";
+import { corruptError } from "../src/store/sqlite/errors.ts";
 import type { ClaimRequest } from "../src/store/store.ts";
 import { Worker } from "../src/worker/loop.ts";
 import { ON_POSTGRES, type TempQueue } from "./helpers.ts";

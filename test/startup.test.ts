@@ -7,9 +7,9 @@
  * touches one fails here. Timings live in bench/ (docs/benchmarks.md), not here.
  */
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { CLI } from "./helpers.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "spoolctl-startup-"));
@@ -62,3 +62,39 @@ test("a verb that writes through the streams still gets their error handlers (th
   const r = cli(["work", "--db", db, "--drain"]);
   expect(r.stderr).toContain("TOUCHED process.stdout");
 });
+
+/**
+ * The modules a simple verb loads before it writes, by static import from the
+ * entry and the verb's module (what a dynamic import loads later is not on
+ * this path): transpiled `import` statements only, so a type-only import is no load.
+ */
+function staticGraph(entries: string[]): Map<string, string> {
+  const transpiler = new Bun.Transpiler({ loader: "ts" });
+  const seen = new Map<string, string>(); // module → the file that imported it first
+  const queue: [string, string][] = entries.map((e) => [resolve(e), "(entry)"]);
+  for (let next = queue.shift(); next; next = queue.shift()) {
+    const [file, by] = next;
+    if (seen.has(file)) continue;
+    seen.set(file, by);
+    if (!file.endsWith(".ts")) continue;
+    const source = readFileSync(file, "utf8").replace(/^#!.*/, "");
+    for (const imp of transpiler.scanImports(source)) {
+      if (imp.kind !== "import-statement") continue;
+      queue.push([imp.path.startsWith(".") ? resolve(dirname(file), imp.path) : imp.path, file]);
+    }
+  }
+  return seen;
+}
+
+/** Modules that cost milliseconds to evaluate and that add, status, list and show never need. */
+const HEAVY = [/^node:(tty|stream|readline|child_process|net|os)$/, /^@clack\//, /^(citty|consola|croner)$/];
+
+test.each(["add", "status", "list", "show"])(
+  "%s loads no stream, terminal, prompt or node:os module before it runs",
+  (verb) => {
+    const src = resolve(import.meta.dir, "../src");
+    const graph = staticGraph([join(src, "cli.ts"), join(src, "commands", `${verb}.ts`)]);
+    const heavy = [...graph].filter(([m]) => HEAVY.some((re) => re.test(m))).map(([m, by]) => `${m} <- ${by}`);
+    expect(heavy).toEqual([]);
+  },
+);

@@ -6,7 +6,7 @@ import type { RawArgs } from "../contract/flags.ts";
 import { type AddedJob, type AddInput, addJobs, relativePathWarning, validateAddInput } from "../ops/add.ts";
 import { parseJobLines } from "../ops/add-from.ts";
 import { needsBatch, parseBatchName, parseFailFast } from "../ops/batch.ts";
-import { addNotices } from "../ops/lane-notices.ts";
+import { addNotices, type WorkerJudge } from "../ops/lane-notices.ts";
 import { DEFAULTS, LIMITS } from "../ops/limits.ts";
 import { staleAfter } from "../ops/workers.ts";
 import type { BatchAdd } from "../store/model.ts";
@@ -15,7 +15,6 @@ import type { Store } from "../store/store.ts";
 import { formatArgv, rerunCommand } from "../ui/text.ts";
 import { writeRidingOut } from "./ride-out.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
-import { healthContext, judgeRecord } from "./workers.ts";
 
 /**
  * The lane warnings of an add (docs/architecture.md "Lanes and slots"):
@@ -28,10 +27,24 @@ async function laneWarnings(store: Store, jobs: AddedJob[]): Promise<Warning[]> 
   for (const j of jobs) if (!j.deduplicated && j.state === "queued") added.set(j.queue, (added.get(j.queue) ?? 0) + 1);
   if (added.size === 0) return [];
   try {
-    return await addNotices(store, added, judgeRecord, staleAfter(healthContext(store)));
+    return await addNotices(
+      store,
+      added,
+      [...added.keys()].some((lane) => lane !== "default") ? await judge(store) : null,
+    );
   } catch {
     return [];
   }
+}
+
+/**
+ * How the views judge a worker, for `LANE_UNSERVED`: loaded only for an add
+ * off the default lane (process look-ups and the views' health rules are not
+ * on the path of `add -- CMD`, docs/benchmarks.md "CLI start-up").
+ */
+async function judge(store: Store): Promise<WorkerJudge> {
+  const { healthContext, judgeRecord } = await import("./workers.ts");
+  return { judge: judgeRecord, stale: staleAfter(healthContext(store)) };
 }
 
 /** {@link addJobs} followed by its {@link laneWarnings}, on one store. */

@@ -24,26 +24,37 @@ export function serveCommand(lane: string, drain = false): string {
   return `spoolctl work${drain ? " --drain" : ""}${lane === "default" ? "" : ` --queue ${lane}`}`;
 }
 
+/** How {@link addNotices} tells a live worker (the views' judgement of a worker row, and its `stale` age). */
+export interface WorkerJudge {
+  judge: JudgeWorker;
+  stale?: StaleAfter;
+}
+
 /**
  * The warnings of an `add` into `lanes` (`added`: how many jobs this add
  * queued in each lane), read after its commit: `LANE_PAUSED` for a paused
  * lane (the job is added and waits), and `LANE_UNSERVED` when no live worker
  * serves a lane other than `default` and its queued jobs are all this add's
  * (said once per backlog, not at every add of a script), with the command
- * that serves it.
+ * that serves it. `workers` may be null when every lane is `default`: the
+ * workers and the counts are then not read.
  */
 export async function addNotices(
   store: SnapshotReader,
   added: Map<string, number>,
-  judge: JudgeWorker,
-  stale?: StaleAfter,
+  workers: WorkerJudge | null,
 ): Promise<Warning[]> {
   const now = store.now();
+  const anyOther = [...added.keys()].some((lane) => lane !== "default");
   return store.read(async (tx) => {
     const warnings: Warning[] = [];
     const paused = new Map((await pausedLanes(tx, now, added.keys())).map((l) => [l.queue, l]));
-    const live = (await listWorkers(tx, judge, 1000, stale)).filter((w) => w.status === "live");
-    const counts = await tx.countByStateAndLane();
+    // Only LANE_UNSERVED needs the workers and the backlog, and it is never said for the default lane.
+    const judged = anyOther && workers !== null;
+    const live = judged
+      ? (await listWorkers(tx, workers.judge, 1000, workers.stale)).filter((w) => w.status === "live")
+      : [];
+    const counts = judged ? await tx.countByStateAndLane() : [];
     for (const [lane, n] of added) {
       const pause = paused.get(lane);
       if (pause)
@@ -53,7 +64,7 @@ export async function addNotices(
         });
       const queued = counts.find((c) => c.queue === lane && c.state === "queued")?.n ?? 0;
       // The default lane is what `spoolctl work` serves, the first thing a new user runs: no warning for it.
-      if (lane !== "default" && n > 0 && queued <= n && !live.some((w) => serves(w.queue, lane)))
+      if (judged && lane !== "default" && n > 0 && queued <= n && !live.some((w) => serves(w.queue, lane)))
         warnings.push({
           code: "LANE_UNSERVED",
           message: `no live worker serves lane ${lane}: the job waits until one does (${serveCommand(lane)}, or ${serveCommand(lane, true)} to run what is queued and exit)`,

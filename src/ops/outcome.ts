@@ -4,7 +4,6 @@
  * a pure function from the job, how its process ended and the queue settings to
  * the attempt's state and the job's next state. No I/O.
  */
-import { constants } from "node:os";
 import type { AttemptState, EventName, FailureReason, Job, JobState } from "../store/model.ts";
 import type { QueueSettings } from "./settings.ts";
 
@@ -56,13 +55,15 @@ export interface Outcome {
   events: EventName[];
 }
 
-const SIGNAL_NAMES: Record<number, string> = Object.fromEntries(
-  Object.entries(constants.signals).map(([name, n]) => [n, name]),
-);
+let signalNames: Record<number, string> | null = null;
 
 /** A signal's name, including unnamed real-time signals (`SIGRTMIN+3`). */
 export function signalName(signal: number): string {
-  const known = SIGNAL_NAMES[signal];
+  // node:os on first use only: this module is on the start path of verbs that never name a signal.
+  signalNames ??= Object.fromEntries(
+    Object.entries((require("node:os") as typeof import("node:os")).constants.signals).map(([name, n]) => [n, name]),
+  );
+  const known = signalNames[signal];
   if (known) return known;
   // Linux: SIGRTMIN is 34 for programs (glibc reserves 32 and 33).
   if (signal >= 34 && signal <= 64) return signal === 34 ? "SIGRTMIN" : `SIGRTMIN+${signal - 34}`;

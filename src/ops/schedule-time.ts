@@ -4,7 +4,7 @@
  * library: 5 or 6 fields, ranges, steps, names, `L`, `#`), zones checked and rendered with
  * `Temporal`; neither is written here. Times are epoch seconds.
  */
-import { Cron } from "croner";
+import type { Cron } from "croner";
 import { invalidValue, SpoolError } from "../contract/errors.ts";
 import type { Overlap, Schedule, SlotDecision } from "../store/recurring.ts";
 import { parseDuration } from "./values.ts";
@@ -55,7 +55,9 @@ export function parseZone(tz: string): string {
  * fields only, as `schedule add` accepts; a stored rule is read as it was stored.
  */
 function cronOf(cron: string, tz: string | null, strict = false): Cron {
-  return new Cron(cron, { timezone: tz ?? "UTC", paused: true, mode: strict ? "5-or-6-parts" : "auto" });
+  // Loaded on first use: every worker loads this module, and most queues have no cron schedule (~1 MiB RSS).
+  const { Cron: CronJob } = require("croner") as typeof import("croner");
+  return new CronJob(cron, { timezone: tz ?? "UTC", paused: true, mode: strict ? "5-or-6-parts" : "auto" });
 }
 
 /**

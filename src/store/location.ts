@@ -9,7 +9,6 @@
  * `~/.local/state/spoolctl/…`), HASH naming the server and database.
  */
 import { existsSync, statSync } from "node:fs";
-import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { SpoolError } from "../contract/errors.ts";
 import { foreignOwner } from "./ownership.ts";
@@ -103,7 +102,8 @@ export function pgSpoolDir(url: string, env: NodeJS.ProcessEnv = process.env): s
   const host = s.hostname.startsWith("/") ? "socket" : s.hostname;
   const base = env.XDG_STATE_HOME?.startsWith("/")
     ? env.XDG_STATE_HOME
-    : join(env.HOME || homedir(), ".local", "state");
+    : // node:os only when HOME is unset: loading it costs a simple verb's start-up (docs/benchmarks.md "CLI start-up").
+      join(env.HOME || (require("node:os") as typeof import("node:os")).homedir(), ".local", "state");
   return join(base, "spoolctl", `pg-${slug(host)}-${s.port}-${slug(s.database)}-${hash}.spool`);
 }
 

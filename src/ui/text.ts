@@ -1,7 +1,6 @@
 /** Small text helpers shared by the human renderers. */
-import { isatty } from "node:tty";
 import { DISK_LOSS_LIMIT } from "../ops/outcome.ts";
-import { guardStdio } from "./stdio.ts";
+import { guardStdio, isTerminal } from "./stdio.ts";
 
 /** Escapes control characters (as `\n`, `\t`, `\xNN`) so that one job stays on one line of human output. */
 export function escapeControl(text: string): string {
@@ -200,7 +199,7 @@ export function visibleLength(text: string): number {
 export function lineRoom(stream?: { isTTY?: boolean; columns?: number }): number {
   // Off a terminal Node's stdout stream is never built (docs/architecture.md "The house"): a pipe gets everything.
   if (stream === undefined) {
-    if (!isatty(1)) return Infinity;
+    if (!isTerminal(1)) return Infinity;
     guardStdio();
     stream = process.stdout;
   }

@@ -4,13 +4,25 @@
  * the kernel's boot id; macOS: `ps -o lstart=`.
  */
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { hostname } from "node:os";
 
 /** What a liveness look-up concluded. `unknown` (permission error, failed look-up) counts as alive. */
 export type Liveness = "alive" | "dead" | "unknown";
 
-/** This machine's host name. */
-export const HOST = hostname();
+/**
+ * This machine's host name (gethostname(2)). Linux reads it from /proc, the
+ * same value: importing node:os costs the simple verbs' start-up, which load
+ * this module for their views (docs/benchmarks.md "CLI start-up").
+ */
+export const HOST = hostName();
+
+function hostName(): string {
+  try {
+    if (process.platform === "linux") return readFileSync("/proc/sys/kernel/hostname", "utf8").trim();
+  } catch {
+    // no /proc mounted: ask the C library
+  }
+  return (require("node:os") as typeof import("node:os")).hostname();
+}
 
 let cachedBootId: string | null | undefined;
 

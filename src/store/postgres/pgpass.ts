@@ -6,7 +6,6 @@
  * comment line. As libpq does, a file that group or others may access is ignored.
  */
 import { readFileSync, statSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
 
 /** What a password is looked up for. */
@@ -19,7 +18,8 @@ export interface PassfileKey {
 
 /** The password file's path. */
 export function passfilePath(env: NodeJS.ProcessEnv = process.env): string {
-  return env.PGPASSFILE || join(env.HOME || homedir(), ".pgpass");
+  // node:os only when HOME is unset: this module is on every verb's start path (via location.ts).
+  return env.PGPASSFILE || join(env.HOME || (require("node:os") as typeof import("node:os")).homedir(), ".pgpass");
 }
 
 /** Splits one line into its fields, honouring `\:` and `\\`. */

@@ -9,7 +9,6 @@
  * variables as libpq does it (`PGHOST`, `PGPORT`, `PGUSER`, `PGDATABASE`,
  * `PGPASSWORD`, then the password file: see pgpass.ts).
  */
-import { userInfo } from "node:os";
 import { SpoolError } from "../../contract/errors.ts";
 import { passwordFromPassfile } from "./pgpass.ts";
 
@@ -196,7 +195,8 @@ export function parsePgUrl(
 
 function safeOsUser(): string | null {
   try {
-    return userInfo().username || null;
+    // Loaded here, not at the top: this module is on every verb's start path (via location.ts).
+    return (require("node:os") as typeof import("node:os")).userInfo().username || null;
   } catch {
     return null;
   }

@@ -8,8 +8,8 @@ import { Database } from "bun:sqlite";
 import { accessSync, constants, existsSync } from "node:fs";
 import { dirname } from "node:path";
 import type { StoreCheck } from "../store.ts";
+import { BUSY_TIMEOUT_MS, deniedFolderError } from "./errors.ts";
 import { readSchemaVersion, SCHEMA_VERSION } from "./migrations.ts";
-import { BUSY_TIMEOUT_MS, deniedFolderError } from "./open.ts";
 
 /** What {@link inspectSqliteQueue} found. Fields are null when the step could not run. */
 interface QueueInspection {
