@@ -8,6 +8,9 @@
  */
 
 // Reads: one snapshot each (status, job detail, lists, events, workers, triage, output).
+export { drainProgress, laneList, laneOverview, pausedLanes } from "./lane-reads.ts";
+export { liveSnapshot, statusSnapshot } from "./status.ts";
+export { stopProgress, stopWorkers, workerList } from "./workers.ts";
 
 // Operator writes: add, retry, rerun, cancel, delete, prune, settings, lanes, batches, schedules, hooks.
 
