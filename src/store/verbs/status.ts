@@ -60,9 +60,14 @@ export function liveSnapshot(
         argv: j.argv,
       }))
       .sort((a, b) => (a.started_at ?? now) - (b.started_at ?? now) || a.id - b.id);
+    const attempts = await tx.recentFailedAttempts(failureLimit);
+    const ids = [...new Set(attempts.map((a) => a.job_id))];
+    const jobOf = new Map(
+      (ids.length ? await tx.listJobs({ ids, limit: ids.length }) : []).map((j) => [j.id, j] as const),
+    );
     const failures: LiveStatus["failures"] = [];
-    for (const a of await tx.recentFailedAttempts(failureLimit)) {
-      const job = await tx.getJob(a.job_id);
+    for (const a of attempts) {
+      const job = jobOf.get(a.job_id);
       failures.push({
         job_id: a.job_id,
         attempt_no: a.attempt_no,

@@ -41,9 +41,12 @@ export function awaitedJobs(
   workers: WorkersJudged | null,
 ): Promise<{ jobs: Job[]; workers: WorkerView[] | null }> {
   return store.read(async (tx) => {
+    // One statement for all of them, not one per job.
+    const rows = ids.length ? await tx.listJobs({ ids: [...ids], limit: ids.length }) : [];
+    const found = new Map(rows.map((j) => [j.id, j]));
     const jobs: Job[] = [];
     for (const id of ids) {
-      const job = await tx.getJob(id);
+      const job = found.get(id);
       if (!job)
         throw new SpoolError("NOT_FOUND", `job ${id} no longer exists (pruned while waited on)`, {
           remediation: JOB_NOT_FOUND_REMEDIATION,
