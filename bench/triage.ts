@@ -30,10 +30,10 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { addJobs, validateAddInput } from "../src/ops/add.ts";
 import { storedSignature } from "../src/ops/failure-signature.ts";
-import { failureGroups } from "../src/ops/triage-groups.ts";
 import { openQueue } from "../src/store/index.ts";
 import { resolveLocation } from "../src/store/location.ts";
 import type { Store } from "../src/store/store.ts";
+import { failureGroups } from "../src/store/verbs/triage.ts";
 import { BUN, CLI, cleanup, fmt, median, tempDir } from "./lib.ts";
 
 const argv = process.argv.slice(2);

@@ -3,8 +3,8 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { EXIT } from "../contract/errors.ts";
 import { addStrandedCheck, type DoctorData, runDoctor } from "../ops/doctor.ts";
-import { statusOf } from "../ops/status.ts";
 import { diagnoseQueue, SCHEMA_VERSION } from "../store/index.ts";
+import { statusSnapshot } from "../store/verbs/status.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext, judgeRecord } from "./workers.ts";
 
@@ -22,7 +22,7 @@ export default defineVerb({
       // Read-only: a queue that does not exist reads as empty, nothing is created (db_opens already says so).
       const store = await ctx.open({ create: false, absentOk: true });
       const health = healthContext(store);
-      const status = await statusOf(store, judgeRecord, 0, health);
+      const status = await statusSnapshot(store, judgeRecord, 0, health);
       addStrandedCheck(data, status.stranded, status.live_workers, ctx.args.db);
     }
     return { data, exitCode: data.ready ? EXIT.OK : EXIT.ENVIRONMENT };

@@ -1,8 +1,9 @@
 /** `spoolctl feedback ID`: one verdict — terminal, succeeded, exit, reason, output tails, next command. */
 import type { VerbResult } from "../contract/envelope.ts";
-import { type FeedbackData, jobFeedback, TAIL_BYTES } from "../ops/feedback.ts";
+import { type FeedbackData, TAIL_BYTES } from "../ops/feedback.ts";
 import { parseStream } from "../ops/output.ts";
 import { counted } from "../ops/values.ts";
+import { jobFeedback } from "../store/verbs/feedback.ts";
 import { escapeControl, humanDuration, tailAtLineStart } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
 

@@ -11,13 +11,13 @@ import {
   parseLaneSlots,
   pauseLane,
   type ResumeData,
-  readLanes,
   resumeLane,
   setLaneSlots,
 } from "../ops/lanes.ts";
 import { LIMITS } from "../ops/limits.ts";
 import { durationText } from "../ops/values.ts";
 import { staleAfter } from "../ops/workers.ts";
+import { laneList } from "../store/verbs/lane-reads.ts";
 import { iso, table } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext, judgeRecord } from "./workers.ts";
@@ -111,7 +111,7 @@ export const list = defineVerb({
   async run(ctx): Promise<VerbResult<LaneListData>> {
     const store = await ctx.open({ create: false });
     const health = healthContext(store);
-    const lanes = await store.read((tx) => readLanes(tx, judgeRecord, store.now(), staleAfter(health)));
+    const lanes = await laneList(store, judgeRecord, staleAfter(health));
     return { data: { count: lanes.length, lanes } };
   },
   render({ data }, ctx) {

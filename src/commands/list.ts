@@ -1,12 +1,14 @@
 /** `spoolctl list`: jobs newest first, with filters and paging (docs/contract.md "Paging: meta.pagination"). */
 import type { VerbResult } from "../contract/envelope.ts";
 import { invalidValue } from "../contract/errors.ts";
-import { jobPage, LIST_LIMIT, type ListPage, parseStates } from "../ops/jobs.ts";
+import { LIST_LIMIT, type ListPage, parseStates } from "../ops/jobs.ts";
 import { pausedJobWarnings } from "../ops/lane-notices.ts";
 import { LIMITS } from "../ops/limits.ts";
-import { type FailureGroup, failureGroups, selectionFilter } from "../ops/triage-groups.ts";
+import { type FailureGroup, selectionFilter } from "../ops/triage-groups.ts";
 import { workerStateWord } from "../ops/worker-health.ts";
 import { JOB_STATES } from "../store/model.ts";
+import { listJobs } from "../store/verbs/jobs.ts";
+import { failureGroups } from "../store/verbs/triage.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { originTag } from "../ui/origin.ts";
 import {
@@ -116,7 +118,7 @@ export default defineVerb({
     const store = await ctx.open({ create: false });
     const health = healthContext(store);
     const selection = selectionFilter(jobSelectionOf(args), store.now());
-    const page = await jobPage(
+    const page = await listJobs(
       store,
       {
         ...selection,

@@ -6,6 +6,7 @@
  */
 import { type FollowedLine, type FollowSelection, followAll } from "../ops/follow-all.ts";
 import type { Store } from "../store/store.ts";
+import { batchByName } from "../store/verbs/follow.ts";
 
 /** Pause between two looks at the queue, milliseconds. */
 const POLL_MS = 100;
@@ -30,7 +31,7 @@ export async function followAllCommand(store: Store, sel: FollowSelection, json:
   try {
     // A batch may be added after its follower starts (a CI step's background follower), but a
     // mistyped name would follow nothing for ever: say it once.
-    if (sel.batch !== undefined && (await store.read((tx) => tx.getBatch(sel.batch!))) === null)
+    if (sel.batch !== undefined && (await batchByName(store, sel.batch)) === null)
       process.stderr.write(
         `spoolctl: warning: no batch named ${JSON.stringify(sel.batch)} yet; following it from when its first job is added (spoolctl batch list shows the batches; Ctrl-C stops)\n`,
       );

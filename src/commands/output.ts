@@ -6,9 +6,10 @@ import { parseBatchName } from "../ops/batch.ts";
 import { type FollowChunk, shippedChunks } from "../ops/follow.ts";
 import type { FollowSelection } from "../ops/follow-all.ts";
 import { describeExit } from "../ops/outcome.ts";
-import { type AttemptOutput, attemptOutputOf, jobAttempt, parseStream, type StreamName } from "../ops/output.ts";
+import { type AttemptOutput, parseStream, type StreamName } from "../ops/output.ts";
 import type { Attempt } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
+import { attemptOutput, jobAttempt } from "../store/verbs/output.ts";
 import { formatArgv } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
 
@@ -261,7 +262,7 @@ export default defineVerb({
       return { data: { attempts: [] }, streamed: true };
     }
     return {
-      data: { attempts: [await attemptOutputOf(store, attempt, streams, MAX_TEXT_BYTES)] },
+      data: { attempts: [await attemptOutput(store, attempt, streams, MAX_TEXT_BYTES)] },
     };
   },
   render({ data }, ctx) {

@@ -9,7 +9,8 @@ import { dirname, resolve } from "node:path";
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import { parseBatchName } from "../ops/batch.ts";
-import { parseSince, REPORT_LIMIT, type ReportData, reportOf } from "../ops/report.ts";
+import { parseSince, REPORT_LIMIT, type ReportData } from "../ops/report.ts";
+import { reportSnapshot } from "../store/verbs/report.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { renderJunit } from "../ui/junit.ts";
 import { renderMarkdown } from "../ui/markdown.ts";
@@ -125,7 +126,7 @@ export default defineVerb({
     const since = args.since === undefined ? undefined : parseSince(args.since, now);
     const batch = args.batch === undefined ? {} : { batch: parseBatchName("--batch", args.batch) };
     const query = { refs: args.ids, queue: args.queue, tags: args.tag, since, limit: args.limit, ...batch };
-    const report = await reportOf(await ctx.open({ create: false }), query, now);
+    const report = await reportSnapshot(await ctx.open({ create: false }), query, now);
     if (junit !== undefined) report.files.junit = writeReport("--junit", junit, renderJunit(report, hostname()));
     if (markdown !== undefined && !markdownToStdout(markdown))
       report.files.markdown = writeReport("--markdown", markdown, renderMarkdown(report, args.title));

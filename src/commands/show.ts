@@ -1,9 +1,10 @@
 /** `spoolctl show ID`: one job with its attempts and events; env values only here. */
 import type { VerbResult } from "../contract/envelope.ts";
-import { type JobDetail, jobDetail } from "../ops/jobs.ts";
+import type { JobDetail } from "../ops/jobs.ts";
 import { describeExit } from "../ops/outcome.ts";
 import { lostToDisk } from "../ops/record.ts";
 import { timeoutText } from "../ops/values.ts";
+import { jobDetail } from "../store/verbs/jobs.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { originText } from "../ui/origin.ts";
 import { attemptRowsText, escapeControl, formatArgv, humanDuration, iso, table } from "../ui/text.ts";

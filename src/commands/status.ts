@@ -3,8 +3,8 @@ import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import { parseBatchName } from "../ops/batch.ts";
 import { showBatch } from "../ops/batches.ts";
-import { liveStatus } from "../ops/live.ts";
-import { fullDisks, type StatusData, statusOf } from "../ops/status.ts";
+import { fullDisks, type StatusData } from "../ops/status.ts";
+import { liveSnapshot, statusSnapshot } from "../store/verbs/status.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { renderLiveStatus, renderStatus } from "../ui/status-view.ts";
 import { guardStdio } from "../ui/stdio.ts";
@@ -44,7 +44,7 @@ async function watch(ctx: VerbContext, intervalSeconds: number): Promise<StatusD
       intervalMs: intervalSeconds * 1000,
       wake,
       frame: async (color) => {
-        const live = await liveStatus(store, judgeRecord, 50, 5, healthContext(null));
+        const live = await liveSnapshot(store, judgeRecord, 50, 5, healthContext(null));
         last = live.status;
         return renderLiveStatus(live, color, intervalSeconds);
       },
@@ -52,7 +52,7 @@ async function watch(ctx: VerbContext, intervalSeconds: number): Promise<StatusD
   } finally {
     wake.close();
   }
-  return last ?? (await statusOf(store, judgeRecord));
+  return last ?? (await statusSnapshot(store, judgeRecord));
 }
 
 export default defineVerb({
@@ -91,7 +91,7 @@ export default defineVerb({
     return await readRidingOut(ctx, async (store) => {
       // The health view reads the whole file once: counts alone come from a table that may be intact beside damage.
       await store.checkIntact();
-      const status = await statusOf(store, judgeRecord, 5, healthContext(store));
+      const status = await statusSnapshot(store, judgeRecord, 5, healthContext(store));
       const active = (status.schedules ?? []).filter((s) => !s.paused).length;
       // Any live worker, of any lane, runs the due-slot pass (docs/architecture.md "Recurring jobs").
       const warnings: Warning[] =

@@ -1,7 +1,8 @@
 /** `spoolctl stop`: ask workers, through the registry, to finish their running jobs and exit (like one Ctrl-C). */
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
-import { requestStop, staleAfter, stopProgress } from "../ops/workers.ts";
+import { staleAfter } from "../ops/workers.ts";
+import { stopProgress, stopWorkers } from "../store/verbs/workers.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext, judgeRecord } from "./workers.ts";
 
@@ -33,7 +34,7 @@ export default defineVerb({
       throw new SpoolError("INVALID_INPUT", "--timeout only applies with --wait");
     const timeout = ctx.args.timeout ?? null;
     const store = await ctx.open({ create: false });
-    const requested = await requestStop(
+    const requested = await stopWorkers(
       store,
       ctx.args["worker-id"] ?? null,
       judgeRecord,

@@ -6,9 +6,9 @@
  */
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
-import { pausedLanes } from "../ops/lane-notices.ts";
 import { pauseText } from "../ops/lanes.ts";
 import { selectionText } from "../ops/triage-groups.ts";
+import { pausedLanes } from "../store/verbs/lane-reads.ts";
 import type { TriageSummary } from "../ui/triage-card.ts";
 import { jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
@@ -47,9 +47,10 @@ export default defineVerb({
     const { runTriage } = await import("../ui/triage.ts");
     const store = await ctx.open({ create: false });
     // Jobs retried into a paused lane wait: said before the walk starts (docs/architecture.md "Lanes and slots").
-    for (const lane of await store.read(async (tx) => pausedLanes(tx, store.now())))
+    const paused = await pausedLanes(store);
+    for (const lane of paused.lanes)
       process.stderr.write(
-        `${ctx.suggest(`spoolctl: ${pauseText(lane, store.now())}: jobs retried into it wait until then`)}\n`,
+        `${ctx.suggest(`spoolctl: ${pauseText(lane, paused.now)}: jobs retried into it wait until then`)}\n`,
       );
     const summary = await runTriage(store, scope, selectionText(scope), ctx.suggest);
     // The flow already drew everything, ending with its summary.

@@ -2,16 +2,16 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { EXIT, SpoolError, type Warning } from "../contract/errors.ts";
 import { parseBatchName, parseFailFast } from "../ops/batch.ts";
-import { resolveJob } from "../ops/jobs.ts";
 import { pausedJobWarnings } from "../ops/lane-notices.ts";
 import { ALL_LANES, workerLanes } from "../ops/lanes.ts";
 import { LIMITS } from "../ops/limits.ts";
-import { type WaitData, waitForJobs } from "../ops/wait.ts";
+import { type LaneService, type LaneServiceCheck, type WaitData, waitForJobs } from "../ops/wait.ts";
 import { type WaitSelection, waitForSelection } from "../ops/wait-selection.ts";
 import { stallReason } from "../ops/worker-health.ts";
-import { listWorkers, staleAfter } from "../ops/workers.ts";
-import type { FailFastMode, Job } from "../store/model.ts";
-import type { Store, StoreReader } from "../store/store.ts";
+import { staleAfter, type WorkerView } from "../ops/workers.ts";
+import type { FailFastMode } from "../store/model.ts";
+import type { Store } from "../store/store.ts";
+import { resolveJobs } from "../store/verbs/jobs.ts";
 import { escapeControl } from "../ui/text.ts";
 import { batchLine } from "./batch.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
@@ -66,12 +66,7 @@ function selectionOf(
  */
 async function pausedAwaited(store: Store, refs: string[]): Promise<Warning[]> {
   try {
-    const jobs = await store.read(async (tx) => {
-      const found: Job[] = [];
-      for (const ref of refs) found.push(await resolveJob(tx, ref));
-      return found;
-    });
-    return await pausedJobWarnings(store, jobs);
+    return await pausedJobWarnings(store, await resolveJobs(store, refs));
   } catch {
     return [];
   }
@@ -158,9 +153,13 @@ export default defineVerb({
     try {
       // Read-only unless it sets a batch's fail-fast: a reading wait never touches the file (docs/architecture.md "Location").
       const store = await ctx.open({ create: false, readOnly: !selection?.failFast });
-      const servedLanes = async (tx: StoreReader) => {
-        const health = healthContext(store);
-        const workers = await listWorkers(tx, judgeRecord, 1000, staleAfter(health));
+      // Judged at each check (the queue's clock moves); `decide` reads the rows so judged.
+      let health = healthContext(store);
+      const judging = () => {
+        health = healthContext(store);
+        return { judge: judgeRecord, stale: staleAfter(health) };
+      };
+      const decide = (workers: WorkerView[]): LaneService => {
         // A worker's registry row names its lanes: `a,b`, or `*` for every lane (src/ops/lanes.ts).
         const lanesOf = (column: string) => {
           const lanes = workerLanes(column);
@@ -179,6 +178,7 @@ export default defineVerb({
         }
         return { live, stalled };
       };
+      const servedLanes: LaneServiceCheck = { judging, decide };
       // Said at once on stderr (a person or a CI log sees why nothing moves); under --json it is in the envelope's warnings.
       const onUnattended = ctx.json
         ? undefined

@@ -1,10 +1,11 @@
 /** `spoolctl work`: run jobs from one lane, several, or all, until stopped, once, or drained. */
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
-import { drainNotes, pausedLanes } from "../ops/lane-notices.ts";
+import { drainNotes } from "../ops/lane-notices.ts";
 import { DEFAULTS, LIMITS } from "../ops/limits.ts";
 import { counted } from "../ops/values.ts";
 import type { Store } from "../store/store.ts";
+import { drainProgress } from "../store/verbs/lane-reads.ts";
 import { ProgressLine } from "../ui/live.ts";
 import { workerLine } from "../ui/worker-lines.ts";
 import type { WorkSummary } from "../worker/api.ts";
@@ -197,15 +198,8 @@ export default defineVerb({
     const ended = { succeeded: 0, retried: 0, dead: 0, canceled: 0, lost: 0 };
     const refresh = async () => {
       try {
-        const now = store.now();
-        const { left, running, paused } = await store.read(async (tx) => {
-          const counts = await tx.countByStateAndLane();
-          const mine = (lane: string) => allLanes || lanes.includes(lane);
-          const sum = (state: string) =>
-            counts.filter((c) => c.state === state && mine(c.queue)).reduce((n, c) => n + c.n, 0);
-          const held = (await pausedLanes(tx, now)).filter((l) => mine(l.queue)).map((l) => l.queue);
-          return { left: sum("queued") + sum("running"), running: sum("running"), paused: held };
-        });
+        // What holds the drain, counted as the worker's exit counts it (docs/architecture.md "Drain").
+        const { left, running, paused } = await drainProgress(store, allLanes ? "all" : lanes);
         const pausedNote = paused.length ? `; PAUSED: ${paused.join(", ")} (spoolctl resume LANE)` : "";
         progress.update(
           `spoolctl: draining ${named}: ${executed} executed, ${left} left (${running} running)${pausedNote}`,

@@ -2,9 +2,10 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { fullDisks } from "../ops/status.ts";
 import type { HealthContext } from "../ops/worker-health.ts";
-import { staleAfter, type WorkerView, workersOf } from "../ops/workers.ts";
+import { staleAfter, type WorkerView } from "../ops/workers.ts";
 import type { WorkerRecord } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
+import { workerList } from "../store/verbs/workers.ts";
 import { humanDuration, iso, table } from "../ui/text.ts";
 import { deathCertain, foreignPidSpace, HOST, judge, processState } from "../worker/liveness.ts";
 import { readTiming } from "../worker/timing.ts";
@@ -63,7 +64,7 @@ export default defineVerb({
   async run(ctx): Promise<VerbResult<{ count: number; workers: WorkerView[] }>> {
     const store = await ctx.open({ create: false });
     const health = healthContext(store);
-    const all = await workersOf(store, judgeRecord, 100, staleAfter(health));
+    const all = await workerList(store, judgeRecord, 100, staleAfter(health));
     // A lease_expired worker is listed while its running jobs wait for their reap; after that only with --all.
     const workers = ctx.args.all
       ? all

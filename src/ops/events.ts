@@ -1,34 +1,19 @@
 /**
  * `events` (docs/contract.md "Paging: meta.pagination", "Long-poll: meta.wait"): pages of the append-only ledger after a cursor, a
  * long-poll that returns as soon as records exist (or at a deadline), and a
- * follow loop for streams. The ledger id is the cursor.
+ * follow loop for streams, each look one `eventsPage` read (src/store/verbs/events.ts).
+ * The ledger id is the cursor.
  */
 import type { JobEvent } from "../store/model.ts";
-import type { SnapshotReader, Store, StoreReader, Waker } from "../store/store.ts";
-import { resolveJob } from "./jobs.ts";
+import type { SnapshotReader, Store, Waker } from "../store/store.ts";
+import { type EventsPage, type EventsQuery, eventsPage } from "../store/verbs/events.ts";
+import { resolveJobs } from "../store/verbs/jobs.ts";
 import { LIMITS } from "./limits.ts";
+
+export type { EventsPage, EventsQuery };
 
 /** The default and bounds of `--limit`. */
 export const EVENTS_LIMIT = LIMITS.list_limit;
-
-/** Which ledger rows. */
-export interface EventsQuery {
-  /** Only rows with a larger id. */
-  sinceId: number;
-  /** Only this job's rows (resolved id). */
-  jobId?: number;
-  /** Only rows of this batch's jobs (`events --batch`). */
-  batch?: string;
-  limit: number;
-}
-
-/** One page, with the cursor for the next. */
-export interface EventsPage {
-  count: number;
-  events: JobEvent[];
-  /** `cursor`: pass it as `--since-id` to continue (a page of `limit` rows may have more); `first_id`: the first row's id, or null. */
-  pagination: { cursor: number; first_id: number | null };
-}
 
 /** `meta.wait` of a long-poll. */
 export interface WaitMeta {
@@ -38,21 +23,7 @@ export interface WaitMeta {
 
 /** Resolves `--job` to an id. Raises `NOT_FOUND`. */
 export async function resolveEventsJob(store: SnapshotReader, ref: string | undefined): Promise<number | undefined> {
-  return ref === undefined ? undefined : (await store.read((tx) => resolveJob(tx, ref))).id;
-}
-
-/** Reads one page, in one snapshot. */
-export function eventsPage(store: SnapshotReader, q: EventsQuery): Promise<EventsPage> {
-  return store.read((tx) => readEvents(tx, q));
-}
-
-async function readEvents(tx: StoreReader, q: EventsQuery): Promise<EventsPage> {
-  const events = await tx.listEvents({ afterId: q.sinceId, jobId: q.jobId, batch: q.batch, limit: q.limit });
-  return {
-    count: events.length,
-    events,
-    pagination: { cursor: events.at(-1)?.id ?? q.sinceId, first_id: events[0]?.id ?? null },
-  };
+  return ref === undefined ? undefined : (await resolveJobs(store, [ref]))[0]!.id;
 }
 
 /**
@@ -69,7 +40,7 @@ export async function waitForEvents(
   const waker = store.watch();
   try {
     for (;;) {
-      const page = await store.read(async (tx) => readEvents(tx, q));
+      const page = await eventsPage(store, q);
       const waited = performance.now() - started;
       if (page.count > 0) return { page, wait: { reason: "records_available", waited_ms: Math.round(waited) } };
       if (waited >= timeoutSeconds * 1000) return { page, wait: { reason: "timeout", waited_ms: Math.round(waited) } };
@@ -125,9 +96,7 @@ async function follow(
   for (;;) {
     if (opts.shouldStop?.()) return "signal";
     const room = opts.maxEvents === null ? 500 : Math.min(500, opts.maxEvents - emitted);
-    const rows = await store.read(
-      async (tx) => await tx.listEvents({ afterId: cursor, jobId: q.jobId, batch: q.batch, limit: room }),
-    );
+    const rows = (await eventsPage(store, { sinceId: cursor, jobId: q.jobId, batch: q.batch, limit: room })).events;
     for (const row of rows) {
       emit(row);
       cursor = row.id;

@@ -5,10 +5,8 @@
  */
 import type { Warning } from "../contract/errors.ts";
 import type { Attempt, FailureReason, Job, JobState } from "../store/model.ts";
-import type { Store, StoreReader } from "../store/store.ts";
-import { resolveJob } from "./jobs.ts";
 import { LIMITS } from "./limits.ts";
-import { pickAttempt, type StreamName, streamTail } from "./output.ts";
+import type { StreamView } from "./output.ts";
 import { isTerminal } from "./states.ts";
 import { durationText } from "./values.ts";
 
@@ -77,32 +75,22 @@ function nextCommand(job: Job, attempt: Attempt | null): string | null {
   }
 }
 
-async function tail(
-  tx: StoreReader,
-  attempt: Attempt | null,
-  stream: StreamName,
-  maxBytes: number,
-): Promise<StreamTail> {
-  const v = await streamTail(tx, attempt, stream, maxBytes);
+function tail(v: StreamView): StreamTail {
   return { path: v.path, missing: v.missing, size_bytes: v.size_bytes, tail: v.text, truncated: v.truncated };
 }
 
-/** Builds the verdict of the job named by `ref`. Raises `NOT_FOUND`. */
-export async function jobFeedback(
-  store: Store,
-  ref: string,
-  tailBytes: number,
-): Promise<{ data: FeedbackData; warnings: Warning[] }> {
-  const { job, attempt, stdout, stderr } = await store.read(async (tx) => {
-    const job = await resolveJob(tx, ref);
-    const attempt = await pickAttempt(tx, job, null);
-    return {
-      job,
-      attempt,
-      stdout: await tail(tx, attempt, "stdout", tailBytes),
-      stderr: await tail(tx, attempt, "stderr", tailBytes),
-    };
-  });
+/**
+ * The verdict about `job` from its latest `attempt` (null: none yet) and the
+ * tails of its two streams, as the `feedback` verb reads them in one snapshot
+ * (src/store/verbs/feedback.ts). Warns `NO_ATTEMPTS_YET` before any attempt.
+ */
+export function feedbackOf(
+  job: Job,
+  attempt: Attempt | null,
+  streams: { stdout: StreamView; stderr: StreamView },
+): { data: FeedbackData; warnings: Warning[] } {
+  const stdout = tail(streams.stdout);
+  const stderr = tail(streams.stderr);
   const terminal = isTerminal(job.state);
   const finished = attempt && attempt.finished_at !== null;
   const data: FeedbackData = {

@@ -9,8 +9,9 @@
  * newline wait for the rest of their line (or the attempt's end), so a line is
  * never split, and the caller writes each line whole, so none interleaves.
  */
-import type { Attempt, Job, JobFilter } from "../store/model.ts";
+import type { Attempt, JobFilter } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
+import { followLook } from "../store/verbs/follow.ts";
 import { Tail } from "./follow.ts";
 import type { StreamName } from "./output.ts";
 
@@ -118,32 +119,21 @@ export async function followAll(
     for (;;) {
       if (opts.shouldStop()) return "stopped";
       const lookAt = store.now();
-      const look = await store.read(async (tx) => {
-        const batch = sel.batch !== undefined ? await tx.getBatch(sel.batch) : null;
+      const seen = await followLook(store, {
+        filter,
+        ...(sel.batch !== undefined ? { batch: sel.batch } : {}),
         // A batch's first look reads all its jobs; later looks, and a lane/tag selection, the active and lately ended ones.
-        const jobs: Job[] =
-          sel.batch !== undefined && first
-            ? await tx.listJobs({ ...filter, limit: LOOK_LIMIT })
-            : [
-                ...(await tx.listJobs({ ...filter, states: ["queued", "running"], limit: LOOK_LIMIT })),
-                ...(await tx.listJobs({ ...filter, finishedSince: since, limit: LOOK_LIMIT })),
-              ];
-        const fresh: Attempt[] = [];
-        for (const job of jobs) {
-          const from = (taken.get(job.id) ?? 0) + 1;
-          for (let n = from; n <= job.last_attempt_no; n++) {
-            const attempt = await tx.getAttempt(job.id, n);
-            if (attempt) fresh.push(attempt);
-          }
-          if (job.last_attempt_no >= from) taken.set(job.id, job.last_attempt_no);
-        }
-        const states = new Map<string, Attempt>();
-        for (const [key, f] of followed) {
-          const now = await tx.getAttempt(f.attempt.job_id, f.attempt.attempt_no);
-          if (now) states.set(key, now);
-        }
-        return { batch, fresh, states };
+        scope: sel.batch !== undefined && first ? { kind: "all" } : { kind: "active", endedSince: since },
+        taken,
+        followed: [...followed.values()].map((f) => f.attempt),
+        limit: LOOK_LIMIT,
       });
+      for (const [job, n] of seen.taken) taken.set(job, n);
+      const look = {
+        batch: seen.batch,
+        fresh: seen.fresh,
+        states: new Map(seen.now.map((a) => [`${a.job_id}.${a.attempt_no}`, a])),
+      };
       first = false;
       // Five seconds of overlap: a job that ended between two looks is seen by the next.
       since = Math.max(0, lookAt - 5);

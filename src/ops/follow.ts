@@ -4,11 +4,13 @@
  * bytes of its stdout/stderr files as they grow, until the attempt is no longer
  * running; then the last bytes and the final attempt row. An attempt that has
  * already ended yields what exists and returns at once. A queued job's first
- * attempt is waited for ({@link awaitFirstAttempt}).
+ * attempt is waited for ({@link awaitFirstAttempt}). Each look is one read verb
+ * of src/store/verbs/output.ts.
  */
 import { closeSync, openSync, readSync } from "node:fs";
 import type { Attempt, Job } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
+import { attemptNow, latestAttempt, shippedOutput } from "../store/verbs/output.ts";
 import type { StreamName } from "./output.ts";
 
 /** New bytes of one stream. */
@@ -60,9 +62,7 @@ export class Tail {
   private async *readShipped(): AsyncGenerator<FollowChunk> {
     for (;;) {
       const { job_id, attempt_no } = this.attempt;
-      const shipped = await this.store.read(async (tx) =>
-        tx.readAttemptOutput(job_id, attempt_no, this.stream, this.offset, CHUNK),
-      );
+      const shipped = await shippedOutput(this.store, { job_id, attempt_no }, this.stream, this.offset, CHUNK);
       if (!shipped || shipped.bytes.length === 0) return;
       this.offset += shipped.bytes.length;
       yield { stream: this.stream, bytes: shipped.bytes };
@@ -93,7 +93,7 @@ export async function* followAttempt(
     for (;;) {
       // The state is read before the bytes: once it says the attempt ended, the
       // read that follows sees everything the process wrote.
-      const now = (await store.read(async (tx) => tx.getAttempt(attempt.job_id, attempt.attempt_no))) ?? attempt;
+      const now = (await attemptNow(store, attempt.job_id, attempt.attempt_no)) ?? attempt;
       for (const tail of tails) yield* tail.read();
       if (now.state !== "running") return now;
       await Bun.sleep(pollMs);
@@ -107,9 +107,7 @@ export async function* followAttempt(
 export async function* shippedChunks(store: Store, attempt: Attempt, stream: StreamName): AsyncGenerator<FollowChunk> {
   let offset = 0;
   for (;;) {
-    const shipped = await store.read(async (tx) =>
-      tx.readAttemptOutput(attempt.job_id, attempt.attempt_no, stream, offset, CHUNK),
-    );
+    const shipped = await shippedOutput(store, attempt, stream, offset, CHUNK);
     if (!shipped || shipped.bytes.length === 0) return;
     offset += shipped.bytes.length;
     yield { stream, bytes: shipped.bytes };
@@ -133,11 +131,7 @@ export async function awaitFirstAttempt(store: Store, jobId: number, pollMs = 10
   const waker = store.watch();
   try {
     for (;;) {
-      const seen = await store.read(async (tx) => {
-        const job = await tx.getJob(jobId);
-        const attempt = job && job.last_attempt_no > 0 ? await tx.getAttempt(jobId, job.last_attempt_no) : null;
-        return { job, attempt };
-      });
+      const seen = await latestAttempt(store, jobId);
       if (seen.attempt) return { attempt: seen.attempt };
       if (seen.job?.state !== "queued") return { attempt: null, job: seen.job };
       await waker.wait(pollMs);

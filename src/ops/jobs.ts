@@ -1,19 +1,12 @@
 /**
- * Reading jobs: resolve a job reference, list with filters, show one job with
- * its attempts and events (`list`, `show`).
+ * Reading jobs: resolve a job reference, the shapes of `list` and `show`
+ * (read by the verbs of src/store/verbs/jobs.ts), parsing of `--state`.
  */
 import { invalidValue, SpoolError } from "../contract/errors.ts";
 import { type Attempt, JOB_STATES, type Job, type JobEvent, type JobFilter, type JobState } from "../store/model.ts";
-import type { SnapshotReader, StoreReader } from "../store/store.ts";
-import { mapInOrder } from "./in-order.ts";
+import type { StoreReader } from "../store/store.ts";
 import { LIMITS } from "./limits.ts";
-import {
-  type HealthContext,
-  healthCache,
-  jobWorkerHealth,
-  prefetchHealth,
-  type WorkerHealth,
-} from "./worker-health.ts";
+import type { WorkerHealth } from "./worker-health.ts";
 
 /** QueueCTL spellings of states (docs/architecture.md "Job states"). */
 const STATE_ALIASES: Record<string, JobState> = { pending: "queued", processing: "running", completed: "done" };
@@ -117,7 +110,7 @@ export interface JobSummary {
   waiting_on: number[];
 }
 
-/** Summarises a job row; `now` (epoch seconds) decides `scheduled`; `waitingOn`: its unmet needs ({@link waitingOf}). */
+/** Summarises a job row; `now` (epoch seconds) decides `scheduled`; `waitingOn`: the ids of its unmet needs. */
 export function summarize(job: Job, now: number, waitingOn: number[] = []): JobSummary {
   return {
     id: job.id,
@@ -149,12 +142,6 @@ export function summarize(job: Job, now: number, waitingOn: number[] = []): JobS
   };
 }
 
-/** The unmet needs of those of `jobs` that are queued and wait for any, in one read (`waiting_on`). */
-export async function waitingOf(tx: StoreReader, jobs: Job[]): Promise<Map<number, number[]>> {
-  const waiting = jobs.filter((j) => j.state === "queued" && j.needs_left > 0).map((j) => j.id);
-  return waiting.length === 0 ? new Map() : tx.unmetNeeds(waiting);
-}
-
 /** `list` filters, validated. */
 export interface ListQuery {
   states: JobState[];
@@ -182,53 +169,6 @@ export interface ListPage {
   pagination: { cursor: number; first_id: number | null; limit: number; truncated: boolean };
 }
 
-/** Lists jobs newest first; `health` judges running jobs' workers (without it, `worker_health` is null). */
-/** One page of {@link listJobs}, read in one snapshot. */
-export function jobPage(store: SnapshotReader, q: ListQuery, health?: HealthContext): Promise<ListPage> {
-  return store.read((tx) => listJobs(tx, q, store.now(), health));
-}
-
-/** The jobs with these ids (at most as many as given), newest first, in one snapshot. */
-export function jobsByIds(store: SnapshotReader, ids: number[]): Promise<Job[]> {
-  return store.read((tx) => tx.listJobs({ ids, limit: ids.length }));
-}
-
-export async function listJobs(
-  tx: StoreReader,
-  q: ListQuery,
-  now = Date.now() / 1000,
-  health?: HealthContext,
-): Promise<ListPage> {
-  const rows = q.matchesNothing
-    ? []
-    : await tx.listJobs({
-        states: q.scheduledOnly ? ["queued"] : q.states,
-        queue: q.queue,
-        tags: q.tags,
-        priorityMin: q.priorityMin,
-        beforeId: q.cursor,
-        runAfter: q.scheduledOnly ? now : undefined,
-        finishedSince: q.finishedSince,
-        failureReasons: q.failureReasons,
-        commandGlob: q.commandGlob,
-        ...(q.batch !== undefined ? { batch: q.batch } : {}),
-        limit: q.limit + 1,
-      });
-  const truncated = rows.length > q.limit;
-  const cache = healthCache();
-  if (health) await prefetchHealth(tx, rows.slice(0, q.limit), cache);
-  const waiting = await waitingOf(tx, rows.slice(0, q.limit));
-  const jobs = await mapInOrder(rows.slice(0, q.limit), async (j) => ({
-    ...summarize(j, now, waiting.get(j.id)),
-    worker_health: health ? await jobWorkerHealth(tx, j, health, cache) : null,
-  }));
-  return {
-    count: jobs.length,
-    jobs,
-    pagination: { cursor: jobs.at(-1)?.id ?? 0, first_id: jobs[0]?.id ?? null, limit: q.limit, truncated },
-  };
-}
-
 /** `show` data: the whole row (env values included), its worker's health while running, attempts and events. */
 export interface JobDetail {
   job: JobSummary & {
@@ -244,39 +184,6 @@ export interface JobDetail {
 
 /** An attempt row and the host its worker ran on (null when unknown). */
 export type AttemptWithHost = Attempt & { host: string | null };
-
-/** One job in full, read in one snapshot; `health` judges a running job's worker. Raises `NOT_FOUND`. */
-export function jobDetail(store: SnapshotReader, ref: string, health?: HealthContext): Promise<JobDetail> {
-  return store.read((tx) => showJob(tx, ref, store.now(), health));
-}
-
-async function showJob(tx: StoreReader, ref: string, now: number, health?: HealthContext): Promise<JobDetail> {
-  const job = await resolveJob(tx, ref);
-  const waiting = await waitingOf(tx, [job]);
-  return {
-    job: {
-      ...summarize(job, now, waiting.get(job.id)),
-      env: job.env,
-      cancel_requested: job.cancel_requested,
-      locked_pid: job.locked_pid,
-      heartbeat_at: job.heartbeat_at,
-    },
-    worker_health: health ? await jobWorkerHealth(tx, job, health) : null,
-    attempts: await withHosts(tx, await tx.attemptsOf(job.id)),
-    events: await tx.eventsOf(job.id),
-  };
-}
-
-/**
- * Each attempt with the host its worker ran on (from the workers registry;
- * null when the row is gone): the attempt's output files are on that host.
- */
-async function withHosts(tx: StoreReader, attempts: Attempt[]): Promise<AttemptWithHost[]> {
-  const hosts = new Map<string, string | null>();
-  for (const a of attempts)
-    if (!hosts.has(a.worker_id)) hosts.set(a.worker_id, (await tx.getWorker(a.worker_id))?.host ?? null);
-  return attempts.map((a) => ({ ...a, host: hosts.get(a.worker_id) ?? null }));
-}
 
 /** The default and bounds of `--limit`. */
 export const LIST_LIMIT = LIMITS.list_limit;

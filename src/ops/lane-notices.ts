@@ -2,22 +2,17 @@
  * Saying a lane's state where it matters (docs/architecture.md "Lanes and
  * slots"): `add` to a paused lane or to a lane no live worker serves, the
  * drain's progress and closing lines, and the jobs `wait` and `list` show.
- * Reads only; each function is one snapshot. Commands in the messages are
+ * Reads only; each function reads one snapshot through a verb of
+ * src/store/verbs/lane-reads.ts. Commands in the messages are
  * bare (`spoolctl work --queue builds`): the verb's runner carries the user's
  * `--db` into them.
  */
 import type { Warning } from "../contract/errors.ts";
-import type { LaneSetting } from "../store/model.ts";
-import type { SnapshotReader, StoreReader } from "../store/store.ts";
-import { pauseInForce, pauseText, serves } from "./lanes.ts";
+import type { SnapshotReader } from "../store/store.ts";
+import { laneOverview, pausedLanes } from "../store/verbs/lane-reads.ts";
+import { pauseText, serves } from "./lanes.ts";
 import { counted } from "./values.ts";
-import { type JudgeWorker, listWorkers, type StaleAfter } from "./workers.ts";
-
-/** The paused lanes among `lanes` at `now`, with their rows, by name. */
-export async function pausedLanes(tx: StoreReader, now: number, lanes?: Iterable<string>): Promise<LaneSetting[]> {
-  const wanted = lanes === undefined ? null : new Set(lanes);
-  return (await tx.listLanes()).filter((l) => pauseInForce(l, now) && (wanted === null || wanted.has(l.queue)));
-}
+import type { JudgeWorker, StaleAfter } from "./workers.ts";
 
 /** The command that serves `lane` (`spoolctl work`, with `--queue` unless it is the default lane). */
 export function serveCommand(lane: string, drain = false): string {
@@ -44,34 +39,28 @@ export async function addNotices(
   added: Map<string, number>,
   workers: WorkerJudge | null,
 ): Promise<Warning[]> {
-  const now = store.now();
-  const anyOther = [...added.keys()].some((lane) => lane !== "default");
-  return store.read(async (tx) => {
-    const warnings: Warning[] = [];
-    const paused = new Map((await pausedLanes(tx, now, added.keys())).map((l) => [l.queue, l]));
-    // Only LANE_UNSERVED needs the workers and the backlog, and it is never said for the default lane.
-    const judged = anyOther && workers !== null;
-    const live = judged
-      ? (await listWorkers(tx, workers.judge, 1000, workers.stale)).filter((w) => w.status === "live")
-      : [];
-    const counts = judged ? await tx.countByStateAndLane() : [];
-    for (const [lane, n] of added) {
-      const pause = paused.get(lane);
-      if (pause)
-        warnings.push({
-          code: "LANE_PAUSED",
-          message: `${pauseText(pause, now)}: the job was added and waits`,
-        });
-      const queued = counts.find((c) => c.queue === lane && c.state === "queued")?.n ?? 0;
-      // The default lane is what `spoolctl work` serves, the first thing a new user runs: no warning for it.
-      if (judged && lane !== "default" && n > 0 && queued <= n && !live.some((w) => serves(w.queue, lane)))
-        warnings.push({
-          code: "LANE_UNSERVED",
-          message: `no live worker serves lane ${lane}: the job waits until one does (${serveCommand(lane)}, or ${serveCommand(lane, true)} to run what is queued and exit)`,
-        });
-    }
-    return warnings;
-  });
+  // Only LANE_UNSERVED needs the workers, and it is never said for the default lane.
+  const judged = workers !== null && [...added.keys()].some((lane) => lane !== "default");
+  const look = await laneOverview(store, { lanes: added.keys(), ...(judged ? { workers } : {}) });
+  const { now, live, counts } = look;
+  const warnings: Warning[] = [];
+  const paused = new Map(look.paused.map((l) => [l.queue, l]));
+  for (const [lane, n] of added) {
+    const pause = paused.get(lane);
+    if (pause)
+      warnings.push({
+        code: "LANE_PAUSED",
+        message: `${pauseText(pause, now)}: the job was added and waits`,
+      });
+    const queued = counts.find((c) => c.queue === lane && c.state === "queued")?.n ?? 0;
+    // The default lane is what `spoolctl work` serves, the first thing a new user runs: no warning for it.
+    if (judged && lane !== "default" && n > 0 && queued <= n && !live.some((w) => serves(w.queue, lane)))
+      warnings.push({
+        code: "LANE_UNSERVED",
+        message: `no live worker serves lane ${lane}: the job waits until one does (${serveCommand(lane)}, or ${serveCommand(lane, true)} to run what is queued and exit)`,
+      });
+  }
+  return warnings;
 }
 
 /**
@@ -80,27 +69,24 @@ export async function addNotices(
  * not serve that have queued jobs, with the command that drains each.
  */
 export async function drainNotes(store: SnapshotReader, served: string[], allLanes: boolean): Promise<string[]> {
-  const now = store.now();
-  return store.read(async (tx) => {
-    const notes: string[] = [];
-    const counts = await tx.countByStateAndLane();
-    const queued = (lane: string) => counts.find((c) => c.queue === lane && c.state === "queued")?.n ?? 0;
-    for (const lane of await pausedLanes(tx, now)) {
-      if (!allLanes && !served.includes(lane.queue)) continue;
-      if (queued(lane.queue) > 0)
-        notes.push(`${pauseText(lane, now)}: ${counted(queued(lane.queue), "queued job")} left for later`);
-    }
-    if (allLanes) return notes;
-    const others = [...new Set(counts.filter((c) => c.state === "queued" && c.n > 0).map((c) => c.queue))]
-      .filter((lane) => !served.includes(lane))
-      .sort();
-    for (const lane of others.slice(0, 5))
-      notes.push(
-        `lane ${lane} has ${counted(queued(lane), "queued job")} this drain did not serve: ${serveCommand(lane, true)}`,
-      );
-    if (others.length > 5) notes.push(`${others.length - 5} more lanes have queued jobs: spoolctl lane list`);
-    return notes;
-  });
+  const { now, counts, paused } = await laneOverview(store, {});
+  const notes: string[] = [];
+  const queued = (lane: string) => counts.find((c) => c.queue === lane && c.state === "queued")?.n ?? 0;
+  for (const lane of paused) {
+    if (!allLanes && !served.includes(lane.queue)) continue;
+    if (queued(lane.queue) > 0)
+      notes.push(`${pauseText(lane, now)}: ${counted(queued(lane.queue), "queued job")} left for later`);
+  }
+  if (allLanes) return notes;
+  const others = [...new Set(counts.filter((c) => c.state === "queued" && c.n > 0).map((c) => c.queue))]
+    .filter((lane) => !served.includes(lane))
+    .sort();
+  for (const lane of others.slice(0, 5))
+    notes.push(
+      `lane ${lane} has ${counted(queued(lane), "queued job")} this drain did not serve: ${serveCommand(lane, true)}`,
+    );
+  if (others.length > 5) notes.push(`${others.length - 5} more lanes have queued jobs: spoolctl lane list`);
+  return notes;
 }
 
 /**
@@ -114,8 +100,7 @@ export async function pausedJobWarnings(
 ): Promise<Warning[]> {
   const queued = jobs.filter((j) => j.state === "queued");
   if (queued.length === 0) return [];
-  const now = store.now();
-  const paused = await store.read(async (tx) => pausedLanes(tx, now, new Set(queued.map((j) => j.queue))));
+  const { now, lanes: paused } = await pausedLanes(store, new Set(queued.map((j) => j.queue)));
   return paused.map((lane) => {
     const ids = queued.filter((j) => j.queue === lane.queue).map((j) => j.id);
     const shown = ids.slice(0, 5).join(", ") + (ids.length > 5 ? ", …" : "");

@@ -2,15 +2,13 @@
  * CI reports (`report`): the jobs of a run, or those matching filters,
  * as test cases with a result, timing from their attempts, and the failure
  * reason plus output tails of what did not pass. Renderers (JUnit XML,
- * markdown) live in `src/ui/`; this module only reads and decides.
+ * markdown) live in `src/ui/`; the read is `reportSnapshot` of
+ * src/store/verbs/report.ts; this module decides.
  */
 
 import type { Attempt, Job, JobState } from "../store/model.ts";
-import type { SnapshotReader, StoreReader } from "../store/store.ts";
-import { mapInOrder } from "./in-order.ts";
-import { resolveJob } from "./jobs.ts";
 import { describeExit } from "./outcome.ts";
-import { type StreamName, streamTail } from "./output.ts";
+import type { StreamView } from "./output.ts";
 import { parseDuration, parseTimestamp } from "./values.ts";
 
 /** How a job reads as a test case: done → passed, dead → failed, canceled → skipped, queued/running → pending. */
@@ -20,7 +18,7 @@ export type CaseResult = "passed" | "failed" | "skipped" | "pending";
 export const REPORT_LIMIT = { min: 1, max: 1_000_000, default: 10_000 } as const;
 
 /** Output tails are cut to this many bytes, then to {@link TAIL_LINES} lines. */
-const TAIL_BYTES = 8 * 1024;
+export const REPORT_TAIL_BYTES = 8 * 1024;
 /** Lines kept of an output tail. */
 const TAIL_LINES = 40;
 
@@ -115,9 +113,8 @@ function resultOf(state: JobState): CaseResult {
   return "pending";
 }
 
-/** The last `TAIL_LINES` lines of a stream's last `TAIL_BYTES` bytes ("" when missing), from its file or the shipped copy. */
-async function outputTail(tx: StoreReader, attempt: Attempt, stream: StreamName): Promise<string> {
-  const view = await streamTail(tx, attempt, stream, TAIL_BYTES);
+/** The last `TAIL_LINES` lines of a stream's tail read at {@link REPORT_TAIL_BYTES} ("" when missing). */
+export function tailLines(view: StreamView): string {
   if (view.missing || view.text === "") return "";
   let lines = view.text.split("\n");
   if (view.truncated) lines = lines.slice(1); // the first line was cut mid-way
@@ -154,12 +151,25 @@ function messageOf(job: Job, result: CaseResult, last: Attempt | undefined): str
   }
 }
 
-/** Builds one case from a job and its attempts (oldest first), reading the output tails of a case that did not pass. */
-async function toCase(tx: StoreReader, job: Job, attempts: Attempt[], now: number): Promise<ReportCase> {
+/** The attempt whose output tails a case shows: the last one of a job that did not pass; null otherwise. */
+export function tailedAttempt(job: Job, attempts: Attempt[]): Attempt | null {
+  const last = attempts.at(-1);
+  return resultOf(job.state) !== "passed" && last !== undefined ? last : null;
+}
+
+/**
+ * Builds one case from a job and its attempts (oldest first); `tails`: the
+ * output tails of {@link tailedAttempt} (their {@link tailLines}), when it has one.
+ */
+export function caseOf(
+  job: Job,
+  attempts: Attempt[],
+  now: number,
+  tails: { stderr: string; stdout: string } | null,
+): ReportCase {
   const result = resultOf(job.state);
   const last = attempts.at(-1);
   const time = attempts.reduce((sum, a) => sum + Math.max(0, (a.finished_at ?? now) - a.started_at), 0);
-  const showTails = result !== "passed" && last !== undefined;
   return {
     id: job.id,
     queue: job.queue,
@@ -176,8 +186,8 @@ async function toCase(tx: StoreReader, job: Job, attempts: Attempt[], now: numbe
     signal: last?.signal ?? null,
     failure_reason: result === "passed" ? null : (last?.failure_reason ?? null),
     message: messageOf(job, result, last),
-    stderr_tail: showTails ? await outputTail(tx, last, "stderr") : "",
-    stdout_tail: showTails ? await outputTail(tx, last, "stdout") : "",
+    stderr_tail: tails?.stderr ?? "",
+    stdout_tail: tails?.stdout ?? "",
   };
 }
 
@@ -193,36 +203,25 @@ export function totalsOf(cases: ReportCase[]): ReportTotals {
   return t;
 }
 
-/** {@link buildReport} in one snapshot; `now` (epoch seconds) dates the report. */
-export function reportOf(store: SnapshotReader, q: ReportQuery, now: number): Promise<ReportData> {
-  return store.read((tx) => buildReport(tx, q, now));
-}
-
 /**
- * Reads the report: jobs matching every filter (ids ∩ lane ∩ tags ∩ since),
- * oldest first, at most `limit` (the newest are kept). Raises `NOT_FOUND` for
- * an id or key that matches no job.
+ * The report of `cases` (oldest first) for `q`, dated `now` (epoch seconds):
+ * totals, per-lane totals and the filters as applied (`ids`: the jobs `q.refs`
+ * named).
  */
-async function buildReport(tx: StoreReader, q: ReportQuery, now = Date.now() / 1000): Promise<ReportData> {
-  const ids = [...new Set(await mapInOrder(q.refs, async (ref) => (await resolveJob(tx, ref)).id))];
-  const rows = await tx.listJobs({
-    ids: q.refs.length ? ids : undefined,
-    queue: q.queue,
-    tags: q.tags,
-    createdSince: q.since,
-    ...(q.batch !== undefined ? { batch: q.batch } : {}),
-    limit: q.limit + 1,
-  });
-  const truncated = rows.length > q.limit;
-  const jobs = rows.slice(0, q.limit).reverse();
-  const cases = await mapInOrder(jobs, async (job) => toCase(tx, job, await tx.attemptsOf(job.id), now));
+export function reportOf(
+  q: ReportQuery,
+  now: number,
+  ids: number[],
+  cases: ReportCase[],
+  truncated: boolean,
+): ReportData {
   const lanes: Record<string, ReportTotals> = {};
   for (const lane of [...new Set(cases.map((c) => c.queue))].sort())
     lanes[lane] = totalsOf(cases.filter((c) => c.queue === lane));
   return {
     generated_at: now,
     filters: {
-      ids: ids.sort((a, b) => a - b),
+      ids: [...ids].sort((a, b) => a - b),
       queue: q.queue ?? null,
       tags: q.tags,
       since: q.since ?? null,

@@ -1,13 +1,15 @@
-/** `status` (docs/architecture.md "Job states"): counts per state, scheduled, per-lane counts, recent dead jobs. */
+/**
+ * `status` (docs/architecture.md "Job states"): the shape of its data (counts per
+ * state, scheduled, per-lane counts, recent dead jobs) and the queue's full
+ * disks; the read itself is `statusSnapshot` (src/store/verbs/status.ts).
+ */
 
-import { REPORTED_STATES } from "../store/model.ts";
+import type { REPORTED_STATES } from "../store/model.ts";
 import { queueDisks } from "../store/space.ts";
-import type { SnapshotReader, StoreReader, WaitingOnNeeds } from "../store/store.ts";
+import type { WaitingOnNeeds } from "../store/store.ts";
 import type { BatchSummary } from "./batch.ts";
-import { type JobSummary, summarize } from "./jobs.ts";
-import { pausedLanes } from "./lane-notices.ts";
-import { type HealthContext, strandedJobs, type WorkerHealth } from "./worker-health.ts";
-import { type JudgeWorker, listWorkers, staleAfter } from "./workers.ts";
+import type { JobSummary } from "./jobs.ts";
+import type { WorkerHealth } from "./worker-health.ts";
 
 /** Counts keyed by every reported state (`failed` always 0). */
 export type StateCounts = Record<(typeof REPORTED_STATES)[number], number>;
@@ -81,74 +83,4 @@ export function fullDisks(store: {
   return queueDisks(store)
     .filter((d) => d.full)
     .map((d) => ({ role: d.role, path: d.path, free_bytes: d.freeBytes }));
-}
-
-function zero(): StateCounts {
-  return Object.fromEntries(REPORTED_STATES.map((s) => [s, 0])) as StateCounts;
-}
-
-/** {@link readStatus} in one snapshot, dated by the queue's clock. */
-export function statusOf(
-  store: SnapshotReader,
-  judge: JudgeWorker,
-  deadLimit = 5,
-  health?: HealthContext,
-): Promise<StatusData> {
-  return store.read((tx) => readStatus(tx, judge, store.now(), deadLimit, health));
-}
-
-/**
- * Reads the status. `now` is epoch seconds; `deadLimit` bounds `recent_dead`;
- * `health` judges the running jobs' workers (without it, `stranded` is empty
- * and no worker is `stale`).
- */
-export async function readStatus(
-  tx: StoreReader,
-  judge: JudgeWorker,
-  now = Date.now() / 1000,
-  deadLimit = 5,
-  health?: HealthContext,
-): Promise<StatusData> {
-  const counts = zero();
-  const queues: StatusData["queues"] = {};
-  // Lanes are user-named: a lane called "constructor" or "toString" must not find Object.prototype's member.
-  const lane = (queue: string) =>
-    Object.hasOwn(queues, queue) ? queues[queue]! : (queues[queue] = { ...zero(), scheduled: 0 });
-  for (const { state, queue, n } of await tx.countByStateAndLane()) {
-    counts[state] += n;
-    lane(queue)[state] += n;
-  }
-  let scheduled = 0;
-  for (const { queue, n } of await tx.countScheduledByLane(now)) {
-    scheduled += n;
-    lane(queue).scheduled = n;
-  }
-  const stale = health ? staleAfter(health) : undefined;
-  const live_workers = (await listWorkers(tx, judge, 1000, stale)).filter((w) => w.status === "live").length;
-  const stranded = health && counts.running > 0 ? await strandedJobs(tx, health) : [];
-  const schedules = (await tx.recurring.listSchedules()).map((s) => ({
-    name: s.name,
-    paused: s.paused,
-    next_slot: s.paused ? null : s.next_slot,
-    last_job_id: s.last_job_id,
-    last_job_state: s.last_job_state,
-  }));
-  const paused_lanes = (await pausedLanes(tx, now)).map((l) => ({
-    queue: l.queue,
-    paused_at: l.paused_at!,
-    paused_until: l.paused_until,
-    reason: l.pause_reason,
-    queued: Object.hasOwn(queues, l.queue) ? queues[l.queue]!.queued : 0,
-  }));
-  return {
-    counts,
-    scheduled,
-    queues,
-    recent_dead: (await tx.recentDead(deadLimit)).map((j) => summarize(j, now)),
-    live_workers,
-    stranded,
-    ...(schedules.length > 0 ? { schedules } : {}),
-    paused_lanes,
-    waiting_on_needs: await tx.waitingOnNeeds(10),
-  };
 }

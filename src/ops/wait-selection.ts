@@ -9,6 +9,8 @@
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import { JOB_STATES, type Job, type JobFilter, type JobState } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
+import { batchByName } from "../store/verbs/follow.ts";
+import { jobsMatching, pendingAndWorkers, selectionJobs } from "../store/verbs/wait.ts";
 import { type BatchSummary, batchNotFound, summarizeBatch } from "./batch.ts";
 import { setFailFast } from "./batches.ts";
 import { ALL_LANES } from "./lanes.ts";
@@ -74,21 +76,19 @@ export async function waitForSelection(
   };
   if (sel.batch !== undefined) {
     if (opts.failFast) await setFailFast(store, sel.batch, opts.failFast);
-    else if (!(await store.read(async (tx) => tx.getBatch(sel.batch!)))) throw batchNotFound(sel.batch);
+    else if (!(await batchByName(store, sel.batch))) throw batchNotFound(sel.batch);
   }
   // A lane/tag selection: the jobs active now, and every matching job added from here on.
-  const newest = sel.batch === undefined ? await store.read(async (tx) => tx.listJobs({ limit: 1 })) : [];
+  const newest = sel.batch === undefined ? await jobsMatching(store, { limit: 1 }) : [];
   const afterId = newest[0]?.id ?? 0;
   const seen = new Set<number>();
   let unattendedSince: number | null = null;
   let lastLaneCheck = -Infinity;
   for (;;) {
-    const look = await store.read(async (tx) => {
-      if (sel.batch !== undefined) return { batch: await tx.getBatch(sel.batch), active: null };
-      const active = await tx.listJobs({ ...base, states: ["queued", "running"], limit: REPORTED_JOBS });
-      const joined = await tx.listJobs({ ...base, afterId, limit: REPORTED_JOBS });
-      return { batch: null, active: [...active, ...joined] };
-    });
+    const look =
+      sel.batch !== undefined
+        ? { batch: await batchByName(store, sel.batch), active: null }
+        : { batch: null, active: await selectionJobs(store, base, afterId, REPORTED_JOBS) };
     let settled: boolean;
     let batch: BatchSummary | null = null;
     let progress: { settled: number; total: number };
@@ -106,13 +106,12 @@ export async function waitForSelection(
     }
     opts.onProgress?.(progress.settled, progress.total);
     if (settled) {
-      const jobs = await store.read(async (tx) =>
+      const jobs =
         sel.batch !== undefined
-          ? tx.listJobs({ ...base, limit: REPORTED_JOBS })
+          ? await jobsMatching(store, { ...base, limit: REPORTED_JOBS })
           : seen.size === 0
-            ? Promise.resolve([] as Job[])
-            : tx.listJobs({ ids: [...seen], limit: REPORTED_JOBS }),
-      );
+            ? []
+            : await jobsMatching(store, { ids: [...seen], limit: REPORTED_JOBS });
       const counts = batch?.counts ?? countStates(jobs);
       const total = batch?.total ?? jobs.length;
       const allSucceeded = batch ? batch.all_succeeded === true : counts.done === total;
@@ -132,10 +131,8 @@ export async function waitForSelection(
     // At most once a second, until said once: jobs in lanes no live worker serves (as wait ID… says it).
     if (opts.servedLanes && warnings.length === 0 && performance.now() - lastLaneCheck >= 1000) {
       lastLaneCheck = performance.now();
-      const { pending, served } = await store.read(async (tx) => ({
-        pending: await tx.listJobs({ ...base, states: ["queued", "running"], limit: 1000 }),
-        served: await opts.servedLanes!(tx),
-      }));
+      const { pending, workers } = await pendingAndWorkers(store, base, opts.servedLanes.judging());
+      const served = opts.servedLanes.decide(workers);
       const stranded = served.live.has(ALL_LANES) ? [] : pending.filter((j) => !served.live.has(j.queue));
       if (stranded.length === 0) unattendedSince = null;
       else {

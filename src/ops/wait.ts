@@ -7,13 +7,14 @@
 
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import type { Job, JobState } from "../store/model.ts";
-import type { Store, StoreReader } from "../store/store.ts";
+import type { Store } from "../store/store.ts";
+import { resolveJobs } from "../store/verbs/jobs.ts";
+import { awaitedJobs, type WorkersJudged } from "../store/verbs/wait.ts";
 import type { BatchSummary } from "./batch.ts";
-import { mapInOrder } from "./in-order.ts";
-import { JOB_NOT_FOUND_REMEDIATION, resolveJob } from "./jobs.ts";
 import { ALL_LANES } from "./lanes.ts";
 import { isTerminal } from "./states.ts";
 import { counted } from "./values.ts";
+import type { WorkerView } from "./workers.ts";
 
 /** One awaited job as `wait --json` reports it. */
 export interface WaitedJob {
@@ -48,7 +49,7 @@ export interface WaitOptions {
    * no live worker serves for {@link UNATTENDED_GRACE_SECONDS}, `onUnattended`
    * is called once and the result carries a `NO_WORKER` warning.
    */
-  servedLanes?: (tx: StoreReader) => Promise<LaneService>;
+  servedLanes?: LaneServiceCheck;
   onUnattended?: (warning: Warning) => void;
 }
 
@@ -61,6 +62,16 @@ export interface LaneService {
   /** Lanes live workers serve, by name; {@link ALL_LANES} when one serves every lane (`work --all-lanes`). */
   live: Set<string>;
   stalled: Map<string, string>;
+}
+
+/**
+ * How `wait` learns who serves which lane: the registry is read (in the same
+ * snapshot as the awaited jobs) judged by `judging()`, called at each check
+ * (the queue's clock moves), then `decide` says who serves what.
+ */
+export interface LaneServiceCheck {
+  judging: () => WorkersJudged;
+  decide: (workers: WorkerView[]) => LaneService;
 }
 
 /** How long awaited jobs may lack a live worker before `wait` says so (a worker may be starting), seconds. */
@@ -116,28 +127,18 @@ export interface WaitResult {
  */
 export async function waitForJobs(store: Store, refs: string[], opts: WaitOptions): Promise<WaitResult> {
   const started = performance.now();
-  const ids = await store.read(async (tx) => [
-    ...new Set(await mapInOrder(refs, async (ref) => (await resolveJob(tx, ref)).id)),
-  ]);
+  const ids = [...new Set((await resolveJobs(store, refs)).map((j) => j.id))];
   const warnings: Warning[] = [];
   let nobody: ReturnType<typeof unattended> | null = null;
   let unattendedSince: number | null = null;
   let lastLaneCheck = -Infinity;
   for (;;) {
-    const { jobs, served } = await store.read(async (tx) => {
-      const jobs = await mapInOrder(ids, async (id) => {
-        const job = await tx.getJob(id);
-        if (!job)
-          throw new SpoolError("NOT_FOUND", `job ${id} no longer exists (pruned while waited on)`, {
-            remediation: JOB_NOT_FOUND_REMEDIATION,
-          });
-        return job;
-      });
-      // At most once a second: a registry read and process look-ups.
-      const due = opts.servedLanes && warnings.length === 0 && performance.now() - lastLaneCheck >= 1000;
-      if (due) lastLaneCheck = performance.now();
-      return { jobs, served: due ? await opts.servedLanes!(tx) : null };
-    });
+    // At most once a second: a registry read and process look-ups.
+    const check = opts.servedLanes && warnings.length === 0 && performance.now() - lastLaneCheck >= 1000;
+    if (check) lastLaneCheck = performance.now();
+    const look = await awaitedJobs(store, ids, check ? opts.servedLanes!.judging() : null);
+    const { jobs } = look;
+    const served = look.workers ? opts.servedLanes!.decide(look.workers) : null;
     const settled = jobs.filter((j) => isTerminal(j.state));
     opts.onProgress?.(settled.length, jobs.length);
     const data: WaitData = {

@@ -1,13 +1,12 @@
 /**
  * The workers registry as operators see it (`workers`, `stop`; docs/architecture.md
- * "Heartbeat and lease", "Graceful stop"): who is
- * live, what each runs, and asking workers to stop through the registry.
+ * "Heartbeat and lease", "Graceful stop"): how a row is judged live, and the
+ * views of the rows read inside a transaction. The reads and the stop request
+ * are operations of src/store/verbs/workers.ts.
  */
 
-import { SpoolError } from "../contract/errors.ts";
 import type { WorkerRecord } from "../store/model.ts";
-import type { SnapshotReader, Store, StoreReader } from "../store/store.ts";
-import { mapInOrder } from "./in-order.ts";
+import type { StoreReader } from "../store/store.ts";
 
 /**
  * How a registry row is judged (docs/architecture.md "Dead workers in the
@@ -61,31 +60,6 @@ function judgeStatus(w: WorkerRecord, verdict: ReturnType<JudgeWorker>, stale?: 
   return stale && age > stale.seconds ? "stale" : "live";
 }
 
-/** {@link listWorkers} in one snapshot. */
-export function workersOf(
-  store: SnapshotReader,
-  judge: JudgeWorker,
-  limit = 100,
-  stale?: StaleAfter,
-): Promise<WorkerView[]> {
-  return store.read((tx) => listWorkers(tx, judge, limit, stale));
-}
-
-/**
- * What `stop --wait` polls, in one snapshot: the registry's views and its raw
- * rows (a worker marks itself stopped just before it exits).
- */
-export function stopProgress(
-  store: SnapshotReader,
-  judge: JudgeWorker,
-  stale: StaleAfter,
-): Promise<{ views: WorkerView[]; records: WorkerRecord[] }> {
-  return store.read(async (tx) => ({
-    views: await listWorkers(tx, judge, 10000, stale),
-    records: await tx.listWorkers(10000),
-  }));
-}
-
 /** Lists registry rows, newest heartbeat first, with their running jobs; with `stale`, a silent worker is `stale` or `lease_expired`. */
 export async function listWorkers(
   tx: StoreReader,
@@ -112,31 +86,4 @@ export async function listWorkers(
     stop_requested: w.stop_requested,
     running_jobs: running.get(w.worker_id) ?? [],
   }));
-}
-
-/**
- * Asks live workers to finish their running jobs and exit (one, or every live
- * one when `workerId` is null). A worker whose lease expired on another host
- * (`stale` given) is not asked: it will never answer. Raises `NOT_FOUND` for
- * an unknown, stopped or dead id.
- */
-export async function requestStop(
-  store: Store,
-  workerId: string | null,
-  judge: JudgeWorker,
-  stale?: StaleAfter,
-): Promise<string[]> {
-  return await store.write(async (tx) => {
-    // A stale worker (stopped, stuck) still reads the request when it resumes.
-    const live = (await listWorkers(tx, judge, 10000, stale)).filter(
-      (w) => (w.status === "live" || w.status === "stale") && (workerId === null || w.worker_id === workerId),
-    );
-    const ids = (await mapInOrder(live, (w) => tx.requestWorkerStop(w.worker_id))).flat();
-    if (workerId !== null && ids.length === 0) {
-      throw new SpoolError("NOT_FOUND", `no running worker with id ${JSON.stringify(workerId)}`, {
-        remediation: "run: spoolctl workers  (to see worker ids)",
-      });
-    }
-    return ids;
-  });
 }

@@ -160,9 +160,19 @@ export interface DrainState {
   waiting: number;
 }
 
-/** Whether a lane in `state` is settled: nothing running, nothing waiting (docs/architecture.md "Drain"). */
-export function drainSettled(state: DrainState): boolean {
-  return state.running === 0 && state.waiting === 0;
+/**
+ * What still holds a drain in a lane in `state` (docs/architecture.md "Drain"):
+ * its running jobs and, unless the lane is `paused` (its queued jobs cannot
+ * start until it is resumed), its waiting ones. The one count the worker's
+ * exit ({@link drainSettled}) and the drain's progress line both use.
+ */
+export function drainLeft(state: DrainState, paused = false): number {
+  return paused ? state.running : state.running + state.waiting;
+}
+
+/** Whether a lane in `state` is settled: {@link drainLeft} is 0 (docs/architecture.md "Drain"). */
+export function drainSettled(state: DrainState, paused = false): boolean {
+  return drainLeft(state, paused) === 0;
 }
 
 /** An attempt's output stream. */

@@ -10,11 +10,11 @@ import { styleText } from "node:util";
 import * as p from "@clack/prompts";
 import type { DeletionPreview } from "../ops/delete.ts";
 import { RETRYABLE_STATES } from "../ops/retry.ts";
-import { jobsInStates } from "../ops/triage.ts";
 import { counted } from "../ops/values.ts";
 import type { Job, JobState } from "../store/model.ts";
 import { formatBytes } from "../store/read-bounded.ts";
 import type { Store } from "../store/store.ts";
+import { jobsInStates } from "../store/verbs/triage.ts";
 import { clip, clipColumns, columns, escapeControl, formatArgv } from "./text.ts";
 
 /** Rows of the list shown at once; the rest scroll. */

@@ -8,6 +8,17 @@
  */
 
 // Reads: one snapshot each (status, job detail, lists, events, workers, triage, output).
+export { eventsPage } from "./events.ts";
+export { jobFeedback } from "./feedback.ts";
+export { batchByName, followLook } from "./follow.ts";
+export { jobDetail, jobsByIds, listJobs, resolveJobs } from "./jobs.ts";
+export { drainProgress, laneList, laneOverview, pausedLanes } from "./lane-reads.ts";
+export { attemptNow, attemptOutput, jobAttempt, latestAttempt, shippedOutput } from "./output.ts";
+export { reportSnapshot } from "./report.ts";
+export { liveSnapshot, statusSnapshot } from "./status.ts";
+export { failureGroups, jobsInStates, latestOutput, triageCard } from "./triage.ts";
+export { awaitedJobs, jobsMatching, pendingAndWorkers, selectionJobs } from "./wait.ts";
+export { stopProgress, stopWorkers, workerList } from "./workers.ts";
 
 // Operator writes: add, retry, rerun, cancel, delete, prune, settings, lanes, batches, schedules, hooks.
 

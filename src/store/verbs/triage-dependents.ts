@@ -4,10 +4,10 @@
  * a job never ran, so alone it would sit in the one group of canceled jobs
  * that never ran, beside jobs canceled by hand. Here each moves to the group
  * of its root need (following `need_failed` down a chain), listed in that
- * group's `closed_dependents`.
+ * group's `closed_dependents`. A helper of the `failureGroups` verb (src/store/verbs/triage.ts).
  */
-import type { Job } from "../store/model.ts";
-import type { StoreReader } from "../store/store.ts";
+import type { Job } from "../model.ts";
+import type { StoreReader } from "../store.ts";
 
 /** The prefix of `last_error` the store writes on a job its need's failure closed. */
 const NEED_FAILED = /^need_failed: job (\d+) ended /;

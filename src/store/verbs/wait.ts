@@ -1,0 +1,90 @@
+/**
+ * What `wait` looks at, one look per poll (docs/architecture.md "The
+ * operations", "Reads"): the awaited jobs, the jobs of a lane/tag selection,
+ * and the workers registry that says who serves their lanes. Each verb is one
+ * read snapshot: no guard, no event, no wake.
+ */
+import { SpoolError } from "../../contract/errors.ts";
+import { JOB_NOT_FOUND_REMEDIATION } from "../../ops/jobs.ts";
+import { type JudgeWorker, listWorkers, type StaleAfter, type WorkerView } from "../../ops/workers.ts";
+import type { Job, JobFilter } from "../model.ts";
+import type { Store, StoreReader } from "../store.ts";
+
+/** How to judge the registry's rows (see `listWorkers` of src/ops/workers.ts). */
+export interface WorkersJudged {
+  judge: JudgeWorker;
+  stale?: StaleAfter;
+}
+
+/** The registry's rows (at most 1000) judged by `workers`, inside `tx`; null when not asked. */
+async function workersIn(tx: StoreReader, workers: WorkersJudged | null): Promise<WorkerView[] | null> {
+  return workers ? await listWorkers(tx, workers.judge, 1000, workers.stale) : null;
+}
+
+/**
+ * The jobs matching `filter`, newest first, at most `filter.limit`. One
+ * statement. The plain read of the pollers that follow a selection (`wait
+ * --batch/--queue/--tag`): the newest job, the jobs joined since, the end.
+ */
+export function jobsMatching(store: Pick<Store, "read">, filter: JobFilter): Promise<Job[]> {
+  return store.read((tx) => tx.listJobs(filter));
+}
+
+/**
+ * One look of `wait IDS…`: the awaited jobs by id, in the order given, and
+ * (when `workers` is given) the registry judged, in one snapshot. Raises
+ * `NOT_FOUND` for a job that no longer exists (pruned while waited on).
+ */
+export function awaitedJobs(
+  store: Pick<Store, "read">,
+  ids: readonly number[],
+  workers: WorkersJudged | null,
+): Promise<{ jobs: Job[]; workers: WorkerView[] | null }> {
+  return store.read(async (tx) => {
+    // One statement for all of them, not one per job.
+    const rows = ids.length ? await tx.listJobs({ ids: [...ids], limit: ids.length }) : [];
+    const found = new Map(rows.map((j) => [j.id, j]));
+    const jobs: Job[] = [];
+    for (const id of ids) {
+      const job = found.get(id);
+      if (!job)
+        throw new SpoolError("NOT_FOUND", `job ${id} no longer exists (pruned while waited on)`, {
+          remediation: JOB_NOT_FOUND_REMEDIATION,
+        });
+      jobs.push(job);
+    }
+    return { jobs, workers: await workersIn(tx, workers) };
+  });
+}
+
+/**
+ * One look of a lane/tag selection wait: the selection's queued and running
+ * jobs and those added after job `afterId`, at most `limit` of each.
+ */
+export function selectionJobs(
+  store: Pick<Store, "read">,
+  filter: Omit<JobFilter, "limit">,
+  afterId: number,
+  limit: number,
+): Promise<Job[]> {
+  return store.read(async (tx) => [
+    ...(await tx.listJobs({ ...filter, states: ["queued", "running"], limit })),
+    ...(await tx.listJobs({ ...filter, afterId, limit })),
+  ]);
+}
+
+/**
+ * The selection's queued and running jobs (at most 1000) and the registry
+ * judged by `workers`, in one snapshot: which awaited jobs sit in lanes no
+ * live worker serves.
+ */
+export function pendingAndWorkers(
+  store: Pick<Store, "read">,
+  filter: Omit<JobFilter, "limit">,
+  workers: WorkersJudged,
+): Promise<{ pending: Job[]; workers: WorkerView[] }> {
+  return store.read(async (tx) => ({
+    pending: await tx.listJobs({ ...filter, states: ["queued", "running"], limit: 1000 }),
+    workers: (await workersIn(tx, workers))!,
+  }));
+}
