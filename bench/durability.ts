@@ -13,11 +13,12 @@
  */
 import { mkdtempSync, statfsSync } from "node:fs";
 import { join } from "node:path";
-import { addJobs, validateAddInput } from "../src/ops/add.ts";
 import { claimJobs } from "../src/ops/claim.ts";
+import { validateAddInput } from "../src/ops/job-spec.ts";
 import { recordAttemptEnd } from "../src/ops/record.ts";
 import { openQueue } from "../src/store/index.ts";
 import { resolveLocation } from "../src/store/location.ts";
+import { addJobs } from "../src/store/verbs/add.ts";
 import { BUN, CLI, cleanup, fmt, median, tempDir } from "./lib.ts";
 
 const argv = process.argv.slice(2);

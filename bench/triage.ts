@@ -28,12 +28,13 @@
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { addJobs, validateAddInput } from "../src/ops/add.ts";
 import { storedSignature } from "../src/ops/failure-signature.ts";
+import { validateAddInput } from "../src/ops/job-spec.ts";
 import { failureGroups } from "../src/ops/triage-groups.ts";
 import { openQueue } from "../src/store/index.ts";
 import { resolveLocation } from "../src/store/location.ts";
 import type { Store } from "../src/store/store.ts";
+import { addJobs } from "../src/store/verbs/add.ts";
 import { BUN, CLI, cleanup, fmt, median, tempDir } from "./lib.ts";
 
 const argv = process.argv.slice(2);

@@ -9,15 +9,13 @@ import {
   type LaneView,
   type PauseData,
   parseLaneSlots,
-  pauseLane,
   type ResumeData,
   readLanes,
-  resumeLane,
-  setLaneSlots,
 } from "../ops/lanes.ts";
 import { LIMITS } from "../ops/limits.ts";
 import { durationText } from "../ops/values.ts";
 import { staleAfter } from "../ops/workers.ts";
+import { pauseLane, resumeLane, setLaneSlots } from "../store/verbs/lanes.ts";
 import { iso, table } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext, judgeRecord } from "./workers.ts";

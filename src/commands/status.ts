@@ -2,9 +2,9 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import { parseBatchName } from "../ops/batch.ts";
-import { showBatch } from "../ops/batches.ts";
 import { liveStatus } from "../ops/live.ts";
 import { fullDisks, type StatusData, statusOf } from "../ops/status.ts";
+import { showBatch } from "../store/verbs/batches.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { renderLiveStatus, renderStatus } from "../ui/status-view.ts";
 import { guardStdio } from "../ui/stdio.ts";

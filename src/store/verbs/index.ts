@@ -10,5 +10,25 @@
 // Reads: one snapshot each (status, job detail, lists, events, workers, triage, output).
 
 // Operator writes: add, retry, rerun, cancel, delete, prune, settings, lanes, batches, schedules, hooks.
+export { addJobs } from "./add.ts";
+export { listBatches, sealBatch, setBatchFailFast, showBatch } from "./batches.ts";
+export { cancelJobs } from "./cancel.ts";
+export { checkDeletion, deleteJob, deleteJobs, deletionPreview } from "./delete.ts";
+export { addHook, listHooks, removeHook } from "./hooks.ts";
+export { pauseLane, resumeLane, setLaneSlots } from "./lanes.ts";
+export { pruneJobs } from "./prune.ts";
+export { rerunJob } from "./rerun.ts";
+export { retryJobs, retryWithOverrides } from "./retry.ts";
+export {
+  addSchedule,
+  earliestScheduleSlot,
+  fireDueSchedules,
+  listSchedules,
+  pauseSchedule,
+  removeSchedule,
+  runScheduleNow,
+  scheduleDetail,
+} from "./schedules.ts";
+export { allSettings, queueSettings, setSetting, settingOf, unsetSetting } from "./settings.ts";
 
 // The worker's own operations: register, heartbeat, reap, record, ship.
