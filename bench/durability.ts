@@ -13,9 +13,10 @@
  */
 import { mkdtempSync, statfsSync } from "node:fs";
 import { join } from "node:path";
-import { addJobs, validateAddInput } from "../src/ops/add.ts";
+import { validateAddInput } from "../src/ops/job-spec.ts";
 import { openQueue } from "../src/store/index.ts";
 import { resolveLocation } from "../src/store/location.ts";
+import { addJobs } from "../src/store/verbs/add.ts";
 import { claimJobs } from "../src/store/verbs/claim.ts";
 import { recordAttemptEnd } from "../src/store/verbs/record.ts";
 import { BUN, CLI, cleanup, fmt, median, tempDir } from "./lib.ts";

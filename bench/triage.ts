@@ -28,11 +28,12 @@
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { addJobs, validateAddInput } from "../src/ops/add.ts";
 import { storedSignature } from "../src/ops/failure-signature.ts";
+import { validateAddInput } from "../src/ops/job-spec.ts";
 import { openQueue } from "../src/store/index.ts";
 import { resolveLocation } from "../src/store/location.ts";
 import type { Store } from "../src/store/store.ts";
+import { addJobs } from "../src/store/verbs/add.ts";
 import { failureGroups } from "../src/store/verbs/triage.ts";
 import { BUN, CLI, cleanup, fmt, median, tempDir } from "./lib.ts";
 

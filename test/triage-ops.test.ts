@@ -8,9 +8,9 @@
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { SpoolError } from "../src/contract/errors.ts";
-import { deleteJobs, deletionPreview } from "../src/ops/delete.ts";
-import { retryJobs, retryWithOverrides } from "../src/ops/retry.ts";
 import { openQueue, type Store } from "../src/store/index.ts";
+import { deleteJobs, deletionPreview } from "../src/store/verbs/delete.ts";
+import { retryJobs, retryWithOverrides } from "../src/store/verbs/retry.ts";
 import { failureGroups } from "../src/store/verbs/triage.ts";
 import { TempQueue } from "./helpers.ts";
 import { addJob, drain } from "./operator-helpers.ts";

@@ -6,8 +6,8 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import type { FlagDef } from "../contract/flags.ts";
 import { type BatchSummary, parseBatchName } from "../ops/batch.ts";
-import { listBatches, sealBatch, showBatch } from "../ops/batches.ts";
 import { JOB_STATES } from "../store/model.ts";
+import { listBatches, sealBatch, showBatch } from "../store/verbs/batches.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 /** The batch-name positional of `batch <action>`. */

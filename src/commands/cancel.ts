@@ -1,6 +1,7 @@
 /** `spoolctl cancel [ID…]`: cancel queued jobs at once; running ones with `--running --yes`. */
 import type { VerbResult } from "../contract/envelope.ts";
-import { type CanceledJob, cancelJobs, cancelWarnings } from "../ops/cancel.ts";
+import { type CanceledJob, cancelWarnings } from "../ops/cancel.ts";
+import { cancelJobs } from "../store/verbs/cancel.ts";
 import { HOST } from "../worker/liveness.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext } from "./workers.ts";

@@ -6,18 +6,17 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import type { FlagDef } from "../contract/flags.ts";
 import {
-  allSettings,
   type ConfigValidation,
   describeLocation,
   type LocationReport,
+  parseSetting,
   type SettingView,
-  setSetting,
-  settingOf,
-  unsetSetting,
+  settingKey,
   validateConfig,
 } from "../ops/config.ts";
 import { NO_TIMEOUT } from "../ops/limits.ts";
 import { SETTING_KEYS } from "../ops/settings.ts";
+import { allSettings, setSetting, settingOf, unsetSetting } from "../store/verbs/settings.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 const KEY_HINT = `${SETTING_KEYS.join(", ")} (dashes or underscores)`;
@@ -161,7 +160,7 @@ export const set = defineVerb({
   },
   async run(ctx): Promise<VerbResult<SettingView & { previous: number }>> {
     // The value's grammar depends on the key (an integer, a number or a duration): the setting's own rule checks it.
-    return { data: await setSetting(await ctx.open({ create: true }), ctx.args.key, ctx.args.value) };
+    return { data: await setSetting(await ctx.open({ create: true }), parseSetting(ctx.args.key, ctx.args.value)) };
   },
   render({ data }, ctx) {
     const applies =
@@ -188,7 +187,7 @@ export const unset = defineVerb({
   mutates: true,
   flags: { ...COMMON_FLAGS, key: keyPositional("unset", "KEY") },
   async run(ctx): Promise<VerbResult<SettingView & { removed: boolean }>> {
-    return { data: await unsetSetting(await ctx.open({ create: false }), ctx.args.key) };
+    return { data: await unsetSetting(await ctx.open({ create: false }), settingKey(ctx.args.key)) };
   },
   render({ data }) {
     const value = valueText(data.unit, data.value, data.key);

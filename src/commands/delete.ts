@@ -6,8 +6,8 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import type { FlagsDef } from "../contract/flags.ts";
-import { checkDeletion, deleteJobs } from "../ops/delete.ts";
 import { counted } from "../ops/values.ts";
+import { checkDeletion, deleteJobs } from "../store/verbs/delete.ts";
 import { formatArgv } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 

@@ -1,7 +1,9 @@
 /** QueueCTL's `spoolctl enqueue JSON`: add one job whose id becomes its idempotency key. */
 import type { VerbResult } from "../contract/envelope.ts";
-import { type AddedJob, addJobs, validateAddInput } from "../ops/add.ts";
+import type { AddedJob } from "../ops/add.ts";
 import { parseEnqueueSpec } from "../ops/enqueue.ts";
+import { validateAddInput } from "../ops/job-spec.ts";
+import { addJobs } from "../store/verbs/add.ts";
 import { writeRidingOut } from "./ride-out.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 

@@ -4,20 +4,12 @@
  * `lane set LANE --slots N|none`.
  */
 import type { VerbResult } from "../contract/envelope.ts";
-import {
-  type LaneSetData,
-  type LaneView,
-  type PauseData,
-  parseLaneSlots,
-  pauseLane,
-  type ResumeData,
-  resumeLane,
-  setLaneSlots,
-} from "../ops/lanes.ts";
+import { type LaneSetData, type LaneView, type PauseData, parseLaneSlots, type ResumeData } from "../ops/lanes.ts";
 import { LIMITS } from "../ops/limits.ts";
 import { durationText } from "../ops/values.ts";
 import { staleAfter } from "../ops/workers.ts";
 import { laneList } from "../store/verbs/lane-reads.ts";
+import { pauseLane, resumeLane, setLaneSlots } from "../store/verbs/lanes.ts";
 import { iso, table } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext, judgeRecord } from "./workers.ts";

@@ -2,9 +2,10 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import { LIMITS } from "../ops/limits.ts";
-import { type PruneData, parsePruneStates, pruneJobs } from "../ops/prune.ts";
+import { type PruneData, parsePruneStates } from "../ops/prune.ts";
 import { counted } from "../ops/values.ts";
 import { TERMINAL_STATES } from "../store/model.ts";
+import { pruneJobs } from "../store/verbs/prune.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 const EXAMPLE = "spoolctl prune --older-than 7d --dry-run";

@@ -1,6 +1,7 @@
 /** `spoolctl rerun ID`: run a finished job (done, dead or canceled) again as a new attempt of the same job. */
 import type { VerbResult } from "../contract/envelope.ts";
-import { type RerunJob, rerunJob } from "../ops/rerun.ts";
+import type { RerunJob } from "../ops/rerun.ts";
+import { rerunJob } from "../store/verbs/rerun.ts";
 import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
 
 export default defineVerb({

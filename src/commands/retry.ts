@@ -2,19 +2,13 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import type { FlagsDef } from "../contract/flags.ts";
+import { parseRetryOverrides, type RetryOverrides } from "../ops/job-spec.ts";
 import { parseStates } from "../ops/jobs.ts";
 import { LIMITS } from "../ops/limits.ts";
-import {
-  parseRetryOverrides,
-  RETRYABLE_STATES,
-  type RetriedJob,
-  type RetryOverrides,
-  type RetryTarget,
-  retryJobs,
-  retryWarnings,
-} from "../ops/retry.ts";
+import { RETRYABLE_STATES, type RetriedJob, type RetryTarget, retryWarnings } from "../ops/retry.ts";
 import { selectionFilter } from "../ops/triage-groups.ts";
 import { counted } from "../ops/values.ts";
+import { retryJobs } from "../store/verbs/retry.ts";
 import { describeChanges } from "../ui/triage-card.ts";
 import { forcedRetryHoldoffSeconds } from "../worker/timing.ts";
 import { JOB_FILTER_NAMES, jobFilterFlags, jobSelectionOf } from "./job-filters.ts";

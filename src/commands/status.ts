@@ -2,8 +2,8 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import { parseBatchName } from "../ops/batch.ts";
-import { showBatch } from "../ops/batches.ts";
 import { fullDisks, type StatusData } from "../ops/status.ts";
+import { showBatch } from "../store/verbs/batches.ts";
 import { liveSnapshot, statusSnapshot } from "../store/verbs/status.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { renderLiveStatus, renderStatus } from "../ui/status-view.ts";

@@ -4,7 +4,7 @@
  * lines are skipped. Every error names the line.
  */
 import { SpoolError } from "../contract/errors.ts";
-import type { AddInput } from "./add.ts";
+import type { AddInput } from "./job-spec.ts";
 import { jsonErrorReason, loneSurrogateAt } from "./values.ts";
 
 const FIELDS: Record<string, keyof AddInput> = {

@@ -3,16 +3,14 @@
  * running job needs explicit confirmation; then `cancel_requested` is set and
  * the owning worker, which reads it on every heartbeat, kills the job's process
  * group and records the attempt `canceled`. Terminal jobs are a `CONFLICT`.
- * Several jobs are canceled in one transaction: all or none.
+ * The checks and the warnings, pure; the transaction is the `cancelJobs` verb
+ * (src/store/verbs/cancel.ts).
  */
 
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import type { Job } from "../store/model.ts";
-import type { Store, StoreWriter } from "../store/store.ts";
-import { mapInOrder } from "./in-order.ts";
-import { resolveUnique } from "./retry.ts";
 import { canTransition, isTerminal } from "./states.ts";
-import { type HealthContext, jobWorkerHealth, type WorkerHealth } from "./worker-health.ts";
+import type { WorkerHealth } from "./worker-health.ts";
 
 /** One canceled job, as `cancel --json` reports it. */
 export interface CanceledJob {
@@ -23,7 +21,11 @@ export interface CanceledJob {
   was_running: boolean;
 }
 
-function check(job: Job, confirmedRunning: boolean): void {
+/**
+ * Raises unless `job` may be canceled: `CONFLICT` when it is terminal,
+ * `SAFETY_BLOCK` when it is running and `confirmedRunning` (`--running --yes`) is false.
+ */
+export function checkCancel(job: Job, confirmedRunning: boolean): void {
   if (isTerminal(job.state)) {
     throw new SpoolError(
       "CONFLICT",
@@ -52,55 +54,6 @@ function check(job: Job, confirmedRunning: boolean): void {
       detail: { job_id: job.id },
     });
   }
-}
-
-async function cancelOne(tx: StoreWriter, job: Job, now: number): Promise<CanceledJob> {
-  if (job.state === "queued") {
-    if (!(await tx.cancelQueuedJob(job.id, now)))
-      throw new SpoolError("CONFLICT", `job ${job.id} changed state while being canceled`);
-    await tx.appendEvent(job.id, "canceled", null, JSON.stringify({ from: "queued" }), now);
-    return { job_id: job.id, state: "canceled", was_running: false };
-  }
-  if (!job.cancel_requested) {
-    if (!(await tx.requestCancel(job.id)))
-      throw new SpoolError("CONFLICT", `job ${job.id} changed state while being canceled`);
-    await tx.appendEvent(
-      job.id,
-      "cancel_requested",
-      null,
-      JSON.stringify({ attempt: job.last_attempt_no, worker: job.locked_by }),
-      now,
-    );
-  }
-  return { job_id: job.id, state: "running", was_running: true };
-}
-
-/**
- * Cancels jobs in one `BEGIN IMMEDIATE` transaction. `confirmedRunning` is
- * `--running --yes`. Raises `NOT_FOUND`, `CONFLICT` (terminal), `SAFETY_BLOCK`
- * (running, unconfirmed); then nothing changed. A running job yields a
- * `KILL_ASYNC` warning: its worker stops it within a heartbeat.
- */
-export async function cancelJobs(
-  store: Store,
-  refs: string[],
-  confirmedRunning: boolean,
-  now = store.now(),
-  health?: HealthContext,
-): Promise<{ jobs: CanceledJob[]; warnings: Warning[]; health: Map<number, WorkerHealth> }> {
-  const judged = new Map<number, WorkerHealth>();
-  const jobs = await store.write(async (tx) => {
-    const targets = await resolveUnique(tx, refs);
-    for (const job of targets) check(job, confirmedRunning);
-    if (health) {
-      for (const job of targets) {
-        const h = await jobWorkerHealth(tx, job, health);
-        if (h) judged.set(job.id, h);
-      }
-    }
-    return mapInOrder(targets, (job) => cancelOne(tx, job, now));
-  });
-  return { jobs, warnings: cancelWarnings(jobs, judged), health: judged };
 }
 
 /** One `KILL_ASYNC` warning per job still `running` after its cancel (see {@link killWarning}). */

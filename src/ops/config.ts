@@ -16,8 +16,6 @@ import {
   readProjectConfig,
   resolveLocation,
 } from "../store/location.ts";
-import type { SnapshotReader, Store, StoreReader } from "../store/store.ts";
-import { mapInOrder } from "./in-order.ts";
 import { DEFAULTS, LIMITS } from "./limits.ts";
 import { SETTING_KEYS } from "./settings.ts";
 import { parseDuration, parseInteger, parseNumber, parseTimeout } from "./values.ts";
@@ -127,19 +125,9 @@ export function settingKey(raw: string): SettingKey {
   );
 }
 
-/** One setting with its provenance, read in its own snapshot. */
-export function settingOf(store: SnapshotReader, key: SettingKey): Promise<SettingView> {
-  return store.read((tx) => readSetting(tx, key));
-}
-
-/** Every setting, read in one snapshot. */
-export function allSettings(store: SnapshotReader): Promise<SettingView[]> {
-  return store.read((tx) => mapInOrder(SETTING_KEYS, (k) => readSetting(tx, k)));
-}
-
-async function readSetting(tx: StoreReader, key: SettingKey): Promise<SettingView> {
+/** A setting's view from its stored raw JSON text (null: unset); a value that is not a finite number reads as unset. */
+export function settingView(key: SettingKey, raw: string | null): SettingView {
   const meta = SETTINGS[key];
-  const raw = await tx.getSetting(key);
   const parsed = raw === null ? null : (JSON.parse(raw) as unknown);
   const stored = typeof parsed === "number" && Number.isFinite(parsed) ? parsed : null;
   return {
@@ -153,28 +141,10 @@ async function readSetting(tx: StoreReader, key: SettingKey): Promise<SettingVie
   };
 }
 
-/** Sets a setting in one transaction; returns it with the value it replaced. Raises `INVALID_INPUT`. */
-export async function setSetting(
-  store: Store,
-  rawKey: string,
-  rawValue: string,
-): Promise<SettingView & { previous: number }> {
+/** `config set`'s key and value as typed, parsed and checked: raises `INVALID_INPUT` naming the key or the bound. */
+export function parseSetting(rawKey: string, rawValue: string): { key: SettingKey; value: number } {
   const key = settingKey(rawKey);
-  const value = SETTINGS[key].parse(rawValue);
-  return await store.write(async (tx) => {
-    const previous = (await readSetting(tx, key)).value;
-    await tx.setSetting(key, JSON.stringify(value));
-    return { ...(await readSetting(tx, key)), previous };
-  });
-}
-
-/** Removes a setting (its default applies again). */
-export async function unsetSetting(store: Store, rawKey: string): Promise<SettingView & { removed: boolean }> {
-  const key = settingKey(rawKey);
-  return await store.write(async (tx) => {
-    const removed = await tx.deleteSetting(key);
-    return { ...(await readSetting(tx, key)), removed };
-  });
+  return { key, value: SETTINGS[key].parse(rawValue) };
 }
 
 /** Source names as the contract spells them. */

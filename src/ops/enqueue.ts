@@ -4,7 +4,7 @@
  * job wherever an ID is taken. `command` runs through `sh -c`, as in QueueCTL.
  */
 import { invalidValue, SpoolError } from "../contract/errors.ts";
-import type { AddInput } from "./add.ts";
+import type { AddInput } from "./job-spec.ts";
 import { jsonErrorReason, loneSurrogateAt } from "./values.ts";
 
 /** JSON fields of an enqueue spec → add inputs (QueueCTL and spoolctl spellings). */

@@ -4,11 +4,11 @@
  * triaged like any job and never lost to a crash between the outcome and its run.
  */
 import { SpoolError } from "../contract/errors.ts";
-import { HOOK_OUTCOMES, type Hook, type HookOutcome, type JobTemplate } from "../store/recurring.ts";
+import { HOOK_OUTCOMES, type Hook, type HookOutcome } from "../store/recurring.ts";
 import type { Store } from "../store/store.ts";
-import { type AddInput, toNewJob, validateAddInput } from "./add.ts";
+import * as verbs from "../store/verbs/hooks.ts";
+import { type AddInput, validateAddInput } from "./job-spec.ts";
 import { checkName } from "./schedules.ts";
-import { readSettings } from "./settings.ts";
 import { parseLane, parsePairs } from "./values.ts";
 
 /** The lane hook jobs run in unless `--run-queue` says otherwise. */
@@ -80,36 +80,24 @@ export async function addHook(store: Store, input: HookInput, cwd: string): Prom
     (n) => (n === "queue" ? "--run-queue" : n.length === 1 ? `-${n}` : `--${n}`),
     cwd,
   );
-  const settings = await store.read(async (tx) => readSettings(tx));
-  const { next_run_at: _due, idempotency_key: _key, ...job } = toNewJob(spec, settings, store.now());
-  const hook: Hook = {
+  const hook = await verbs.addHook(store, {
     name,
     on_outcome: input.on as HookOutcome,
     match_queue: matchQueue,
     match_tag_key: tag?.[0] ?? null,
     match_tag_value: tag?.[1] ?? null,
-    job: job as JobTemplate,
-    created_at: store.now(),
-  };
-  if (!(await store.write(async (tx) => tx.recurring.addHook(hook))))
-    throw new SpoolError("CONFLICT", `hook ${name} exists already`, {
-      remediation: `spoolctl hook rm ${name}, then add it again; spoolctl hook list shows it`,
-      detail: { name },
-    });
+    spec,
+  });
   return hookData(hook);
 }
 
 /** Every hook, by name. */
 export async function listHooks(store: Store): Promise<HookData[]> {
-  return (await store.read(async (tx) => tx.recurring.listHooks())).map(hookData);
+  return (await verbs.listHooks(store)).map(hookData);
 }
 
 /** Deletes hook `name` (jobs it added stay). Raises `NOT_FOUND`. */
 export async function removeHook(store: Store, name: string): Promise<{ name: string; removed: true }> {
-  if (!(await store.write(async (tx) => tx.recurring.removeHook(name))))
-    throw new SpoolError("NOT_FOUND", `no hook named ${name}`, {
-      remediation: "spoolctl hook list shows the hooks",
-      detail: { name },
-    });
+  await verbs.removeHook(store, name);
   return { name, removed: true };
 }

@@ -7,7 +7,7 @@
  */
 import { invalidValue, SpoolError } from "../contract/errors.ts";
 import type { LaneSetting } from "../store/model.ts";
-import type { SnapshotReader, Store, StoreReader } from "../store/store.ts";
+import type { StoreReader } from "../store/store.ts";
 import { LIMITS } from "./limits.ts";
 import { durationText } from "./values.ts";
 import { type JudgeWorker, listWorkers, type StaleAfter } from "./workers.ts";
@@ -128,32 +128,6 @@ export interface PauseData {
   queued: number;
 }
 
-/**
- * Pauses `queue` from now on, for `forSeconds` (null: until resumed), on the
- * queue's clock (the database's on PostgreSQL). One write (pauseLane); then
- * one read for the counts the answer shows.
- */
-export async function pauseLane(
-  store: Store,
-  queue: string,
-  forSeconds: number | null,
-  reason: string | null,
-): Promise<PauseData> {
-  const now = store.now();
-  const row = await store.write(async (tx) =>
-    tx.pauseLane(queue, now, forSeconds === null ? null : now + forSeconds, reason),
-  );
-  const { queued, running } = await laneCounts(store, queue);
-  return {
-    queue,
-    paused_at: row.paused_at ?? now,
-    paused_until: row.paused_until,
-    reason: row.pause_reason,
-    running,
-    queued,
-  };
-}
-
 /** `resume --json` data. */
 export interface ResumeData {
   queue: string;
@@ -162,31 +136,12 @@ export interface ResumeData {
   queued: number;
 }
 
-/** Ends `queue`'s pause (one write: resumeLane); says whether there was one. */
-export async function resumeLane(store: Store, queue: string): Promise<ResumeData> {
-  const was = await store.write(async (tx) => tx.resumeLane(queue, store.now()));
-  return { queue, was_paused: was !== null, queued: (await laneCounts(store, queue)).queued };
-}
-
 /** `lane set --json` data. */
 export interface LaneSetData {
   queue: string;
   /** The lane's ceiling now; null: cleared. */
   slots: number | null;
   running: number;
-}
-
-/** Sets (or, null, clears) `queue`'s fleet-wide slot ceiling: one write (setLaneSlots). */
-export async function setLaneSlots(store: Store, queue: string, slots: number | null): Promise<LaneSetData> {
-  const row = await store.write(async (tx) => tx.setLaneSlots(queue, slots));
-  return { queue, slots: row.slots, running: (await laneCounts(store, queue)).running };
-}
-
-/** Queued and running jobs of one lane. */
-async function laneCounts(store: SnapshotReader, queue: string): Promise<{ queued: number; running: number }> {
-  const counts = await store.read(async (tx) => tx.countByStateAndLane());
-  const n = (state: string) => counts.find((c) => c.queue === queue && c.state === state)?.n ?? 0;
-  return { queued: n("queued"), running: n("running") };
 }
 
 /**

@@ -6,8 +6,7 @@
  * Everything here but {@link resolveNeedRefs} is pure.
  */
 import { invalidValue, SpoolError, type Warning } from "../contract/errors.ts";
-import { type Job, type JobNeeds, NEEDS_POLICIES, type NeedsPolicy } from "../store/model.ts";
-import type { StoreReader } from "../store/store.ts";
+import { type JobNeeds, NEEDS_POLICIES, type NeedsPolicy } from "../store/model.ts";
 import { LAST_JOB_REF } from "./jobs.ts";
 
 /** The fields of an add request (`AddInput`, src/ops/add.ts) that say what the job needs, as typed. */
@@ -131,35 +130,30 @@ function refuseCycle(planned: (PlannedNeeds | undefined)[], specs: NeedsSpec[], 
 }
 
 /**
- * Resolves references to existing jobs (not refs of the same add) to job ids,
- * in `tx`: a positive integer is an id (the store checks it exists), `last` the
- * newest job, anything else an idempotency key (its newest job). Raises
- * `INVALID_INPUT` for a key or `last` that names no job.
+ * How a `--needs` reference to an existing job is looked up (not a ref of the
+ * same add): a positive integer is an id (the store checks it exists), `last`
+ * the newest job, anything else an idempotency key (its newest job). Raises
+ * `INVALID_INPUT` for an integer that is no job id.
  */
-export async function resolveNeedRefs(tx: StoreReader, refs: string[]): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  for (const ref of new Set(refs)) {
-    if (/^\d+$/.test(ref)) {
-      const id = Number(ref);
-      if (!Number.isSafeInteger(id) || id < 1) throw invalidValue("--needs", ref, "a job id (positive integer)");
-      out.set(ref, id);
-      continue;
-    }
-    let job: Job | null | undefined;
-    if (ref === LAST_JOB_REF) [job] = await tx.listJobs({ limit: 1 });
-    else job = await tx.findLatestJobByKey(ref);
-    if (!job)
-      throw new SpoolError(
-        "INVALID_INPUT",
-        `--needs: no job with id or key ${JSON.stringify(ref)} (and no line of this add has that ref); nothing was added`,
-        {
-          remediation: "name jobs that exist (spoolctl list shows their ids), by id, idempotency key or last",
-          detail: { need: ref },
-        },
-      );
-    out.set(ref, job.id);
+export function needLookup(ref: string): { id: number } | { last: true } | { key: string } {
+  if (/^\d+$/.test(ref)) {
+    const id = Number(ref);
+    if (!Number.isSafeInteger(id) || id < 1) throw invalidValue("--needs", ref, "a job id (positive integer)");
+    return { id };
   }
-  return out;
+  return ref === LAST_JOB_REF ? { last: true } : { key: ref };
+}
+
+/** `INVALID_INPUT` for a `--needs` key or `last` that names no job: nothing was added. */
+export function noSuchNeed(ref: string): SpoolError {
+  return new SpoolError(
+    "INVALID_INPUT",
+    `--needs: no job with id or key ${JSON.stringify(ref)} (and no line of this add has that ref); nothing was added`,
+    {
+      remediation: "name jobs that exist (spoolctl list shows their ids), by id, idempotency key or last",
+      detail: { need: ref },
+    },
+  );
 }
 
 /**
@@ -211,23 +205,19 @@ export function validateNeedsInput(
 }
 
 /**
- * The store's needs of each job an add inserts (in `plan`'s insert order), in
- * the add's transaction: lines planned ({@link planNeeds}), references to
- * existing jobs resolved, a line deduplicated by its key standing for the
- * job that holds the key. Pushes `NEEDS_MEANT` warnings ({@link warnAfterIsAJob}).
+ * The store's needs of each job an add inserts (in `plan`'s insert order):
+ * `needs` as {@link planNeeds} planned the lines, `resolved` the references to
+ * existing jobs (by ref, as the add's transaction resolved them), a line
+ * deduplicated by its key standing for the job that holds the key. Pushes an
+ * `IDEMPOTENCY_METADATA_DIFFERS` warning for needs a deduplicated line drops.
  */
-export async function planJobNeeds(
-  tx: StoreReader,
-  specs: (NeedsSpec & { after_bare?: number | null })[],
+export function jobNeedsOf(
+  needs: (PlannedNeeds | undefined)[],
+  resolved: Map<string, number>,
   plan: AddStepRef[],
   labels: string[],
   warnings: Warning[],
-): Promise<(JobNeeds | undefined)[]> {
-  const needs = planNeeds(specs, labels);
-  const resolved = await resolveNeedRefs(
-    tx,
-    needs.flatMap((n) => n?.outside ?? []),
-  );
+): (JobNeeds | undefined)[] {
   // Where spec j's job is: its index among the inserted jobs, or the id of the active job its key reused.
   const inserted = new Map<number, number>();
   for (const p of plan) if (p.kind === "insert") inserted.set(p.index, inserted.size);
@@ -235,7 +225,6 @@ export async function planJobNeeds(
     const p = plan[j]!;
     return p.kind === "active" ? { id: p.job.id } : { index: inserted.get(p.kind === "batch" ? p.of : j)! };
   };
-  await warnAfterIsAJob(tx, specs, labels, warnings);
   // A job its key deduplicated onto an active one keeps that job's needs: say so, never drop them unsaid.
   for (const p of plan)
     if (p.kind === "active" && needs[p.index])
@@ -250,20 +239,29 @@ export async function planJobNeeds(
   });
 }
 
+/** The bare integers of `--after N` (absent: none), which may name a job (see {@link afterIsAJobWarnings}). */
+export function afterBareIds(specs: { after_bare?: number | null }[]): number[] {
+  return specs.flatMap((s) =>
+    s.after_bare !== null && s.after_bare !== undefined && Number.isSafeInteger(s.after_bare) && s.after_bare >= 1
+      ? [s.after_bare]
+      : [],
+  );
+}
+
 /**
  * `--after N` keeps its meaning, a delay of N seconds; when N is a bare
- * integer naming an existing job, pueue's `add --after ID` habit is likely:
- * a `NEEDS_MEANT` warning points at `--needs` (docs/architecture.md "Dependencies").
+ * integer naming an existing job (`existing`), pueue's `add --after ID` habit
+ * is likely: a `NEEDS_MEANT` warning points at `--needs` (docs/architecture.md "Dependencies").
  */
-export async function warnAfterIsAJob(
-  tx: StoreReader,
+export function afterIsAJobWarnings(
   specs: { after_bare?: number | null }[],
   labels: string[],
+  existing: Set<number>,
   warnings: Warning[],
-): Promise<void> {
+): void {
   for (const [i, spec] of specs.entries()) {
     const n = spec.after_bare;
-    if (n === null || n === undefined || !Number.isSafeInteger(n) || n < 1 || !(await tx.getJob(n))) continue;
+    if (n === null || n === undefined || !existing.has(n)) continue;
     warnings.push({
       code: "NEEDS_MEANT",
       message: `${labels[i] ? `${labels[i]}: ` : ""}--after ${n} delays the job by ${n} seconds; job ${n} exists: to run after it ends, use --needs ${n}`,

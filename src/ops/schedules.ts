@@ -5,22 +5,19 @@
  */
 import { SpoolError } from "../contract/errors.ts";
 import type { Job } from "../store/model.ts";
-import type { JobTemplate, Overlap, Schedule, ScheduleView, SlotOutcome, SlotRow } from "../store/recurring.ts";
+import type { Overlap, Schedule, SlotOutcome, SlotRow } from "../store/recurring.ts";
 import type { Store } from "../store/store.ts";
-import { type AddInput, toNewJob, validateAddInput } from "./add.ts";
+import * as verbs from "../store/verbs/schedules.ts";
+import { type AddInput, validateAddInput } from "./job-spec.ts";
 import {
   catchUpText,
-  nextSlotAfter,
   parseCatchUp,
   parseCron,
   parseEvery,
   parseOverlap,
   parseZone,
-  planSlots,
-  ruleOf,
   slotText,
 } from "./schedule-time.ts";
-import { readSettings } from "./settings.ts";
 import { durationText } from "./values.ts";
 
 /** A schedule or hook name: letters, digits, `.`, `_`, `-` (no `:`, which the slot keys use). */
@@ -126,36 +123,13 @@ export async function addSchedule(store: Store, input: ScheduleInput, cwd: strin
   const catchUp = catchUpText(parseCatchUp(input.catchUp ?? "last"));
   const overlap = parseOverlap(input.overlap ?? "skip");
   const spec = validateAddInput(input.job, (n) => (n.length === 1 ? `-${n}` : `--${n}`), cwd);
-  const settings = await store.read(async (tx) => readSettings(tx));
-  const now = store.now();
-  const { next_run_at: _due, idempotency_key: _key, ...job } = toNewJob(spec, settings, now);
-  const schedule: Schedule = {
-    name,
-    cron,
-    every_seconds: every,
-    tz,
-    job: job as JobTemplate,
-    queue: job.queue,
-    catch_up: catchUp,
-    overlap,
-    paused: false,
-    next_slot: nextSlotAfter(cron !== null ? { cron, tz } : { every: every! }, now),
-    last_slot: null,
-    last_job_id: null,
-    created_at: now,
-  };
-  if (!(await store.write(async (tx) => tx.recurring.addSchedule(schedule))))
-    throw new SpoolError("CONFLICT", `schedule ${name} exists already`, {
-      remediation: `spoolctl schedule rm ${name}, then add it again; spoolctl schedule list shows it`,
-      detail: { name },
-    });
-  return scheduleData(schedule, null);
+  const rule = cron !== null ? { cron, tz, every_seconds: null } : { cron: null, tz: null, every_seconds: every! };
+  return scheduleData(await verbs.addSchedule(store, { name, ...rule, catch_up: catchUp, overlap, spec }), null);
 }
 
 /** Every schedule, by name. */
 export async function listSchedules(store: Store): Promise<ScheduleData[]> {
-  const rows: ScheduleView[] = await store.read(async (tx) => tx.recurring.listSchedules());
-  return rows.map((s) => scheduleData(s, s.last_job_state));
+  return (await verbs.listSchedules(store)).map((s) => scheduleData(s, s.last_job_state));
 }
 
 /** One schedule and its newest slot rows (fired, skipped, missed, manual). Raises `NOT_FOUND`. */
@@ -164,24 +138,13 @@ export async function scheduleDetail(
   name: string,
   limit = 20,
 ): Promise<{ schedule: ScheduleData; slots: SlotRow[] }> {
-  return await store.read(async (tx) => {
-    const s = (await tx.recurring.listSchedules()).find((x) => x.name === name);
-    if (!s) throw noSchedule(name);
-    return { schedule: scheduleData(s, s.last_job_state), slots: await tx.recurring.slotsOf(name, limit) };
-  });
-}
-
-/** `NOT_FOUND` for schedule `name`. */
-function noSchedule(name: string): SpoolError {
-  return new SpoolError("NOT_FOUND", `no schedule named ${name}`, {
-    remediation: "spoolctl schedule list shows the schedules",
-    detail: { name },
-  });
+  const { schedule: s, slots } = await verbs.scheduleDetail(store, name, limit);
+  return { schedule: scheduleData(s, s.last_job_state), slots };
 }
 
 /** Deletes schedule `name` (its jobs stay). Raises `NOT_FOUND`. */
 export async function removeSchedule(store: Store, name: string): Promise<{ name: string; removed: true }> {
-  if (!(await store.write(async (tx) => tx.recurring.removeSchedule(name)))) throw noSchedule(name);
+  await verbs.removeSchedule(store, name);
   return { name, removed: true };
 }
 
@@ -195,13 +158,8 @@ export async function pauseSchedule(
   name: string,
   paused: boolean,
 ): Promise<{ schedule: ScheduleData; changed: boolean }> {
-  const s = await store.read(async (tx) => tx.recurring.getSchedule(name));
-  if (s === null) throw noSchedule(name);
-  const now = store.now();
-  const changed = await store.write(async (tx) => tx.recurring.setPaused(name, paused, nextSlotAfter(ruleOf(s), now)));
-  const after = await store.read(async (tx) => (await tx.recurring.listSchedules()).find((x) => x.name === name));
-  if (!after) throw noSchedule(name);
-  return { schedule: scheduleData(after, after.last_job_state), changed };
+  const { schedule: s, changed } = await verbs.pauseSchedule(store, name, paused);
+  return { schedule: scheduleData(s, s.last_job_state), changed };
 }
 
 /** `schedule run-now`: the schedule's job added now, outside its slots. Raises `NOT_FOUND`. */
@@ -209,9 +167,8 @@ export async function runScheduleNow(
   store: Store,
   name: string,
 ): Promise<{ name: string; job_id: number; key: string; queue: string }> {
-  const fired = await store.write(async (tx) => tx.recurring.fireNow(name, store.now()));
-  if (fired === null) throw noSchedule(name);
-  return { name, job_id: fired.job.id, key: fired.job.idempotency_key!, queue: fired.job.queue };
+  const job = await verbs.runScheduleNow(store, name);
+  return { name, job_id: job.id, key: job.idempotency_key!, queue: job.queue };
 }
 
 /** Most schedules one pass fires (the rest wait for the next pass, a second later). */
@@ -219,12 +176,12 @@ const PASS_LIMIT = 50;
 
 /**
  * One due-slot pass at the store's clock (docs/architecture.md "Recurring jobs"): a cheap
- * indexed read first, and a write transaction only when a slot is due. Returns what it
- * decided and the earliest next slot afterwards (null: no unpaused schedule).
+ * indexed read first ({@link verbs.earliestScheduleSlot}), and a write transaction only when
+ * a slot is due ({@link verbs.fireDueSchedules}). Returns what it decided and the earliest
+ * next slot afterwards (null: no unpaused schedule).
  */
 export async function tickSchedules(store: Store): Promise<{ outcomes: SlotOutcome[]; earliest: number | null }> {
-  const earliest = await store.read(async (tx) => tx.recurring.earliestSlot());
+  const earliest = await verbs.earliestScheduleSlot(store);
   if (earliest === null || earliest > store.now()) return { outcomes: [], earliest };
-  const outcomes = await store.write(async (tx) => tx.recurring.fireDue(store.now(), planSlots, PASS_LIMIT));
-  return { outcomes, earliest: await store.read(async (tx) => tx.recurring.earliestSlot()) };
+  return await verbs.fireDueSchedules(store, PASS_LIMIT);
 }

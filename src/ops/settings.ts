@@ -30,7 +30,15 @@ export const SETTING_KEYS = [
 
 /** Reads every setting, falling back to its default (docs/architecture.md "Settings"). */
 export async function readSettings(tx: StoreReader): Promise<QueueSettings> {
-  const set = await tx.listSettings();
+  return settingsFrom(await tx.listSettings());
+}
+
+/**
+ * The effective settings from the stored ones (raw JSON text by key, as
+ * `listSettings` answers): a key unset, or set to anything but a finite
+ * number, takes its default (docs/architecture.md "Settings").
+ */
+export function settingsFrom(set: Record<string, string>): QueueSettings {
   const num = (key: string, fallback: number): number => {
     const raw = set[key];
     if (raw === undefined) return fallback;

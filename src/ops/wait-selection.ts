@@ -9,10 +9,10 @@
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import { JOB_STATES, type Job, type JobFilter, type JobState } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
+import { setBatchFailFast } from "../store/verbs/batches.ts";
 import { batchByName } from "../store/verbs/follow.ts";
 import { jobsMatching, pendingAndWorkers, selectionJobs } from "../store/verbs/wait.ts";
 import { type BatchSummary, batchNotFound, summarizeBatch } from "./batch.ts";
-import { setFailFast } from "./batches.ts";
 import { ALL_LANES } from "./lanes.ts";
 import { isTerminal } from "./states.ts";
 import { counted } from "./values.ts";
@@ -75,7 +75,7 @@ export async function waitForSelection(
     ...(sel.batch !== undefined ? { batch: sel.batch } : {}),
   };
   if (sel.batch !== undefined) {
-    if (opts.failFast) await setFailFast(store, sel.batch, opts.failFast);
+    if (opts.failFast) await setBatchFailFast(store, sel.batch, opts.failFast);
     else if (!(await batchByName(store, sel.batch))) throw batchNotFound(sel.batch);
   }
   // A lane/tag selection: the jobs active now, and every matching job added from here on.

@@ -6,12 +6,13 @@
  */
 import * as p from "@clack/prompts";
 import { SpoolError } from "../contract/errors.ts";
-import { deleteJob } from "../ops/delete.ts";
 import { TAIL_BYTES } from "../ops/feedback.ts";
-import { parseRetryOverrides, type RetryOverrides, retryJobs, retryWithOverrides } from "../ops/retry.ts";
+import { parseRetryOverrides, type RetryOverrides } from "../ops/job-spec.ts";
 import type { TriageCard } from "../ops/triage.ts";
 import { counted, timeoutText } from "../ops/values.ts";
 import type { Store } from "../store/store.ts";
+import { deleteJob } from "../store/verbs/delete.ts";
+import { retryJobs, retryWithOverrides } from "../store/verbs/retry.ts";
 import { latestOutput, triageCard } from "../store/verbs/triage.ts";
 import { menu } from "./menu.ts";
 import { pagerCommand, runPager } from "./pager.ts";

@@ -13,14 +13,16 @@
  */
 import * as p from "@clack/prompts";
 import { SpoolError } from "../contract/errors.ts";
-import { deleteJobs, deletionPreview } from "../ops/delete.ts";
 import { signatureKey } from "../ops/failure-signature.ts";
-import { type RetryOverrides, retryJobs, retryWarnings, retryWithOverrides } from "../ops/retry.ts";
+import type { RetryOverrides } from "../ops/job-spec.ts";
+import { retryWarnings } from "../ops/retry.ts";
 import { type JobScope, TRIAGE_STATES } from "../ops/triage.ts";
 import type { FailureGroup } from "../ops/triage-groups.ts";
 import { counted, timeoutText } from "../ops/values.ts";
 import type { Store } from "../store/store.ts";
+import { deleteJobs, deletionPreview } from "../store/verbs/delete.ts";
 import { jobsByIds } from "../store/verbs/jobs.ts";
+import { retryJobs, retryWithOverrides } from "../store/verbs/retry.ts";
 import { failureGroups, jobsInStates } from "../store/verbs/triage.ts";
 import { menu, watchCancelKeys } from "./menu.ts";
 import { pagerRunning } from "./pager.ts";

@@ -4,7 +4,8 @@
  * findActiveJobsByKeys, the one look-up of every key an add or a retry needs.
  */
 import { expect, test } from "bun:test";
-import { addJobs, type JobSpec } from "../../src/ops/add.ts";
+import type { JobSpec } from "../../src/ops/job-spec.ts";
+import { addJobs } from "../../src/store/verbs/add.ts";
 import { attemptRecord, claimOne, forEachDriver, insertJob, newJob, record } from "./support.ts";
 
 /** A job spec as `add` validates it: defaults for everything but argv and key. */

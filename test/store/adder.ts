@@ -1,13 +1,14 @@
 /**
  * An adder for the idempotency race: opens the queue, waits at the barrier,
  * then adds `echo hi` with idempotency key KEY through the `add` operation
- * (src/ops/add.ts addJobs, one write transaction).
+ * (src/store/verbs/add.ts addJobs, one write transaction).
  *
  *   bun test/store/adder.ts DB_PATH SPOOL_DIR --barrier DIR --id N --key KEY
  *
  * Prints `{ id, job_id, deduplicated, locked }`.
  */
-import { addJobs, validateAddInput } from "../../src/ops/add.ts";
+import { validateAddInput } from "../../src/ops/job-spec.ts";
+import { addJobs } from "../../src/store/verbs/add.ts";
 import { barrier, childArgs, isLocked, openFromArgs, runChild } from "./child-support.ts";
 
 runChild(async () => {

@@ -4,7 +4,8 @@
  * and 8 processes adding with one key at once.
  */
 import { expect, test } from "bun:test";
-import { addJobs, validateAddInput } from "../../src/ops/add.ts";
+import { validateAddInput } from "../../src/ops/job-spec.ts";
+import { addJobs } from "../../src/store/verbs/add.ts";
 import { childScript, raceChildren } from "./children.ts";
 import { attemptRecord, claimOne, forEachDriver, insertJob, jobOf, newJob, record } from "./support.ts";
 

@@ -10,8 +10,8 @@
  * that refused it (`IDEMPOTENCY_CONFLICT`; `CONFLICT` for a rerun that found
  * the job queued already).
  */
-import { rerunJob } from "../../src/ops/rerun.ts";
-import { retryJobs } from "../../src/ops/retry.ts";
+import { rerunJob } from "../../src/store/verbs/rerun.ts";
+import { retryJobs } from "../../src/store/verbs/retry.ts";
 import { barrier, childArgs, isLocked, openFromArgs, runChild } from "./child-support.ts";
 
 runChild(async () => {

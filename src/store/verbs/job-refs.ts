@@ -1,0 +1,35 @@
+/**
+ * Look-ups that several operator verbs make inside their own transaction
+ * (a helper only verbs import): the jobs named by references, and the active
+ * job holding a job's idempotency key.
+ */
+import { resolveJob } from "../../ops/jobs.ts";
+import type { Job } from "../model.ts";
+import type { StoreReader } from "../store.ts";
+
+/**
+ * The jobs `refs` name (ids, idempotency keys or `last`), in the caller's
+ * transaction, duplicates dropped (two refs naming one job), in the order
+ * first named. One read per reference; raises `NOT_FOUND` for an unknown one.
+ */
+export async function resolveUnique(tx: StoreReader, refs: string[]): Promise<Job[]> {
+  const seen = new Map<number, Job>();
+  for (const ref of refs) {
+    const job = await resolveJob(tx, ref);
+    if (!seen.has(job.id)) seen.set(job.id, job);
+  }
+  return [...seen.values()];
+}
+
+/**
+ * The active job that holds `job`'s idempotency key, other than `job` itself,
+ * read inside the caller's write transaction: a job requeued earlier in the
+ * same transaction counts (docs/architecture.md "Idempotency": one active job
+ * per key, for retry and rerun as for add). Null when the key is free or the
+ * job has none.
+ */
+export async function keyHolder(tx: StoreReader, job: Job): Promise<Job | null> {
+  if (job.idempotency_key === null) return null;
+  const holder = await tx.findActiveJobByKey(job.idempotency_key);
+  return holder && holder.id !== job.id ? holder : null;
+}

@@ -1,0 +1,70 @@
+/**
+ * The lane operations (docs/architecture.md "Lanes and slots"): pause,
+ * resume, and a fleet-wide slot ceiling, each one write transaction that
+ * also counts the lane's jobs for the answer.
+ */
+import type { LaneSetData, PauseData, ResumeData } from "../../ops/lanes.ts";
+import type { Store, StoreReader } from "../store.ts";
+
+/**
+ * Pauses lane `queue` from now on (`pause`), for `forSeconds` seconds (null:
+ * until resumed), on the queue's clock (the database's on PostgreSQL). One
+ * write transaction: the `pauseLane` upsert of the lane's row, then its
+ * queued and running counts. Guard: the claim statement reads the row, so no
+ * claim of the lane on any host takes a job once this commits (PostgreSQL:
+ * the upsert waits for the claims holding the row). Running jobs go on.
+ * Writes no ledger row; wakes every worker.
+ */
+export async function pauseLane(
+  store: Store,
+  queue: string,
+  forSeconds: number | null,
+  reason: string | null,
+): Promise<PauseData> {
+  const now = store.now();
+  return await store.write(async (tx) => {
+    const row = await tx.pauseLane(queue, now, forSeconds === null ? null : now + forSeconds, reason);
+    const { queued, running } = await laneCounts(tx, queue);
+    return {
+      queue,
+      paused_at: row.paused_at ?? now,
+      paused_until: row.paused_until,
+      reason: row.pause_reason,
+      running,
+      queued,
+    };
+  });
+}
+
+/**
+ * Ends lane `queue`'s pause (`resume`): one write transaction, the
+ * `resumeLane` UPDATE then the lane's queued count; `was_paused` says whether
+ * a pause was in force at the queue's clock (false: nothing changed). Writes
+ * no ledger row; wakes every worker.
+ */
+export async function resumeLane(store: Store, queue: string): Promise<ResumeData> {
+  return await store.write(async (tx) => {
+    const was = await tx.resumeLane(queue, store.now());
+    return { queue, was_paused: was !== null, queued: (await laneCounts(tx, queue)).queued };
+  });
+}
+
+/**
+ * Sets (or, null, clears) lane `queue`'s fleet-wide ceiling of running jobs
+ * (`lane set --slots`): one write transaction, the `setLaneSlots` upsert then
+ * the lane's running count. Every later claim reads the ceiling in its own
+ * statement. Writes no ledger row; wakes every worker.
+ */
+export async function setLaneSlots(store: Store, queue: string, slots: number | null): Promise<LaneSetData> {
+  return await store.write(async (tx) => {
+    const row = await tx.setLaneSlots(queue, slots);
+    return { queue, slots: row.slots, running: (await laneCounts(tx, queue)).running };
+  });
+}
+
+/** Queued and running jobs of one lane, read in the caller's transaction. */
+async function laneCounts(tx: StoreReader, queue: string): Promise<{ queued: number; running: number }> {
+  const counts = await tx.countByStateAndLane();
+  const n = (state: string) => counts.find((c) => c.queue === queue && c.state === state)?.n ?? 0;
+  return { queued: n("queued"), running: n("running") };
+}

@@ -1,0 +1,39 @@
+/**
+ * `rerun` (docs/architecture.md "Rerun"): a finished job (done, dead or
+ * canceled) runs again as a new attempt of the same job, its attempts and
+ * ledger kept, its budgets fresh as on a retry.
+ */
+import { SpoolError } from "../../contract/errors.ts";
+import { resolveJob } from "../../ops/jobs.ts";
+import { checkRerun, type RerunJob, rerunKeyConflict } from "../../ops/rerun.ts";
+import type { Store } from "../store.ts";
+import { keyHolder } from "./job-refs.ts";
+
+/**
+ * Reruns the job `ref` names (an id, an idempotency key or `last`) in one
+ * write transaction: reads it, refuses a queued or running one (`CONFLICT`),
+ * refuses when another active job holds its idempotency key
+ * (`IDEMPOTENCY_CONFLICT`), then `rerunJob`, guarded in its UPDATE by
+ * `state IN ('done','dead','canceled')` (and by the unique index of active
+ * keys, which raises `IDEMPOTENCY_CONFLICT` should a holder commit
+ * meanwhile). The job is due at `now` (epoch seconds); the driver appends a
+ * `retried` ledger row `{"from":…,"rerun":true}` and wakes every worker.
+ * Raises `NOT_FOUND` for an unknown reference and `CONFLICT` when the job
+ * changed state meanwhile; then nothing changed.
+ */
+export async function rerunJob(store: Store, ref: string, now = store.now()): Promise<RerunJob> {
+  return await store.write(async (tx) => {
+    const job = await resolveJob(tx, ref);
+    checkRerun(job);
+    const holder = await keyHolder(tx, job);
+    if (holder) throw rerunKeyConflict(job, holder);
+    const from = await tx.rerunJob(job.id, now, now);
+    if (from === null) {
+      throw new SpoolError("CONFLICT", `job ${job.id} changed state while being rerun; nothing changed`, {
+        remediation: `spoolctl show ${job.id}`,
+        detail: { job_id: job.id },
+      });
+    }
+    return { job_id: job.id, state: "queued", from, next_attempt_no: job.last_attempt_no + 1 };
+  });
+}

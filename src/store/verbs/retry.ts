@@ -1,0 +1,285 @@
+/**
+ * `retry` (docs/architecture.md "Retry"): dead or canceled jobs go back to
+ * `queued` with fresh budgets (history kept) and a `retried` ledger row; a
+ * running one only with `force`, its attempt closed as canceled and its
+ * ownership cleared, so the old worker's late writes change nothing. The
+ * decisions (which job may go, which key holder wins, which need blocks, what
+ * settings change) are the pure planners of `src/ops/retry.ts` and
+ * `src/ops/retry-needs.ts`; this file reads, decides and writes in one
+ * transaction.
+ */
+import { SpoolError } from "../../contract/errors.ts";
+import type { RetryOverrides } from "../../ops/job-spec.ts";
+import {
+  checkRetry,
+  hasOverrides,
+  keyConflict,
+  planRetryAll,
+  planSettingsChange,
+  RETRYABLE_STATES,
+  type RetriedJob,
+  type RetriedWithOverrides,
+  type RetryOutcome,
+  type RetryTarget,
+} from "../../ops/retry.ts";
+import { type BlockedRetry, blockedError, blockedRetries } from "../../ops/retry-needs.ts";
+import type { Job, JobState } from "../model.ts";
+import type { Store, StoreWriter } from "../store.ts";
+import { keyHolder, resolveUnique } from "./job-refs.ts";
+
+/** How to retry (see {@link retryJobs}). */
+export interface RetryOptions {
+  /** Take running jobs too (`--force`); never with `overrides`. */
+  force: boolean;
+  /** Seconds a forced job waits before it is due: its old worker's time to see the loss and stop. */
+  forcedHoldoffSeconds?: number;
+  /** Run and roll back: the outcome (or the error) of the retry, nothing changed. */
+  dryRun?: boolean;
+  overrides?: RetryOverrides;
+  /** Revive the dependents each retried job's failure closed (default true; `--no-cascade`: false). */
+  cascade?: boolean;
+}
+
+/**
+ * Retries jobs in one write transaction, each checked against the keys the
+ * transaction holds so far, so that no two active jobs ever share an
+ * idempotency key (docs/architecture.md "Idempotency"):
+ *  - named jobs (`refs`) are all or nothing: `NOT_FOUND`, `CONFLICT` (done,
+ *    queued, or a need dead or canceled), `SAFETY_BLOCK` (running without
+ *    `force`) or `IDEMPOTENCY_CONFLICT` (its key held by an active job, or by
+ *    another job of the same request), and nothing changed;
+ *  - a filter (`--all`) requeues, per key, only the newest matching job whose
+ *    key is free (the others in `skipped`), and leaves out (`blocked`) a job
+ *    whose need is dead or canceled and not retried with it.
+ * Guards: each requeue is an UPDATE guarded by the state the job was read in
+ * (`CONFLICT` when it changed meanwhile), and the unique index of active keys
+ * refuses a second active job with one key (`IDEMPOTENCY_CONFLICT`) whoever
+ * writes it. Events: a `retried` row per job (`{"from":…}`, plus what a forced
+ * retry abandoned or what overrides changed), and the revived dependents'
+ * rows (`cascade`). Wakes every worker. A forced
+ * job comes due `forcedHoldoffSeconds` after `now` (epoch seconds). With
+ * `dryRun` the same transaction runs and is rolled back.
+ */
+export async function retryJobs(
+  store: Store,
+  target: RetryTarget,
+  opts: RetryOptions,
+  now = store.now(),
+): Promise<RetryOutcome> {
+  const overrides = opts.overrides && hasOverrides(opts.overrides) ? opts.overrides : null;
+  if (overrides && opts.force) {
+    throw new SpoolError(
+      "INVALID_INPUT",
+      "--force cannot be combined with --timeout, --max-retries or --env: a running job's settings are not changed under it",
+      {
+        remediation: "stop it first (spoolctl cancel ID --running --yes), then retry it with the new settings",
+      },
+    );
+  }
+  try {
+    return await store.write(async (tx) => {
+      const outcome =
+        "refs" in target
+          ? await retryNamed(tx, target.refs, opts.force, now, overrides, opts.forcedHoldoffSeconds ?? 0)
+          : await retryMatching(tx, target.filter, now, overrides);
+      if (opts.cascade !== false) await revive(tx, "refs" in target, outcome, now);
+      if (opts.dryRun) throw new DryRunDone(outcome); // rolls the transaction back
+      return outcome;
+    });
+  } catch (error) {
+    if (error instanceof DryRunDone) return error.outcome;
+    throw error;
+  }
+}
+
+/**
+ * Changes the timeout, retry budget and/or env of dead or canceled jobs and
+ * requeues them, in ONE transaction (triage's "retry with …", `retry ID…
+ * --timeout …`): {@link retryJobs} of named jobs with `overrides`, all or
+ * nothing; each job's `changed` says what changed. Raises like `retryJobs`,
+ * or `INVALID_INPUT` when a merged env would exceed its limit; then nothing changed.
+ */
+export async function retryWithOverrides(
+  store: Store,
+  refs: string[],
+  overrides: RetryOverrides,
+  now = store.now(),
+): Promise<RetriedWithOverrides[]> {
+  const { jobs } = await retryJobs(store, { refs }, { force: false, overrides }, now);
+  return jobs.map((j) => ({ ...j, changed: j.changed ?? {} }));
+}
+
+/** Carries a dry run's outcome out of the write transaction it rolls back. */
+class DryRunDone extends Error {
+  constructor(readonly outcome: RetryOutcome) {
+    super("dry run");
+  }
+}
+
+/** Named jobs: resolved, all checked, then requeued one by one, each key checked against those requeued before it. */
+async function retryNamed(
+  tx: StoreWriter,
+  refs: string[],
+  force: boolean,
+  now: number,
+  overrides: RetryOverrides | null,
+  forcedHoldoffSeconds: number,
+): Promise<RetryOutcome> {
+  const jobs = await resolveUnique(tx, refs);
+  for (const job of jobs) checkRetry(job, force);
+  const [blocked] = await blockedByNeeds(tx, jobs);
+  if (blocked) throw blockedError(blocked);
+  const requeued = new Set<number>();
+  const out: RetriedJob[] = [];
+  for (const job of jobs) {
+    const holder = await keyHolder(tx, job);
+    if (holder) throw keyConflict(job, holder, requeued.has(holder.id));
+    requeued.add(job.id);
+    out.push(await requeueChecked(tx, job, now, overrides, forcedHoldoffSeconds));
+  }
+  return { jobs: out, skipped: [] };
+}
+
+/** `--all`: the matching dead or canceled jobs, planned by {@link planRetryAll}, less those blocked by a need. */
+async function retryMatching(
+  tx: StoreWriter,
+  filter: Extract<RetryTarget, { filter: unknown }>["filter"],
+  now: number,
+  overrides: RetryOverrides | null,
+): Promise<RetryOutcome> {
+  // Newest first, so that of several jobs sharing a key the newest is the one requeued.
+  const matches = (await tx.listJobs({ ...filter, limit: Number.MAX_SAFE_INTEGER })).filter((j) =>
+    (RETRYABLE_STATES as readonly string[]).includes(j.state),
+  );
+  const keys = matches.flatMap((j) => (j.idempotency_key === null ? [] : [j.idempotency_key]));
+  const active = keys.length > 0 ? await tx.findActiveJobsByKeys(keys) : new Map<string, Job>();
+  const plan = planRetryAll(matches, active);
+  const blocked = await blockedByNeeds(tx, plan.chosen);
+  const out = new Set(blocked.map((b) => b.job_id));
+  const chosen = blocked.length > 0 ? plan.chosen.filter((j) => !out.has(j.id)) : plan.chosen;
+  const jobs: RetriedJob[] = [];
+  if (overrides === null) jobs.push(...(await requeueAll(tx, chosen, now)));
+  else for (const job of chosen) jobs.push(await requeueChecked(tx, job, now, overrides, 0));
+  return { jobs, skipped: plan.skipped, ...(blocked.length > 0 ? { blocked } : {}) };
+}
+
+/**
+ * The jobs of `jobs` a retry cannot requeue: one read of their unmet needs,
+ * one of those needs' states, then {@link blockedRetries} decides.
+ */
+async function blockedByNeeds(tx: StoreWriter, jobs: Job[]): Promise<BlockedRetry[]> {
+  if (jobs.length === 0) return [];
+  const unmet = await tx.unmetNeeds(jobs.map((j) => j.id));
+  if (unmet.size === 0) return [];
+  const needIds = [...new Set([...unmet.values()].flat())];
+  const needs = await tx.listJobs({ ids: needIds, limit: needIds.length });
+  const stateOf = new Map<number, JobState>(needs.map((j) => [j.id, j.state]));
+  return blockedRetries(
+    jobs.map((j) => j.id),
+    unmet,
+    stateOf,
+  );
+}
+
+/**
+ * Revives the dependents the failure of each retried job had closed
+ * (`reviveDependents`): named jobs one by one, so each reports its own;
+ * `--all` at once, into `outcome.revived`.
+ */
+async function revive(tx: StoreWriter, named: boolean, outcome: RetryOutcome, now: number): Promise<void> {
+  if (named) {
+    for (const job of outcome.jobs) {
+      const revived = await tx.reviveDependents([job.job_id], now);
+      if (revived.length > 0) job.revived = revived;
+    }
+    return;
+  }
+  if (outcome.jobs.length === 0) return;
+  const revived = await tx.reviveDependents(
+    outcome.jobs.map((j) => j.job_id),
+    now,
+  );
+  if (revived.length > 0) outcome.revived = revived.sort((a, b) => a - b);
+}
+
+/**
+ * Requeues one checked job, first changing its settings when `overrides` asks
+ * (`updateJobSettings`, guarded by its state); the `retried` row then says
+ * what changed. Raises `CONFLICT` when the job changed state meanwhile.
+ */
+async function requeueChecked(
+  tx: StoreWriter,
+  job: Job,
+  now: number,
+  overrides: RetryOverrides | null,
+  forcedHoldoffSeconds: number,
+): Promise<RetriedJob> {
+  if (overrides === null) return requeue(tx, job, now, {}, forcedHoldoffSeconds);
+  const { changes, changed } = planSettingsChange(job, overrides);
+  if (Object.keys(changes).length > 0 && !(await tx.updateJobSettings(job.id, job.state, changes))) {
+    throw new SpoolError("CONFLICT", `job ${job.id} changed state while being retried`, { detail: { job_id: job.id } });
+  }
+  return { ...(await requeue(tx, job, now, Object.keys(changed).length ? { changed } : {})), changed };
+}
+/**
+ * Requeues one checked job and appends its `retried` event (`extra` joins the event's detail).
+ * A running job (`--force`) comes due `forcedHoldoffSeconds` later, not at once: its old
+ * worker sees the loss at its next heartbeat and stops the process within the kill grace,
+ * and until then a new attempt would run beside the old one (docs/architecture.md "Retry").
+ */
+async function requeue(
+  tx: StoreWriter,
+  job: Job,
+  now: number,
+  extra: Record<string, unknown> = {},
+  forcedHoldoffSeconds = 0,
+): Promise<RetriedJob> {
+  const detail: Record<string, unknown> = { from: job.state, ...extra };
+  let dueAt = now;
+  if (job.state === "running") {
+    // Close the attempt for its worker: its heartbeat and result are then refused
+    // (they are guarded by locked_by and last_attempt_no, docs/architecture.md "Fencing").
+    await tx.closeAttempt({
+      jobId: job.id,
+      attemptNo: job.last_attempt_no,
+      state: "canceled",
+      failureReason: "canceled",
+      error: "abandoned by retry --force",
+      now,
+    });
+    detail.forced = true;
+    detail.abandoned_attempt = job.last_attempt_no;
+    detail.worker = job.locked_by;
+    dueAt = now + forcedHoldoffSeconds;
+    detail.due_at = dueAt;
+  }
+  if (!(await tx.requeueJob(job.id, job.state, dueAt))) {
+    throw new SpoolError("CONFLICT", `job ${job.id} changed state while being retried`, { detail: { job_id: job.id } });
+  }
+  await tx.appendEvent(job.id, "retried", null, JSON.stringify(detail), now);
+  return { job_id: job.id, state: "queued" };
+}
+
+/**
+ * Requeues checked dead or canceled jobs (oldest first) with one statement and
+ * appends each one's `retried` event: the batch form of {@link requeue} for
+ * `retry --all`. Raises `CONFLICT` when one of them changed state meanwhile.
+ */
+async function requeueAll(tx: StoreWriter, jobs: Job[], now: number): Promise<RetriedJob[]> {
+  if (jobs.length === 0) return [];
+  const requeued = new Set(
+    await tx.requeueJobs(
+      jobs.map((j) => j.id),
+      [...RETRYABLE_STATES],
+      now,
+    ),
+  );
+  const lost = jobs.find((j) => !requeued.has(j.id));
+  if (lost) {
+    throw new SpoolError("CONFLICT", `job ${lost.id} changed state while being retried`, {
+      detail: { job_id: lost.id },
+    });
+  }
+  for (const job of jobs) await tx.appendEvent(job.id, "retried", null, JSON.stringify({ from: job.state }), now);
+  return jobs.map((j) => ({ job_id: j.id, state: "queued" }));
+}
