@@ -24,7 +24,7 @@ import { registerWorker } from "./registry.ts";
 import { SchedulePass } from "./schedule-pass.ts";
 import { OutputShipper, SHIP_INTERVAL_MS } from "./ship.ts";
 import { StorageWatch } from "./storage-watch.ts";
-import { readTiming, sharedClockNs, type Timing } from "./timing.ts";
+import { leaseGuardSeconds, readTiming, sharedClockNs, type Timing } from "./timing.ts";
 import { endedByWatchdog, Watchdog } from "./watchdog.ts";
 
 /** Why an attempt this worker stopped for want of a lease renewal was requeued (docs/architecture.md "Heartbeat and lease"). */
@@ -249,7 +249,7 @@ export class Worker {
     // On one host (SQLite) a job is reaped only once its worker is confirmed dead: stopping protects nothing.
     if (!this.store.shipsOutput) return;
     const silentSeconds = (performance.now() - this.renewedAt) / 1000;
-    const limit = Math.max(this.timing.reapThreshold - this.timing.heartbeat, 2 * this.timing.heartbeat);
+    const limit = leaseGuardSeconds(this.timing);
     if (this.leaseStopped || this.inFlight.size === 0 || silentSeconds < limit) return;
     this.leaseStopped = true;
     const jobIds = [...this.inFlight.values()].map((f) => f.claimed.job.id);
