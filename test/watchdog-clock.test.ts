@@ -11,14 +11,15 @@
  * PostgreSQL under load).
  *
  * Here this test process plays the worker: the watchdog ends its children that
- * lead sessions of their own.
+ * lead sessions of their own. And the silence it waits for is the worker's own
+ * limit, never under two heartbeats (timing.ts leaseGuardSeconds).
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { processStartTime } from "../src/worker/liveness.ts";
-import { sharedClockNs } from "../src/worker/timing.ts";
+import { leaseGuardSeconds, sharedClockNs, watchdogGraceSeconds } from "../src/worker/timing.ts";
 import { WATCHDOG_ARG, Watchdog } from "../src/worker/watchdog.ts";
 import { CLI, waitFor } from "./helpers.ts";
 
@@ -86,4 +87,13 @@ describe.skipIf(process.platform !== "linux")("a worker and its watchdog on one 
     expect(watchdog.ended(second.pid, null, claimNs)).toBe(true);
     expect(troubles).toEqual([]);
   }, 120_000);
+});
+
+test("the guard is the worker's own limit: one heartbeat before the lease ends, never under two heartbeats", () => {
+  expect(leaseGuardSeconds({ heartbeat: 5, reapThreshold: 30 })).toBe(25);
+  expect(watchdogGraceSeconds({ heartbeat: 5, reapThreshold: 30 })).toBe(2.5);
+  expect(leaseGuardSeconds({ heartbeat: 0.5, reapThreshold: 4 })).toBe(3.5);
+  // A heartbeat longer than the lease (test knobs): the watchdog must not act between two renewals on time.
+  expect(leaseGuardSeconds({ heartbeat: 0.2, reapThreshold: 0.05 })).toBe(0.4);
+  expect(watchdogGraceSeconds({ heartbeat: 0.2, reapThreshold: 0.05 })).toBe(0);
 });

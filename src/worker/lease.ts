@@ -11,7 +11,7 @@ import type { ClaimedAttempt } from "../store/verbs/claim.ts";
 import { heartbeat } from "../store/verbs/heartbeat.ts";
 import { isDamage, type WorkerCore } from "./core.ts";
 import type { RunningAttempt } from "./executor.ts";
-import { sharedClockNs } from "./timing.ts";
+import { leaseGuardSeconds, sharedClockNs } from "./timing.ts";
 import { endedByWatchdog, type Watchdog } from "./watchdog.ts";
 
 /** Why an attempt this worker stopped for want of a lease renewal was requeued (docs/architecture.md "Heartbeat and lease"). */
@@ -41,7 +41,7 @@ export class Lease {
     // On one host (SQLite) a job is reaped only once its worker is confirmed dead: stopping protects nothing.
     if (!this.w.store.shipsOutput) return;
     const silentSeconds = (performance.now() - this.renewedAt) / 1000;
-    const limit = Math.max(this.w.timing.reapThreshold - this.w.timing.heartbeat, 2 * this.w.timing.heartbeat);
+    const limit = leaseGuardSeconds(this.w.timing);
     if (this.leaseStopped || this.w.inFlight.size === 0 || silentSeconds < limit) return;
     this.leaseStopped = true;
     const jobIds = [...this.w.inFlight.values()].map((f) => f.claimed.job.id);

@@ -47,23 +47,25 @@ export function forcedRetryHoldoffSeconds(env: NodeJS.ProcessEnv = process.env):
 
 /**
  * How long a worker on a shared queue may go without renewing its leases
- * before its running jobs are ended, seconds (docs/architecture.md "A stopped
- * worker"): one heartbeat before the lease can expire, and never less than
- * half the lease. Its watchdog acts at this silence, so a job is over before
- * another host may reap it.
+ * before its running jobs are ended, seconds (docs/architecture.md "Heartbeat
+ * and lease", "A stopped worker"): one heartbeat before the lease can expire,
+ * and never less than two heartbeats, so that a worker renewing on time is
+ * never acted on. The worker itself and its watchdog act at this silence, so a
+ * job is over before another host may reap it (with the defaults; test knobs
+ * with a heartbeat over a third of the lease put it at or past the lease's end).
  */
 export function leaseGuardSeconds(timing: Timing): number {
-  return Math.max(timing.reapThreshold - timing.heartbeat, timing.reapThreshold / 2);
+  return Math.max(timing.reapThreshold - timing.heartbeat, 2 * timing.heartbeat);
 }
 
 /**
  * The watchdog's grace between SIGTERM and SIGKILL, seconds: the usual
  * {@link KILL_GRACE_SECONDS}, but at most half the time left between
  * {@link leaseGuardSeconds} and the lease's expiry, so that even SIGKILL
- * lands before another host may re-run the job.
+ * lands before another host may re-run the job; none when no time is left.
  */
 export function watchdogGraceSeconds(timing: Timing): number {
-  return Math.min(KILL_GRACE_SECONDS, (timing.reapThreshold - leaseGuardSeconds(timing)) / 2);
+  return Math.max(0, Math.min(KILL_GRACE_SECONDS, (timing.reapThreshold - leaseGuardSeconds(timing)) / 2));
 }
 
 /** The last reading of /proc/uptime, and this process's own clock then (see {@link sharedClockNs}). */
