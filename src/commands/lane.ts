@@ -4,6 +4,7 @@
  * `lane set LANE --slots N|none`.
  */
 import type { VerbResult } from "../contract/envelope.ts";
+import type { Warning } from "../contract/errors.ts";
 import { type LaneSetData, type LaneView, type PauseData, parseLaneSlots, type ResumeData } from "../ops/lanes.ts";
 import { LIMITS } from "../ops/limits.ts";
 import { durationText } from "../ops/values.ts";
@@ -54,7 +55,18 @@ export const pause = defineVerb({
   },
   async run(ctx): Promise<VerbResult<PauseData>> {
     const store = await ctx.open({ create: true });
-    return { data: await pauseLane(store, ctx.args.lane, ctx.args.for ?? null, ctx.args.reason ?? null) };
+    const data = await pauseLane(store, ctx.args.lane, ctx.args.for ?? null, ctx.args.reason ?? null);
+    const warnings: Warning[] = [];
+    if (data.replaced) {
+      const r = data.replaced;
+      const was = `${r.reason ? ` (${r.reason})` : ""}${r.paused_until === null ? " until resumed" : ` until ${iso(r.paused_until, false)}`}`;
+      warnings.push({
+        code: "PAUSE_REPLACED",
+        message: `lane ${data.queue} was already paused${was}: this pause replaces it`,
+      });
+    }
+    if (data.unknown_lane) warnings.push(unknownLane(data.queue, data.unknown_lane.lanes_in_use, "paused"));
+    return { data, warnings };
   },
   render({ data }, ctx) {
     const until =
@@ -131,6 +143,16 @@ export const list = defineVerb({
   },
 });
 
+/** `LANE_UNKNOWN`: a setting for a lane nothing names yet, with the lanes in use (a typo is the likely cause). */
+function unknownLane(lane: string, inUse: string[], what: "paused" | "set"): Warning {
+  const known = inUse.length === 0 ? "no lane is in use yet" : `lanes in use: ${inUse.join(", ")}`;
+  const undo = what === "paused" ? `spoolctl resume ${lane}` : `spoolctl lane set ${lane} --slots none`;
+  return {
+    code: "LANE_UNKNOWN",
+    message: `no job, setting or worker names lane ${lane} (${known}): ${what} anyway, for its first jobs; if it is a typo, ${undo} undoes it`,
+  };
+}
+
 /** `lane set LANE --slots N|none`. */
 export const set = defineVerb({
   name: "lane-set",
@@ -153,7 +175,11 @@ export const set = defineVerb({
   },
   async run(ctx): Promise<VerbResult<LaneSetData>> {
     const slots = parseLaneSlots(ctx.args.slots);
-    return { data: await setLaneSlots(await ctx.open({ create: true }), ctx.args.lane, slots) };
+    const data = await setLaneSlots(await ctx.open({ create: true }), ctx.args.lane, slots);
+    return {
+      data,
+      warnings: data.unknown_lane ? [unknownLane(data.queue, data.unknown_lane.lanes_in_use, "set")] : [],
+    };
   },
   render({ data }) {
     return data.slots === null

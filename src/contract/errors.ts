@@ -119,6 +119,10 @@ export const WARNING_CODES = {
     "schedules are active but no live worker runs the due-slot pass: their slots pass unfired until a worker runs (or spoolctl schedule tick)",
   NEED_NOT_RETRIED:
     "retry --all left a canceled job as it was because a job it needs is dead or canceled and was not retried; retrying that need revives it",
+  LANE_UNKNOWN:
+    "a lane was paused or given slots that no job, setting or worker names yet (a typo?): the setting holds from now on for the lane's first jobs; the message lists the lanes in use",
+  PAUSE_REPLACED:
+    "the lane was already paused: this pause (its reason and end) replaces the earlier one, which the message names",
   NEEDS_MEANT:
     "add --after N got a bare integer that is also an existing job's id: --after is a delay in seconds; --needs N waits for the job",
 } as const;

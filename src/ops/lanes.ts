@@ -126,6 +126,10 @@ export interface PauseData {
   running: number;
   /** The lane's queued jobs, which wait. */
   queued: number;
+  /** The pause this one replaced (a pause was in force already), or null. */
+  replaced: { reason: string | null; paused_until: number | null } | null;
+  /** Lanes in use (jobs, settings or workers naming them), when no job, setting or worker named this one: a typo? */
+  unknown_lane: { lanes_in_use: string[] } | null;
 }
 
 /** `resume --json` data. */
@@ -142,6 +146,8 @@ export interface LaneSetData {
   /** The lane's ceiling now; null: cleared. */
   slots: number | null;
   running: number;
+  /** Lanes in use when no job, setting or worker named this one (a typo?); null otherwise or when cleared. */
+  unknown_lane: { lanes_in_use: string[] } | null;
 }
 
 /**

@@ -3,7 +3,7 @@
  * resume, and a fleet-wide slot ceiling, each one write transaction that
  * also counts the lane's jobs for the answer.
  */
-import type { LaneSetData, PauseData, ResumeData } from "../../ops/lanes.ts";
+import { type LaneSetData, type PauseData, pauseInForce, type ResumeData, workerLanes } from "../../ops/lanes.ts";
 import type { Store, StoreReader } from "../store.ts";
 
 /**
@@ -23,6 +23,8 @@ export async function pauseLane(
 ): Promise<PauseData> {
   const now = store.now();
   return await store.write(async (tx) => {
+    const known = await lanesInUse(tx);
+    const before = (await tx.listLanes()).find((l) => l.queue === queue);
     const row = await tx.pauseLane(queue, now, forSeconds === null ? null : now + forSeconds, reason);
     const { queued, running } = await laneCounts(tx, queue);
     return {
@@ -32,6 +34,9 @@ export async function pauseLane(
       reason: row.pause_reason,
       running,
       queued,
+      replaced:
+        before && pauseInForce(before, now) ? { reason: before.pause_reason, paused_until: before.paused_until } : null,
+      unknown_lane: known.has(queue) ? null : { lanes_in_use: [...known].sort() },
     };
   });
 }
@@ -57,9 +62,30 @@ export async function resumeLane(store: Store, queue: string): Promise<ResumeDat
  */
 export async function setLaneSlots(store: Store, queue: string, slots: number | null): Promise<LaneSetData> {
   return await store.write(async (tx) => {
+    const known = await lanesInUse(tx);
     const row = await tx.setLaneSlots(queue, slots);
-    return { queue, slots: row.slots, running: (await laneCounts(tx, queue)).running };
+    return {
+      queue,
+      slots: row.slots,
+      running: (await laneCounts(tx, queue)).running,
+      unknown_lane: slots === null || known.has(queue) ? null : { lanes_in_use: [...known].sort() },
+    };
   });
+}
+
+/**
+ * The lanes something names, read in the caller's transaction: jobs of any state, a lane
+ * setting, or a registered worker's lanes (`--all-lanes` names none). A pause or a ceiling for
+ * a lane outside them is likely a typo, said as `LANE_UNKNOWN`.
+ */
+async function lanesInUse(tx: StoreReader): Promise<Set<string>> {
+  const lanes = new Set((await tx.countByStateAndLane()).map((c) => c.queue));
+  for (const l of await tx.listLanes()) lanes.add(l.queue);
+  for (const w of await tx.listWorkers(1000)) {
+    const served = workerLanes(w.queue);
+    if (served !== "all") for (const l of served) lanes.add(l);
+  }
+  return lanes;
 }
 
 /** Queued and running jobs of one lane, read in the caller's transaction. */
