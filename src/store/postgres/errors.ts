@@ -165,6 +165,19 @@ export function mapPgError(ctx: ErrorContext, error: unknown): unknown {
       },
     );
   }
+  if (code === "ERR_POSTGRES_CONNECTION_TIMEOUT") {
+    // Not connected within connect_timeout: no statement was sent, so trying again is exact, as for
+    // a refusal. A loaded server (many clients connecting at once) is busy, not gone.
+    return new SpoolError(
+      "LOCKED",
+      `the queue's database at ${at} did not accept a connection in time (connect_timeout): it is busy or unreachable`,
+      {
+        remediation:
+          "retry in a moment; if it persists, check that the server is up and reachable (spoolctl doctor), or raise connect_timeout in the URL",
+        detail: { driver_code: code, refused: true },
+      },
+    );
+  }
   if (isConnectionError(error)) {
     const plain = code !== null ? CONNECTION_WORDS[code] : undefined; // Bun says only "Failed to connect"
     const why = plain
