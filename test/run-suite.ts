@@ -10,10 +10,10 @@
  *    behaviour is held on both stores (CONTRIBUTING.md).
  *
  * Each file of either pass is one `bun test` process; `SPOOLCTL_TEST_LANES`
- * of them (default 3) run at a time, taken from one list, the slowest files
- * first, so that both passes share the cores to the end instead of one pass
- * running long after the other (a file waits on its jobs and workers much of
- * the time: 3 lanes keep 2 cores busy). The PostgreSQL files share one
+ * of them (default 3) run at a time, taken from one list, the likely slowest
+ * files first (weightOf), so that both passes share the cores to the end
+ * instead of one pass running long after the other (a file waits on its jobs
+ * and workers much of the time: 3 lanes keep 2 cores busy). The PostgreSQL files share one
  * server: every TempQueue makes its own database there, named after its
  * process id (test/support/queue-fixtures.ts), so files at the same time never
  * meet. The store conformance files (test/store/) share a second server
@@ -58,14 +58,6 @@ const NO_QUEUE = new Set([
 /** Files left out of the PostgreSQL run, each with why (none at present). */
 const NOT_ON_POSTGRES = new Set<string>();
 
-/**
- * Seconds a file took in a CI run (2 cores, both passes at once), for the
- * order in which files are started: the slowest first, so that no long file
- * starts last. Others are guessed from their size. Only the order depends on
- * these: a stale figure costs time, never a test.
- */
-const SECONDS: Record<string, number> = {};
-
 /** Whether a test file starts PostgreSQL servers of its own (it already runs there). */
 function runsPostgresItself(file: string): boolean {
   return /support\/(pg-server|pg-hosts)/.test(readFileSync(join(import.meta.dir, file), "utf8"));
@@ -98,7 +90,7 @@ type Store = "sqlite" | "postgres";
 interface Item {
   store: Store;
   file: string;
-  /** Expected seconds: the order in which files are started. */
+  /** Expected length (see weightOf): the order in which files start. */
   weight: number;
 }
 
@@ -112,11 +104,15 @@ interface Outcome {
   failures: Failure[];
 }
 
+/**
+ * A file's expected length, for the order in which files start (the longest
+ * first, so that no long file starts last): its size, longer on PostgreSQL. A
+ * guess that held in a run on 2 cores (bad-input, hardening, retry-cancel,
+ * triage-groups, execution came out slowest); the log's "slowest files" list
+ * says when it stops holding. Only the order depends on it, never a test.
+ */
 function weightOf(store: Store, file: string): number {
-  const known = SECONDS[`${store}:${file}`];
-  if (known !== undefined) return known;
-  // About 1 s per KB of test file, more on PostgreSQL: a guess, only for the order.
-  return (statSync(join(ROOT, file)).size / 1000) * (store === "postgres" ? 1.5 : 1);
+  return statSync(join(ROOT, file)).size * (store === "postgres" ? 1.5 : 1);
 }
 
 /** Runs one file with `env` added, prints its whole output when it ends, and reads its counts and failures. */

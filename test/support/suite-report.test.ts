@@ -64,6 +64,34 @@ test("failuresIn: each (fail) with its file, its name and the error printed befo
   ]);
 });
 
+test("failuresIn: an unhandled error right after a timed-out test is that test's", () => {
+  const output = [
+    "test/h.test.ts:",
+    "(fail) copies [70110.56ms]",
+    "  ^ this test timed out after 60000ms.",
+    "",
+    "# Unhandled error between tests",
+    "-------------------------------",
+    "error: expect(received).toBe(expected)",
+    "Received: 143",
+    "-------------------------------",
+    "",
+    "(skip) later",
+    "(fail) next [1.00ms]",
+  ].join("\n");
+  const failures = failuresIn(output, "postgres", "test/h.test.ts");
+  expect(failures.map((f) => f.name)).toEqual(["copies", "next"]);
+  expect(failures[0]!.error).toEqual([
+    "^ this test timed out after 60000ms.",
+    "# Unhandled error between tests",
+    "-------------------------------",
+    "error: expect(received).toBe(expected)",
+    "Received: 143",
+    "-------------------------------",
+  ]);
+  expect(failures[1]!.error).toEqual([]);
+});
+
 test("failuresIn: an error is cut at ERROR_LINES lines", () => {
   const long = `test/c.test.ts:\nerror: long\n${"x\n".repeat(100)}(fail) long one [1.00ms]\n`;
   const [failure] = failuresIn(long, "postgres", "test/c.test.ts");

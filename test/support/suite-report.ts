@@ -8,7 +8,8 @@
  * `test/x.test.ts:` line per file; per test, whatever the test wrote and, for
  * a failure, the error block (source excerpt, `error: …`, diff, stack), then
  * `(pass|fail|skip|todo) name [ms]`; for a timeout one more line after it,
- * `  ^ this test timed out after …`. The summary ends with ` N pass`, ` N fail`.
+ * `  ^ this test timed out after …`, and maybe an `# Unhandled error between
+ * tests` block. The summary ends with ` N pass`, ` N fail`.
  */
 
 /** Lines of an error kept per failing test. */
@@ -80,8 +81,16 @@ export function failuresIn(output: string, store: string, file: string): Failure
     }
     if (result[1] === "fail") {
       const error = errorOf(block);
-      // A timeout is said on the line after `(fail)`.
+      // A timeout is said on the line after `(fail)`; what the test left running may then fail
+      // "between tests" (a child killed by the timeout): that block is this test's too.
       while (lines[i + 1]?.startsWith("  ^ ")) error.push(lines[++i]!.trim());
+      let j = i + 1;
+      while (lines[j]?.trim() === "") j++;
+      if (lines[j]?.startsWith("# Unhandled error between tests")) {
+        const end = lines.findIndex((l, k) => k > j + 1 && /^-{10,}$/.test(l));
+        error.push(...lines.slice(j, end === -1 ? j + ERROR_LINES : end + 1));
+        i = end === -1 ? i : end;
+      }
       out.push({ store, file: current, name: result[2]!, error: error.slice(0, ERROR_LINES) });
     }
     block = [];
