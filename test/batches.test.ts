@@ -101,6 +101,22 @@ test("an empty sealed batch ends at once with a warning; unknown batches and bad
   expect(r.env.warnings.map((w: { code: string }) => w.code)).toEqual(["EMPTY_BATCH"]);
   const unknown = await q.json(["wait", "--batch", "nope"]);
   expect([unknown.code, unknown.env.errors[0].code]).toEqual([1, "NOT_FOUND"]);
+  // A typo'd batch is NOT_FOUND wherever --batch selects, not an empty answer; a known empty one is empty.
+  for (const argv of [
+    ["list", "--batch", "nope"],
+    ["list", "--group", "--batch", "nope"],
+    ["report", "--batch", "nope"],
+    ["events", "--batch", "nope"],
+    ["retry", "--all", "--batch", "nope"],
+  ]) {
+    const r = await q.json(argv);
+    expect([argv.join(" "), r.env.errors[0]?.code, r.env.errors[0]?.message]).toEqual([
+      argv.join(" "),
+      "NOT_FOUND",
+      'no batch named "nope": no job was added to it',
+    ]);
+  }
+  expect((await q.json(["list", "--batch", "empty"])).env.data.count).toBe(0);
   const bad = await q.json(["add", "--batch", "-x", "--json", "--", "true"]);
   expect(bad.env.errors[0].code).toBe("INVALID_INPUT");
   const loneSeal = await q.json(["add", "--seal", "--json", "--", "true"]);

@@ -14,6 +14,7 @@ import type { JobEvent } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { eventsPage } from "../store/verbs/events.ts";
 import { escapeControl, iso, rerunCommand, table } from "../ui/text.ts";
+import { batchMustExist } from "./job-filters.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 
 const DEFAULT_POLL = 0.1;
@@ -194,6 +195,7 @@ export default defineVerb({
       return { data, pagination, wait: { ...wait } };
     }
     const { pagination, ...data } = await eventsPage(store, query);
+    if (data.count === 0 && !ctx.given("since-id")) await batchMustExist(store, batch);
     return { data, pagination };
   },
   render({ data, pagination }, ctx) {

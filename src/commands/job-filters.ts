@@ -8,6 +8,8 @@ import { parseBatchName } from "../ops/batch.ts";
 import { LIMITS } from "../ops/limits.ts";
 import type { JobSelection } from "../ops/triage-groups.ts";
 import { FAILURE_REASONS, type FailureReason } from "../store/model.ts";
+import type { SnapshotReader } from "../store/store.ts";
+import { showBatch } from "../store/verbs/batches.ts";
 
 /** The job filter flags; `prefix` starts each description (e.g. "with --all: "). */
 export function jobFilterFlags(prefix = "") {
@@ -62,6 +64,15 @@ export interface JobFilterArgs {
   "failure-reason": string[];
   match?: string;
   batch?: string;
+}
+
+/**
+ * A `--batch` selection that matched nothing: `NOT_FOUND` when no batch has that name (a typo
+ * reads as "no jobs" otherwise), as `status` and `wait` say; nothing when the batch exists or no
+ * `--batch` was given. Called only on an empty result, so a match costs no extra read.
+ */
+export async function batchMustExist(store: SnapshotReader, batch: string | undefined): Promise<void> {
+  if (batch !== undefined) await showBatch(store, batch);
 }
 
 /** The {@link JobSelection} the flags ask for. */

@@ -23,7 +23,7 @@ import {
   table,
 } from "../ui/text.ts";
 import { renderGroups } from "../ui/triage-groups-text.ts";
-import { jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
+import { batchMustExist, jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext } from "./workers.ts";
 
@@ -113,6 +113,7 @@ export default defineVerb({
         );
       const store = await ctx.open({ create: false });
       const groups = await failureGroups(store, jobSelectionOf(args), states.length ? states : ["dead", "canceled"]);
+      if (groups.length === 0) await batchMustExist(store, jobSelectionOf(args).batch);
       return { data: { count: groups.length, job_count: groups.reduce((n, g) => n + g.count, 0), groups } };
     }
     const store = await ctx.open({ create: false });
@@ -133,6 +134,7 @@ export default defineVerb({
       health,
     );
     const { pagination, ...data } = page;
+    if (data.count === 0) await batchMustExist(store, selection.batch);
     // Queued jobs of a paused lane would otherwise look like jobs waiting for a worker.
     return { data, pagination, warnings: await pausedJobWarnings(store, data.jobs) };
   },

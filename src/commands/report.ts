@@ -15,6 +15,7 @@ import { stdoutPaint } from "../ui/color.ts";
 import { renderJunit } from "../ui/junit.ts";
 import { renderMarkdown } from "../ui/markdown.ts";
 import { renderReportText } from "../ui/report-text.ts";
+import { batchMustExist } from "./job-filters.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 function writeReport(flag: string, path: string, text: string): string {
@@ -126,7 +127,9 @@ export default defineVerb({
     const since = args.since === undefined ? undefined : parseSince(args.since, now);
     const batch = args.batch === undefined ? {} : { batch: parseBatchName("--batch", args.batch) };
     const query = { refs: args.ids, queue: args.queue, tags: args.tag, since, limit: args.limit, ...batch };
-    const report = await reportSnapshot(await ctx.open({ create: false }), query, now);
+    const store = await ctx.open({ create: false });
+    const report = await reportSnapshot(store, query, now);
+    if (report.totals.jobs === 0) await batchMustExist(store, query.batch);
     if (junit !== undefined) report.files.junit = writeReport("--junit", junit, renderJunit(report, hostname()));
     if (markdown !== undefined && !markdownToStdout(markdown))
       report.files.markdown = writeReport("--markdown", markdown, renderMarkdown(report, args.title));

@@ -11,7 +11,7 @@ import { counted } from "../ops/values.ts";
 import { retryJobs } from "../store/verbs/retry.ts";
 import { describeChanges } from "../ui/triage-card.ts";
 import { forcedRetryHoldoffSeconds } from "../worker/timing.ts";
-import { JOB_FILTER_NAMES, jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
+import { batchMustExist, JOB_FILTER_NAMES, jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 
 /** `retry --json` data: one job, or `{count, jobs}` for several or `--all` (`dry_run` set by --dry-run: nothing was requeued). */
@@ -174,6 +174,7 @@ export default defineVerb({
       cascade: !ctx.args["no-cascade"],
     });
     const { jobs } = outcome;
+    if (jobs.length === 0 && "filter" in t) await batchMustExist(store, t.filter.batch);
     const revived = outcome.revived ? { revived: outcome.revived } : {};
     if (dryRun)
       return { data: { count: jobs.length, jobs, dry_run: true, ...revived }, warnings: retryWarnings(outcome) };
