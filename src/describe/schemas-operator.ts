@@ -22,6 +22,9 @@ import {
 } from "./schema-kit.ts";
 import { addedJob, batchSummary, jobEvent, jobState } from "./schemas-core.ts";
 
+/** `LANE_UNKNOWN`'s data: the lanes in use when nothing named the lane, else null. */
+const unknownLane = nullable(object({ lanes_in_use: arrayOf(str) }));
+
 const SOURCES = ["flag", "environment", "project_config", "default"] as const;
 
 const streamTail = object({ path: nullable(str), missing: bool, size_bytes: int, tail: str, truncated: bool });
@@ -118,10 +121,12 @@ export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
     reason: nullable(str),
     running: int,
     queued: int,
+    replaced: nullable(object({ reason: nullable(str), paused_until: nullable(num) })),
+    unknown_lane: unknownLane,
   }),
   resume: object({ queue: str, was_paused: bool, queued: int }),
   "lane-list": object({ count: int, lanes: arrayOf(laneView) }),
-  "lane-set": object({ queue: str, slots: nullable(int), running: int }),
+  "lane-set": object({ queue: str, slots: nullable(int), running: int, unknown_lane: unknownLane }),
   feedback: object({
     job_id: int,
     state: jobState,
