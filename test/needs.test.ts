@@ -129,6 +129,11 @@ test("cycles, a job needing itself, unknown ids and keys are INVALID_INPUT and a
     ],
     [["--from", "-"], '{"ref":"a","argv":["true"]}\n{"ref":"s","needs":["a","s"],"argv":["true"]}\n', /needs itself/],
     [["--from", "-"], '{"ref":"a","argv":["true"]}\n{"needs":["a", 999],"argv":["true"]}\n', /no job with id 999/],
+    [
+      ["--from", "-"],
+      '{"ref":"a","argv":["true"]}\n{"needs":["a"],"argv":["true"]}\n{"needs":["bulid"],"argv":["true"]}\n',
+      /^line 3: --needs: no job with id or key "bulid"/,
+    ],
     [["--needs-policy", "done", "--", "true"], undefined, /no needs were given/],
   ];
   for (const [args, stdin, message] of cases) {

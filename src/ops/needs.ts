@@ -144,11 +144,14 @@ export function needLookup(ref: string): { id: number } | { last: true } | { key
   return ref === LAST_JOB_REF ? { last: true } : { key: ref };
 }
 
-/** `INVALID_INPUT` for a `--needs` key or `last` that names no job: nothing was added. */
-export function noSuchNeed(ref: string): SpoolError {
+/**
+ * `INVALID_INPUT` for a `--needs` key or `last` that names no job: nothing was added. `where`:
+ * the first entry that names it (`line 3` of an `add --from`), absent for a single add.
+ */
+export function noSuchNeed(ref: string, where?: string): SpoolError {
   return new SpoolError(
     "INVALID_INPUT",
-    `--needs: no job with id or key ${JSON.stringify(ref)} (and no line of this add has that ref); nothing was added`,
+    `${where ? `${where}: ` : ""}--needs: no job with id or key ${JSON.stringify(ref)} (and no line of this add has that ref); nothing was added`,
     {
       remediation: "name jobs that exist (spoolctl list shows their ids), by id, idempotency key or last",
       detail: { need: ref },

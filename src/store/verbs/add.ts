@@ -5,7 +5,15 @@
 import type { Warning } from "../../contract/errors.ts";
 import { type AddedJob, addedJobs, planAdds } from "../../ops/add.ts";
 import { type JobSpec, toNewJob } from "../../ops/job-spec.ts";
-import { afterBareIds, afterIsAJobWarnings, jobNeedsOf, needLookup, noSuchNeed, planNeeds } from "../../ops/needs.ts";
+import {
+  afterBareIds,
+  afterIsAJobWarnings,
+  jobNeedsOf,
+  needLookup,
+  noSuchNeed,
+  type PlannedNeeds,
+  planNeeds,
+} from "../../ops/needs.ts";
 import { settingsFrom } from "../../ops/settings.ts";
 import type { BatchAdd, Job } from "../model.ts";
 import type { Store, StoreReader } from "../store.ts";
@@ -40,10 +48,7 @@ export async function addJobs(
     const active = keys.length > 0 ? await tx.findActiveJobsByKeys(keys) : new Map<string, Job>();
     const plan = planAdds(wanted, active, labels, warnings);
     const needs = planNeeds(specs, labels);
-    const resolved = await resolveNeedRefs(
-      tx,
-      needs.flatMap((n) => n?.outside ?? []),
-    );
+    const resolved = await resolveNeedRefs(tx, needs, specs.length > 1 ? labels : []);
     afterIsAJobWarnings(specs, labels, await existingJobs(tx, afterBareIds(specs)), warnings);
     const needsOf = jobNeedsOf(needs, resolved, plan, labels, warnings);
     const stored = await tx.addJobs(
@@ -63,16 +68,25 @@ export async function addJobs(
  * driver checks it exists), `last` the newest job, a key its newest job.
  * Raises `INVALID_INPUT` for a key or `last` that names no job.
  */
-async function resolveNeedRefs(tx: StoreReader, refs: string[]): Promise<Map<string, number>> {
+async function resolveNeedRefs(
+  tx: StoreReader,
+  needs: (PlannedNeeds | undefined)[],
+  labels: string[],
+): Promise<Map<string, number>> {
   const out = new Map<string, number>();
-  for (const ref of new Set(refs)) {
+  // Each reference with the first entry that names it, for the error (`line 3: --needs: …`).
+  const firstAt = new Map<string, number>();
+  needs.forEach((n, i) => {
+    for (const r of n?.outside ?? []) if (!firstAt.has(r)) firstAt.set(r, i);
+  });
+  for (const [ref, at] of firstAt) {
     const how = needLookup(ref);
     if ("id" in how) {
       out.set(ref, how.id);
       continue;
     }
     const job = "last" in how ? (await tx.listJobs({ limit: 1 }))[0] : await tx.findLatestJobByKey(how.key);
-    if (!job) throw noSuchNeed(ref);
+    if (!job) throw noSuchNeed(ref, labels[at] ?? (labels.length > 0 ? `entry ${at + 1}` : undefined));
     out.set(ref, job.id);
   }
   return out;
