@@ -3,6 +3,7 @@
  * "Recurring jobs", "Hooks"), and the one algorithm that fires due slots, shared by both
  * drivers over their own statements ({@link SlotStatements}). Times are epoch seconds.
  */
+import { SpoolError } from "../contract/errors.ts";
 import type { Job, JobState, NewJob } from "./model.ts";
 
 /** A job as a schedule or hook keeps it: everything `add` stores but its due time and key. */
@@ -92,6 +93,14 @@ export interface Hook {
   /** The hook's job (its lane is `hooks` unless given). */
   job: JobTemplate;
   created_at: number;
+}
+
+/** `CONFLICT` for `schedule add` or `hook add` of a name already taken: nothing was changed. */
+export function nameTaken(kind: "schedule" | "hook", name: string): SpoolError {
+  return new SpoolError("CONFLICT", `${kind} ${name} exists already`, {
+    remediation: `spoolctl ${kind} rm ${name}, then add it again; spoolctl ${kind} list shows it`,
+    detail: { name },
+  });
 }
 
 /** The idempotency key of a schedule's job for `slot`: `sched:NAME:<ISO UTC>` (docs/architecture.md "Recurring jobs"). */

@@ -7,7 +7,7 @@
 import { expect, test } from "bun:test";
 import { drainSettled } from "../../src/store/store.ts";
 import { drainProgress } from "../../src/store/verbs/lane-reads.ts";
-import { claimOne, forEachDriver, insertJob } from "./support.ts";
+import { claimOne, forceRetried, forEachDriver, insertJob } from "./support.ts";
 
 forEachDriver("drainProgress", (q) => {
   test("a user-delayed job is not left; a forced retry's hold-off is, until the drain may end", async () => {
@@ -20,17 +20,7 @@ forEachDriver("drainProgress", (q) => {
     await claimOne(q.store, { workerId: "w1", now });
     expect(await drainProgress(q.store, ["default"])).toEqual({ left: 1, running: 1, paused: [] });
     // retry --force of the running job: requeued, due after a hold-off; the drain waits, and the line says so.
-    await q.store.write(async (tx) => {
-      await tx.closeAttempt({
-        jobId: job.id,
-        attemptNo: 1,
-        state: "abandoned",
-        failureReason: null,
-        error: "forced",
-        now,
-      });
-      expect(await tx.requeueJob(job.id, "running", now + 30)).toBe(true);
-    });
+    expect(await forceRetried(q.store, job.id, now, now + 30)).toBe(true);
     const state = await q.store.read(async (tx) => tx.drainState("default", now));
     expect(drainSettled(state)).toBe(false);
     expect(await drainProgress(q.store, ["default"])).toEqual({ left: 1, running: 0, paused: [] });

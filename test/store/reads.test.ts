@@ -7,7 +7,17 @@
 import { expect, test } from "bun:test";
 import type { Job, JobFilter } from "../../src/store/model.ts";
 import { drainSettled, type Store } from "../../src/store/store.ts";
-import { attemptRecord, claim, claimOne, forEachDriver, insertJob, insertJobs, newJob, record } from "./support.ts";
+import {
+  attemptRecord,
+  claim,
+  claimOne,
+  forceRetried,
+  forEachDriver,
+  insertJob,
+  insertJobs,
+  newJob,
+  record,
+} from "./support.ts";
 
 const ids = (jobs: Job[]) => jobs.map((j) => j.id);
 
@@ -297,17 +307,7 @@ forEachDriver("reads", (q) => {
     const now = q.store.now();
     const job = await insertJob(q.store);
     await claimOne(q.store, { workerId: "w1", now });
-    await q.store.write(async (tx) => {
-      await tx.closeAttempt({
-        jobId: job.id,
-        attemptNo: 1,
-        state: "abandoned",
-        failureReason: null,
-        error: "forced",
-        now,
-      });
-      expect(await tx.requeueJob(job.id, "running", now + 30)).toBe(true);
-    });
+    expect(await forceRetried(q.store, job.id, now, now + 30)).toBe(true);
     const state = await q.store.read(async (tx) => tx.drainState("default", now));
     expect(state).toEqual({ running: 0, waiting: 1 });
     expect(drainSettled(state)).toBe(false);

@@ -195,3 +195,15 @@ export async function endedJob(store: Store, jobState: "dead" | "done", over: Pa
   expect(await record(store, rec)).toBe(true);
   return job.id;
 }
+
+/**
+ * What `retry --force` does to a running job's attempt 1 (docs/architecture.md "Retry"): the
+ * attempt closed `abandoned`, the job requeued from running, due at `dueAt` (the hold-off),
+ * in one write. Whether the requeue took.
+ */
+export function forceRetried(store: Store, jobId: number, now: number, dueAt: number): Promise<boolean> {
+  return store.write(async (tx) => {
+    await tx.closeAttempt({ jobId, attemptNo: 1, state: "abandoned", failureReason: null, error: "forced", now });
+    return tx.requeueJob(jobId, "running", dueAt);
+  });
+}

@@ -7,7 +7,7 @@
 import { SpoolError } from "../../contract/errors.ts";
 import { type JobSpec, toNewJob } from "../../ops/job-spec.ts";
 import { settingsFrom } from "../../ops/settings.ts";
-import type { Hook, JobTemplate } from "../recurring.ts";
+import { type Hook, type JobTemplate, nameTaken } from "../recurring.ts";
 import type { SnapshotReader, Store } from "../store.ts";
 
 /** A checked `hook add`: the hook's name, outcome and filter, and the job it adds, as `add` validated it. */
@@ -27,11 +27,7 @@ export async function addHook(store: Store, draft: HookDraft): Promise<Hook> {
     const settings = settingsFrom(await tx.listSettings());
     const { next_run_at: _due, idempotency_key: _key, ...job } = toNewJob(spec, settings, store.now());
     const hook: Hook = { ...rest, job: job as JobTemplate, created_at: store.now() };
-    if (!(await tx.recurring.addHook(hook)))
-      throw new SpoolError("CONFLICT", `hook ${hook.name} exists already`, {
-        remediation: `spoolctl hook rm ${hook.name}, then add it again; spoolctl hook list shows it`,
-        detail: { name: hook.name },
-      });
+    if (!(await tx.recurring.addHook(hook))) throw nameTaken("hook", hook.name);
     return hook;
   });
 }

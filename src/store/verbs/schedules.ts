@@ -10,7 +10,15 @@ import { type JobSpec, toNewJob } from "../../ops/job-spec.ts";
 import { nextSlotAfter, planSlots, ruleOf } from "../../ops/schedule-time.ts";
 import { settingsFrom } from "../../ops/settings.ts";
 import type { Job } from "../model.ts";
-import type { JobTemplate, Overlap, Schedule, ScheduleView, SlotOutcome, SlotRow } from "../recurring.ts";
+import {
+  type JobTemplate,
+  nameTaken,
+  type Overlap,
+  type Schedule,
+  type ScheduleView,
+  type SlotOutcome,
+  type SlotRow,
+} from "../recurring.ts";
 import type { SnapshotReader, Store } from "../store.ts";
 
 /** A checked `schedule add`: exactly one rule (`cron` with its zone, or `every_seconds`), its policies and its job. */
@@ -49,11 +57,7 @@ export async function addSchedule(store: Store, draft: ScheduleDraft): Promise<S
       last_job_id: null,
       created_at: now,
     };
-    if (!(await tx.recurring.addSchedule(schedule)))
-      throw new SpoolError("CONFLICT", `schedule ${draft.name} exists already`, {
-        remediation: `spoolctl schedule rm ${draft.name}, then add it again; spoolctl schedule list shows it`,
-        detail: { name: draft.name },
-      });
+    if (!(await tx.recurring.addSchedule(schedule))) throw nameTaken("schedule", draft.name);
     return schedule;
   });
 }
