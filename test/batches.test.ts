@@ -127,7 +127,8 @@ test("an empty sealed batch ends at once with a warning; unknown batches and bad
 
 test("wait --batch says NO_WORKER when no live worker serves its jobs' lane, and TIMEOUT names the open seal", async () => {
   await addJob(q, "--batch", "idle", "--queue", "nobody", "--", "true");
-  const r = await q.run(["wait", "--batch", "idle", "--timeout", "3"]);
+  // NO_WORKER comes after a 2 s grace, looked for once a second: 10 s leaves a loaded machine room.
+  const r = await q.run(["wait", "--batch", "idle", "--timeout", "10"]);
   expect(r.code).toBe(4);
   expect(r.stderr).toContain("NO_WORKER: no live worker serves lane nobody");
   expect(r.stderr).toContain("it is not sealed yet (spoolctl batch seal idle");
