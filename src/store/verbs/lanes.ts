@@ -4,6 +4,7 @@
  * also counts the lane's jobs for the answer.
  */
 import { type LaneSetData, type PauseData, pauseInForce, type ResumeData, workerLanes } from "../../ops/lanes.ts";
+import type { LaneCount } from "../model.ts";
 import type { Store, StoreReader } from "../store.ts";
 
 /**
@@ -23,10 +24,10 @@ export async function pauseLane(
 ): Promise<PauseData> {
   const now = store.now();
   return await store.write(async (tx) => {
-    const known = await lanesInUse(tx);
+    const { known, counts } = await lanesInUse(tx);
     const before = (await tx.listLanes()).find((l) => l.queue === queue);
     const row = await tx.pauseLane(queue, now, forSeconds === null ? null : now + forSeconds, reason);
-    const { queued, running } = await laneCounts(tx, queue);
+    const { queued, running } = countsOf(counts, queue);
     return {
       queue,
       paused_at: row.paused_at ?? now,
@@ -50,7 +51,7 @@ export async function pauseLane(
 export async function resumeLane(store: Store, queue: string): Promise<ResumeData> {
   return await store.write(async (tx) => {
     const was = await tx.resumeLane(queue, store.now());
-    return { queue, was_paused: was !== null, queued: (await laneCounts(tx, queue)).queued };
+    return { queue, was_paused: was !== null, queued: countsOf(await tx.countByStateAndLane(), queue).queued };
   });
 }
 
@@ -62,12 +63,12 @@ export async function resumeLane(store: Store, queue: string): Promise<ResumeDat
  */
 export async function setLaneSlots(store: Store, queue: string, slots: number | null): Promise<LaneSetData> {
   return await store.write(async (tx) => {
-    const known = await lanesInUse(tx);
+    const { known, counts } = await lanesInUse(tx);
     const row = await tx.setLaneSlots(queue, slots);
     return {
       queue,
       slots: row.slots,
-      running: (await laneCounts(tx, queue)).running,
+      running: countsOf(counts, queue).running,
       unknown_lane: slots === null || known.has(queue) ? null : { lanes_in_use: [...known].sort() },
     };
   });
@@ -78,19 +79,19 @@ export async function setLaneSlots(store: Store, queue: string, slots: number | 
  * setting, or a registered worker's lanes (`--all-lanes` names none). A pause or a ceiling for
  * a lane outside them is likely a typo, said as `LANE_UNKNOWN`.
  */
-async function lanesInUse(tx: StoreReader): Promise<Set<string>> {
-  const lanes = new Set((await tx.countByStateAndLane()).map((c) => c.queue));
+async function lanesInUse(tx: StoreReader): Promise<{ known: Set<string>; counts: LaneCount[] }> {
+  const counts = await tx.countByStateAndLane();
+  const lanes = new Set(counts.map((c) => c.queue));
   for (const l of await tx.listLanes()) lanes.add(l.queue);
   for (const w of await tx.listWorkers(1000)) {
     const served = workerLanes(w.queue);
     if (served !== "all") for (const l of served) lanes.add(l);
   }
-  return lanes;
+  return { known: lanes, counts };
 }
 
-/** Queued and running jobs of one lane, read in the caller's transaction. */
-async function laneCounts(tx: StoreReader, queue: string): Promise<{ queued: number; running: number }> {
-  const counts = await tx.countByStateAndLane();
+/** Queued and running jobs of one lane, from the counts by state and lane. */
+function countsOf(counts: LaneCount[], queue: string): { queued: number; running: number } {
   const n = (state: string) => counts.find((c) => c.queue === queue && c.state === state)?.n ?? 0;
   return { queued: n("queued"), running: n("running") };
 }
