@@ -52,7 +52,7 @@ export async function profileWorker(jobs: number, concurrency: number): Promise<
   const { resolveLocation } = await import(join(SRC, "store/location.ts"));
   const { openQueue } = await import(join(SRC, "store/index.ts"));
   const { Worker } = await import(join(SRC, "worker/loop.ts"));
-  const store = await openQueue(resolveLocation(db), { create: true });
+  const store = await openQueue(resolveLocation(db), { create: true, overlapping: true });
 
   const transactions: ProfileResult["transactions"] = {};
   // Times each transaction from its call to its commit (the wait for the connection lock included).

@@ -67,8 +67,9 @@ export interface VerbContext<F extends FlagsDef = FlagsDef> {
    * connection. Closed by the runner. `absentOk`: the verb reports a missing
    * queue itself (`doctor`), so no `NO_QUEUE` warning is added. `readOnly`
    * overrides `mutates` for this run (`wait` writes only with `--fail-fast`).
+   * `overlapping`: the verb runs transactions at once (a worker), see openQueue.
    */
-  open(opts: { create: boolean; absentOk?: boolean; readOnly?: boolean }): Promise<Store>;
+  open(opts: { create: boolean; absentOk?: boolean; readOnly?: boolean; overlapping?: boolean }): Promise<Store>;
   /** Opens the queue for a reader that waits: it reads as empty until a writer creates it. Closed by the runner. */
   openAppearing(): Promise<AppearingQueue>;
   /** Every verb, loaded (for `capabilities` and `completion`; passed in by the runner, which owns the registry). */
@@ -153,12 +154,13 @@ export function makeContext<F extends FlagsDef>(raw: RawArgs, args: Args<F>, opt
       return location;
     },
     suggest: suggesterFor(typeof raw.values.db === "string" ? raw.values.db : undefined),
-    async open({ create, absentOk = false, readOnly: readOnlyAsked }) {
+    async open({ create, absentOk = false, readOnly: readOnlyAsked, overlapping }) {
       // Reading verbs never write, so they work on a queue the user may only read (and never change it).
       // A database that cannot be reached is named with where its URL came from (--db, SPOOLCTL_DB, config).
       const store = await openQueue(ctx.location(), {
         create,
         readOnly: (readOnlyAsked ?? !opts.mutates) && !create,
+        overlapping,
       }).catch((error) => {
         throw withLocationSource(error, ctx.location());
       });

@@ -35,7 +35,7 @@ async function openRidingOut(ctx: VerbContext): Promise<Store> {
   let said: { message: string; at: number; since: number } | null = null;
   for (let pause = 100; ; pause = Math.min(pause * 2, 2000)) {
     try {
-      return await ctx.open({ create: true });
+      return await ctx.open({ create: true, overlapping: true });
     } catch (error) {
       tries++;
       const transient = error instanceof SpoolError && (error.code === "LOCKED" || error.detail?.storage !== undefined);

@@ -20,19 +20,21 @@ export type { Store, StoreCheck, StoreReader, StoreWriter, Waker } from "./store
  * empty (`store.exists` false) and nothing is created; with `readOnly` (verbs
  * that never write) it is opened read-only. Raises `INTERNAL` when it cannot be
  * opened, is newer than this binary or is not a spoolctl queue; `LOCKED` when a
- * migration waits out the lock. A writer refuses a queue another user owns or
+ * migration waits out the lock. `overlapping` (a worker, whose loop, heartbeat
+ * and results run transactions at once) gives a PostgreSQL queue a pool of
+ * connections instead of one; SQLite has one connection either way. A writer refuses a queue another user owns or
  * may write (`INTERNAL` with `detail.unsafe`, docs/architecture.md "Folder ownership").
  */
 export async function openQueue(
   location: QueueLocation,
-  opts: { create: boolean; readOnly?: boolean },
+  opts: { create: boolean; readOnly?: boolean; overlapping?: boolean },
 ): Promise<Store> {
   const url = location.url ?? (isPgUrl(location.dbPath) ? connectionUrlFor(location.dbPath) : null);
   if (!opts.readOnly) refuseUnsafeQueue(url === null ? location.dbPath : null, location.spoolDir);
   if (url !== null) {
     // Loaded only for a PostgreSQL queue: the SQLite start path stays as lean as it was.
     const { openPgStore } = await import("./postgres/open.ts");
-    return openPgStore({ url, spoolDir: location.spoolDir, create: opts.create });
+    return openPgStore({ url, spoolDir: location.spoolDir, create: opts.create, overlapping: opts.overlapping });
   }
   return openSqliteStore({
     path: location.dbPath,

@@ -78,7 +78,7 @@ async function openFresh(driver: DriverFixture["name"], fresh: () => Promise<Fre
   const where = await fresh();
   let store: Store;
   try {
-    store = await openQueue(where.location, { create: true });
+    store = await openQueue(where.location, { create: true, overlapping: true });
   } catch (error) {
     await where.cleanup();
     throw error;

@@ -5,8 +5,16 @@
 import { SQL } from "bun";
 import type { PgConnectionSettings } from "./url.ts";
 
-/** Connections per process: the work loop, the heartbeat and finishing jobs may overlap. LISTEN has its own. */
+/**
+ * Connections of a worker's pool: its loop, heartbeat and finishing jobs
+ * overlap. LISTEN has its own. Bun's client opens a pool's connections
+ * together at the first statement, so a process whose transactions never
+ * overlap (every other verb) asks for {@link COMMAND_POOL_SIZE}: each
+ * connection is a server process forked for it.
+ */
 export const POOL_SIZE = 3;
+/** Connections of a one-shot command's pool (`add`, `status`, …): its transactions run one after another. */
+export const COMMAND_POOL_SIZE = 1;
 /** A lock wait longer than this fails the statement (55P03), reported as LOCKED like SQLite's busy timeout. */
 export const LOCK_TIMEOUT_MS = 5000;
 /**

@@ -23,7 +23,7 @@ import {
 import { AbsentPgStore } from "./absent.ts";
 import { claimStatement, lockLane, type StatementClaim } from "./claim.ts";
 import { ClaimBook, runClaim } from "./claim-runner.ts";
-import { createClient, measureClockOffset, QueueClock } from "./connect.ts";
+import { COMMAND_POOL_SIZE, createClient, measureClockOffset, POOL_SIZE, QueueClock } from "./connect.ts";
 import { type ErrorContext, mapPgError, sqlstate } from "./errors.ts";
 import { channelOf, workChannelOf } from "./events.ts";
 import { explainHotPath } from "./hot-path.ts";
@@ -200,6 +200,8 @@ export interface PgOpenOptions {
   spoolDir: string;
   /** Create (migrate) the schema when missing; when false, a database without it reads as an empty queue. */
   create: boolean;
+  /** Transactions of this process overlap (a worker): a pool of {@link POOL_SIZE} connections, else one. */
+  overlapping?: boolean;
 }
 
 /** The schema state and the clock offset, in one round trip when the queue exists. */
@@ -232,7 +234,7 @@ export async function openPgStore(opts: PgOpenOptions): Promise<Store> {
     password: settings.password,
     passwordSource: settings.passwordSource,
   };
-  const sql = createClient(settings);
+  const sql = createClient(settings, opts.overlapping ? POOL_SIZE : COMMAND_POOL_SIZE);
   try {
     let state = await probe(sql);
     if (state.version > PG_SCHEMA_VERSION) refuseNewer(state.version, ctx.location);
