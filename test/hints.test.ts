@@ -145,3 +145,11 @@ test.skipIf(!HAVE_TMUX)("triage started with --db X ends with Next: spoolctl wor
   tty.keys("r");
   await shows(`Next: spoolctl work --db ${db} --drain`);
 });
+
+test("a missing flag's hint repeats the words already given, so it runs as shown", async () => {
+  const r = await q.json(["lane", "set", "gpu"]);
+  expect(r.env.errors[0].code).toBe("MISSING_REQUIRED");
+  expect(r.env.errors[0].remediation).toMatch(/^spoolctl lane set (--db \S+ )?gpu --slots N /);
+  // With nothing given, the placeholder stays.
+  expect((await q.json(["lane", "set"])).env.errors[0].remediation).toMatch(/ LANE --slots N /);
+});

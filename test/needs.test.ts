@@ -148,6 +148,14 @@ test("cycles, a job needing itself, unknown ids and keys are INVALID_INPUT and a
   expect((await q.jobs()).length).toBe(1);
 });
 
+test("--needs last on an empty queue says the queue has no job yet, and adds nothing", async () => {
+  const r = await addJson(["--needs", "last", "--", "true"]);
+  expect([r.code, r.json.errors[0].code]).toEqual([1, "INVALID_INPUT"]);
+  expect(r.json.errors[0].message).toBe("--needs last: the queue has no job yet; nothing was added");
+  expect(r.json.errors[0].remediation).toContain("drop --needs last");
+  expect((await q.jobs()).length).toBe(0);
+});
+
 test("add --after N with N an existing job's id keeps the delay and warns NEEDS_MEANT", async () => {
   const a = await q.addJob("--", "true");
   const r = await addJson(["--after", String(a), "--", "true"]);

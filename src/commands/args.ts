@@ -21,6 +21,7 @@ import {
   type VerbSpec,
 } from "../contract/flags.ts";
 import { parseDuration, parseInteger, parseLane, parseNumber, parsePairs, parseTimestamp } from "../ops/values.ts";
+import { formatArgv } from "../ui/text.ts";
 import { commandWithoutDashDash, strayDetail, strayHint, strayWords } from "./argv.ts";
 
 /** How a verb was called, for {@link checkArgs}. */
@@ -191,6 +192,21 @@ function positionals(spec: VerbSpec, raw: RawArgs, opts: CheckOptions): Record<s
 }
 
 /**
+ * A flag's hint with the positionals the user already gave in place of their
+ * placeholders (`lane set gpu` missing `--slots`: `spoolctl lane set gpu --slots N`,
+ * not `… LANE …`), so the suggested command can be run as shown.
+ */
+function withGivenWords(spec: VerbSpec, raw: RawArgs, hint: string): string {
+  const defs = Object.values(spec.flags).filter((d) => d.type === "positional");
+  return defs.reduce((text, def, i) => {
+    const word = raw.positionals[i];
+    if (word === undefined || def.valueHint === undefined || def.variadic) return text;
+    const placeholder = def.valueHint.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    return text.replace(new RegExp(`(?<![\\w-])${placeholder}(?![\\w-])`), () => formatArgv([word]));
+  }, hint);
+}
+
+/**
  * Checks split argv against `spec`'s definitions and returns the typed values
  * by name: flags in the order they were typed (so the first mistake is the one
  * reported), then the flags left out (defaults, or `MISSING_REQUIRED` for a
@@ -207,7 +223,7 @@ export function checkArgs<F extends FlagsDef>(spec: VerbSpec<F>, raw: RawArgs, o
       throw new SpoolError(
         "MISSING_REQUIRED",
         `${opts.spoken} needs --${name}${def.valueHint ? ` ${def.valueHint}` : ""}`,
-        { remediation: def.hint },
+        { remediation: def.hint === undefined ? undefined : withGivenWords(spec, raw, def.hint) },
       );
     }
     out[name] = absent(def, `--${name}`);

@@ -145,13 +145,20 @@ export function needLookup(ref: string): { id: number } | { last: true } | { key
 }
 
 /**
- * `INVALID_INPUT` for a `--needs` key or `last` that names no job: nothing was added. `where`:
+ * `INVALID_INPUT` for a `--needs` key or `last` that names no job (`last` on an empty queue
+ * says so rather than "no key last"): nothing was added. `where`:
  * the first entry that names it (`line 3` of an `add --from`), absent for a single add.
  */
 export function noSuchNeed(ref: string, where?: string): SpoolError {
+  const at = where ? `${where}: ` : "";
+  if (ref === LAST_JOB_REF)
+    return new SpoolError("INVALID_INPUT", `${at}--needs last: the queue has no job yet; nothing was added`, {
+      remediation: "add the job it should wait for first, or drop --needs last",
+      detail: { need: ref },
+    });
   return new SpoolError(
     "INVALID_INPUT",
-    `${where ? `${where}: ` : ""}--needs: no job with id or key ${JSON.stringify(ref)} (and no line of this add has that ref); nothing was added`,
+    `${at}--needs: no job with id or key ${JSON.stringify(ref)} (and no line of this add has that ref); nothing was added`,
     {
       remediation: "name jobs that exist (spoolctl list shows their ids), by id, idempotency key or last",
       detail: { need: ref },
