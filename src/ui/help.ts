@@ -3,6 +3,15 @@
  * own flag definitions (the ones the strict parser reads: they are citty
  * argument definitions, src/contract/flags.ts), followed by what citty does not
  * know: which flags repeat, the verb's other names, and its examples.
+ *
+ * citty stops there on purpose (docs/contract.md "Error objects and
+ * warnings", "Exit codes and codes"): `runMain` prints usage with
+ * `console.log` and exits 1 on any error, with no envelope; `runCommand`
+ * re-parses argv with citty's `parseArgs`, which takes unknown flags (and
+ * binds their values to positionals), camelCase spellings and `--no-NAME`,
+ * and throws its own errors for a missing positional (before a picker could
+ * ask); `subCommands` cannot say `dlq list` = `list --state dead`. Dispatch
+ * and parsing are therefore ours (src/cli.ts, src/commands/argv.ts).
  */
 import { type CommandDef, defineCommand, renderUsage } from "citty";
 import type { VerbSpec } from "../contract/flags.ts";
