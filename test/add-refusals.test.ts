@@ -88,7 +88,7 @@ test("arguments that are not valid UTF-8 are refused (never stored as U+FFFD); a
 test("the rule lives in the definition: a positional marked afterDashDash takes only the words after --", () => {
   const defs = {
     n: { type: "string", description: "" },
-    cmd: { type: "positional", variadic: true, afterDashDash: true, description: "" },
+    cmd: { type: "positional", variadic: true, afterDashDash: true, required: false, description: "" },
   } as const satisfies FlagsDef;
   const spec = { name: "x", description: "", examples: [], flags: defs };
   const parse = (argv: string[]) => checkArgs(spec, splitArgv(argv, defs), { spoken: "x", canAsk: false });

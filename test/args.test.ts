@@ -2,7 +2,8 @@
  * The parser (src/commands/argv.ts + src/commands/args.ts) in-process: what a
  * flag definition says is what is enforced, and the verb receives typed
  * values. The last tests hold every registered verb's definitions to the same
- * rules, so a definition cannot promise what the parser does not check.
+ * rules, so a definition cannot promise what the parser does not check, and
+ * `--help` (citty rendering the same definitions) cannot show what it does not take.
  */
 import { expect, test } from "bun:test";
 import { type CheckOptions, checkArgs } from "../src/commands/args.ts";
@@ -10,6 +11,7 @@ import { splitArgv } from "../src/commands/argv.ts";
 import { VERBS } from "../src/commands/registry.ts";
 import { SpoolError } from "../src/contract/errors.ts";
 import type { FlagsDef, VerbSpec } from "../src/contract/flags.ts";
+import { verbUsage } from "../src/ui/help.ts";
 
 const DEFS = {
   json: { type: "boolean", description: "" },
@@ -214,5 +216,39 @@ test("every verb parses with nothing but its required arguments, and every defau
       if (def.default !== undefined && def.type === "string")
         expect({ verb: spec.name, name, value: args[name] }).not.toEqual({ verb: spec.name, name, value: undefined });
     }
+  }
+});
+
+// --help is citty's rendering of these same definitions (src/ui/help.ts): what it shows is what the parser takes.
+test("every verb's help shows its flags, positionals and repeatable flags as the parser reads them", async () => {
+  const problems: string[] = [];
+  for (const verb of specs) {
+    const usage = await verbUsage(verb);
+    const usageLine = usage.split("\n").find((l) => l.startsWith("USAGE ")) ?? "";
+    const repeatLine = usage.split("\n").find((l) => l.startsWith("Repeatable")) ?? "";
+    const repeated = new Set(repeatLine.match(/--[a-z-]+/g) ?? []);
+    for (const [name, def] of Object.entries(verb.flags)) {
+      if (def.type === "positional") {
+        const shown = def.required ? `<${name.toUpperCase()}>` : `[${name.toUpperCase()}]`;
+        if (!usageLine.includes(shown)) problems.push(`${verb.name}: ${shown} not in ${usageLine}`);
+        continue;
+      }
+      if (!new RegExp(`^ *(-\\w, )?--${name}\\b`, "m").test(usage)) problems.push(`${verb.name}: --${name} not listed`);
+      if (Boolean(def.repeatable) !== repeated.has(`--${name}`))
+        problems.push(`${verb.name}: --${name} repeatable=${Boolean(def.repeatable)} but the help says otherwise`);
+      if (def.default !== undefined && !usage.includes(`(Default: ${def.default})`))
+        problems.push(`${verb.name}: --${name}'s default ${def.default} not shown`);
+    }
+  }
+  expect(problems).toEqual([]);
+});
+
+test("help names no negated --no-FLAG form, which the parser would refuse", async () => {
+  for (const verb of specs) {
+    const usage = await verbUsage(verb);
+    for (const flag of usage.match(/--no-[a-z-]+/g) ?? [])
+      expect({ verb: verb.name, flag, defined: Object.hasOwn(verb.flags, flag.slice(2)) }).toMatchObject({
+        defined: true,
+      });
   }
 });

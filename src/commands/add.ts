@@ -286,6 +286,7 @@ export default defineVerb({
     },
     cmd: {
       type: "positional",
+      required: false,
       variadic: true,
       afterDashDash: true,
       description: "the command and its arguments (after --)",

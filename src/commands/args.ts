@@ -122,7 +122,7 @@ function flagValue(def: FlagDef, label: string, given: string | boolean | string
 
 /** What a verb receives for a flag or positional left out: its default, or nothing. */
 function absent(def: FlagDef, label: string): unknown {
-  if (def.type === "boolean") return def.default === true;
+  if (def.type === "boolean") return false;
   if (def.valueType === "pair") return {};
   if (def.repeatable || def.variadic) return [];
   return def.default === undefined ? undefined : withHint(def, () => checkOne(def, label, String(def.default)));

@@ -1,8 +1,8 @@
 /**
  * The first half of the parser: splits argv into flags and positionals by a
  * verb's definitions, strictly. citty renders `--help` from the same
- * definitions but accepts unknown flags and abbreviations, so the splitting is
- * ours (docs/contract.md "Error objects and warnings": an unknown flag is
+ * definitions, but its parser takes unknown flags, camelCase spellings and
+ * `--no-NAME` forms, so the splitting is ours (docs/contract.md "Error objects and warnings": an unknown flag is
  * `UNKNOWN_FLAG` with `did_you_mean`; flags are never abbreviated). Values are
  * checked afterwards by src/commands/args.ts.
  */

@@ -95,6 +95,7 @@ export const validate = defineVerb({
     json: COMMON_FLAGS.json,
     path: {
       type: "positional",
+      required: false,
       description: "config file (default ./.spoolctl/config.json)",
       valueHint: "PATH",
       valueType: "path",

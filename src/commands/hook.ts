@@ -73,6 +73,7 @@ export const add = defineVerb({
     note: f.note,
     cmd: {
       type: "positional",
+      required: false,
       variadic: true,
       afterDashDash: true,
       description: "the hook's command and its arguments (after --)",

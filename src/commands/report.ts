@@ -101,6 +101,7 @@ export default defineVerb({
     },
     ids: {
       type: "positional",
+      required: false,
       variadic: true,
       description: "job ids, idempotency keys or last (the newest job) (default: every job matching the filters)",
       valueHint: "ID…",

@@ -72,6 +72,7 @@ const FLAGS = {
   ...jobFilterFlags("with --all: "),
   ids: {
     type: "positional",
+    required: false,
     variadic: true,
     description: "job ids, idempotency keys or last (the newest job) (at a terminal, leave out to pick from a list)",
     valueHint: "ID…",

@@ -97,6 +97,7 @@ export const add = defineVerb({
     ...JOB_FLAGS,
     cmd: {
       type: "positional",
+      required: false,
       variadic: true,
       afterDashDash: true,
       description: "the command and its arguments (after --)",

@@ -131,6 +131,7 @@ export default defineVerb({
     },
     ids: {
       type: "positional",
+      required: false,
       variadic: true,
       description: "job ids, idempotency keys or last (the newest job)",
       valueHint: "ID…",

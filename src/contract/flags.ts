@@ -5,6 +5,7 @@
  * completion, so they cannot drift apart (docs/contract.md "Error objects and
  * warnings": unknown flags are rejected with a suggestion, never abbreviated).
  */
+import type { BooleanArgDef, PositionalArgDef, StringArgDef } from "citty";
 
 /**
  * What a value is. The parser checks it and hands the verb the parsed value:
@@ -19,18 +20,17 @@ export type ValueType = "string" | "integer" | "number" | "duration" | "timestam
 /** A named grammar of a string value, checked by the parser: `lane` (a lane name), `worker-id` (a worker's name). */
 export type StringFormat = "lane" | "worker-id";
 
-/** One flag or positional of a verb. Keys of {@link FlagsDef} are the long names, kebab-case. */
-export interface FlagDef {
-  type: "string" | "boolean" | "positional";
+/**
+ * What every flag or positional may say beyond citty's own fields: read by the
+ * strict parser (src/commands/args.ts), `capabilities` and completion. citty
+ * ignores these fields when it renders `--help`.
+ */
+interface FlagFields {
   description: string;
   /** Shown in help after the flag, e.g. `SECONDS`; a positional's label in messages (`invalid value for SHELL`). */
   valueHint?: string;
-  /** A one-letter short form, e.g. `c` for `-c`. */
-  alias?: string;
   /** The flag may be given several times; its values are collected in order. */
   repeatable?: boolean;
-  /** Default shown in help and capabilities, and handed to the verb when the flag is left out (parsed like a given value). */
-  default?: string | boolean;
   /** Positional: consumes every remaining positional argument (and everything after a bare `--`). */
   variadic?: boolean;
   /**
@@ -80,6 +80,48 @@ export interface FlagDef {
   /** The remediation of an error about this flag (a bad value, a missing one), when more precise than the code's default. */
   hint?: string;
 }
+
+/**
+ * A switch: citty's `BooleanArgDef`. No default of `true`: citty would then
+ * list a `--no-NAME` form, which the strict parser does not take.
+ */
+export type BooleanFlagDef = Omit<BooleanArgDef, "alias" | "default"> &
+  FlagFields & {
+    type: "boolean";
+    /** A one-letter short form, e.g. `c` for `-c`. */
+    alias?: string;
+    default?: false;
+  };
+
+/** A flag with a value: citty's `StringArgDef` (what the value is: `valueType`, `choices`). */
+export type StringFlagDef = Omit<StringArgDef, "alias"> &
+  FlagFields & {
+    type: "string";
+    /** A one-letter short form, e.g. `c` for `-c`. */
+    alias?: string;
+    /** Shown in help and capabilities, and handed to the verb when the flag is left out (parsed like a given value). */
+    default?: string;
+  };
+
+/**
+ * A positional: citty's `PositionalArgDef`. `required` is always written out,
+ * because citty reads a positional without it as required and the parser as
+ * optional: spelled out, help and parser cannot disagree.
+ */
+export type PositionalDef = PositionalArgDef &
+  FlagFields & {
+    type: "positional";
+    required: boolean;
+    alias?: undefined;
+    default?: undefined;
+  };
+
+/**
+ * One flag or positional of a verb: citty's argument definition (what
+ * `renderUsage` reads, as is) with our fields alongside. Keys of
+ * {@link FlagsDef} are the long names, kebab-case.
+ */
+export type FlagDef = BooleanFlagDef | StringFlagDef | PositionalDef;
 
 /** A verb's flags and positionals, in help order. */
 export type FlagsDef = Record<string, FlagDef>;

@@ -1,31 +1,25 @@
 /**
- * `--help` text. A verb's usage is rendered by citty from the verb's own flag
- * definitions (the same ones the parser uses), followed by its examples.
+ * `--help` text. A verb's usage is rendered by citty straight from the verb's
+ * own flag definitions (the ones the strict parser reads: they are citty
+ * argument definitions, src/contract/flags.ts), followed by what citty does not
+ * know: which flags repeat, the verb's other names, and its examples.
+ *
+ * citty stops there on purpose (docs/contract.md "Error objects and
+ * warnings", "Exit codes and codes"): `runMain` prints usage with
+ * `console.log` and exits 1 on any error, with no envelope; `runCommand`
+ * re-parses argv with citty's `parseArgs`, which takes unknown flags (and
+ * binds their values to positionals), camelCase spellings and `--no-NAME`,
+ * and throws its own errors for a missing positional (before a picker could
+ * ask); `subCommands` cannot say `dlq list` = `list --state dead`. Dispatch
+ * and parsing are therefore ours (src/cli.ts, src/commands/argv.ts).
  */
-import { type ArgsDef, defineCommand, renderUsage } from "citty";
-import type { FlagsDef, VerbSpec } from "../contract/flags.ts";
+import { type CommandDef, defineCommand, renderUsage } from "citty";
+import type { VerbSpec } from "../contract/flags.ts";
 import { TOOL_VERSION } from "../contract/version.ts";
 import { isTerminal } from "./stdio.ts";
 
-/** citty argument definitions from ours (citty ignores the fields it does not know). */
-function toCittyArgs(flags: FlagsDef): ArgsDef {
-  const out: ArgsDef = {};
-  for (const [name, def] of Object.entries(flags)) {
-    const description = def.repeatable ? `${def.description} (repeatable)` : def.description;
-    if (def.type === "positional")
-      out[name] = { type: "positional", description, required: false, valueHint: def.valueHint };
-    else if (def.type === "boolean") out[name] = { type: "boolean", description, alias: def.alias };
-    else {
-      out[name] = {
-        type: "string",
-        description: def.default !== undefined ? `${description} (default: ${def.default})` : description,
-        valueHint: def.valueHint,
-        alias: def.alias,
-      };
-    }
-  }
-  return out;
-}
+/** The root of every verb's usage line (`spoolctl add …`, `spoolctl v0.1.0`). */
+const ROOT = defineCommand({ meta: { name: "spoolctl", version: TOOL_VERSION } });
 
 const ANSI = /\u001b\[[0-9;]*m/g;
 
@@ -40,14 +34,15 @@ function maybeColor(text: string): string {
 
 /** The usage of one verb, with examples; colored only on a terminal. */
 export async function verbUsage(verb: VerbSpec): Promise<string> {
-  const root = defineCommand({ meta: { name: "spoolctl", version: TOOL_VERSION } });
-  const cmd = defineCommand({
-    meta: { name: verb.name, description: verb.description },
-    args: toCittyArgs(verb.flags),
-  });
-  const usage = maybeColor(await renderUsage(cmd, root));
+  // Typed as citty's own CommandDef: a flag definition that citty could not read would not compile.
+  const cmd: CommandDef = { meta: { name: verb.name, description: verb.description }, args: verb.flags };
+  const usage = maybeColor(await renderUsage(cmd, ROOT));
+  const repeatable = Object.entries(verb.flags).filter(([, d]) => d.repeatable);
+  const repeats = repeatable.length
+    ? `\nRepeatable (give once per value): ${repeatable.map(([name]) => `--${name}`).join(", ")}\n`
+    : "";
   const aliases = verb.aliases?.length ? `\nAliases: ${verb.aliases.join(", ")}\n` : "";
-  return `${usage}\n${aliases}\nExamples:\n${verb.examples.map((e) => `  ${e}`).join("\n")}\n`;
+  return `${usage}\n${repeats}${aliases}\nExamples:\n${verb.examples.map((e) => `  ${e}`).join("\n")}\n`;
 }
 
 /** The root usage: every verb (name → one-line summary, in the order given) with its summary. */
