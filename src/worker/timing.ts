@@ -3,7 +3,7 @@
  * `SPOOLCTL_TEST_HEARTBEAT_INTERVAL` and `SPOOLCTL_TEST_REAP_THRESHOLD` shrink
  * both for tests; `capabilities` publishes them.
  */
-import { readFileSync } from "node:fs";
+import { closeSync, openSync, readSync } from "node:fs";
 
 /** Default heartbeat interval, seconds. */
 export const HEARTBEAT_SECONDS = 5;
@@ -70,24 +70,46 @@ export function watchdogGraceSeconds(timing: Timing): number {
 
 /** The last reading of /proc/uptime, and this process's own clock then (see {@link sharedClockNs}). */
 let lastShared: { shared: bigint; own: bigint } | null = null;
+/** /proc/uptime, opened once (close-on-exec): each reading is one `pread` at offset 0, not open/read/read/close. */
+let uptimeFd: number | null = null;
+const uptimeText = Buffer.alloc(64);
+
+/** The kernel's boot clock now, from /proc/uptime ("12345.67 …"); raises when it cannot be read. */
+function readUptimeNs(): bigint {
+  uptimeFd ??= openSync("/proc/uptime", "r");
+  let n: number;
+  try {
+    // A seq_file regenerates its text for a read at offset 0: the same reading as opening it anew.
+    n = readSync(uptimeFd, uptimeText, 0, uptimeText.length, 0);
+  } catch (error) {
+    closeSync(uptimeFd);
+    uptimeFd = null;
+    throw error;
+  }
+  const text = uptimeText.toString("latin1", 0, n);
+  const [whole, fraction = ""] = text.slice(0, text.indexOf(" ")).split(".");
+  return BigInt(whole!) * 1_000_000_000n + BigInt(fraction.padEnd(9, "0").slice(0, 9));
+}
 
 /**
  * Now, in nanoseconds, on a clock that a worker and its watchdog — two
  * processes — read alike (docs/architecture.md "A stopped worker", "Clocks"):
  * the kernel's boot clock as /proc/uptime gives it, monotonic, in steps of
  * 10 ms, floored, so that of two readings in either process the later is never
- * the smaller. Not `process.hrtime`: Bun counts it from each process's own
- * start, so the worker's renewals and its watchdog's ledger disagreed by the
- * time between their starts. Where /proc/uptime cannot be read: not Linux (no
- * watchdog to agree with), this process's monotonic clock; a failed read (out
- * of file descriptors), carried on from the last reading.
+ * the smaller. Read anew every time (one `pread` of a file kept open): one
+ * reading at start plus `process.hrtime` deltas would not do, since that
+ * reading is floored by up to 10 ms, differently in each process, and a later
+ * reading in one could then be the smaller. Not `process.hrtime` alone: Bun
+ * counts it from each process's own start, so the worker's renewals and its
+ * watchdog's ledger disagreed by the time between their starts. Where
+ * /proc/uptime cannot be read: not Linux (no watchdog to agree with), this
+ * process's monotonic clock; a failed read (out of file descriptors), carried
+ * on from the last reading.
  */
 export function sharedClockNs(): bigint {
   const own = process.hrtime.bigint();
   try {
-    const text = readFileSync("/proc/uptime", "latin1");
-    const [whole, fraction = ""] = text.slice(0, text.indexOf(" ")).split(".");
-    const shared = BigInt(whole!) * 1_000_000_000n + BigInt(fraction.padEnd(9, "0").slice(0, 9));
+    const shared = readUptimeNs();
     lastShared = { shared, own };
     return shared;
   } catch {

@@ -25,6 +25,7 @@ const USES: Record<string, Record<string, string[]>> = {
     nextDueAt: ["idx_jobs_due"],
     drainState: ["idx_jobs_due", "idx_jobs_backoff"],
     earliestSlot: ["idx_schedules_due"],
+    settleAny: ["idx_job_needs_need"],
     settleMet: ["idx_job_needs_need"],
     settleFailed: ["idx_job_needs_need"],
   },
@@ -42,6 +43,7 @@ const USES: Record<string, Record<string, string[]>> = {
 const HOT = {
   sqlite: [
     "claimNext",
+    "claimTake",
     "nextDueAt",
     "drainState",
     "recordJob",
@@ -53,6 +55,7 @@ const HOT = {
     "getJob",
     "earliestSlot",
     "hooksOn",
+    "settleAny",
     "settleMet",
     "settleFailed",
   ],

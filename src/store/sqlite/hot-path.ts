@@ -13,19 +13,24 @@ import type { QueryPlan } from "../store.ts";
 /** Hot-path statement texts, by name. */
 export const HOT_SQL = {
   /**
-   * The next eligible job of a lane, in claim order; ?1 worker, ?2 pid, ?3 now, ?4 lane, ?5 the claimant's
-   * slots or NULL. A paused lane (its pause in force at ?3) claims nothing; the lane's own slots win over ?5
+   * The next eligible job of a lane, in claim order; ?1 lane, ?2 now, ?3 the claimant's slots or NULL. A
+   * paused lane (its pause in force at ?2) yields nothing; the lane's own slots win over ?3
    * (docs/architecture.md "Lanes and slots").
    * `needs_left = 0`: none of its needs is unmet (docs/architecture.md "Dependencies"), read from the index.
+   * A SELECT, then {@link HOT_SQL.claimTake} by id, in the same `BEGIN IMMEDIATE` transaction (one writer:
+   * nothing changes in between): an `UPDATE … WHERE id = (SELECT … FROM jobs …)` on the table it reads
+   * cost SQLite about three times as much (docs/benchmarks.md "SQL per job").
    */
-  claimNext: `UPDATE jobs SET state = 'running', locked_by = ?1, locked_pid = ?2, locked_at = ?3, heartbeat_at = ?3,
+  claimNext: `SELECT id FROM jobs INDEXED BY idx_jobs_claimable
+     WHERE state = 'queued' AND queue = ?1 AND needs_left = 0 AND next_run_at <= ?2
+       AND NOT EXISTS (SELECT 1 FROM lanes WHERE queue = ?1 AND paused_at IS NOT NULL AND (paused_until IS NULL OR paused_until > ?2))
+       AND (coalesce((SELECT slots FROM lanes WHERE queue = ?1), ?3) IS NULL
+         OR (SELECT count(*) FROM jobs WHERE state = 'running' AND queue = ?1) < coalesce((SELECT slots FROM lanes WHERE queue = ?1), ?3))
+     ORDER BY priority DESC, next_run_at ASC, id ASC LIMIT 1`,
+  /** The claim of the job {@link HOT_SQL.claimNext} picked; ?1 worker, ?2 pid, ?3 now, ?4 job id. */
+  claimTake: `UPDATE jobs SET state = 'running', locked_by = ?1, locked_pid = ?2, locked_at = ?3, heartbeat_at = ?3,
        started_at = ?3, finished_at = NULL, cancel_requested = 0, last_attempt_no = last_attempt_no + 1
-     WHERE id = (
-       SELECT id FROM jobs INDEXED BY idx_jobs_claimable WHERE state = 'queued' AND queue = ?4 AND needs_left = 0 AND next_run_at <= ?3
-       ORDER BY priority DESC, next_run_at ASC, id ASC LIMIT 1)
-     AND NOT EXISTS (SELECT 1 FROM lanes WHERE queue = ?4 AND paused_at IS NOT NULL AND (paused_until IS NULL OR paused_until > ?3))
-     AND (coalesce((SELECT slots FROM lanes WHERE queue = ?4), ?5) IS NULL
-       OR (SELECT count(*) FROM jobs WHERE state = 'running' AND queue = ?4) < coalesce((SELECT slots FROM lanes WHERE queue = ?4), ?5))
+     WHERE id = ?4 AND state = 'queued'
      RETURNING *`,
   /** The lane's earliest due time: the first entry of idx_jobs_due. */
   nextDueAt:
@@ -67,6 +72,12 @@ export const HOT_SQL = {
    * needs that ended and are now met, by idx_job_needs_need; then the failed ones whose dependent
    * is queued. Both start from the needs' edges, never from the queued backlog.
    */
+  /**
+   * Whether any of ?1 JSON [need ids] has a dependent at all: one index probe, so that a job nothing
+   * needs (most) costs one statement, not {@link HOT_SQL.settleMet} and {@link HOT_SQL.settleFailed}.
+   */
+  settleAny: `SELECT 1 FROM job_needs INDEXED BY idx_job_needs_need
+     WHERE need_id IN (SELECT value FROM json_each(?1)) LIMIT 1`,
   settleMet: `UPDATE job_needs INDEXED BY idx_job_needs_need SET met = 1
      WHERE need_id IN (SELECT value FROM json_each(?1)) AND met = 0
        AND (SELECT state FROM jobs WHERE id = need_id) IN ('done','dead','canceled')
@@ -80,7 +91,8 @@ export const HOT_SQL = {
 
 /** Sample parameters of each statement, for EXPLAIN. */
 const SAMPLE: Record<keyof typeof HOT_SQL, unknown[]> = {
-  claimNext: ["w", 1, 0, "default", 2],
+  claimNext: ["default", 0, 2],
+  claimTake: ["w", 1, 0, 1],
   nextDueAt: ["default"],
   drainState: ["default", 0],
   recordJob: ["done", 1, 0, 0, 0, null, 0, 1, "w", 1],
@@ -92,6 +104,7 @@ const SAMPLE: Record<keyof typeof HOT_SQL, unknown[]> = {
   getJob: [1],
   earliestSlot: [],
   hooksOn: ["dead"],
+  settleAny: ["[1]"],
   settleMet: ["[1]"],
   settleFailed: ["[1]"],
 };

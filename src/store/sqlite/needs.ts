@@ -77,6 +77,8 @@ export function settleDependents(
   const closedAll: number[] = [];
   let frontier = ended;
   while (frontier.length > 0) {
+    // Both statements below start from the frontier's edges: none, nothing to settle.
+    if (db.query(HOT_SQL.settleAny).get(idsJson(frontier)) === null) break;
     const met = db.query(HOT_SQL.settleMet).all(idsJson(frontier)) as { job_id: number }[];
     if (met.length > 0) {
       const ready = db

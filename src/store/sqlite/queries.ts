@@ -338,21 +338,24 @@ export class SqliteQueries implements StoreWriter {
 
   /**
    * The claim (docs/architecture.md "The claim"): moves the next eligible jobs
-   * of the lane to `running` for the worker, one statement per job, with the
+   * of the lane to `running` for the worker, a pick and a take per job, with the
    * attempt row and the `claimed` event. Runs inside `BEGIN IMMEDIATE`: SQLite
-   * admits one writer at a time, so the slot count read in the same statement
-   * cannot be raced.
+   * admits one writer at a time, so the slot count read by the pick cannot be
+   * raced before the take.
    */
   claim(req: DatedClaim, spoolDir: string): ClaimedJob[] {
     const claimed: ClaimedJob[] = [];
-    const statement = this.db.query(HOT_SQL.claimNext);
+    const pick = this.db.query(HOT_SQL.claimNext);
+    const take = this.db.query(HOT_SQL.claimTake);
     const insertAttempt = this.db.query(
       `INSERT INTO attempts (job_id, attempt_no, state, worker_id, worker_pid, started_at, stdout_path, stderr_path, worker_start_time)
        VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?) RETURNING *`,
     );
     while (claimed.length < req.limit) {
-      const row = statement.get(req.workerId, req.workerPid, req.now, req.queue, req.slots) as Row | null;
-      if (!row) break;
+      const next = pick.get(req.queue, req.now, req.slots) as { id: number } | null;
+      if (!next) break;
+      const row = take.get(req.workerId, req.workerPid, req.now, next.id) as Row | null;
+      if (!row) break; // cannot be: picked queued in this transaction, which no other writer enters
       const job = toJob(row);
       const paths = attemptOutputPaths(spoolDir, job.id, job.last_attempt_no);
       const attempt = insertAttempt.get(
