@@ -8,6 +8,7 @@
  * under SQLite's single writer.
  */
 import type { SQL } from "bun";
+import type { AttemptClosing, AttemptKey, AttemptLease, AttemptRecord, OutputChunk } from "../attempt-types.ts";
 import type {
   Attempt,
   BatchAdd,
@@ -25,21 +26,9 @@ import type {
   NewJob,
   WorkerRecord,
 } from "../model.ts";
+import type { DrainState, EventQuery, OutputStream, ShippedOutput, WaitingOnNeeds } from "../reader.ts";
 import type { Hook } from "../recurring.ts";
-import type {
-  AttemptClosing,
-  AttemptKey,
-  AttemptLease,
-  AttemptRecord,
-  DrainState,
-  EventQuery,
-  JobSettingsChange,
-  OutputChunk,
-  OutputStream,
-  ShippedOutput,
-  StoreWriter,
-  WaitingOnNeeds,
-} from "../store.ts";
+import type { JobSettingsChange, StoreWriter } from "../writer.ts";
 import * as batches from "./batch-queries.ts";
 import type { TxEffects } from "./events.ts";
 import { HOT_SQL } from "./hot-path.ts";

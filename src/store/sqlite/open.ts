@@ -7,22 +7,19 @@ import { Database } from "bun:sqlite";
 import { chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { SpoolError } from "../../contract/errors.ts";
+import { type ClaimedJob, type ClaimRequest, type DatedClaim, datedClaim } from "../attempt-types.ts";
 import { FifoLock } from "../fifo-lock.ts";
 import { refuseUnsafePath } from "../ownership.ts";
+import type { StoreReader } from "../reader.ts";
 import {
-  type ClaimedJob,
-  type ClaimRequest,
-  type DatedClaim,
-  datedClaim,
   INTACT_CHECK_MAX_BYTES,
   type QueryPlan,
   type Store,
-  type StoreReader,
-  type StoreWriter,
   type Waker,
   type WorkWaker,
   type WriteOptions,
 } from "../store.ts";
+import type { StoreWriter } from "../writer.ts";
 import {
   BUSY_TIMEOUT_MS,
   deniedFolderError,

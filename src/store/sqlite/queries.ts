@@ -5,6 +5,14 @@
  */
 import type { Database } from "bun:sqlite";
 import type {
+  AttemptClosing,
+  AttemptKey,
+  AttemptLease,
+  AttemptRecord,
+  ClaimedJob,
+  DatedClaim,
+} from "../attempt-types.ts";
+import type {
   Attempt,
   BatchAdd,
   BatchView,
@@ -21,22 +29,10 @@ import type {
   NewJob,
   WorkerRecord,
 } from "../model.ts";
+import type { DrainState, EventQuery, ShippedOutput, WaitingOnNeeds } from "../reader.ts";
 import { attemptOutputPaths } from "../spool.ts";
-import type {
-  AttemptClosing,
-  AttemptKey,
-  AttemptLease,
-  AttemptRecord,
-  ClaimedJob,
-  DatedClaim,
-  DrainState,
-  EventQuery,
-  JobSettingsChange,
-  ShippedOutput,
-  StoreWriter,
-  WaitingOnNeeds,
-} from "../store.ts";
 import { WorkSignals } from "../wake-signal.ts";
+import type { JobSettingsChange, StoreWriter } from "../writer.ts";
 import * as batches from "./batch-queries.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
