@@ -13,7 +13,7 @@ import type { SQL } from "bun";
 import type { ClaimedJob, ClaimRequest } from "../attempt-types.ts";
 import type { StoreReader } from "../reader.ts";
 import { migrate as migrateSqlite } from "../sqlite/migrations.ts";
-import { SqliteStore } from "../sqlite/open.ts";
+import { SqliteStore } from "../sqlite/sqlite-store.ts";
 import type { QueryPlan, Store, Waker, WorkWaker } from "../store.ts";
 import { pollingWorkWaker } from "../wake-signal.ts";
 import type { StoreWriter } from "../writer.ts";
