@@ -14,7 +14,7 @@ import {
   STDERR_TAIL_READ,
   signatureText,
 } from "../src/ops/failure-signature.ts";
-import { STDERR_LINE_MAX } from "../src/store/store.ts";
+import { STDERR_LINE_MAX } from "../src/store/attempt-types.ts";
 
 /** Lines that must mask to one signature, and that signature. */
 const SAME: [string[], string][] = [

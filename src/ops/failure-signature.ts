@@ -5,7 +5,7 @@
  * its variable parts masked, so `could not connect to host 3` and `… host 7`
  * are one failure. Pure functions, except {@link readLastStderrLine}.
  */
-import { STDERR_LINE_MAX } from "../store/store.ts";
+import { STDERR_LINE_MAX } from "../store/attempt-types.ts";
 import { readTail } from "./output.ts";
 
 /** Bytes read from the end of a stderr file to find its last line (a bounded read). */

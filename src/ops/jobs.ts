@@ -4,7 +4,7 @@
  */
 import { invalidValue, SpoolError } from "../contract/errors.ts";
 import { type Attempt, JOB_STATES, type Job, type JobEvent, type JobFilter, type JobState } from "../store/model.ts";
-import type { StoreReader } from "../store/store.ts";
+import type { StoreReader } from "../store/reader.ts";
 import { LIMITS } from "./limits.ts";
 import type { WorkerHealth } from "./worker-health.ts";
 

@@ -7,7 +7,7 @@
  */
 import { invalidValue, SpoolError } from "../contract/errors.ts";
 import type { LaneSetting } from "../store/model.ts";
-import type { StoreReader } from "../store/store.ts";
+import type { StoreReader } from "../store/reader.ts";
 import { LIMITS } from "./limits.ts";
 import { durationText } from "./values.ts";
 import { type JudgeWorker, listWorkers, type StaleAfter } from "./workers.ts";

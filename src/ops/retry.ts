@@ -9,7 +9,7 @@
 
 import { invalidValue, SpoolError, type Warning } from "../contract/errors.ts";
 import type { Job, JobFilter, JobState } from "../store/model.ts";
-import type { JobSettingsChange } from "../store/store.ts";
+import type { JobSettingsChange } from "../store/writer.ts";
 import type { RetryOverrides } from "./job-spec.ts";
 import { queuedJobHint } from "./jobs.ts";
 import { LIMITS } from "./limits.ts";

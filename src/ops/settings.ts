@@ -3,7 +3,7 @@
  * them. `max_retries` and `timeout` are copied into a job when it is added;
  * `backoff_base` and `backoff_cap` are read when a retry is scheduled.
  */
-import type { StoreReader } from "../store/store.ts";
+import type { StoreReader } from "../store/reader.ts";
 import { DEFAULTS } from "./limits.ts";
 
 /** The effective settings, with defaults filled in. `timeout` and `backoff_cap` are seconds. */

@@ -5,8 +5,8 @@
  */
 
 import type { REPORTED_STATES } from "../store/model.ts";
+import type { WaitingOnNeeds } from "../store/reader.ts";
 import { queueDisks } from "../store/space.ts";
-import type { WaitingOnNeeds } from "../store/store.ts";
 import type { BatchSummary } from "./batch.ts";
 import type { JobSummary } from "./jobs.ts";
 import type { WorkerHealth } from "./worker-health.ts";

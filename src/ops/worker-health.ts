@@ -6,7 +6,7 @@
  * passed in as {@link HealthContext.judge}, so this module stays free of I/O.
  */
 import type { Attempt, Job, WorkerRecord } from "../store/model.ts";
-import type { StoreReader } from "../store/store.ts";
+import type { StoreReader } from "../store/reader.ts";
 
 /** A recorded process identity (see src/worker/liveness.ts). */
 export interface ProcessRef {

@@ -6,7 +6,7 @@
  */
 
 import type { WorkerRecord } from "../store/model.ts";
-import type { StoreReader } from "../store/store.ts";
+import type { StoreReader } from "../store/reader.ts";
 
 /**
  * How a registry row is judged (docs/architecture.md "Dead workers in the

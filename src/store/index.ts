@@ -10,10 +10,12 @@ import { sqliteChecks } from "./sqlite/inspect.ts";
 import { openSqliteStore } from "./sqlite/open.ts";
 import type { SnapshotReader, Store, StoreCheck } from "./store.ts";
 
+export type { StoreReader } from "./reader.ts";
 export { writableOrCreatable } from "./sqlite/inspect.ts";
 /** The schema version this binary writes (docs/architecture.md "Migrations"). */
 export { SCHEMA_VERSION } from "./sqlite/migrations.ts";
-export type { Store, StoreCheck, StoreReader, StoreWriter, Waker } from "./store.ts";
+export type { Store, StoreCheck, Waker } from "./store.ts";
+export type { StoreWriter } from "./writer.ts";
 
 /**
  * Opens the queue at `location`. With `create: false` a missing queue reads as

@@ -11,7 +11,8 @@
 import { pauseInForce, pauseText } from "../ops/lanes.ts";
 import { DEFAULTS } from "../ops/limits.ts";
 import type { LaneSetting } from "../store/model.ts";
-import { drainSettled, type Store, type WorkWaker } from "../store/store.ts";
+import { drainSettled } from "../store/reader.ts";
+import type { Store, WorkWaker } from "../store/store.ts";
 import { drainStates, laneView } from "../store/verbs/worker-lanes.ts";
 import type { WorkerEvent } from "./api.ts";
 

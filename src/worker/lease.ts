@@ -6,7 +6,7 @@
  * out (a shared queue).
  */
 import type { ProcessEnd } from "../ops/outcome.ts";
-import type { AttemptKey } from "../store/store.ts";
+import type { AttemptKey } from "../store/attempt-types.ts";
 import type { ClaimedAttempt } from "../store/verbs/claim.ts";
 import { heartbeat } from "../store/verbs/heartbeat.ts";
 import { isDamage, type WorkerCore } from "./core.ts";

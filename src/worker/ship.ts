@@ -8,7 +8,8 @@
  * worker ran. Every chunk is fenced by (job, attempt, worker).
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import type { OutputStream, Store } from "../store/store.ts";
+import type { OutputStream } from "../store/reader.ts";
+import type { Store } from "../store/store.ts";
 import type { ClaimedAttempt } from "../store/verbs/claim.ts";
 import { shipOutput } from "../store/verbs/ship.ts";
 

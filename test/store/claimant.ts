@@ -10,7 +10,8 @@
  * with `--record` it then records each one done (recordAttempt). Prints
  * `{ id, workerId, pid, claimed: [job ids], maxRunningSeen, locked, recordRefused }`.
  */
-import type { ClaimedJob, Store } from "../../src/store/store.ts";
+import type { ClaimedJob } from "../../src/store/attempt-types.ts";
+import type { Store } from "../../src/store/store.ts";
 import { barrier, childArgs, isLocked, openFromArgs, runChild } from "./child-support.ts";
 
 /** How long a claimant may take to empty its lane (ms). */

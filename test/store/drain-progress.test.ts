@@ -5,7 +5,7 @@
  * "Drain"), on both drivers.
  */
 import { expect, test } from "bun:test";
-import { drainSettled } from "../../src/store/store.ts";
+import { drainSettled } from "../../src/store/reader.ts";
 import { drainProgress } from "../../src/store/verbs/lane-reads.ts";
 import { claimOne, forceRetried, forEachDriver, insertJob } from "./support.ts";
 

@@ -4,8 +4,9 @@
  * failure in one statement (docs/architecture.md "Triage").
  */
 import { expect, test } from "bun:test";
+import type { AttemptRecord } from "../../src/store/attempt-types.ts";
 import type { FailureReason, JobFilter, NewJob } from "../../src/store/model.ts";
-import type { AttemptRecord, Store } from "../../src/store/store.ts";
+import type { Store } from "../../src/store/store.ts";
 import { attemptRecord, claimOne, forEachDriver, insertJob, record, sorted } from "./support.ts";
 
 /** A job that ran once and died as told; returns its id. */

@@ -5,7 +5,7 @@
  * the files on the one host) skips these cases visibly.
  */
 import { expect, test } from "bun:test";
-import type { OutputChunk } from "../../src/store/store.ts";
+import type { OutputChunk } from "../../src/store/attempt-types.ts";
 import { attemptRecord, claimOne, forEachDriver, insertJob, record } from "./support.ts";
 
 const text = (bytes: Uint8Array | undefined) => new TextDecoder().decode(bytes);

@@ -6,7 +6,8 @@
  */
 import { expect, test } from "bun:test";
 import type { Job, JobFilter } from "../../src/store/model.ts";
-import { drainSettled, type Store } from "../../src/store/store.ts";
+import { drainSettled } from "../../src/store/reader.ts";
+import type { Store } from "../../src/store/store.ts";
 import {
   attemptRecord,
   claim,

@@ -3,7 +3,8 @@
  * worker); and the process group, carried by the first heartbeat or the result.
  */
 import { expect, test } from "bun:test";
-import type { AttemptRecord, Store } from "../../src/store/store.ts";
+import type { AttemptRecord } from "../../src/store/attempt-types.ts";
+import type { Store } from "../../src/store/store.ts";
 import { recordAttemptEnd } from "../../src/store/verbs/record.ts";
 import { attemptRecord, claim, claimOne, forEachDriver, insertJob, record } from "./support.ts";
 

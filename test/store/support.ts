@@ -3,9 +3,10 @@
  * and record builders, and polling with a deadline.
  */
 import { afterEach, beforeEach, describe, expect, setDefaultTimeout } from "bun:test";
+import type { AttemptRecord, ClaimedJob, ClaimRequest } from "../../src/store/attempt-types.ts";
 import type { QueueLocation } from "../../src/store/location.ts";
 import type { Job, NewJob } from "../../src/store/model.ts";
-import type { AttemptRecord, ClaimedJob, ClaimRequest, Store } from "../../src/store/store.ts";
+import type { Store } from "../../src/store/store.ts";
 import { DRIVERS, type DriverFixture, OPEN_TIMEOUT_MS, type OpenedQueue } from "./drivers.ts";
 
 /** The queue of the running test (valid inside a test of {@link forEachDriver}). */

@@ -10,19 +10,13 @@
  */
 import { Database } from "bun:sqlite";
 import type { SQL } from "bun";
+import type { ClaimedJob, ClaimRequest } from "../attempt-types.ts";
+import type { StoreReader } from "../reader.ts";
 import { migrate as migrateSqlite } from "../sqlite/migrations.ts";
-import { SqliteStore } from "../sqlite/open.ts";
-import type {
-  ClaimedJob,
-  ClaimRequest,
-  QueryPlan,
-  Store,
-  StoreReader,
-  StoreWriter,
-  Waker,
-  WorkWaker,
-} from "../store.ts";
+import { SqliteStore } from "../sqlite/sqlite-store.ts";
+import type { QueryPlan, Store, Waker, WorkWaker } from "../store.ts";
 import { pollingWorkWaker } from "../wake-signal.ts";
+import type { StoreWriter } from "../writer.ts";
 import type { QueueClock } from "./connect.ts";
 import type { ErrorContext } from "./errors.ts";
 import { watchChannel } from "./listen.ts";

@@ -11,7 +11,7 @@
  * the worker's next claim.
  */
 import type { SQL } from "bun";
-import { type ClaimedJob, type ClaimRequest, type DatedClaim, datedClaim } from "../store.ts";
+import { type ClaimedJob, type ClaimRequest, type DatedClaim, datedClaim } from "../attempt-types.ts";
 import { claimStatement, findClaimed, lockLane } from "./claim.ts";
 import { type ErrorContext, isConflict, isConnectionError, isDriverError, mapPgError } from "./errors.ts";
 import { ensureLane } from "./lane-queries.ts";

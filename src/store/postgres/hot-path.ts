@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL statements on the worker's hot path (docs/architecture.md
- * "The claim", "Waking", "Drain"), kept here so that queries.ts and claim.ts
- * run them and {@link explainHotPath} shows how the server answers each: every
+ * "The claim", "Waking", "Drain"), kept here so that read-queries.ts,
+ * worker-queries.ts and claim.ts run them and {@link explainHotPath} shows how the server answers each: every
  * one must be answered from an index in time independent of the backlog (the
  * plan test in test/store/plans.test.ts). The text matches SQLite's
  * (src/store/sqlite/hot-path.ts) statement for statement.

@@ -6,20 +6,11 @@
  * created in it; the first write verb (create: true) migrates it.
  */
 import type { SQL } from "bun";
+import { type ClaimedJob, type ClaimRequest, type DatedClaim, datedClaim } from "../attempt-types.ts";
 import { FifoLock } from "../fifo-lock.ts";
-import {
-  type ClaimedJob,
-  type ClaimRequest,
-  type DatedClaim,
-  datedClaim,
-  type QueryPlan,
-  type Store,
-  type StoreReader,
-  type StoreWriter,
-  type Waker,
-  type WorkWaker,
-  type WriteOptions,
-} from "../store.ts";
+import type { StoreReader } from "../reader.ts";
+import type { QueryPlan, Store, Waker, WorkWaker, WriteOptions } from "../store.ts";
+import type { StoreWriter } from "../writer.ts";
 import { AbsentPgStore } from "./absent.ts";
 import { claimStatement, lockLane, type StatementClaim } from "./claim.ts";
 import { ClaimBook, runClaim } from "./claim-runner.ts";

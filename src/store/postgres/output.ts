@@ -5,7 +5,8 @@
  * (a growing bytea would be copied whole on every append).
  */
 import type { SQL } from "bun";
-import type { OutputChunk, OutputStream, ShippedOutput } from "../store.ts";
+import type { OutputChunk } from "../attempt-types.ts";
+import type { OutputStream, ShippedOutput } from "../reader.ts";
 import { num } from "./rows.ts";
 
 /**

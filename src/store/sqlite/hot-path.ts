@@ -1,6 +1,7 @@
 /**
  * The SQLite statements on the worker's hot path (docs/architecture.md "The
- * claim", "Waking", "Drain"), kept here so that queries.ts runs them and
+ * claim", "Waking", "Drain"), kept here so that read-queries.ts and
+ * worker-queries.ts run them and
  * {@link explainHotPath} shows how SQLite answers each: every one must be
  * answered from an index in time independent of the backlog (the plan test in
  * test/store/plans.test.ts). Where SQLite's planner, having no statistics,

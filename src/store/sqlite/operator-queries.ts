@@ -5,8 +5,10 @@
  * "The driver contract").
  */
 import type { Database } from "bun:sqlite";
+import type { AttemptClosing } from "../attempt-types.ts";
 import type { Job, JobEvent, JobState } from "../model.ts";
-import { type AttemptClosing, activeKeyTaken, type EventQuery, type JobSettingsChange } from "../store.ts";
+import type { EventQuery } from "../reader.ts";
+import { activeKeyTaken, type JobSettingsChange } from "../writer.ts";
 import { toJob } from "./rows.ts";
 
 type Row = Record<string, unknown>;

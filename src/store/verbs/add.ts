@@ -16,7 +16,8 @@ import {
 } from "../../ops/needs.ts";
 import { settingsFrom } from "../../ops/settings.ts";
 import type { BatchAdd, Job } from "../model.ts";
-import type { Store, StoreReader } from "../store.ts";
+import type { StoreReader } from "../reader.ts";
+import type { Store } from "../store.ts";
 
 /**
  * Adds validated specs in one write transaction (SQLite `BEGIN IMMEDIATE`),

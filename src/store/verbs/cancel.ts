@@ -7,7 +7,8 @@ import { SpoolError, type Warning } from "../../contract/errors.ts";
 import { type CanceledJob, cancelWarnings, checkCancel } from "../../ops/cancel.ts";
 import { type HealthContext, jobWorkerHealth, type WorkerHealth } from "../../ops/worker-health.ts";
 import type { Job } from "../model.ts";
-import type { Store, StoreWriter } from "../store.ts";
+import type { Store } from "../store.ts";
+import type { StoreWriter } from "../writer.ts";
 import { resolveUnique } from "./job-refs.ts";
 
 /**

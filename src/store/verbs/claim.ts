@@ -3,8 +3,10 @@
  * claim moves up to N eligible jobs to `running` with their attempt rows and
  * `claimed` events, in one short transaction of its own (`Store.claimJobs`).
  */
+
+import type { ClaimedJob, ClaimRequest } from "../attempt-types.ts";
 import type { Job } from "../model.ts";
-import type { ClaimedJob, ClaimRequest, Store } from "../store.ts";
+import type { Store } from "../store.ts";
 
 /** A job this worker now owns, with the attempt it must run. */
 export interface ClaimedAttempt {

@@ -6,8 +6,9 @@
  */
 import type { Warning } from "../../contract/errors.ts";
 import type { Job } from "../model.ts";
+import type { StoreReader } from "../reader.ts";
 import { filesSize, removeJobOutput } from "../spool.ts";
-import type { StoreReader, StoreWriter } from "../store.ts";
+import type { StoreWriter } from "../writer.ts";
 
 /** Output files whose rows are gone, to remove once the deleting transaction has committed. */
 export interface OutputToRemove {

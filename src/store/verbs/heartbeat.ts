@@ -4,7 +4,8 @@
  * attempts renewed in one transaction, answering whether a stop was asked
  * and, per attempt, whether it is still owned and whether a cancel was asked.
  */
-import type { AttemptKey, AttemptLease, Store } from "../store.ts";
+import type { AttemptKey, AttemptLease } from "../attempt-types.ts";
+import type { Store } from "../store.ts";
 
 /** What a heartbeat learned. */
 export interface HeartbeatAnswer {

@@ -5,7 +5,7 @@
  */
 import { resolveJob } from "../../ops/jobs.ts";
 import type { Job } from "../model.ts";
-import type { StoreReader } from "../store.ts";
+import type { StoreReader } from "../reader.ts";
 
 /**
  * The jobs `refs` name (ids, idempotency keys or `last`), in the caller's

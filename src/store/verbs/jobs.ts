@@ -15,7 +15,8 @@ import {
 } from "../../ops/jobs.ts";
 import { type HealthContext, healthCache, jobWorkerHealth, prefetchHealth } from "../../ops/worker-health.ts";
 import type { Attempt, Job } from "../model.ts";
-import type { SnapshotReader, StoreReader } from "../store.ts";
+import type { StoreReader } from "../reader.ts";
+import type { SnapshotReader } from "../store.ts";
 
 /** The unmet needs of those of `jobs` that are queued and wait for any, in one statement (`waiting_on`). */
 async function waitingOf(tx: StoreReader, jobs: Job[]): Promise<Map<number, number[]>> {

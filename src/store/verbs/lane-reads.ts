@@ -7,7 +7,8 @@
 import { type LaneView, pauseInForce, readLanes } from "../../ops/lanes.ts";
 import { type JudgeWorker, listWorkers, type StaleAfter, type WorkerView } from "../../ops/workers.ts";
 import type { LaneCount, LaneSetting } from "../model.ts";
-import { drainLeft, type SnapshotReader, type StoreReader } from "../store.ts";
+import { drainLeft, type StoreReader } from "../reader.ts";
+import type { SnapshotReader } from "../store.ts";
 
 /** The paused lanes among `lanes` (all when absent) at `now` (epoch seconds), with their rows, inside `tx`. */
 export async function pausedLanesIn(tx: StoreReader, now: number, lanes?: Iterable<string>): Promise<LaneSetting[]> {

@@ -5,7 +5,8 @@
  */
 import { type LaneSetData, type PauseData, pauseInForce, type ResumeData, workerLanes } from "../../ops/lanes.ts";
 import type { LaneCount } from "../model.ts";
-import type { Store, StoreReader } from "../store.ts";
+import type { StoreReader } from "../reader.ts";
+import type { Store } from "../store.ts";
 
 /**
  * Pauses lane `queue` from now on (`pause`), for `forSeconds` seconds (null:

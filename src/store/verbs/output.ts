@@ -10,7 +10,8 @@ import { SpoolError } from "../../contract/errors.ts";
 import { resolveJob } from "../../ops/jobs.ts";
 import { type AttemptOutput, readTail, type StreamName, type StreamView } from "../../ops/output.ts";
 import type { Attempt, Job } from "../model.ts";
-import type { OutputStream, ShippedOutput, SnapshotReader, StoreReader } from "../store.ts";
+import type { OutputStream, ShippedOutput, StoreReader } from "../reader.ts";
+import type { SnapshotReader } from "../store.ts";
 
 /**
  * The attempt to show: `attemptNo`, or the latest (null when the job has no

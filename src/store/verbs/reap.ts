@@ -7,7 +7,8 @@
  */
 import type { Outcome } from "../../ops/outcome.ts";
 import type { Attempt, Job, WorkerRecord } from "../model.ts";
-import type { Store, StoreReader } from "../store.ts";
+import type { StoreReader } from "../reader.ts";
+import type { Store } from "../store.ts";
 import { type AttemptRef, recordAttemptEnd } from "./record.ts";
 
 /** A running job the reaper may judge, with its worker's registry row and its current attempt. */

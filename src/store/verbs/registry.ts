@@ -4,7 +4,8 @@
  * marked stopped — and the look-up of an id's previous holder.
  */
 import type { WorkerRecord } from "../model.ts";
-import type { Store, StoreReader } from "../store.ts";
+import type { StoreReader } from "../reader.ts";
+import type { Store } from "../store.ts";
 
 /** The process a worker registers: its row without the times and flags the registration sets. */
 export type WorkerIdentity = Omit<WorkerRecord, "started_at" | "heartbeat_at" | "stop_requested" | "stopped_at">;

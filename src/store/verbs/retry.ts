@@ -24,7 +24,8 @@ import {
 } from "../../ops/retry.ts";
 import { type BlockedRetry, blockedError, blockedRetries } from "../../ops/retry-needs.ts";
 import type { Job, JobState } from "../model.ts";
-import type { Store, StoreWriter } from "../store.ts";
+import type { Store } from "../store.ts";
+import type { StoreWriter } from "../writer.ts";
 import { keyHolder, resolveUnique } from "./job-refs.ts";
 
 /** How to retry (see {@link retryJobs}). */

@@ -4,7 +4,8 @@
  * cap it ships up to.
  */
 import { readSettings } from "../../ops/settings.ts";
-import type { OutputChunk, Store } from "../store.ts";
+import type { OutputChunk } from "../attempt-types.ts";
+import type { Store } from "../store.ts";
 
 /**
  * Appends one chunk of an attempt's stream, one durable write transaction.

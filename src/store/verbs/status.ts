@@ -10,7 +10,8 @@ import type { StateCounts, StatusData } from "../../ops/status.ts";
 import { type HealthContext, strandedJobs } from "../../ops/worker-health.ts";
 import { type JudgeWorker, listWorkers, staleAfter } from "../../ops/workers.ts";
 import { REPORTED_STATES } from "../model.ts";
-import type { SnapshotReader, StoreReader } from "../store.ts";
+import type { StoreReader } from "../reader.ts";
+import type { SnapshotReader } from "../store.ts";
 import { pausedLanesIn } from "./lane-reads.ts";
 
 function zero(): StateCounts {

@@ -7,7 +7,7 @@
  * group's `closed_dependents`. A helper of the `failureGroups` verb (src/store/verbs/triage.ts).
  */
 import type { Job } from "../model.ts";
-import type { StoreReader } from "../store.ts";
+import type { StoreReader } from "../reader.ts";
 
 /** The prefix of `last_error` the store writes on a job its need's failure closed. */
 const NEED_FAILED = /^need_failed: job (\d+) ended /;

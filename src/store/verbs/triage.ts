@@ -18,7 +18,8 @@ import {
   selectionFilter,
 } from "../../ops/triage-groups.ts";
 import type { FailureGroupRow, Job, JobState } from "../model.ts";
-import type { SnapshotReader, StoreReader } from "../store.ts";
+import type { StoreReader } from "../reader.ts";
+import type { SnapshotReader } from "../store.ts";
 import { feedbackIn } from "./feedback.ts";
 import { attemptOutputIn, pickAttemptIn, streamTailIn } from "./output.ts";
 import { regroupDependents } from "./triage-dependents.ts";

@@ -8,7 +8,8 @@ import { SpoolError } from "../../contract/errors.ts";
 import { JOB_NOT_FOUND_REMEDIATION } from "../../ops/jobs.ts";
 import { type JudgeWorker, listWorkers, type StaleAfter, type WorkerView } from "../../ops/workers.ts";
 import type { Job, JobFilter } from "../model.ts";
-import type { Store, StoreReader } from "../store.ts";
+import type { StoreReader } from "../reader.ts";
+import type { Store } from "../store.ts";
 
 /** How to judge the registry's rows (see `listWorkers` of src/ops/workers.ts). */
 export interface WorkersJudged {

@@ -5,7 +5,8 @@
  * snapshot; none writes or signals.
  */
 import type { Job, LaneCount, LaneSetting, WorkerRecord } from "../model.ts";
-import type { DrainState, Store } from "../store.ts";
+import type { DrainState } from "../reader.ts";
+import type { Store } from "../store.ts";
 
 /**
  * Every lane's steering row and, with `withCounts` (a worker serving every

@@ -1,0 +1,218 @@
+/**
+ * The PostgreSQL implementation of {@link StoreReader}: the statements that
+ * read the queue (jobs, attempts, the ledger, settings, workers, batches,
+ * needs, lanes) in one transaction. In a read transaction they see one
+ * REPEATABLE READ snapshot; in a write transaction getJob() locks the row
+ * (see queries.ts). The base of the transaction's statements; the writes
+ * build on it in worker-queries.ts and queries.ts.
+ */
+import type { SQL } from "bun";
+import type {
+  Attempt,
+  BatchView,
+  FailureGroupRow,
+  Job,
+  JobEvent,
+  JobFilter,
+  JobState,
+  LaneCount,
+  LaneSetting,
+  WorkerRecord,
+} from "../model.ts";
+import type { DrainState, EventQuery, OutputStream, ShippedOutput, StoreReader, WaitingOnNeeds } from "../reader.ts";
+import * as batches from "./batch-queries.ts";
+import type { TxEffects } from "./events.ts";
+import { HOT_SQL } from "./hot-path.ts";
+import { jobWhere } from "./job-filter.ts";
+import * as lanes from "./lane-queries.ts";
+import { unmetNeeds, waitingOnNeeds } from "./needs.ts";
+import * as op from "./operator-queries.ts";
+import { readOutput } from "./output.ts";
+import { num, toAttempt, toEvent, toJob, toWorker } from "./rows.ts";
+import { failureGroups } from "./triage-queries.ts";
+
+type Row = Record<string, unknown>;
+
+/** The reads of one transaction (schedules and hooks are read through {@link PgQueries.recurring}). */
+export abstract class PgReads implements Omit<StoreReader, "recurring"> {
+  constructor(
+    protected readonly tx: SQL,
+    protected readonly effects: TxEffects,
+    /** Whether this is a write transaction (getJob locks the row). */
+    protected readonly writing: boolean,
+  ) {}
+
+  async getJob(id: number): Promise<Job | null> {
+    const [row] = this.writing
+      ? await this.tx.unsafe(HOT_SQL.getJobForUpdate, [id])
+      : await this.tx`SELECT * FROM jobs WHERE id = ${id}`;
+    return row ? toJob(row) : null;
+  }
+
+  async findActiveJobByKey(key: string): Promise<Job | null> {
+    const [row] = await this
+      .tx`SELECT * FROM jobs WHERE idempotency_key = ${key} AND state IN ('queued','running') ORDER BY id DESC LIMIT 1`;
+    return row ? toJob(row) : null;
+  }
+
+  async findActiveJobsByKeys(keys: string[]): Promise<Map<string, Job>> {
+    const found = new Map<string, Job>();
+    if (keys.length === 0) return found;
+    const rows = await this.tx`SELECT DISTINCT ON (idempotency_key) * FROM jobs
+      WHERE idempotency_key = ANY(${[...new Set(keys)]}::text[]) AND state IN ('queued','running')
+      ORDER BY idempotency_key, id DESC`;
+    for (const row of rows as Row[]) {
+      const job = toJob(row);
+      found.set(job.idempotency_key!, job);
+    }
+    return found;
+  }
+
+  async findLatestJobByKey(key: string): Promise<Job | null> {
+    const [row] = await this.tx`SELECT * FROM jobs WHERE idempotency_key = ${key} ORDER BY id DESC LIMIT 1`;
+    return row ? toJob(row) : null;
+  }
+
+  async listJobs(filter: JobFilter): Promise<Job[]> {
+    const params: unknown[] = [];
+    const p = (v: unknown) => {
+      params.push(v);
+      return `$${params.length}`;
+    };
+    const sql = `SELECT * FROM jobs WHERE ${jobWhere(filter, p)} ORDER BY id DESC LIMIT ${p(filter.limit)}`;
+    return ((await this.tx.unsafe(sql, params)) as Row[]).map(toJob);
+  }
+
+  async failureGroups(filter: Omit<JobFilter, "limit" | "beforeId">, maskVersion: number): Promise<FailureGroupRow[]> {
+    return failureGroups(this.tx, filter, maskVersion);
+  }
+
+  async countByStateAndLane(): Promise<LaneCount[]> {
+    // Signed deltas kept by triggers (schema v2): a few rows, whatever the number of jobs.
+    return (await this
+      .tx`SELECT state, queue, sum(n)::float8 AS n FROM lane_counts GROUP BY state, queue HAVING sum(n) > 0`) as LaneCount[];
+  }
+
+  async countScheduledByLane(now: number): Promise<{ queue: string; n: number }[]> {
+    return (await this
+      .tx`SELECT queue, count(*)::int AS n FROM jobs WHERE state = 'queued' AND next_run_at > ${now} GROUP BY queue`) as {
+      queue: string;
+      n: number;
+    }[];
+  }
+
+  async recentDead(limit: number): Promise<Job[]> {
+    return (
+      (await this
+        .tx`SELECT * FROM jobs WHERE state = 'dead' ORDER BY finished_at DESC, id DESC LIMIT ${limit}`) as Row[]
+    ).map(toJob);
+  }
+
+  async recentFailedAttempts(limit: number): Promise<Attempt[]> {
+    // Bounded to the newest 10,000 jobs so that a live view stays cheap on a huge queue.
+    const rows = await this.tx`SELECT * FROM attempts WHERE job_id > (SELECT coalesce(max(id), 0) - 10000 FROM jobs)
+        AND state IN ('failed','timed_out','abandoned')
+      ORDER BY finished_at DESC, job_id DESC, attempt_no DESC LIMIT ${limit}`;
+    return (rows as Row[]).map(toAttempt);
+  }
+
+  async attemptsOf(jobId: number): Promise<Attempt[]> {
+    return ((await this.tx`SELECT * FROM attempts WHERE job_id = ${jobId} ORDER BY attempt_no`) as Row[]).map(
+      toAttempt,
+    );
+  }
+
+  async getAttempt(jobId: number, attemptNo: number): Promise<Attempt | null> {
+    const [row] = await this.tx`SELECT * FROM attempts WHERE job_id = ${jobId} AND attempt_no = ${attemptNo}`;
+    return row ? toAttempt(row) : null;
+  }
+
+  async eventsOf(jobId: number): Promise<JobEvent[]> {
+    await this.effects.settle(this.tx); // this transaction's own events first
+    return ((await this.tx`SELECT * FROM job_events WHERE job_id = ${jobId} ORDER BY id`) as Row[]).map(toEvent);
+  }
+
+  async readAttemptOutput(
+    jobId: number,
+    attemptNo: number,
+    stream: OutputStream,
+    offset: number,
+    maxBytes: number,
+  ): Promise<ShippedOutput | null> {
+    return readOutput(this.tx, jobId, attemptNo, stream, offset, maxBytes);
+  }
+
+  async listSettings(): Promise<Record<string, string>> {
+    const rows = (await this.tx`SELECT key, value FROM settings`) as { key: string; value: string }[];
+    return Object.fromEntries(rows.map((r) => [r.key, r.value]));
+  }
+
+  async getSetting(key: string): Promise<string | null> {
+    const [row] = await this.tx`SELECT value FROM settings WHERE key = ${key}`;
+    return row?.value ?? null;
+  }
+
+  async drainState(queue: string, now: number): Promise<DrainState> {
+    const [row] = await this.tx.unsafe(HOT_SQL.drainState, [queue, now]);
+    return { running: row.running, waiting: row.waiting };
+  }
+
+  async nextDueAt(queue: string): Promise<number | null> {
+    const [row] = await this.tx.unsafe(HOT_SQL.nextDueAt, [queue]);
+    return row?.t ?? null;
+  }
+
+  async staleRunningJobs(leaseSeconds: number): Promise<Job[]> {
+    // The database's clock: heartbeats are written with it (heartbeatJobs, claim).
+    const rows = await this.tx.unsafe(HOT_SQL.staleRunningJobs, [leaseSeconds]);
+    return (rows as Row[]).map(toJob);
+  }
+
+  async getWorker(workerId: string): Promise<WorkerRecord | null> {
+    const [row] = await this.tx`SELECT * FROM workers WHERE worker_id = ${workerId}`;
+    return row ? toWorker(row) : null;
+  }
+
+  async runningJobsByWorker(): Promise<{ worker_id: string; job_id: number }[]> {
+    const rows = await this.tx.unsafe(HOT_SQL.runningJobsByWorker, []);
+    return (rows as Row[]).map((r) => ({ worker_id: r.worker_id as string, job_id: num(r.job_id) }));
+  }
+
+  async listWorkers(limit: number): Promise<WorkerRecord[]> {
+    return ((await this.tx`SELECT * FROM workers ORDER BY heartbeat_at DESC LIMIT ${limit}`) as Row[]).map(toWorker);
+  }
+
+  async unmetNeeds(jobIds: number[]): Promise<Map<number, number[]>> {
+    return unmetNeeds(this.tx, jobIds);
+  }
+
+  async waitingOnNeeds(limit: number): Promise<WaitingOnNeeds> {
+    return waitingOnNeeds(this.tx, limit);
+  }
+
+  async getBatch(name: string): Promise<BatchView | null> {
+    return batches.getBatch(this.tx, name);
+  }
+
+  async listBatches(limit: number): Promise<BatchView[]> {
+    return batches.listBatches(this.tx, limit);
+  }
+
+  async listEvents(query: EventQuery): Promise<JobEvent[]> {
+    await this.effects.settle(this.tx);
+    return op.listEvents(this.tx, query);
+  }
+
+  async pruneCandidates(states: JobState[], finishedBefore: number): Promise<Job[]> {
+    return op.pruneCandidates(this.tx, states, finishedBefore);
+  }
+
+  async historyCounts(jobIds: number[]): Promise<{ attempts: number; events: number }> {
+    await this.effects.settle(this.tx);
+    return op.historyCounts(this.tx, jobIds);
+  }
+
+  async listLanes(): Promise<LaneSetting[]> {
+    return lanes.listLanes(this.tx);
+  }
+}

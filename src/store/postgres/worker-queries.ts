@@ -1,0 +1,183 @@
+/**
+ * The PostgreSQL writes a worker makes, on its hot path: an attempt's result,
+ * shipped output, lease and registry heartbeats, stop requests (the claim
+ * itself is claim.ts); and the job-ended machinery every write path shares
+ * (hooks, dependents, a batch's cancels). queries.ts builds the operator's
+ * writes on it.
+ */
+import type { AttemptKey, AttemptLease, AttemptRecord, OutputChunk } from "../attempt-types.ts";
+import type { EventName, JobState, WorkerRecord } from "../model.ts";
+import type { Hook } from "../recurring.ts";
+import * as batches from "./batch-queries.ts";
+import { HOT_SQL } from "./hot-path.ts";
+import { jobsEnded, settleRound } from "./needs.ts";
+import { appendOutput } from "./output.ts";
+import { PgReads } from "./read-queries.ts";
+import type { PgRecurring } from "./recurring-queries.ts";
+import { num } from "./rows.ts";
+
+type Row = Record<string, unknown>;
+
+/** The worker's writes and the shared job-ended machinery, in one transaction. */
+export abstract class PgWorkerWrites extends PgReads {
+  /** Schedules and hooks; set by {@link PgQueries}, which can insert their jobs. */
+  abstract readonly recurring: PgRecurring;
+
+  /**
+   * Everything that happens in the transaction that ends a job (done, dead, canceled), from
+   * every path that ends one: a worker's result, a reap, a cancel. Today: its outcome hooks,
+   * and its batch's `batch-done` hooks when that end finished the batch.
+   */
+  protected async jobEnded(
+    jobId: number,
+    state: JobState,
+    now: number,
+    hooks?: Hook[],
+    batchCheck = true,
+  ): Promise<void> {
+    await this.recurring.enqueueHooks(jobId, state, now, hooks, batchCheck);
+  }
+
+  /**
+   * What ending jobs outside their own outcome sets off (a batch's fail-fast
+   * canceling its queued jobs): their hooks, and their dependents closed
+   * (docs/architecture.md "Hooks", "Dependencies"), in the same transaction.
+   */
+  protected async canceledByBatch(jobIds: number[], now: number): Promise<void> {
+    // One batch: its batch-done check once, after the last cancel (not a count per canceled job).
+    for (const [i, id] of jobIds.entries())
+      await this.jobEnded(id, "canceled", now, undefined, i === jobIds.length - 1);
+    await this.closedByNeeds(await jobsEnded(this.tx, this.effects, jobIds, now), now);
+  }
+
+  /** The hooks of dependents a failed need closed (need_failed): ends like any other (docs/architecture.md "Hooks"). */
+  protected async closedByNeeds(jobIds: number[], now: number): Promise<void> {
+    for (const id of jobIds) await this.jobEnded(id, "canceled", now);
+  }
+
+  async appendAttemptOutput(chunk: OutputChunk): Promise<boolean> {
+    return appendOutput(this.tx, chunk);
+  }
+
+  async appendEvent(
+    jobId: number,
+    event: EventName,
+    workerId: string | null,
+    detail: string | null,
+    now: number,
+  ): Promise<void> {
+    this.effects.append({ jobId, event, workerId, detail, at: now });
+  }
+
+  async recordAttempt(r: AttemptRecord): Promise<boolean> {
+    // Fenced by (job, attempt, worker) in the UPDATE itself; the attempt row is closed only if the job row was.
+    // An ending job's hooks are read in the same round trip (pipelined): no hooks costs no extra trip.
+    const hooks = r.jobState === "queued" ? null : this.recurring.hooksOn(r.jobState);
+    hooks?.catch(() => {}); // its failure is the UPDATE's too: the transaction is aborted either way
+    // then() sends a query now (a bare query is sent when awaited): the record goes first, the settle behind it.
+    const record = this.tx
+      .unsafe(HOT_SQL.recordAttempt, [
+        r.jobState,
+        r.attempts,
+        r.crashes,
+        r.nextRunAt,
+        r.exitCode,
+        r.error,
+        r.jobState === "queued" ? null : r.now,
+        r.jobId,
+        r.workerId,
+        r.attemptNo,
+        r.attemptState,
+        r.now,
+        r.signal,
+        r.failureReason,
+        r.stderrLastLine ?? null,
+        r.process?.pgid ?? null,
+        r.process?.startTime ?? null,
+        r.stderrSignature ?? null,
+      ])
+      .then((rows) => (rows as { n: number; queue: string }[])[0]!);
+    // A job that ended settles its dependents: the first statement goes pipelined behind the record (one round
+    // trip), and runs after it with its own snapshot. Harmless if the record changed nothing: it only flips edges
+    // of needs that already ended, which their own end settled.
+    const settle = r.jobState === "queued" ? null : settleRound(this.tx, [r.jobId]);
+    settle?.catch(() => {}); // awaited below, or its rejection is the record's
+    const row = await record;
+    if (row.n === 0) {
+      await settle;
+      return false;
+    }
+    // A job that ended frees a slot of its lane; one requeued by a retry backoff is work again.
+    this.effects.work.freed.add(row.queue);
+    if (r.jobState === "queued") this.effects.work.ready.add(row.queue);
+    for (const e of r.events)
+      this.effects.append({ jobId: r.jobId, event: e.event, workerId: e.workerId, detail: e.detail, at: r.now });
+    this.effects.notify = true;
+    if (hooks !== null) await this.jobEnded(r.jobId, r.jobState, r.now, await hooks);
+    if (settle) await this.closedByNeeds(await jobsEnded(this.tx, this.effects, [r.jobId], r.now, settle), r.now);
+    // The batch effects of this outcome, in its transaction (docs/architecture.md "Batches").
+    if (r.jobState === "dead") {
+      const failed = await batches.failFastOnDead(this.tx, this.effects, r.jobId, r.now);
+      if (failed) await this.canceledByBatch(failed.canceled, r.now);
+    } else if (
+      r.jobState === "queued" &&
+      (await batches.cancelRequeuedInFailedBatch(this.tx, this.effects, r.jobId, r.now))
+    )
+      await this.canceledByBatch([r.jobId], r.now);
+    return true;
+  }
+
+  async upsertWorker(w: WorkerRecord): Promise<void> {
+    await this
+      .tx`INSERT INTO workers (worker_id, pid, host, boot_id, start_time, queue, started_at, heartbeat_at, stop_requested, stopped_at, pid_ns)
+      VALUES (${w.worker_id}, ${w.pid}, ${w.host}, ${w.boot_id}::text, ${w.start_time}::text, ${w.queue}, ${w.started_at}::float8,
+        ${w.heartbeat_at}::float8, ${w.stop_requested}, ${w.stopped_at}::float8, ${w.pid_ns ?? null}::text)
+      ON CONFLICT (worker_id) DO UPDATE SET pid = excluded.pid, host = excluded.host, boot_id = excluded.boot_id, pid_ns = excluded.pid_ns,
+        start_time = excluded.start_time, queue = excluded.queue, started_at = excluded.started_at,
+        heartbeat_at = excluded.heartbeat_at, stop_requested = excluded.stop_requested, stopped_at = excluded.stopped_at`;
+  }
+
+  async markWorkerStopped(workerId: string, now: number): Promise<void> {
+    await this
+      .tx`UPDATE workers SET stopped_at = ${now}::float8, heartbeat_at = ${now}::float8 WHERE worker_id = ${workerId}`;
+  }
+
+  async heartbeatJobs(workerId: string, attempts: AttemptKey[]): Promise<AttemptLease[]> {
+    if (attempts.length === 0) return [];
+    // One statement for all of the worker's attempts, on the database's clock; a pair it no longer owns is not updated.
+    const rows = (await this.tx.unsafe(HOT_SQL.heartbeatJobs, [
+      workerId,
+      attempts.map((a) => a.jobId),
+      attempts.map((a) => a.attemptNo),
+    ])) as Row[];
+    const seen = new Map(rows.map((r) => [`${num(r.id)}:${r.last_attempt_no}`, r.cancel_requested === true]));
+    const groups = attempts.filter((a) => a.process && seen.has(`${a.jobId}:${a.attemptNo}`));
+    if (groups.length > 0) {
+      await this.tx.unsafe(HOT_SQL.attemptProcess, [
+        groups.map((a) => a.jobId),
+        groups.map((a) => a.attemptNo),
+        groups.map((a) => a.process!.pgid),
+        groups.map((a) => a.process!.startTime),
+      ]);
+    }
+    return attempts.map((a) => {
+      const cancel = seen.get(`${a.jobId}:${a.attemptNo}`);
+      return { jobId: a.jobId, attemptNo: a.attemptNo, owned: cancel !== undefined, cancelRequested: cancel === true };
+    });
+  }
+
+  async heartbeatWorker(workerId: string, now: number): Promise<{ stopRequested: boolean }> {
+    const [row] = await this
+      .tx`UPDATE workers SET heartbeat_at = ${now}::float8 WHERE worker_id = ${workerId} RETURNING stop_requested`;
+    return { stopRequested: row?.stop_requested === true };
+  }
+
+  async requestWorkerStop(workerId: string | null): Promise<string[]> {
+    const rows = (await this.tx`UPDATE workers SET stop_requested = true
+      WHERE stopped_at IS NULL AND (${workerId}::text IS NULL OR worker_id = ${workerId}::text) RETURNING worker_id`) as {
+      worker_id: string;
+    }[];
+    if (rows.length > 0) this.effects.notify = this.effects.work.all = true; // idle workers look at their flag when woken
+    return rows.map((r) => r.worker_id);
+  }
+}
