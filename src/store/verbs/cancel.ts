@@ -5,10 +5,11 @@
  */
 import { SpoolError, type Warning } from "../../contract/errors.ts";
 import { type CanceledJob, cancelWarnings, checkCancel } from "../../ops/cancel.ts";
-import { type HealthContext, jobWorkerHealth, type WorkerHealth } from "../../ops/worker-health.ts";
+import type { HealthContext, WorkerHealth } from "../../ops/worker-health.ts";
 import type { Job } from "../model.ts";
 import type { Store, StoreWriter } from "../store.ts";
 import { resolveUnique } from "./job-refs.ts";
+import { jobWorkerHealth } from "./worker-health.ts";
 
 /**
  * Cancels the jobs `refs` name in one write transaction, all or none:

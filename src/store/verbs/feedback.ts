@@ -5,9 +5,9 @@
  */
 import type { Warning } from "../../contract/errors.ts";
 import { type FeedbackData, feedbackOf } from "../../ops/feedback.ts";
-import { resolveJob } from "../../ops/jobs.ts";
 import type { Job } from "../model.ts";
 import type { SnapshotReader, StoreReader } from "../store.ts";
+import { resolveJob } from "./job-refs.ts";
 import { pickAttemptIn, streamTailIn } from "./output.ts";
 
 /** The verdict about `job` inside `tx`: its latest attempt and the last `tailBytes` of each stream. */
