@@ -123,7 +123,7 @@ forEachDriver("open and migrate", (q, driver) => {
     }
   });
 
-  test("the shared empty queue (an absent PostgreSQL queue's reader) answers every read as a fresh queue does", async () => {
+  test("the shared empty queue (what an absent queue reads as) answers every read as a fresh queue does", async () => {
     const reads = async (tx: StoreReader) => ({
       job: await tx.getJob(1),
       active: await tx.findActiveJobByKey("k"),

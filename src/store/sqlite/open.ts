@@ -3,10 +3,12 @@
  * "The driver contract"), the migration check, and the store whose transaction
  * wrapper maps SQLITE_BUSY to `LOCKED`. Why an open failed is told by errors.ts.
  */
+
 import { Database } from "bun:sqlite";
 import { chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { SpoolError } from "../../contract/errors.ts";
+import { EMPTY_QUEUE } from "../empty-queue.ts";
 import { FifoLock } from "../fifo-lock.ts";
 import { refuseUnsafePath } from "../ownership.ts";
 import {
@@ -114,16 +116,19 @@ export class SqliteStore implements Store {
     return Date.now() / 1000;
   }
 
+  // A file that does not exist reads as the empty queue every driver shares (../empty-queue.ts).
   read<T>(fn: (tx: StoreReader) => Promise<T>): Promise<T> {
-    return this.transaction("BEGIN", fn);
+    return this.exists ? this.transaction("BEGIN", fn) : fn(EMPTY_QUEUE);
   }
 
   write<T>(fn: (tx: StoreWriter) => Promise<T>, opts: WriteOptions = {}): Promise<T> {
+    if (!this.exists) return fn(EMPTY_QUEUE);
     return this.transaction("BEGIN IMMEDIATE", fn, opts.durable ?? true);
   }
 
   /** Not durable: a claim lost to a power cut leaves the job queued, and the attempt it started died with the machine anyway. */
   claimJobs(req: ClaimRequest): Promise<ClaimedJob[]> {
+    if (!this.exists) return Promise.resolve([]);
     return this.transaction("BEGIN IMMEDIATE", async (tx) => tx.claim(this.dated(req), this.spoolDir), false);
   }
 
@@ -131,6 +136,7 @@ export class SqliteStore implements Store {
     fn: (tx: StoreWriter) => Promise<T>,
     req: ClaimRequest,
   ): Promise<{ result: T; claimed: ClaimedJob[] | null }> {
+    if (!this.exists) return fn(EMPTY_QUEUE).then((result) => ({ result, claimed: [] }));
     // One commit for both: the result is written first, so the claim sees the slot it freed.
     // Not synced on its own (docs/architecture.md "Durability"): a result lost to a power cut re-runs its job.
     return this.transaction(
@@ -320,7 +326,11 @@ export interface OpenOptions {
   readOnly?: boolean;
 }
 
-/** An empty, migrated in-memory queue: what a queue file that does not exist yet reads as. */
+/**
+ * What a queue file that does not exist yet reads as: its transactions answer
+ * from the shared empty queue (`EMPTY_QUEUE`); the empty, migrated in-memory
+ * database beside it only serves `explainHotPath`.
+ */
 function emptyStore(opts: OpenOptions): SqliteStore {
   const db = new Database(":memory:");
   migrate(db, ":memory:");
