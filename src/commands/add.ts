@@ -7,7 +7,6 @@ import { type AddedJob, relativePathWarning } from "../ops/add.ts";
 import { parseJobLines } from "../ops/add-from.ts";
 import { needsBatch, parseBatchName, parseFailFast } from "../ops/batch.ts";
 import { type AddInput, validateAddInput } from "../ops/job-spec.ts";
-import { addNotices, type WorkerJudge } from "../ops/lane-notices.ts";
 import { DEFAULTS, LIMITS } from "../ops/limits.ts";
 import { staleAfter } from "../ops/workers.ts";
 import type { BatchAdd } from "../store/model.ts";
@@ -15,6 +14,7 @@ import { formatBytes, readBounded } from "../store/read-bounded.ts";
 import type { Store } from "../store/store.ts";
 import { addJobs } from "../store/verbs/add.ts";
 import { formatArgv, rerunCommand } from "../ui/text.ts";
+import { addNotices, type WorkerJudge } from "./lane-notices.ts";
 import { writeRidingOut } from "./ride-out.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 

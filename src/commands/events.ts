@@ -8,12 +8,12 @@ import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import type { FlagsDef } from "../contract/flags.ts";
 import { parseBatchName } from "../ops/batch.ts";
-import { EVENTS_LIMIT, type FollowEnd, followEvents, resolveEventsJob, waitForEvents } from "../ops/events.ts";
 import { LIMITS } from "../ops/limits.ts";
 import type { JobEvent } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { eventsPage } from "../store/verbs/events.ts";
 import { escapeControl, iso, rerunCommand, table } from "../ui/text.ts";
+import { EVENTS_LIMIT, type FollowEnd, followEvents, resolveEventsJob, waitForEvents } from "./events-follow.ts";
 import { batchMustExist } from "./job-filters.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 

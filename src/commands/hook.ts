@@ -4,7 +4,8 @@
  */
 import type { VerbResult } from "../contract/envelope.ts";
 import type { FlagDef } from "../contract/flags.ts";
-import { addHook, HOOK_LANE, type HookData, listHooks, removeHook } from "../ops/hooks.ts";
+import { HOOK_LANE, type HookData, hookData, planHook } from "../ops/hooks.ts";
+import { addHook, listHooks, removeHook } from "../store/verbs/hooks.ts";
 import { clip, formatArgv } from "../ui/text.ts";
 import addVerb, { inputFromFlags } from "./add.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
@@ -92,7 +93,8 @@ export const add = defineVerb({
       runQueue: text("run-queue"),
       job,
     };
-    return { data: await addHook(await ctx.open({ create: true }), input, process.cwd()) };
+    const draft = planHook(input, process.cwd());
+    return { data: hookData(await addHook(await ctx.open({ create: true }), draft)) };
   },
   render({ data }, ctx) {
     if (data.on === "batch-done")
@@ -109,7 +111,7 @@ export const list = defineVerb({
   examples: ["spoolctl hook list", "spoolctl hook list --json"],
   flags: { ...COMMON_FLAGS },
   async run(ctx): Promise<VerbResult<{ hooks: HookData[] }>> {
-    return { data: { hooks: await listHooks(await ctx.open({ create: false })) } };
+    return { data: { hooks: (await listHooks(await ctx.open({ create: false }))).map(hookData) } };
   },
   render({ data }) {
     if (data.hooks.length === 0) return "No hooks. Add one: spoolctl hook add NAME --on dead -- CMD";
@@ -131,7 +133,8 @@ export const rm = defineVerb({
   mutates: true,
   flags: { ...COMMON_FLAGS, name: namePositional("rm") },
   async run(ctx): Promise<VerbResult<{ name: string; removed: true }>> {
-    return { data: await removeHook(await ctx.open({ create: false }), ctx.args.name) };
+    await removeHook(await ctx.open({ create: false }), ctx.args.name);
+    return { data: { name: ctx.args.name, removed: true } };
   },
   render({ data }) {
     return `Removed hook ${data.name}`;

@@ -2,7 +2,6 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { invalidValue } from "../contract/errors.ts";
 import { LIST_LIMIT, type ListPage, parseStates } from "../ops/jobs.ts";
-import { pausedJobWarnings } from "../ops/lane-notices.ts";
 import { LIMITS } from "../ops/limits.ts";
 import { type FailureGroup, selectionFilter } from "../ops/triage-groups.ts";
 import { workerStateWord } from "../ops/worker-health.ts";
@@ -24,6 +23,7 @@ import {
 } from "../ui/text.ts";
 import { renderGroups } from "../ui/triage-groups-text.ts";
 import { batchMustExist, jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
+import { pausedJobWarnings } from "./lane-notices.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext } from "./workers.ts";
 

@@ -4,9 +4,10 @@
  * `[ID#N]` for attempt N > 1), or one JSON object per line under `--json`.
  * Ends when a batch is settled, or on Ctrl-C (SIGINT/SIGTERM).
  */
-import { type FollowedLine, type FollowSelection, followAll } from "../ops/follow-all.ts";
+
 import type { Store } from "../store/store.ts";
 import { batchByName } from "../store/verbs/follow.ts";
+import { type FollowedLine, type FollowSelection, followAll } from "./follow-all.ts";
 
 /** Pause between two looks at the queue, milliseconds. */
 const POLL_MS = 100;

@@ -3,14 +3,14 @@ import { closeSync, openSync, readSync, writeSync } from "node:fs";
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import { parseBatchName } from "../ops/batch.ts";
-import { type FollowChunk, shippedChunks } from "../ops/follow.ts";
-import type { FollowSelection } from "../ops/follow-all.ts";
 import { describeExit } from "../ops/outcome.ts";
 import { type AttemptOutput, parseStream, type StreamName } from "../ops/output.ts";
 import type { Attempt } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { attemptOutput, jobAttempt } from "../store/verbs/output.ts";
 import { formatArgv } from "../ui/text.ts";
+import { type FollowChunk, shippedChunks } from "./follow.ts";
+import type { FollowSelection } from "./follow-all.ts";
 import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
 
 /** Streams larger than this are shown as their tail (bytes). */
@@ -74,7 +74,7 @@ async function writeRaw(path: string | null, shipped: () => AsyncGenerator<Follo
  * terminal a last line on stderr says how it ended.
  */
 async function streamAttempt(store: Store, attempt: Attempt, streams: StreamName[]): Promise<void> {
-  const { followAttempt } = await import("../ops/follow.ts");
+  const { followAttempt } = await import("./follow.ts");
   const follow = followAttempt(store, attempt, streams);
   for (;;) {
     const next = await follow.next();
@@ -240,7 +240,7 @@ export default defineVerb({
         process.stderr.write(
           `spoolctl: job ${found.job.id} is queued; waiting for its first attempt (Ctrl-C to stop)\n`,
         );
-      const { awaitFirstAttempt } = await import("../ops/follow.ts");
+      const { awaitFirstAttempt } = await import("./follow.ts");
       const first = await awaitFirstAttempt(store, found.job.id);
       attempt = first.attempt;
       if (!first.attempt)

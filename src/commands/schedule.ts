@@ -6,17 +6,17 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import type { FlagDef } from "../contract/flags.ts";
 import { slotText } from "../ops/schedule-time.ts";
+import { planSchedule, type ScheduleData, scheduleData } from "../ops/schedules.ts";
+import type { SlotOutcome, SlotRow } from "../store/recurring.ts";
 import {
   addSchedule,
   listSchedules,
   pauseSchedule,
   removeSchedule,
   runScheduleNow,
-  type ScheduleData,
   scheduleDetail,
   tickSchedules,
-} from "../ops/schedules.ts";
-import type { SlotOutcome, SlotRow } from "../store/recurring.ts";
+} from "../store/verbs/schedules.ts";
 import { clip, formatArgv, table } from "../ui/text.ts";
 import addVerb, { inputFromFlags } from "./add.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
@@ -116,7 +116,8 @@ export const add = defineVerb({
       overlap: text("overlap"),
       job: inputFromFlags(ctx.raw, ctx.args.cmd),
     };
-    return { data: await addSchedule(await ctx.open({ create: true }), input, process.cwd()) };
+    const draft = planSchedule(input, process.cwd());
+    return { data: scheduleData(await addSchedule(await ctx.open({ create: true }), draft), null) };
   },
   render({ data }, ctx) {
     return `Added schedule ${data.name} (${data.rule}); next slot ${data.next_fire}. Fired by any live worker: ${ctx.suggest("spoolctl work")}`;
@@ -178,10 +179,10 @@ export const list = defineVerb({
   async run(ctx): Promise<VerbResult<ScheduleListData>> {
     const store = await ctx.open({ create: false });
     if (ctx.args.name !== undefined) {
-      const { schedule, slots } = await scheduleDetail(store, ctx.args.name);
-      return { data: { schedules: [schedule], slots } };
+      const { schedule: s, slots } = await scheduleDetail(store, ctx.args.name, 20);
+      return { data: { schedules: [scheduleData(s, s.last_job_state)], slots } };
     }
-    return { data: { schedules: await listSchedules(store) } };
+    return { data: { schedules: (await listSchedules(store)).map((s) => scheduleData(s, s.last_job_state)) } };
   },
   render({ data }) {
     if (data.schedules.length === 0) return "No schedules. Add one: spoolctl schedule add NAME --every 10m -- CMD";
@@ -208,7 +209,8 @@ export const rm = defineVerb({
   mutates: true,
   flags: { ...COMMON_FLAGS, name: namePositional("rm") },
   async run(ctx): Promise<VerbResult<{ name: string; removed: true }>> {
-    return { data: await removeSchedule(await ctx.open({ create: false }), ctx.args.name) };
+    await removeSchedule(await ctx.open({ create: false }), ctx.args.name);
+    return { data: { name: ctx.args.name, removed: true } };
   },
   render({ data }) {
     return `Removed schedule ${data.name}; its jobs stay`;
@@ -228,7 +230,12 @@ function pauseVerb(action: "pause" | "resume") {
     mutates: true,
     flags: { ...COMMON_FLAGS, name: namePositional(action) },
     async run(ctx): Promise<VerbResult<{ schedule: ScheduleData; changed: boolean }>> {
-      return { data: await pauseSchedule(await ctx.open({ create: false }), ctx.args.name, action === "pause") };
+      const { schedule: s, changed } = await pauseSchedule(
+        await ctx.open({ create: false }),
+        ctx.args.name,
+        action === "pause",
+      );
+      return { data: { schedule: scheduleData(s, s.last_job_state), changed } };
     },
     render({ data }) {
       const s = data.schedule;
@@ -252,7 +259,9 @@ export const runNow = defineVerb({
   mutates: true,
   flags: { ...COMMON_FLAGS, name: namePositional("run-now") },
   async run(ctx): Promise<VerbResult<{ name: string; job_id: number; key: string; queue: string }>> {
-    return { data: await runScheduleNow(await ctx.open({ create: false }), ctx.args.name) };
+    const { name } = ctx.args;
+    const job = await runScheduleNow(await ctx.open({ create: false }), name);
+    return { data: { name, job_id: job.id, key: job.idempotency_key!, queue: job.queue } };
   },
   render({ data }, ctx) {
     return `Added job ${data.job_id} for schedule ${data.name} (key ${data.key}); ${ctx.suggest(`spoolctl wait ${data.job_id}`)}`;

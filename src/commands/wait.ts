@@ -2,11 +2,8 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { EXIT, SpoolError, type Warning } from "../contract/errors.ts";
 import { parseBatchName, parseFailFast } from "../ops/batch.ts";
-import { pausedJobWarnings } from "../ops/lane-notices.ts";
 import { ALL_LANES, workerLanes } from "../ops/lanes.ts";
 import { LIMITS } from "../ops/limits.ts";
-import { type LaneService, type LaneServiceCheck, type WaitData, waitForJobs } from "../ops/wait.ts";
-import { type WaitSelection, waitForSelection } from "../ops/wait-selection.ts";
 import { stallReason } from "../ops/worker-health.ts";
 import { staleAfter, type WorkerView } from "../ops/workers.ts";
 import type { FailFastMode } from "../store/model.ts";
@@ -14,7 +11,10 @@ import type { Store } from "../store/store.ts";
 import { resolveJobs } from "../store/verbs/jobs.ts";
 import { escapeControl } from "../ui/text.ts";
 import { batchLine } from "./batch.ts";
+import { pausedJobWarnings } from "./lane-notices.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
+import { type LaneService, type LaneServiceCheck, type WaitData, waitForJobs } from "./wait-jobs.ts";
+import { type WaitSelection, waitForSelection } from "./wait-selection.ts";
 import { healthContext, judgeRecord } from "./workers.ts";
 
 /** Default pause between two looks at the queue, seconds. */
@@ -61,7 +61,7 @@ function selectionOf(
 }
 
 /**
- * `LANE_PAUSED` for awaited jobs queued in a paused lane (src/ops/lane-notices.ts);
+ * `LANE_PAUSED` for awaited jobs queued in a paused lane (src/commands/lane-notices.ts);
  * references that do not resolve are left to the wait, which reports them.
  */
 async function pausedAwaited(store: Store, refs: string[]): Promise<Warning[]> {

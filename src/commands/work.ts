@@ -1,7 +1,6 @@
 /** `spoolctl work`: run jobs from one lane, several, or all, until stopped, once, or drained. */
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
-import { drainNotes } from "../ops/lane-notices.ts";
 import { DEFAULTS, LIMITS } from "../ops/limits.ts";
 import { counted } from "../ops/values.ts";
 import type { Store } from "../store/store.ts";
@@ -12,6 +11,7 @@ import type { WorkSummary } from "../worker/api.ts";
 import { Worker } from "../worker/loop.ts";
 import { newWorkerId } from "../worker/registry.ts";
 import { WATCHDOG_ARG } from "../worker/watchdog.ts";
+import { drainNotes } from "./lane-notices.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 
 /** How long a starting worker waits for a database it reached but lost (seconds). */

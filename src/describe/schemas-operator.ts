@@ -83,7 +83,7 @@ export const controlFrame = object({
 export const STREAM_SCHEMAS: Record<string, JsonSchema> = {
   events_follow: oneOf(jobEvent, controlFrame),
   events_follow_data: jobEvent,
-  /** `output --follow --all --json`: one line of a job's output (src/ops/follow-all.ts FollowedLine). */
+  /** `output --follow --all --json`: one line of a job's output (src/commands/follow-all.ts FollowedLine). */
   output_follow_all: object({ job: int, attempt: int, stream: enumOf(["stdout", "stderr"]), text: str }),
 };
 

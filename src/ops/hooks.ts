@@ -5,8 +5,7 @@
  */
 import { SpoolError } from "../contract/errors.ts";
 import { HOOK_OUTCOMES, type Hook, type HookOutcome } from "../store/recurring.ts";
-import type { Store } from "../store/store.ts";
-import * as verbs from "../store/verbs/hooks.ts";
+import type { HookDraft } from "../store/verbs/hooks.ts";
 import { type AddInput, validateAddInput } from "./job-spec.ts";
 import { checkName } from "./schedules.ts";
 import { parseLane, parsePairs } from "./values.ts";
@@ -50,11 +49,12 @@ export function hookData(h: Hook): HookData {
 }
 
 /**
- * Validates and stores a hook in one transaction. Raises `INVALID_INPUT` for a bad name,
- * outcome, filter or job flag (or a `--queue`/`--tag` filter on a `batch-done` hook, which
- * fires once per finished batch), `CONFLICT` when the name is taken.
+ * Validates a `hook add` into the draft the `addHook` verb stores (the job as `add` would
+ * check it, relative paths against `cwd`). Raises `INVALID_INPUT` for a bad name, outcome,
+ * filter or job flag (or a `--queue`/`--tag` filter on a `batch-done` hook, which fires
+ * once per finished batch).
  */
-export async function addHook(store: Store, input: HookInput, cwd: string): Promise<HookData> {
+export function planHook(input: HookInput, cwd: string): HookDraft {
   const name = checkName("hook", input.name);
   if (!(HOOK_OUTCOMES as readonly string[]).includes(input.on))
     throw new SpoolError("INVALID_INPUT", `--on ${JSON.stringify(input.on)} is not an outcome a hook can wait for`, {
@@ -80,24 +80,12 @@ export async function addHook(store: Store, input: HookInput, cwd: string): Prom
     (n) => (n === "queue" ? "--run-queue" : n.length === 1 ? `-${n}` : `--${n}`),
     cwd,
   );
-  const hook = await verbs.addHook(store, {
+  return {
     name,
     on_outcome: input.on as HookOutcome,
     match_queue: matchQueue,
     match_tag_key: tag?.[0] ?? null,
     match_tag_value: tag?.[1] ?? null,
     spec,
-  });
-  return hookData(hook);
-}
-
-/** Every hook, by name. */
-export async function listHooks(store: Store): Promise<HookData[]> {
-  return (await verbs.listHooks(store)).map(hookData);
-}
-
-/** Deletes hook `name` (jobs it added stay). Raises `NOT_FOUND`. */
-export async function removeHook(store: Store, name: string): Promise<{ name: string; removed: true }> {
-  await verbs.removeHook(store, name);
-  return { name, removed: true };
+  };
 }

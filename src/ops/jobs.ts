@@ -4,7 +4,6 @@
  */
 import { invalidValue, SpoolError } from "../contract/errors.ts";
 import { type Attempt, JOB_STATES, type Job, type JobEvent, type JobFilter, type JobState } from "../store/model.ts";
-import type { StoreReader } from "../store/reader.ts";
 import { LIMITS } from "./limits.ts";
 import type { WorkerHealth } from "./worker-health.ts";
 
@@ -47,32 +46,37 @@ export const JOB_NOT_FOUND_REMEDIATION = "run: spoolctl list  (to see job ids)";
 export const LAST_JOB_REF = "last";
 
 /**
- * Resolves a job reference: a positive integer id, `last` (the newest job:
- * the highest id, whatever its state or lane; README "Looking at the queue"),
- * or an idempotency key (the newest job holding it, docs/architecture.md
- * "Idempotency"). `last` wins over a key spelled `last`: such a job is reached
- * by its id. The one place every verb resolves a job id. Raises
- * `INVALID_INPUT` for an empty reference, `NOT_FOUND` when no job matches.
+ * A job reference as typed: `last` (the newest job: the highest id, whatever
+ * its state or lane; README "Looking at the queue"), a decimal id (`id` null
+ * when it is past the safe integers: no job has it), or an idempotency key
+ * (the newest job holding it, docs/architecture.md "Idempotency"). `last`
+ * wins over a key spelled `last`: such a job is reached by its id.
  */
-export async function resolveJob(tx: StoreReader, ref: string, remediation = JOB_NOT_FOUND_REMEDIATION): Promise<Job> {
+export type JobRef = { kind: "last" } | { kind: "id"; id: number | null } | { kind: "key"; key: string };
+
+/**
+ * Parses a job reference (see {@link JobRef}); the one rule every verb resolves
+ * a job id by (the look-up is `resolveJob` of src/store/verbs/job-refs.ts).
+ * Raises `INVALID_INPUT` for an empty reference.
+ */
+export function parseJobRef(ref: string): JobRef {
   if (ref.trim() === "") throw invalidValue("ID", ref, "a job id (positive integer), last, or an idempotency key");
-  if (ref === LAST_JOB_REF) {
-    const [newest] = await tx.listJobs({ limit: 1 });
-    if (!newest)
-      throw new SpoolError("NOT_FOUND", "no job yet: last names the newest job, and the queue has none", {
-        remediation: "add one: spoolctl add -- CMD ARGS…",
-      });
-    return newest;
-  }
+  if (ref === LAST_JOB_REF) return { kind: "last" };
   if (/^\d+$/.test(ref)) {
     const id = Number(ref);
-    const job = Number.isSafeInteger(id) ? await tx.getJob(id) : null;
-    if (!job) throw new SpoolError("NOT_FOUND", `no job with id ${ref}`, { remediation });
-    return job;
+    return { kind: "id", id: Number.isSafeInteger(id) ? id : null };
   }
-  const job = await tx.findLatestJobByKey(ref);
-  if (!job) throw new SpoolError("NOT_FOUND", `no job with id or key ${JSON.stringify(ref)}`, { remediation });
-  return job;
+  return { kind: "key", key: ref };
+}
+
+/** The `NOT_FOUND` error of a reference `ref` (parsed as `parsed`) that names no job. */
+export function jobNotFound(ref: string, parsed: JobRef, remediation = JOB_NOT_FOUND_REMEDIATION): SpoolError {
+  if (parsed.kind === "last")
+    return new SpoolError("NOT_FOUND", "no job yet: last names the newest job, and the queue has none", {
+      remediation: "add one: spoolctl add -- CMD ARGS…",
+    });
+  if (parsed.kind === "id") return new SpoolError("NOT_FOUND", `no job with id ${ref}`, { remediation });
+  return new SpoolError("NOT_FOUND", `no job with id or key ${JSON.stringify(ref)}`, { remediation });
 }
 
 /** A job as `list --json` reports it: the row without env values (docs/architecture.md "Adding a job": env values only in `show`). */

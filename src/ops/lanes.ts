@@ -6,11 +6,10 @@
  * module decides nothing a concurrent writer could invalidate.
  */
 import { invalidValue, SpoolError } from "../contract/errors.ts";
-import type { LaneSetting } from "../store/model.ts";
-import type { StoreReader } from "../store/reader.ts";
+import type { LaneCount, LaneSetting } from "../store/model.ts";
 import { LIMITS } from "./limits.ts";
 import { durationText } from "./values.ts";
-import { type JudgeWorker, listWorkers, type StaleAfter } from "./workers.ts";
+import type { WorkerView } from "./workers.ts";
 
 /** The registry's lane column of a worker serving every lane (`work --all-lanes`); no lane may be called so. */
 export const ALL_LANES = "*";
@@ -63,14 +62,15 @@ export interface LaneView {
 
 /**
  * Every lane that has jobs queued or running, a setting (slots, a pause in
- * force) or a live worker naming it, by name, read in one snapshot at `now`.
+ * force) or a live worker naming it, by name, at `now` (epoch seconds), from
+ * one snapshot's job counts, lane rows and `live` workers.
  */
-export async function readLanes(
-  tx: StoreReader,
-  judge: JudgeWorker,
+export function laneViews(
+  counts: readonly LaneCount[],
+  lanes: readonly LaneSetting[],
+  live: readonly WorkerView[],
   now: number,
-  stale?: StaleAfter,
-): Promise<LaneView[]> {
+): LaneView[] {
   const views = new Map<string, LaneView>();
   const view = (queue: string): LaneView => {
     let v = views.get(queue);
@@ -90,11 +90,11 @@ export async function readLanes(
     }
     return v;
   };
-  for (const { state, queue, n } of await tx.countByStateAndLane()) {
+  for (const { state, queue, n } of counts) {
     if (state === "queued" && n > 0) view(queue).queued = n;
     if (state === "running" && n > 0) view(queue).running = n;
   }
-  for (const lane of await tx.listLanes()) {
+  for (const lane of lanes) {
     const paused = pauseInForce(lane, now);
     if (lane.slots === null && !paused && !views.has(lane.queue)) continue;
     Object.assign(view(lane.queue), {
@@ -105,7 +105,6 @@ export async function readLanes(
       pause_reason: paused ? lane.pause_reason : null,
     });
   }
-  const live = (await listWorkers(tx, judge, 1000, stale)).filter((w) => w.status === "live");
   for (const w of live) {
     const lanes = workerLanes(w.queue);
     if (lanes === "all") continue;

@@ -1,13 +1,12 @@
 /**
  * `schedule add|list|rm|pause|resume|run-now|tick` (docs/architecture.md "Recurring jobs"):
- * validate what the user typed, then call one store operation each. The due-slot pass
- * ({@link tickSchedules}) is what every live worker runs about once a second.
+ * what the user typed, validated into the draft a store operation takes, and a schedule
+ * as the verbs show it. The operations themselves are in src/store/verbs/schedules.ts.
  */
 import { SpoolError } from "../contract/errors.ts";
 import type { Job } from "../store/model.ts";
-import type { Overlap, Schedule, SlotOutcome, SlotRow } from "../store/recurring.ts";
-import type { Store } from "../store/store.ts";
-import * as verbs from "../store/verbs/schedules.ts";
+import type { Overlap, Schedule } from "../store/recurring.ts";
+import type { ScheduleDraft } from "../store/verbs/schedules.ts";
 import { type AddInput, validateAddInput } from "./job-spec.ts";
 import {
   catchUpText,
@@ -89,12 +88,11 @@ export function scheduleData(s: Schedule, lastState: Job["state"] | null): Sched
 }
 
 /**
- * Validates a `schedule add` (the rule, zone and policies, and the job as `add` would) and
- * stores it in one transaction; its first slot is the first after now. Raises
- * `INVALID_INPUT` with the reason for a bad rule, zone or job flag, `CONFLICT` when the
- * name is taken.
+ * Validates a `schedule add` (the rule, zone and policies, and the job as `add` would,
+ * relative paths against `cwd`) into the draft the `addSchedule` verb stores. Raises
+ * `INVALID_INPUT` with the reason for a bad rule, zone or job flag.
  */
-export async function addSchedule(store: Store, input: ScheduleInput, cwd: string): Promise<ScheduleData> {
+export function planSchedule(input: ScheduleInput, cwd: string): ScheduleDraft {
   const name = checkName("schedule", input.name);
   if ((input.cron === undefined) === (input.every === undefined))
     throw new SpoolError("INVALID_INPUT", "give a schedule either --cron EXPR or --every DURATION", {
@@ -124,64 +122,5 @@ export async function addSchedule(store: Store, input: ScheduleInput, cwd: strin
   const overlap = parseOverlap(input.overlap ?? "skip");
   const spec = validateAddInput(input.job, (n) => (n.length === 1 ? `-${n}` : `--${n}`), cwd);
   const rule = cron !== null ? { cron, tz, every_seconds: null } : { cron: null, tz: null, every_seconds: every! };
-  return scheduleData(await verbs.addSchedule(store, { name, ...rule, catch_up: catchUp, overlap, spec }), null);
-}
-
-/** Every schedule, by name. */
-export async function listSchedules(store: Store): Promise<ScheduleData[]> {
-  return (await verbs.listSchedules(store)).map((s) => scheduleData(s, s.last_job_state));
-}
-
-/** One schedule and its newest slot rows (fired, skipped, missed, manual). Raises `NOT_FOUND`. */
-export async function scheduleDetail(
-  store: Store,
-  name: string,
-  limit = 20,
-): Promise<{ schedule: ScheduleData; slots: SlotRow[] }> {
-  const { schedule: s, slots } = await verbs.scheduleDetail(store, name, limit);
-  return { schedule: scheduleData(s, s.last_job_state), slots };
-}
-
-/** Deletes schedule `name` (its jobs stay). Raises `NOT_FOUND`. */
-export async function removeSchedule(store: Store, name: string): Promise<{ name: string; removed: true }> {
-  await verbs.removeSchedule(store, name);
-  return { name, removed: true };
-}
-
-/**
- * Pauses or resumes schedule `name`. A resumed schedule's next slot is the first after now:
- * slots that passed while it was paused are not caught up. Raises `NOT_FOUND`; pausing a
- * paused schedule (resuming a running one) changes nothing and says so (`changed: false`).
- */
-export async function pauseSchedule(
-  store: Store,
-  name: string,
-  paused: boolean,
-): Promise<{ schedule: ScheduleData; changed: boolean }> {
-  const { schedule: s, changed } = await verbs.pauseSchedule(store, name, paused);
-  return { schedule: scheduleData(s, s.last_job_state), changed };
-}
-
-/** `schedule run-now`: the schedule's job added now, outside its slots. Raises `NOT_FOUND`. */
-export async function runScheduleNow(
-  store: Store,
-  name: string,
-): Promise<{ name: string; job_id: number; key: string; queue: string }> {
-  const job = await verbs.runScheduleNow(store, name);
-  return { name, job_id: job.id, key: job.idempotency_key!, queue: job.queue };
-}
-
-/** Most schedules one pass fires (the rest wait for the next pass, a second later). */
-const PASS_LIMIT = 50;
-
-/**
- * One due-slot pass at the store's clock (docs/architecture.md "Recurring jobs"): a cheap
- * indexed read first ({@link verbs.earliestScheduleSlot}), and a write transaction only when
- * a slot is due ({@link verbs.fireDueSchedules}). Returns what it decided and the earliest
- * next slot afterwards (null: no unpaused schedule).
- */
-export async function tickSchedules(store: Store): Promise<{ outcomes: SlotOutcome[]; earliest: number | null }> {
-  const earliest = await verbs.earliestScheduleSlot(store);
-  if (earliest === null || earliest > store.now()) return { outcomes: [], earliest };
-  return await verbs.fireDueSchedules(store, PASS_LIMIT);
+  return { name, ...rule, catch_up: catchUp, overlap, spec };
 }

@@ -3,7 +3,6 @@
  * them. `max_retries` and `timeout` are copied into a job when it is added;
  * `backoff_base` and `backoff_cap` are read when a retry is scheduled.
  */
-import type { StoreReader } from "../store/reader.ts";
 import { DEFAULTS } from "./limits.ts";
 
 /** The effective settings, with defaults filled in. `timeout` and `backoff_cap` are seconds. */
@@ -27,11 +26,6 @@ export const SETTING_KEYS = [
   "output_cap",
   "retry_spawn_failures",
 ] as const;
-
-/** Reads every setting, falling back to its default (docs/architecture.md "Settings"). */
-export async function readSettings(tx: StoreReader): Promise<QueueSettings> {
-  return settingsFrom(await tx.listSettings());
-}
 
 /**
  * The effective settings from the stored ones (raw JSON text by key, as

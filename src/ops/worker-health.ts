@@ -6,7 +6,6 @@
  * passed in as {@link HealthContext.judge}, so this module stays free of I/O.
  */
 import type { Attempt, Job, WorkerRecord } from "../store/model.ts";
-import type { StoreReader } from "../store/reader.ts";
 
 /** A recorded process identity (see src/worker/liveness.ts). */
 export interface ProcessRef {
@@ -126,52 +125,24 @@ function seconds(s: number): string {
   return s < 90 ? `${Math.round(s)}s` : s < 5400 ? `${Math.round(s / 60)}m` : `${Math.round(s / 3600)}h`;
 }
 
-/** Registry rows, running attempts (by job id) and process verdicts already looked up, for judging many jobs. */
-export interface HealthCache {
-  rows: Map<string, WorkerRecord | null>;
-  attempts: Map<number, Attempt | null>;
-  verdicts: Map<string, "alive" | "dead" | "unknown">;
-}
-
-/** A fresh {@link HealthCache}. */
-export function healthCache(): HealthCache {
-  return { rows: new Map(), attempts: new Map(), verdicts: new Map() };
-}
+/** Process verdicts already looked up, by process identity, for judging many jobs at once. */
+export type VerdictCache = Map<string, "alive" | "dead" | "unknown">;
 
 /**
- * Fills `cache` with the registry rows and current attempts {@link jobWorkerHealth}
- * needs for `jobs`, read together (independent reads: PostgreSQL pipelines
- * them, docs/architecture.md "The driver contract"), so judging a thousand
- * running jobs costs a round trip or two, not two per job.
+ * Judges a running job's worker (null for a job that is not running) from its
+ * registry row (`row`, null: none) and its current attempt (`attempt`), both
+ * read by the caller; `verdicts` spares repeated process look-ups.
  */
-export async function prefetchHealth(tx: StoreReader, jobs: Job[], cache: HealthCache): Promise<void> {
-  const running = jobs.filter((j) => j.state === "running" && !cache.attempts.has(j.id));
-  const ids = [
-    ...new Set(running.flatMap((j) => (j.locked_by === null || cache.rows.has(j.locked_by) ? [] : [j.locked_by]))),
-  ];
-  const [attempts, rows] = await Promise.all([
-    Promise.all(running.map((j) => tx.getAttempt(j.id, j.last_attempt_no))),
-    Promise.all(ids.map((id) => tx.getWorker(id))),
-  ]);
-  running.forEach((j, i) => cache.attempts.set(j.id, attempts[i]!));
-  ids.forEach((id, i) => cache.rows.set(id, rows[i]!));
-}
-
-/** Judges a running job's worker (null for a job that is not running). `cache` spares repeated look-ups. */
-export async function jobWorkerHealth(
-  tx: StoreReader,
+export function judgeJobWorker(
   job: Job,
+  row: WorkerRecord | null,
+  attempt: Attempt | null,
   ctx: HealthContext,
-  cache: HealthCache = healthCache(),
-): Promise<WorkerHealth | null> {
-  const rows = cache.rows;
+  verdicts: VerdictCache = new Map(),
+): WorkerHealth | null {
   if (job.state !== "running") return null;
   const id = job.locked_by;
-  if (id !== null && !rows.has(id)) rows.set(id, await tx.getWorker(id));
-  const attempt = cache.attempts.has(job.id)
-    ? cache.attempts.get(job.id)!
-    : await tx.getAttempt(job.id, job.last_attempt_no);
-  const who = workerIdentityOf(job, id === null ? null : (rows.get(id) ?? null), ctx.host, attempt);
+  const who = workerIdentityOf(job, row, ctx.host, attempt);
   const age = Math.max(0, ctx.now - (job.heartbeat_at ?? job.locked_at ?? ctx.now));
   const base = {
     job_id: job.id,
@@ -182,8 +153,8 @@ export async function jobWorkerHealth(
   };
   const name = `worker ${id ?? "?"} (pid ${job.locked_pid ?? "?"}${who && who.host !== ctx.host ? ` on ${who.host}` : ""})`;
   const key = who ? `${who.host}\0${who.pid}\0${who.startTime}\0${who.bootId}\0${who.pidNs ?? ""}` : "";
-  if (who && !cache.verdicts.has(key)) cache.verdicts.set(key, ctx.judge(who));
-  const verdict = who ? cache.verdicts.get(key)! : "unknown";
+  if (who && !verdicts.has(key)) verdicts.set(key, ctx.judge(who));
+  const verdict = who ? verdicts.get(key)! : "unknown";
   if (verdict === "dead") {
     const wait = who && ctx.certain?.(who) ? 0 : ctx.leaseSeconds - age;
     return {
@@ -209,17 +180,4 @@ export async function jobWorkerHealth(
     };
   }
   return { ...base, worker_state: "live", fate: "" };
-}
-
-/** The running jobs (at most `limit`, newest first) whose worker is not `live`. */
-export async function strandedJobs(tx: StoreReader, ctx: HealthContext, limit = 1000): Promise<WorkerHealth[]> {
-  const cache = healthCache();
-  const out: WorkerHealth[] = [];
-  const jobs = await tx.listJobs({ states: ["running"], limit });
-  await prefetchHealth(tx, jobs, cache);
-  for (const job of jobs) {
-    const health = await jobWorkerHealth(tx, job, ctx, cache);
-    if (health && health.worker_state !== "live") out.push(health);
-  }
-  return out;
 }

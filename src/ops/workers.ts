@@ -1,12 +1,11 @@
 /**
  * The workers registry as operators see it (`workers`, `stop`; docs/architecture.md
  * "Heartbeat and lease", "Graceful stop"): how a row is judged live, and the
- * views of the rows read inside a transaction. The reads and the stop request
- * are operations of src/store/verbs/workers.ts.
+ * views of the rows a verb read. The reads and the stop request are
+ * operations of src/store/verbs/workers.ts.
  */
 
 import type { WorkerRecord } from "../store/model.ts";
-import type { StoreReader } from "../store/reader.ts";
 
 /**
  * How a registry row is judged (docs/architecture.md "Dead workers in the
@@ -60,21 +59,25 @@ function judgeStatus(w: WorkerRecord, verdict: ReturnType<JudgeWorker>, stale?: 
   return stale && age > stale.seconds ? "stale" : "live";
 }
 
-/** Lists registry rows, newest heartbeat first, with their running jobs; with `stale`, a silent worker is `stale` or `lease_expired`. */
-export async function listWorkers(
-  tx: StoreReader,
+/**
+ * The views of registry rows (`rows`, newest heartbeat first, as read), each
+ * with its running jobs from `running` (one entry per running job and its
+ * owner); with `stale`, a silent worker is `stale` or `lease_expired`.
+ */
+export function workerViews(
+  running: readonly { worker_id: string; job_id: number }[],
+  rows: readonly WorkerRecord[],
   judge: JudgeWorker,
-  limit = 100,
   stale?: StaleAfter,
-): Promise<WorkerView[]> {
-  const running = new Map<string, number[]>();
-  for (const { worker_id, job_id } of await tx.runningJobsByWorker()) {
-    const list = running.get(worker_id);
+): WorkerView[] {
+  const byWorker = new Map<string, number[]>();
+  for (const { worker_id, job_id } of running) {
+    const list = byWorker.get(worker_id);
     if (list)
       list.push(job_id); // push, not copy: one worker may run thousands of jobs
-    else running.set(worker_id, [job_id]);
+    else byWorker.set(worker_id, [job_id]);
   }
-  return (await tx.listWorkers(limit)).map((w) => ({
+  return rows.map((w) => ({
     worker_id: w.worker_id,
     pid: w.pid,
     host: w.host,
@@ -84,6 +87,6 @@ export async function listWorkers(
     heartbeat_at: w.heartbeat_at,
     stopped_at: w.stopped_at,
     stop_requested: w.stop_requested,
-    running_jobs: running.get(w.worker_id) ?? [],
+    running_jobs: byWorker.get(w.worker_id) ?? [],
   }));
 }

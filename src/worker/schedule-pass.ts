@@ -4,9 +4,10 @@
  * when a slot is due. Every live worker runs it; the store's guard makes one of them fire each
  * slot, so no worker is a leader and none has to be alive for the others to fire.
  */
-import { tickSchedules } from "../ops/schedules.ts";
+
 import type { SlotOutcome } from "../store/recurring.ts";
 import type { Store } from "../store/store.ts";
+import { tickSchedules } from "../store/verbs/schedules.ts";
 
 /** Fewest milliseconds between two passes of one worker. */
 export const PASS_INTERVAL_MS = 1000;

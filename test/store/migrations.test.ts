@@ -7,7 +7,9 @@
 import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { existsSync } from "node:fs";
+import { EMPTY_QUEUE } from "../../src/store/empty-queue.ts";
 import { diagnoseQueue, openQueue, SCHEMA_VERSION } from "../../src/store/index.ts";
+import type { StoreReader } from "../../src/store/reader.ts";
 import { childScript, raceChildren } from "./children.ts";
 import { forEachDriver } from "./support.ts";
 
@@ -119,6 +121,47 @@ forEachDriver("open and migrate", (q, driver) => {
     } finally {
       await where.cleanup();
     }
+  });
+
+  test("the shared empty queue (what an absent queue reads as) answers every read as a fresh queue does", async () => {
+    const reads = async (tx: StoreReader) => ({
+      job: await tx.getJob(1),
+      active: await tx.findActiveJobByKey("k"),
+      actives: [...(await tx.findActiveJobsByKeys(["k"]))],
+      latest: await tx.findLatestJobByKey("k"),
+      jobs: await tx.listJobs({ limit: 10 }),
+      groups: await tx.failureGroups({}, 1),
+      unmet: [...(await tx.unmetNeeds([1]))],
+      waiting: await tx.waitingOnNeeds(10),
+      counts: await tx.countByStateAndLane(),
+      scheduled: await tx.countScheduledByLane(0),
+      dead: await tx.recentDead(10),
+      failed: await tx.recentFailedAttempts(10),
+      drain: await tx.drainState("default", 0),
+      attempts: await tx.attemptsOf(1),
+      attempt: await tx.getAttempt(1, 1),
+      eventsOf: await tx.eventsOf(1),
+      output: await tx.readAttemptOutput(1, 1, "stdout", 0, 10),
+      settings: await tx.listSettings(),
+      setting: await tx.getSetting("timeout"),
+      due: await tx.nextDueAt("default"),
+      stale: await tx.staleRunningJobs(30),
+      worker: await tx.getWorker("w"),
+      workers: await tx.listWorkers(10),
+      byWorker: await tx.runningJobsByWorker(),
+      events: await tx.listEvents({ afterId: 0, limit: 10 }),
+      prune: await tx.pruneCandidates(["done"], 0),
+      history: await tx.historyCounts([1]),
+      batch: await tx.getBatch("b"),
+      batches: await tx.listBatches(10),
+      lanes: await tx.listLanes(),
+      earliest: await tx.recurring.earliestSlot(),
+      schedules: await tx.recurring.listSchedules(),
+      schedule: await tx.recurring.getSchedule("s"),
+      slots: await tx.recurring.slotsOf("s", 10),
+      hooks: await tx.recurring.listHooks(),
+    });
+    expect(await reads(EMPTY_QUEUE)).toEqual(await q.store.read(reads));
   });
 
   test("race: 8 processes opening the same fresh queues at once migrate each once (no open fails, one queue id each)", async () => {

@@ -6,10 +6,10 @@
  */
 import { expect, test } from "bun:test";
 import { planSlots } from "../../src/ops/schedule-time.ts";
-import { tickSchedules } from "../../src/ops/schedules.ts";
 import type { Job } from "../../src/store/model.ts";
 import type { Hook, Schedule } from "../../src/store/recurring.ts";
 import type { Store } from "../../src/store/store.ts";
+import { tickSchedules } from "../../src/store/verbs/schedules.ts";
 import { childScript, raceChildren } from "./children.ts";
 import { attemptRecord, claimOne, forEachDriver, insertJob, jobOf } from "./support.ts";
 

@@ -7,7 +7,7 @@
  *
  * Prints `{ id, fired }`: the job ids its passes added.
  */
-import { tickSchedules } from "../../src/ops/schedules.ts";
+import { tickSchedules } from "../../src/store/verbs/schedules.ts";
 import { barrier, childArgs, isLocked, openFromArgs, runChild } from "./child-support.ts";
 
 runChild(async () => {

@@ -2,18 +2,16 @@
  * An absent PostgreSQL queue: the database is reachable but holds no spoolctl
  * schema yet, and the verb opened it for reading (create: false). As with a
  * SQLite file that does not exist, it reads as an empty queue and creates
- * nothing: reads and writes go to an empty, migrated in-memory SQLite queue
- * (the SQLite driver's own stand-in), so every reader answers exactly as an
+ * nothing: reads and writes go to the empty queue every driver shares
+ * (`EMPTY_QUEUE` of ../empty-queue.ts), so every reader answers exactly as an
  * empty queue does without a second implementation of each read.
  * {@link AbsentPgStore.appeared} tells a waiting reader when a writer has
  * created the schema (index.ts reopens then).
  */
-import { Database } from "bun:sqlite";
 import type { SQL } from "bun";
 import type { ClaimedJob, ClaimRequest } from "../attempt-types.ts";
+import { EMPTY_QUEUE } from "../empty-queue.ts";
 import type { StoreReader } from "../reader.ts";
-import { migrate as migrateSqlite } from "../sqlite/migrations.ts";
-import { SqliteStore } from "../sqlite/sqlite-store.ts";
 import type { QueryPlan, Store, Waker, WorkWaker } from "../store.ts";
 import { pollingWorkWaker } from "../wake-signal.ts";
 import type { StoreWriter } from "../writer.ts";
@@ -28,18 +26,13 @@ export class AbsentPgStore implements Store {
   readonly shipsOutput = true;
   readonly exists = false;
   readonly queueId = "";
-  private readonly empty: SqliteStore;
 
   constructor(
     private readonly sql: SQL,
     private readonly ctx: ErrorContext,
     private readonly clock: QueueClock,
     readonly spoolDir: string,
-  ) {
-    const db = new Database(":memory:");
-    migrateSqlite(db, ":memory:");
-    this.empty = new SqliteStore(db, ctx.location, spoolDir, false);
-  }
+  ) {}
 
   get location(): string {
     return this.ctx.location;
@@ -50,19 +43,20 @@ export class AbsentPgStore implements Store {
   }
 
   read<T>(fn: (tx: StoreReader) => Promise<T>): Promise<T> {
-    return this.empty.read(fn);
+    return fn(EMPTY_QUEUE);
   }
 
   write<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<T> {
-    return this.empty.write(fn);
+    return fn(EMPTY_QUEUE);
   }
 
-  claimJobs(req: ClaimRequest): Promise<ClaimedJob[]> {
-    return this.empty.claimJobs(req);
+  /** Nothing to claim in an empty queue. */
+  async claimJobs(_req: ClaimRequest): Promise<ClaimedJob[]> {
+    return [];
   }
 
   async writeAndClaim<T>(fn: (tx: StoreWriter) => Promise<T>): Promise<{ result: T; claimed: ClaimedJob[] | null }> {
-    return { result: await this.empty.write(fn), claimed: null };
+    return { result: await fn(EMPTY_QUEUE), claimed: null };
   }
 
   /** No channel before the queue has an id: the caller's poll wakes it. */
@@ -76,8 +70,8 @@ export class AbsentPgStore implements Store {
   }
 
   /** The server manages its own WAL: nothing to do. */
-  betweenWrites<T>(fn: () => T | Promise<T>): Promise<T> {
-    return this.empty.betweenWrites(fn);
+  async betweenWrites<T>(fn: () => T | Promise<T>): Promise<T> {
+    return await fn();
   }
 
   async checkpoint(): Promise<boolean> {
@@ -107,7 +101,6 @@ export class AbsentPgStore implements Store {
   }
 
   async close(): Promise<void> {
-    await this.empty.close();
     await this.sql.close({ timeout: 5 });
   }
 }

@@ -91,7 +91,11 @@ export interface OpenOptions {
   readOnly?: boolean;
 }
 
-/** An empty, migrated in-memory queue: what a queue file that does not exist yet reads as. */
+/**
+ * What a queue file that does not exist yet reads as: its transactions answer
+ * from the shared empty queue (`EMPTY_QUEUE`); the empty, migrated in-memory
+ * database beside it only serves `explainHotPath`.
+ */
 function emptyStore(opts: OpenOptions): SqliteStore {
   const db = new Database(":memory:");
   migrate(db, ":memory:");

@@ -9,6 +9,7 @@ import type { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
 import { SpoolError } from "../../contract/errors.ts";
 import { type ClaimedJob, type ClaimRequest, type DatedClaim, datedClaim } from "../attempt-types.ts";
+import { EMPTY_QUEUE } from "../empty-queue.ts";
 import { FifoLock } from "../fifo-lock.ts";
 import type { StoreReader } from "../reader.ts";
 import {
@@ -63,16 +64,19 @@ export class SqliteStore implements Store {
     return Date.now() / 1000;
   }
 
+  // A file that does not exist reads as the empty queue every driver shares (../empty-queue.ts).
   read<T>(fn: (tx: StoreReader) => Promise<T>): Promise<T> {
-    return this.transaction("BEGIN", fn);
+    return this.exists ? this.transaction("BEGIN", fn) : fn(EMPTY_QUEUE);
   }
 
   write<T>(fn: (tx: StoreWriter) => Promise<T>, opts: WriteOptions = {}): Promise<T> {
+    if (!this.exists) return fn(EMPTY_QUEUE);
     return this.transaction("BEGIN IMMEDIATE", fn, opts.durable ?? true);
   }
 
   /** Not durable: a claim lost to a power cut leaves the job queued, and the attempt it started died with the machine anyway. */
   claimJobs(req: ClaimRequest): Promise<ClaimedJob[]> {
+    if (!this.exists) return Promise.resolve([]);
     return this.transaction("BEGIN IMMEDIATE", async (tx) => tx.claim(this.dated(req), this.spoolDir), false);
   }
 
@@ -80,6 +84,7 @@ export class SqliteStore implements Store {
     fn: (tx: StoreWriter) => Promise<T>,
     req: ClaimRequest,
   ): Promise<{ result: T; claimed: ClaimedJob[] | null }> {
+    if (!this.exists) return fn(EMPTY_QUEUE).then((result) => ({ result, claimed: [] }));
     // One commit for both: the result is written first, so the claim sees the slot it freed.
     // Not synced on its own (docs/architecture.md "Durability"): a result lost to a power cut re-runs its job.
     return this.transaction(

@@ -5,11 +5,12 @@
  */
 import { SpoolError, type Warning } from "../../contract/errors.ts";
 import { type CanceledJob, cancelWarnings, checkCancel } from "../../ops/cancel.ts";
-import { type HealthContext, jobWorkerHealth, type WorkerHealth } from "../../ops/worker-health.ts";
+import type { HealthContext, WorkerHealth } from "../../ops/worker-health.ts";
 import type { Job } from "../model.ts";
 import type { Store } from "../store.ts";
 import type { StoreWriter } from "../writer.ts";
 import { resolveUnique } from "./job-refs.ts";
+import { jobWorkerHealth } from "./worker-health.ts";
 
 /**
  * Cancels the jobs `refs` name in one write transaction, all or none:

@@ -14,11 +14,10 @@ import {
   type DeleteOptions,
   type DeletionPreview,
 } from "../../ops/delete.ts";
-import { resolveJob } from "../../ops/jobs.ts";
 import type { Job } from "../model.ts";
 import type { Store } from "../store.ts";
 import { deleteJobRows, previewDeletion, removeOutputs } from "./deletion.ts";
-import { resolveUnique } from "./job-refs.ts";
+import { resolveJob, resolveUnique } from "./job-refs.ts";
 
 /**
  * The jobs `refs` name (duplicates dropped), checked for deletion, and what

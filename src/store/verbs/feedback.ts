@@ -5,10 +5,10 @@
  */
 import type { Warning } from "../../contract/errors.ts";
 import { type FeedbackData, feedbackOf } from "../../ops/feedback.ts";
-import { resolveJob } from "../../ops/jobs.ts";
 import type { Job } from "../model.ts";
 import type { StoreReader } from "../reader.ts";
 import type { SnapshotReader } from "../store.ts";
+import { resolveJob } from "./job-refs.ts";
 import { pickAttemptIn, streamTailIn } from "./output.ts";
 
 /** The verdict about `job` inside `tx`: its latest attempt and the last `tailBytes` of each stream. */

@@ -1,11 +1,32 @@
 /**
  * Look-ups that several operator verbs make inside their own transaction
- * (a helper only verbs import): the jobs named by references, and the active
- * job holding a job's idempotency key.
+ * (a helper only verbs import): the job a reference names, the jobs named by
+ * references, and the active job holding a job's idempotency key.
  */
-import { resolveJob } from "../../ops/jobs.ts";
+import { JOB_NOT_FOUND_REMEDIATION, jobNotFound, parseJobRef } from "../../ops/jobs.ts";
 import type { Job } from "../model.ts";
 import type { StoreReader } from "../reader.ts";
+
+/**
+ * The job `ref` names (an id, `last` or an idempotency key, as `parseJobRef`
+ * of src/ops/jobs.ts reads it), inside the caller's transaction: one
+ * statement. The one place every verb resolves a job id. Raises
+ * `INVALID_INPUT` for an empty reference, `NOT_FOUND` (with `remediation`)
+ * when no job matches.
+ */
+export async function resolveJob(tx: StoreReader, ref: string, remediation = JOB_NOT_FOUND_REMEDIATION): Promise<Job> {
+  const parsed = parseJobRef(ref);
+  const job =
+    parsed.kind === "last"
+      ? ((await tx.listJobs({ limit: 1 }))[0] ?? null)
+      : parsed.kind === "id"
+        ? parsed.id === null
+          ? null
+          : await tx.getJob(parsed.id)
+        : await tx.findLatestJobByKey(parsed.key);
+  if (!job) throw jobNotFound(ref, parsed, remediation);
+  return job;
+}
 
 /**
  * The jobs `refs` name (ids, idempotency keys or `last`), in the caller's

@@ -5,18 +5,13 @@
  * Each verb is one read snapshot on the queue's clock: no guard, no event, no
  * wake.
  */
-import {
-  type AttemptWithHost,
-  type JobDetail,
-  type ListPage,
-  type ListQuery,
-  resolveJob,
-  summarize,
-} from "../../ops/jobs.ts";
-import { type HealthContext, healthCache, jobWorkerHealth, prefetchHealth } from "../../ops/worker-health.ts";
+import { type AttemptWithHost, type JobDetail, type ListPage, type ListQuery, summarize } from "../../ops/jobs.ts";
+import type { HealthContext } from "../../ops/worker-health.ts";
 import type { Attempt, Job } from "../model.ts";
 import type { StoreReader } from "../reader.ts";
 import type { SnapshotReader } from "../store.ts";
+import { resolveJob } from "./job-refs.ts";
+import { healthCache, jobWorkerHealth, prefetchHealth } from "./worker-health.ts";
 
 /** The unmet needs of those of `jobs` that are queued and wait for any, in one statement (`waiting_on`). */
 async function waitingOf(tx: StoreReader, jobs: Job[]): Promise<Map<number, number[]>> {
@@ -75,7 +70,7 @@ export function jobsByIds(store: SnapshotReader, ids: number[]): Promise<Job[]> 
  * `show`: the job `ref` names (id, `last` or idempotency key) in full, its
  * worker's health while running (with `health`), its attempts with the host
  * each ran on, and its events. Raises `INVALID_INPUT`/`NOT_FOUND` as
- * `resolveJob` of src/ops/jobs.ts does.
+ * `resolveJob` of job-refs.ts does.
  */
 export function jobDetail(store: SnapshotReader, ref: string, health?: HealthContext): Promise<JobDetail> {
   return store.read(async (tx) => {
@@ -111,7 +106,7 @@ async function withHosts(tx: StoreReader, attempts: Attempt[]): Promise<AttemptW
 /**
  * The jobs `refs` name (ids, `last` or idempotency keys), in their order, in
  * one snapshot. Raises `INVALID_INPUT`/`NOT_FOUND` for the first that names
- * none, as `resolveJob` of src/ops/jobs.ts does.
+ * none, as `resolveJob` of job-refs.ts does.
  */
 export async function resolveJobs(store: SnapshotReader, refs: readonly string[]): Promise<Job[]> {
   return await store.read(async (tx) => {

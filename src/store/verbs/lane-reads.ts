@@ -4,11 +4,12 @@
  * paused, what they hold, and what a drain still waits for. Each verb is one
  * read snapshot: no guard, no event, no wake.
  */
-import { type LaneView, pauseInForce, readLanes } from "../../ops/lanes.ts";
-import { type JudgeWorker, listWorkers, type StaleAfter, type WorkerView } from "../../ops/workers.ts";
+import { type LaneView, laneViews, pauseInForce } from "../../ops/lanes.ts";
+import type { JudgeWorker, StaleAfter, WorkerView } from "../../ops/workers.ts";
 import type { LaneCount, LaneSetting } from "../model.ts";
 import { drainLeft, type StoreReader } from "../reader.ts";
 import type { SnapshotReader } from "../store.ts";
+import { listWorkers } from "./workers.ts";
 
 /** The paused lanes among `lanes` (all when absent) at `now` (epoch seconds), with their rows, inside `tx`. */
 export async function pausedLanesIn(tx: StoreReader, now: number, lanes?: Iterable<string>): Promise<LaneSetting[]> {
@@ -20,11 +21,19 @@ export async function pausedLanesIn(tx: StoreReader, now: number, lanes?: Iterab
  * `lane list`: every lane that has jobs queued or running, a setting (slots, a
  * pause in force) or a live worker naming it, by name, judged on the queue's
  * clock; with `stale`, a silent worker does not count as serving. One read
- * snapshot: no guard, no event, no wake. The rows are composed by `readLanes`
- * of src/ops/lanes.ts inside this transaction.
+ * snapshot: no guard, no event, no wake. The rows are composed by `laneViews`
+ * of src/ops/lanes.ts from this transaction's reads.
  */
 export async function laneList(store: SnapshotReader, judge: JudgeWorker, stale?: StaleAfter): Promise<LaneView[]> {
   return await store.read((tx) => readLanes(tx, judge, store.now(), stale));
+}
+
+/** {@link laneList}'s rows at `now` (epoch seconds), read inside `tx`: job counts, lane rows, live workers. */
+async function readLanes(tx: StoreReader, judge: JudgeWorker, now: number, stale?: StaleAfter): Promise<LaneView[]> {
+  const counts = await tx.countByStateAndLane();
+  const lanes = await tx.listLanes();
+  const live = (await listWorkers(tx, judge, 1000, stale)).filter((w) => w.status === "live");
+  return laneViews(counts, lanes, live, now);
 }
 
 /**

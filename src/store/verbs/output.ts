@@ -7,11 +7,11 @@
  * are for the verbs of this folder only.
  */
 import { SpoolError } from "../../contract/errors.ts";
-import { resolveJob } from "../../ops/jobs.ts";
 import { type AttemptOutput, readTail, type StreamName, type StreamView } from "../../ops/output.ts";
 import type { Attempt, Job } from "../model.ts";
 import type { OutputStream, ShippedOutput, StoreReader } from "../reader.ts";
 import type { SnapshotReader } from "../store.ts";
+import { resolveJob } from "./job-refs.ts";
 
 /**
  * The attempt to show: `attemptNo`, or the latest (null when the job has no
@@ -71,7 +71,7 @@ export async function attemptOutputIn(
 /**
  * The job `ref` names and its attempt `attemptNo` (null: the latest; null in
  * the result before any attempt). Raises `INVALID_INPUT`/`NOT_FOUND` for the
- * reference (as `resolveJob` of src/ops/jobs.ts) and `NOT_FOUND` for the attempt.
+ * reference (as `resolveJob` of job-refs.ts) and `NOT_FOUND` for the attempt.
  */
 export function jobAttempt(
   store: SnapshotReader,

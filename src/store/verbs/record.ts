@@ -7,12 +7,12 @@
  */
 import { decideOutcome, type Outcome, type ProcessEnd } from "../../ops/outcome.ts";
 import { earlierOutcome, lostToDisk, ownOutcomeEvents } from "../../ops/record.ts";
-import { readSettings } from "../../ops/settings.ts";
 import type { AttemptProcess, ClaimRequest } from "../attempt-types.ts";
 import type { Job } from "../model.ts";
 import type { Store } from "../store.ts";
 import type { StoreWriter } from "../writer.ts";
 import { type ClaimedAttempt, toClaimedAttempts } from "./claim.ts";
+import { readSettings } from "./settings.ts";
 
 /** An attempt's last non-empty stderr line and its failure signature as stored (see src/ops/failure-signature.ts). */
 export interface StderrTail {

@@ -2,7 +2,7 @@
  * `report` (docs/architecture.md "The operations", "Reads"): the jobs of a CI
  * run as test cases, read in one snapshot and decided by src/ops/report.ts.
  */
-import { resolveJob } from "../../ops/jobs.ts";
+
 import {
   caseOf,
   REPORT_TAIL_BYTES,
@@ -14,6 +14,7 @@ import {
   tailLines,
 } from "../../ops/report.ts";
 import type { SnapshotReader } from "../store.ts";
+import { resolveJob } from "./job-refs.ts";
 import { streamTailIn } from "./output.ts";
 
 /**

@@ -4,10 +4,9 @@
  * ledger kept, its budgets fresh as on a retry.
  */
 import { SpoolError } from "../../contract/errors.ts";
-import { resolveJob } from "../../ops/jobs.ts";
 import { checkRerun, type RerunJob, rerunKeyConflict } from "../../ops/rerun.ts";
 import type { Store } from "../store.ts";
-import { keyHolder } from "./job-refs.ts";
+import { keyHolder, resolveJob } from "./job-refs.ts";
 
 /**
  * Reruns the job `ref` names (an id, an idempotency key or `last`) in one

@@ -149,3 +149,19 @@ export async function fireDueSchedules(
     return { outcomes, earliest: await tx.recurring.earliestSlot() };
   });
 }
+
+/** Most schedules one pass fires (the rest wait for the next pass, a second later). */
+const PASS_LIMIT = 50;
+
+/**
+ * One due-slot pass at the store's clock (docs/architecture.md "Recurring jobs"), what
+ * every live worker runs about once a second: the cheap indexed read
+ * {@link earliestScheduleSlot} first, and the write transaction {@link fireDueSchedules}
+ * only when a slot is due. Returns what it decided and the earliest next slot afterwards
+ * (null: no unpaused schedule).
+ */
+export async function tickSchedules(store: Store): Promise<{ outcomes: SlotOutcome[]; earliest: number | null }> {
+  const earliest = await earliestScheduleSlot(store);
+  if (earliest === null || earliest > store.now()) return { outcomes: [], earliest };
+  return await fireDueSchedules(store, PASS_LIMIT);
+}

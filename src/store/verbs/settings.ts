@@ -6,7 +6,17 @@
  */
 import { type SettingKey, type SettingView, settingView } from "../../ops/config.ts";
 import { type QueueSettings, SETTING_KEYS, settingsFrom } from "../../ops/settings.ts";
+import type { StoreReader } from "../reader.ts";
 import type { SnapshotReader, Store } from "../store.ts";
+
+/**
+ * Every setting, its default where unset (docs/architecture.md "Settings"),
+ * read inside the caller's transaction: one statement (a helper only verbs
+ * import, e.g. `complete` on the worker's hot path).
+ */
+export async function readSettings(tx: StoreReader): Promise<QueueSettings> {
+  return settingsFrom(await tx.listSettings());
+}
 
 /** One setting with its provenance (`config get`), one read snapshot (one statement). */
 export async function settingOf(store: SnapshotReader, key: SettingKey): Promise<SettingView> {
@@ -26,7 +36,7 @@ export async function allSettings(store: SnapshotReader): Promise<SettingView[]>
  * statement): what `add`, `schedule add` and `hook add` copy into a job.
  */
 export async function queueSettings(store: SnapshotReader): Promise<QueueSettings> {
-  return store.read(async (tx) => settingsFrom(await tx.listSettings()));
+  return store.read(readSettings);
 }
 
 /**

@@ -3,9 +3,10 @@
  * "Output"): the worker's copy of what a child wrote, chunk by chunk, and the
  * cap it ships up to.
  */
-import { readSettings } from "../../ops/settings.ts";
+
 import type { OutputChunk } from "../attempt-types.ts";
 import type { Store } from "../store.ts";
+import { readSettings } from "./settings.ts";
 
 /**
  * Appends one chunk of an attempt's stream, one durable write transaction.

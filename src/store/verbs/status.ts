@@ -7,12 +7,14 @@
 import { summarize } from "../../ops/jobs.ts";
 import type { LiveStatus } from "../../ops/live.ts";
 import type { StateCounts, StatusData } from "../../ops/status.ts";
-import { type HealthContext, strandedJobs } from "../../ops/worker-health.ts";
-import { type JudgeWorker, listWorkers, staleAfter } from "../../ops/workers.ts";
+import type { HealthContext } from "../../ops/worker-health.ts";
+import { type JudgeWorker, staleAfter } from "../../ops/workers.ts";
 import { REPORTED_STATES } from "../model.ts";
 import type { StoreReader } from "../reader.ts";
 import type { SnapshotReader } from "../store.ts";
 import { pausedLanesIn } from "./lane-reads.ts";
+import { strandedJobs } from "./worker-health.ts";
+import { listWorkers } from "./workers.ts";
 
 function zero(): StateCounts {
   return Object.fromEntries(REPORTED_STATES.map((s) => [s, 0])) as StateCounts;

@@ -6,12 +6,13 @@
  */
 import { SpoolError } from "../../contract/errors.ts";
 import { JOB_NOT_FOUND_REMEDIATION } from "../../ops/jobs.ts";
-import { type JudgeWorker, listWorkers, type StaleAfter, type WorkerView } from "../../ops/workers.ts";
+import type { JudgeWorker, StaleAfter, WorkerView } from "../../ops/workers.ts";
 import type { Job, JobFilter } from "../model.ts";
 import type { StoreReader } from "../reader.ts";
 import type { Store } from "../store.ts";
+import { listWorkers } from "./workers.ts";
 
-/** How to judge the registry's rows (see `listWorkers` of src/ops/workers.ts). */
+/** How to judge the registry's rows (see `workerViews` of src/ops/workers.ts). */
 export interface WorkersJudged {
   judge: JudgeWorker;
   stale?: StaleAfter;

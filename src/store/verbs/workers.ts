@@ -4,9 +4,25 @@
  * `workers` list, what `stop --wait` polls, and the `stop` request itself.
  */
 import { SpoolError } from "../../contract/errors.ts";
-import { type JudgeWorker, listWorkers, type StaleAfter, type WorkerView } from "../../ops/workers.ts";
+import { type JudgeWorker, type StaleAfter, type WorkerView, workerViews } from "../../ops/workers.ts";
 import type { WorkerRecord } from "../model.ts";
+import type { StoreReader } from "../reader.ts";
 import type { SnapshotReader, Store } from "../store.ts";
+
+/**
+ * Registry rows, newest heartbeat first (at most `limit`), with their running
+ * jobs and status (`workerViews` of src/ops/workers.ts), read inside the
+ * caller's transaction: two statements (a helper only verbs import).
+ */
+export async function listWorkers(
+  tx: StoreReader,
+  judge: JudgeWorker,
+  limit = 100,
+  stale?: StaleAfter,
+): Promise<WorkerView[]> {
+  const running = await tx.runningJobsByWorker();
+  return workerViews(running, await tx.listWorkers(limit), judge, stale);
+}
 
 /**
  * The registry's rows, newest heartbeat first (at most `limit`), each with its

@@ -9,11 +9,12 @@
  * newline wait for the rest of their line (or the attempt's end), so a line is
  * never split, and the caller writes each line whole, so none interleaves.
  */
+
+import type { StreamName } from "../ops/output.ts";
 import type { Attempt, JobFilter } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { followLook } from "../store/verbs/follow.ts";
 import { Tail } from "./follow.ts";
-import type { StreamName } from "./output.ts";
 
 /** One line of output as `output --follow --all --json` streams it (`text` without its newline). */
 export interface FollowedLine {

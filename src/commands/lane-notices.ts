@@ -8,11 +8,11 @@
  * `--db` into them.
  */
 import type { Warning } from "../contract/errors.ts";
+import { pauseText, serves } from "../ops/lanes.ts";
+import { counted } from "../ops/values.ts";
+import type { JudgeWorker, StaleAfter } from "../ops/workers.ts";
 import type { SnapshotReader } from "../store/store.ts";
 import { laneOverview, pausedLanes } from "../store/verbs/lane-reads.ts";
-import { pauseText, serves } from "./lanes.ts";
-import { counted } from "./values.ts";
-import type { JudgeWorker, StaleAfter } from "./workers.ts";
 
 /** The command that serves `lane` (`spoolctl work`, with `--queue` unless it is the default lane). */
 export function serveCommand(lane: string, drain = false): string {

@@ -4,11 +4,12 @@
  * follow loop for streams, each look one `eventsPage` read (src/store/verbs/events.ts).
  * The ledger id is the cursor.
  */
+
+import { LIMITS } from "../ops/limits.ts";
 import type { JobEvent } from "../store/model.ts";
 import type { SnapshotReader, Store, Waker } from "../store/store.ts";
 import { type EventsPage, type EventsQuery, eventsPage } from "../store/verbs/events.ts";
 import { resolveJobs } from "../store/verbs/jobs.ts";
-import { LIMITS } from "./limits.ts";
 
 export type { EventsPage, EventsQuery };
 

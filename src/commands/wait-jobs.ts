@@ -6,15 +6,15 @@
  */
 
 import { SpoolError, type Warning } from "../contract/errors.ts";
+import type { BatchSummary } from "../ops/batch.ts";
+import { ALL_LANES } from "../ops/lanes.ts";
+import { isTerminal } from "../ops/states.ts";
+import { counted } from "../ops/values.ts";
+import type { WorkerView } from "../ops/workers.ts";
 import type { Job, JobState } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { resolveJobs } from "../store/verbs/jobs.ts";
 import { awaitedJobs, type WorkersJudged } from "../store/verbs/wait.ts";
-import type { BatchSummary } from "./batch.ts";
-import { ALL_LANES } from "./lanes.ts";
-import { isTerminal } from "./states.ts";
-import { counted } from "./values.ts";
-import type { WorkerView } from "./workers.ts";
 
 /** One awaited job as `wait --json` reports it. */
 export interface WaitedJob {

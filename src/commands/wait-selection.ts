@@ -7,15 +7,15 @@
  * jobs is queued or running, counting the jobs added while it waits.
  */
 import { SpoolError, type Warning } from "../contract/errors.ts";
+import { type BatchSummary, batchNotFound, summarizeBatch } from "../ops/batch.ts";
+import { ALL_LANES } from "../ops/lanes.ts";
+import { isTerminal } from "../ops/states.ts";
+import { counted } from "../ops/values.ts";
 import { JOB_STATES, type Job, type JobFilter, type JobState } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { setBatchFailFast } from "../store/verbs/batches.ts";
 import { batchByName } from "../store/verbs/follow.ts";
 import { jobsMatching, pendingAndWorkers, selectionJobs } from "../store/verbs/wait.ts";
-import { type BatchSummary, batchNotFound, summarizeBatch } from "./batch.ts";
-import { ALL_LANES } from "./lanes.ts";
-import { isTerminal } from "./states.ts";
-import { counted } from "./values.ts";
 import {
   UNATTENDED_GRACE_SECONDS,
   unattendedWarning,
@@ -23,7 +23,7 @@ import {
   type WaitedJob,
   type WaitOptions,
   type WaitResult,
-} from "./wait.ts";
+} from "./wait-jobs.ts";
 
 /** Which jobs a selection wait follows: a batch, or a lane and/or tags. */
 export interface WaitSelection {
