@@ -6,14 +6,17 @@
  * requeue meets an idempotency key another active job holds. Split from
  * store.ts, which keeps the {@link Store} itself. Times are epoch seconds (float).
  */
+
 import { SpoolError } from "../contract/errors.ts";
 import type { AttemptClosing, AttemptKey, AttemptLease, AttemptRecord, OutputChunk } from "./attempt-types.ts";
+import type { RetryNeedRow } from "./bulk-rows.ts";
 import type {
   BatchAdd,
   BatchView,
   EventName,
   FailFastMode,
   Job,
+  JobFilter,
   JobNeeds,
   JobState,
   LaneSetting,
@@ -182,6 +185,40 @@ export interface StoreWriter extends StoreReader {
    * heartbeat. Returns false when the job is not running.
    */
   requestCancel(jobId: number): Promise<boolean>;
+  /**
+   * `retry --all`'s first read (docs/architecture.md "Retry"): the dead or
+   * canceled jobs matching `filter` that carry an idempotency key, newest
+   * first, for `planRetryAll` (a job without a key needs no decision).
+   */
+  keyedRetryMatches(filter: Omit<JobFilter, "limit">): Promise<Job[]>;
+  /**
+   * `retry --all`'s second read: the unmet needs, dead or canceled, of the
+   * dead or canceled jobs matching `filter`, each with whether the need
+   * matches too; by job then need, ascending (for `blockedRetries`).
+   */
+  retryNeedRows(filter: Omit<JobFilter, "limit">): Promise<RetryNeedRow[]>;
+  /**
+   * `retry --all`'s write, in SQL (docs/architecture.md "Retry"): every job
+   * matching `filter`, not in `exclude`, requeued like {@link requeueJob} due
+   * at `now` (epoch seconds). Guard in the UPDATE's WHERE: still dead or
+   * canceled, and no active job holds its key; a job that changed meanwhile
+   * is left out, not an error. Appends a `retried` row `{"from":…}` per job,
+   * reopens fail-fast batches, wakes every worker. Returns the jobs requeued,
+   * ascending. Raises `IDEMPOTENCY_CONFLICT` like {@link requeueJobs}.
+   */
+  requeueMatching(filter: Omit<JobFilter, "limit">, exclude: number[], now: number): Promise<number[]>;
+  /**
+   * `cancel` of checked jobs in one statement (docs/architecture.md "Cancel"):
+   * each of `queuedIds` still queued becomes `canceled` (its dependents and
+   * hooks settled as {@link cancelQueuedJob} does, every worker woken), each of
+   * `runningIds` still running gets `cancel_requested` for its worker. Returns
+   * those changed, ascending; a job no longer in its state is absent. No events.
+   */
+  cancelMany(
+    queuedIds: number[],
+    runningIds: number[],
+    now: number,
+  ): Promise<{ canceled: number[]; requested: number[] }>;
   /**
    * Deletes jobs with their attempts, ledger rows and (PostgreSQL) shipped
    * output rows, one statement per table. Guard, in the SQL: only terminal

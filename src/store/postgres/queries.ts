@@ -11,9 +11,21 @@
  */
 import type { SQL } from "bun";
 import type { AttemptClosing } from "../attempt-types.ts";
-import type { BatchAdd, BatchView, FailFastMode, Job, JobNeeds, JobState, LaneSetting, NewJob } from "../model.ts";
+import type { RetryNeedRow } from "../bulk-rows.ts";
+import type {
+  BatchAdd,
+  BatchView,
+  FailFastMode,
+  Job,
+  JobFilter,
+  JobNeeds,
+  JobState,
+  LaneSetting,
+  NewJob,
+} from "../model.ts";
 import type { JobSettingsChange, StoreWriter } from "../writer.ts";
 import * as batches from "./batch-queries.ts";
+import * as bulk from "./bulk.ts";
 import type { TxEffects } from "./events.ts";
 import * as lanes from "./lane-queries.ts";
 import { insertNeeds, jobsEnded, reviveDependents, unmeetNeeds } from "./needs.ts";
@@ -182,6 +194,39 @@ export class PgQueries extends PgWorkerWrites implements StoreWriter {
 
   async requestCancel(jobId: number): Promise<boolean> {
     return op.requestCancel(this.tx, jobId);
+  }
+
+  async keyedRetryMatches(filter: Omit<JobFilter, "limit">): Promise<Job[]> {
+    return bulk.keyedRetryMatches(this.tx, filter);
+  }
+
+  async retryNeedRows(filter: Omit<JobFilter, "limit">): Promise<RetryNeedRow[]> {
+    return bulk.retryNeedRows(this.tx, filter);
+  }
+
+  async requeueMatching(filter: Omit<JobFilter, "limit">, exclude: number[], now: number): Promise<number[]> {
+    const jobs = await bulk.requeueMatching(this.tx, filter, exclude, now);
+    const ids = jobs.map((j) => j.id);
+    if (ids.length === 0) return ids;
+    this.effects.notify = this.effects.work.all = true;
+    await batches.reopenFailedBatches(this.tx, ids);
+    await unmeetNeeds(this.tx, ids);
+    for (const j of jobs)
+      this.effects.append({ jobId: j.id, event: "retried", workerId: null, detail: `{"from":"${j.from}"}`, at: now });
+    return ids;
+  }
+
+  async cancelMany(
+    queuedIds: number[],
+    runningIds: number[],
+    now: number,
+  ): Promise<{ canceled: number[]; requested: number[] }> {
+    const out = await bulk.cancelMany(this.tx, queuedIds, runningIds, now);
+    if (out.canceled.length === 0) return out;
+    this.effects.notify = this.effects.work.all = true;
+    for (const id of out.canceled) await this.jobEnded(id, "canceled", now);
+    await this.closedByNeeds(await jobsEnded(this.tx, this.effects, out.canceled, now), now);
+    return out;
   }
 
   async deleteJobs(

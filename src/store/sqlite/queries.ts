@@ -6,9 +6,21 @@
  */
 import type { Database } from "bun:sqlite";
 import type { AttemptClosing } from "../attempt-types.ts";
-import type { BatchAdd, BatchView, FailFastMode, Job, JobNeeds, JobState, LaneSetting, NewJob } from "../model.ts";
+import type { RetryNeedRow } from "../bulk-rows.ts";
+import type {
+  BatchAdd,
+  BatchView,
+  FailFastMode,
+  Job,
+  JobFilter,
+  JobNeeds,
+  JobState,
+  LaneSetting,
+  NewJob,
+} from "../model.ts";
 import type { JobSettingsChange, StoreWriter } from "../writer.ts";
 import * as batches from "./batch-queries.ts";
+import * as bulk from "./bulk.ts";
 import * as lanes from "./lane-queries.ts";
 import { insertNeeds, jobsEnded, reviveDependents, unmeetNeeds } from "./needs.ts";
 import * as op from "./operator-queries.ts";
@@ -162,6 +174,36 @@ export class SqliteQueries extends SqliteWorkerWrites implements StoreWriter {
 
   async requestCancel(jobId: number): Promise<boolean> {
     return op.requestCancel(this.db, jobId);
+  }
+
+  async keyedRetryMatches(filter: Omit<JobFilter, "limit">): Promise<Job[]> {
+    return bulk.keyedRetryMatches(this.db, filter);
+  }
+
+  async retryNeedRows(filter: Omit<JobFilter, "limit">): Promise<RetryNeedRow[]> {
+    return bulk.retryNeedRows(this.db, filter);
+  }
+
+  async requeueMatching(filter: Omit<JobFilter, "limit">, exclude: number[], now: number): Promise<number[]> {
+    const jobs = bulk.requeueMatching(this.db, filter, exclude, now);
+    const ids = jobs.map((j) => j.id);
+    if (!this.wakeAllIf(ids.length > 0)) return ids;
+    batches.reopenFailedBatches(this.db, ids);
+    unmeetNeeds(this.db, ids);
+    bulk.insertRetried(this.db, jobs, now);
+    return ids;
+  }
+
+  async cancelMany(
+    queuedIds: number[],
+    runningIds: number[],
+    now: number,
+  ): Promise<{ canceled: number[]; requested: number[] }> {
+    const out = bulk.cancelMany(this.db, queuedIds, runningIds, now);
+    if (!this.wakeAllIf(out.canceled.length > 0)) return out;
+    for (const id of out.canceled) await this.jobEnded(id, "canceled", now);
+    await this.closedByNeeds(jobsEnded(this.db, this.work, out.canceled, now, this.ledger(now)), now);
+    return out;
   }
 
   async deleteJobs(

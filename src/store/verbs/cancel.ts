@@ -17,14 +17,15 @@ import { jobWorkerHealth } from "./worker-health.ts";
  * resolves and checks each (`checkCancel`: `NOT_FOUND`, `CONFLICT` for a
  * terminal job, `SAFETY_BLOCK` for a running one without `confirmedRunning`,
  * i.e. `--running --yes`; then nothing changed), judges each running job's
- * worker when `health` is given, then, per job: a queued one by
- * `cancelQueuedJob` (guard `state = 'queued'`; its dependents settled by the
- * driver's job-ended hook) with a `canceled` ledger row `{"from":"queued"}`;
- * a running one by `requestCancel` (guard `state = 'running'`) with a
- * `cancel_requested` row, once. A guard that finds the job changed raises
- * `CONFLICT`. A queued job's cancel wakes every worker (freed slots, settled
- * dependents); a requested one wakes none: its worker reads it on its next
- * heartbeat. A running job yields a `KILL_ASYNC` warning:
+ * worker when `health` is given, then changes them all with one statement
+ * (`cancelMany`): queued ones become `canceled` (guard `state = 'queued'`;
+ * their dependents settled by the driver's job-ended hook), each with a
+ * `canceled` ledger row `{"from":"queued"}`; running ones get
+ * `cancel_requested` (guard `state = 'running'`), with a `cancel_requested`
+ * row, once. A job the guard finds changed raises `CONFLICT` (nothing
+ * changed: the transaction rolls back). Queued jobs canceled wake every
+ * worker (freed slots, settled dependents); a request wakes none: its worker
+ * reads it on its next heartbeat. A running job yields a `KILL_ASYNC` warning:
  * its worker stops it within a heartbeat. `now`: epoch seconds.
  */
 export async function cancelJobs(
@@ -44,31 +45,35 @@ export async function cancelJobs(
         if (h) judged.set(job.id, h);
       }
     }
-    const out: CanceledJob[] = [];
-    for (const job of targets) out.push(await cancelOne(tx, job, now));
-    return out;
+    return cancelAll(tx, targets, now);
   });
   return { jobs, warnings: cancelWarnings(jobs, judged), health: judged };
 }
 
-/** Cancels one checked job in the caller's transaction (see {@link cancelJobs}). */
-async function cancelOne(tx: StoreWriter, job: Job, now: number): Promise<CanceledJob> {
-  if (job.state === "queued") {
-    if (!(await tx.cancelQueuedJob(job.id, now)))
-      throw new SpoolError("CONFLICT", `job ${job.id} changed state while being canceled`);
-    await tx.appendEvent(job.id, "canceled", null, JSON.stringify({ from: "queued" }), now);
-    return { job_id: job.id, state: "canceled", was_running: false };
+/** Cancels checked jobs in the caller's transaction, one statement for all (see {@link cancelJobs}). */
+async function cancelAll(tx: StoreWriter, targets: Job[], now: number): Promise<CanceledJob[]> {
+  const queued = targets.filter((j) => j.state === "queued").map((j) => j.id);
+  // A running job already asked to stop is not asked (nor logged) twice.
+  const asked = targets.filter((j) => j.state === "running" && !j.cancel_requested);
+  const done = await tx.cancelMany(
+    queued,
+    asked.map((j) => j.id),
+    now,
+  );
+  const changed = new Set([...done.canceled, ...done.requested]);
+  const lost = [...queued, ...asked.map((j) => j.id)].find((id) => !changed.has(id));
+  if (lost !== undefined) throw new SpoolError("CONFLICT", `job ${lost} changed state while being canceled`);
+  // Ledger rows in the order the jobs were named, as one job at a time wrote them.
+  for (const job of targets) {
+    if (job.state === "queued") await tx.appendEvent(job.id, "canceled", null, '{"from":"queued"}', now);
+    else if (!job.cancel_requested) {
+      const detail = JSON.stringify({ attempt: job.last_attempt_no, worker: job.locked_by });
+      await tx.appendEvent(job.id, "cancel_requested", null, detail, now);
+    }
   }
-  if (!job.cancel_requested) {
-    if (!(await tx.requestCancel(job.id)))
-      throw new SpoolError("CONFLICT", `job ${job.id} changed state while being canceled`);
-    await tx.appendEvent(
-      job.id,
-      "cancel_requested",
-      null,
-      JSON.stringify({ attempt: job.last_attempt_no, worker: job.locked_by }),
-      now,
-    );
-  }
-  return { job_id: job.id, state: "running", was_running: true };
+  return targets.map((job) =>
+    job.state === "queued"
+      ? { job_id: job.id, state: "canceled", was_running: false }
+      : { job_id: job.id, state: "running", was_running: true },
+  );
 }

@@ -23,6 +23,7 @@ import {
   type RetryTarget,
 } from "../../ops/retry.ts";
 import { type BlockedRetry, blockedError, blockedRetries } from "../../ops/retry-needs.ts";
+import type { RetryNeedRow } from "../bulk-rows.ts";
 import type { Job, JobState } from "../model.ts";
 import type { Store } from "../store.ts";
 import type { StoreWriter } from "../writer.ts";
@@ -52,8 +53,10 @@ export interface RetryOptions {
  *  - a filter (`--all`) requeues, per key, only the newest matching job whose
  *    key is free (the others in `skipped`), and leaves out (`blocked`) a job
  *    whose need is dead or canceled and not retried with it.
- * Guards: each requeue is an UPDATE guarded by the state the job was read in
- * (`CONFLICT` when it changed meanwhile), and the unique index of active keys
+ * Guards: a named job's requeue is an UPDATE guarded by the state it was read
+ * in (`CONFLICT` when it changed meanwhile); `--all` without overrides is one
+ * UPDATE per state with the filter and the guard in its WHERE (a job that left
+ * dead or canceled meanwhile is left out); the unique index of active keys
  * refuses a second active job with one key (`IDEMPOTENCY_CONFLICT`) whoever
  * writes it. Events: a `retried` row per job (`{"from":…}`, plus what a forced
  * retry abandoned or what overrides changed), and the revived dependents'
@@ -141,26 +144,68 @@ async function retryNamed(
   return { jobs: out, skipped: [] };
 }
 
-/** `--all`: the matching dead or canceled jobs, planned by {@link planRetryAll}, less those blocked by a need. */
+/**
+ * `--all`: the matching dead or canceled jobs less those {@link planRetryAll}
+ * skips for their key and those blocked by a need. Without overrides it acts
+ * in SQL: it reads only the keyed matches and the dead needs of the matches,
+ * decides, and requeues the rest with one UPDATE per state (`requeueMatching`,
+ * guard and filter in its WHERE), not by reading every job first.
+ */
 async function retryMatching(
   tx: StoreWriter,
   filter: Extract<RetryTarget, { filter: unknown }>["filter"],
   now: number,
   overrides: RetryOverrides | null,
 ): Promise<RetryOutcome> {
+  if (overrides !== null) return retryMatchingWith(tx, filter, now, overrides);
+  const keyed = await tx.keyedRetryMatches(filter);
+  const plan = planRetryAll(keyed, await activeHolders(tx, keyed));
+  const skipped = new Set(plan.skipped.map((s) => s.job_id));
+  const blocked = blockedAmongMatches(await tx.retryNeedRows(filter), skipped);
+  const ids = await tx.requeueMatching(filter, [...skipped, ...blocked.map((b) => b.job_id)], now);
+  const jobs: RetriedJob[] = ids.map((id) => ({ job_id: id, state: "queued" }));
+  return { jobs, skipped: plan.skipped, ...(blocked.length > 0 ? { blocked } : {}) };
+}
+
+/** The active jobs holding the keys of `jobs`, by key. */
+async function activeHolders(tx: StoreWriter, jobs: Job[]): Promise<Map<string, Job>> {
+  const keys = jobs.flatMap((j) => (j.idempotency_key === null ? [] : [j.idempotency_key]));
+  return keys.length > 0 ? tx.findActiveJobsByKeys(keys) : new Map<string, Job>();
+}
+
+/**
+ * {@link blockedRetries} over `retryNeedRows`: the retried set is every
+ * matching need `planRetryAll` did not skip, and a skipped job is not judged.
+ */
+function blockedAmongMatches(rows: RetryNeedRow[], skipped: Set<number>): BlockedRetry[] {
+  const unmet = new Map<number, number[]>();
+  const stateOf = new Map<number, JobState>();
+  const retried: number[] = [];
+  for (const r of rows) {
+    stateOf.set(r.need_id, r.need_state);
+    if (r.need_matches && !skipped.has(r.need_id)) retried.push(r.need_id);
+    if (!skipped.has(r.job_id)) unmet.set(r.job_id, [...(unmet.get(r.job_id) ?? []), r.need_id]);
+  }
+  return blockedRetries(retried, unmet, stateOf);
+}
+
+/** `--all` with overrides: each matching job read, its settings changed, then requeued ({@link requeueChecked}). */
+async function retryMatchingWith(
+  tx: StoreWriter,
+  filter: Extract<RetryTarget, { filter: unknown }>["filter"],
+  now: number,
+  overrides: RetryOverrides,
+): Promise<RetryOutcome> {
   // Newest first, so that of several jobs sharing a key the newest is the one requeued.
   const matches = (await tx.listJobs({ ...filter, limit: Number.MAX_SAFE_INTEGER })).filter((j) =>
     (RETRYABLE_STATES as readonly string[]).includes(j.state),
   );
-  const keys = matches.flatMap((j) => (j.idempotency_key === null ? [] : [j.idempotency_key]));
-  const active = keys.length > 0 ? await tx.findActiveJobsByKeys(keys) : new Map<string, Job>();
-  const plan = planRetryAll(matches, active);
+  const plan = planRetryAll(matches, await activeHolders(tx, matches));
   const blocked = await blockedByNeeds(tx, plan.chosen);
   const out = new Set(blocked.map((b) => b.job_id));
   const chosen = blocked.length > 0 ? plan.chosen.filter((j) => !out.has(j.id)) : plan.chosen;
   const jobs: RetriedJob[] = [];
-  if (overrides === null) jobs.push(...(await requeueAll(tx, chosen, now)));
-  else for (const job of chosen) jobs.push(await requeueChecked(tx, job, now, overrides, 0));
+  for (const job of chosen) jobs.push(await requeueChecked(tx, job, now, overrides, 0));
   return { jobs, skipped: plan.skipped, ...(blocked.length > 0 ? { blocked } : {}) };
 }
 
@@ -259,28 +304,4 @@ async function requeue(
   }
   await tx.appendEvent(job.id, "retried", null, JSON.stringify(detail), now);
   return { job_id: job.id, state: "queued" };
-}
-
-/**
- * Requeues checked dead or canceled jobs (oldest first) with one statement and
- * appends each one's `retried` event: the batch form of {@link requeue} for
- * `retry --all`. Raises `CONFLICT` when one of them changed state meanwhile.
- */
-async function requeueAll(tx: StoreWriter, jobs: Job[], now: number): Promise<RetriedJob[]> {
-  if (jobs.length === 0) return [];
-  const requeued = new Set(
-    await tx.requeueJobs(
-      jobs.map((j) => j.id),
-      [...RETRYABLE_STATES],
-      now,
-    ),
-  );
-  const lost = jobs.find((j) => !requeued.has(j.id));
-  if (lost) {
-    throw new SpoolError("CONFLICT", `job ${lost.id} changed state while being retried`, {
-      detail: { job_id: lost.id },
-    });
-  }
-  for (const job of jobs) await tx.appendEvent(job.id, "retried", null, JSON.stringify({ from: job.state }), now);
-  return jobs.map((j) => ({ job_id: j.id, state: "queued" }));
 }
