@@ -12,8 +12,8 @@ import { checkArgs } from "../src/commands/args.ts";
 import { splitArgv } from "../src/commands/argv.ts";
 import { SpoolError } from "../src/contract/errors.ts";
 import type { FlagsDef } from "../src/contract/flags.ts";
-import { CLI, TempQueue } from "./helpers.ts";
-import { withoutSelection } from "./operator-helpers.ts";
+import { withoutSelection } from "./support/envelopes.ts";
+import { CLI, TempQueue } from "./support/temp-queue.ts";
 
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));

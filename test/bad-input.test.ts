@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TempQueue } from "./helpers.ts";
+import { TempQueue } from "./support/temp-queue.ts";
 
 // bunfig.toml's [test] timeout is not read by Bun 1.4.5: real processes need more than 5 s on a loaded machine.
 setDefaultTimeout(60_000);

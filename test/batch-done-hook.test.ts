@@ -7,8 +7,9 @@
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
-import { killJobGroups, killSpawned, startWorker } from "./reliability-helpers.ts";
+import { killJobGroups, killSpawned, startWorker } from "./support/processes.ts";
+import { FAST_KNOBS, TempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(120_000);
 

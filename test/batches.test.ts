@@ -5,8 +5,9 @@
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
-import { addJob, gatedJob } from "./operator-helpers.ts";
+import { addJob, gatedJob } from "./support/jobs.ts";
+import { FAST_KNOBS, TempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(120_000);
 

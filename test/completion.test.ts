@@ -9,8 +9,9 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VERBS } from "../src/commands/registry.ts";
-import { TempQueue, waitFor } from "./helpers.ts";
-import { HAVE_TMUX, killTmuxServer, shellQuote } from "./tmux.ts";
+import { TempQueue } from "./support/temp-queue.ts";
+import { HAVE_TMUX, killTmuxServer, shellQuote } from "./support/tmux.ts";
+import { waitFor } from "./support/wait.ts";
 
 const has = (cmd: string) => spawnSync("sh", ["-c", `command -v ${cmd}`]).status === 0;
 const HAVE_FISH = has("fish");

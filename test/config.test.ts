@@ -2,8 +2,8 @@
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TempQueue } from "./helpers.ts";
-import { addJob } from "./operator-helpers.ts";
+import { addJob } from "./support/jobs.ts";
+import { TempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(60_000);
 

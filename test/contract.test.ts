@@ -10,8 +10,9 @@ import { VERBS } from "../src/commands/registry.ts";
 import { ERROR_CODES, WARNING_CODES } from "../src/contract/errors.ts";
 import { EVENTS, FAILURE_REASONS, JOB_STATES } from "../src/store/model.ts";
 import { SCHEMA_VERSION } from "../src/store/sqlite/migrations.ts";
-import { ON_POSTGRES, TempQueue } from "./helpers.ts";
-import { addJob, keysOf, reference } from "./operator-helpers.ts";
+import { keysOf, reference } from "./support/envelopes.ts";
+import { addJob } from "./support/jobs.ts";
+import { ON_POSTGRES, TempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(60_000);
 

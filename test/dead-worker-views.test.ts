@@ -11,8 +11,9 @@ import { join } from "node:path";
 import { selectionFlags } from "../src/commands/selection.ts";
 import { attemptMarker } from "../src/worker/executor.ts";
 import { groupsWithEnv } from "../src/worker/process-groups.ts";
-import { FAST_KNOBS, processLives, TempQueue, waitFor } from "./helpers.ts";
-import { killJobGroups } from "./reliability-helpers.ts";
+import { killJobGroups, processLives } from "./support/processes.ts";
+import { FAST_KNOBS, TempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(60_000);
 

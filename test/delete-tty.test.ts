@@ -4,8 +4,8 @@
  * deletes them.
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { TempQueue } from "./helpers.ts";
-import { exitCode, HAVE_TMUX, screenShows, Tty } from "./tmux.ts";
+import { TempQueue } from "./support/temp-queue.ts";
+import { exitCode, HAVE_TMUX, screenShows, Tty } from "./support/tmux.ts";
 
 let q: TempQueue;
 let tty: Tty | null = null;

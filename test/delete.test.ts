@@ -7,9 +7,10 @@
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
-import { TempQueue, waitFor } from "./helpers.ts";
-import { gatedJob } from "./operator-helpers.ts";
-import { killJobGroups, killSpawned, startWorker } from "./reliability-helpers.ts";
+import { gatedJob } from "./support/jobs.ts";
+import { killJobGroups, killSpawned, startWorker } from "./support/processes.ts";
+import { TempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));

@@ -7,8 +7,9 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Job } from "../src/store/model.ts";
-import { TempQueue, waitFor } from "./helpers.ts";
 import { patchJobs } from "./support/queue-fixtures.ts";
+import { TempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));

@@ -11,10 +11,11 @@ import { join } from "node:path";
 import { VERBS } from "../src/commands/registry.ts";
 import { ERROR_CODES, type ErrorCode } from "../src/contract/errors.ts";
 import { schemaExport } from "../src/describe/schemas.ts";
-import { compileContract } from "./contract-helpers.ts";
-import { ON_POSTGRES, TempQueue, waitFor } from "./helpers.ts";
-import { killSpawned, startBg } from "./reliability-helpers.ts";
+import { compileContract } from "./support/contract.ts";
+import { killSpawned, startBg } from "./support/processes.ts";
 import { SQLITE_LOCK_HOLDER, schemaVersion, setSchemaVersion } from "./support/queue-fixtures.ts";
+import { ON_POSTGRES, TempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 // The preload's default timeout does not reach every file when the whole suite runs (Bun 1.4.5): real processes on a loaded machine need more than 5 s.
 setDefaultTimeout(120_000);

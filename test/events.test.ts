@@ -1,8 +1,10 @@
 /** `events` (SPEC §5, issue 4): pages with a cursor, `--wait` long-poll, `--follow` NDJSON frames. */
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { TempQueue, waitFor } from "./helpers.ts";
-import { addJob, drain, keysOf, reference } from "./operator-helpers.ts";
-import { killSpawned, startBg } from "./reliability-helpers.ts";
+import { keysOf, reference } from "./support/envelopes.ts";
+import { addJob, drain } from "./support/jobs.ts";
+import { killSpawned, startBg } from "./support/processes.ts";
+import { TempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(60_000);
 

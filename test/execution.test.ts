@@ -7,7 +7,9 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Attempt, Job } from "../src/store/model.ts";
-import { CLI, processLives, TempQueue, waitFor } from "./helpers.ts";
+import { processLives } from "./support/processes.ts";
+import { CLI, TempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));

@@ -7,8 +7,8 @@
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { FAST_KNOBS, ON_POSTGRES, TempQueue } from "./helpers.ts";
-import { addJob } from "./operator-helpers.ts";
+import { addJob } from "./support/jobs.ts";
+import { FAST_KNOBS, ON_POSTGRES, TempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(180_000);
 

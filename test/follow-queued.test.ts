@@ -5,9 +5,9 @@
  * waited for ends the wait with NO_ATTEMPTS_YET saying so.
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { TempQueue } from "./helpers.ts";
-import { killJobGroups, killSpawned } from "./reliability-helpers.ts";
-import { exitCode, HAVE_TMUX, screenShows, Tty } from "./tmux.ts";
+import { killJobGroups, killSpawned } from "./support/processes.ts";
+import { TempQueue } from "./support/temp-queue.ts";
+import { exitCode, HAVE_TMUX, screenShows, Tty } from "./support/tmux.ts";
 
 let q: TempQueue;
 let tty: Tty | null = null;

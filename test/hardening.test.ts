@@ -23,8 +23,8 @@ import { join } from "node:path";
 import { SpoolError } from "../src/contract/errors.ts";
 import { parseTimestamp } from "../src/ops/values.ts";
 import { openSqliteStore } from "../src/store/sqlite/open.ts";
-import { CLI, ON_POSTGRES, TempQueue } from "./helpers.ts";
 import { makeForeignSqliteFile, setSqliteJournalMode, sqliteFileFacts } from "./support/queue-fixtures.ts";
+import { CLI, ON_POSTGRES, TempQueue } from "./support/temp-queue.ts";
 
 // Real processes need more than Bun's 5 s default on a loaded machine, even under a plain `bun test`.
 setDefaultTimeout(60_000);

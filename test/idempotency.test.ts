@@ -2,7 +2,8 @@
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TempQueue, waitFor } from "./helpers.ts";
+import { TempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 // bunfig.toml's [test] timeout is not read by Bun 1.4.5: real processes need more than 5 s on a loaded machine.
 setDefaultTimeout(60_000);

@@ -6,7 +6,7 @@
  * `show` tell a real newline in a command from a literal backslash-n.
  */
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { TempQueue } from "./helpers.ts";
+import { TempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(60_000);
 

@@ -8,8 +8,9 @@
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { TempQueue, waitFor } from "./helpers.ts";
-import { gatedJob } from "./operator-helpers.ts";
+import { gatedJob } from "./support/jobs.ts";
+import { TempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 let q: TempQueue;
 let workers: { proc: Subprocess<"ignore", "pipe", "pipe">; err: string[] }[] = [];

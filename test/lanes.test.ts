@@ -5,8 +5,9 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TempQueue, waitFor } from "./helpers.ts";
 import { patchJobs } from "./support/queue-fixtures.ts";
+import { TempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));

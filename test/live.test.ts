@@ -9,8 +9,9 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { selectionFlags } from "../src/commands/selection.ts";
-import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
-import { HAVE_TMUX, Tty } from "./tmux.ts";
+import { FAST_KNOBS, TempQueue } from "./support/temp-queue.ts";
+import { HAVE_TMUX, Tty } from "./support/tmux.ts";
+import { waitFor } from "./support/wait.ts";
 
 let q: TempQueue;
 let tty: Tty | null = null;

@@ -10,8 +10,10 @@ import { mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkS
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { bootId, HOST, judge, processStartTime } from "../src/worker/liveness.ts";
-import { CLI, TempQueue, waitFor } from "./helpers.ts";
-import { add, killJobGroups, killSpawned, procState, startWorker } from "./reliability-helpers.ts";
+import { add } from "./support/jobs.ts";
+import { killJobGroups, killSpawned, procState, startWorker } from "./support/processes.ts";
+import { CLI, TempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 const children: ReturnType<typeof Bun.spawn>[] = [];
 afterEach(async () => {

@@ -10,9 +10,9 @@
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TempQueue } from "./helpers.ts";
-import { addJob, drain } from "./operator-helpers.ts";
+import { addJob, drain } from "./support/jobs.ts";
 import { TEST_DB } from "./support/queue-fixtures.ts";
+import { TempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(120_000);
 

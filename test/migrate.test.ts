@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SCHEMA_VERSION } from "../src/store/sqlite/migrations.ts";
-import { ON_POSTGRES, TempQueue } from "./helpers.ts";
+import { ON_POSTGRES, TempQueue } from "./support/temp-queue.ts";
 
 // bunfig.toml's [test] timeout is not read by Bun 1.4.5: real processes need more than 5 s on a loaded machine.
 setDefaultTimeout(60_000);

@@ -2,13 +2,13 @@
  * A long command takes one line at a terminal (issue 21 item 4): `list`,
  * `status` and the `retry` picker cut it (in terminal columns: wide
  * characters count 2, Bun.stringWidth) rather than wrap it, in a REAL
- * 80-column pseudo-terminal (tmux, test/tmux.ts); off a terminal `list`
+ * 80-column pseudo-terminal (tmux, test/support/tmux.ts); off a terminal `list`
  * still prints it whole.
  */
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { TempQueue } from "./helpers.ts";
-import { addJob, drain } from "./operator-helpers.ts";
-import { HAVE_TMUX, screenShows, Tty } from "./tmux.ts";
+import { addJob, drain } from "./support/jobs.ts";
+import { TempQueue } from "./support/temp-queue.ts";
+import { HAVE_TMUX, screenShows, Tty } from "./support/tmux.ts";
 
 setDefaultTimeout(120_000);
 

@@ -6,8 +6,9 @@
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { TempQueue, waitFor } from "./helpers.ts";
-import { HAVE_TMUX, Tty } from "./tmux.ts";
+import { TempQueue } from "./support/temp-queue.ts";
+import { HAVE_TMUX, Tty } from "./support/tmux.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(60_000);
 

@@ -4,8 +4,8 @@
  * which writes every byte; `--raw` without one stream says which to add.
  */
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { TempQueue } from "./helpers.ts";
-import { addJob, drain } from "./operator-helpers.ts";
+import { addJob, drain } from "./support/jobs.ts";
+import { TempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(60_000);
 

@@ -7,7 +7,9 @@
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { FAST_KNOBS, processLives, TempQueue, waitFor } from "./helpers.ts";
+import { processLives } from "./support/processes.ts";
+import { FAST_KNOBS, TempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(60_000);
 

@@ -10,8 +10,9 @@
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
-import { CLI, TempQueue, waitFor } from "./helpers.ts";
 import { Host, hostsUsable } from "./support/hosts.ts";
+import { CLI, TempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 const USABLE = hostsUsable();
 /** A lease (8 s) that outlasts a live worker's stalls on a loaded machine, heartbeat 0.5 s. */

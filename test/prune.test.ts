@@ -5,9 +5,10 @@
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { TempQueue } from "./helpers.ts";
-import { addJob, drain, keysOf, reference } from "./operator-helpers.ts";
+import { keysOf, reference } from "./support/envelopes.ts";
+import { addJob, drain } from "./support/jobs.ts";
 import { patchJobs, useOldOutputLayout } from "./support/queue-fixtures.ts";
+import { TempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(60_000);
 

@@ -1,7 +1,7 @@
 /** The README quickstart, end to end through the real CLI (issue 2). */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { statSync } from "node:fs";
-import { TempQueue } from "./helpers.ts";
+import { TempQueue } from "./support/temp-queue.ts";
 
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));

@@ -8,9 +8,9 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadContract } from "./contract-helpers.ts";
-import { TempQueue } from "./helpers.ts";
-import { drain } from "./operator-helpers.ts";
+import { loadContract } from "./support/contract.ts";
+import { drain } from "./support/jobs.ts";
+import { TempQueue } from "./support/temp-queue.ts";
 
 let q: TempQueue;
 let deep: string;

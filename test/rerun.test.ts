@@ -4,7 +4,7 @@
  * `retry` on a done job points at it; the key rule holds.
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { TempQueue } from "./helpers.ts";
+import { TempQueue } from "./support/temp-queue.ts";
 
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));

@@ -1,8 +1,11 @@
 /** `retry`, `cancel` and QueueCTL's `dlq` (SPEC §4–§5, issue 4) through the real CLI. */
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { selectionFlags } from "../src/commands/selection.ts";
-import { FAST_KNOBS, processLives, TempQueue, waitFor } from "./helpers.ts";
-import { addJob, drain, gatedJob, keysOf, reference, withoutSelection } from "./operator-helpers.ts";
+import { keysOf, reference, withoutSelection } from "./support/envelopes.ts";
+import { addJob, drain, gatedJob } from "./support/jobs.ts";
+import { processLives } from "./support/processes.ts";
+import { FAST_KNOBS, TempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(60_000);
 

@@ -6,9 +6,9 @@
  * rules, `--dry-run`, and `feedback`'s next command for a timed-out job.
  */
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { type Contract, loadContract } from "./contract-helpers.ts";
-import { TempQueue } from "./helpers.ts";
-import { addJob, drain } from "./operator-helpers.ts";
+import { type Contract, loadContract } from "./support/contract.ts";
+import { addJob, drain } from "./support/jobs.ts";
+import { TempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(120_000);
 

@@ -6,8 +6,8 @@
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import type { Attempt, Job } from "../src/store/model.ts";
-import { TempQueue } from "./helpers.ts";
 import { patchJobs } from "./support/queue-fixtures.ts";
+import { TempQueue } from "./support/temp-queue.ts";
 
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));

@@ -9,8 +9,9 @@ import { openQueue } from "../src/store/index.ts";
 import type { Job } from "../src/store/model.ts";
 import { slotOfKey } from "../src/store/recurring.ts";
 import type { Store } from "../src/store/store.ts";
-import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
-import { type BgProc, killJobGroups, killSpawned, startWorker } from "./reliability-helpers.ts";
+import { type BgProc, killJobGroups, killSpawned, startWorker } from "./support/processes.ts";
+import { FAST_KNOBS, TempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(120_000);
 

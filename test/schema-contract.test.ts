@@ -10,10 +10,11 @@ import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VERBS } from "../src/commands/registry.ts";
-import { type Contract, compileContract, loadContract, verbOf } from "./contract-helpers.ts";
-import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
-import { gatedJob } from "./operator-helpers.ts";
-import { type BgProc, killJobGroups, killSpawned, startWorker } from "./reliability-helpers.ts";
+import { type Contract, compileContract, loadContract, verbOf } from "./support/contract.ts";
+import { gatedJob } from "./support/jobs.ts";
+import { type BgProc, killJobGroups, killSpawned, startWorker } from "./support/processes.ts";
+import { FAST_KNOBS, TempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 // The preload's default timeout does not reach every file when the whole suite runs (Bun 1.4.5): real processes on a loaded machine need more than 5 s.
 setDefaultTimeout(120_000);

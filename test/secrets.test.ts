@@ -8,8 +8,8 @@ import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { jobEnvironment, workerEnvironment } from "../src/worker/executor.ts";
-import { CLI, TempQueue } from "./helpers.ts";
 import { PG_ENABLED } from "./store/drivers.ts";
+import { CLI, TempQueue } from "./support/temp-queue.ts";
 
 const TOKEN = "ghp_s3cr3tT0kenValue1234567890abcdef";
 

@@ -9,8 +9,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { counted } from "../src/ops/values.ts";
 import { jsonErrorPosition } from "../src/store/location.ts";
-import { TempQueue } from "./helpers.ts";
-import { addJob, drain } from "./operator-helpers.ts";
+import { addJob, drain } from "./support/jobs.ts";
+import { TempQueue } from "./support/temp-queue.ts";
 
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));

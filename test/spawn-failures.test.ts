@@ -10,7 +10,7 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CLI, TempQueue } from "./helpers.ts";
+import { CLI, TempQueue } from "./support/temp-queue.ts";
 
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));

@@ -5,7 +5,7 @@
  * say none, and a wrong word is a clear error naming both spellings.
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { TempQueue } from "./helpers.ts";
+import { TempQueue } from "./support/temp-queue.ts";
 
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));

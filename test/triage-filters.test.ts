@@ -7,10 +7,10 @@
  * through the driver.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { type Contract, loadContract } from "./contract-helpers.ts";
-import { TempQueue } from "./helpers.ts";
-import { addJob, drain } from "./operator-helpers.ts";
+import { type Contract, loadContract } from "./support/contract.ts";
+import { addJob, drain } from "./support/jobs.ts";
 import { patchJobs } from "./support/queue-fixtures.ts";
+import { TempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(120_000);
 

@@ -12,8 +12,8 @@ import { openQueue, type Store } from "../src/store/index.ts";
 import { deleteJobs, deletionPreview } from "../src/store/verbs/delete.ts";
 import { retryJobs, retryWithOverrides } from "../src/store/verbs/retry.ts";
 import { failureGroups } from "../src/store/verbs/triage.ts";
-import { TempQueue } from "./helpers.ts";
-import { addJob, drain } from "./operator-helpers.ts";
+import { addJob, drain } from "./support/jobs.ts";
+import { TempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(120_000);
 

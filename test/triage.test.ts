@@ -1,6 +1,6 @@
 /**
  * `spoolctl triage` and the `retry`/`cancel` pickers (issue 5, SPEC §7) in a
- * REAL pseudo-terminal: each flow runs in its own tmux server (test/tmux.ts),
+ * REAL pseudo-terminal: each flow runs in its own tmux server (test/support/tmux.ts),
  * the test reads the screen with `capture-pane` and types with `send-keys`,
  * waiting for every prompt to appear before answering it (never sleep-and-hope).
  * The queue is then checked through the driver. Off a terminal, or under --json, the
@@ -8,10 +8,12 @@
  */
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
-import { TempQueue, waitFor } from "./helpers.ts";
-import { addJob, drain, gatedJob, withoutSelection } from "./operator-helpers.ts";
-import { killJobGroups } from "./reliability-helpers.ts";
-import { exitCode, HAVE_TMUX, screenShows, Tty } from "./tmux.ts";
+import { withoutSelection } from "./support/envelopes.ts";
+import { addJob, drain, gatedJob } from "./support/jobs.ts";
+import { killJobGroups } from "./support/processes.ts";
+import { TempQueue } from "./support/temp-queue.ts";
+import { exitCode, HAVE_TMUX, screenShows, Tty } from "./support/tmux.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(90_000);
 

@@ -1,7 +1,8 @@
 /** `wait` and `feedback` (SPEC §5, issue 4) through the real CLI. */
 import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { TempQueue } from "./helpers.ts";
-import { addJob, drain, keysOf, reference, withoutSelection } from "./operator-helpers.ts";
+import { keysOf, reference, withoutSelection } from "./support/envelopes.ts";
+import { addJob, drain } from "./support/jobs.ts";
+import { TempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(60_000);
 

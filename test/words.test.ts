@@ -9,7 +9,7 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { attemptRowsText, attemptsText, humanDuration } from "../src/ui/text.ts";
-import { TempQueue } from "./helpers.ts";
+import { TempQueue } from "./support/temp-queue.ts";
 
 let q: TempQueue;
 beforeEach(() => (q = new TempQueue()));

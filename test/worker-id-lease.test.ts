@@ -9,9 +9,10 @@
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
-import { CLI, FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
-import { startWorker } from "./reliability-helpers.ts";
 import { Host, hostsUsable } from "./support/hosts.ts";
+import { startWorker } from "./support/processes.ts";
+import { CLI, FAST_KNOBS, TempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 let q: TempQueue;
 let host: Host | null = null;

@@ -13,8 +13,9 @@ import { join } from "node:path";
 import { workerIdentityOf } from "../src/ops/worker-health.ts";
 import type { Attempt, Job, WorkerRecord } from "../src/store/model.ts";
 import { bootId, HOST, judge, processStartTime } from "../src/worker/liveness.ts";
-import { CLI, FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
 import { hostsUsable } from "./support/hosts.ts";
+import { CLI, FAST_KNOBS, TempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(90_000);
 

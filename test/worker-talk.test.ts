@@ -6,7 +6,8 @@
  * when jobs died: the verdict is `wait`'s (exit 6).
  */
 import { afterEach, beforeEach, expect, test } from "bun:test";
-import { TempQueue, waitFor } from "./helpers.ts";
+import { TempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 let q: TempQueue;
 const workers: ReturnType<TempQueue["spawn"]>[] = [];

@@ -8,7 +8,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openQueue } from "../../src/store/index.ts";
 import { attemptOutputPaths } from "../../src/store/spool.ts";
-import { childScript, raceChildren } from "./children.ts";
 import {
   attemptRecord,
   CLOCK_SLACK,
@@ -21,7 +20,8 @@ import {
   pollUntil,
   record,
   sorted,
-} from "./support.ts";
+} from "../support/store.ts";
+import { childScript, raceChildren } from "./children.ts";
 
 forEachDriver("claimJobs", (q) => {
   test("claims one at a time in claim order: priority DESC, next_run_at ASC, id ASC; skips not-due jobs and other lanes", async () => {

@@ -7,7 +7,7 @@ import { expect, test } from "bun:test";
 import { openQueue } from "../../src/store/index.ts";
 import type { JobEvent } from "../../src/store/model.ts";
 import type { Store } from "../../src/store/store.ts";
-import { attemptRecord, claimOne, forEachDriver, insertJob, insertJobs, record } from "./support.ts";
+import { attemptRecord, claimOne, forEachDriver, insertJob, insertJobs, record } from "../support/store.ts";
 
 async function ledger(store: Store): Promise<JobEvent[]> {
   return store.read(async (tx) => tx.listEvents({ afterId: 0, limit: 10_000 }));

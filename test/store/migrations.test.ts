@@ -8,8 +8,8 @@ import { Database } from "bun:sqlite";
 import { expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { diagnoseQueue, openQueue, SCHEMA_VERSION } from "../../src/store/index.ts";
+import { forEachDriver } from "../support/store.ts";
 import { childScript, raceChildren } from "./children.ts";
-import { forEachDriver } from "./support.ts";
 
 /** The SQLite file's `meta` table. */
 function sqliteMeta(path: string): Record<string, string> {

@@ -6,7 +6,7 @@
  */
 import { expect, test } from "bun:test";
 import type { OutputChunk } from "../../src/store/store.ts";
-import { attemptRecord, claimOne, forEachDriver, insertJob, record } from "./support.ts";
+import { attemptRecord, claimOne, forEachDriver, insertJob, record } from "../support/store.ts";
 
 const text = (bytes: Uint8Array | undefined) => new TextDecoder().decode(bytes);
 const bytes = (s: string) => new TextEncoder().encode(s);

@@ -17,7 +17,7 @@ import {
   insertJobs,
   newJob,
   record,
-} from "./support.ts";
+} from "../support/store.ts";
 
 const ids = (jobs: Job[]) => jobs.map((j) => j.id);
 

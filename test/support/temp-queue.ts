@@ -1,27 +1,29 @@
 /**
- * Test helpers: a temp queue per test, the real CLI as a subprocess, and
- * polling with a generous deadline (never sleep-and-hope).
+ * A temp queue per test and the real CLI as a subprocess: {@link useTempQueue}
+ * gives each test of a file (or describe block) a fresh {@link TempQueue} and
+ * removes it afterwards.
  *
- * The queue's database is chosen by SPOOLCTL_TEST_DB (see
- * support/queue-fixtures.ts): a SQLite file by default, a fresh PostgreSQL
- * database per TempQueue with a postgres:// URL. Tests check state through the
- * CLI's JSON or through the driver (TempQueue.job(), .attempts() …), never with
- * SQL, so that the same test runs on either.
+ * The queue's database is chosen by SPOOLCTL_TEST_DB (see queue-fixtures.ts):
+ * a SQLite file by default, a fresh PostgreSQL database per TempQueue with a
+ * postgres:// URL. Tests check state through the CLI's JSON or through the
+ * driver (TempQueue.job(), .attempts() …), never with SQL, so that the same
+ * test runs on either.
  */
 
+import { afterEach, beforeEach } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { openQueue, type Store, type StoreReader, type StoreWriter } from "../src/store/index.ts";
-import { type QueueLocation, resolveLocation } from "../src/store/location.ts";
-import type { Attempt, Job, JobEvent, WorkerRecord } from "../src/store/model.ts";
-import { formatArgv } from "../src/ui/text.ts";
-import { createPgDatabase, dropPgDatabase, ON_POSTGRES, TEST_DB } from "./support/queue-fixtures.ts";
+import { openQueue, type Store, type StoreReader, type StoreWriter } from "../../src/store/index.ts";
+import { type QueueLocation, resolveLocation } from "../../src/store/location.ts";
+import type { Attempt, Job, JobEvent, WorkerRecord } from "../../src/store/model.ts";
+import { formatArgv } from "../../src/ui/text.ts";
+import { createPgDatabase, dropPgDatabase, ON_POSTGRES, TEST_DB } from "./queue-fixtures.ts";
 
 export { ON_POSTGRES, TEST_DB };
 
 /** Absolute path of the CLI entry. */
-export const CLI = resolve(import.meta.dir, "../src/cli.ts");
+export const CLI = resolve(import.meta.dir, "../../src/cli.ts");
 
 /**
  * Fast timing knobs for tests (seconds). On PostgreSQL the lease is 3 s: a worker that stops
@@ -324,28 +326,43 @@ async function allAttemptsIn(tx: StoreReader): Promise<Attempt[]> {
   return (await Promise.all(jobs.map((job) => tx.attemptsOf(job.id)))).flat();
 }
 
-/** Polls `check` until it returns a truthy value or `timeoutMs` passes (then throws `what`). */
-export async function waitFor<T>(
-  what: string,
-  check: () => T | Promise<T>,
-  timeoutMs = 30000,
-  everyMs = 25,
-): Promise<NonNullable<T>> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
-    await Bun.sleep(everyMs);
-  }
+/** What {@link useTempQueue} does around each test besides making and removing the queue. */
+export interface TempQueueHooks {
+  /**
+   * Runs after each test, before the queue is removed, even when the test failed: e.g.
+   * `stopProcessesOf` (processes.ts), or closing a terminal the test opened.
+   */
+  teardown?: (q: TempQueue) => unknown;
 }
 
-/** Whether a process exists (and is not a zombie). */
-export function processLives(pid: number): boolean {
-  try {
-    const stat = require("node:fs").readFileSync(`/proc/${pid}/stat`, "utf8") as string;
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
+/**
+ * Gives each test of the calling scope (the file, or the `describe` block it is called in) a
+ * fresh {@link TempQueue}: registers a `beforeEach` that makes it and an `afterEach` that runs
+ * `hooks.teardown`, then removes it (folder, and the PostgreSQL database under SPOOLCTL_TEST_DB).
+ * Returns a stand-in that forwards every property to the current test's queue, so a file keeps
+ * writing `q.run(…)`; touching it outside a test throws. Hooks the file registers after this call
+ * run after the queue is made, and after it is removed (bun runs both kinds in registration order).
+ */
+export function useTempQueue(hooks: TempQueueHooks = {}): TempQueue {
+  let current: TempQueue | null = null;
+  beforeEach(() => {
+    current = new TempQueue();
+  });
+  afterEach(async () => {
+    const q = current;
+    current = null;
+    if (!q) return;
+    try {
+      await hooks.teardown?.(q);
+    } finally {
+      q.cleanup();
+    }
+  });
+  return new Proxy(Object.create(TempQueue.prototype) as TempQueue, {
+    get(_target, prop) {
+      if (!current) throw new Error(`useTempQueue: the queue is used outside a test (reading ${String(prop)})`);
+      const value = Reflect.get(current, prop, current);
+      return typeof value === "function" ? value.bind(current) : value;
+    },
+  });
 }

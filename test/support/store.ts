@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, setDefaultTimeout } from "bun:
 import type { QueueLocation } from "../../src/store/location.ts";
 import type { Job, NewJob } from "../../src/store/model.ts";
 import type { AttemptRecord, ClaimedJob, ClaimRequest, Store } from "../../src/store/store.ts";
-import { DRIVERS, type DriverFixture, OPEN_TIMEOUT_MS, type OpenedQueue } from "./drivers.ts";
+import { DRIVERS, type DriverFixture, OPEN_TIMEOUT_MS, type OpenedQueue } from "../store/drivers.ts";
 
 /** The queue of the running test (valid inside a test of {@link forEachDriver}). */
 export interface QueueHandle {
