@@ -8,10 +8,10 @@
  * lease lives; another worker id → no reap until the lease expires. Both
  * drivers; needs root and util-linux.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { Host, hostsUsable } from "./support/hosts.ts";
-import { CLI, TempQueue } from "./support/temp-queue.ts";
+import { CLI, useTempQueue } from "./support/temp-queue.ts";
 import { waitFor } from "./support/wait.ts";
 
 const USABLE = hostsUsable();
@@ -19,14 +19,11 @@ const USABLE = hostsUsable();
 const LEASE = 8;
 const KNOBS = { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "0.5", SPOOLCTL_TEST_REAP_THRESHOLD: String(LEASE) };
 
-let q: TempQueue;
 const hosts: Host[] = [];
-beforeEach(() => {
-  q = new TempQueue();
-});
-afterEach(async () => {
-  await Promise.all(hosts.splice(0).map((h) => h.stop()));
-  q.cleanup();
+const q = useTempQueue({
+  teardown: async () => {
+    await Promise.all(hosts.splice(0).map((h) => h.stop()));
+  },
 });
 
 async function twin(): Promise<Host> {

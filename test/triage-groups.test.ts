@@ -7,26 +7,24 @@
  * The queue is checked through the driver, the screen read with capture-pane,
  * every prompt awaited before it is answered.
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { addJob, drain } from "./support/jobs.ts";
-import { TempQueue } from "./support/temp-queue.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
 import { exitCode, HAVE_TMUX, screenShows, screenWhere, Tty } from "./support/tmux.ts";
 
 setDefaultTimeout(120_000);
 
-let q: TempQueue;
 let tty: Tty | null = null;
 const scratch: string[] = [];
-
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => {
-  tty?.close();
-  tty = null;
-  for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
-  q.cleanup();
+const q = useTempQueue({
+  teardown: () => {
+    tty?.close();
+    tty = null;
+    for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
+  },
 });
 
 function terminal(args: string[], env: Record<string, string> = {}, height = 60): Tty {

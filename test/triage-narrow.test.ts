@@ -7,21 +7,19 @@
  * the lanes of the retried jobs (and following it runs them); "What changed"
  * lists each step once, in the order it happened.
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { addJob, drain } from "./support/jobs.ts";
-import { CLI, FAST_KNOBS, TempQueue } from "./support/temp-queue.ts";
+import { CLI, FAST_KNOBS, useTempQueue } from "./support/temp-queue.ts";
 import { exitCode, HAVE_TMUX, screenShows, shellQuote, Tty } from "./support/tmux.ts";
 
 setDefaultTimeout(120_000);
 
-let q: TempQueue;
 let tty: Tty | null = null;
-
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => {
-  tty?.close();
-  tty = null;
-  q.cleanup();
+const q = useTempQueue({
+  teardown: () => {
+    tty?.close();
+    tty = null;
+  },
 });
 
 function terminal(width: number): Tty {

@@ -6,31 +6,29 @@
  * The queue is then checked through the driver. Off a terminal, or under --json, the
  * same verbs must fail fast with MISSING_REQUIRED / INVALID_INPUT.
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { withoutSelection } from "./support/envelopes.ts";
 import { addJob, drain, gatedJob } from "./support/jobs.ts";
 import { killJobGroups } from "./support/processes.ts";
-import { TempQueue } from "./support/temp-queue.ts";
+import { type TempQueue, useTempQueue } from "./support/temp-queue.ts";
 import { exitCode, HAVE_TMUX, screenShows, Tty } from "./support/tmux.ts";
 import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(90_000);
 
-let q: TempQueue;
 let tty: Tty | null = null;
 const workers: ReturnType<TempQueue["spawn"]>[] = [];
-
-beforeEach(() => (q = new TempQueue()));
-afterEach(async () => {
-  tty?.close(); // kills the tmux server and removes its socket
-  tty = null;
-  for (const w of workers.splice(0)) {
-    w.kill("SIGKILL");
-    await w.exited;
-  }
-  await killJobGroups(q); // a SIGKILLed worker's job would otherwise outlive the test
-  q.cleanup();
+const q = useTempQueue({
+  teardown: async () => {
+    tty?.close(); // kills the tmux server and removes its socket
+    tty = null;
+    for (const w of workers.splice(0)) {
+      w.kill("SIGKILL");
+      await w.exited;
+    }
+    await killJobGroups(q); // a SIGKILLed worker's job would otherwise outlive the test
+  },
 });
 
 /** Generous: a loaded CI machine may take seconds to start bun. */

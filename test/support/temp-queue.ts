@@ -350,11 +350,11 @@ export function useTempQueue(hooks: TempQueueHooks = {}): TempQueue {
   });
   afterEach(async () => {
     const q = current;
-    current = null;
     if (!q) return;
     try {
       await hooks.teardown?.(q);
     } finally {
+      current = null;
       q.cleanup();
     }
   });
