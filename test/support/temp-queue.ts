@@ -340,7 +340,7 @@ export interface TempQueueHooks {
  * fresh {@link TempQueue}: registers a `beforeEach` that makes it and an `afterEach` that runs
  * `hooks.teardown`, then removes it (folder, and the PostgreSQL database under SPOOLCTL_TEST_DB).
  * Returns a stand-in that forwards every property to the current test's queue, so a file keeps
- * writing `q.run(…)`; touching it outside a test throws. Hooks the file registers after this call
+ * writing `q.run(…)`; touching it outside a test (or after the test ended or timed out) throws. Hooks the file registers after this call
  * run after the queue is made, and after it is removed (bun runs both kinds in registration order).
  */
 export function useTempQueue(hooks: TempQueueHooks = {}): TempQueue {
@@ -360,7 +360,10 @@ export function useTempQueue(hooks: TempQueueHooks = {}): TempQueue {
   });
   return new Proxy(Object.create(TempQueue.prototype) as TempQueue, {
     get(_target, prop) {
-      if (!current) throw new Error(`useTempQueue: the queue is used outside a test (reading ${String(prop)})`);
+      if (!current)
+        throw new Error(
+          `useTempQueue: no current queue (read outside a test, or after its test ended or timed out): ${String(prop)}`,
+        );
       const value = Reflect.get(current, prop, current);
       return typeof value === "function" ? value.bind(current) : value;
     },
