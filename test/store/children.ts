@@ -21,7 +21,8 @@ export const childScript = (
     | "locker.ts"
     | "ticker.ts"
     | "lane-claimant.ts"
-    | "needs-claimant.ts",
+    | "needs-claimant.ts"
+    | "event-writer.ts",
 ): string => resolve(import.meta.dir, name);
 
 interface Running {
