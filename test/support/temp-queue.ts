@@ -10,7 +10,7 @@
  * test runs on either.
  */
 
-import { afterEach, beforeEach } from "bun:test";
+import { afterAll, afterEach, beforeAll, beforeEach } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -326,29 +326,40 @@ async function allAttemptsIn(tx: StoreReader): Promise<Attempt[]> {
   return (await Promise.all(jobs.map((job) => tx.attemptsOf(job.id)))).flat();
 }
 
-/** What {@link useTempQueue} does around each test besides making and removing the queue. */
+/** What {@link useTempQueue} does besides making and removing the queue. */
 export interface TempQueueHooks {
   /**
-   * Runs after each test, before the queue is removed, even when the test failed: e.g.
-   * `stopProcessesOf` (processes.ts), or closing a terminal the test opened.
+   * `"each"` (the default): a fresh queue for every test. `"file"`: one queue for all the tests
+   * of the scope, made before the first (the scope's own beforeAll hooks run after) and removed
+   * after the last: for files whose tests read one prepared queue.
+   */
+  scope?: "each" | "file";
+  /**
+   * Runs before the queue is removed, even when a test failed: e.g. `stopProcessesOf`
+   * (processes.ts), or closing a terminal the test opened.
    */
   teardown?: (q: TempQueue) => unknown;
+  /** Timeout of the two hooks (ms); default 120 s: a teardown may wait for killed processes. */
+  timeoutMs?: number;
 }
 
 /**
- * Gives each test of the calling scope (the file, or the `describe` block it is called in) a
- * fresh {@link TempQueue}: registers a `beforeEach` that makes it and an `afterEach` that runs
- * `hooks.teardown`, then removes it (folder, and the PostgreSQL database under SPOOLCTL_TEST_DB).
- * Returns a stand-in that forwards every property to the current test's queue, so a file keeps
- * writing `q.run(…)`; touching it outside a test (or after the test ended or timed out) throws. Hooks the file registers after this call
- * run after the queue is made, and after it is removed (bun runs both kinds in registration order).
+ * Gives the tests of the calling scope (the file, or the `describe` block it is called in) a
+ * fresh {@link TempQueue}, one per test (or one for them all with `scope: "file"`): registers
+ * the hook that makes it and the one that runs `hooks.teardown`, then removes it (folder, and
+ * the PostgreSQL database under SPOOLCTL_TEST_DB). Returns a stand-in that forwards every
+ * property to the current queue, so a file keeps writing `q.run(…)`; touching it outside a test
+ * (or after the test ended or timed out) throws. Hooks the file registers after this call run
+ * after the queue is made, and after it is removed (bun runs both kinds in registration order).
  */
 export function useTempQueue(hooks: TempQueueHooks = {}): TempQueue {
+  const timeout = hooks.timeoutMs ?? 120_000;
+  const [before, after] = hooks.scope === "file" ? [beforeAll, afterAll] : [beforeEach, afterEach];
   let current: TempQueue | null = null;
-  beforeEach(() => {
+  before(() => {
     current = new TempQueue();
-  });
-  afterEach(async () => {
+  }, timeout);
+  after(async () => {
     const q = current;
     if (!q) return;
     try {
@@ -357,7 +368,7 @@ export function useTempQueue(hooks: TempQueueHooks = {}): TempQueue {
       current = null;
       q.cleanup();
     }
-  });
+  }, timeout);
   return new Proxy(Object.create(TempQueue.prototype) as TempQueue, {
     get(_target, prop) {
       if (!current)
