@@ -5,19 +5,17 @@
  * error names what was wrong, the queue stays empty, and under --json it is
  * an envelope.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { checkArgs } from "../src/commands/args.ts";
 import { splitArgv } from "../src/commands/argv.ts";
 import { SpoolError } from "../src/contract/errors.ts";
 import type { FlagsDef } from "../src/contract/flags.ts";
-import { CLI, TempQueue } from "./helpers.ts";
-import { withoutSelection } from "./operator-helpers.ts";
+import { withoutSelection } from "./support/envelopes.ts";
+import { CLI, useTempQueue } from "./support/temp-queue.ts";
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 /** Runs `add ARGS` with --json first; asserts the refusal and that nothing was added; returns the error. */
 async function refused(args: string[]): Promise<any> {

@@ -4,23 +4,21 @@
  * flag, a valid envelope under --json, no stack trace, and changes nothing in
  * the database.
  */
-import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TempQueue } from "./helpers.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
 
 // bunfig.toml's [test] timeout is not read by Bun 1.4.5: real processes need more than 5 s on a loaded machine.
 setDefaultTimeout(60_000);
 
 /** One queue for the whole file: a job that ran, so that show/output have something real to refuse around. */
-let q: TempQueue;
+const q = useTempQueue({ scope: "file" });
 beforeAll(async () => {
-  q = new TempQueue();
   expect((await q.run(["add", "--key", "known", "--tag", "team=a", "--", "echo", "hi"])).code).toBe(0);
   expect((await q.run(["work", "--drain"])).code).toBe(0);
   expect((await q.run(["add", "--after", "1h", "--", "echo", "later"])).code).toBe(0);
 });
-afterAll(() => q.cleanup());
 
 /** Everything in the queue, as one string (read through the driver; the spool listing and the folder too). */
 async function dump(): Promise<string> {

@@ -2,24 +2,24 @@
  * Batches with one verdict and fail-fast (issue 20 items 2-3; docs/architecture.md
  * "Batches") through the real CLI and real workers; SPOOLCTL_TEST_DB runs it on PostgreSQL.
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
-import { addJob, gatedJob } from "./operator-helpers.ts";
+import { addJob, gatedJob } from "./support/jobs.ts";
+import { FAST_KNOBS, type TempQueue, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(120_000);
 
-let q: TempQueue;
 let workers: ReturnType<TempQueue["spawn"]>[] = [];
-beforeEach(() => {
-  q = new TempQueue();
-  workers = [];
+const q = useTempQueue({
+  teardown: async () => {
+    for (const w of workers) w.kill("SIGTERM");
+    await Promise.all(workers.map((w) => w.exited));
+  },
 });
-afterEach(async () => {
-  for (const w of workers) w.kill("SIGTERM");
-  await Promise.all(workers.map((w) => w.exited));
-  q.cleanup();
+beforeEach(() => {
+  workers = [];
 });
 
 /** A worker in the background, stopped after the test. */

@@ -14,19 +14,13 @@
  */
 import { expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
-import { ON_POSTGRES, type TempQueue, waitFor } from "./helpers.ts";
-import {
-  addMany,
-  type BgProc,
-  parseRunLog,
-  RUN_LOGGER,
-  runsByJob,
-  startWorker,
-  withFreshQueue,
-} from "./reliability-helpers.ts";
+import { addMany } from "./support/jobs.ts";
+import { type BgProc, startWorker, stopProcessesOf } from "./support/processes.ts";
+import { parseRunLog, RUN_LOGGER, runsByJob } from "./support/run-log.ts";
+import { ON_POSTGRES, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
-withFreshQueue((fresh) => (q = fresh));
+const q = useTempQueue({ teardown: stopProcessesOf });
 
 /** mulberry32: a small seeded PRNG, uniform in [0, 1). */
 function rng(seed: number): () => number {

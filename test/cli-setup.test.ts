@@ -4,7 +4,7 @@
  * limits in messages read as durations.
  */
 import { expect, test } from "bun:test";
-import { TempQueue } from "./helpers.ts";
+import { TempQueue } from "./support/temp-queue.ts";
 
 test("src/cli.ts, the package's bin, is committed executable (bun link leaves the checkout clean)", async () => {
   const proc = Bun.spawnSync(["git", "ls-files", "-s", "src/cli.ts"], { cwd: `${import.meta.dir}/..` });

@@ -12,15 +12,15 @@
 import { expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { FAST_KNOBS, type TempQueue, waitFor } from "./helpers.ts";
-import { startWorker, withFreshQueue } from "./reliability-helpers.ts";
+import { startWorker, stopProcessesOf } from "./support/processes.ts";
+import { FAST_KNOBS, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 const LIBFAKETIME = ["/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1"].find(
   existsSync,
 );
 
-let q: TempQueue;
-withFreshQueue((fresh) => (q = fresh));
+const q = useTempQueue({ teardown: stopProcessesOf });
 
 test.skipIf(!LIBFAKETIME)(
   "a wall clock set back one hour while a job runs: its duration stays its real length",

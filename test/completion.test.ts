@@ -4,23 +4,23 @@
  * its completion function is asked; fish answers `complete -C` when installed;
  * zsh is driven in a pseudo-terminal (tmux) when installed.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { beforeAll, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VERBS } from "../src/commands/registry.ts";
-import { TempQueue, waitFor } from "./helpers.ts";
-import { HAVE_TMUX, killTmuxServer, shellQuote } from "./tmux.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
+import { HAVE_TMUX, killTmuxServer, shellQuote } from "./support/tmux.ts";
+import { waitFor } from "./support/wait.ts";
 
 const has = (cmd: string) => spawnSync("sh", ["-c", `command -v ${cmd}`]).status === 0;
 const HAVE_FISH = has("fish");
 const HAVE_ZSH = has("zsh");
 
-let q: TempQueue;
+const q = useTempQueue({ scope: "file" });
 const scripts: Record<string, string> = {};
 
 beforeAll(async () => {
-  q = new TempQueue();
   for (const shell of ["bash", "zsh", "fish"]) {
     const r = await q.run(["completion", shell]);
     expect(r.code).toBe(0);
@@ -32,7 +32,6 @@ beforeAll(async () => {
   mkdirSync(join(q.dir, "bin"));
   writeFileSync(join(q.dir, "bin", "spoolctl"), "#!/bin/sh\n", { mode: 0o755 });
 }, 60000);
-afterAll(() => q.cleanup());
 
 /** Asks the bash completion function about a command line (the cursor at its end). */
 function bashComplete(line: string): string[] {

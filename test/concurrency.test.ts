@@ -6,19 +6,12 @@
  */
 import { expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
-import type { TempQueue } from "./helpers.ts";
-import {
-  addMany,
-  maxParallel,
-  parseRunLog,
-  RUN_LOGGER,
-  runsByJob,
-  startWorker,
-  withFreshQueue,
-} from "./reliability-helpers.ts";
+import { addMany } from "./support/jobs.ts";
+import { startWorker, stopProcessesOf } from "./support/processes.ts";
+import { maxParallel, parseRunLog, RUN_LOGGER, runsByJob } from "./support/run-log.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
 
-let q: TempQueue;
-withFreshQueue((fresh) => (q = fresh));
+const q = useTempQueue({ teardown: stopProcessesOf });
 
 const JOBS = 300;
 const WORKERS = 4;

@@ -1,15 +1,13 @@
 /** `config show|validate|get|set|unset` (SPEC §5–§6, issue 4) through the real CLI. */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TempQueue } from "./helpers.ts";
-import { addJob } from "./operator-helpers.ts";
+import { addJob } from "./support/jobs.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(60_000);
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 test("config show explains the db path, its source, and each setting's effect", async () => {
   const r = await q.json(["config", "show"]);

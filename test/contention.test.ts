@@ -10,12 +10,13 @@
  */
 import { expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
-import { FAST_KNOBS, ON_POSTGRES, type TempQueue, waitFor } from "./helpers.ts";
-import { add, startBg, startWorker, withFreshQueue } from "./reliability-helpers.ts";
+import { add } from "./support/jobs.ts";
+import { startBg, startWorker, stopProcessesOf } from "./support/processes.ts";
 import { SQLITE_LOCK_HOLDER } from "./support/queue-fixtures.ts";
+import { FAST_KNOBS, ON_POSTGRES, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
-withFreshQueue((fresh) => (q = fresh));
+const q = useTempQueue({ teardown: stopProcessesOf });
 
 /** Holds the queue's write lock for `seconds` in another process; resolves once it is held. */
 async function holdLock(seconds: number) {

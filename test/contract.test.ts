@@ -3,21 +3,20 @@
  * `brief` — and QueueCTL's `enqueue`, through the real CLI.
  */
 
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VERBS } from "../src/commands/registry.ts";
 import { ERROR_CODES, WARNING_CODES } from "../src/contract/errors.ts";
 import { EVENTS, FAILURE_REASONS, JOB_STATES } from "../src/store/model.ts";
 import { SCHEMA_VERSION } from "../src/store/sqlite/migrations.ts";
-import { ON_POSTGRES, TempQueue } from "./helpers.ts";
-import { addJob, keysOf, reference } from "./operator-helpers.ts";
+import { keysOf, reference } from "./support/envelopes.ts";
+import { addJob } from "./support/jobs.ts";
+import { ON_POSTGRES, useTempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(60_000);
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 test("doctor on a fresh folder: ready, nothing created", async () => {
   const r = await q.json(["doctor"]);

@@ -16,13 +16,12 @@ import type { ClaimRequest } from "../src/store/attempt-types.ts";
 import { openQueue } from "../src/store/index.ts";
 import { corruptError } from "../src/store/sqlite/errors.ts";
 import { Worker } from "../src/worker/loop.ts";
-import { ON_POSTGRES, type TempQueue } from "./helpers.ts";
-import { withFreshQueue } from "./reliability-helpers.ts";
+import { stopProcessesOf } from "./support/processes.ts";
+import { ON_POSTGRES, useTempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(120_000);
 
-let q: TempQueue;
-withFreshQueue((fresh) => (q = fresh));
+const q = useTempQueue({ teardown: stopProcessesOf });
 
 /**
  * Folds the WAL into the file and overwrites one b-tree page of `btree` (a

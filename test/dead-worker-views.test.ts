@@ -5,30 +5,28 @@
  * the orphan itself; `wait` warns that no worker runs. A SIGSTOPped worker is
  * `stale` in `workers` and its job says so. Real workers, real signals.
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { selectionFlags } from "../src/commands/selection.ts";
 import { attemptMarker } from "../src/worker/executor.ts";
 import { groupsWithEnv } from "../src/worker/process-groups.ts";
-import { FAST_KNOBS, processLives, TempQueue, waitFor } from "./helpers.ts";
-import { killJobGroups } from "./reliability-helpers.ts";
+import { killJobGroups, processLives } from "./support/processes.ts";
+import { FAST_KNOBS, type TempQueue, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(60_000);
 
-let q: TempQueue;
 const spawned: ReturnType<TempQueue["spawn"]>[] = [];
-beforeEach(() => {
-  q = new TempQueue();
-});
-afterEach(async () => {
-  for (const p of spawned.splice(0)) {
-    p.kill("SIGCONT");
-    p.kill("SIGKILL");
-    await p.exited;
-  }
-  await killJobGroups(q); // the jobs of the killed workers
-  q.cleanup();
+const q = useTempQueue({
+  teardown: async () => {
+    for (const p of spawned.splice(0)) {
+      p.kill("SIGCONT");
+      p.kill("SIGKILL");
+      await p.exited;
+    }
+    await killJobGroups(q); // the jobs of the killed workers
+  },
 });
 
 const json = async (args: string[]) => (await q.json(args, { env: FAST_KNOBS })).env;

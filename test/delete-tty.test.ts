@@ -3,17 +3,16 @@
  * counting the jobs, attempts, events and output; No deletes nothing, Yes
  * deletes them.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
-import { TempQueue } from "./helpers.ts";
-import { exitCode, HAVE_TMUX, screenShows, Tty } from "./tmux.ts";
+import { expect, test } from "bun:test";
+import { useTempQueue } from "./support/temp-queue.ts";
+import { exitCode, HAVE_TMUX, screenShows, Tty } from "./support/tmux.ts";
 
-let q: TempQueue;
 let tty: Tty | null = null;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => {
-  tty?.close();
-  tty = null;
-  q.cleanup();
+const q = useTempQueue({
+  teardown: () => {
+    tty?.close();
+    tty = null;
+  },
 });
 
 test.skipIf(!HAVE_TMUX)("the confirm counts what goes; No keeps the jobs, Yes deletes them", async () => {

@@ -5,19 +5,14 @@
  * needs --yes (SAFETY_BLOCK, exit 2); a running job is refused with the
  * cancel command. The confirm at a terminal is in test/delete-tty.test.ts.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { existsSync } from "node:fs";
-import { TempQueue, waitFor } from "./helpers.ts";
-import { gatedJob } from "./operator-helpers.ts";
-import { killJobGroups, killSpawned, startWorker } from "./reliability-helpers.ts";
+import { gatedJob } from "./support/jobs.ts";
+import { startWorker, stopProcessesOf } from "./support/processes.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(async () => {
-  await killSpawned();
-  await killJobGroups(q);
-  q.cleanup();
-});
+const q = useTempQueue({ teardown: stopProcessesOf });
 
 test("without --yes off a terminal: SAFETY_BLOCK (exit 2) counting what would go; nothing deleted", async () => {
   const id = await q.addJob("--", "true");

@@ -3,16 +3,15 @@
  * running, nothing due, no retry backoff pending. Jobs delayed by the user and
  * never run do not hold a drain open.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Job } from "../src/store/model.ts";
-import { TempQueue, waitFor } from "./helpers.ts";
 import { patchJobs } from "./support/queue-fixtures.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 const add = (...args: string[]) => q.addJob(...args);
 

@@ -11,11 +11,11 @@
 import { expect, test } from "bun:test";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { CLI, FAST_KNOBS, ON_POSTGRES, type TempQueue, waitFor } from "./helpers.ts";
-import { startBg, startWorker, withFreshQueue } from "./reliability-helpers.ts";
+import { startBg, startWorker, stopProcessesOf } from "./support/processes.ts";
+import { CLI, FAST_KNOBS, ON_POSTGRES, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
-withFreshQueue((fresh) => (q = fresh));
+const q = useTempQueue({ teardown: stopProcessesOf });
 
 const HAVE_STRACE = Bun.spawnSync(["strace", "-V"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0;
 

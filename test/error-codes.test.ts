@@ -5,32 +5,28 @@
  * against the exported envelope schema), and human mode prints one stderr
  * line with the same code and no stack trace.
  */
-import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VERBS } from "../src/commands/registry.ts";
 import { ERROR_CODES, type ErrorCode } from "../src/contract/errors.ts";
 import { schemaExport } from "../src/describe/schemas.ts";
-import { compileContract } from "./contract-helpers.ts";
-import { ON_POSTGRES, TempQueue, waitFor } from "./helpers.ts";
-import { killSpawned, startBg } from "./reliability-helpers.ts";
+import { compileContract } from "./support/contract.ts";
+import { killSpawned, startBg } from "./support/processes.ts";
 import { SQLITE_LOCK_HOLDER, schemaVersion, setSchemaVersion } from "./support/queue-fixtures.ts";
+import { ON_POSTGRES, TempQueue, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 // The preload's default timeout does not reach every file when the whole suite runs (Bun 1.4.5): real processes on a loaded machine need more than 5 s.
 setDefaultTimeout(120_000);
 
 const contract = compileContract(schemaExport(Object.keys(VERBS)));
-let q: TempQueue;
+const q = useTempQueue({ scope: "file", teardown: killSpawned });
 const tested = new Set<string>();
 
 beforeAll(async () => {
-  q = new TempQueue();
   const r = await q.run(["add", "--key", "k1", "--json", "--", "echo", "one"]);
   expect(r.code).toBe(0);
-}, 120_000);
-afterAll(async () => {
-  await killSpawned();
-  q.cleanup();
 }, 120_000);
 
 /** Runs `args` with --json (before any bare --) and in human mode; checks both against `code`. */

@@ -1,17 +1,14 @@
 /** `events` (SPEC §5, issue 4): pages with a cursor, `--wait` long-poll, `--follow` NDJSON frames. */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { TempQueue, waitFor } from "./helpers.ts";
-import { addJob, drain, keysOf, reference } from "./operator-helpers.ts";
-import { killSpawned, startBg } from "./reliability-helpers.ts";
+import { expect, setDefaultTimeout, test } from "bun:test";
+import { keysOf, reference } from "./support/envelopes.ts";
+import { addJob, drain } from "./support/jobs.ts";
+import { killSpawned, startBg } from "./support/processes.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(60_000);
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(async () => {
-  await killSpawned();
-  q.cleanup();
-});
+const q = useTempQueue({ teardown: killSpawned });
 
 /** Parses NDJSON stdout into frames. */
 function frames(stdout: string): any[] {

@@ -3,15 +3,15 @@
  * that must hold"): process-group kill on timeout, spawn failures, env and cwd,
  * argv byte for byte, stdin from /dev/null, exit by signal.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Attempt, Job } from "../src/store/model.ts";
-import { CLI, processLives, TempQueue, waitFor } from "./helpers.ts";
+import { processLives } from "./support/processes.ts";
+import { CLI, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 const add = (...args: string[]) => q.addJob(...args);
 

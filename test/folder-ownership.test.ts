@@ -21,7 +21,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createAttemptFile } from "../src/store/ownership.ts";
-import { CLI } from "./helpers.ts";
+import { CLI } from "./support/temp-queue.ts";
 
 const runuser = Bun.which("runuser");
 const asRoot = process.getuid?.() === 0 && runuser !== null;

@@ -4,24 +4,23 @@
  * prefix, jobs that start after the follow began included; real workers,
  * SPOOLCTL_TEST_DB runs it on PostgreSQL.
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { FAST_KNOBS, ON_POSTGRES, TempQueue } from "./helpers.ts";
-import { addJob } from "./operator-helpers.ts";
+import { addJob } from "./support/jobs.ts";
+import { FAST_KNOBS, ON_POSTGRES, type TempQueue, useTempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(180_000);
 
-let q: TempQueue;
 let procs: ReturnType<TempQueue["spawn"]>[] = [];
-beforeEach(() => {
-  q = new TempQueue();
-  procs = [];
+const q = useTempQueue({
+  teardown: async () => {
+    for (const p of procs) p.kill("SIGTERM");
+    await Promise.all(procs.map((p) => p.exited));
+  },
 });
-afterEach(async () => {
-  for (const p of procs) p.kill("SIGTERM");
-  await Promise.all(procs.map((p) => p.exited));
-  q.cleanup();
+beforeEach(() => {
+  procs = [];
 });
 
 const JOBS = 20;

@@ -4,20 +4,19 @@
  * (tmux), where it says that it waits, and in a pipe; a job canceled while
  * waited for ends the wait with NO_ATTEMPTS_YET saying so.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
-import { TempQueue } from "./helpers.ts";
-import { killJobGroups, killSpawned } from "./reliability-helpers.ts";
-import { exitCode, HAVE_TMUX, screenShows, Tty } from "./tmux.ts";
+import { expect, test } from "bun:test";
+import { killJobGroups, killSpawned } from "./support/processes.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
+import { exitCode, HAVE_TMUX, screenShows, Tty } from "./support/tmux.ts";
 
-let q: TempQueue;
 let tty: Tty | null = null;
-beforeEach(() => (q = new TempQueue()));
-afterEach(async () => {
-  tty?.close();
-  tty = null;
-  await killSpawned();
-  await killJobGroups(q);
-  q.cleanup();
+const q = useTempQueue({
+  teardown: async () => {
+    tty?.close();
+    tty = null;
+    await killSpawned();
+    await killJobGroups(q);
+  },
 });
 
 test.skipIf(!HAVE_TMUX)("at a terminal: says it waits, then streams the attempt once a worker runs it", async () => {

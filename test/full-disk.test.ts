@@ -19,11 +19,11 @@
 import { expect, test } from "bun:test";
 import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { FAST_KNOBS, ON_POSTGRES, type TempQueue, waitFor } from "./helpers.ts";
-import { startBg, startWorker, withFreshQueue } from "./reliability-helpers.ts";
+import { startBg, startWorker, stopProcessesOf } from "./support/processes.ts";
+import { FAST_KNOBS, ON_POSTGRES, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
-withFreshQueue((fresh) => (q = fresh));
+const q = useTempQueue({ teardown: stopProcessesOf });
 
 /** Mounts a 2 MiB tmpfs (owner-only) on `dir`; false where mounting is not allowed. */
 function mountTiny(dir: string): boolean {

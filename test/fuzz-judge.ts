@@ -9,7 +9,7 @@ import { COMPOUND } from "../src/commands/names.ts";
 import { VERBS } from "../src/commands/registry.ts";
 import { ERROR_CODES } from "../src/contract/errors.ts";
 import { schemaExport } from "../src/describe/schemas.ts";
-import { type Contract, compileContract, verbOf } from "./contract-helpers.ts";
+import { type Contract, compileContract, verbOf } from "./support/contract.ts";
 
 let contract: Contract | null = null;
 

@@ -4,7 +4,7 @@
  * keys, Object.prototype names, unbounded reads, `mutates` flags, and
  * `add --from` key conflicts inside one batch.
  */
-import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import {
   chmodSync,
   chownSync,
@@ -23,15 +23,13 @@ import { join } from "node:path";
 import { SpoolError } from "../src/contract/errors.ts";
 import { parseTimestamp } from "../src/ops/values.ts";
 import { openSqliteStore } from "../src/store/sqlite/open.ts";
-import { CLI, ON_POSTGRES, TempQueue } from "./helpers.ts";
 import { makeForeignSqliteFile, setSqliteJournalMode, sqliteFileFacts } from "./support/queue-fixtures.ts";
+import { CLI, ON_POSTGRES, useTempQueue } from "./support/temp-queue.ts";
 
 // Real processes need more than Bun's 5 s default on a loaded machine, even under a plain `bun test`.
 setDefaultTimeout(60_000);
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 /** A file's bytes and mtime, to prove that nothing wrote to it. */
 function snapshot(path: string) {

@@ -6,20 +6,20 @@
  * Run with SPOOLCTL_DB=X the same; from the project folder (no selection) they
  * stay short.
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { selectionFlags } from "../src/commands/selection.ts";
-import { TempQueue, waitFor } from "./helpers.ts";
-import { HAVE_TMUX, Tty } from "./tmux.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
+import { HAVE_TMUX, Tty } from "./support/tmux.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(60_000);
 
-let q: TempQueue;
 let tty: Tty | null = null;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => {
-  tty?.close();
-  tty = null;
-  q.cleanup();
+const q = useTempQueue({
+  teardown: () => {
+    tty?.close();
+    tty = null;
+  },
 });
 
 /** The env of a run that selects the queue by --db alone. */

@@ -5,25 +5,16 @@
  * and a failing hook is a dead job like any other, which triggers no hook itself. Runs on the
  * driver SPOOLCTL_TEST_DB selects.
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
-import { killJobGroups, killSpawned, startWorker } from "./reliability-helpers.ts";
+import { startWorker, stopProcessesOf } from "./support/processes.ts";
+import { FAST_KNOBS, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(120_000);
 
-let q: TempQueue;
-
-beforeEach(() => {
-  q = new TempQueue();
-});
-
-afterEach(async () => {
-  await killSpawned();
-  await killJobGroups(q);
-  q.cleanup();
-});
+const q = useTempQueue({ teardown: stopProcessesOf });
 
 /** `spoolctl ARGS` with `--json` before the `--`; the envelope's data, after asserting exit 0. */
 async function cli(...args: string[]): Promise<any> {

@@ -5,16 +5,12 @@
  * UTF-8 once stored), as it refuses a file that is not UTF-8; `list` and
  * `show` tell a real newline in a command from a literal backslash-n.
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { TempQueue } from "./helpers.ts";
+import { expect, setDefaultTimeout, test } from "bun:test";
+import { useTempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(60_000);
 
-let q: TempQueue;
-beforeEach(() => {
-  q = new TempQueue();
-});
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 async function addFrom(line: string) {
   return q.json(["add", "--from", "-"], { stdin: `${line}\n` });

@@ -8,11 +8,12 @@
  */
 import { expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
-import { type TempQueue, waitFor } from "./helpers.ts";
-import { add, groupMembers, startWorker, withFreshQueue } from "./reliability-helpers.ts";
+import { add } from "./support/jobs.ts";
+import { groupMembers, startWorker, stopProcessesOf } from "./support/processes.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
-withFreshQueue((fresh) => (q = fresh));
+const q = useTempQueue({ teardown: stopProcessesOf });
 
 /** Default timing: the knobs emptied, whatever the test runner's environment says. */
 const DEFAULTS = { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "", SPOOLCTL_TEST_REAP_THRESHOLD: "" };

@@ -6,21 +6,21 @@
  * says when no live worker serves a lane, once. SQLite by default, PostgreSQL
  * with SPOOLCTL_TEST_DB.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { beforeEach, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { TempQueue, waitFor } from "./helpers.ts";
-import { gatedJob } from "./operator-helpers.ts";
+import { gatedJob } from "./support/jobs.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
 let workers: { proc: Subprocess<"ignore", "pipe", "pipe">; err: string[] }[] = [];
-beforeEach(() => {
-  q = new TempQueue();
-  workers = [];
+const q = useTempQueue({
+  teardown: async () => {
+    for (const w of workers) if (w.proc.exitCode === null) w.proc.kill("SIGKILL");
+    await Promise.all(workers.map((w) => w.proc.exited));
+  },
 });
-afterEach(async () => {
-  for (const w of workers) if (w.proc.exitCode === null) w.proc.kill("SIGKILL");
-  await Promise.all(workers.map((w) => w.proc.exited));
-  q.cleanup();
+beforeEach(() => {
+  workers = [];
 });
 
 /** Heartbeat interval of the workers here, seconds: short, with a lease long enough that a loaded machine reaps nothing. */

@@ -2,15 +2,14 @@
  * Lanes, claim order, fleet-wide slots and per-process concurrency (SPEC §4
  * "Claim order", "Lanes and slots"), with real worker processes.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TempQueue, waitFor } from "./helpers.ts";
 import { patchJobs } from "./support/queue-fixtures.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 const add = (...args: string[]) => q.addJob(...args);
 

@@ -3,12 +3,10 @@
  * "Looking at the queue"), resolved in one place (resolveJob), end to end
  * through the real CLI.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
-import { TempQueue } from "./helpers.ts";
+import { expect, test } from "bun:test";
+import { useTempQueue } from "./support/temp-queue.ts";
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 test("output, show, wait, feedback, events --job, retry, rerun, cancel and delete take last", async () => {
   const first = await q.addJob("--", "sh", "-c", "echo first");

@@ -5,27 +5,26 @@
  * streaming a running attempt, and colors only where they belong. Jobs wait on
  * a gate file the test creates, so nothing depends on timing.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { selectionFlags } from "../src/commands/selection.ts";
-import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
-import { HAVE_TMUX, Tty } from "./tmux.ts";
+import { FAST_KNOBS, type TempQueue, useTempQueue } from "./support/temp-queue.ts";
+import { HAVE_TMUX, Tty } from "./support/tmux.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
 let tty: Tty | null = null;
 const workers: ReturnType<TempQueue["spawn"]>[] = [];
-
-beforeEach(() => (q = new TempQueue()));
-afterEach(async () => {
-  tty?.close();
-  tty = null;
-  for (const w of workers.splice(0)) {
-    w.kill("SIGTERM");
-    w.kill("SIGTERM"); // second signal: kill in-flight jobs too
-    await w.exited;
-  }
-  q.cleanup();
+const q = useTempQueue({
+  teardown: async () => {
+    tty?.close();
+    tty = null;
+    for (const w of workers.splice(0)) {
+      w.kill("SIGTERM");
+      w.kill("SIGTERM"); // second signal: kill in-flight jobs too
+      await w.exited;
+    }
+  },
 });
 
 /** A job that prints, then waits for `gate` in the queue folder, then prints again. */

@@ -10,8 +10,10 @@ import { mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkS
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { bootId, HOST, judge, processStartTime } from "../src/worker/liveness.ts";
-import { CLI, TempQueue, waitFor } from "./helpers.ts";
-import { add, killJobGroups, killSpawned, procState, startWorker } from "./reliability-helpers.ts";
+import { add } from "./support/jobs.ts";
+import { procState, startWorker, stopProcessesOf } from "./support/processes.ts";
+import { CLI, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 const children: ReturnType<typeof Bun.spawn>[] = [];
 afterEach(async () => {
@@ -94,18 +96,12 @@ test("a zombie (exited, never waited for) is dead, though its PID and start time
 
 // End to end: workers whose command line does not say "spoolctl".
 describe("end to end", () => {
-  let q: TempQueue;
+  const q = useTempQueue({ teardown: stopProcessesOf });
   let plain: string;
   beforeEach(() => {
-    q = new TempQueue();
     plain = mkdtempSync(join(tmpdir(), "q-"));
   });
-  afterEach(async () => {
-    await killSpawned();
-    await killJobGroups(q);
-    q.cleanup();
-    rmSync(plain, { recursive: true, force: true });
-  });
+  afterEach(() => rmSync(plain, { recursive: true, force: true }));
 
   test("live workers run from a folder without 'spoolctl' in its path are never reaped, with a tiny reap threshold", async () => {
     expect(plain).not.toContain("spoolctl");

@@ -10,12 +10,13 @@
  */
 import { expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
-import { FAST_KNOBS, ON_POSTGRES, type TempQueue, waitFor } from "./helpers.ts";
-import { add, addMany, procState, startBg, startWorker, withFreshQueue } from "./reliability-helpers.ts";
+import { add, addMany } from "./support/jobs.ts";
+import { procState, startBg, startWorker, stopProcessesOf } from "./support/processes.ts";
 import { SQLITE_LOCK_HOLDER } from "./support/queue-fixtures.ts";
+import { FAST_KNOBS, ON_POSTGRES, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
-withFreshQueue((fresh) => (q = fresh));
+const q = useTempQueue({ teardown: stopProcessesOf });
 
 test.skipIf(ON_POSTGRES)(
   "a held write lock: with SPOOLCTL_LOCK_WAIT=0 add fails with LOCKED (exit 4) after the busy timeout and adds nothing; a worker rides it out",

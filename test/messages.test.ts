@@ -7,21 +7,19 @@
  * bounds shipped output only. The database "unreachable" is a closed port
  * on 127.0.0.1 (no server needed).
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TempQueue } from "./helpers.ts";
-import { addJob, drain } from "./operator-helpers.ts";
+import { addJob, drain } from "./support/jobs.ts";
 import { TEST_DB } from "./support/queue-fixtures.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(120_000);
 
 /** Nothing listens on port 1: every connection is refused at once. */
 const NOWHERE = "postgres://nobody@127.0.0.1:1/queue";
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 test("an unreachable database names where its URL came from: --db, SPOOLCTL_DB, the config file; doctor too", async () => {
   const byFlag = await q.json(["status", "--db", NOWHERE]);

@@ -8,19 +8,17 @@
  * SPOOLCTL_TEST_DB is a postgres:// URL.
  */
 import { Database } from "bun:sqlite";
-import { afterEach, beforeEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SCHEMA_VERSION } from "../src/store/sqlite/migrations.ts";
-import { ON_POSTGRES, TempQueue } from "./helpers.ts";
+import { ON_POSTGRES, useTempQueue } from "./support/temp-queue.ts";
 
 // bunfig.toml's [test] timeout is not read by Bun 1.4.5: real processes need more than 5 s on a loaded machine.
 setDefaultTimeout(60_000);
 
 describe.skipIf(ON_POSTGRES)("SQLite file migrations", () => {
-  let q: TempQueue;
-  beforeEach(() => (q = new TempQueue()));
-  afterEach(() => q.cleanup());
+  const q = useTempQueue();
 
   const TABLES = [
     "attempts",

@@ -12,10 +12,11 @@ import { join } from "node:path";
 import { SQL } from "bun";
 import { openQueue } from "../src/store/index.ts";
 import type { Store } from "../src/store/store.ts";
-import { CLI, waitFor } from "./helpers.ts";
 import { Host, type HostProcess, hostsUsable } from "./support/hosts.ts";
 import { cliJson, hostEnv, runsOn } from "./support/pg-hosts.ts";
 import { type PgServer, startPgServer } from "./support/pg-server.ts";
+import { CLI } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 const USABLE = hostsUsable();
 /** Heartbeat 0.2 s, lease (reap threshold) 1 s: for the tests that wait for a lease to expire. */

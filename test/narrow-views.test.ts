@@ -2,23 +2,22 @@
  * A long command takes one line at a terminal (issue 21 item 4): `list`,
  * `status` and the `retry` picker cut it (in terminal columns: wide
  * characters count 2, Bun.stringWidth) rather than wrap it, in a REAL
- * 80-column pseudo-terminal (tmux, test/tmux.ts); off a terminal `list`
+ * 80-column pseudo-terminal (tmux, test/support/tmux.ts); off a terminal `list`
  * still prints it whole.
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { TempQueue } from "./helpers.ts";
-import { addJob, drain } from "./operator-helpers.ts";
-import { HAVE_TMUX, screenShows, Tty } from "./tmux.ts";
+import { expect, setDefaultTimeout, test } from "bun:test";
+import { addJob, drain } from "./support/jobs.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
+import { HAVE_TMUX, screenShows, Tty } from "./support/tmux.ts";
 
 setDefaultTimeout(120_000);
 
-let q: TempQueue;
 let tty: Tty | null = null;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => {
-  tty?.close();
-  tty = null;
-  q.cleanup();
+const q = useTempQueue({
+  teardown: () => {
+    tty?.close();
+    tty = null;
+  },
 });
 
 const WIDE = `echo 日本語のとても長いコマンドの説明文がここに入ります ${"x".repeat(100)}; exit 3`;

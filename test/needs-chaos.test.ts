@@ -9,12 +9,13 @@
  */
 import { expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
-import { ON_POSTGRES, type TempQueue, waitFor } from "./helpers.ts";
-import { graphLines, ledgerViolations, randomGraph, rng, runLogViolations } from "./needs-support.ts";
-import { type BgProc, parseRunLog, RUN_LOGGER, startWorker, withFreshQueue } from "./reliability-helpers.ts";
+import { graphLines, ledgerViolations, randomGraph, rng, runLogViolations } from "./support/needs.ts";
+import { type BgProc, startWorker, stopProcessesOf } from "./support/processes.ts";
+import { parseRunLog, RUN_LOGGER } from "./support/run-log.ts";
+import { ON_POSTGRES, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
-withFreshQueue((fresh) => (q = fresh));
+const q = useTempQueue({ teardown: stopProcessesOf });
 
 const JOBS = 150;
 /**

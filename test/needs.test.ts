@@ -13,12 +13,13 @@
  */
 import { expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
-import { type TempQueue, waitFor } from "./helpers.ts";
-import { graphLines, handoffSeconds, ledgerViolations, randomGraph, rng, summary } from "./needs-support.ts";
-import { parseRunLog, RUN_LOGGER, startWorker, withFreshQueue } from "./reliability-helpers.ts";
+import { graphLines, handoffSeconds, ledgerViolations, randomGraph, rng, summary } from "./support/needs.ts";
+import { startWorker, stopProcessesOf } from "./support/processes.ts";
+import { parseRunLog, RUN_LOGGER } from "./support/run-log.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
-withFreshQueue((fresh) => (q = fresh));
+const q = useTempQueue({ teardown: stopProcessesOf });
 
 const KNOBS = { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "0.2" };
 

@@ -3,21 +3,21 @@
  * one: no controlling terminal, stdin /dev/null, output to files; so a
  * program that would prompt fails at once instead of waiting for a person.
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { TempQueue, waitFor } from "./helpers.ts";
-import { HAVE_TMUX, Tty } from "./tmux.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
+import { HAVE_TMUX, Tty } from "./support/tmux.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(60_000);
 
-let q: TempQueue;
 let tty: Tty | null = null;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => {
-  tty?.close();
-  tty = null;
-  q.cleanup();
+const q = useTempQueue({
+  teardown: () => {
+    tty?.close();
+    tty = null;
+  },
 });
 
 test.skipIf(!HAVE_TMUX)(

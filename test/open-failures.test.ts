@@ -8,11 +8,10 @@
 import { expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { CLI, ON_POSTGRES, type TempQueue } from "./helpers.ts";
-import { withFreshQueue } from "./reliability-helpers.ts";
+import { stopProcessesOf } from "./support/processes.ts";
+import { CLI, ON_POSTGRES, useTempQueue } from "./support/temp-queue.ts";
 
-let q: TempQueue;
-withFreshQueue((fresh) => (q = fresh));
+const q = useTempQueue({ teardown: stopProcessesOf });
 
 test.skipIf(ON_POSTGRES)(
   "a folder given as --db: INVALID_INPUT naming the folder and a file to use, for writers and readers",

@@ -3,15 +3,13 @@
  * last MiB and a hint that is a working command (with the queue selection),
  * which writes every byte; `--raw` without one stream says which to add.
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { TempQueue } from "./helpers.ts";
-import { addJob, drain } from "./operator-helpers.ts";
+import { expect, setDefaultTimeout, test } from "bun:test";
+import { addJob, drain } from "./support/jobs.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(60_000);
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 /** A hint as printed (`spoolctl output --db X 1 --raw --stream stdout`) → its argv after `spoolctl`, split by a real shell. */
 function argvOf(command: string): string[] {

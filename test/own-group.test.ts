@@ -8,11 +8,11 @@
  */
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { CLI, processLives, type TempQueue, waitFor } from "./helpers.ts";
-import { startBg, withFreshQueue } from "./reliability-helpers.ts";
+import { processLives, startBg, stopProcessesOf } from "./support/processes.ts";
+import { CLI, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
-withFreshQueue((fresh) => (q = fresh));
+const q = useTempQueue({ teardown: stopProcessesOf });
 
 test("a worker that is not a group leader never kills its own group, though a process in it carries a marker", async () => {
   // A queue, so that it has an id for the marker; job 99 does not exist: no live owner.

@@ -4,29 +4,28 @@
  * a job still running when the worker resumes keeps the pause in its time.
  * Real worker, real signals; margins of seconds, never exact timings.
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { FAST_KNOBS, processLives, TempQueue, waitFor } from "./helpers.ts";
+import { processLives } from "./support/processes.ts";
+import { FAST_KNOBS, type TempQueue, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(60_000);
 
 const PAUSE_MS = 5000;
 const LIVENESS = join(import.meta.dir, "../src/worker/liveness.ts");
 
-let q: TempQueue;
 let worker: ReturnType<TempQueue["spawn"]> | null = null;
-beforeEach(() => {
-  q = new TempQueue();
-});
-afterEach(async () => {
-  if (worker) {
-    worker.kill("SIGCONT");
-    worker.kill("SIGKILL");
-    await worker.exited;
-    worker = null;
-  }
-  q.cleanup();
+const q = useTempQueue({
+  teardown: async () => {
+    if (worker) {
+      worker.kill("SIGCONT");
+      worker.kill("SIGKILL");
+      await worker.exited;
+      worker = null;
+    }
+  },
 });
 
 /** Runs a job that sleeps `sleepSeconds`, SIGSTOPs the worker while it runs for PAUSE_MS, resumes it; returns the attempt's recorded seconds and the worker's line. */

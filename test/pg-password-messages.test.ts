@@ -11,8 +11,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
-import { CLI } from "./helpers.ts";
 import { pgDatabaseForTest } from "./support/pg-server.ts";
+import { CLI } from "./support/temp-queue.ts";
 
 setDefaultTimeout(120_000);
 

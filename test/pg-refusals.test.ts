@@ -13,8 +13,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SpoolError } from "../src/contract/errors.ts";
 import { mapPgError } from "../src/store/postgres/errors.ts";
-import { CLI, waitFor } from "./helpers.ts";
 import { type PgServer, startPgServer } from "./support/pg-server.ts";
+import { CLI } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(120_000);
 

@@ -8,24 +8,22 @@
  * lease lives; another worker id → no reap until the lease expires. Both
  * drivers; needs root and util-linux.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
-import { CLI, TempQueue, waitFor } from "./helpers.ts";
 import { Host, hostsUsable } from "./support/hosts.ts";
+import { CLI, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 const USABLE = hostsUsable();
 /** A lease (8 s) that outlasts a live worker's stalls on a loaded machine, heartbeat 0.5 s. */
 const LEASE = 8;
 const KNOBS = { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "0.5", SPOOLCTL_TEST_REAP_THRESHOLD: String(LEASE) };
 
-let q: TempQueue;
 const hosts: Host[] = [];
-beforeEach(() => {
-  q = new TempQueue();
-});
-afterEach(async () => {
-  await Promise.all(hosts.splice(0).map((h) => h.stop()));
-  q.cleanup();
+const q = useTempQueue({
+  teardown: async () => {
+    await Promise.all(hosts.splice(0).map((h) => h.stop()));
+  },
 });
 
 async function twin(): Promise<Host> {

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CLI, ON_POSTGRES, TempQueue } from "./helpers.ts";
+import { CLI, ON_POSTGRES, TempQueue } from "./support/temp-queue.ts";
 
 const runuser = Bun.which("runuser");
 const asRoot = process.getuid?.() === 0 && runuser !== null;

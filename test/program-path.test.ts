@@ -4,14 +4,12 @@
  * for a program it found already, the program still sees the name it was
  * given as argv[0], and a program moved away meanwhile is found where it went.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TempQueue } from "./helpers.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 function script(path: string, body: string): void {
   writeFileSync(path, `#!/bin/sh\n${body}\n`);

@@ -2,18 +2,17 @@
  * `prune` (SPEC §4–§5, issue 4) through the real CLI. Ages jobs by setting
  * `finished_at` / `created_at` directly (patchJobs, a test-only shortcut: no verb moves time).
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { TempQueue } from "./helpers.ts";
-import { addJob, drain, keysOf, reference } from "./operator-helpers.ts";
+import { keysOf, reference } from "./support/envelopes.ts";
+import { addJob, drain } from "./support/jobs.ts";
 import { patchJobs, useOldOutputLayout } from "./support/queue-fixtures.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(60_000);
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 const DAY = 86400;
 

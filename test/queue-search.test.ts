@@ -5,14 +5,12 @@
  * reader pointed at a location with no queue says so (NO_QUEUE), in text and
  * under --json, without creating anything.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TempQueue } from "./helpers.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 /** No SPOOLCTL_DB: the folder decides. */
 const FOLDER = { SPOOLCTL_DB: "" };

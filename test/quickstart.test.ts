@@ -1,11 +1,9 @@
 /** The README quickstart, end to end through the real CLI (issue 2). */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { statSync } from "node:fs";
-import { TempQueue } from "./helpers.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 test("add → status → work --drain → output, with the seed's exact lines", async () => {
   expect((await q.run(["add", "--db", q.db, "--", "echo", "hello from spoolctl"])).stdout).toBe("Added job 1\n");

@@ -6,12 +6,13 @@
  */
 import { expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync } from "node:fs";
-import { FAST_KNOBS, ON_POSTGRES, type TempQueue, waitFor } from "./helpers.ts";
-import { add, groupMembers, procState, startWorker, withFreshQueue } from "./reliability-helpers.ts";
+import { add } from "./support/jobs.ts";
+import { groupMembers, procState, startWorker, stopProcessesOf } from "./support/processes.ts";
 import { forgetAttemptGroups } from "./support/queue-fixtures.ts";
+import { FAST_KNOBS, ON_POSTGRES, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
-withFreshQueue((fresh) => (q = fresh));
+const q = useTempQueue({ teardown: stopProcessesOf });
 
 const THRESHOLD = Number(FAST_KNOBS.SPOOLCTL_TEST_REAP_THRESHOLD);
 

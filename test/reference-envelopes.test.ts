@@ -24,9 +24,10 @@ import { join } from "node:path";
 import { VERBS } from "../src/commands/registry.ts";
 import { schemaExport } from "../src/describe/schemas.ts";
 import { openQueue } from "../src/store/index.ts";
-import { compileContract } from "./contract-helpers.ts";
-import { TempQueue } from "./helpers.ts";
-import { addJob, drain, reference, withoutSelection } from "./operator-helpers.ts";
+import { compileContract } from "./support/contract.ts";
+import { reference, withoutSelection } from "./support/envelopes.ts";
+import { addJob, drain } from "./support/jobs.ts";
+import { TempQueue } from "./support/temp-queue.ts";
 
 // The preload's default timeout does not reach every file when the whole suite runs (Bun 1.4.5): real processes on a loaded machine need more than 5 s.
 setDefaultTimeout(120_000);

@@ -5,24 +5,22 @@
  * file of the current folder, and gives the exact command with `--cwd .`;
  * following it makes the job run. `show` says where a job runs.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { beforeEach, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadContract } from "./contract-helpers.ts";
-import { TempQueue } from "./helpers.ts";
-import { drain } from "./operator-helpers.ts";
+import { loadContract } from "./support/contract.ts";
+import { drain } from "./support/jobs.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
 
-let q: TempQueue;
+const q = useTempQueue();
 let deep: string;
 beforeEach(() => {
-  q = new TempQueue();
   deep = join(q.dir, "src", "deep");
   mkdirSync(deep, { recursive: true });
   writeFileSync(join(deep, "run.sh"), "#!/bin/sh\necho ran-from-deep\n");
   chmodSync(join(deep, "run.sh"), 0o755);
   writeFileSync(join(deep, "local.txt"), "local contents\n");
 });
-afterEach(() => q.cleanup());
 
 /** `add --json ARGS` in `cwd` (--json before the `--` that starts the command). */
 async function add(cwd: string, ...args: string[]): Promise<{ code: number; env: any }> {

@@ -3,13 +3,13 @@
  * XML parser (fast-xml-parser) and checked field by field against the
  * database; markdown for a CI step summary; filters; refusals.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { beforeAll, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
-import { TempQueue } from "./helpers.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
 
-let q: TempQueue;
+const q = useTempQueue({ scope: "file" });
 const ids: Record<string, number> = {};
 
 async function add(args: string[]): Promise<number> {
@@ -19,7 +19,6 @@ async function add(args: string[]): Promise<number> {
 }
 
 beforeAll(async () => {
-  q = new TempQueue();
   ids.ok = await add(["--tag", "run=7", "--", "echo", "all good"]);
   // Dead after one attempt; stderr carries a control character, an ANSI color and XML metacharacters.
   ids.dead = await add([
@@ -40,7 +39,6 @@ beforeAll(async () => {
   expect((await q.run(["work", "--drain"])).code).toBe(0);
   expect((await q.run(["work", "--drain", "--queue", "builds"])).code).toBe(0);
 }, 60000);
-afterAll(() => q.cleanup());
 
 const parser = new XMLParser({
   ignoreAttributes: false,

@@ -3,12 +3,10 @@
  * finished job runs again as a new attempt of the same job, its history kept;
  * `retry` on a done job points at it; the key rule holds.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
-import { TempQueue } from "./helpers.ts";
+import { expect, test } from "bun:test";
+import { useTempQueue } from "./support/temp-queue.ts";
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 test("a done job reruns as attempt 2 of the same job; attempts, output and events are kept", async () => {
   const id = await q.addJob("--", "sh", "-c", "echo run-$(date +%N)");

@@ -1,23 +1,25 @@
 /** `retry`, `cancel` and QueueCTL's `dlq` (SPEC §4–§5, issue 4) through the real CLI. */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { beforeEach, expect, setDefaultTimeout, test } from "bun:test";
 import { selectionFlags } from "../src/commands/selection.ts";
-import { FAST_KNOBS, processLives, TempQueue, waitFor } from "./helpers.ts";
-import { addJob, drain, gatedJob, keysOf, reference, withoutSelection } from "./operator-helpers.ts";
+import { keysOf, reference, withoutSelection } from "./support/envelopes.ts";
+import { addJob, drain, gatedJob } from "./support/jobs.ts";
+import { processLives } from "./support/processes.ts";
+import { FAST_KNOBS, type TempQueue, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(60_000);
 
-let q: TempQueue;
 let workers: ReturnType<TempQueue["spawn"]>[] = [];
-beforeEach(() => {
-  q = new TempQueue();
-  workers = [];
+const q = useTempQueue({
+  teardown: async () => {
+    for (const w of workers) {
+      w.kill("SIGKILL");
+      await w.exited;
+    }
+  },
 });
-afterEach(async () => {
-  for (const w of workers) {
-    w.kill("SIGKILL");
-    await w.exited;
-  }
-  q.cleanup();
+beforeEach(() => {
+  workers = [];
 });
 
 /** A background `work --once` with fast heartbeats. */

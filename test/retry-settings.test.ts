@@ -5,20 +5,18 @@
  * queue read through the driver: settings, `retried` events, idempotency-key
  * rules, `--dry-run`, and `feedback`'s next command for a timed-out job.
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { type Contract, loadContract } from "./contract-helpers.ts";
-import { TempQueue } from "./helpers.ts";
-import { addJob, drain } from "./operator-helpers.ts";
+import { beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { type Contract, loadContract } from "./support/contract.ts";
+import { addJob, drain } from "./support/jobs.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(120_000);
 
-let q: TempQueue;
+const q = useTempQueue();
 let contract: Contract;
 beforeEach(async () => {
-  q = new TempQueue();
   contract = await loadContract(q);
 });
-afterEach(() => q.cleanup());
 
 /** `--json` run whose envelope (and data, when ok) the exported contract accepts. */
 async function valid(args: string[]): Promise<{ code: number; env: any }> {

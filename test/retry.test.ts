@@ -4,14 +4,12 @@
  * through it: to run the next attempt at once, the test moves `next_run_at` to 0
  * directly in the database (dueNow: patchJobs, a test-only shortcut).
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import type { Attempt, Job } from "../src/store/model.ts";
-import { TempQueue } from "./helpers.ts";
 import { patchJobs } from "./support/queue-fixtures.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 /** Ends a job's retry backoff now (test-only shortcut: the backoff would otherwise be slept through). */
 const dueNow = (id: number) => patchJobs(q, [id], { next_run_at: 0 });

@@ -160,7 +160,7 @@ async function server(): Promise<PgServer | Error> {
 
 /**
  * Builds the packed CLI (as `bun run build` does) for the test helpers' spawns
- * (`SPOOLCTL_TEST_CLI`, test/helpers.ts): the suite starts thousands of CLI
+ * (`SPOOLCTL_TEST_CLI`, test/support/temp-queue.ts): the suite starts thousands of CLI
  * processes, and a bundle with bytecode starts on about a quarter less CPU than
  * the source. Under node_modules/, so it finds the dependencies, and not in
  * dist/, which test/package.test.ts rebuilds while files run.

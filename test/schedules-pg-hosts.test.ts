@@ -12,10 +12,10 @@ import { join } from "node:path";
 import { openQueue } from "../src/store/index.ts";
 import { slotOfKey } from "../src/store/recurring.ts";
 import type { Store } from "../src/store/store.ts";
-import { CLI } from "./helpers.ts";
 import { Host, type HostProcess, hostsUsable } from "./support/hosts.ts";
 import { cliJson, hostEnv } from "./support/pg-hosts.ts";
 import { type PgServer, startPgServer } from "./support/pg-server.ts";
+import { CLI } from "./support/temp-queue.ts";
 
 const USABLE = hostsUsable();
 const KNOBS = { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "0.5", SPOOLCTL_TEST_REAP_THRESHOLD: "4" };

@@ -4,29 +4,25 @@
  * restarted; slots missed while no worker ran follow `--catch-up`; `--overlap skip` records
  * the slots it passes over. Runs on the driver SPOOLCTL_TEST_DB selects (SQLite by default).
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { openQueue } from "../src/store/index.ts";
 import type { Job } from "../src/store/model.ts";
 import { slotOfKey } from "../src/store/recurring.ts";
 import type { Store } from "../src/store/store.ts";
-import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
-import { type BgProc, killJobGroups, killSpawned, startWorker } from "./reliability-helpers.ts";
+import { type BgProc, killJobGroups, killSpawned, startWorker } from "./support/processes.ts";
+import { FAST_KNOBS, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(120_000);
 
-let q: TempQueue;
 let store: Store | null = null;
-
-beforeEach(() => {
-  q = new TempQueue();
-});
-
-afterEach(async () => {
-  await killSpawned();
-  await killJobGroups(q);
-  await store?.close();
-  store = null;
-  q.cleanup();
+const q = useTempQueue({
+  teardown: async () => {
+    await killSpawned();
+    await killJobGroups(q);
+    await store?.close();
+    store = null;
+  },
 });
 
 async function open(): Promise<Store> {

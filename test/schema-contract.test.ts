@@ -6,22 +6,29 @@
  * schema, and the verb's data schema when it succeeded. Error envelopes and
  * the NDJSON frames of `events --follow` are validated too.
  */
-import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VERBS } from "../src/commands/registry.ts";
-import { type Contract, compileContract, loadContract, verbOf } from "./contract-helpers.ts";
-import { FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
-import { gatedJob } from "./operator-helpers.ts";
-import { type BgProc, killJobGroups, killSpawned, startWorker } from "./reliability-helpers.ts";
+import { type Contract, compileContract, loadContract, verbOf } from "./support/contract.ts";
+import { gatedJob } from "./support/jobs.ts";
+import { type BgProc, startWorker, stopProcessesOf } from "./support/processes.ts";
+import { FAST_KNOBS, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 // The preload's default timeout does not reach every file when the whole suite runs (Bun 1.4.5): real processes on a loaded machine need more than 5 s.
 setDefaultTimeout(120_000);
 
-let q: TempQueue;
 let contract: Contract;
 let worker: BgProc;
 let gate: ReturnType<typeof gatedJob>;
+const q = useTempQueue({
+  scope: "file",
+  teardown: async () => {
+    gate?.release();
+    await stopProcessesOf(q);
+  },
+});
 const ids: Record<string, number> = {};
 /** Verbs whose success envelope was validated against their data schema. */
 const covered = new Set<string>();
@@ -63,7 +70,6 @@ async function check(args: string[], opts: { code?: number; stdin?: string; erro
 }
 
 beforeAll(async () => {
-  q = new TempQueue();
   contract = await loadContract(q);
   // Retries without backoff, so the populated queue is built quickly.
   await check(["config", "set", "backoff-cap", "0"]);
@@ -93,13 +99,6 @@ beforeAll(async () => {
   await waitFor("the long job to run", () => gate.pid() !== null, 30000);
   ids.queued = await add("--priority", "5", "--key", "k-queued", "--tag", "team=a", "--", "echo", "later");
   ids.scheduled = await add("--after", "1h", "--", "echo", "scheduled");
-}, 120_000);
-
-afterAll(async () => {
-  gate?.release();
-  await killSpawned();
-  await killJobGroups(q);
-  q.cleanup();
 }, 120_000);
 
 test("the exported schemas compile under Ajv's strict 2020-12 mode", () => {

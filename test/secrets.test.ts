@@ -4,20 +4,16 @@
  * variable, never its value, in human and JSON output alike; and a job never
  * inherits the password of a PostgreSQL `SPOOLCTL_DB`.
  */
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { jobEnvironment, workerEnvironment } from "../src/worker/executor.ts";
-import { CLI, TempQueue } from "./helpers.ts";
 import { PG_ENABLED } from "./store/drivers.ts";
+import { CLI, useTempQueue } from "./support/temp-queue.ts";
 
 const TOKEN = "ghp_s3cr3tT0kenValue1234567890abcdef";
 
-let q: TempQueue;
-beforeEach(() => {
-  q = new TempQueue();
-});
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 /** Runs `args` in human and JSON mode; returns everything printed, asserting a refusal each time. */
 async function refusalText(args: string[], stdin?: string): Promise<string> {

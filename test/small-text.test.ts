@@ -4,17 +4,15 @@
  * nothing due says so (text mode only); a config.json that is not JSON names
  * the line and column.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { counted } from "../src/ops/values.ts";
 import { jsonErrorPosition } from "../src/store/location.ts";
-import { TempQueue } from "./helpers.ts";
-import { addJob, drain } from "./operator-helpers.ts";
+import { addJob, drain } from "./support/jobs.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 test("config set retry-spawn-failures on/off echoes on/off, as given", async () => {
   const on = await q.run(["config", "set", "retry-spawn-failures", "on"]);

@@ -6,15 +6,13 @@
  * missing cwd, one that cannot be entered) is retried by budget. Messages name
  * what is wrong: the directory, the sizes.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CLI, TempQueue } from "./helpers.ts";
+import { CLI, useTempQueue } from "./support/temp-queue.ts";
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 /** Adds a job with a budget of 3 retries, runs one worker until the queue is settled, returns the job and its attempts. */
 async function runOnce(...args: string[]) {

@@ -10,7 +10,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import { CLI } from "./helpers.ts";
+import { CLI } from "./support/temp-queue.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "spoolctl-startup-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -11,11 +11,12 @@
  */
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
-import { CLI, FAST_KNOBS, processLives, type TempQueue, waitFor } from "./helpers.ts";
-import { add, type BgProc, groupMembers, startBg, startWorker, withFreshQueue } from "./reliability-helpers.ts";
+import { add } from "./support/jobs.ts";
+import { type BgProc, groupMembers, processLives, startBg, startWorker, stopProcessesOf } from "./support/processes.ts";
+import { CLI, FAST_KNOBS, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
-withFreshQueue((fresh) => (q = fresh));
+const q = useTempQueue({ teardown: stopProcessesOf });
 
 /** A job that runs until the test creates its GO file. */
 async function gated(name: string): Promise<{ id: number; go: () => void }> {

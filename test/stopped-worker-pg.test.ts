@@ -15,10 +15,11 @@ import { join } from "node:path";
 import { openQueue } from "../src/store/index.ts";
 import type { Store } from "../src/store/store.ts";
 import { WATCHDOG_ARG } from "../src/worker/watchdog.ts";
-import { CLI, waitFor } from "./helpers.ts";
 import { Host, type HostProcess, hostsUsable } from "./support/hosts.ts";
 import { cliJson, hostEnv, pidsOn, runsOn } from "./support/pg-hosts.ts";
 import { type PgServer, startPgServer } from "./support/pg-server.ts";
+import { CLI } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 const USABLE = hostsUsable();
 /**

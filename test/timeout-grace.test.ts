@@ -7,11 +7,12 @@
  */
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { type TempQueue, waitFor } from "./helpers.ts";
-import { add, groupMembers, procState, withFreshQueue } from "./reliability-helpers.ts";
+import { add } from "./support/jobs.ts";
+import { groupMembers, procState, stopProcessesOf } from "./support/processes.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
-withFreshQueue((fresh) => (q = fresh));
+const q = useTempQueue({ teardown: stopProcessesOf });
 
 const GRACE_SECONDS = 5;
 

@@ -4,12 +4,10 @@
  * CLI: the job runs to its end (no timer fires, not even at once), the views
  * say none, and a wrong word is a clear error naming both spellings.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
-import { TempQueue } from "./helpers.ts";
+import { expect, test } from "bun:test";
+import { useTempQueue } from "./support/temp-queue.ts";
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 test("add --timeout none: stored as 0, shown as none, and the job runs to its end", async () => {
   const id = await q.addJob("--timeout", "none", "--", "sh", "-c", "sleep 0.5; echo finished");

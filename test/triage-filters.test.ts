@@ -6,15 +6,15 @@
  * against the schemas `spoolctl schema --json` exports; the queue is read
  * through the driver.
  */
-import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { type Contract, loadContract } from "./contract-helpers.ts";
-import { TempQueue } from "./helpers.ts";
-import { addJob, drain } from "./operator-helpers.ts";
+import { beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { type Contract, loadContract } from "./support/contract.ts";
+import { addJob, drain } from "./support/jobs.ts";
 import { patchJobs } from "./support/queue-fixtures.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(120_000);
 
-let q: TempQueue;
+const q = useTempQueue({ scope: "file" });
 let contract: Contract;
 const ids = { hosts: [] as number[], timeouts: [] as number[], config: [] as number[], canceled: 0, old: 0 };
 
@@ -31,7 +31,6 @@ const sortedIds = (xs: number[]) => [...xs].sort((a, b) => a - b);
 const jobIdsOf = (env: any): number[] => sortedIds(env.data.jobs.map((j: any) => j.job_id ?? j.id));
 
 beforeAll(async () => {
-  q = new TempQueue();
   contract = await loadContract(q);
   for (const n of [3, 17, 99])
     ids.hosts.push(
@@ -73,8 +72,6 @@ beforeAll(async () => {
   // Stands for a job that died two days ago (no verb moves time).
   await patchJobs(q, [ids.old], { finished_at: (await q.job(ids.old))!.finished_at! - 2 * 86400 });
 });
-
-afterAll(() => q.cleanup());
 
 test("list --state dead --group --json: the groups, largest first, with their job ids, signature and example", async () => {
   const env = await json(["list", "--state", "dead", "--group"]);

@@ -1,32 +1,30 @@
 /**
  * Triage's failure groups (issue 12; docs/architecture.md "Triage") in a REAL
- * pseudo-terminal (tmux, test/tmux.ts): 30 dead jobs of 3 kinds show as 3
+ * pseudo-terminal (tmux, test/support/tmux.ts): 30 dead jobs of 3 kinds show as 3
  * groups; a group retried with the arrow keys requeues exactly its jobs; Esc
  * goes back from a group to the list; Ctrl-C at a bulk confirm changes
  * nothing; "view the full output" through PAGER=cat and with no pager at all.
  * The queue is checked through the driver, the screen read with capture-pane,
  * every prompt awaited before it is answered.
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { TempQueue } from "./helpers.ts";
-import { addJob, drain } from "./operator-helpers.ts";
-import { exitCode, HAVE_TMUX, screenShows, screenWhere, Tty } from "./tmux.ts";
+import { addJob, drain } from "./support/jobs.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
+import { exitCode, HAVE_TMUX, screenShows, screenWhere, Tty } from "./support/tmux.ts";
 
 setDefaultTimeout(120_000);
 
-let q: TempQueue;
 let tty: Tty | null = null;
 const scratch: string[] = [];
-
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => {
-  tty?.close();
-  tty = null;
-  for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
-  q.cleanup();
+const q = useTempQueue({
+  teardown: () => {
+    tty?.close();
+    tty = null;
+    for (const dir of scratch.splice(0)) rmSync(dir, { recursive: true, force: true });
+  },
 });
 
 function terminal(args: string[], env: Record<string, string> = {}, height = 60): Tty {

@@ -1,27 +1,25 @@
 /**
  * Triage at a narrow terminal and across lanes (issue 21 item 4;
  * docs/architecture.md "Triage"), in a REAL pseudo-terminal (tmux,
- * test/tmux.ts): at 80 columns each group takes one row whose signature
+ * test/support/tmux.ts): at 80 columns each group takes one row whose signature
  * keeps its room (the lanes and times give way) and the group's card wraps
  * the signature instead of cutting it; the `Next:` hint after a retry drains
  * the lanes of the retried jobs (and following it runs them); "What changed"
  * lists each step once, in the order it happened.
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { CLI, FAST_KNOBS, TempQueue } from "./helpers.ts";
-import { addJob, drain } from "./operator-helpers.ts";
-import { exitCode, HAVE_TMUX, screenShows, shellQuote, Tty } from "./tmux.ts";
+import { expect, setDefaultTimeout, test } from "bun:test";
+import { addJob, drain } from "./support/jobs.ts";
+import { CLI, FAST_KNOBS, useTempQueue } from "./support/temp-queue.ts";
+import { exitCode, HAVE_TMUX, screenShows, shellQuote, Tty } from "./support/tmux.ts";
 
 setDefaultTimeout(120_000);
 
-let q: TempQueue;
 let tty: Tty | null = null;
-
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => {
-  tty?.close();
-  tty = null;
-  q.cleanup();
+const q = useTempQueue({
+  teardown: () => {
+    tty?.close();
+    tty = null;
+  },
 });
 
 function terminal(width: number): Tty {

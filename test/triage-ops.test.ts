@@ -5,24 +5,23 @@
  * retried with new settings is all or nothing under the key rule; a group
  * deleted takes its rows and files; a dry run of retry --all changes nothing.
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { SpoolError } from "../src/contract/errors.ts";
 import { openQueue, type Store } from "../src/store/index.ts";
 import { deleteJobs, deletionPreview } from "../src/store/verbs/delete.ts";
 import { retryJobs, retryWithOverrides } from "../src/store/verbs/retry.ts";
 import { failureGroups } from "../src/store/verbs/triage.ts";
-import { TempQueue } from "./helpers.ts";
-import { addJob, drain } from "./operator-helpers.ts";
+import { addJob, drain } from "./support/jobs.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(120_000);
 
-let q: TempQueue;
 let store: Store;
-beforeEach(() => (q = new TempQueue()));
-afterEach(async () => {
-  await store?.close();
-  q.cleanup();
+const q = useTempQueue({
+  teardown: async () => {
+    await store?.close();
+  },
 });
 
 /** Adds a job with key `key` that dies at once, and drains it; its id. */

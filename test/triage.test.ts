@@ -1,34 +1,34 @@
 /**
  * `spoolctl triage` and the `retry`/`cancel` pickers (issue 5, SPEC §7) in a
- * REAL pseudo-terminal: each flow runs in its own tmux server (test/tmux.ts),
+ * REAL pseudo-terminal: each flow runs in its own tmux server (test/support/tmux.ts),
  * the test reads the screen with `capture-pane` and types with `send-keys`,
  * waiting for every prompt to appear before answering it (never sleep-and-hope).
  * The queue is then checked through the driver. Off a terminal, or under --json, the
  * same verbs must fail fast with MISSING_REQUIRED / INVALID_INPUT.
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync } from "node:fs";
-import { TempQueue, waitFor } from "./helpers.ts";
-import { addJob, drain, gatedJob, withoutSelection } from "./operator-helpers.ts";
-import { killJobGroups } from "./reliability-helpers.ts";
-import { exitCode, HAVE_TMUX, screenShows, Tty } from "./tmux.ts";
+import { withoutSelection } from "./support/envelopes.ts";
+import { addJob, drain, gatedJob } from "./support/jobs.ts";
+import { killJobGroups } from "./support/processes.ts";
+import { type TempQueue, useTempQueue } from "./support/temp-queue.ts";
+import { exitCode, HAVE_TMUX, screenShows, Tty } from "./support/tmux.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(90_000);
 
-let q: TempQueue;
 let tty: Tty | null = null;
 const workers: ReturnType<TempQueue["spawn"]>[] = [];
-
-beforeEach(() => (q = new TempQueue()));
-afterEach(async () => {
-  tty?.close(); // kills the tmux server and removes its socket
-  tty = null;
-  for (const w of workers.splice(0)) {
-    w.kill("SIGKILL");
-    await w.exited;
-  }
-  await killJobGroups(q); // a SIGKILLed worker's job would otherwise outlive the test
-  q.cleanup();
+const q = useTempQueue({
+  teardown: async () => {
+    tty?.close(); // kills the tmux server and removes its socket
+    tty = null;
+    for (const w of workers.splice(0)) {
+      w.kill("SIGKILL");
+      await w.exited;
+    }
+    await killJobGroups(q); // a SIGKILLed worker's job would otherwise outlive the test
+  },
 });
 
 /** Generous: a loaded CI machine may take seconds to start bun. */

@@ -11,11 +11,11 @@
 import { expect, test } from "bun:test";
 import { copyFileSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { FAST_KNOBS, ON_POSTGRES, processLives, type TempQueue, waitFor } from "./helpers.ts";
-import { startWorker, withFreshQueue } from "./reliability-helpers.ts";
+import { processLives, startWorker, stopProcessesOf } from "./support/processes.ts";
+import { FAST_KNOBS, ON_POSTGRES, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
-withFreshQueue((fresh) => (q = fresh));
+const q = useTempQueue({ teardown: stopProcessesOf });
 
 /** The JSON envelope a worker printed on stdout when it exited. */
 function envelopeOf(stdout: string): any {

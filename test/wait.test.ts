@@ -1,13 +1,12 @@
 /** `wait` and `feedback` (SPEC §5, issue 4) through the real CLI. */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
-import { TempQueue } from "./helpers.ts";
-import { addJob, drain, keysOf, reference, withoutSelection } from "./operator-helpers.ts";
+import { expect, setDefaultTimeout, test } from "bun:test";
+import { keysOf, reference, withoutSelection } from "./support/envelopes.ts";
+import { addJob, drain } from "./support/jobs.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
 
 setDefaultTimeout(60_000);
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 test("wait: all done → exit 0, all_succeeded", async () => {
   const a = await addJob(q, "--", "true");

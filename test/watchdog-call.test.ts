@@ -6,7 +6,7 @@
  */
 import { expect, test } from "bun:test";
 import { isWatchdogCall, WATCHDOG_ARG } from "../src/worker/watchdog.ts";
-import { CLI } from "./helpers.ts";
+import { CLI } from "./support/temp-queue.ts";
 
 const CONFIG = JSON.stringify({
   workerPid: 1,

@@ -21,7 +21,8 @@ import { join } from "node:path";
 import { processStartTime } from "../src/worker/liveness.ts";
 import { leaseGuardSeconds, sharedClockNs, watchdogGraceSeconds } from "../src/worker/timing.ts";
 import { WATCHDOG_ARG, Watchdog } from "../src/worker/watchdog.ts";
-import { CLI, waitFor } from "./helpers.ts";
+import { CLI } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 const GUARD_SECONDS = 0.3;
 const cleanups: (() => void)[] = [];

@@ -5,15 +5,13 @@
  * attempt started; JSON `attempts` counts the failures charged to
  * --max-retries).
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { attemptRowsText, attemptsText, humanDuration } from "../src/ui/text.ts";
-import { TempQueue } from "./helpers.ts";
+import { useTempQueue } from "./support/temp-queue.ts";
 
-let q: TempQueue;
-beforeEach(() => (q = new TempQueue()));
-afterEach(() => q.cleanup());
+const q = useTempQueue();
 
 test("show counts attempts and the retry budget so that the numbers read naturally", async () => {
   await q.setConfig("backoff-cap", "0");

@@ -9,12 +9,12 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { attemptMarker } from "../src/worker/executor.ts";
 import { groupsWithEnv } from "../src/worker/process-groups.ts";
-import { FAST_KNOBS, type TempQueue, waitFor } from "./helpers.ts";
-import { startBg, startWorker, withFreshQueue } from "./reliability-helpers.ts";
+import { startBg, startWorker, stopProcessesOf } from "./support/processes.ts";
 import { forgetAttemptGroups } from "./support/queue-fixtures.ts";
+import { FAST_KNOBS, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
-withFreshQueue((fresh) => (q = fresh));
+const q = useTempQueue({ teardown: stopProcessesOf });
 
 test("a timeout beyond setTimeout's 24.8-day limit does not fire at once", async () => {
   const id = await q.addJob("--timeout", "30d", "--max-retries", "0", "--", "sleep", "0.3");

@@ -7,21 +7,19 @@
  * run again, where the new worker used to get `CONFLICT … held by a live
  * worker` for ever. Both drivers; needs root and util-linux.
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
-import { CLI, FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
-import { startWorker } from "./reliability-helpers.ts";
 import { Host, hostsUsable } from "./support/hosts.ts";
+import { startWorker } from "./support/processes.ts";
+import { CLI, FAST_KNOBS, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
 let host: Host | null = null;
-beforeEach(() => {
-  q = new TempQueue();
-});
-afterEach(async () => {
-  await host?.stop();
-  host = null;
-  q.cleanup();
+const q = useTempQueue({
+  teardown: async () => {
+    await host?.stop();
+    host = null;
+  },
 });
 
 const LEASE = Number(FAST_KNOBS.SPOOLCTL_TEST_REAP_THRESHOLD);

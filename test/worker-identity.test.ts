@@ -7,28 +7,26 @@
  * worker waits for its lease to expire, then reaps. Real PID namespaces
  * (`unshare --pid`), so root only.
  */
-import { afterEach, beforeEach, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { workerIdentityOf } from "../src/ops/worker-health.ts";
 import type { Attempt, Job, WorkerRecord } from "../src/store/model.ts";
 import { bootId, HOST, judge, processStartTime } from "../src/worker/liveness.ts";
-import { CLI, FAST_KNOBS, TempQueue, waitFor } from "./helpers.ts";
 import { hostsUsable } from "./support/hosts.ts";
+import { CLI, FAST_KNOBS, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(90_000);
 
-let q: TempQueue;
 const spawned: ReturnType<typeof Bun.spawn>[] = [];
-beforeEach(() => {
-  q = new TempQueue();
-});
-afterEach(async () => {
-  for (const p of spawned.splice(0)) {
-    p.kill("SIGKILL");
-    await p.exited;
-  }
-  q.cleanup();
+const q = useTempQueue({
+  teardown: async () => {
+    for (const p of spawned.splice(0)) {
+      p.kill("SIGKILL");
+      await p.exited;
+    }
+  },
 });
 
 /** `work --worker-id ID` as PID 1 of a fresh PID namespace, like a container's entry point. */

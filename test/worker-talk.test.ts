@@ -5,18 +5,18 @@
  * line of `work --drain` counting how the attempts ended. A drain exits 0 even
  * when jobs died: the verdict is `wait`'s (exit 6).
  */
-import { afterEach, beforeEach, expect, test } from "bun:test";
-import { TempQueue, waitFor } from "./helpers.ts";
+import { expect, test } from "bun:test";
+import { type TempQueue, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
-let q: TempQueue;
 const workers: ReturnType<TempQueue["spawn"]>[] = [];
-beforeEach(() => (q = new TempQueue()));
-afterEach(async () => {
-  for (const w of workers.splice(0)) {
-    w.kill("SIGKILL");
-    await w.exited;
-  }
-  q.cleanup();
+const q = useTempQueue({
+  teardown: async () => {
+    for (const w of workers.splice(0)) {
+      w.kill("SIGKILL");
+      await w.exited;
+    }
+  },
 });
 
 test("work --drain ends with one line counting how the attempts ended, and exits 0 with dead jobs (wait has the verdict)", async () => {

@@ -9,8 +9,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { SQL } from "bun";
-import { waitFor } from "../helpers.ts";
 import { type PgServer, startPgServer } from "../support/pg-server.ts";
+import { waitFor } from "../support/wait.ts";
 
 const CLI = resolve(import.meta.dir, "../../src/cli.ts");
 let server: PgServer;

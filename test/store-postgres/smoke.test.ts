@@ -1,16 +1,17 @@
 /**
- * Smoke tests of the PostgreSQL driver against a real server (the throwaway
- * server of test/support/pg-server.ts): what the conformance suite in
- * test/store/ does not cover — migrations raced by 10 processes, ledger ids
- * in commit order under 4 writer processes, NOTIFY wake-up latency, lost
- * connections, password redaction, PGPASSWORD and ~/.pgpass, locations, the
- * doctor checks, shipped output, and refusing newer or foreign schemas.
+ * PostgreSQL-only cases of the driver against a real server (the throwaway
+ * server of test/support/pg-server.ts): what the Store contract does not say
+ * and test/store/ therefore does not run on both drivers — the meta rows after
+ * 10 processes migrate one database at once (started together by the barrier
+ * of test/store/children.ts), refusing newer or foreign schemas, the database
+ * clock, killed connections and lost COMMIT answers, NOTIFY wake-up latency,
+ * password redaction, PGPASSWORD and ~/.pgpass, and locations.
  */
 
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, dirname, join, resolve } from "node:path";
+import { join } from "node:path";
 import { SQL } from "bun";
 import type { SpoolError } from "../../src/contract/errors.ts";
 import { diagnoseQueue, openQueue } from "../../src/store/index.ts";
@@ -21,9 +22,9 @@ import { PG_SCHEMA_VERSION } from "../../src/store/postgres/migrations.ts";
 import { passwordFromPassfile } from "../../src/store/postgres/pgpass.ts";
 import { parsePgUrl, redactUrl } from "../../src/store/postgres/url.ts";
 import type { Store } from "../../src/store/store.ts";
+import { childScript, raceChildren } from "../store/children.ts";
 import { pgDatabaseForTest } from "../support/pg-server.ts";
 
-const CHILD = resolve(import.meta.dir, "child.ts");
 let tmp: string;
 let admin: SQL;
 let adminUrl: string;
@@ -70,39 +71,6 @@ async function errorOf(p: Promise<unknown>): Promise<SpoolError> {
   throw new Error("expected an error");
 }
 
-/** Waits until `n` children have reached the barrier of `go` (their ready files), then lets them go together. */
-async function release(go: string, n: number): Promise<void> {
-  const prefix = `${basename(go)}.ready-`;
-  const deadline = performance.now() + 90_000;
-  while (readdirSync(dirname(go)).filter((f) => f.startsWith(prefix)).length < n) {
-    if (performance.now() > deadline) throw new Error(`fewer than ${n} children reached the barrier in 90 s`);
-    await Bun.sleep(5);
-  }
-  writeFileSync(go, "");
-}
-
-async function runChildren(args: string[][], timeoutMs = 90_000): Promise<unknown[]> {
-  const procs = args.map((a) =>
-    Bun.spawn([process.execPath, CHILD, ...a], { stdout: "pipe", stderr: "pipe", stdin: "ignore" }),
-  );
-  const timer = setTimeout(() => procs.forEach((p) => p.kill("SIGKILL")), timeoutMs);
-  try {
-    return await Promise.all(
-      procs.map(async (p) => {
-        const [out, err, code] = await Promise.all([
-          new Response(p.stdout).text(),
-          new Response(p.stderr).text(),
-          p.exited,
-        ]);
-        if (code !== 0) throw new Error(`child exited ${code}: ${err}`);
-        return JSON.parse(out.trim().split("\n").pop()!);
-      }),
-    );
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), "spoolctl-pg-smoke-"));
   const first = await freshUrl();
@@ -120,17 +88,22 @@ afterAll(async () => {
 describe("migrations", () => {
   test("10 processes opening one empty database at once: one schema, one queue id, no failure", async () => {
     const url = await freshUrl();
-    const go = join(tmp, `go-migrate-${Date.now()}`);
-    const running = runChildren(Array.from({ length: 10 }, () => ["open", url, join(tmp, "spool"), go]));
-    await release(go, 10);
-    const results = (await running) as { queueId: string; exists: boolean }[];
-    expect(new Set(results.map((r) => r.queueId)).size).toBe(1);
-    expect(results[0]!.queueId).toMatch(/^[0-9a-f]{32}$/);
+    type Opened = { queueId: string; exists: boolean } | { error: string };
+    const children = await raceChildren<{ id: string; opened: Opened[] }>(
+      childScript("opener.ts"),
+      { dbPath: url, spoolDir: join(tmp, "spool"), source: "flag" },
+      Array.from({ length: 10 }, () => []),
+    );
+    const results = children.map((c) => c.opened[0]!);
+    expect(results.filter((r) => "error" in r)).toEqual([]);
+    const opened = results as { queueId: string; exists: boolean }[];
+    expect(new Set(opened.map((r) => r.queueId)).size).toBe(1);
+    expect(opened[0]!.queueId).toMatch(/^[0-9a-f]{32}$/);
     const db = new SQL(url, { max: 1 });
     try {
       const meta = await db`SELECT key, value FROM meta ORDER BY key`;
       expect([...meta]).toEqual([
-        { key: "queue_id", value: results[0]!.queueId },
+        { key: "queue_id", value: opened[0]!.queueId },
         { key: "schema_version", value: String(PG_SCHEMA_VERSION) },
       ]);
       expect((await db`SELECT last_id FROM event_ids`)[0].last_id).toBe("0");
@@ -170,167 +143,6 @@ describe("queue operations", () => {
   afterAll(async () => {
     await store?.close();
   });
-
-  test("numbers are numbers and shapes match SQLite's", async () => {
-    const j = await store.write(async (tx) =>
-      tx.insertJob(job({ tags: { b: "2", a: "1" }, env: { X: "1" }, argv: ["echo", "é"] }), 1234.5),
-    );
-    expect(typeof j.id).toBe("number");
-    expect(j).toMatchObject({
-      argv: ["echo", "é"],
-      tags: { b: "2", a: "1" },
-      env: { X: "1" },
-      cancel_requested: false,
-      created_at: 1234.5,
-      state: "queued",
-    });
-    expect(Object.keys(j.tags)).toEqual(["b", "a"]); // key order kept (text, not jsonb)
-    const counts = await store.read(async (tx) => tx.countByStateAndLane());
-    expect(counts.every((c) => typeof c.n === "number")).toBe(true);
-  });
-
-  test("claim takes jobs in claim order with one attempt and one event each; --slots caps the lane", async () => {
-    const lane = "claims";
-    const now = store.now();
-    const jobs = await store.write(async (tx) => {
-      const out = [];
-      for (const p of [1, 5, 3, 5]) out.push(await tx.insertJob(job({ queue: lane, priority: p }), now));
-      return out;
-    });
-    const got = await store.claimJobs({ queue: lane, workerId: "w", workerPid: 1, slots: 3, limit: 10, now });
-    expect(got.map((c) => c.job.id)).toEqual([jobs[1]!.id, jobs[3]!.id, jobs[2]!.id]);
-    expect(got.map((c) => c.attempt.attempt_no)).toEqual([1, 1, 1]);
-    expect(await store.claimJobs({ queue: lane, workerId: "w", workerPid: 1, slots: 3, limit: 10, now })).toEqual([]);
-    const events = await store.read(async (tx) => tx.listEvents({ afterId: 0, jobId: jobs[1]!.id, limit: 10 }));
-    expect(events.map((e) => e.event)).toEqual(["claimed"]);
-  });
-
-  test("fencing: heartbeat, result, output and the process group of a lost attempt change nothing", async () => {
-    const lane = "fence";
-    const j = await store.write(async (tx) => tx.insertJob(job({ queue: lane }), store.now()));
-    await store.claimJobs({ queue: lane, workerId: "old", workerPid: 1, slots: null, limit: 1, now: store.now() });
-    const chunk = {
-      jobId: j.id,
-      attemptNo: 1,
-      workerId: "old",
-      stream: "stdout" as const,
-      offset: 0,
-      bytes: new TextEncoder().encode("hello "),
-      truncated: false,
-    };
-    expect(await store.write(async (tx) => tx.appendAttemptOutput(chunk))).toBe(true);
-    expect(await store.write(async (tx) => tx.appendAttemptOutput(chunk))).toBe(true); // the same chunk again: stored once
-    expect(await store.write(async (tx) => tx.appendAttemptOutput({ ...chunk, workerId: "intruder", offset: 6 }))).toBe(
-      false,
-    );
-    // Taken over: retry --force then a new claim by another worker.
-    await store.write(async (tx) => {
-      await tx.closeAttempt({
-        jobId: j.id,
-        attemptNo: 1,
-        state: "canceled",
-        failureReason: "canceled",
-        error: "forced",
-        now: store.now(),
-      });
-      expect(await tx.requeueJob(j.id, "running", store.now())).toBe(true);
-    });
-    await store.claimJobs({ queue: lane, workerId: "new", workerPid: 2, slots: null, limit: 1, now: store.now() });
-    const leases = await store.write(async (tx) => tx.heartbeatJobs("old", [{ jobId: j.id, attemptNo: 1 }]));
-    expect(leases[0]!.owned).toBe(false);
-    expect(
-      await store.write(async (tx) =>
-        tx.appendAttemptOutput({ ...chunk, offset: 6, bytes: new TextEncoder().encode("late") }),
-      ),
-    ).toBe(false);
-    const late = await store.write(async (tx) =>
-      tx.recordAttempt({
-        jobId: j.id,
-        attemptNo: 1,
-        workerId: "old",
-        now: store.now(),
-        attemptState: "succeeded",
-        exitCode: 0,
-        signal: null,
-        error: null,
-        failureReason: null,
-        jobState: "done",
-        events: [{ event: "succeeded", workerId: "old", detail: null }],
-        attempts: 0,
-        crashes: 0,
-        nextRunAt: 0,
-      }),
-    );
-    expect(late).toBe(false);
-    const after = await store.read(async (tx) => ({
-      job: await tx.getJob(j.id),
-      out: await tx.readAttemptOutput(j.id, 1, "stdout", 0, 100),
-      events: await tx.eventsOf(j.id),
-    }));
-    expect(after.job).toMatchObject({ state: "running", locked_by: "new", last_attempt_no: 2 });
-    expect(new TextDecoder().decode(after.out!.bytes)).toBe("hello ");
-    expect(after.events.map((e) => e.event)).toEqual(["claimed", "claimed"]);
-  });
-
-  test("shipped output: chunks by offset, read from any offset, size and truncation", async () => {
-    const lane = "output";
-    const j = await store.write(async (tx) => tx.insertJob(job({ queue: lane }), store.now()));
-    await store.claimJobs({ queue: lane, workerId: "w", workerPid: 1, slots: null, limit: 1, now: store.now() });
-    const enc = (s: string) => new TextEncoder().encode(s);
-    const put = (offset: number, text: string, truncated = false) =>
-      store.write(async (tx) =>
-        tx.appendAttemptOutput({
-          jobId: j.id,
-          attemptNo: 1,
-          workerId: "w",
-          stream: "stderr",
-          offset,
-          bytes: enc(text),
-          truncated,
-        }),
-      );
-    expect(await store.read(async (tx) => tx.readAttemptOutput(j.id, 1, "stderr", 0, 100))).toBeNull();
-    await put(0, "abc");
-    await put(3, "defg");
-    await put(3, "de"); // a shorter repeat keeps the longer chunk
-    await put(7, "\u0000\xff", true);
-    const all = await store.read(async (tx) => tx.readAttemptOutput(j.id, 1, "stderr", 0, 100));
-    expect(all!.size).toBe(7 + enc("\u0000\xff").length);
-    expect(all!.truncated).toBe(true);
-    expect(new TextDecoder().decode(all!.bytes)).toBe("abcdefg\u0000\xff");
-    const middle = await store.read(async (tx) => tx.readAttemptOutput(j.id, 1, "stderr", 2, 3));
-    expect(new TextDecoder().decode(middle!.bytes)).toBe("cde");
-    const past = await store.read(async (tx) => tx.readAttemptOutput(j.id, 1, "stderr", 50, 3));
-    expect(past!.bytes.length).toBe(0);
-    expect(await store.read(async (tx) => tx.readAttemptOutput(j.id, 1, "stdout", 0, 3))).toBeNull();
-  });
-
-  test("tags filter exactly, NUL bytes included", async () => {
-    const lane = "tags";
-    const [a, b, c] = await store.write(async (tx) => [
-      await tx.insertJob(job({ queue: lane, tags: { k: "v", "n\u0000": "x" } }), 1),
-      await tx.insertJob(job({ queue: lane, tags: { k: "vv", z: "v\u0000" } }), 1),
-      await tx.insertJob(job({ queue: lane, tags: { k: "v", 'a"b': "c,d}" } }), 1),
-    ]);
-    const ids = (tags: Record<string, string>) =>
-      store.read(async (tx) => (await tx.listJobs({ queue: lane, tags, limit: 10 })).map((x) => x.id));
-    expect(await ids({ k: "v" })).toEqual([c!.id, a!.id]);
-    expect(await ids({ k: "v", 'a"b': "c,d}" })).toEqual([c!.id]);
-    expect(await ids({ k: "vv" })).toEqual([b!.id]);
-    expect(await ids({ "n\u0000": "x" })).toEqual([a!.id]);
-    expect(await ids({ z: "v\u0000" })).toEqual([b!.id]);
-    expect(await ids({ k: "w" })).toEqual([]);
-  });
-
-  test("lane counts stay exact through many small writes (deltas folded back now and then)", async () => {
-    const lane = "counts";
-    for (let i = 0; i < 300; i++) await store.write(async (tx) => tx.insertJob(job({ queue: lane }), 1));
-    for (let i = 0; i < 40; i++)
-      await store.claimJobs({ queue: lane, workerId: "w", workerPid: 1, slots: null, limit: 3, now: store.now() });
-    const counts = await store.read(async (tx) => tx.countByStateAndLane());
-    const mine = Object.fromEntries(counts.filter((c) => c.queue === lane).map((c) => [c.state, c.n]));
-    expect(mine).toEqual({ queued: 180, running: 120 });
-  }, 60_000);
 
   test("clock: now() follows the database's; leases are judged by it", async () => {
     const db = new SQL(url, { max: 1 });
@@ -495,45 +307,6 @@ describe("queue operations", () => {
     }
   }, 60_000);
 });
-
-test("ledger ids in commit order: 4 writer processes, a reader paging by cursor sees every id exactly once", async () => {
-  const url = await freshUrl();
-  const reader = await openUrl(url);
-  const go = join(tmp, `go-events-${Date.now()}`);
-  const PER_WRITER = 60;
-  const writers = runChildren(
-    [1, 2, 3, 4].map((seed) => ["events", url, join(tmp, "spool"), go, String(PER_WRITER), String(seed)]),
-  );
-  await release(go, 4);
-  let done = false;
-  const finished = writers.then((r) => {
-    done = true;
-    return r as { ids: number[]; written: number }[];
-  });
-  const seen: number[] = [];
-  let cursor = 0;
-  for (;;) {
-    const last = done; // one more full read after the writers are done
-    for (;;) {
-      const page = await reader.read(async (tx) => tx.listEvents({ afterId: cursor, limit: 7 }));
-      for (const e of page) seen.push(e.id);
-      if (page.length > 0) cursor = page[page.length - 1]!.id;
-      if (page.length < 7) break;
-    }
-    if (last) break;
-    await Bun.sleep(Math.random() * 3);
-  }
-  const results = await finished;
-  await reader.close();
-  const total = results.reduce((n, r) => n + r.written, 0);
-  expect(total).toBeGreaterThanOrEqual(4 * PER_WRITER);
-  // Every id exactly once, in increasing order, none skipped: 1..total (the 4 `added` rows of the writers' jobs are not events here).
-  expect(seen).toEqual(Array.from({ length: seen.length }, (_, i) => i + 1));
-  expect(seen.length).toBe(total);
-  // Ids a writer read inside its transaction are the final ones.
-  const insideIds = results.flatMap((r) => r.ids);
-  expect(insideIds.every((id) => id > 0 && seen.includes(id))).toBe(true);
-}, 120_000);
 
 describe("connecting", () => {
   test("an unreachable server is INTERNAL storage=unreachable, naming the URL without its password", async () => {

@@ -6,7 +6,7 @@
 import { expect, test } from "bun:test";
 import type { JobSpec } from "../../src/ops/job-spec.ts";
 import { addJobs } from "../../src/store/verbs/add.ts";
-import { attemptRecord, claimOne, forEachDriver, insertJob, newJob, record } from "./support.ts";
+import { attemptRecord, claimOne, forEachDriver, insertJob, newJob, record } from "../support/store.ts";
 
 /** A job spec as `add` validates it: defaults for everything but argv and key. */
 const spec = (argv: string[], key: string | null): JobSpec => ({

@@ -10,7 +10,7 @@ import { openQueue } from "../../src/store/index.ts";
 import type { BatchAdd, Job } from "../../src/store/model.ts";
 import type { Hook } from "../../src/store/recurring.ts";
 import type { Store } from "../../src/store/store.ts";
-import { attemptRecord, claimOne, forEachDriver, newJob, record } from "./support.ts";
+import { attemptRecord, claimOne, forEachDriver, newJob, record } from "../support/store.ts";
 
 const TEMPLATE = { argv: ["true"], priority: 0, queue: "hooks", timeout_seconds: 60, max_retries: 0 };
 const JOB = { ...TEMPLATE, max_crashes: null, tags: {}, note: null, cwd: null, env: { MINE: "1" } };

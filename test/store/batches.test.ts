@@ -9,7 +9,7 @@ import { SpoolError } from "../../src/contract/errors.ts";
 import { openQueue } from "../../src/store/index.ts";
 import type { BatchAdd, FailFastMode } from "../../src/store/model.ts";
 import type { Store } from "../../src/store/store.ts";
-import { attemptRecord, claimOne, forEachDriver, jobOf, newJob, record, sorted } from "./support.ts";
+import { attemptRecord, claimOne, forEachDriver, jobOf, newJob, record, sorted } from "../support/store.ts";
 
 const batch = (name: string, over: Partial<BatchAdd> = {}): BatchAdd => ({
   name,

@@ -12,7 +12,6 @@ import type { Job, JobNeeds, NewJob } from "../../src/store/model.ts";
 import type { Store } from "../../src/store/store.ts";
 import { cancelJobs } from "../../src/store/verbs/cancel.ts";
 import { retryJobs } from "../../src/store/verbs/retry.ts";
-import { childScript, raceChildren } from "./children.ts";
 import {
   attemptRecord,
   claimOne,
@@ -23,7 +22,8 @@ import {
   newJob,
   pollUntil,
   record,
-} from "./support.ts";
+} from "../support/store.ts";
+import { childScript, raceChildren } from "./children.ts";
 
 /** The `event:detail` rows of job `id`'s ledger. */
 async function ledger(store: Store, id: number): Promise<string[]> {

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import type { QueueLocation } from "../../src/store/location.ts";
-import { pollUntil } from "./support.ts";
+import { pollUntil } from "../support/store.ts";
 
 /** A child script of this folder, by file name. */
 export const childScript = (
@@ -21,7 +21,8 @@ export const childScript = (
     | "locker.ts"
     | "ticker.ts"
     | "lane-claimant.ts"
-    | "needs-claimant.ts",
+    | "needs-claimant.ts"
+    | "event-writer.ts",
 ): string => resolve(import.meta.dir, name);
 
 interface Running {

@@ -8,7 +8,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openQueue } from "../../src/store/index.ts";
 import { attemptOutputPaths } from "../../src/store/spool.ts";
-import { childScript, raceChildren } from "./children.ts";
 import {
   attemptRecord,
   CLOCK_SLACK,
@@ -18,10 +17,12 @@ import {
   insertJob,
   insertJobs,
   jobOf,
+  newJob,
   pollUntil,
   record,
   sorted,
-} from "./support.ts";
+} from "../support/store.ts";
+import { childScript, raceChildren } from "./children.ts";
 
 forEachDriver("claimJobs", (q) => {
   test("claims one at a time in claim order: priority DESC, next_run_at ASC, id ASC; skips not-due jobs and other lanes", async () => {
@@ -294,4 +295,22 @@ forEachDriver("claimJobs", (q) => {
     expect(await q.store.read(async (tx) => tx.historyCounts(all))).toEqual({ attempts: 300, events: 300 });
     expect(await q.store.read(async (tx) => (await tx.drainState("bystander", 0)).running)).toBe(0);
   }, 120_000);
+});
+
+forEachDriver("claimJobs: order, rows and slots", (q) => {
+  test("claim takes jobs in claim order with one attempt and one event each; slots cap the lane", async () => {
+    const lane = "claims";
+    const now = q.store.now();
+    const jobs = await q.store.write(async (tx) => {
+      const out = [];
+      for (const p of [1, 5, 3, 5]) out.push(await tx.insertJob(newJob({ queue: lane, priority: p }), now));
+      return out;
+    });
+    const got = await q.store.claimJobs({ queue: lane, workerId: "w", workerPid: 1, slots: 3, limit: 10, now });
+    expect(got.map((c) => c.job.id)).toEqual([jobs[1]!.id, jobs[3]!.id, jobs[2]!.id]);
+    expect(got.map((c) => c.attempt.attempt_no)).toEqual([1, 1, 1]);
+    expect(await q.store.claimJobs({ queue: lane, workerId: "w", workerPid: 1, slots: 3, limit: 10, now })).toEqual([]);
+    const events = await q.store.read(async (tx) => tx.listEvents({ afterId: 0, jobId: jobs[1]!.id, limit: 10 }));
+    expect(events.map((e) => e.event)).toEqual(["claimed"]);
+  });
 });

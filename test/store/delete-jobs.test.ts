@@ -4,7 +4,7 @@
  * go with their attempts.
  */
 import { expect, test } from "bun:test";
-import { attemptRecord, claimOne, forEachDriver, insertJob, record } from "./support.ts";
+import { attemptRecord, claimOne, forEachDriver, insertJob, record } from "../support/store.ts";
 
 forEachDriver("deleteJobs of queued jobs", (q, driver) => {
   test("queued jobs are deleted only when asked; a running job never", async () => {

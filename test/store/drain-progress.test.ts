@@ -7,7 +7,7 @@
 import { expect, test } from "bun:test";
 import { drainSettled } from "../../src/store/reader.ts";
 import { drainProgress } from "../../src/store/verbs/lane-reads.ts";
-import { claimOne, forceRetried, forEachDriver, insertJob } from "./support.ts";
+import { claimOne, forceRetried, forEachDriver, insertJob } from "../support/store.ts";
 
 forEachDriver("drainProgress", (q) => {
   test("a user-delayed job is not left; a forced retry's hold-off is, until the drain may end", async () => {

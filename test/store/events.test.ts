@@ -1,13 +1,15 @@
 /**
  * The ledger: appendEvent, eventsOf, and listEvents paging by cursor. Ledger
  * ids are the cursor of `events --follow`, so they must strictly increase in
- * the order rows are written, and never be reused (not even after a prune).
+ * the order rows are written, and never be reused (not even after a prune);
+ * with writer processes racing, a reader paging by cursor sees each id once.
  */
 import { expect, test } from "bun:test";
 import { openQueue } from "../../src/store/index.ts";
 import type { JobEvent } from "../../src/store/model.ts";
 import type { Store } from "../../src/store/store.ts";
-import { attemptRecord, claimOne, forEachDriver, insertJob, insertJobs, record } from "./support.ts";
+import { attemptRecord, claimOne, forEachDriver, insertJob, insertJobs, record } from "../support/store.ts";
+import { childScript, raceChildren } from "./children.ts";
 
 async function ledger(store: Store): Promise<JobEvent[]> {
   return store.read(async (tx) => tx.listEvents({ afterId: 0, limit: 10_000 }));
@@ -149,4 +151,42 @@ forEachDriver("events (ledger)", (q) => {
     const [next] = await ledger(q.store);
     expect(next!.id).toBeGreaterThan(highest);
   });
+});
+
+forEachDriver("events: commit order under racing writers", (q) => {
+  test("ledger ids in commit order: 4 writer processes, a reader paging by cursor sees every id exactly once", async () => {
+    const PER_WRITER = 60;
+    const seen: number[] = [];
+    const results = await raceChildren<{ id: string; ids: number[]; written: number }>(
+      childScript("event-writer.ts"),
+      q.location,
+      [1, 2, 3, 4].map((seed) => ["--writes", String(PER_WRITER), "--seed", String(seed)]),
+      {
+        // The reader pages by cursor while the writers commit; one more full read once they are done.
+        async duringRace(done) {
+          let cursor = 0;
+          for (;;) {
+            const last = done();
+            for (;;) {
+              const page = await q.store.read(async (tx) => tx.listEvents({ afterId: cursor, limit: 7 }));
+              for (const e of page) seen.push(e.id);
+              if (page.length > 0) cursor = page[page.length - 1]!.id;
+              if (page.length < 7) break;
+            }
+            if (last) break;
+            await Bun.sleep(Math.random() * 3); // jitter between reads, not a wait for a state
+          }
+        },
+      },
+    );
+    const total = results.reduce((n, r) => n + r.written, 0);
+    expect(total).toBeGreaterThanOrEqual(4 * PER_WRITER);
+    // Every id exactly once, in increasing order, none skipped: 1..total (the writers' jobs were inserted without events).
+    expect(seen).toEqual(Array.from({ length: seen.length }, (_, i) => i + 1));
+    expect(seen.length).toBe(total);
+    // Ids a writer read inside its transaction are the final ones.
+    const insideIds = results.flatMap((r) => r.ids);
+    expect(insideIds.length).toBeGreaterThan(0);
+    expect(insideIds.every((id) => id > 0 && seen.includes(id))).toBe(true);
+  }, 120_000);
 });

@@ -7,7 +7,7 @@ import { expect, test } from "bun:test";
 import type { AttemptRecord } from "../../src/store/attempt-types.ts";
 import type { FailureReason, JobFilter, NewJob } from "../../src/store/model.ts";
 import type { Store } from "../../src/store/store.ts";
-import { attemptRecord, claimOne, forEachDriver, insertJob, record, sorted } from "./support.ts";
+import { attemptRecord, claimOne, forEachDriver, insertJob, record, sorted } from "../support/store.ts";
 
 /** A job that ran once and died as told; returns its id. */
 async function deadJob(store: Store, over: Partial<NewJob>, how: Partial<AttemptRecord>, at: number): Promise<number> {

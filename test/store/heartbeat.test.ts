@@ -5,7 +5,16 @@
  */
 import { expect, test } from "bun:test";
 import { heartbeat } from "../../src/store/verbs/heartbeat.ts";
-import { attemptRecord, CLOCK_SLACK, claim, claimOne, forEachDriver, insertJobs, jobOf, record } from "./support.ts";
+import {
+  attemptRecord,
+  CLOCK_SLACK,
+  claim,
+  claimOne,
+  forEachDriver,
+  insertJobs,
+  jobOf,
+  record,
+} from "../support/store.ts";
 
 forEachDriver("heartbeatJobs", (q) => {
   test("one call renews every owned attempt and reports owned / cancelRequested per attempt, in request order", async () => {

@@ -6,8 +6,8 @@
 import { expect, test } from "bun:test";
 import { validateAddInput } from "../../src/ops/job-spec.ts";
 import { addJobs } from "../../src/store/verbs/add.ts";
+import { attemptRecord, claimOne, forEachDriver, insertJob, jobOf, newJob, record } from "../support/store.ts";
 import { childScript, raceChildren } from "./children.ts";
-import { attemptRecord, claimOne, forEachDriver, insertJob, jobOf, newJob, record } from "./support.ts";
 
 /** What a refused second active job looks like: a unique-key violation (or the driver's mapping of it). */
 const KEY_VIOLATION = /unique|duplicate|conflict|idempotency/i;

@@ -8,7 +8,7 @@
 import { expect, test } from "bun:test";
 import type { BatchAdd, Job, JobNeeds, NewJob } from "../../src/store/model.ts";
 import type { Store } from "../../src/store/store.ts";
-import { attemptRecord, claimOne, forEachDriver, jobOf, newJob, record } from "./support.ts";
+import { attemptRecord, claimOne, forEachDriver, jobOf, newJob, record } from "../support/store.ts";
 
 function add(store: Store, job: Partial<NewJob>, needs?: Partial<JobNeeds>, batch?: BatchAdd): Promise<Job> {
   return store

@@ -10,8 +10,8 @@ import { existsSync } from "node:fs";
 import { EMPTY_QUEUE } from "../../src/store/empty-queue.ts";
 import { diagnoseQueue, openQueue, SCHEMA_VERSION } from "../../src/store/index.ts";
 import type { StoreReader } from "../../src/store/reader.ts";
+import { forEachDriver } from "../support/store.ts";
 import { childScript, raceChildren } from "./children.ts";
-import { forEachDriver } from "./support.ts";
 
 /** The SQLite file's `meta` table. */
 function sqliteMeta(path: string): Record<string, string> {

@@ -8,8 +8,8 @@
 import { expect, test } from "bun:test";
 import type { Job, JobNeeds, NewJob } from "../../src/store/model.ts";
 import type { Store } from "../../src/store/store.ts";
+import { attemptRecord, claim, claimOne, forEachDriver, jobOf, newJob, record, sorted } from "../support/store.ts";
 import { childScript, raceChildren } from "./children.ts";
-import { attemptRecord, claim, claimOne, forEachDriver, jobOf, newJob, record, sorted } from "./support.ts";
 
 /** Adds jobs with needs in one write (`needs[i]` of `jobs[i]`). */
 function add(store: Store, jobs: Partial<NewJob>[], needs: (Partial<JobNeeds> | undefined)[] = []): Promise<Job[]> {

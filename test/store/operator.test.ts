@@ -7,7 +7,7 @@
 import { expect, test } from "bun:test";
 import type { WorkerRecord } from "../../src/store/model.ts";
 import type { Store } from "../../src/store/store.ts";
-import { attemptRecord, claimOne, forEachDriver, insertJob, insertJobs, jobOf, record } from "./support.ts";
+import { attemptRecord, claimOne, forEachDriver, insertJob, insertJobs, jobOf, record } from "../support/store.ts";
 
 async function history(store: Store, jobId: number) {
   return store.read(async (tx) => ({ attempts: await tx.attemptsOf(jobId), events: await tx.eventsOf(jobId) }));

@@ -6,7 +6,7 @@
  */
 import { expect, test } from "bun:test";
 import type { OutputChunk } from "../../src/store/attempt-types.ts";
-import { attemptRecord, claimOne, forEachDriver, insertJob, record } from "./support.ts";
+import { attemptRecord, claimOne, forEachDriver, insertJob, newJob, record } from "../support/store.ts";
 
 const text = (bytes: Uint8Array | undefined) => new TextDecoder().decode(bytes);
 const bytes = (s: string) => new TextEncoder().encode(s);
@@ -99,4 +99,126 @@ forEachDriver("shipped output", (q, driver) => {
     ).rejects.toThrow();
     expect(await read("stdout")).toBeNull();
   });
+});
+
+forEachDriver("shipped output: fencing and offsets", (q, driver) => {
+  test.if(driver.shipsOutput)(
+    "fencing: heartbeat, result, output and the process group of a lost attempt change nothing",
+    async () => {
+      const lane = "fence";
+      const j = await q.store.write(async (tx) => tx.insertJob(newJob({ queue: lane }), q.store.now()));
+      await q.store.claimJobs({
+        queue: lane,
+        workerId: "old",
+        workerPid: 1,
+        slots: null,
+        limit: 1,
+        now: q.store.now(),
+      });
+      const chunk = {
+        jobId: j.id,
+        attemptNo: 1,
+        workerId: "old",
+        stream: "stdout" as const,
+        offset: 0,
+        bytes: new TextEncoder().encode("hello "),
+        truncated: false,
+      };
+      expect(await q.store.write(async (tx) => tx.appendAttemptOutput(chunk))).toBe(true);
+      expect(await q.store.write(async (tx) => tx.appendAttemptOutput(chunk))).toBe(true); // the same chunk again: stored once
+      expect(
+        await q.store.write(async (tx) => tx.appendAttemptOutput({ ...chunk, workerId: "intruder", offset: 6 })),
+      ).toBe(false);
+      // Taken over: retry --force then a new claim by another worker.
+      await q.store.write(async (tx) => {
+        await tx.closeAttempt({
+          jobId: j.id,
+          attemptNo: 1,
+          state: "canceled",
+          failureReason: "canceled",
+          error: "forced",
+          now: q.store.now(),
+        });
+        expect(await tx.requeueJob(j.id, "running", q.store.now())).toBe(true);
+      });
+      await q.store.claimJobs({
+        queue: lane,
+        workerId: "new",
+        workerPid: 2,
+        slots: null,
+        limit: 1,
+        now: q.store.now(),
+      });
+      const leases = await q.store.write(async (tx) => tx.heartbeatJobs("old", [{ jobId: j.id, attemptNo: 1 }]));
+      expect(leases[0]!.owned).toBe(false);
+      expect(
+        await q.store.write(async (tx) =>
+          tx.appendAttemptOutput({ ...chunk, offset: 6, bytes: new TextEncoder().encode("late") }),
+        ),
+      ).toBe(false);
+      const late = await q.store.write(async (tx) =>
+        tx.recordAttempt({
+          jobId: j.id,
+          attemptNo: 1,
+          workerId: "old",
+          now: q.store.now(),
+          attemptState: "succeeded",
+          exitCode: 0,
+          signal: null,
+          error: null,
+          failureReason: null,
+          jobState: "done",
+          events: [{ event: "succeeded", workerId: "old", detail: null }],
+          attempts: 0,
+          crashes: 0,
+          nextRunAt: 0,
+        }),
+      );
+      expect(late).toBe(false);
+      const after = await q.store.read(async (tx) => ({
+        job: await tx.getJob(j.id),
+        out: await tx.readAttemptOutput(j.id, 1, "stdout", 0, 100),
+        events: await tx.eventsOf(j.id),
+      }));
+      expect(after.job).toMatchObject({ state: "running", locked_by: "new", last_attempt_no: 2 });
+      expect(new TextDecoder().decode(after.out!.bytes)).toBe("hello ");
+      expect(after.events.map((e) => e.event)).toEqual(["claimed", "claimed"]);
+    },
+  );
+
+  test.if(driver.shipsOutput)(
+    "shipped output: chunks by offset, read from any offset, size and truncation",
+    async () => {
+      const lane = "output";
+      const j = await q.store.write(async (tx) => tx.insertJob(newJob({ queue: lane }), q.store.now()));
+      await q.store.claimJobs({ queue: lane, workerId: "w", workerPid: 1, slots: null, limit: 1, now: q.store.now() });
+      const enc = (s: string) => new TextEncoder().encode(s);
+      const put = (offset: number, text: string, truncated = false) =>
+        q.store.write(async (tx) =>
+          tx.appendAttemptOutput({
+            jobId: j.id,
+            attemptNo: 1,
+            workerId: "w",
+            stream: "stderr",
+            offset,
+            bytes: enc(text),
+            truncated,
+          }),
+        );
+      expect(await q.store.read(async (tx) => tx.readAttemptOutput(j.id, 1, "stderr", 0, 100))).toBeNull();
+      await put(0, "abc");
+      await put(3, "defg");
+      await put(3, "de"); // a shorter repeat keeps the longer chunk
+      await put(7, "\u0000\xff", true);
+      const all = await q.store.read(async (tx) => tx.readAttemptOutput(j.id, 1, "stderr", 0, 100));
+      expect(all!.size).toBe(7 + enc("\u0000\xff").length);
+      expect(all!.truncated).toBe(true);
+      expect(new TextDecoder().decode(all!.bytes)).toBe("abcdefg\u0000\xff");
+      const middle = await q.store.read(async (tx) => tx.readAttemptOutput(j.id, 1, "stderr", 2, 3));
+      expect(new TextDecoder().decode(middle!.bytes)).toBe("cde");
+      const past = await q.store.read(async (tx) => tx.readAttemptOutput(j.id, 1, "stderr", 50, 3));
+      expect(past!.bytes.length).toBe(0);
+      expect(await q.store.read(async (tx) => tx.readAttemptOutput(j.id, 1, "stdout", 0, 3))).toBeNull();
+    },
+  );
 });

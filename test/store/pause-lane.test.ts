@@ -12,8 +12,17 @@ import { join } from "node:path";
 import { openQueue } from "../../src/store/index.ts";
 import type { JobEvent } from "../../src/store/model.ts";
 import type { Store } from "../../src/store/store.ts";
+import {
+  attemptRecord,
+  claim,
+  claimOne,
+  forEachDriver,
+  insertJob,
+  insertJobs,
+  pollUntil,
+  record,
+} from "../support/store.ts";
 import { childScript, raceChildren } from "./children.ts";
-import { attemptRecord, claim, claimOne, forEachDriver, insertJob, insertJobs, pollUntil, record } from "./support.ts";
 
 /** Every ledger row, oldest first. */
 async function allEvents(store: Store): Promise<JobEvent[]> {

@@ -9,7 +9,7 @@
  */
 import { expect, test } from "bun:test";
 import type { QueryPlan } from "../../src/store/store.ts";
-import { forEachDriver, insertJobs } from "./support.ts";
+import { forEachDriver, insertJobs } from "../support/store.ts";
 
 /** The plan of `name`, as one text. */
 function planOf(plans: QueryPlan[], name: string): string {

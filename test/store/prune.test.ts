@@ -5,7 +5,7 @@
 import { expect, test } from "bun:test";
 import type { Job } from "../../src/store/model.ts";
 import type { Store } from "../../src/store/store.ts";
-import { attemptRecord, claim, forEachDriver, newJob, record } from "./support.ts";
+import { attemptRecord, claim, forEachDriver, newJob, record } from "../support/store.ts";
 
 interface Scene {
   t0: number;

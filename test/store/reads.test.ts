@@ -18,7 +18,7 @@ import {
   insertJobs,
   newJob,
   record,
-} from "./support.ts";
+} from "../support/store.ts";
 
 const ids = (jobs: Job[]) => jobs.map((j) => j.id);
 
@@ -367,4 +367,52 @@ forEachDriver("reads", (q) => {
       await q.store.read(async (tx) => [await tx.attemptsOf(job.id + 1000), await tx.eventsOf(job.id + 1000)]),
     ).toEqual([[], []]);
   });
+});
+
+forEachDriver("reads: stored shapes, exact tag filters, lane counts", (q) => {
+  test("numbers are numbers and a stored job keeps the shape it was given (tags' key order too)", async () => {
+    const j = await q.store.write(async (tx) =>
+      tx.insertJob(newJob({ tags: { b: "2", a: "1" }, env: { X: "1" }, argv: ["echo", "é"] }), 1234.5),
+    );
+    expect(typeof j.id).toBe("number");
+    expect(j).toMatchObject({
+      argv: ["echo", "é"],
+      tags: { b: "2", a: "1" },
+      env: { X: "1" },
+      cancel_requested: false,
+      created_at: 1234.5,
+      state: "queued",
+    });
+    expect(Object.keys(j.tags)).toEqual(["b", "a"]); // key order kept (text, not jsonb)
+    const counts = await q.store.read(async (tx) => tx.countByStateAndLane());
+    expect(counts.length).toBeGreaterThan(0);
+    expect(counts.every((c) => typeof c.n === "number")).toBe(true);
+  });
+
+  test("tags filter exactly, NUL bytes included", async () => {
+    const lane = "tags";
+    const [a, b, c] = await q.store.write(async (tx) => [
+      await tx.insertJob(newJob({ queue: lane, tags: { k: "v", "n\u0000": "x" } }), 1),
+      await tx.insertJob(newJob({ queue: lane, tags: { k: "vv", z: "v\u0000" } }), 1),
+      await tx.insertJob(newJob({ queue: lane, tags: { k: "v", 'a"b': "c,d}" } }), 1),
+    ]);
+    const ids = (tags: Record<string, string>) =>
+      q.store.read(async (tx) => (await tx.listJobs({ queue: lane, tags, limit: 10 })).map((x) => x.id));
+    expect(await ids({ k: "v" })).toEqual([c!.id, a!.id]);
+    expect(await ids({ k: "v", 'a"b': "c,d}" })).toEqual([c!.id]);
+    expect(await ids({ k: "vv" })).toEqual([b!.id]);
+    expect(await ids({ "n\u0000": "x" })).toEqual([a!.id]);
+    expect(await ids({ z: "v\u0000" })).toEqual([b!.id]);
+    expect(await ids({ k: "w" })).toEqual([]);
+  });
+
+  test("lane counts stay exact through many small writes (deltas folded back now and then)", async () => {
+    const lane = "counts";
+    for (let i = 0; i < 300; i++) await q.store.write(async (tx) => tx.insertJob(newJob({ queue: lane }), 1));
+    for (let i = 0; i < 40; i++)
+      await q.store.claimJobs({ queue: lane, workerId: "w", workerPid: 1, slots: null, limit: 3, now: q.store.now() });
+    const counts = await q.store.read(async (tx) => tx.countByStateAndLane());
+    const mine = Object.fromEntries(counts.filter((c) => c.queue === lane).map((c) => [c.state, c.n]));
+    expect(mine).toEqual({ queued: 180, running: 120 });
+  }, 60_000);
 });

@@ -7,7 +7,7 @@
 import { expect, test } from "bun:test";
 import { attemptOwner, reap, reapCandidates, runningAttemptsOf, runningJobsOf } from "../../src/store/verbs/reap.ts";
 import { registerWorker } from "../../src/store/verbs/registry.ts";
-import { attemptRecord, claim, claimOne, forEachDriver, insertJobs, jobOf, record, sorted } from "./support.ts";
+import { attemptRecord, claim, claimOne, forEachDriver, insertJobs, jobOf, record, sorted } from "../support/store.ts";
 
 forEachDriver("staleRunningJobs (reap)", (q) => {
   const staleIds = async (lease: number) =>

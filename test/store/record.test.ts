@@ -6,7 +6,7 @@ import { expect, test } from "bun:test";
 import type { AttemptRecord } from "../../src/store/attempt-types.ts";
 import type { Store } from "../../src/store/store.ts";
 import { recordAttemptEnd } from "../../src/store/verbs/record.ts";
-import { attemptRecord, claim, claimOne, forEachDriver, insertJob, record } from "./support.ts";
+import { attemptRecord, claim, claimOne, forEachDriver, insertJob, record } from "../support/store.ts";
 
 /** Everything the store holds about a job, to show a refused write changed nothing. */
 async function snapshot(store: Store, jobId: number) {

@@ -10,8 +10,8 @@ import type { Job } from "../../src/store/model.ts";
 import type { Hook, Schedule } from "../../src/store/recurring.ts";
 import type { Store } from "../../src/store/store.ts";
 import { tickSchedules } from "../../src/store/verbs/schedules.ts";
+import { attemptRecord, claimOne, forEachDriver, insertJob, jobOf } from "../support/store.ts";
 import { childScript, raceChildren } from "./children.ts";
-import { attemptRecord, claimOne, forEachDriver, insertJob, jobOf } from "./support.ts";
 
 const TEMPLATE = {
   argv: ["true"],

@@ -4,7 +4,7 @@
  * make active is held by another active job.
  */
 import { expect, test } from "bun:test";
-import { endedJob, forEachDriver, insertJob, jobOf } from "./support.ts";
+import { endedJob, forEachDriver, insertJob, jobOf } from "../support/store.ts";
 
 forEachDriver("requeueJobs", (q) => {
   test("requeues every job still in one of the given states, due at dueAt, with fresh budgets", async () => {

@@ -5,8 +5,8 @@
  * and refused when another active job holds its idempotency key.
  */
 import { expect, test } from "bun:test";
+import { claimOne, endedJob, forEachDriver, insertJob, jobOf } from "../support/store.ts";
 import { childScript, raceChildren } from "./children.ts";
-import { claimOne, endedJob, forEachDriver, insertJob, jobOf } from "./support.ts";
 
 forEachDriver("rerunJob", (q) => {
   test("a done job is queued again with fresh budgets, its attempt kept, and a rerun event", async () => {

@@ -5,7 +5,7 @@
  */
 import { expect, test } from "bun:test";
 import type { Store } from "../../src/store/store.ts";
-import { attemptRecord, claim, forEachDriver, insertJobs } from "./support.ts";
+import { attemptRecord, claim, forEachDriver, insertJobs } from "../support/store.ts";
 
 const setSlots = (store: Store, queue: string, slots: number | null) =>
   store.write(async (tx) => tx.setLaneSlots(queue, slots));

@@ -4,7 +4,7 @@
  */
 import { expect, test } from "bun:test";
 import { openQueue } from "../../src/store/index.ts";
-import { forEachDriver } from "./support.ts";
+import { forEachDriver } from "../support/store.ts";
 
 forEachDriver("settings", (q) => {
   test("a fresh queue has no settings", async () => {

@@ -5,8 +5,8 @@
 import { expect, test } from "bun:test";
 import type { JobEvent } from "../../src/store/model.ts";
 import type { Store } from "../../src/store/store.ts";
+import { attemptRecord, claim, claimOne, forEachDriver, insertJobs, record, sorted } from "../support/store.ts";
 import { childScript, raceChildren } from "./children.ts";
-import { attemptRecord, claim, claimOne, forEachDriver, insertJobs, record, sorted } from "./support.ts";
 
 /** Every ledger row, oldest first, paged through listEvents. */
 async function allEvents(store: Store): Promise<JobEvent[]> {

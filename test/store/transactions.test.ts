@@ -8,7 +8,7 @@ import { expect, test } from "bun:test";
 import { statSync } from "node:fs";
 import { openQueue } from "../../src/store/index.ts";
 import type { Store } from "../../src/store/store.ts";
-import { claim, forEachDriver, insertJob, insertJobs, newJob } from "./support.ts";
+import { claim, forEachDriver, insertJob, insertJobs, newJob } from "../support/store.ts";
 
 /** Reads the `counter` setting, awaits another statement of the same transaction, writes counter + 1. */
 function bump(store: Store): Promise<number> {

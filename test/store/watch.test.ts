@@ -5,7 +5,7 @@
  */
 import { expect, test } from "bun:test";
 import { openQueue } from "../../src/store/index.ts";
-import { attemptRecord, claim, forEachDriver, insertJob, pollUntil, record } from "./support.ts";
+import { attemptRecord, claim, forEachDriver, insertJob, pollUntil, record } from "../support/store.ts";
 
 /** Resolves with `value`, or fails after `ms`. */
 function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {

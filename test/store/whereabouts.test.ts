@@ -7,7 +7,7 @@
 import { expect, test } from "bun:test";
 import { copyFileSync, renameSync, rmSync } from "node:fs";
 import { SpoolError } from "../../src/contract/errors.ts";
-import { forEachDriver, insertJob } from "./support.ts";
+import { forEachDriver, insertJob } from "../support/store.ts";
 
 forEachDriver("whereabouts", (q, driver) => {
   test("an open queue is where it was, and an intact one checks clean", async () => {

@@ -5,8 +5,8 @@
  * on a host.
  */
 import { join } from "node:path";
-import { CLI } from "../helpers.ts";
 import type { Host } from "./hosts.ts";
+import { CLI } from "./temp-queue.ts";
 
 /**
  * The environment of a process on host `name`: the test's timing `knobs`, the

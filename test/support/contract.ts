@@ -10,9 +10,9 @@
 
 import type { ValidateFunction } from "ajv";
 import Ajv2020 from "ajv/dist/2020";
-import { COMPOUND } from "../src/commands/names.ts";
-import { VERBS } from "../src/commands/registry.ts";
-import type { TempQueue } from "./helpers.ts";
+import { COMPOUND } from "../../src/commands/names.ts";
+import { VERBS } from "../../src/commands/registry.ts";
+import type { TempQueue } from "./temp-queue.ts";
 
 /** Validators of the exported contract. */
 export interface Contract {

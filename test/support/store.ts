@@ -7,7 +7,7 @@ import type { AttemptRecord, ClaimedJob, ClaimRequest } from "../../src/store/at
 import type { QueueLocation } from "../../src/store/location.ts";
 import type { Job, NewJob } from "../../src/store/model.ts";
 import type { Store } from "../../src/store/store.ts";
-import { DRIVERS, type DriverFixture, OPEN_TIMEOUT_MS, type OpenedQueue } from "./drivers.ts";
+import { DRIVERS, type DriverFixture, OPEN_TIMEOUT_MS, type OpenedQueue } from "../store/drivers.ts";
 
 /** The queue of the running test (valid inside a test of {@link forEachDriver}). */
 export interface QueueHandle {

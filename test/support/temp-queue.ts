@@ -1,22 +1,24 @@
 /**
- * Test helpers: a temp queue per test, the real CLI as a subprocess, and
- * polling with a generous deadline (never sleep-and-hope).
+ * A temp queue per test and the real CLI as a subprocess: {@link useTempQueue}
+ * gives each test of a file (or describe block) a fresh {@link TempQueue} and
+ * removes it afterwards.
  *
- * The queue's database is chosen by SPOOLCTL_TEST_DB (see
- * support/queue-fixtures.ts): a SQLite file by default, a fresh PostgreSQL
- * database per TempQueue with a postgres:// URL. Tests check state through the
- * CLI's JSON or through the driver (TempQueue.job(), .attempts() …), never with
- * SQL, so that the same test runs on either.
+ * The queue's database is chosen by SPOOLCTL_TEST_DB (see queue-fixtures.ts):
+ * a SQLite file by default, a fresh PostgreSQL database per TempQueue with a
+ * postgres:// URL. Tests check state through the CLI's JSON or through the
+ * driver (TempQueue.job(), .attempts() …), never with SQL, so that the same
+ * test runs on either.
  */
 
+import { afterAll, afterEach, beforeAll, beforeEach } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { openQueue, type Store, type StoreReader, type StoreWriter } from "../src/store/index.ts";
-import { type QueueLocation, resolveLocation } from "../src/store/location.ts";
-import type { Attempt, Job, JobEvent, WorkerRecord } from "../src/store/model.ts";
-import { formatArgv } from "../src/ui/text.ts";
-import { createPgDatabase, dropPgDatabase, ON_POSTGRES, TEST_DB } from "./support/queue-fixtures.ts";
+import { openQueue, type Store, type StoreReader, type StoreWriter } from "../../src/store/index.ts";
+import { type QueueLocation, resolveLocation } from "../../src/store/location.ts";
+import type { Attempt, Job, JobEvent, WorkerRecord } from "../../src/store/model.ts";
+import { formatArgv } from "../../src/ui/text.ts";
+import { createPgDatabase, dropPgDatabase, ON_POSTGRES, TEST_DB } from "./queue-fixtures.ts";
 
 export { ON_POSTGRES, TEST_DB };
 
@@ -26,7 +28,7 @@ export { ON_POSTGRES, TEST_DB };
  * test/run-suite.ts): what a user gets from the package, and about a quarter
  * less CPU per process than transpiling the source at every start.
  */
-export const CLI = process.env.SPOOLCTL_TEST_CLI || resolve(import.meta.dir, "../src/cli.ts");
+export const CLI = process.env.SPOOLCTL_TEST_CLI || resolve(import.meta.dir, "../../src/cli.ts");
 
 /**
  * Fast timing knobs for tests (seconds). On PostgreSQL the lease is 3 s: a worker that stops
@@ -329,28 +331,57 @@ async function allAttemptsIn(tx: StoreReader): Promise<Attempt[]> {
   return (await Promise.all(jobs.map((job) => tx.attemptsOf(job.id)))).flat();
 }
 
-/** Polls `check` until it returns a truthy value or `timeoutMs` passes (then throws `what`). */
-export async function waitFor<T>(
-  what: string,
-  check: () => T | Promise<T>,
-  timeoutMs = 30000,
-  everyMs = 25,
-): Promise<NonNullable<T>> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value as NonNullable<T>;
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`);
-    await Bun.sleep(everyMs);
-  }
+/** What {@link useTempQueue} does besides making and removing the queue. */
+export interface TempQueueHooks {
+  /**
+   * `"each"` (the default): a fresh queue for every test. `"file"`: one queue for all the tests
+   * of the scope, made before the first (the scope's own beforeAll hooks run after) and removed
+   * after the last: for files whose tests read one prepared queue.
+   */
+  scope?: "each" | "file";
+  /**
+   * Runs before the queue is removed, even when a test failed: e.g. `stopProcessesOf`
+   * (processes.ts), or closing a terminal the test opened.
+   */
+  teardown?: (q: TempQueue) => unknown;
+  /** Timeout of the two hooks (ms); default 120 s: a teardown may wait for killed processes. */
+  timeoutMs?: number;
 }
 
-/** Whether a process exists (and is not a zombie). */
-export function processLives(pid: number): boolean {
-  try {
-    const stat = require("node:fs").readFileSync(`/proc/${pid}/stat`, "utf8") as string;
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
+/**
+ * Gives the tests of the calling scope (the file, or the `describe` block it is called in) a
+ * fresh {@link TempQueue}, one per test (or one for them all with `scope: "file"`): registers
+ * the hook that makes it and the one that runs `hooks.teardown`, then removes it (folder, and
+ * the PostgreSQL database under SPOOLCTL_TEST_DB). Returns a stand-in that forwards every
+ * property to the current queue, so a file keeps writing `q.run(…)`; touching it outside a test
+ * (or after the test ended or timed out) throws. Hooks the file registers after this call run
+ * after the queue is made, and after it is removed (bun runs both kinds in registration order).
+ */
+export function useTempQueue(hooks: TempQueueHooks = {}): TempQueue {
+  const timeout = hooks.timeoutMs ?? 120_000;
+  const [before, after] = hooks.scope === "file" ? [beforeAll, afterAll] : [beforeEach, afterEach];
+  let current: TempQueue | null = null;
+  before(() => {
+    current = new TempQueue();
+  }, timeout);
+  after(async () => {
+    const q = current;
+    if (!q) return;
+    try {
+      await hooks.teardown?.(q);
+    } finally {
+      current = null;
+      q.cleanup();
+    }
+  }, timeout);
+  return new Proxy(Object.create(TempQueue.prototype) as TempQueue, {
+    get(_target, prop) {
+      if (!current)
+        throw new Error(
+          `useTempQueue: no current queue (read outside a test, or after its test ended or timed out): ${String(prop)}`,
+        );
+      const value = Reflect.get(current, prop, current);
+      return typeof value === "function" ? value.bind(current) : value;
+    },
+  });
 }

@@ -3,8 +3,9 @@
  * `add --from` lines with refs, the edges it makes, and the ledger and run-log
  * rules every edge must obey.
  */
-import type { QueueSnapshot } from "./helpers.ts";
-import type { LoggedRun } from "./reliability-helpers.ts";
+
+import type { LoggedRun } from "./run-log.ts";
+import type { QueueSnapshot } from "./temp-queue.ts";
 
 /** mulberry32: a small seeded PRNG, uniform in [0, 1). */
 export function rng(seed: number): () => number {

@@ -2,13 +2,14 @@
  * A real pseudo-terminal for tests, driven through tmux: each {@link Tty} runs
  * one command in its own tmux server (a private socket), so tests never touch
  * a user's sessions. Read the screen with `screen()`, type with `keys()`, and
- * poll with `waitFor` from helpers.ts; never sleep-and-hope.
+ * poll with `waitFor` from wait.ts; never sleep-and-hope.
  */
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { CLI, waitFor } from "./helpers.ts";
+import { CLI } from "./temp-queue.ts";
+import { waitFor } from "./wait.ts";
 
 /** Whether tmux is installed (tests that need a terminal skip without it). */
 export const HAVE_TMUX = spawnSync("tmux", ["-V"]).status === 0;

@@ -1,14 +1,12 @@
 /**
- * Helpers for the operator-verb tests (wait, retry, cancel, prune, events,
- * config): add jobs through the CLI, drain, and a job that blocks until the
- * test lets it go. Queue state is read through TempQueue (the driver);
- * test-only shortcuts are in support/queue-fixtures.ts.
+ * Jobs through the real CLI: add one or many, drain, and a job that blocks
+ * until the test lets it go. Queue state is read through TempQueue (the
+ * driver); test-only shortcuts are in queue-fixtures.ts.
  */
 import { expect } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { selectionFlags } from "../src/commands/selection.ts";
-import { FAST_KNOBS, type TempQueue } from "./helpers.ts";
+import { FAST_KNOBS, type TempQueue } from "./temp-queue.ts";
 
 /** `add --json ARGS` → the new job's id. */
 export async function addJob(q: TempQueue, ...args: string[]): Promise<number> {
@@ -44,27 +42,26 @@ export function gatedJob(q: TempQueue, name: string): { argv: string[]; release(
   };
 }
 
-/** Data keys of an envelope's `data`, sorted (for shape comparisons with the reference envelopes). */
-export function keysOf(value: unknown): string[] {
-  return value && typeof value === "object" ? Object.keys(value).sort() : [];
+/** `add --json …`, returning the job id. */
+export async function add(q: TempQueue, ...args: string[]): Promise<number> {
+  const r = await q.run(["add", "--json", ...args]);
+  if (r.code !== 0) throw new Error(`add failed (exit ${r.code}): ${r.stdout} ${r.stderr}`);
+  return r.json.data.job_id as number;
 }
 
-/**
- * `value` with this queue's selection (`--db X`, which every hint of a run on
- * `q` carries: src/commands/selection.ts) taken out of its strings, to compare
- * with a reference envelope made without one.
- */
-export function withoutSelection<T>(q: TempQueue, value: T): T {
-  const flags = selectionFlags({ dbPath: q.location().dbPath, source: "env" });
-  return JSON.parse(JSON.stringify(value).replaceAll(` ${JSON.stringify(flags).slice(1, -1)}`, ""));
+/** `add --from -` with one NDJSON line per spec; returns the ids. */
+export async function addMany(q: TempQueue, specs: object[]): Promise<number[]> {
+  const r = await q.run(["add", "--from", "-", "--json"], {
+    stdin: `${specs.map((s) => JSON.stringify(s)).join("\n")}\n`,
+  });
+  if (r.code !== 0) throw new Error(`add --from failed (exit ${r.code}): ${r.stdout} ${r.stderr}`);
+  return idsOf(r.json.data);
 }
 
-/** Reads a reference envelope from ../shared/reference/envelopes/. */
-export function reference(name: string): any {
-  const candidates = [
-    join(import.meta.dir, "../../shared/reference/envelopes", name),
-    join("/work/shared/reference/envelopes", name),
-  ];
-  const file = candidates.find((f) => existsSync(f));
-  return file ? JSON.parse(readFileSync(file, "utf8")) : null;
+function idsOf(data: any): number[] {
+  const list: any[] = Array.isArray(data) ? data : (data.jobs ?? data.added ?? data.results ?? []);
+  const ids = list.map((x) => (typeof x === "number" ? x : (x.job_id ?? x.id)));
+  if (!ids.length || ids.some((id) => typeof id !== "number"))
+    throw new Error(`cannot read job ids from add --from: ${JSON.stringify(data).slice(0, 300)}`);
+  return ids;
 }
