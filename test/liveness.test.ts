@@ -8,7 +8,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { bootId, HOST, judge, processStartTime } from "../src/worker/liveness.ts";
 import { add } from "./support/jobs.ts";
 import { procState, startWorker, stopProcessesOf } from "./support/processes.ts";
@@ -112,7 +112,8 @@ describe("end to end", () => {
     // Heartbeat 0.2 s, reap threshold 0.05 s: each running job's heartbeat is stale most
     // of the time, so both reapers look at the other's job all along.
     const knobs = { SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "0.2", SPOOLCTL_TEST_REAP_THRESHOLD: "0.05" };
-    // One worker through a symlink named `q`, one as `bun <plain>/src/cli.ts`; both with cwd `plain`.
+    // One worker through a symlink named `q`, one as `bun <plain>/src/cli.ts` (or the suite's
+    // bundle, test/run-suite.ts); both with cwd `plain`.
     const w1 = startWorker(q, ["--worker-id", "one"], { env: knobs, cwd: plain, argv0: ["bun", join(plain, "q")] });
     await waitFor("worker one to register", () => q.registered("one"));
     const first = await add(q, "--", "sleep", "4");
@@ -120,7 +121,7 @@ describe("end to end", () => {
     const w2 = startWorker(q, ["--worker-id", "two"], {
       env: knobs,
       cwd: plain,
-      argv0: ["bun", join(plain, "src", "cli.ts")],
+      argv0: ["bun", join(plain, "src", basename(CLI))],
     });
     await waitFor("worker two to register", () => q.registered("two"));
     const second = await add(q, "--", "sleep", "4");
