@@ -10,17 +10,20 @@ import {
   arrayOf,
   bool,
   constant,
+  countsOf,
   enumOf,
   int,
   type JsonSchema,
+  loose,
   mapOf,
   nullable,
   num,
   object,
   oneOf,
+  optional,
   str,
 } from "./schema-kit.ts";
-import { addedJob, batchSummary, jobEvent, jobState } from "./schemas-core.ts";
+import { addedJob, batchSummary, jobEvent, jobState } from "./schemas-rows.ts";
 
 /** `LANE_UNKNOWN`'s data: the lanes in use when nothing named the lane, else null. */
 const unknownLane = nullable(object({ lanes_in_use: arrayOf(str) }));
@@ -30,19 +33,18 @@ const SOURCES = ["flag", "environment", "project_config", "default"] as const;
 const streamTail = object({ path: nullable(str), missing: bool, size_bytes: int, tail: str, truncated: bool });
 const fromTo = object({ from: int, to: int });
 /** `changed` only when the retry set new settings (`--timeout`, `--max-retries`, `--env`: names only). */
-const retried = object(
-  {
-    job_id: int,
-    state: constant("queued"),
-    changed: object({ timeout_seconds: fromTo, max_retries: fromTo, env_set: arrayOf(str) }, [
-      "timeout_seconds",
-      "max_retries",
-      "env_set",
-    ]),
-    revived: arrayOf(int),
-  },
-  ["changed", "revived"],
-);
+const retried = object({
+  job_id: int,
+  state: constant("queued"),
+  changed: optional(
+    object({
+      timeout_seconds: optional(fromTo),
+      max_retries: optional(fromTo),
+      env_set: optional(arrayOf(str)),
+    }),
+  ),
+  revived: optional(arrayOf(int)),
+});
 const canceled = object({ job_id: int, state: enumOf(["canceled", "running"]), was_running: bool });
 const setting = {
   key: enumOf(["max_retries", "timeout", "backoff_base", "backoff_cap", "output_cap", "retry_spawn_failures"]),
@@ -60,23 +62,18 @@ const check = object({
   remediation: nullable(str),
   blocked_by: nullable(str),
 });
-/** Loose object: these keys must be present, anything else may be. */
-const loose = (required: string[]): JsonSchema => ({ type: "object", required });
 
 /** A control frame of `events --follow --json`. */
 export const controlFrame = object({
-  control: object(
-    {
-      type: enumOf(["end", "error"]),
-      reason: enumOf(["max_events", "idle_timeout", "signal", "storage_error"]),
-      events: int,
-      cursor: int,
-      code: str,
-      message: str,
-      exit_code: int,
-    },
-    ["events", "cursor", "code", "message", "exit_code"],
-  ),
+  control: object({
+    type: enumOf(["end", "error"]),
+    reason: enumOf(["max_events", "idle_timeout", "signal", "storage_error"]),
+    events: optional(int),
+    cursor: optional(int),
+    code: optional(str),
+    message: optional(str),
+    exit_code: optional(int),
+  }),
 });
 
 /** Schemas of raw stream frames, by stream name. */
@@ -102,15 +99,12 @@ const laneView = object({
 
 /** Data schemas of the operator and contract verbs, by verb name. */
 export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
-  wait: object(
-    {
-      all_succeeded: bool,
-      jobs: mapOf(object({ attempts: int, last_error: nullable(str), last_exit_code: nullable(int), state: jobState })),
-      counts: object(Object.fromEntries(JOB_STATES.map((s) => [s, int]))),
-      batch: batchSummary,
-    },
-    ["counts", "batch"],
-  ),
+  wait: object({
+    all_succeeded: bool,
+    jobs: mapOf(object({ attempts: int, last_error: nullable(str), last_exit_code: nullable(int), state: jobState })),
+    counts: optional(countsOf(JOB_STATES)),
+    batch: optional(batchSummary),
+  }),
   "batch-seal": batchSummary,
   "batch-show": batchSummary,
   "batch-list": object({ batches: arrayOf(batchSummary) }),
@@ -144,10 +138,7 @@ export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
   }),
   retry: oneOf(
     retried,
-    object({ count: int, jobs: arrayOf(retried), dry_run: constant(true), revived: arrayOf(int) }, [
-      "dry_run",
-      "revived",
-    ]),
+    object({ count: int, jobs: arrayOf(retried), dry_run: optional(constant(true)), revived: optional(arrayOf(int)) }),
   ),
   rerun: object({
     job_id: int,
@@ -164,19 +155,16 @@ export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
     freed_bytes: int,
     irreversible: bool,
   }),
-  prune: object(
-    {
-      actual: bool,
-      dry_run: bool,
-      irreversible: bool,
-      matched: int,
-      deleted_jobs: int,
-      deleted_attempts: int,
-      deleted_events: int,
-      freed_bytes: int,
-    },
-    ["irreversible"],
-  ),
+  prune: object({
+    actual: bool,
+    dry_run: bool,
+    irreversible: optional(bool),
+    matched: int,
+    deleted_jobs: int,
+    deleted_attempts: int,
+    deleted_events: int,
+    freed_bytes: int,
+  }),
   events: object({ count: int, events: arrayOf(jobEvent) }),
   "config-show": object({
     config_path: str,
@@ -239,5 +227,5 @@ export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
   ]),
   schema: object({ dialect: str, envelope_schema: any, verbs: mapOf(any), streams: mapOf(any) }),
   brief: object({ text: str, approx_tokens: int, budget_tokens: int }),
-  enqueue: object({ ...(addedJob.properties as Record<string, JsonSchema>), id: str }),
+  enqueue: object({ ...addedJob.properties, id: str }),
 };

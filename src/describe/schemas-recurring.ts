@@ -3,9 +3,21 @@
  * jobs", "Hooks"). Mirrors the result types of src/ops/schedules.ts and src/ops/hooks.ts.
  */
 import { JOB_STATES } from "../store/model.ts";
-import { arrayOf, bool, constant, enumOf, int, type JsonSchema, nullable, num, object, str } from "./schema-kit.ts";
+import {
+  arrayOf,
+  bool,
+  constant,
+  enumOf,
+  int,
+  type JsonSchema,
+  nullable,
+  num,
+  object,
+  optional,
+  str,
+} from "./schema-kit.ts";
 
-const OUTCOMES = ["fired", "skipped", "missed", "manual"];
+const OUTCOMES = ["fired", "skipped", "missed", "manual"] as const;
 
 const schedule = object({
   name: str,
@@ -32,9 +44,13 @@ const slotRow = object({
   at: num,
   detail: nullable(str),
 });
-const slotOutcome = object({ schedule: str, slot: num, outcome: enumOf(OUTCOMES), job_id: nullable(int), count: int }, [
-  "count",
-]);
+const slotOutcome = object({
+  schedule: str,
+  slot: num,
+  outcome: enumOf(OUTCOMES),
+  job_id: nullable(int),
+  count: optional(int),
+});
 const hook = object({
   name: str,
   on: enumOf(["done", "dead", "canceled", "batch-done"]),
@@ -49,7 +65,7 @@ const paused = object({ schedule, changed: bool });
 /** Data schemas of the schedule and hook verbs, by verb name. */
 export const RECURRING_DATA_SCHEMAS: Record<string, JsonSchema> = {
   "schedule-add": schedule,
-  "schedule-list": object({ schedules: arrayOf(schedule), slots: arrayOf(slotRow) }, ["slots"]),
+  "schedule-list": object({ schedules: arrayOf(schedule), slots: optional(arrayOf(slotRow)) }),
   "schedule-rm": removed,
   "schedule-pause": paused,
   "schedule-resume": paused,

@@ -4,8 +4,20 @@
  * (src/commands/completion.ts). Times are epoch seconds.
  */
 import { FAILURE_REASONS } from "../store/model.ts";
-import { arrayOf, bool, enumOf, int, type JsonSchema, mapOf, nullable, num, object, str } from "./schema-kit.ts";
-import { jobState, stringMap } from "./schemas-core.ts";
+import {
+  arrayOf,
+  bool,
+  enumOf,
+  int,
+  type JsonSchema,
+  mapOf,
+  nullable,
+  num,
+  object,
+  optional,
+  str,
+} from "./schema-kit.ts";
+import { jobState, stringMap } from "./schemas-rows.ts";
 
 const totals = object({ jobs: int, passed: int, failed: int, skipped: int, pending: int, time_seconds: num });
 
@@ -33,9 +45,13 @@ const reportCase = object({
 export const REPORT_DATA_SCHEMAS: Record<string, JsonSchema> = {
   report: object({
     generated_at: num,
-    filters: object({ ids: arrayOf(int), queue: nullable(str), tags: stringMap, since: nullable(num), batch: str }, [
-      "batch",
-    ]),
+    filters: object({
+      ids: arrayOf(int),
+      queue: nullable(str),
+      tags: stringMap,
+      since: nullable(num),
+      batch: optional(str),
+    }),
     totals,
     lanes: mapOf(totals),
     cases: arrayOf(reportCase),
