@@ -5,6 +5,7 @@
  */
 import type { VerbResult } from "../contract/envelope.ts";
 import type { FlagDef } from "../contract/flags.ts";
+import type { PausedData, Removed, RunNowData, ScheduleListData, TickData } from "../describe/schemas-recurring.ts";
 import { slotText } from "../ops/schedule-time.ts";
 import {
   addSchedule,
@@ -16,7 +17,7 @@ import {
   scheduleDetail,
   tickSchedules,
 } from "../ops/schedules.ts";
-import type { SlotOutcome, SlotRow } from "../store/recurring.ts";
+import type { SlotRow } from "../store/recurring.ts";
 import { clip, formatArgv, table } from "../ui/text.ts";
 import addVerb, { inputFromFlags } from "./add.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
@@ -122,13 +123,6 @@ export const add = defineVerb({
   },
 });
 
-/** `schedule list` data. */
-export interface ScheduleListData {
-  schedules: ScheduleData[];
-  /** With a NAME: that schedule's newest slot rows (fired, skipped, missed, manual), newest first. */
-  slots?: SlotRow[];
-}
-
 /** One row of the `schedule list` table. */
 function scheduleRow(s: ScheduleData): string[] {
   const last = s.last_job_id === null ? "-" : `${s.last_job_id} ${s.last_job_state ?? "deleted"}`;
@@ -206,7 +200,7 @@ export const rm = defineVerb({
   examples: ["spoolctl schedule rm nightly"],
   mutates: true,
   flags: { ...COMMON_FLAGS, name: namePositional("rm") },
-  async run(ctx): Promise<VerbResult<{ name: string; removed: true }>> {
+  async run(ctx): Promise<VerbResult<Removed>> {
     return { data: await removeSchedule(await ctx.open({ create: false }), ctx.args.name) };
   },
   render({ data }) {
@@ -226,7 +220,7 @@ function pauseVerb(action: "pause" | "resume") {
     examples: [`spoolctl schedule ${action} nightly`],
     mutates: true,
     flags: { ...COMMON_FLAGS, name: namePositional(action) },
-    async run(ctx): Promise<VerbResult<{ schedule: ScheduleData; changed: boolean }>> {
+    async run(ctx): Promise<VerbResult<PausedData>> {
       return { data: await pauseSchedule(await ctx.open({ create: false }), ctx.args.name, action === "pause") };
     },
     render({ data }) {
@@ -250,7 +244,7 @@ export const runNow = defineVerb({
   examples: ["spoolctl schedule run-now nightly"],
   mutates: true,
   flags: { ...COMMON_FLAGS, name: namePositional("run-now") },
-  async run(ctx): Promise<VerbResult<{ name: string; job_id: number; key: string; queue: string }>> {
+  async run(ctx): Promise<VerbResult<RunNowData>> {
     return { data: await runScheduleNow(await ctx.open({ create: false }), ctx.args.name) };
   },
   render({ data }, ctx) {
@@ -267,7 +261,7 @@ export const tick = defineVerb({
   examples: ["spoolctl schedule tick", "* * * * * spoolctl schedule tick --db /srv/q.db   # a crontab line"],
   mutates: true,
   flags: { ...COMMON_FLAGS },
-  async run(ctx): Promise<VerbResult<{ outcomes: SlotOutcome[] }>> {
+  async run(ctx): Promise<VerbResult<TickData>> {
     const { outcomes } = await tickSchedules(await ctx.open({ create: false }));
     return { data: { outcomes } };
   },
