@@ -1,16 +1,15 @@
 /**
- * JSON Schemas of the data of the operator and contract verbs (wait, feedback,
+ * JSON Schemas of the data of the operator and contract verbs (feedback,
  * retry, cancel, prune, events, config-*, doctor, capabilities, schema, brief,
  * enqueue), and of the `events --follow` stream frames. Mirrors the result
  * types in `src/ops/`.
  */
-import { FAILURE_REASONS, JOB_STATES } from "../store/model.ts";
+import { FAILURE_REASONS } from "../store/model.ts";
 import {
   any,
   arrayOf,
   bool,
   constant,
-  countsOf,
   enumOf,
   int,
   type JsonSchema,
@@ -23,10 +22,7 @@ import {
   optional,
   str,
 } from "./schema-kit.ts";
-import { addedJob, batchSummary, jobEvent, jobState } from "./schemas-rows.ts";
-
-/** `LANE_UNKNOWN`'s data: the lanes in use when nothing named the lane, else null. */
-const unknownLane = nullable(object({ lanes_in_use: arrayOf(str) }));
+import { addedJob, jobEvent, jobState } from "./schemas-rows.ts";
 
 const SOURCES = ["flag", "environment", "project_config", "default"] as const;
 
@@ -84,43 +80,8 @@ export const STREAM_SCHEMAS: Record<string, JsonSchema> = {
   output_follow_all: object({ job: int, attempt: int, stream: enumOf(["stdout", "stderr"]), text: str }),
 };
 
-/** One lane as `lane list` shows it (src/ops/lanes.ts LaneView). */
-const laneView = object({
-  queue: str,
-  queued: int,
-  running: int,
-  slots: nullable(int),
-  paused: bool,
-  paused_at: nullable(num),
-  paused_until: nullable(num),
-  pause_reason: nullable(str),
-  workers: int,
-});
-
 /** Data schemas of the operator and contract verbs, by verb name. */
 export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
-  wait: object({
-    all_succeeded: bool,
-    jobs: mapOf(object({ attempts: int, last_error: nullable(str), last_exit_code: nullable(int), state: jobState })),
-    counts: optional(countsOf(JOB_STATES)),
-    batch: optional(batchSummary),
-  }),
-  "batch-seal": batchSummary,
-  "batch-show": batchSummary,
-  "batch-list": object({ batches: arrayOf(batchSummary) }),
-  pause: object({
-    queue: str,
-    paused_at: num,
-    paused_until: nullable(num),
-    reason: nullable(str),
-    running: int,
-    queued: int,
-    replaced: nullable(object({ reason: nullable(str), paused_until: nullable(num) })),
-    unknown_lane: unknownLane,
-  }),
-  resume: object({ queue: str, was_paused: bool, queued: int }),
-  "lane-list": object({ count: int, lanes: arrayOf(laneView) }),
-  "lane-set": object({ queue: str, slots: nullable(int), running: int, unknown_lane: unknownLane }),
   feedback: object({
     job_id: int,
     state: jobState,
