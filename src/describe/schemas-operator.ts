@@ -1,10 +1,9 @@
 /**
- * JSON Schemas of the data of the operator and contract verbs (feedback,
- * retry, cancel, prune, events, config-*, doctor, capabilities, schema, brief,
+ * JSON Schemas of the data of the operator and contract verbs (retry, rerun,
+ * events, config-*, doctor, capabilities, schema, brief,
  * enqueue), and of the `events --follow` stream frames. Mirrors the result
  * types in `src/ops/`.
  */
-import { FAILURE_REASONS } from "../store/model.ts";
 import {
   any,
   arrayOf,
@@ -22,11 +21,10 @@ import {
   optional,
   str,
 } from "./schema-kit.ts";
-import { addedJob, jobEvent, jobState } from "./schemas-rows.ts";
+import { addedJob, jobEvent } from "./schemas-rows.ts";
 
 const SOURCES = ["flag", "environment", "project_config", "default"] as const;
 
-const streamTail = object({ path: nullable(str), missing: bool, size_bytes: int, tail: str, truncated: bool });
 const fromTo = object({ from: int, to: int });
 /** `changed` only when the retry set new settings (`--timeout`, `--max-retries`, `--env`: names only). */
 const retried = object({
@@ -41,7 +39,6 @@ const retried = object({
   ),
   revived: optional(arrayOf(int)),
 });
-const canceled = object({ job_id: int, state: enumOf(["canceled", "running"]), was_running: bool });
 const setting = {
   key: enumOf(["max_retries", "timeout", "backoff_base", "backoff_cap", "output_cap", "retry_spawn_failures"]),
   value: num,
@@ -82,21 +79,6 @@ export const STREAM_SCHEMAS: Record<string, JsonSchema> = {
 
 /** Data schemas of the operator and contract verbs, by verb name. */
 export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
-  feedback: object({
-    job_id: int,
-    state: jobState,
-    terminal: bool,
-    succeeded: nullable(bool),
-    attempts: int,
-    attempts_total: int,
-    latest_attempt_no: nullable(int),
-    exit_code: nullable(int),
-    failure_reason: nullable(enumOf(FAILURE_REASONS)),
-    last_error: nullable(str),
-    duration_seconds: nullable(num),
-    remediation: nullable(str),
-    streams: object({ stdout: streamTail, stderr: streamTail }),
-  }),
   retry: oneOf(
     retried,
     object({ count: int, jobs: arrayOf(retried), dry_run: optional(constant(true)), revived: optional(arrayOf(int)) }),
@@ -106,25 +88,6 @@ export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
     state: constant("queued"),
     from: enumOf(["done", "dead", "canceled"]),
     next_attempt_no: int,
-  }),
-  cancel: oneOf(canceled, object({ count: int, jobs: arrayOf(canceled) })),
-  delete: object({
-    count: int,
-    job_ids: arrayOf(int),
-    deleted_attempts: int,
-    deleted_events: int,
-    freed_bytes: int,
-    irreversible: bool,
-  }),
-  prune: object({
-    actual: bool,
-    dry_run: bool,
-    irreversible: optional(bool),
-    matched: int,
-    deleted_jobs: int,
-    deleted_attempts: int,
-    deleted_events: int,
-    freed_bytes: int,
   }),
   events: object({ count: int, events: arrayOf(jobEvent) }),
   "config-show": object({

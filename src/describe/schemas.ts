@@ -20,6 +20,7 @@ import {
   str,
 } from "./schema-kit.ts";
 import { CORE_DATA_SCHEMAS } from "./schemas-core.ts";
+import { JOB_DATA_SCHEMAS } from "./schemas-jobs.ts";
 import { LANE_DATA_SCHEMAS } from "./schemas-lanes.ts";
 import { OPERATOR_DATA_SCHEMAS, STREAM_SCHEMAS } from "./schemas-operator.ts";
 import { RECURRING_DATA_SCHEMAS } from "./schemas-recurring.ts";
@@ -29,6 +30,7 @@ import { REPORT_DATA_SCHEMAS } from "./schemas-reports.ts";
 export const DATA_SCHEMAS: Record<string, JsonSchema> = {
   ...CORE_DATA_SCHEMAS,
   ...LANE_DATA_SCHEMAS,
+  ...JOB_DATA_SCHEMAS,
   ...OPERATOR_DATA_SCHEMAS,
   ...REPORT_DATA_SCHEMAS,
   ...RECURRING_DATA_SCHEMAS,
