@@ -19,6 +19,7 @@ import {
   object,
   oneOf,
   optional,
+  type Static,
   str,
 } from "./schema-kit.ts";
 import { addedJob, jobEvent } from "./schemas-rows.ts";
@@ -56,6 +57,21 @@ const check = object({
   blocked_by: nullable(str),
 });
 
+/** One line of output as `output --follow --all --json` streams it (`text` without its newline). */
+export const followedLine = object({ job: int, attempt: int, stream: enumOf(["stdout", "stderr"]), text: str });
+/** One followed line (see {@link followedLine}). */
+export type FollowedLine = Static<typeof followedLine>;
+
+/** `brief --json` data. `approx_tokens` is characters / 4, rounded up. */
+export const briefData = object({ text: str, approx_tokens: int, budget_tokens: int });
+/** `brief --json` data (see {@link briefData}). */
+export type BriefData = Static<typeof briefData>;
+
+/** `enqueue --json` data: the job added, as `add` reports it, and the caller's id. */
+export const enqueueData = object({ ...addedJob.properties, id: str });
+/** `enqueue --json` data (see {@link enqueueData}). */
+export type EnqueueData = Static<typeof enqueueData>;
+
 /** A control frame of `events --follow --json`. */
 export const controlFrame = object({
   control: object({
@@ -73,8 +89,7 @@ export const controlFrame = object({
 export const STREAM_SCHEMAS: Record<string, JsonSchema> = {
   events_follow: oneOf(jobEvent, controlFrame),
   events_follow_data: jobEvent,
-  /** `output --follow --all --json`: one line of a job's output (src/ops/follow-all.ts FollowedLine). */
-  output_follow_all: object({ job: int, attempt: int, stream: enumOf(["stdout", "stderr"]), text: str }),
+  output_follow_all: followedLine,
 };
 
 /** Data schemas of the operator and contract verbs, by verb name. */
@@ -150,6 +165,6 @@ export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
     "output_modes",
   ]),
   schema: object({ dialect: str, envelope_schema: any, verbs: mapOf(any), streams: mapOf(any) }),
-  brief: object({ text: str, approx_tokens: int, budget_tokens: int }),
-  enqueue: object({ ...addedJob.properties, id: str }),
+  brief: briefData,
+  enqueue: enqueueData,
 };
