@@ -27,8 +27,8 @@ import { addedJob, jobEvent } from "./schemas-rows.ts";
 const SOURCES = ["flag", "environment", "project_config", "default"] as const;
 
 const fromTo = object({ from: int, to: int });
-/** `changed` only when the retry set new settings (`--timeout`, `--max-retries`, `--env`: names only). */
-const retried = object({
+/** One requeued job, as `retry --json` reports it; `changed` only when the retry changed settings (`--timeout`, `--max-retries`, `--env`: env by key only, values stay out of the ledger). */
+export const retriedJob = object({
   job_id: int,
   state: constant("queued"),
   changed: optional(
@@ -38,8 +38,19 @@ const retried = object({
       env_set: optional(arrayOf(str)),
     }),
   ),
+  /** Dependents its failure had closed, queued again with it (docs/architecture.md "Dependencies"); absent when none. */
   revived: optional(arrayOf(int)),
 });
+/** One requeued job (see {@link retriedJob}). */
+export type RetriedJob = Static<typeof retriedJob>;
+
+/** `retry --json` data: one job, or `{count, jobs}` for several or `--all` (`dry_run` set by --dry-run: nothing was requeued). */
+export const retryData = oneOf(
+  retriedJob,
+  object({ count: int, jobs: arrayOf(retriedJob), dry_run: optional(constant(true)), revived: optional(arrayOf(int)) }),
+);
+/** `retry --json` data (see {@link retryData}). */
+export type RetryData = Static<typeof retryData>;
 const setting = {
   key: enumOf(["max_retries", "timeout", "backoff_base", "backoff_cap", "output_cap", "retry_spawn_failures"]),
   value: num,
@@ -94,10 +105,7 @@ export const STREAM_SCHEMAS: Record<string, JsonSchema> = {
 
 /** Data schemas of the operator and contract verbs, by verb name. */
 export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
-  retry: oneOf(
-    retried,
-    object({ count: int, jobs: arrayOf(retried), dry_run: optional(constant(true)), revived: optional(arrayOf(int)) }),
-  ),
+  retry: retryData,
   rerun: object({
     job_id: int,
     state: constant("queued"),
