@@ -60,13 +60,33 @@ const setting = {
   applies_at: enumOf(["add", "retry", "run"]),
   description: str,
 };
-const check = object({
+/** One doctor check. `blocked_by` names the failed check that made this one skip. */
+export const doctorCheck = object({
   id: str,
   status: enumOf(["pass", "warn", "fail", "skip"]),
   message: str,
   remediation: nullable(str),
   blocked_by: nullable(str),
 });
+/** One doctor check (see {@link doctorCheck}). */
+export type DoctorCheck = Static<typeof doctorCheck>;
+
+/** `doctor --json` data. `ready` is false when any check failed. */
+export const doctorData = object({
+  ready: bool,
+  checks: arrayOf(doctorCheck),
+  summary: object({ passed: int, warnings: int, failed: int, skipped: int }),
+  config: object({
+    config_exists: bool,
+    config_path: nullable(str),
+    config_valid: bool,
+    db_path: nullable(str),
+    db_source: nullable(enumOf(SOURCES)),
+  }),
+  versions: object({ contract_version: str, schema_version: int, tool_version: str, bun_version: str }),
+});
+/** `doctor --json` data (see {@link doctorData}). */
+export type DoctorData = Static<typeof doctorData>;
 
 /** One line of output as `output --follow --all --json` streams it (`text` without its newline). */
 export const followedLine = object({ job: int, attempt: int, stream: enumOf(["stdout", "stderr"]), text: str });
@@ -137,19 +157,7 @@ export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
   "config-get": object(setting),
   "config-set": object({ ...setting, previous: num }),
   "config-unset": object({ ...setting, removed: bool }),
-  doctor: object({
-    ready: bool,
-    checks: arrayOf(check),
-    summary: object({ passed: int, warnings: int, failed: int, skipped: int }),
-    config: object({
-      config_exists: bool,
-      config_path: nullable(str),
-      config_valid: bool,
-      db_path: nullable(str),
-      db_source: nullable(enumOf(SOURCES)),
-    }),
-    versions: object({ contract_version: str, schema_version: int, tool_version: str, bun_version: str }),
-  }),
+  doctor: doctorData,
   capabilities: loose([
     "tool_name",
     "tool_version",
