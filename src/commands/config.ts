@@ -5,6 +5,7 @@
  */
 import type { VerbResult } from "../contract/envelope.ts";
 import type { FlagDef } from "../contract/flags.ts";
+import type { SettingSet, SettingUnset } from "../describe/schemas-operator.ts";
 import {
   type ConfigValidation,
   describeLocation,
@@ -158,7 +159,7 @@ export const set = defineVerb({
       hint: `spoolctl config set KEY VALUE   (${KEYS})`,
     },
   },
-  async run(ctx): Promise<VerbResult<SettingView & { previous: number }>> {
+  async run(ctx): Promise<VerbResult<SettingSet>> {
     // The value's grammar depends on the key (an integer, a number or a duration): the setting's own rule checks it.
     return { data: await setSetting(await ctx.open({ create: true }), parseSetting(ctx.args.key, ctx.args.value)) };
   },
@@ -186,7 +187,7 @@ export const unset = defineVerb({
   examples: ["spoolctl config unset max-retries"],
   mutates: true,
   flags: { ...COMMON_FLAGS, key: keyPositional("unset", "KEY") },
-  async run(ctx): Promise<VerbResult<SettingView & { removed: boolean }>> {
+  async run(ctx): Promise<VerbResult<SettingUnset>> {
     return { data: await unsetSetting(await ctx.open({ create: false }), settingKey(ctx.args.key)) };
   },
   render({ data }) {

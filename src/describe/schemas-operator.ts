@@ -4,6 +4,7 @@
  * enqueue), and of the `events --follow` stream frames. Mirrors the result
  * types in `src/ops/`.
  */
+import { SETTING_KEYS } from "../ops/settings.ts";
 import {
   any,
   arrayOf,
@@ -51,15 +52,44 @@ export const retryData = oneOf(
 );
 /** `retry --json` data (see {@link retryData}). */
 export type RetryData = Static<typeof retryData>;
-const setting = {
-  key: enumOf(["max_retries", "timeout", "backoff_base", "backoff_cap", "output_cap", "retry_spawn_failures"]),
+/** A setting as `config get|set|show` report it. */
+const settingProps = {
+  key: enumOf(SETTING_KEYS),
   value: num,
   default: num,
+  /** `database` when set with `config set`, else `default`. */
   source: enumOf(["database", "default"]),
   unit: str,
+  /** When the setting takes effect. */
   applies_at: enumOf(["add", "retry", "run"]),
   description: str,
 };
+/** A setting as `config get` reports it. */
+export const settingView = object(settingProps);
+/** A setting (see {@link settingProps}). */
+export type SettingView = Static<typeof settingView>;
+/** `config set --json` data: the setting and its value before. */
+export const settingSet = object({ ...settingProps, previous: num });
+/** `config set --json` data (see {@link settingSet}). */
+export type SettingSet = Static<typeof settingSet>;
+/** `config unset --json` data: the setting, and whether a stored value was removed. */
+export const settingUnset = object({ ...settingProps, removed: bool });
+/** `config unset --json` data (see {@link settingUnset}). */
+export type SettingUnset = Static<typeof settingUnset>;
+
+/** `config validate` data. */
+export const configValidation = object({
+  config_path: str,
+  exists: bool,
+  valid: bool,
+  problem: nullable(str),
+  format: constant("json"),
+  schema_version: constant(1),
+  recognized_keys: arrayOf(str),
+  unknown_keys: arrayOf(str),
+});
+/** `config validate` data (see {@link configValidation}). */
+export type ConfigValidation = Static<typeof configValidation>;
 /** One doctor check. `blocked_by` names the failed check that made this one skip. */
 export const doctorCheck = object({
   id: str,
@@ -142,21 +172,12 @@ export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
     precedence: arrayOf(enumOf(SOURCES)),
     sources: object({ db_path: nullable(enumOf(SOURCES)) }),
     values: object({ db_path: nullable(str), spool_dir: nullable(str) }),
-    settings: nullable(mapOf(object(setting))),
+    settings: nullable(mapOf(settingView)),
   }),
-  "config-validate": object({
-    config_path: str,
-    exists: bool,
-    valid: bool,
-    problem: nullable(str),
-    format: constant("json"),
-    schema_version: constant(1),
-    recognized_keys: arrayOf(str),
-    unknown_keys: arrayOf(str),
-  }),
-  "config-get": object(setting),
-  "config-set": object({ ...setting, previous: num }),
-  "config-unset": object({ ...setting, removed: bool }),
+  "config-validate": configValidation,
+  "config-get": settingView,
+  "config-set": settingSet,
+  "config-unset": settingUnset,
   doctor: doctorData,
   capabilities: loose([
     "tool_name",
