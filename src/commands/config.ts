@@ -5,11 +5,10 @@
  */
 import type { VerbResult } from "../contract/envelope.ts";
 import type { FlagDef } from "../contract/flags.ts";
-import type { SettingSet, SettingUnset } from "../describe/schemas-operator.ts";
+import type { ConfigShowData, SettingSet, SettingUnset } from "../describe/schemas-operator.ts";
 import {
   type ConfigValidation,
   describeLocation,
-  type LocationReport,
   parseSetting,
   type SettingView,
   settingKey,
@@ -48,13 +47,6 @@ function settingLine(s: SettingView): string {
         : "read when a retry is scheduled";
   return `${s.key.padEnd(KEY_WIDTH)} ${(s.key === "timeout" && s.value === NO_TIMEOUT ? "none" : String(s.value)).padEnd(8)} ${s.source === "default" ? "(default)" : "(set)    "}  ${when}`;
 }
-
-/** `config show` data: where the queue is and why, and the settings (null when the path cannot be resolved). */
-export type ConfigShowData = Omit<LocationReport, "db_path" | "db_source" | "spool_dir"> & {
-  sources: { db_path: LocationReport["db_source"] };
-  values: { db_path: string | null; spool_dir: string | null };
-  settings: Record<string, SettingView> | null;
-};
 
 /** `config show`. */
 export const show = defineVerb({

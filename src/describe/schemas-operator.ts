@@ -77,6 +77,21 @@ export const settingUnset = object({ ...settingProps, removed: bool });
 /** `config unset --json` data (see {@link settingUnset}). */
 export type SettingUnset = Static<typeof settingUnset>;
 
+/** `config show` data: where the queue is and why, and the settings (null when the path cannot be resolved). */
+export const configShowData = object({
+  config_path: str,
+  config_exists: bool,
+  config_valid: bool,
+  config_problem: nullable(str),
+  ignored_keys: arrayOf(str),
+  precedence: arrayOf(enumOf(SOURCES)),
+  sources: object({ db_path: nullable(enumOf(SOURCES)) }),
+  values: object({ db_path: nullable(str), spool_dir: nullable(str) }),
+  settings: nullable(mapOf(settingView)),
+});
+/** `config show` data (see {@link configShowData}). */
+export type ConfigShowData = Static<typeof configShowData>;
+
 /** `config validate` data. */
 export const configValidation = object({
   config_path: str,
@@ -163,17 +178,7 @@ export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
     next_attempt_no: int,
   }),
   events: object({ count: int, events: arrayOf(jobEvent) }),
-  "config-show": object({
-    config_path: str,
-    config_exists: bool,
-    config_valid: bool,
-    config_problem: nullable(str),
-    ignored_keys: arrayOf(str),
-    precedence: arrayOf(enumOf(SOURCES)),
-    sources: object({ db_path: nullable(enumOf(SOURCES)) }),
-    values: object({ db_path: nullable(str), spool_dir: nullable(str) }),
-    settings: nullable(mapOf(settingView)),
-  }),
+  "config-show": configShowData,
   "config-validate": configValidation,
   "config-get": settingView,
   "config-set": settingSet,

@@ -160,7 +160,7 @@ export interface LocationReport {
   db_path: string | null;
   db_source: (typeof DB_PATH_PRECEDENCE)[number] | null;
   spool_dir: string | null;
-  precedence: string[];
+  precedence: (typeof DB_PATH_PRECEDENCE)[number][];
 }
 
 /** Describes the queue location without opening it. Never throws. */
