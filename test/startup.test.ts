@@ -86,8 +86,16 @@ function staticGraph(entries: string[]): Map<string, string> {
   return seen;
 }
 
-/** Modules that cost milliseconds to evaluate and that add, status, list and show never need. */
-const HEAVY = [/^node:(tty|stream|readline|child_process|net|os)$/, /^@clack\//, /^(citty|consola|croner)$/];
+/**
+ * Modules that cost milliseconds to evaluate and that add, status, list and show never need;
+ * TypeBox builds the contract's schemas, which only `spoolctl schema` prints (the views import their types only).
+ */
+const HEAVY = [
+  /^node:(tty|stream|readline|child_process|net|os)$/,
+  /^@clack\//,
+  /^(citty|consola|croner)$/,
+  /^@sinclair\/typebox/,
+];
 
 test.each(["add", "status", "list", "show"])(
   "%s loads no stream, terminal, prompt or node:os module before it runs",

@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import type { RawArgs } from "../contract/flags.ts";
+import type { AddData } from "../describe/schemas-core.ts";
 import { type AddedJob, relativePathWarning } from "../ops/add.ts";
 import { parseJobLines } from "../ops/add-from.ts";
 import { needsBatch, parseBatchName, parseFailFast } from "../ops/batch.ts";
@@ -57,9 +58,6 @@ async function addWithLaneWarnings(
   const added = await addJobs(store, ...args);
   return { ...added, warnings: [...added.warnings, ...(await laneWarnings(store, added.jobs))] };
 }
-
-/** `add --json` data: one job's fields, or `{count, jobs}` with `--from`. */
-export type AddData = AddedJob | { count: number; jobs: AddedJob[] };
 
 /**
  * The job spec as typed. The parser has checked each value against its

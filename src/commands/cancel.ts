@@ -1,13 +1,11 @@
 /** `spoolctl cancel [ID…]`: cancel queued jobs at once; running ones with `--running --yes`. */
 import type { VerbResult } from "../contract/envelope.ts";
-import { type CanceledJob, cancelWarnings } from "../ops/cancel.ts";
+import type { CancelData } from "../describe/schemas-jobs.ts";
+import { cancelWarnings } from "../ops/cancel.ts";
 import { cancelJobs } from "../store/verbs/cancel.ts";
 import { HOST } from "../worker/liveness.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext } from "./workers.ts";
-
-/** `cancel --json` data: one job, or `{count, jobs}` for several. */
-export type CancelData = CanceledJob | { count: number; jobs: CanceledJob[] };
 
 export default defineVerb({
   name: "cancel",

@@ -3,14 +3,9 @@
  * verb and each verb's flags, built from the verbs' own flag definitions.
  */
 import type { FlagDef, VerbSpec } from "../contract/flags.ts";
-import { type CompletionFlag, type CompletionVerb, renderCompletion, SHELLS, type Shell } from "../ui/completion.ts";
+import type { CompletionData } from "../describe/schemas-reports.ts";
+import { type CompletionFlag, type CompletionVerb, renderCompletion, SHELLS } from "../ui/completion.ts";
 import { type Catalog, defineVerb } from "./verb.ts";
-
-/** `completion --json` data. */
-export interface CompletionData {
-  shell: Shell;
-  script: string;
-}
 
 const PATH_HINTS = /^(\[?(PATH|FILE|DIR)\]?)$/;
 

@@ -5,10 +5,10 @@
  */
 import type { VerbResult } from "../contract/envelope.ts";
 import type { FlagDef } from "../contract/flags.ts";
+import type { ConfigShowData, SettingSet, SettingUnset } from "../describe/schemas-operator.ts";
 import {
   type ConfigValidation,
   describeLocation,
-  type LocationReport,
   parseSetting,
   type SettingView,
   settingKey,
@@ -47,13 +47,6 @@ function settingLine(s: SettingView): string {
         : "read when a retry is scheduled";
   return `${s.key.padEnd(KEY_WIDTH)} ${(s.key === "timeout" && s.value === NO_TIMEOUT ? "none" : String(s.value)).padEnd(8)} ${s.source === "default" ? "(default)" : "(set)    "}  ${when}`;
 }
-
-/** `config show` data: where the queue is and why, and the settings (null when the path cannot be resolved). */
-export type ConfigShowData = Omit<LocationReport, "db_path" | "db_source" | "spool_dir"> & {
-  sources: { db_path: LocationReport["db_source"] };
-  values: { db_path: string | null; spool_dir: string | null };
-  settings: Record<string, SettingView> | null;
-};
 
 /** `config show`. */
 export const show = defineVerb({
@@ -159,7 +152,7 @@ export const set = defineVerb({
       hint: `spoolctl config set KEY VALUE   (${KEYS})`,
     },
   },
-  async run(ctx): Promise<VerbResult<SettingView & { previous: number }>> {
+  async run(ctx): Promise<VerbResult<SettingSet>> {
     // The value's grammar depends on the key (an integer, a number or a duration): the setting's own rule checks it.
     return { data: await setSetting(await ctx.open({ create: true }), parseSetting(ctx.args.key, ctx.args.value)) };
   },
@@ -187,7 +180,7 @@ export const unset = defineVerb({
   examples: ["spoolctl config unset max-retries"],
   mutates: true,
   flags: { ...COMMON_FLAGS, key: keyPositional("unset", "KEY") },
-  async run(ctx): Promise<VerbResult<SettingView & { removed: boolean }>> {
+  async run(ctx): Promise<VerbResult<SettingUnset>> {
     return { data: await unsetSetting(await ctx.open({ create: false }), settingKey(ctx.args.key)) };
   },
   render({ data }) {

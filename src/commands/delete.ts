@@ -6,21 +6,11 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import type { FlagsDef } from "../contract/flags.ts";
+import type { DeleteData } from "../describe/schemas-jobs.ts";
 import { counted } from "../ops/values.ts";
 import { checkDeletion, deleteJobs } from "../store/verbs/delete.ts";
 import { formatArgv } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
-
-/** `delete --json` data: what was deleted (all zero and `job_ids` empty when the confirm was declined). Sizes in bytes. */
-export interface DeleteData {
-  count: number;
-  job_ids: number[];
-  deleted_attempts: number;
-  deleted_events: number;
-  freed_bytes: number;
-  /** Set when jobs were deleted: they cannot be recovered. */
-  irreversible: boolean;
-}
 
 const FLAGS = {
   ...COMMON_FLAGS,

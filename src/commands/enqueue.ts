@@ -1,6 +1,6 @@
 /** QueueCTL's `spoolctl enqueue JSON`: add one job whose id becomes its idempotency key. */
 import type { VerbResult } from "../contract/envelope.ts";
-import type { AddedJob } from "../ops/add.ts";
+import type { EnqueueData } from "../describe/schemas-operator.ts";
 import { parseEnqueueSpec } from "../ops/enqueue.ts";
 import { validateAddInput } from "../ops/job-spec.ts";
 import { addJobs } from "../store/verbs/add.ts";
@@ -31,7 +31,7 @@ export default defineVerb({
       hint: `quote the JSON as one argument: ${EXAMPLE}`,
     },
   },
-  async run(ctx): Promise<VerbResult<AddedJob & { id: string }>> {
+  async run(ctx): Promise<VerbResult<EnqueueData>> {
     const input = parseEnqueueSpec(ctx.args.spec);
     const spec = validateAddInput(
       input,

@@ -10,19 +10,15 @@
  * never split, and the caller writes each line whole, so none interleaves.
  */
 
+import type { FollowedLine } from "../describe/schemas-operator.ts";
 import type { StreamName } from "../ops/output.ts";
 import type { Attempt, JobFilter } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { followLook } from "../store/verbs/follow.ts";
 import { Tail } from "./follow.ts";
 
-/** One line of output as `output --follow --all --json` streams it (`text` without its newline). */
-export interface FollowedLine {
-  job: number;
-  attempt: number;
-  stream: StreamName;
-  text: string;
-}
+// Defined once, as the JSON Schema `spoolctl schema` prints.
+export type { FollowedLine };
 
 /** Which jobs to follow: a batch, or a lane and/or tags (see WaitSelection). */
 export interface FollowSelection {

@@ -4,6 +4,7 @@
  */
 import type { VerbResult } from "../contract/envelope.ts";
 import type { FlagDef } from "../contract/flags.ts";
+import type { HookListData, Removed } from "../describe/schemas-recurring.ts";
 import { HOOK_LANE, type HookData, hookData, planHook } from "../ops/hooks.ts";
 import { addHook, listHooks, removeHook } from "../store/verbs/hooks.ts";
 import { clip, formatArgv } from "../ui/text.ts";
@@ -110,7 +111,7 @@ export const list = defineVerb({
   description: "The outcome hooks: the outcome, the filters, the lane and command of the hook's job.",
   examples: ["spoolctl hook list", "spoolctl hook list --json"],
   flags: { ...COMMON_FLAGS },
-  async run(ctx): Promise<VerbResult<{ hooks: HookData[] }>> {
+  async run(ctx): Promise<VerbResult<HookListData>> {
     return { data: { hooks: (await listHooks(await ctx.open({ create: false }))).map(hookData) } };
   },
   render({ data }) {
@@ -132,7 +133,7 @@ export const rm = defineVerb({
   examples: ["spoolctl hook rm page"],
   mutates: true,
   flags: { ...COMMON_FLAGS, name: namePositional("rm") },
-  async run(ctx): Promise<VerbResult<{ name: string; removed: true }>> {
+  async run(ctx): Promise<VerbResult<Removed>> {
     await removeHook(await ctx.open({ create: false }), ctx.args.name);
     return { data: { name: ctx.args.name, removed: true } };
   },

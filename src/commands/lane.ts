@@ -5,7 +5,8 @@
  */
 import type { VerbResult } from "../contract/envelope.ts";
 import type { Warning } from "../contract/errors.ts";
-import { type LaneSetData, type LaneView, type PauseData, parseLaneSlots, type ResumeData } from "../ops/lanes.ts";
+import type { LaneListData } from "../describe/schemas-lanes.ts";
+import { type LaneSetData, type PauseData, parseLaneSlots, type ResumeData } from "../ops/lanes.ts";
 import { LIMITS } from "../ops/limits.ts";
 import { durationText } from "../ops/values.ts";
 import { staleAfter } from "../ops/workers.ts";
@@ -97,12 +98,6 @@ export const resume = defineVerb({
       : `Lane ${data.queue} was not paused; nothing changed`;
   },
 });
-
-/** `lane list --json` data. */
-export interface LaneListData {
-  count: number;
-  lanes: LaneView[];
-}
 
 /** `lane list`. */
 export const list = defineVerb({

@@ -1,9 +1,10 @@
 /** `spoolctl list`: jobs newest first, with filters and paging (docs/contract.md "Paging: meta.pagination"). */
 import type { VerbResult } from "../contract/envelope.ts";
 import { invalidValue } from "../contract/errors.ts";
-import { LIST_LIMIT, type ListPage, parseStates } from "../ops/jobs.ts";
+import type { ListData } from "../describe/schemas-core.ts";
+import { LIST_LIMIT, parseStates } from "../ops/jobs.ts";
 import { LIMITS } from "../ops/limits.ts";
-import { type FailureGroup, selectionFilter } from "../ops/triage-groups.ts";
+import { selectionFilter } from "../ops/triage-groups.ts";
 import { workerStateWord } from "../ops/worker-health.ts";
 import { JOB_STATES } from "../store/model.ts";
 import { listJobs } from "../store/verbs/jobs.ts";
@@ -26,18 +27,6 @@ import { batchMustExist, jobFilterFlags, jobSelectionOf } from "./job-filters.ts
 import { pausedJobWarnings } from "./lane-notices.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext } from "./workers.ts";
-
-/** `list --group` data: the failure groups of the dead (or canceled) jobs selected. */
-export interface GroupedList {
-  /** Number of groups. */
-  count: number;
-  /** Number of jobs in all groups. */
-  job_count: number;
-  groups: FailureGroup[];
-}
-
-/** `list --json` data: a page of jobs, or the groups with `--group`. */
-export type ListData = Omit<ListPage, "pagination"> | GroupedList;
 
 export default defineVerb({
   name: "list",

@@ -2,6 +2,7 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import type { FlagsDef } from "../contract/flags.ts";
+import type { RetryData } from "../describe/schemas-operator.ts";
 import { parseRetryOverrides, type RetryOverrides } from "../ops/job-spec.ts";
 import { parseStates } from "../ops/jobs.ts";
 import { LIMITS } from "../ops/limits.ts";
@@ -13,9 +14,6 @@ import { describeChanges } from "../ui/triage-card.ts";
 import { forcedRetryHoldoffSeconds } from "../worker/timing.ts";
 import { batchMustExist, JOB_FILTER_NAMES, jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
-
-/** `retry --json` data: one job, or `{count, jobs}` for several or `--all` (`dry_run` set by --dry-run: nothing was requeued). */
-export type RetryData = RetriedJob | { count: number; jobs: RetriedJob[]; dry_run?: boolean };
 
 const FLAGS = {
   ...COMMON_FLAGS,

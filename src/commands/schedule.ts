@@ -5,9 +5,10 @@
  */
 import type { VerbResult } from "../contract/envelope.ts";
 import type { FlagDef } from "../contract/flags.ts";
+import type { PausedData, Removed, RunNowData, ScheduleListData, TickData } from "../describe/schemas-recurring.ts";
 import { slotText } from "../ops/schedule-time.ts";
 import { planSchedule, type ScheduleData, scheduleData } from "../ops/schedules.ts";
-import type { SlotOutcome, SlotRow } from "../store/recurring.ts";
+import type { SlotRow } from "../store/recurring.ts";
 import {
   addSchedule,
   listSchedules,
@@ -124,13 +125,6 @@ export const add = defineVerb({
   },
 });
 
-/** `schedule list` data. */
-export interface ScheduleListData {
-  schedules: ScheduleData[];
-  /** With a NAME: that schedule's newest slot rows (fired, skipped, missed, manual), newest first. */
-  slots?: SlotRow[];
-}
-
 /** One row of the `schedule list` table. */
 function scheduleRow(s: ScheduleData): string[] {
   const last = s.last_job_id === null ? "-" : `${s.last_job_id} ${s.last_job_state ?? "deleted"}`;
@@ -208,7 +202,7 @@ export const rm = defineVerb({
   examples: ["spoolctl schedule rm nightly"],
   mutates: true,
   flags: { ...COMMON_FLAGS, name: namePositional("rm") },
-  async run(ctx): Promise<VerbResult<{ name: string; removed: true }>> {
+  async run(ctx): Promise<VerbResult<Removed>> {
     await removeSchedule(await ctx.open({ create: false }), ctx.args.name);
     return { data: { name: ctx.args.name, removed: true } };
   },
@@ -229,7 +223,7 @@ function pauseVerb(action: "pause" | "resume") {
     examples: [`spoolctl schedule ${action} nightly`],
     mutates: true,
     flags: { ...COMMON_FLAGS, name: namePositional(action) },
-    async run(ctx): Promise<VerbResult<{ schedule: ScheduleData; changed: boolean }>> {
+    async run(ctx): Promise<VerbResult<PausedData>> {
       const { schedule: s, changed } = await pauseSchedule(
         await ctx.open({ create: false }),
         ctx.args.name,
@@ -258,7 +252,7 @@ export const runNow = defineVerb({
   examples: ["spoolctl schedule run-now nightly"],
   mutates: true,
   flags: { ...COMMON_FLAGS, name: namePositional("run-now") },
-  async run(ctx): Promise<VerbResult<{ name: string; job_id: number; key: string; queue: string }>> {
+  async run(ctx): Promise<VerbResult<RunNowData>> {
     const { name } = ctx.args;
     const job = await runScheduleNow(await ctx.open({ create: false }), name);
     return { data: { name, job_id: job.id, key: job.idempotency_key!, queue: job.queue } };
@@ -277,7 +271,7 @@ export const tick = defineVerb({
   examples: ["spoolctl schedule tick", "* * * * * spoolctl schedule tick --db /srv/q.db   # a crontab line"],
   mutates: true,
   flags: { ...COMMON_FLAGS },
-  async run(ctx): Promise<VerbResult<{ outcomes: SlotOutcome[] }>> {
+  async run(ctx): Promise<VerbResult<TickData>> {
     const { outcomes } = await tickSchedules(await ctx.open({ create: false }));
     return { data: { outcomes } };
   },

@@ -1,6 +1,7 @@
 /** `spoolctl stop`: ask workers, through the registry, to finish their running jobs and exit (like one Ctrl-C). */
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
+import type { StopData } from "../describe/schemas-core.ts";
 import { staleAfter } from "../ops/workers.ts";
 import { stopProgress, stopWorkers } from "../store/verbs/workers.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
@@ -29,7 +30,7 @@ export default defineVerb({
     },
   },
   noArgsHint: "use --worker-id ID for one worker",
-  async run(ctx): Promise<VerbResult<{ requested: string[]; stopped: string[] | null }>> {
+  async run(ctx): Promise<VerbResult<StopData>> {
     if (ctx.given("timeout") && !ctx.args.wait)
       throw new SpoolError("INVALID_INPUT", "--timeout only applies with --wait");
     const timeout = ctx.args.timeout ?? null;

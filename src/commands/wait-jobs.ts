@@ -6,34 +6,18 @@
  */
 
 import { SpoolError, type Warning } from "../contract/errors.ts";
-import type { BatchSummary } from "../ops/batch.ts";
+import type { WaitData, WaitedJob } from "../describe/schemas-lanes.ts";
 import { ALL_LANES } from "../ops/lanes.ts";
 import { isTerminal } from "../ops/states.ts";
 import { counted } from "../ops/values.ts";
 import type { WorkerView } from "../ops/workers.ts";
-import type { Job, JobState } from "../store/model.ts";
+import type { Job } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { resolveJobs } from "../store/verbs/jobs.ts";
 import { awaitedJobs, type WorkersJudged } from "../store/verbs/wait.ts";
 
-/** One awaited job as `wait --json` reports it. */
-export interface WaitedJob {
-  /** Failures charged to the retry budget. */
-  attempts: number;
-  last_error: string | null;
-  last_exit_code: number | null;
-  state: JobState;
-}
-
-/** `wait --json` data: jobs keyed by id; a selection wait (`--batch`, `--queue`, `--tag`) adds the counts. */
-export interface WaitData {
-  all_succeeded: boolean;
-  jobs: Record<string, WaitedJob>;
-  /** A selection wait: its jobs counted by state. */
-  counts?: Record<JobState, number>;
-  /** `wait --batch`: the batch, with its seal, fail-fast and verdict. */
-  batch?: BatchSummary;
-}
+// Defined once, as the JSON Schemas `spoolctl schema` prints.
+export type { WaitData, WaitedJob };
 
 /** How to wait. Times in seconds. */
 export interface WaitOptions {

@@ -3,16 +3,13 @@
  * verb names are given by the caller (the registry); the rest is the workflow.
  */
 import { ERROR_CODES } from "../contract/errors.ts";
+import type { BriefData } from "./schemas-operator.ts";
 
 /** The token budget the brief is written to stay under. */
 export const BRIEF_BUDGET_TOKENS = 900;
 
-/** `brief --json` data. `approx_tokens` is characters / 4, rounded up. */
-export interface BriefData {
-  text: string;
-  approx_tokens: number;
-  budget_tokens: number;
-}
+// Defined once, as the JSON Schema `spoolctl schema` prints.
+export type { BriefData };
 
 /** Builds the brief for the given verb names (sorted in the text). */
 export function buildBrief(verbNames: string[]): BriefData {

@@ -1,68 +1,95 @@
 /**
- * A few builders for JSON Schema 2020-12 documents, so the contract's schemas
- * (`spoolctl schema`) read like the TypeScript types they describe.
+ * Builders for the contract's JSON Schemas (2020-12, `spoolctl schema`), on
+ * TypeBox: each one returns the JSON Schema object itself and carries its
+ * TypeScript type, so an envelope's data is written once, as a schema, and its
+ * type is `Static<typeof schema>` (docs/contract.md "JSON Schema export").
+ * TypeBox's own `Object`, `Integer`, `Array` … print the dialect as is; the
+ * helpers here keep the export's spelling where TypeBox's differs (a nullable
+ * scalar is `type: [T, "null"]`, a string enum is `enum`, a map is
+ * `additionalProperties`, alternatives are `oneOf`).
+ *
+ * Runtime code imports this module only from `spoolctl schema` (through
+ * ./schemas.ts): the simple verbs import the derived types with
+ * `import type`, which loads nothing (docs/benchmarks.md "CLI start-up").
  */
+import {
+  type Static,
+  type TInteger,
+  type TObject,
+  type TProperties,
+  type TSchema,
+  type TUnsafe,
+  Type,
+} from "@sinclair/typebox";
 
-/** A JSON Schema document (2020-12). */
-export type JsonSchema = { [key: string]: unknown };
+export type { Static } from "@sinclair/typebox";
+
+/** A JSON Schema document (2020-12), as TypeBox builds it. */
+export type JsonSchema = TSchema;
 
 /** The dialect every exported schema uses. */
 export const DIALECT = "https://json-schema.org/draft/2020-12/schema";
 
 /** Integer. */
-export const int: JsonSchema = { type: "integer" };
+export const int = Type.Integer();
 /** Any JSON number. */
-export const num: JsonSchema = { type: "number" };
+export const num = Type.Number();
 /** String. */
-export const str: JsonSchema = { type: "string" };
+export const str = Type.String();
 /** Boolean. */
-export const bool: JsonSchema = { type: "boolean" };
-/** Anything. */
-export const any: JsonSchema = {};
+export const bool = Type.Boolean();
+/** Anything (`{}`). */
+export const any = Type.Unknown();
+/** Any object (`{type: "object"}`), its keys unchecked. */
+export const anyObject = Type.Unsafe<Record<string, unknown>>({ type: "object" });
 
-/** One of fixed strings. */
-export function enumOf(values: readonly string[]): JsonSchema {
-  return { type: "string", enum: [...values] };
+/** One of fixed strings: `{type: "string", enum}`. */
+export function enumOf<const V extends readonly string[]>(values: V): TUnsafe<V[number]> {
+  return Type.Unsafe<V[number]>({ type: "string", enum: [...values] });
 }
 
-/** A constant. */
-export function constant(value: string | number | boolean): JsonSchema {
-  return {
-    type: typeof value === "number" ? (Number.isInteger(value) ? "integer" : "number") : typeof value,
-    const: value,
-  };
+/** A constant, typed as its JSON type (`integer` for a whole number). */
+export function constant<const V extends string | number | boolean>(value: V): TUnsafe<V> {
+  const type = typeof value === "number" ? (Number.isInteger(value) ? "integer" : "number") : typeof value;
+  return Type.Unsafe<V>({ type, const: value });
 }
 
-/** `schema` or null. */
-export function nullable(schema: JsonSchema): JsonSchema {
-  const out: JsonSchema = { ...schema };
+/** `schema` or null: `type: [T, "null"]` (and `null` in an enum), or `anyOf` for a schema without a type. */
+export function nullable<T extends TSchema>(schema: T): TUnsafe<Static<T> | null> {
+  if (schema.type === undefined) return Type.Unsafe<Static<T> | null>({ anyOf: [schema, { type: "null" }] });
+  const out: Record<string, unknown> = Object.fromEntries(Object.entries(schema));
   if (typeof schema.type === "string") out.type = [schema.type, "null"];
   if (Array.isArray(schema.enum)) out.enum = [...schema.enum, null];
-  if (schema.type === undefined) return { anyOf: [schema, { type: "null" }] };
-  return out;
+  return Type.Unsafe<Static<T> | null>(out);
 }
 
 /** An array of `items`. */
-export function arrayOf(items: JsonSchema): JsonSchema {
-  return { type: "array", items };
+export const arrayOf = <T extends TSchema>(items: T) => Type.Array(items);
+
+/** A key that may be absent: it is left out of the object's `required`. */
+export const optional = <T extends TSchema>(schema: T) => Type.Optional(schema);
+
+/** An object with fixed keys, all required except those marked {@link optional}, no others allowed. */
+export function object<P extends TProperties>(properties: P): TObject<P> {
+  return Type.Object(properties, { additionalProperties: false });
 }
 
-/** An object with fixed keys, all required except `optional`, no others allowed. */
-export function object(properties: Record<string, JsonSchema>, optional: string[] = []): JsonSchema {
-  return {
-    type: "object",
-    additionalProperties: false,
-    properties,
-    required: Object.keys(properties).filter((k) => !optional.includes(k)),
-  };
+/** An object with one integer per name in `names` (counts by state). */
+export function countsOf<const N extends readonly string[]>(names: N): TObject<Record<N[number], TInteger>> {
+  return object(Object.fromEntries(names.map((n) => [n, int])) as Record<N[number], TInteger>);
 }
 
-/** An object used as a map from any key to `values`. */
-export function mapOf(values: JsonSchema): JsonSchema {
-  return { type: "object", additionalProperties: values };
+/** An object used as a map from any key to `values`: `additionalProperties: values`. */
+export function mapOf<T extends TSchema>(values: T): TUnsafe<Record<string, Static<T>>> {
+  return Type.Unsafe<Record<string, Static<T>>>({ type: "object", additionalProperties: values });
 }
 
-/** Exactly one of several shapes. */
-export function oneOf(...schemas: JsonSchema[]): JsonSchema {
-  return { oneOf: schemas };
+/** Exactly one of several shapes (`oneOf`). */
+export function oneOf<T extends TSchema[]>(...schemas: T): TUnsafe<Static<T[number]>> {
+  return Type.Unsafe<Static<T[number]>>({ oneOf: schemas });
+}
+
+/** A loose object: these keys must be present, any others may be. */
+export function loose(required: string[]): TUnsafe<Record<string, unknown>> {
+  return Type.Unsafe<Record<string, unknown>>({ type: "object", required });
 }

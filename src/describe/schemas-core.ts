@@ -1,231 +1,189 @@
 /**
- * JSON Schemas of the data of the core verbs (add, work, status, list, show,
- * output, workers, stop) and the row shapes they share. Mirrors the result
- * types in `src/ops/` and `src/worker/loop.ts`; the contract test validates
- * real output against them.
+ * The data of the core verbs (add, work, status, list, show, output, workers,
+ * stop), each written once as a JSON Schema with its TypeScript type derived
+ * from it (docs/contract.md "JSON Schema export"); the rows they share are in
+ * ./schemas-rows.ts. The contract test validates real output against them.
+ * Times are epoch seconds.
  */
+import { ATTEMPT_STATES } from "../store/model.ts";
 import {
-  ATTEMPT_STATES,
-  EVENTS,
-  FAIL_FAST_MODES,
-  FAILURE_REASONS,
-  JOB_STATES,
-  REPORTED_STATES,
-} from "../store/model.ts";
-import { arrayOf, bool, enumOf, int, type JsonSchema, mapOf, nullable, num, object, oneOf, str } from "./schema-kit.ts";
+  arrayOf,
+  bool,
+  enumOf,
+  int,
+  type JsonSchema,
+  mapOf,
+  nullable,
+  num,
+  object,
+  oneOf,
+  optional,
+  type Static,
+  str,
+} from "./schema-kit.ts";
+import {
+  addedJob,
+  attempt,
+  batchSummary,
+  failureGroup,
+  jobEvent,
+  jobSummary,
+  jobSummaryProps,
+  stateCounts,
+  streamView,
+  stringMap,
+  workerHealth,
+  workerView,
+} from "./schemas-rows.ts";
 
-/** A job state. */
-export const jobState = enumOf(JOB_STATES);
-/** A string-to-string map (tags, env). */
-export const stringMap = mapOf(str);
+/** `add --json` data: the job added, or `{count, jobs}` with `--from`. */
+export const addData = oneOf(addedJob, object({ count: int, jobs: arrayOf(addedJob) }));
+/** `add --json` data (see {@link addData}). */
+export type AddData = Static<typeof addData>;
 
-/** A ledger row. */
-export const jobEvent = object({
-  id: int,
-  job_id: int,
-  at: num,
-  event: enumOf(EVENTS),
-  worker_id: nullable(str),
-  detail: nullable(str),
-});
-
-/** A job as `list` reports it (no env values). */
-const jobSummaryProps: Record<string, JsonSchema> = {
-  id: int,
-  state: jobState,
-  queue: str,
-  priority: int,
-  argv: arrayOf(str),
-  attempts: int,
-  crashes: int,
-  attempts_total: int,
-  max_retries: int,
-  max_crashes: nullable(int),
-  timeout_seconds: num,
-  created_at: num,
-  next_run_at: num,
-  started_at: nullable(num),
-  finished_at: nullable(num),
-  last_exit_code: nullable(int),
-  last_error: nullable(str),
-  idempotency_key: nullable(str),
-  tags: stringMap,
-  note: nullable(str),
-  cwd: nullable(str),
-  env_keys: arrayOf(str),
-  locked_by: nullable(str),
-  scheduled: bool,
-  batch: nullable(str),
-  waiting_on: arrayOf(int),
-};
-/** A batch with its counts and verdict (src/ops/batch.ts BatchSummary). */
-export const batchSummary = object({
-  name: str,
-  created_at: num,
-  sealed: bool,
-  sealed_at: nullable(num),
-  fail_fast: nullable(enumOf(FAIL_FAST_MODES)),
-  failed: bool,
-  failed_at: nullable(num),
-  failed_job_id: nullable(int),
-  total: int,
-  counts: object(Object.fromEntries(JOB_STATES.map((s) => [s, int]))),
-  settled: bool,
-  all_succeeded: nullable(bool),
-});
-
-/** A job summary. */
-export const jobSummary = object(jobSummaryProps);
-
-/** An attempt row. */
-export const attempt = object(
-  {
-    job_id: int,
-    attempt_no: int,
-    state: enumOf(ATTEMPT_STATES),
-    worker_id: str,
-    worker_pid: int,
-    pgid: nullable(int),
-    pgid_start_time: nullable(str),
-    started_at: num,
-    finished_at: nullable(num),
-    exit_code: nullable(int),
-    signal: nullable(int),
-    error: nullable(str),
-    failure_reason: nullable(enumOf(FAILURE_REASONS)),
-    stdout_path: str,
-    stderr_path: str,
-    stderr_last_line: nullable(str),
-    worker_start_time: nullable(str),
-    stderr_signature: nullable(str),
-    host: nullable(str),
-  },
-  ["host"],
-);
-
-/** A failure group (`list --group`; docs/architecture.md "Triage"): jobs that failed alike. */
-export const failureGroup = object(
-  {
-    signature: object({
-      state: enumOf(["dead", "canceled"]),
-      failure_reason: nullable(enumOf(FAILURE_REASONS)),
-      exit_code: nullable(int),
-      signal: nullable(int),
-      stderr: str,
-    }),
-    text: str,
-    count: int,
-    job_ids: arrayOf(int),
-    lanes: arrayOf(str),
-    first_seen: num,
-    last_seen: num,
-    example: object({ job_id: int, argv: arrayOf(str), stderr_line: str }),
-    closed_dependents: arrayOf(int),
-  },
-  ["closed_dependents"],
-);
-
-/** What `add` reports per job. */
-export const addedJob = object({
-  job_id: int,
-  state: jobState,
-  queue: str,
-  priority: int,
-  next_run_at: num,
-  cwd: nullable(str),
-  env_keys: arrayOf(str),
-  deduplicated: bool,
-});
-
-const counts = object(Object.fromEntries(REPORTED_STATES.map((s) => [s, int])));
-const streamView = object({ path: nullable(str), missing: bool, size_bytes: int, text: str, truncated: bool });
-/** A running job's worker as the views judge it (docs/architecture.md "Dead workers in the views"). */
-const workerHealth = object({
-  job_id: int,
-  worker_id: nullable(str),
-  worker_pid: nullable(int),
-  worker_host: str,
-  worker_state: enumOf(["live", "stale", "dead", "lease_expired"]),
-  heartbeat_age_seconds: num,
-  fate: str,
-});
-
-const workerView = object({
+/** What a worker did, as `work --json` reports it. */
+export const workSummary = object({
   worker_id: str,
-  pid: int,
-  host: str,
-  queue: str,
-  status: enumOf(["live", "stale", "lease_expired", "stopped", "dead"]),
-  started_at: num,
-  heartbeat_at: num,
-  stopped_at: nullable(num),
-  stop_requested: bool,
-  running_jobs: arrayOf(int),
+  executed: int,
+  succeeded: int,
+  failed: int,
+  reaped: int,
+  claimed: bool,
+  drained: bool,
+  job_ids: arrayOf(int),
 });
+/** `work --json` data (see {@link workSummary}). */
+export type WorkSummary = Static<typeof workSummary>;
+
+/** A paused lane as `status --json` reports it. */
+export const pausedLane = object({
+  queue: str,
+  paused_at: num,
+  /** When it resumes by itself; null: until `spoolctl resume`. */
+  paused_until: nullable(num),
+  reason: nullable(str),
+  /** Its queued jobs, which wait. */
+  queued: int,
+});
+/** A paused lane (see {@link pausedLane}). */
+export type PausedLane = Static<typeof pausedLane>;
+
+/** A full disk of the queue, as `status --json` reports it. Bytes. */
+export const fullDisk = object({ role: enumOf(["database", "spool"]), path: str, free_bytes: int });
+/** A full disk (see {@link fullDisk}). */
+export type FullDisk = Static<typeof fullDisk>;
+
+/** A schedule as `status` shows it. */
+export const statusSchedule = object({
+  name: str,
+  paused: bool,
+  /** The next slot (null while paused). */
+  next_slot: nullable(num),
+  last_job_id: nullable(int),
+  last_job_state: nullable(str),
+});
+/** A schedule in `status` (see {@link statusSchedule}). */
+export type StatusSchedule = Static<typeof statusSchedule>;
+
+/** `status --json` data. */
+export const statusData = object({
+  counts: stateCounts,
+  scheduled: int,
+  queues: mapOf(object({ ...stateCounts.properties, scheduled: int })),
+  recent_dead: arrayOf(jobSummary),
+  /** Registered workers judged alive and heartbeating (a `stale` one is not counted). */
+  live_workers: int,
+  /**
+   * Running jobs whose worker is not live (dead, lease expired, or not
+   * heartbeating), with what will happen to each (docs/architecture.md "Dead
+   * workers in the views"); at most 1000.
+   */
+  stranded: arrayOf(workerHealth),
+  /** Lanes paused now (docs/architecture.md "Lanes and slots"), by name. */
+  paused_lanes: arrayOf(pausedLane),
+  /** Queued jobs that wait for other jobs: how many, and the oldest 10 with what each waits on (docs/architecture.md "Dependencies"). */
+  waiting_on_needs: object({ count: int, jobs: arrayOf(object({ job_id: int, waiting_on: arrayOf(int) })) }),
+  /**
+   * Disks of the queue on this host that are full (docs/architecture.md
+   * "Storage conditions"): workers pause claiming meanwhile. Set by the
+   * `status` verb, which knows where the queue lives.
+   */
+  full_disks: optional(arrayOf(fullDisk)),
+  /** The recurring schedules, when there are any (docs/architecture.md "Recurring jobs"). */
+  schedules: optional(arrayOf(statusSchedule)),
+  /** `status --batch NAME`: that batch's counts and verdict (docs/architecture.md "Batches"). */
+  batch: optional(batchSummary),
+});
+/** `status --json` data (see {@link statusData}). */
+export type StatusData = Static<typeof statusData>;
+
+/** A page of `list`: a running job says whether its worker is still there (`worker_health`, null otherwise). */
+export const listedJobs = object({
+  count: int,
+  jobs: arrayOf(object({ ...jobSummaryProps, worker_health: nullable(workerHealth) })),
+});
+/** A page of jobs (see {@link listedJobs}). */
+export type ListedJobs = Static<typeof listedJobs>;
+
+/** `list --group` data: the failure groups of the dead (or canceled) jobs selected. */
+export const groupedList = object({
+  /** Number of groups. */
+  count: int,
+  /** Number of jobs in all groups. */
+  job_count: int,
+  groups: arrayOf(failureGroup),
+});
+/** `list --group` data (see {@link groupedList}). */
+export type GroupedList = Static<typeof groupedList>;
+
+/** `list --json` data: a page of jobs, or the groups with `--group`. */
+export const listData = oneOf(listedJobs, groupedList);
+/** `list --json` data (see {@link listData}). */
+export type ListData = Static<typeof listData>;
+
+/** `show` data: the whole row (env values included), its worker's health while running, attempts and events. */
+export const jobDetail = object({
+  job: object({
+    ...jobSummaryProps,
+    env: stringMap,
+    cancel_requested: bool,
+    locked_pid: nullable(int),
+    heartbeat_at: nullable(num),
+  }),
+  worker_health: nullable(workerHealth),
+  attempts: arrayOf(attempt),
+  events: arrayOf(jobEvent),
+});
+/** `show --json` data (see {@link jobDetail}). */
+export type JobDetail = Static<typeof jobDetail>;
+
+/** One attempt's output: the streams asked for. */
+export const attemptOutput = object({
+  job_id: int,
+  attempt_no: int,
+  state: enumOf(ATTEMPT_STATES),
+  stdout: optional(streamView),
+  stderr: optional(streamView),
+});
+/** One attempt's output (see {@link attemptOutput}). */
+export type AttemptOutput = Static<typeof attemptOutput>;
+
+/** `workers --json` data. */
+export const workersData = object({ count: int, workers: arrayOf(workerView) });
+
+/** `stop --json` data: the workers asked to stop, and with `--wait` those that stopped (else null). */
+export const stopData = object({ requested: arrayOf(str), stopped: nullable(arrayOf(str)) });
+/** `stop --json` data (see {@link stopData}). */
+export type StopData = Static<typeof stopData>;
 
 /** Data schemas of the core verbs, by verb name. */
 export const CORE_DATA_SCHEMAS: Record<string, JsonSchema> = {
-  add: oneOf(addedJob, object({ count: int, jobs: arrayOf(addedJob) })),
-  work: object({
-    worker_id: str,
-    executed: int,
-    succeeded: int,
-    failed: int,
-    reaped: int,
-    claimed: bool,
-    drained: bool,
-    job_ids: arrayOf(int),
-  }),
-  status: object(
-    {
-      counts,
-      scheduled: int,
-      queues: mapOf(object({ ...Object.fromEntries(REPORTED_STATES.map((s) => [s, int])), scheduled: int })),
-      recent_dead: arrayOf(jobSummary),
-      live_workers: int,
-      stranded: arrayOf(workerHealth),
-      paused_lanes: arrayOf(
-        object({ queue: str, paused_at: num, paused_until: nullable(num), reason: nullable(str), queued: int }),
-      ),
-      waiting_on_needs: object({ count: int, jobs: arrayOf(object({ job_id: int, waiting_on: arrayOf(int) })) }),
-      full_disks: arrayOf(object({ role: enumOf(["database", "spool"]), path: str, free_bytes: int })),
-      schedules: arrayOf(
-        object({
-          name: str,
-          paused: bool,
-          next_slot: nullable(num),
-          last_job_id: nullable(int),
-          last_job_state: nullable(str),
-        }),
-      ),
-      batch: batchSummary,
-    },
-    ["full_disks", "schedules", "batch"],
-  ),
-  list: oneOf(
-    object({ count: int, jobs: arrayOf(object({ ...jobSummaryProps, worker_health: nullable(workerHealth) })) }),
-    object({ count: int, job_count: int, groups: arrayOf(failureGroup) }),
-  ),
-  show: object({
-    job: object({
-      ...jobSummaryProps,
-      env: stringMap,
-      cancel_requested: bool,
-      locked_pid: nullable(int),
-      heartbeat_at: nullable(num),
-    }),
-    worker_health: nullable(workerHealth),
-    attempts: arrayOf(attempt),
-    events: arrayOf(jobEvent),
-  }),
-  output: object({
-    attempts: arrayOf(
-      object({ job_id: int, attempt_no: int, state: enumOf(ATTEMPT_STATES), stdout: streamView, stderr: streamView }, [
-        "stdout",
-        "stderr",
-      ]),
-    ),
-  }),
-  workers: object({ count: int, workers: arrayOf(workerView) }),
-  stop: object({ requested: arrayOf(str), stopped: nullable(arrayOf(str)) }),
+  add: addData,
+  work: workSummary,
+  status: statusData,
+  list: listData,
+  show: jobDetail,
+  output: object({ attempts: arrayOf(attemptOutput) }),
+  workers: workersData,
+  stop: stopData,
 };

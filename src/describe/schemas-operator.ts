@@ -1,10 +1,10 @@
 /**
- * JSON Schemas of the data of the operator and contract verbs (wait, feedback,
- * retry, cancel, prune, events, config-*, doctor, capabilities, schema, brief,
+ * JSON Schemas of the data of the operator and contract verbs (retry, rerun,
+ * events, config-*, doctor, capabilities, schema, brief,
  * enqueue), and of the `events --follow` stream frames. Mirrors the result
  * types in `src/ops/`.
  */
-import { FAILURE_REASONS, JOB_STATES } from "../store/model.ts";
+import { SETTING_KEYS } from "../ops/settings.ts";
 import {
   any,
   arrayOf,
@@ -13,208 +13,177 @@ import {
   enumOf,
   int,
   type JsonSchema,
+  loose,
   mapOf,
   nullable,
   num,
   object,
   oneOf,
+  optional,
+  type Static,
   str,
 } from "./schema-kit.ts";
-import { addedJob, batchSummary, jobEvent, jobState } from "./schemas-core.ts";
-
-/** `LANE_UNKNOWN`'s data: the lanes in use when nothing named the lane, else null. */
-const unknownLane = nullable(object({ lanes_in_use: arrayOf(str) }));
+import { addedJob, jobEvent } from "./schemas-rows.ts";
 
 const SOURCES = ["flag", "environment", "project_config", "default"] as const;
 
-const streamTail = object({ path: nullable(str), missing: bool, size_bytes: int, tail: str, truncated: bool });
 const fromTo = object({ from: int, to: int });
-/** `changed` only when the retry set new settings (`--timeout`, `--max-retries`, `--env`: names only). */
-const retried = object(
-  {
-    job_id: int,
-    state: constant("queued"),
-    changed: object({ timeout_seconds: fromTo, max_retries: fromTo, env_set: arrayOf(str) }, [
-      "timeout_seconds",
-      "max_retries",
-      "env_set",
-    ]),
-    revived: arrayOf(int),
-  },
-  ["changed", "revived"],
+/** One requeued job, as `retry --json` reports it; `changed` only when the retry changed settings (`--timeout`, `--max-retries`, `--env`: env by key only, values stay out of the ledger). */
+export const retriedJob = object({
+  job_id: int,
+  state: constant("queued"),
+  changed: optional(
+    object({
+      timeout_seconds: optional(fromTo),
+      max_retries: optional(fromTo),
+      env_set: optional(arrayOf(str)),
+    }),
+  ),
+  /** Dependents its failure had closed, queued again with it (docs/architecture.md "Dependencies"); absent when none. */
+  revived: optional(arrayOf(int)),
+});
+/** One requeued job (see {@link retriedJob}). */
+export type RetriedJob = Static<typeof retriedJob>;
+
+/** `retry --json` data: one job, or `{count, jobs}` for several or `--all` (`dry_run` set by --dry-run: nothing was requeued). */
+export const retryData = oneOf(
+  retriedJob,
+  object({ count: int, jobs: arrayOf(retriedJob), dry_run: optional(constant(true)), revived: optional(arrayOf(int)) }),
 );
-const canceled = object({ job_id: int, state: enumOf(["canceled", "running"]), was_running: bool });
-const setting = {
-  key: enumOf(["max_retries", "timeout", "backoff_base", "backoff_cap", "output_cap", "retry_spawn_failures"]),
+/** `retry --json` data (see {@link retryData}). */
+export type RetryData = Static<typeof retryData>;
+/** A setting as `config get|set|show` report it. */
+const settingProps = {
+  key: enumOf(SETTING_KEYS),
   value: num,
   default: num,
+  /** `database` when set with `config set`, else `default`. */
   source: enumOf(["database", "default"]),
   unit: str,
+  /** When the setting takes effect. */
   applies_at: enumOf(["add", "retry", "run"]),
   description: str,
 };
-const check = object({
+/** A setting as `config get` reports it. */
+export const settingView = object(settingProps);
+/** A setting (see {@link settingProps}). */
+export type SettingView = Static<typeof settingView>;
+/** `config set --json` data: the setting and its value before. */
+export const settingSet = object({ ...settingProps, previous: num });
+/** `config set --json` data (see {@link settingSet}). */
+export type SettingSet = Static<typeof settingSet>;
+/** `config unset --json` data: the setting, and whether a stored value was removed. */
+export const settingUnset = object({ ...settingProps, removed: bool });
+/** `config unset --json` data (see {@link settingUnset}). */
+export type SettingUnset = Static<typeof settingUnset>;
+
+/** `config show` data: where the queue is and why, and the settings (null when the path cannot be resolved). */
+export const configShowData = object({
+  config_path: str,
+  config_exists: bool,
+  config_valid: bool,
+  config_problem: nullable(str),
+  ignored_keys: arrayOf(str),
+  precedence: arrayOf(enumOf(SOURCES)),
+  sources: object({ db_path: nullable(enumOf(SOURCES)) }),
+  values: object({ db_path: nullable(str), spool_dir: nullable(str) }),
+  settings: nullable(mapOf(settingView)),
+});
+/** `config show` data (see {@link configShowData}). */
+export type ConfigShowData = Static<typeof configShowData>;
+
+/** `config validate` data. */
+export const configValidation = object({
+  config_path: str,
+  exists: bool,
+  valid: bool,
+  problem: nullable(str),
+  format: constant("json"),
+  schema_version: constant(1),
+  recognized_keys: arrayOf(str),
+  unknown_keys: arrayOf(str),
+});
+/** `config validate` data (see {@link configValidation}). */
+export type ConfigValidation = Static<typeof configValidation>;
+/** One doctor check. `blocked_by` names the failed check that made this one skip. */
+export const doctorCheck = object({
   id: str,
   status: enumOf(["pass", "warn", "fail", "skip"]),
   message: str,
   remediation: nullable(str),
   blocked_by: nullable(str),
 });
-/** Loose object: these keys must be present, anything else may be. */
-const loose = (required: string[]): JsonSchema => ({ type: "object", required });
+/** One doctor check (see {@link doctorCheck}). */
+export type DoctorCheck = Static<typeof doctorCheck>;
+
+/** `doctor --json` data. `ready` is false when any check failed. */
+export const doctorData = object({
+  ready: bool,
+  checks: arrayOf(doctorCheck),
+  summary: object({ passed: int, warnings: int, failed: int, skipped: int }),
+  config: object({
+    config_exists: bool,
+    config_path: nullable(str),
+    config_valid: bool,
+    db_path: nullable(str),
+    db_source: nullable(enumOf(SOURCES)),
+  }),
+  versions: object({ contract_version: str, schema_version: int, tool_version: str, bun_version: str }),
+});
+/** `doctor --json` data (see {@link doctorData}). */
+export type DoctorData = Static<typeof doctorData>;
+
+/** One line of output as `output --follow --all --json` streams it (`text` without its newline). */
+export const followedLine = object({ job: int, attempt: int, stream: enumOf(["stdout", "stderr"]), text: str });
+/** One followed line (see {@link followedLine}). */
+export type FollowedLine = Static<typeof followedLine>;
+
+/** `brief --json` data. `approx_tokens` is characters / 4, rounded up. */
+export const briefData = object({ text: str, approx_tokens: int, budget_tokens: int });
+/** `brief --json` data (see {@link briefData}). */
+export type BriefData = Static<typeof briefData>;
+
+/** `enqueue --json` data: the job added, as `add` reports it, and the caller's id. */
+export const enqueueData = object({ ...addedJob.properties, id: str });
+/** `enqueue --json` data (see {@link enqueueData}). */
+export type EnqueueData = Static<typeof enqueueData>;
 
 /** A control frame of `events --follow --json`. */
 export const controlFrame = object({
-  control: object(
-    {
-      type: enumOf(["end", "error"]),
-      reason: enumOf(["max_events", "idle_timeout", "signal", "storage_error"]),
-      events: int,
-      cursor: int,
-      code: str,
-      message: str,
-      exit_code: int,
-    },
-    ["events", "cursor", "code", "message", "exit_code"],
-  ),
+  control: object({
+    type: enumOf(["end", "error"]),
+    reason: enumOf(["max_events", "idle_timeout", "signal", "storage_error"]),
+    events: optional(int),
+    cursor: optional(int),
+    code: optional(str),
+    message: optional(str),
+    exit_code: optional(int),
+  }),
 });
 
 /** Schemas of raw stream frames, by stream name. */
 export const STREAM_SCHEMAS: Record<string, JsonSchema> = {
   events_follow: oneOf(jobEvent, controlFrame),
   events_follow_data: jobEvent,
-  /** `output --follow --all --json`: one line of a job's output (src/commands/follow-all.ts FollowedLine). */
-  output_follow_all: object({ job: int, attempt: int, stream: enumOf(["stdout", "stderr"]), text: str }),
+  output_follow_all: followedLine,
 };
-
-/** One lane as `lane list` shows it (src/ops/lanes.ts LaneView). */
-const laneView = object({
-  queue: str,
-  queued: int,
-  running: int,
-  slots: nullable(int),
-  paused: bool,
-  paused_at: nullable(num),
-  paused_until: nullable(num),
-  pause_reason: nullable(str),
-  workers: int,
-});
 
 /** Data schemas of the operator and contract verbs, by verb name. */
 export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
-  wait: object(
-    {
-      all_succeeded: bool,
-      jobs: mapOf(object({ attempts: int, last_error: nullable(str), last_exit_code: nullable(int), state: jobState })),
-      counts: object(Object.fromEntries(JOB_STATES.map((s) => [s, int]))),
-      batch: batchSummary,
-    },
-    ["counts", "batch"],
-  ),
-  "batch-seal": batchSummary,
-  "batch-show": batchSummary,
-  "batch-list": object({ batches: arrayOf(batchSummary) }),
-  pause: object({
-    queue: str,
-    paused_at: num,
-    paused_until: nullable(num),
-    reason: nullable(str),
-    running: int,
-    queued: int,
-    replaced: nullable(object({ reason: nullable(str), paused_until: nullable(num) })),
-    unknown_lane: unknownLane,
-  }),
-  resume: object({ queue: str, was_paused: bool, queued: int }),
-  "lane-list": object({ count: int, lanes: arrayOf(laneView) }),
-  "lane-set": object({ queue: str, slots: nullable(int), running: int, unknown_lane: unknownLane }),
-  feedback: object({
-    job_id: int,
-    state: jobState,
-    terminal: bool,
-    succeeded: nullable(bool),
-    attempts: int,
-    attempts_total: int,
-    latest_attempt_no: nullable(int),
-    exit_code: nullable(int),
-    failure_reason: nullable(enumOf(FAILURE_REASONS)),
-    last_error: nullable(str),
-    duration_seconds: nullable(num),
-    remediation: nullable(str),
-    streams: object({ stdout: streamTail, stderr: streamTail }),
-  }),
-  retry: oneOf(
-    retried,
-    object({ count: int, jobs: arrayOf(retried), dry_run: constant(true), revived: arrayOf(int) }, [
-      "dry_run",
-      "revived",
-    ]),
-  ),
+  retry: retryData,
   rerun: object({
     job_id: int,
     state: constant("queued"),
     from: enumOf(["done", "dead", "canceled"]),
     next_attempt_no: int,
   }),
-  cancel: oneOf(canceled, object({ count: int, jobs: arrayOf(canceled) })),
-  delete: object({
-    count: int,
-    job_ids: arrayOf(int),
-    deleted_attempts: int,
-    deleted_events: int,
-    freed_bytes: int,
-    irreversible: bool,
-  }),
-  prune: object(
-    {
-      actual: bool,
-      dry_run: bool,
-      irreversible: bool,
-      matched: int,
-      deleted_jobs: int,
-      deleted_attempts: int,
-      deleted_events: int,
-      freed_bytes: int,
-    },
-    ["irreversible"],
-  ),
   events: object({ count: int, events: arrayOf(jobEvent) }),
-  "config-show": object({
-    config_path: str,
-    config_exists: bool,
-    config_valid: bool,
-    config_problem: nullable(str),
-    ignored_keys: arrayOf(str),
-    precedence: arrayOf(enumOf(SOURCES)),
-    sources: object({ db_path: nullable(enumOf(SOURCES)) }),
-    values: object({ db_path: nullable(str), spool_dir: nullable(str) }),
-    settings: nullable(mapOf(object(setting))),
-  }),
-  "config-validate": object({
-    config_path: str,
-    exists: bool,
-    valid: bool,
-    problem: nullable(str),
-    format: constant("json"),
-    schema_version: constant(1),
-    recognized_keys: arrayOf(str),
-    unknown_keys: arrayOf(str),
-  }),
-  "config-get": object(setting),
-  "config-set": object({ ...setting, previous: num }),
-  "config-unset": object({ ...setting, removed: bool }),
-  doctor: object({
-    ready: bool,
-    checks: arrayOf(check),
-    summary: object({ passed: int, warnings: int, failed: int, skipped: int }),
-    config: object({
-      config_exists: bool,
-      config_path: nullable(str),
-      config_valid: bool,
-      db_path: nullable(str),
-      db_source: nullable(enumOf(SOURCES)),
-    }),
-    versions: object({ contract_version: str, schema_version: int, tool_version: str, bun_version: str }),
-  }),
+  "config-show": configShowData,
+  "config-validate": configValidation,
+  "config-get": settingView,
+  "config-set": settingSet,
+  "config-unset": settingUnset,
+  doctor: doctorData,
   capabilities: loose([
     "tool_name",
     "tool_version",
@@ -238,6 +207,6 @@ export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
     "output_modes",
   ]),
   schema: object({ dialect: str, envelope_schema: any, verbs: mapOf(any), streams: mapOf(any) }),
-  brief: object({ text: str, approx_tokens: int, budget_tokens: int }),
-  enqueue: object({ ...(addedJob.properties as Record<string, JsonSchema>), id: str }),
+  brief: briefData,
+  enqueue: enqueueData,
 };

@@ -1,46 +1,96 @@
 /**
- * JSON Schemas of the data of `report` and `completion`, mirroring
- * `ReportData` (src/ops/report.ts) and `CompletionData`
- * (src/commands/completion.ts). Times are epoch seconds.
+ * The data of `report` and `completion`, each written once as a JSON Schema
+ * with its TypeScript type derived from it (docs/contract.md "JSON Schema
+ * export"); src/ops/report.ts and src/commands/completion.ts use the types.
+ * Times are epoch seconds.
  */
 import { FAILURE_REASONS } from "../store/model.ts";
-import { arrayOf, bool, enumOf, int, type JsonSchema, mapOf, nullable, num, object, str } from "./schema-kit.ts";
-import { jobState, stringMap } from "./schemas-core.ts";
+import {
+  arrayOf,
+  bool,
+  enumOf,
+  int,
+  type JsonSchema,
+  mapOf,
+  nullable,
+  num,
+  object,
+  optional,
+  type Static,
+  str,
+} from "./schema-kit.ts";
+import { jobState, stringMap } from "./schemas-rows.ts";
 
-const totals = object({ jobs: int, passed: int, failed: int, skipped: int, pending: int, time_seconds: num });
+/** Counts of a set of cases. */
+export const reportTotals = object({
+  jobs: int,
+  passed: int,
+  failed: int,
+  skipped: int,
+  pending: int,
+  time_seconds: num,
+});
+/** Counts of a set of cases (see {@link reportTotals}). */
+export type ReportTotals = Static<typeof reportTotals>;
 
-const reportCase = object({
+/** One job as a test case; `time_seconds` sums its attempts' run time. */
+export const reportCase = object({
   id: int,
   queue: str,
   state: jobState,
+  /** How a job reads as a test case: done → passed, dead → failed, canceled → skipped, queued/running → pending. */
   result: enumOf(["passed", "failed", "skipped", "pending"]),
   argv: arrayOf(str),
   tags: stringMap,
+  /** Attempts started (all kinds). */
   attempts_total: int,
   time_seconds: num,
   created_at: num,
+  /** Start of the first attempt, or null when it never ran. */
   started_at: nullable(num),
+  /** End of the last attempt, or null while it runs or when it never ran. */
   finished_at: nullable(num),
   exit_code: nullable(int),
   signal: nullable(int),
+  /** Failure reason of the last attempt that did not succeed (null when passed). */
   failure_reason: nullable(enumOf(FAILURE_REASONS)),
+  /** One line: `process_exit: exit 1`, `canceled`, `not finished: queued`; null when passed. */
   message: nullable(str),
+  /** Tails (≤ 40 lines) of the last attempt's output, for cases that did not pass; "" otherwise. */
   stderr_tail: str,
   stdout_tail: str,
 });
+/** One test case (see {@link reportCase}). */
+export type ReportCase = Static<typeof reportCase>;
+
+/** `report --json` data. */
+export const reportData = object({
+  generated_at: num,
+  /** `batch` is present when `--batch` was given. */
+  filters: object({
+    ids: arrayOf(int),
+    queue: nullable(str),
+    tags: stringMap,
+    since: nullable(num),
+    batch: optional(str),
+  }),
+  totals: reportTotals,
+  /** Totals per lane, lanes sorted by name. */
+  lanes: mapOf(reportTotals),
+  /** Oldest job first. */
+  cases: arrayOf(reportCase),
+  /** More jobs matched than `--limit`; the oldest were left out. */
+  truncated: bool,
+  /** Files written (null when not asked for). */
+  files: object({ junit: nullable(str), markdown: nullable(str) }),
+});
+/** `report --json` data (see {@link reportData}). */
+export type ReportData = Static<typeof reportData>;
+
+/** `completion --json` data: the shell and its script. */
+export const completionData = object({ shell: enumOf(["bash", "zsh", "fish"]), script: str });
+/** `completion --json` data (see {@link completionData}). */
+export type CompletionData = Static<typeof completionData>;
 
 /** Data schemas of `report` and `completion`. */
-export const REPORT_DATA_SCHEMAS: Record<string, JsonSchema> = {
-  report: object({
-    generated_at: num,
-    filters: object({ ids: arrayOf(int), queue: nullable(str), tags: stringMap, since: nullable(num), batch: str }, [
-      "batch",
-    ]),
-    totals,
-    lanes: mapOf(totals),
-    cases: arrayOf(reportCase),
-    truncated: bool,
-    files: object({ junit: nullable(str), markdown: nullable(str) }),
-  }),
-  completion: object({ shell: enumOf(["bash", "zsh", "fish"]), script: str }),
-};
+export const REPORT_DATA_SCHEMAS: Record<string, JsonSchema> = { report: reportData, completion: completionData };

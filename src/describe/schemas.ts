@@ -5,8 +5,23 @@
  * what the CLI emits.
  */
 import { ERROR_CODES, WARNING_CODES } from "../contract/errors.ts";
-import { any, arrayOf, bool, DIALECT, enumOf, int, type JsonSchema, nullable, object, str } from "./schema-kit.ts";
+import {
+  any,
+  anyObject,
+  arrayOf,
+  bool,
+  DIALECT,
+  enumOf,
+  int,
+  type JsonSchema,
+  nullable,
+  object,
+  optional,
+  str,
+} from "./schema-kit.ts";
 import { CORE_DATA_SCHEMAS } from "./schemas-core.ts";
+import { JOB_DATA_SCHEMAS } from "./schemas-jobs.ts";
+import { LANE_DATA_SCHEMAS } from "./schemas-lanes.ts";
 import { OPERATOR_DATA_SCHEMAS, STREAM_SCHEMAS } from "./schemas-operator.ts";
 import { RECURRING_DATA_SCHEMAS } from "./schemas-recurring.ts";
 import { REPORT_DATA_SCHEMAS } from "./schemas-reports.ts";
@@ -14,6 +29,8 @@ import { REPORT_DATA_SCHEMAS } from "./schemas-reports.ts";
 /** Data schemas of every verb that has one, by verb name. */
 export const DATA_SCHEMAS: Record<string, JsonSchema> = {
   ...CORE_DATA_SCHEMAS,
+  ...LANE_DATA_SCHEMAS,
+  ...JOB_DATA_SCHEMAS,
   ...OPERATOR_DATA_SCHEMAS,
   ...REPORT_DATA_SCHEMAS,
   ...RECURRING_DATA_SCHEMAS,
@@ -21,29 +38,25 @@ export const DATA_SCHEMAS: Record<string, JsonSchema> = {
 
 /** The envelope: `{ok, tool_version, data, meta, warnings, commands, errors}`. */
 export function envelopeSchema(): JsonSchema {
-  const errorObject = object(
-    {
-      code: enumOf(Object.keys(ERROR_CODES)),
-      message: str,
-      exit_code: int,
-      remediation: str,
-      did_you_mean: nullable(str),
-      detail: { type: "object" },
-    },
-    ["did_you_mean", "detail"],
-  );
-  const meta = object(
-    {
-      request_id: str,
-      ts_iso: str,
-      elapsed_ms: int,
-      contract_version: str,
-      data_hash: str,
-      pagination: object({ cursor: int, first_id: nullable(int), limit: int, truncated: bool }, ["limit", "truncated"]),
-      wait: object({ reason: enumOf(["records_available", "timeout"]), waited_ms: int }),
-    },
-    ["pagination", "wait"],
-  );
+  const errorObject = object({
+    code: enumOf(Object.keys(ERROR_CODES)),
+    message: str,
+    exit_code: int,
+    remediation: str,
+    did_you_mean: optional(nullable(str)),
+    detail: optional(anyObject),
+  });
+  const meta = object({
+    request_id: str,
+    ts_iso: str,
+    elapsed_ms: int,
+    contract_version: str,
+    data_hash: str,
+    pagination: optional(
+      object({ cursor: int, first_id: nullable(int), limit: optional(int), truncated: optional(bool) }),
+    ),
+    wait: optional(object({ reason: enumOf(["records_available", "timeout"]), waited_ms: int })),
+  });
   return {
     $schema: DIALECT,
     ...object({

@@ -9,20 +9,12 @@
 import { statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { SpoolError, type Warning } from "../contract/errors.ts";
+import type { AddedJob } from "../describe/schemas-rows.ts";
 import type { Job, NewJob } from "../store/model.ts";
 import type { JobSpec } from "./job-spec.ts";
 
-/** The result of adding one job, as `add --json` reports it. */
-export interface AddedJob {
-  job_id: number;
-  state: Job["state"];
-  queue: string;
-  priority: number;
-  next_run_at: number;
-  cwd: string | null;
-  env_keys: string[];
-  deduplicated: boolean;
-}
+// Defined once, as the JSON Schema `spoolctl schema` prints.
+export type { AddedJob };
 
 /**
  * The paths of a job without a cwd that will be resolved in the worker's

@@ -4,7 +4,8 @@
  * and its verdict. No I/O; the store's batch operations do the writing.
  */
 import { invalidValue, SpoolError } from "../contract/errors.ts";
-import type { BatchView, FailFastMode, JobState } from "../store/model.ts";
+import type { BatchSummary } from "../describe/schemas-rows.ts";
+import type { BatchView, FailFastMode } from "../store/model.ts";
 
 /** What a batch name may be: 1-128 of letters, digits, `.`, `_`, `:`, `/`, `-`, `+`, `@`, `=`; starting with a letter or digit. */
 const BATCH_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/+@=-]{0,127}$/;
@@ -43,24 +44,8 @@ export function needsBatch(flag: string): SpoolError {
   });
 }
 
-/** A batch as `batch show`, `batch list` and `wait --batch --json` report it. Times are epoch seconds. */
-export interface BatchSummary {
-  name: string;
-  created_at: number;
-  sealed: boolean;
-  sealed_at: number | null;
-  fail_fast: FailFastMode | null;
-  /** Whether fail-fast failed it, and at which job. */
-  failed: boolean;
-  failed_at: number | null;
-  failed_job_id: number | null;
-  total: number;
-  counts: Record<JobState, number>;
-  /** Sealed with nothing queued or running, or failed by fail-fast ({@link batchSettled}). */
-  settled: boolean;
-  /** The verdict once settled: all its jobs done (an empty batch succeeded); null while it is not settled. */
-  all_succeeded: boolean | null;
-}
+// Defined once, as the JSON Schema `spoolctl schema` prints.
+export type { BatchSummary };
 
 /**
  * Whether a batch is settled (docs/architecture.md "Batches"): failed by

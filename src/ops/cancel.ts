@@ -8,18 +8,13 @@
  */
 
 import { SpoolError, type Warning } from "../contract/errors.ts";
+import type { CanceledJob } from "../describe/schemas-jobs.ts";
 import type { Job } from "../store/model.ts";
 import { canTransition, isTerminal } from "./states.ts";
 import type { WorkerHealth } from "./worker-health.ts";
 
-/** One canceled job, as `cancel --json` reports it. */
-export interface CanceledJob {
-  job_id: number;
-  /** `canceled`, or `running` while its worker has yet to stop it. */
-  state: "canceled" | "running";
-  /** True when the cancel was handed to the running job's worker (state stays `running` until it acts). */
-  was_running: boolean;
-}
+// Defined once, as the JSON Schemas `spoolctl schema` prints.
+export type { CanceledJob };
 
 /**
  * Raises unless `job` may be canceled: `CONFLICT` when it is terminal,

@@ -8,6 +8,7 @@
 import { resolve } from "node:path";
 import { SpoolError } from "../contract/errors.ts";
 import { closest } from "../contract/flags.ts";
+import type { ConfigValidation, SettingView } from "../describe/schemas-operator.ts";
 import {
   CONFIG_FILE,
   CONFIG_KEYS,
@@ -24,7 +25,7 @@ import { parseDuration, parseInteger, parseNumber, parseTimeout } from "./values
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
 /** When a setting takes effect. */
-export type AppliesAt = "add" | "retry" | "run";
+export type AppliesAt = SettingView["applies_at"];
 
 /** What each setting means, its bounds and its parser. */
 export const SETTINGS: Record<
@@ -97,17 +98,8 @@ export const SETTINGS: Record<
   },
 };
 
-/** A setting as `config get|set|show` report it. */
-export interface SettingView {
-  key: SettingKey;
-  value: number;
-  default: number;
-  /** `database` when set with `config set`, else `default`. */
-  source: "database" | "default";
-  unit: string;
-  applies_at: AppliesAt;
-  description: string;
-}
+// Defined once, as the JSON Schemas `spoolctl schema` prints.
+export type { ConfigValidation, SettingView };
 
 /** Canonical key from user spelling (`max-retries`, `MAX_RETRIES`). Raises `INVALID_INPUT` with a suggestion. */
 export function settingKey(raw: string): SettingKey {
@@ -168,7 +160,7 @@ export interface LocationReport {
   db_path: string | null;
   db_source: (typeof DB_PATH_PRECEDENCE)[number] | null;
   spool_dir: string | null;
-  precedence: string[];
+  precedence: (typeof DB_PATH_PRECEDENCE)[number][];
 }
 
 /** Describes the queue location without opening it. Never throws. */
@@ -188,18 +180,6 @@ export function describeLocation(flag: string | undefined, env = process.env, cw
   } catch {
     return { ...base, db_path: null, db_source: null, spool_dir: null };
   }
-}
-
-/** `config validate` data. */
-export interface ConfigValidation {
-  config_path: string;
-  exists: boolean;
-  valid: boolean;
-  problem: string | null;
-  format: "json";
-  schema_version: 1;
-  recognized_keys: string[];
-  unknown_keys: string[];
 }
 
 /**

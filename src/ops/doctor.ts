@@ -6,6 +6,7 @@
 import pkg from "../../package.json" with { type: "json" };
 import { CONTRACT_VERSION } from "../contract/envelope.ts";
 import { TOOL_VERSION } from "../contract/version.ts";
+import type { DoctorCheck, DoctorData } from "../describe/schemas-operator.ts";
 import { type StoreCheck, writableOrCreatable } from "../store/index.ts";
 import { isPgUrl } from "../store/postgres/url.ts";
 import { queueDisks } from "../store/space.ts";
@@ -15,31 +16,10 @@ import { counted } from "./values.ts";
 import type { WorkerHealth } from "./worker-health.ts";
 
 /** One check's verdict. */
-export type CheckStatus = "pass" | "warn" | "fail" | "skip";
+export type CheckStatus = DoctorCheck["status"];
 
-/** One check. `blocked_by` names the failed check that made this one skip. */
-export interface DoctorCheck {
-  id: string;
-  status: CheckStatus;
-  message: string;
-  remediation: string | null;
-  blocked_by: string | null;
-}
-
-/** `doctor --json` data. `ready` is false when any check failed. */
-export interface DoctorData {
-  ready: boolean;
-  checks: DoctorCheck[];
-  summary: { passed: number; warnings: number; failed: number; skipped: number };
-  config: {
-    config_exists: boolean;
-    config_path: string | null;
-    config_valid: boolean;
-    db_path: string | null;
-    db_source: LocationReport["db_source"];
-  };
-  versions: { contract_version: string; schema_version: number; tool_version: string; bun_version: string };
-}
+// Defined once, as the JSON Schemas `spoolctl schema` prints.
+export type { DoctorCheck, DoctorData };
 
 function check(
   id: string,

@@ -5,6 +5,8 @@
  * its variable parts masked, so `could not connect to host 3` and `… host 7`
  * are one failure. Pure functions, except {@link readLastStderrLine}.
  */
+
+import type { FailureSignature } from "../describe/schemas-rows.ts";
 import { STDERR_LINE_MAX } from "../store/attempt-types.ts";
 import { readTail } from "./output.ts";
 
@@ -107,17 +109,8 @@ export function storedSignature(line: string): string {
   return `${MASK_VERSION}|${maskLine(line)}`;
 }
 
-/** The parts of a failure signature (what makes two dead jobs one group). */
-export interface FailureSignature {
-  /** dead or canceled. */
-  state: "dead" | "canceled";
-  /** The last attempt's failure reason; "canceled" for a job canceled before it ran; null when unknown. */
-  failure_reason: string | null;
-  exit_code: number | null;
-  signal: number | null;
-  /** The last non-empty stderr line, masked ("" when there was none). */
-  stderr: string;
-}
+// Defined once, as the JSON Schema `spoolctl schema` prints.
+export type { FailureSignature };
 
 /** A stable key of a signature (for merging groups). */
 export function signatureKey(s: FailureSignature): string {

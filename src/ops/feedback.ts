@@ -4,7 +4,8 @@
  * next command to run.
  */
 import type { Warning } from "../contract/errors.ts";
-import type { Attempt, FailureReason, Job, JobState } from "../store/model.ts";
+import type { FeedbackData, StreamTail } from "../describe/schemas-jobs.ts";
+import type { Attempt, Job } from "../store/model.ts";
 import { LIMITS } from "./limits.ts";
 import type { StreamView } from "./output.ts";
 import { isTerminal } from "./states.ts";
@@ -13,36 +14,8 @@ import { durationText } from "./values.ts";
 /** The default and bounds of `--tail-bytes`. */
 export const TAIL_BYTES = { default: 2048, min: 0, max: 1024 * 1024 } as const;
 
-/** One stream's tail. */
-export interface StreamTail {
-  path: string | null;
-  missing: boolean;
-  size_bytes: number;
-  tail: string;
-  truncated: boolean;
-}
-
-/** `feedback --json` data. Times are seconds. */
-export interface FeedbackData {
-  job_id: number;
-  state: JobState;
-  terminal: boolean;
-  /** true when done, false when dead or canceled, null while queued or running. */
-  succeeded: boolean | null;
-  /** Failures charged to the retry budget. */
-  attempts: number;
-  /** Attempts started so far. */
-  attempts_total: number;
-  latest_attempt_no: number | null;
-  exit_code: number | null;
-  failure_reason: FailureReason | null;
-  last_error: string | null;
-  /** Run time of the latest finished attempt. */
-  duration_seconds: number | null;
-  /** The next command to run, or null when there is nothing to do. */
-  remediation: string | null;
-  streams: { stdout: StreamTail; stderr: StreamTail };
-}
+// Defined once, as the JSON Schemas `spoolctl schema` prints.
+export type { FeedbackData, StreamTail };
 
 /**
  * The next command for a job in its state. A job whose latest attempt timed

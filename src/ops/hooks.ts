@@ -4,6 +4,7 @@
  * triaged like any job and never lost to a crash between the outcome and its run.
  */
 import { SpoolError } from "../contract/errors.ts";
+import type { HookData } from "../describe/schemas-recurring.ts";
 import { HOOK_OUTCOMES, type Hook, type HookOutcome } from "../store/recurring.ts";
 import type { HookDraft } from "../store/verbs/hooks.ts";
 import { type AddInput, validateAddInput } from "./job-spec.ts";
@@ -26,15 +27,8 @@ export interface HookInput {
   job: AddInput;
 }
 
-/** A hook as `hook list --json` shows it. */
-export interface HookData {
-  name: string;
-  on: HookOutcome;
-  queue: string | null;
-  tag: string | null;
-  run_queue: string;
-  argv: string[];
-}
+// Defined once, as the JSON Schema `spoolctl schema` prints.
+export type { HookData };
 
 /** A stored hook as {@link HookData}. */
 export function hookData(h: Hook): HookData {

@@ -3,9 +3,13 @@
  * (read by the verbs of src/store/verbs/jobs.ts), parsing of `--state`.
  */
 import { invalidValue, SpoolError } from "../contract/errors.ts";
-import { type Attempt, JOB_STATES, type Job, type JobEvent, type JobFilter, type JobState } from "../store/model.ts";
+import type { JobDetail, ListedJobs } from "../describe/schemas-core.ts";
+import type { AttemptWithHost, JobSummary } from "../describe/schemas-rows.ts";
+import { JOB_STATES, type Job, type JobFilter, type JobState } from "../store/model.ts";
 import { LIMITS } from "./limits.ts";
-import type { WorkerHealth } from "./worker-health.ts";
+
+// Defined once, as the JSON Schemas `spoolctl schema` prints.
+export type { AttemptWithHost, JobDetail };
 
 /** QueueCTL spellings of states (docs/architecture.md "Job states"). */
 const STATE_ALIASES: Record<string, JobState> = { pending: "queued", processing: "running", completed: "done" };
@@ -79,41 +83,6 @@ export function jobNotFound(ref: string, parsed: JobRef, remediation = JOB_NOT_F
   return new SpoolError("NOT_FOUND", `no job with id or key ${JSON.stringify(ref)}`, { remediation });
 }
 
-/** A job as `list --json` reports it: the row without env values (docs/architecture.md "Adding a job": env values only in `show`). */
-export interface JobSummary {
-  id: number;
-  state: JobState;
-  queue: string;
-  priority: number;
-  argv: string[];
-  /** Failures charged to the retry budget. */
-  attempts: number;
-  /** Worker crashes charged to the crash budget. */
-  crashes: number;
-  /** Attempts started so far (all kinds). */
-  attempts_total: number;
-  max_retries: number;
-  max_crashes: number | null;
-  timeout_seconds: number;
-  created_at: number;
-  next_run_at: number;
-  started_at: number | null;
-  finished_at: number | null;
-  last_exit_code: number | null;
-  last_error: string | null;
-  idempotency_key: string | null;
-  tags: Record<string, string>;
-  note: string | null;
-  cwd: string | null;
-  env_keys: string[];
-  locked_by: string | null;
-  scheduled: boolean;
-  /** The batch it belongs to (docs/architecture.md "Batches"); null: none. */
-  batch: string | null;
-  /** Ids of the jobs it still waits for (docs/architecture.md "Dependencies"); empty when none. */
-  waiting_on: number[];
-}
-
 /** Summarises a job row; `now` (epoch seconds) decides `scheduled`; `waitingOn`: the ids of its unmet needs. */
 export function summarize(job: Job, now: number, waitingOn: number[] = []): JobSummary {
   return {
@@ -166,28 +135,10 @@ export interface ListQuery {
   limit: number;
 }
 
-/** `list` data and pagination; a running job says whether its worker is still there (`worker_health`, null otherwise). */
-export interface ListPage {
-  count: number;
-  jobs: (JobSummary & { worker_health: WorkerHealth | null })[];
+/** `list` data ({@link ListedJobs}) and its pagination (the envelope's `meta.pagination`). */
+export type ListPage = ListedJobs & {
   pagination: { cursor: number; first_id: number | null; limit: number; truncated: boolean };
-}
-
-/** `show` data: the whole row (env values included), its worker's health while running, attempts and events. */
-export interface JobDetail {
-  job: JobSummary & {
-    env: Record<string, string>;
-    cancel_requested: boolean;
-    locked_pid: number | null;
-    heartbeat_at: number | null;
-  };
-  worker_health: WorkerHealth | null;
-  attempts: AttemptWithHost[];
-  events: JobEvent[];
-}
-
-/** An attempt row and the host its worker ran on (null when unknown). */
-export type AttemptWithHost = Attempt & { host: string | null };
+};
 
 /** The default and bounds of `--limit`. */
 export const LIST_LIMIT = LIMITS.list_limit;

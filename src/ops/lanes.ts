@@ -6,6 +6,7 @@
  * module decides nothing a concurrent writer could invalidate.
  */
 import { invalidValue, SpoolError } from "../contract/errors.ts";
+import type { LaneSetData, LaneView, PauseData, ResumeData } from "../describe/schemas-lanes.ts";
 import type { LaneCount, LaneSetting } from "../store/model.ts";
 import { LIMITS } from "./limits.ts";
 import { durationText } from "./values.ts";
@@ -45,20 +46,8 @@ export function pauseText(lane: LaneSetting, now: number): string {
   return `lane ${lane.queue} is paused${why}${until}`;
 }
 
-/** One lane as `lane list` shows it. Times are epoch seconds. */
-export interface LaneView {
-  queue: string;
-  queued: number;
-  running: number;
-  /** The lane's own fleet-wide ceiling (`lane set --slots`); null: none (workers' --slots apply). */
-  slots: number | null;
-  paused: boolean;
-  paused_at: number | null;
-  paused_until: number | null;
-  pause_reason: string | null;
-  /** Live workers serving the lane (by name, or with --all-lanes). */
-  workers: number;
-}
+// Defined once, as the JSON Schemas `spoolctl schema` prints.
+export type { LaneView };
 
 /**
  * Every lane that has jobs queued or running, a setting (slots, a pause in
@@ -114,40 +103,7 @@ export function laneViews(
   return [...views.values()].sort((a, b) => a.queue.localeCompare(b.queue));
 }
 
-/** `pause --json` data. */
-export interface PauseData {
-  queue: string;
-  paused_at: number;
-  /** When the pause ends by itself (epoch seconds); null: until resumed. */
-  paused_until: number | null;
-  reason: string | null;
-  /** The lane's running jobs, which finish. */
-  running: number;
-  /** The lane's queued jobs, which wait. */
-  queued: number;
-  /** The pause this one replaced (a pause was in force already), or null. */
-  replaced: { reason: string | null; paused_until: number | null } | null;
-  /** Lanes in use (jobs, settings or workers naming them), when no job, setting or worker named this one: a typo? */
-  unknown_lane: { lanes_in_use: string[] } | null;
-}
-
-/** `resume --json` data. */
-export interface ResumeData {
-  queue: string;
-  /** Whether the lane was paused (false: nothing changed). */
-  was_paused: boolean;
-  queued: number;
-}
-
-/** `lane set --json` data. */
-export interface LaneSetData {
-  queue: string;
-  /** The lane's ceiling now; null: cleared. */
-  slots: number | null;
-  running: number;
-  /** Lanes in use when no job, setting or worker named this one (a typo?); null otherwise or when cleared. */
-  unknown_lane: { lanes_in_use: string[] } | null;
-}
+export type { LaneSetData, PauseData, ResumeData };
 
 /**
  * Parses `lane set`'s `--slots` value: an integer within `LIMITS.slots`, or

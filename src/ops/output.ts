@@ -5,30 +5,16 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { invalidValue } from "../contract/errors.ts";
-import type { Attempt } from "../store/model.ts";
+import type { AttemptOutput } from "../describe/schemas-core.ts";
+import type { StreamView } from "../describe/schemas-rows.ts";
 
 /** The two streams. */
 export const STREAMS = ["stdout", "stderr"] as const;
 /** One stream name. */
 export type StreamName = (typeof STREAMS)[number];
 
-/** One stream of one attempt. `size_bytes` is the file's size; `text` its tail when `truncated`. */
-export interface StreamView {
-  path: string | null;
-  missing: boolean;
-  size_bytes: number;
-  text: string;
-  truncated: boolean;
-}
-
-/** One attempt's output. */
-export interface AttemptOutput {
-  job_id: number;
-  attempt_no: number;
-  state: Attempt["state"];
-  stdout?: StreamView;
-  stderr?: StreamView;
-}
+// Defined once, as the JSON Schemas `spoolctl schema` prints.
+export type { AttemptOutput, StreamView };
 
 /** Reads at most the last `maxBytes` of a file. */
 export function readTail(path: string | null, maxBytes: number): StreamView {

@@ -7,26 +7,12 @@
  * the query and its parsing; the transaction is src/store/verbs/prune.ts.
  */
 import { invalidValue } from "../contract/errors.ts";
+import type { PruneData } from "../describe/schemas-jobs.ts";
 import { type JobState, TERMINAL_STATES } from "../store/model.ts";
 import { parseStates } from "./jobs.ts";
 
-/**
- * `prune --json` data. On a dry run the `deleted_*` counts and `freed_bytes`
- * are what `--yes` would delete, and `actual` is false. Sizes in bytes.
- */
-export interface PruneData {
-  /** Whether rows and files were really deleted. */
-  actual: boolean;
-  dry_run: boolean;
-  /** Set on an actual prune: what was deleted cannot be recovered. */
-  irreversible?: boolean;
-  /** Terminal jobs that matched. */
-  matched: number;
-  deleted_jobs: number;
-  deleted_attempts: number;
-  deleted_events: number;
-  freed_bytes: number;
-}
+// Defined once, as the JSON Schemas `spoolctl schema` prints.
+export type { PruneData };
 
 /** What to prune. */
 export interface PruneQuery {

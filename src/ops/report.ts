@@ -6,13 +6,14 @@
  * src/store/verbs/report.ts; this module decides.
  */
 
+import type { ReportCase, ReportData, ReportTotals } from "../describe/schemas-reports.ts";
 import type { Attempt, Job, JobState } from "../store/model.ts";
 import { describeExit } from "./outcome.ts";
 import type { StreamView } from "./output.ts";
 import { parseDuration, parseTimestamp } from "./values.ts";
 
 /** How a job reads as a test case: done → passed, dead → failed, canceled → skipped, queued/running → pending. */
-export type CaseResult = "passed" | "failed" | "skipped" | "pending";
+export type CaseResult = ReportCase["result"];
 
 /** Bounds of `report --limit`. */
 export const REPORT_LIMIT = { min: 1, max: 1_000_000, default: 10_000 } as const;
@@ -35,64 +36,8 @@ export interface ReportQuery {
   limit: number;
 }
 
-/** One job as a test case. Times are epoch seconds; `time_seconds` sums its attempts' run time. */
-export interface ReportCase {
-  id: number;
-  queue: string;
-  state: JobState;
-  result: CaseResult;
-  argv: string[];
-  tags: Record<string, string>;
-  /** Attempts started (all kinds). */
-  attempts_total: number;
-  time_seconds: number;
-  created_at: number;
-  /** Start of the first attempt, or null when it never ran. */
-  started_at: number | null;
-  /** End of the last attempt, or null while it runs or when it never ran. */
-  finished_at: number | null;
-  exit_code: number | null;
-  signal: number | null;
-  /** Failure reason of the last attempt that did not succeed (null when passed). */
-  failure_reason: Attempt["failure_reason"];
-  /** One line: `process_exit: exit 1`, `canceled`, `not finished: queued`; null when passed. */
-  message: string | null;
-  /** Tails (≤ 40 lines) of the last attempt's output, for cases that did not pass; "" otherwise. */
-  stderr_tail: string;
-  stdout_tail: string;
-}
-
-/** Counts of a set of cases. */
-export interface ReportTotals {
-  jobs: number;
-  passed: number;
-  failed: number;
-  skipped: number;
-  pending: number;
-  time_seconds: number;
-}
-
-/** `report --json` data. */
-export interface ReportData {
-  generated_at: number;
-  filters: {
-    ids: number[];
-    queue: string | null;
-    tags: Record<string, string>;
-    since: number | null;
-    /** Present when `--batch` was given. */
-    batch?: string;
-  };
-  totals: ReportTotals;
-  /** Totals per lane, lanes sorted by name. */
-  lanes: Record<string, ReportTotals>;
-  /** Oldest job first. */
-  cases: ReportCase[];
-  /** More jobs matched than `--limit`; the oldest were left out. */
-  truncated: boolean;
-  /** Files written (null when not asked for). */
-  files: { junit: string | null; markdown: string | null };
-}
+// Defined once, as the JSON Schemas `spoolctl schema` prints.
+export type { ReportCase, ReportData, ReportTotals };
 
 /**
  * Parses `--since`: a duration back from `now` (`30m`, `2h`, `1d`, bare

@@ -8,6 +8,7 @@
  */
 
 import { invalidValue, SpoolError, type Warning } from "../contract/errors.ts";
+import type { RetriedJob } from "../describe/schemas-operator.ts";
 import type { Job, JobFilter, JobState } from "../store/model.ts";
 import type { JobSettingsChange } from "../store/writer.ts";
 import type { RetryOverrides } from "./job-spec.ts";
@@ -16,14 +17,8 @@ import { LIMITS } from "./limits.ts";
 import type { BlockedRetry } from "./retry-needs.ts";
 import { canTransition } from "./states.ts";
 
-/** One requeued job, as `retry --json` reports it; `changed` only when the retry changed settings (`--timeout`, `--max-retries`, `--env`). */
-export interface RetriedJob {
-  job_id: number;
-  state: "queued";
-  changed?: RetriedWithOverrides["changed"];
-  /** Dependents its failure had closed, queued again with it (docs/architecture.md "Dependencies"); absent when none. */
-  revived?: number[];
-}
+// Defined once, as the JSON Schema `spoolctl schema` prints.
+export type { RetriedJob };
 
 /** States `retry --all` may select. */
 export const RETRYABLE_STATES = ["dead", "canceled"] as const satisfies readonly JobState[];
@@ -120,13 +115,7 @@ export function retryWarnings(outcome: RetryOutcome): Warning[] {
 }
 
 /** A job retried with changed settings; `changed` lists what changed (env by key only: values stay out of the ledger). */
-export interface RetriedWithOverrides extends RetriedJob {
-  changed: {
-    timeout_seconds?: { from: number; to: number };
-    max_retries?: { from: number; to: number };
-    env_set?: string[];
-  };
-}
+export type RetriedWithOverrides = RetriedJob & { changed: NonNullable<RetriedJob["changed"]> };
 
 /**
  * What `retry --all` requeues of `matches` (the matching jobs, newest first):

@@ -4,8 +4,9 @@
  * as the verbs show it. The operations themselves are in src/store/verbs/schedules.ts.
  */
 import { SpoolError } from "../contract/errors.ts";
+import type { ScheduleData } from "../describe/schemas-recurring.ts";
 import type { Job } from "../store/model.ts";
-import type { Overlap, Schedule } from "../store/recurring.ts";
+import type { Schedule } from "../store/recurring.ts";
 import type { ScheduleDraft } from "../store/verbs/schedules.ts";
 import { type AddInput, validateAddInput } from "./job-spec.ts";
 import {
@@ -43,26 +44,8 @@ export interface ScheduleInput {
   job: AddInput;
 }
 
-/** A schedule as `schedule list --json` shows it. */
-export interface ScheduleData {
-  name: string;
-  /** `cron '0 3 * * *' Europe/Berlin` or `every 10s`. */
-  rule: string;
-  cron: string | null;
-  every_seconds: number | null;
-  tz: string | null;
-  queue: string;
-  argv: string[];
-  catch_up: string;
-  overlap: Overlap;
-  paused: boolean;
-  /** The next slot, epoch seconds, and as ISO-8601 in the schedule's zone (null while paused). */
-  next_slot: number | null;
-  next_fire: string | null;
-  last_slot: string | null;
-  last_job_id: number | null;
-  last_job_state: Job["state"] | null;
-}
+// Defined once, as the JSON Schema `spoolctl schema` prints.
+export type { ScheduleData };
 
 /** A stored schedule as {@link ScheduleData}. */
 export function scheduleData(s: Schedule, lastState: Job["state"] | null): ScheduleData {

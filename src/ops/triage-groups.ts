@@ -5,6 +5,7 @@
  * only lines recorded without one are masked, and groups that mask alike
  * merged. The read is `failureGroups` of src/store/verbs/triage.ts.
  */
+import type { FailureGroup } from "../describe/schemas-rows.ts";
 import type { FailureGroupRow, FailureReason, JobFilter, JobState } from "../store/model.ts";
 import { type FailureSignature, maskLine, signatureKey, signatureText } from "./failure-signature.ts";
 
@@ -48,23 +49,8 @@ export function selectionText(sel: JobSelection): string {
   return parts.length ? ` ${parts.join(", ")}` : "";
 }
 
-/** One group of failed jobs, as triage shows it and `list --group --json` reports it. */
-export interface FailureGroup {
-  signature: FailureSignature;
-  /** The signature as one line (see signatureText). */
-  text: string;
-  count: number;
-  /** Its jobs, newest (highest id) first. */
-  job_ids: number[];
-  lanes: string[];
-  /** Earliest and latest end of its jobs, epoch seconds. */
-  first_seen: number;
-  last_seen: number;
-  /** The newest job of the group: its command and unmasked stderr line. */
-  example: { job_id: number; argv: string[]; stderr_line: string };
-  /** Jobs canceled because a job of this group failed (need_failed, down the chain); absent when none. */
-  closed_dependents?: number[];
-}
+// Defined once, as the JSON Schema `spoolctl schema` prints.
+export type { FailureGroup };
 
 /** Dead groups before canceled ones; then largest first; then the freshest. */
 export function groupOrder(a: FailureGroup, b: FailureGroup): number {

@@ -5,6 +5,7 @@
  * will happen to it. The process look-ups are the caller's (src/worker/liveness.ts),
  * passed in as {@link HealthContext.judge}, so this module stays free of I/O.
  */
+import type { WorkerHealth } from "../describe/schemas-rows.ts";
 import type { Attempt, Job, WorkerRecord } from "../store/model.ts";
 
 /** A recorded process identity (see src/worker/liveness.ts). */
@@ -75,20 +76,10 @@ export function workerStateWord(h: Pick<WorkerHealth, "worker_state" | "fate">):
  * `lease_expired` (on another host, its lease ran out: the next worker reaps
  * the job).
  */
-export type WorkerState = "live" | "stale" | "dead" | "lease_expired";
+export type WorkerState = WorkerHealth["worker_state"];
 
-/** A running job's worker as the views report it (`worker_health` in JSON). */
-export interface WorkerHealth {
-  job_id: number;
-  worker_id: string | null;
-  worker_pid: number | null;
-  worker_host: string;
-  worker_state: WorkerState;
-  /** Seconds since the job's last heartbeat (its lease). */
-  heartbeat_age_seconds: number;
-  /** What will happen, in one sentence (empty for `live`). */
-  fate: string;
-}
+// Defined once, as the JSON Schema `spoolctl schema` prints.
+export type { WorkerHealth };
 
 /**
  * The identity of the process that runs `job`'s attempt (docs/architecture.md

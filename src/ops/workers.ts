@@ -5,6 +5,7 @@
  * operations of src/store/verbs/workers.ts.
  */
 
+import type { WorkerView } from "../describe/schemas-rows.ts";
 import type { WorkerRecord } from "../store/model.ts";
 
 /**
@@ -15,21 +16,10 @@ import type { WorkerRecord } from "../store/model.ts";
  * cannot be seen alive: another host's worker, as the reaper judges it);
  * `stopped` (exited cleanly) or `dead` (confirmed gone on this host).
  */
-export type WorkerStatus = "live" | "stale" | "lease_expired" | "stopped" | "dead";
+export type WorkerStatus = WorkerView["status"];
 
-/** One worker as `workers --json` reports it; times are epoch seconds. */
-export interface WorkerView {
-  worker_id: string;
-  pid: number;
-  host: string;
-  queue: string;
-  status: WorkerStatus;
-  started_at: number;
-  heartbeat_at: number;
-  stopped_at: number | null;
-  stop_requested: boolean;
-  running_jobs: number[];
-}
+// Defined once, as the JSON Schema `spoolctl schema` prints.
+export type { WorkerView };
 
 /** Liveness of a registry row, decided by the caller (process look-ups are I/O). */
 export type JudgeWorker = (worker: WorkerRecord) => "alive" | "dead" | "unknown";

@@ -4,6 +4,7 @@
  * drivers over their own statements ({@link SlotStatements}). Times are epoch seconds.
  */
 import { SpoolError } from "../contract/errors.ts";
+import type { SlotOutcome, SlotRow } from "../describe/schemas-recurring.ts";
 import type { Job, JobState, NewJob } from "./model.ts";
 
 /** A job as a schedule or hook keeps it: everything `add` stores but its due time and key. */
@@ -57,25 +58,8 @@ export interface SlotDecision {
  */
 export type SlotPlanner = (schedule: Schedule, now: number, lastJobActive: boolean) => SlotDecision | null;
 
-/** One slot a pass decided. */
-export interface SlotOutcome {
-  schedule: string;
-  slot: number;
-  outcome: "fired" | "skipped" | "missed" | "manual";
-  job_id: number | null;
-  /** Missed slots only: how many this row stands for. */
-  count?: number;
-}
-
-/** A `schedule_slots` row: the schedule's own ledger. */
-export interface SlotRow {
-  schedule: string;
-  slot: number;
-  outcome: SlotOutcome["outcome"];
-  job_id: number | null;
-  at: number;
-  detail: string | null;
-}
+// Defined once, as the JSON Schemas `spoolctl schema` prints (`schedule tick`, `schedule list NAME`).
+export type { SlotOutcome, SlotRow };
 
 /** The outcomes a hook can wait for: a job's end, or a batch's (`batch-done`, src/store/batch-hooks.ts). */
 export const HOOK_OUTCOMES = ["done", "dead", "canceled", "batch-done"] as const;

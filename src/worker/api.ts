@@ -3,6 +3,7 @@
  * how a worker runs ({@link WorkOptions}), what it reports as it goes
  * ({@link WorkerEvent}) and what it did in the end ({@link WorkSummary}).
  */
+import type { WorkSummary } from "../describe/schemas-core.ts";
 import type { Outcome } from "../ops/outcome.ts";
 import type { Job } from "../store/model.ts";
 import type { SlotOutcome } from "../store/recurring.ts";
@@ -78,14 +79,5 @@ export type WorkerEvent =
       running: { jobId: number; workerId: string | null; host: string | null; silentSeconds: number }[];
     };
 
-/** What a worker did, as `work --json` reports it. */
-export interface WorkSummary {
-  worker_id: string;
-  executed: number;
-  succeeded: number;
-  failed: number;
-  reaped: number;
-  claimed: boolean;
-  drained: boolean;
-  job_ids: number[];
-}
+// Defined once, as the JSON Schema `spoolctl schema` prints.
+export type { WorkSummary };

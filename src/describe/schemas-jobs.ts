@@ -1,0 +1,106 @@
+/**
+ * The data of the verbs that act on finished or unwanted jobs: feedback,
+ * cancel, delete, prune; each written once as a JSON Schema with its
+ * TypeScript type derived from it (src/ops/feedback.ts, src/ops/cancel.ts,
+ * src/ops/prune.ts and src/commands/delete.ts use the types). Times are
+ * seconds, sizes bytes.
+ */
+import { FAILURE_REASONS } from "../store/model.ts";
+import {
+  arrayOf,
+  bool,
+  enumOf,
+  int,
+  type JsonSchema,
+  nullable,
+  num,
+  object,
+  oneOf,
+  optional,
+  type Static,
+  str,
+} from "./schema-kit.ts";
+import { jobState } from "./schemas-rows.ts";
+
+/** One stream's tail. */
+export const streamTail = object({ path: nullable(str), missing: bool, size_bytes: int, tail: str, truncated: bool });
+/** One stream's tail (see {@link streamTail}). */
+export type StreamTail = Static<typeof streamTail>;
+
+/** `feedback --json` data. */
+export const feedbackData = object({
+  job_id: int,
+  state: jobState,
+  terminal: bool,
+  /** true when done, false when dead or canceled, null while queued or running. */
+  succeeded: nullable(bool),
+  /** Failures charged to the retry budget. */
+  attempts: int,
+  /** Attempts started so far. */
+  attempts_total: int,
+  latest_attempt_no: nullable(int),
+  exit_code: nullable(int),
+  failure_reason: nullable(enumOf(FAILURE_REASONS)),
+  last_error: nullable(str),
+  /** Run time of the latest finished attempt. */
+  duration_seconds: nullable(num),
+  /** The next command to run, or null when there is nothing to do. */
+  remediation: nullable(str),
+  streams: object({ stdout: streamTail, stderr: streamTail }),
+});
+/** `feedback --json` data (see {@link feedbackData}). */
+export type FeedbackData = Static<typeof feedbackData>;
+
+/** One canceled job, as `cancel --json` reports it. */
+export const canceledJob = object({
+  job_id: int,
+  /** `canceled`, or `running` while its worker has yet to stop it. */
+  state: enumOf(["canceled", "running"]),
+  /** True when the cancel was handed to the running job's worker (state stays `running` until it acts). */
+  was_running: bool,
+});
+/** One canceled job (see {@link canceledJob}). */
+export type CanceledJob = Static<typeof canceledJob>;
+
+/** `cancel --json` data: the job, or `{count, jobs}` for several. */
+export const cancelData = oneOf(canceledJob, object({ count: int, jobs: arrayOf(canceledJob) }));
+/** `cancel --json` data (see {@link cancelData}). */
+export type CancelData = Static<typeof cancelData>;
+
+/** `delete --json` data: what was deleted (all zero and `job_ids` empty when the confirm was declined). */
+export const deleteData = object({
+  count: int,
+  job_ids: arrayOf(int),
+  deleted_attempts: int,
+  deleted_events: int,
+  freed_bytes: int,
+  /** Set when jobs were deleted: they cannot be recovered. */
+  irreversible: bool,
+});
+/** `delete --json` data (see {@link deleteData}). */
+export type DeleteData = Static<typeof deleteData>;
+
+/** `prune --json` data: with `--dry-run` the counts are what `--yes` would delete, and `actual` is false. */
+export const pruneData = object({
+  /** Whether rows and files were really deleted. */
+  actual: bool,
+  dry_run: bool,
+  /** Set on an actual prune: what was deleted cannot be recovered. */
+  irreversible: optional(bool),
+  /** Terminal jobs that matched. */
+  matched: int,
+  deleted_jobs: int,
+  deleted_attempts: int,
+  deleted_events: int,
+  freed_bytes: int,
+});
+/** `prune --json` data (see {@link pruneData}). */
+export type PruneData = Static<typeof pruneData>;
+
+/** Data schemas of feedback, cancel, delete and prune, by verb name. */
+export const JOB_DATA_SCHEMAS: Record<string, JsonSchema> = {
+  feedback: feedbackData,
+  cancel: cancelData,
+  delete: deleteData,
+  prune: pruneData,
+};
