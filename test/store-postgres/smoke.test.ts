@@ -16,7 +16,6 @@ import { SQL } from "bun";
 import type { SpoolError } from "../../src/contract/errors.ts";
 import { diagnoseQueue, openQueue } from "../../src/store/index.ts";
 import { resolveLocation } from "../../src/store/location.ts";
-import type { NewJob } from "../../src/store/model.ts";
 import { ClaimBook, runClaim } from "../../src/store/postgres/claim-runner.ts";
 import { PG_SCHEMA_VERSION } from "../../src/store/postgres/migrations.ts";
 import { passwordFromPassfile } from "../../src/store/postgres/pgpass.ts";
@@ -24,6 +23,7 @@ import { parsePgUrl, redactUrl } from "../../src/store/postgres/url.ts";
 import type { Store } from "../../src/store/store.ts";
 import { childScript, raceChildren } from "../store/children.ts";
 import { pgDatabaseForTest } from "../support/pg-server.ts";
+import { newJob } from "../support/store.ts";
 
 let tmp: string;
 let admin: SQL;
@@ -31,24 +31,6 @@ let adminUrl: string;
 
 /** A fresh database URL (nothing created in it yet). */
 const freshUrl = () => pgDatabaseForTest(import.meta.file);
-
-function job(over: Partial<NewJob> = {}): NewJob {
-  return {
-    argv: ["true"],
-    priority: 0,
-    queue: "default",
-    next_run_at: 0,
-    timeout_seconds: 300,
-    max_retries: 3,
-    max_crashes: null,
-    idempotency_key: null,
-    tags: {},
-    note: null,
-    cwd: null,
-    env: {},
-    ...over,
-  };
-}
 
 async function openUrl(url: string, create = true): Promise<Store> {
   return openQueue({ dbPath: url, spoolDir: join(tmp, "spool"), source: "flag" }, { create });
@@ -155,14 +137,14 @@ describe("queue operations", () => {
     const lane = "killed";
     let killed = false;
     const ids = await store.write(async (tx) => {
-      const first = await tx.insertJob(job({ queue: lane }), 1);
+      const first = await tx.insertJob(newJob({ queue: lane }), 1);
       if (!killed) {
         killed = true;
         await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
           WHERE datname = ${new URL(url).pathname.slice(1)} AND application_name = 'spoolctl' AND state = 'idle in transaction'`;
         await Bun.sleep(50);
       }
-      const second = await tx.insertJob(job({ queue: lane }), 1);
+      const second = await tx.insertJob(newJob({ queue: lane }), 1);
       return [first.id, second.id];
     });
     expect(killed).toBe(true);
@@ -178,7 +160,7 @@ describe("queue operations", () => {
     async (_, dated) => {
       const lane = dated ? "lost-claim" : "lost-claim-undated";
       await store.write(async (tx) => {
-        for (let i = 0; i < 3; i++) await tx.insertJob(job({ queue: lane }), 1);
+        for (let i = 0; i < 3; i++) await tx.insertJob(newJob({ queue: lane }), 1);
       });
       const db = new SQL(url, { max: 1 });
       try {
@@ -238,7 +220,7 @@ describe("queue operations", () => {
 
   test("pg_terminate_backend of a claim waiting on its lane: the claim is run again and takes the job once", async () => {
     const lane = "killed-claim";
-    const [j] = await store.write(async (tx) => [await tx.insertJob(job({ queue: lane }), 1)]);
+    const [j] = await store.write(async (tx) => [await tx.insertJob(newJob({ queue: lane }), 1)]);
     await store.claimJobs({ queue: lane, workerId: "w0", workerPid: 1, slots: 5, limit: 0, now: store.now() }); // nothing (limit 0)
     const dbName = new URL(url).pathname.slice(1);
     const lockHolder = new SQL(url, { max: 1 });
@@ -292,7 +274,7 @@ describe("queue operations", () => {
       const latencies: number[] = [];
       for (let i = 0; i < 10; i++) {
         const woke = waker.wait(5000).then(() => performance.now());
-        await other.write(async (tx) => tx.insertJob(job({ queue: "wake" }), 1));
+        await other.write(async (tx) => tx.insertJob(newJob({ queue: "wake" }), 1));
         const committed = performance.now();
         latencies.push((await woke) - committed);
       }
