@@ -70,7 +70,7 @@ test.skipIf(ON_POSTGRES || !HAVE_STRACE)(
 
     const fast = await traced(["add", "--", "echo", "fast"], { SPOOLCTL_SYNCHRONOUS: "normal" });
     const fastAck = fast.findIndex((l) => l.includes('"Added job 4\\n"'));
-    expect(fastAck).toBeGreaterThan(0);
+    expect(fastAck).toBeGreaterThanOrEqual(0); // found; the packed CLI may write nothing before it
     expect(fast.slice(0, fastAck).some(walSync)).toBe(false);
     holder.proc.kill("SIGKILL");
     await holder.exited;
