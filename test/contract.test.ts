@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VERBS } from "../src/commands/registry.ts";
 import { ERROR_CODES, WARNING_CODES } from "../src/contract/errors.ts";
-import { EVENTS, FAILURE_REASONS, JOB_STATES } from "../src/store/model.ts";
+import { EVENTS, FAILURE_REASONS, JOB_STATES } from "../src/model/job.ts";
 import { SCHEMA_VERSION } from "../src/store/sqlite/migrations.ts";
 import { keysOf, reference } from "./support/envelopes.ts";
 import { addJob } from "./support/jobs.ts";

@@ -6,7 +6,7 @@
 import { expect, test } from "bun:test";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Job } from "../src/store/model.ts";
+import type { Job } from "../src/model/job.ts";
 import { patchJobs } from "./support/queue-fixtures.ts";
 import { useTempQueue } from "./support/temp-queue.ts";
 import { waitFor } from "./support/wait.ts";

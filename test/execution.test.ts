@@ -6,7 +6,7 @@
 import { expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Attempt, Job } from "../src/store/model.ts";
+import type { Attempt, Job } from "../src/model/job.ts";
 import { processLives } from "./support/processes.ts";
 import { CLI, useTempQueue } from "./support/temp-queue.ts";
 import { waitFor } from "./support/wait.ts";

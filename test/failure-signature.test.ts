@@ -7,6 +7,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { STDERR_LINE_MAX } from "../src/model/job.ts";
 import {
   lastNonEmptyLine,
   maskLine,
@@ -14,7 +15,6 @@ import {
   STDERR_TAIL_READ,
   signatureText,
 } from "../src/ops/failure-signature.ts";
-import { STDERR_LINE_MAX } from "../src/store/attempt-types.ts";
 
 /** Lines that must mask to one signature, and that signature. */
 const SAME: [string[], string][] = [

@@ -5,7 +5,7 @@
  * directly in the database (dueNow: patchJobs, a test-only shortcut).
  */
 import { expect, test } from "bun:test";
-import type { Attempt, Job } from "../src/store/model.ts";
+import type { Attempt, Job } from "../src/model/job.ts";
 import { patchJobs } from "./support/queue-fixtures.ts";
 import { useTempQueue } from "./support/temp-queue.ts";
 

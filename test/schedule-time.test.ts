@@ -4,6 +4,7 @@
  * with due slots under each catch-up and overlap policy.
  */
 import { describe, expect, test } from "bun:test";
+import type { Schedule } from "../src/model/recurring.ts";
 import {
   nextSlotAfter,
   parseCatchUp,
@@ -14,7 +15,6 @@ import {
   planSlots,
   slotText,
 } from "../src/ops/schedule-time.ts";
-import type { Schedule } from "../src/store/recurring.ts";
 
 const at = (iso: string) => Date.parse(iso) / 1000;
 const iso = (t: number) => new Date(t * 1000).toISOString();

@@ -5,8 +5,8 @@
  * the slots it passes over. Runs on the driver SPOOLCTL_TEST_DB selects (SQLite by default).
  */
 import { expect, setDefaultTimeout, test } from "bun:test";
+import type { Job } from "../src/model/job.ts";
 import { openQueue } from "../src/store/index.ts";
-import type { Job } from "../src/store/model.ts";
 import { slotOfKey } from "../src/store/recurring.ts";
 import type { Store } from "../src/store/store.ts";
 import { type BgProc, killJobGroups, killSpawned, startWorker } from "./support/processes.ts";

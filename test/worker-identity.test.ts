@@ -10,8 +10,8 @@
 import { expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Attempt, Job, WorkerRecord } from "../src/model/job.ts";
 import { workerIdentityOf } from "../src/ops/worker-health.ts";
-import type { Attempt, Job, WorkerRecord } from "../src/store/model.ts";
 import { bootId, HOST, judge, processStartTime } from "../src/worker/liveness.ts";
 import { hostsUsable } from "./support/hosts.ts";
 import { CLI, FAST_KNOBS, useTempQueue } from "./support/temp-queue.ts";

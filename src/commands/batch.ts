@@ -5,8 +5,8 @@
  */
 import type { VerbResult } from "../contract/envelope.ts";
 import type { FlagDef } from "../contract/flags.ts";
+import { JOB_STATES } from "../model/job.ts";
 import { type BatchSummary, parseBatchName } from "../ops/batch.ts";
-import { JOB_STATES } from "../store/model.ts";
 import { listBatches, sealBatch, showBatch } from "../store/verbs/batches.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 

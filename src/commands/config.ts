@@ -6,6 +6,8 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import type { FlagDef } from "../contract/flags.ts";
 import type { ConfigShowData, SettingSet, SettingUnset } from "../describe/schemas-operator.ts";
+import { NO_TIMEOUT } from "../model/limits.ts";
+import { SETTING_KEYS } from "../model/settings.ts";
 import {
   type ConfigValidation,
   describeLocation,
@@ -14,8 +16,6 @@ import {
   settingKey,
   validateConfig,
 } from "../ops/config.ts";
-import { NO_TIMEOUT } from "../ops/limits.ts";
-import { SETTING_KEYS } from "../ops/settings.ts";
 import { allSettings, setSetting, settingOf, unsetSetting } from "../store/verbs/settings.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 

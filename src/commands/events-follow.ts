@@ -5,8 +5,8 @@
  * The ledger id is the cursor.
  */
 
-import { LIMITS } from "../ops/limits.ts";
-import type { JobEvent } from "../store/model.ts";
+import type { JobEvent } from "../model/job.ts";
+import { LIMITS } from "../model/limits.ts";
 import type { SnapshotReader, Store, Waker } from "../store/store.ts";
 import { type EventsPage, type EventsQuery, eventsPage } from "../store/verbs/events.ts";
 import { resolveJobs } from "../store/verbs/jobs.ts";

@@ -7,9 +7,9 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import type { FlagsDef } from "../contract/flags.ts";
+import type { JobEvent } from "../model/job.ts";
+import { LIMITS } from "../model/limits.ts";
 import { parseBatchName } from "../ops/batch.ts";
-import { LIMITS } from "../ops/limits.ts";
-import type { JobEvent } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { eventsPage } from "../store/verbs/events.ts";
 import { escapeControl, iso, rerunCommand, table } from "../ui/text.ts";

@@ -11,8 +11,8 @@
  */
 
 import type { FollowedLine } from "../describe/schemas-operator.ts";
+import type { Attempt, JobFilter } from "../model/job.ts";
 import type { StreamName } from "../ops/output.ts";
-import type { Attempt, JobFilter } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { followLook } from "../store/verbs/follow.ts";
 import { Tail } from "./follow.ts";

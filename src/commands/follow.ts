@@ -8,8 +8,8 @@
  * of src/store/verbs/output.ts.
  */
 import { closeSync, openSync, readSync } from "node:fs";
+import type { Attempt, Job } from "../model/job.ts";
 import type { StreamName } from "../ops/output.ts";
-import type { Attempt, Job } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { attemptNow, latestAttempt, shippedOutput } from "../store/verbs/output.ts";
 

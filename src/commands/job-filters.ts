@@ -4,10 +4,10 @@
  * `--queue`, `--tag`, `--since`, `--failure-reason`, `--match`, `--batch`.
  */
 import type { FlagsDef } from "../contract/flags.ts";
+import { FAILURE_REASONS, type FailureReason } from "../model/job.ts";
+import { LIMITS } from "../model/limits.ts";
 import { parseBatchName } from "../ops/batch.ts";
-import { LIMITS } from "../ops/limits.ts";
 import type { JobSelection } from "../ops/triage-groups.ts";
-import { FAILURE_REASONS, type FailureReason } from "../store/model.ts";
 import type { SnapshotReader } from "../store/store.ts";
 import { showBatch } from "../store/verbs/batches.ts";
 

@@ -6,8 +6,8 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import type { Warning } from "../contract/errors.ts";
 import type { LaneListData } from "../describe/schemas-lanes.ts";
+import { LIMITS } from "../model/limits.ts";
 import { type LaneSetData, type PauseData, parseLaneSlots, type ResumeData } from "../ops/lanes.ts";
-import { LIMITS } from "../ops/limits.ts";
 import { durationText } from "../ops/values.ts";
 import { staleAfter } from "../ops/workers.ts";
 import { laneList } from "../store/verbs/lane-reads.ts";

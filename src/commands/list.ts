@@ -2,11 +2,11 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { invalidValue } from "../contract/errors.ts";
 import type { ListData } from "../describe/schemas-core.ts";
+import { JOB_STATES } from "../model/job.ts";
+import { LIMITS } from "../model/limits.ts";
 import { LIST_LIMIT, parseStates } from "../ops/jobs.ts";
-import { LIMITS } from "../ops/limits.ts";
 import { selectionFilter } from "../ops/triage-groups.ts";
 import { workerStateWord } from "../ops/worker-health.ts";
-import { JOB_STATES } from "../store/model.ts";
 import { listJobs } from "../store/verbs/jobs.ts";
 import { failureGroups } from "../store/verbs/triage.ts";
 import { stdoutPaint } from "../ui/color.ts";

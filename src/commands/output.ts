@@ -2,10 +2,10 @@
 import { closeSync, openSync, readSync, writeSync } from "node:fs";
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
+import type { Attempt } from "../model/job.ts";
 import { parseBatchName } from "../ops/batch.ts";
 import { describeExit } from "../ops/outcome.ts";
 import { type AttemptOutput, parseStream, type StreamName } from "../ops/output.ts";
-import type { Attempt } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { attemptOutput, jobAttempt } from "../store/verbs/output.ts";
 import { formatArgv } from "../ui/text.ts";

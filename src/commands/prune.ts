@@ -1,10 +1,10 @@
 /** `spoolctl prune`: delete old terminal jobs — their rows, then (once committed) their output files. */
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
-import { LIMITS } from "../ops/limits.ts";
+import { TERMINAL_STATES } from "../model/job.ts";
+import { LIMITS } from "../model/limits.ts";
 import { type PruneData, parsePruneStates } from "../ops/prune.ts";
 import { counted } from "../ops/values.ts";
-import { TERMINAL_STATES } from "../store/model.ts";
 import { pruneJobs } from "../store/verbs/prune.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 

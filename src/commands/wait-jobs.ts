@@ -7,11 +7,11 @@
 
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import type { WaitData, WaitedJob } from "../describe/schemas-lanes.ts";
+import type { Job } from "../model/job.ts";
 import { ALL_LANES } from "../ops/lanes.ts";
 import { isTerminal } from "../ops/states.ts";
 import { counted } from "../ops/values.ts";
 import type { WorkerView } from "../ops/workers.ts";
-import type { Job } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { resolveJobs } from "../store/verbs/jobs.ts";
 import { awaitedJobs, type WorkersJudged } from "../store/verbs/wait.ts";

@@ -7,11 +7,11 @@
  * jobs is queued or running, counting the jobs added while it waits.
  */
 import { SpoolError, type Warning } from "../contract/errors.ts";
+import { JOB_STATES, type Job, type JobFilter, type JobState } from "../model/job.ts";
 import { type BatchSummary, batchNotFound, summarizeBatch } from "../ops/batch.ts";
 import { ALL_LANES } from "../ops/lanes.ts";
 import { isTerminal } from "../ops/states.ts";
 import { counted } from "../ops/values.ts";
-import { JOB_STATES, type Job, type JobFilter, type JobState } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { setBatchFailFast } from "../store/verbs/batches.ts";
 import { batchByName } from "../store/verbs/follow.ts";

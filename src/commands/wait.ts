@@ -1,12 +1,12 @@
 /** `spoolctl wait IDS…`: block until every job is terminal; exit 6 if any ended dead or canceled (docs/contract.md "Exit codes and codes"). */
 import type { VerbResult } from "../contract/envelope.ts";
 import { EXIT, SpoolError, type Warning } from "../contract/errors.ts";
+import type { FailFastMode } from "../model/job.ts";
+import { LIMITS } from "../model/limits.ts";
 import { parseBatchName, parseFailFast } from "../ops/batch.ts";
 import { ALL_LANES, workerLanes } from "../ops/lanes.ts";
-import { LIMITS } from "../ops/limits.ts";
 import { stallReason } from "../ops/worker-health.ts";
 import { staleAfter, type WorkerView } from "../ops/workers.ts";
-import type { FailFastMode } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { resolveJobs } from "../store/verbs/jobs.ts";
 import { escapeControl } from "../ui/text.ts";

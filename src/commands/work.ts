@@ -1,7 +1,7 @@
 /** `spoolctl work`: run jobs from one lane, several, or all, until stopped, once, or drained. */
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
-import { DEFAULTS, LIMITS } from "../ops/limits.ts";
+import { DEFAULTS, LIMITS } from "../model/limits.ts";
 import { counted } from "../ops/values.ts";
 import type { Store } from "../store/store.ts";
 import { drainProgress } from "../store/verbs/lane-reads.ts";

@@ -10,12 +10,11 @@ import { CONTRACT_VERSION } from "../contract/envelope.ts";
 import { ERROR_CODES, EXIT, WARNING_CODES } from "../contract/errors.ts";
 import type { FlagDef, VerbSpec } from "../contract/flags.ts";
 import { TOOL_VERSION } from "../contract/version.ts";
-import { DB_PATH_PRECEDENCE, SETTINGS } from "../ops/config.ts";
-import { DEFAULTS, LIMITS } from "../ops/limits.ts";
-import { LOCK_WAIT_DEFAULT_SECONDS, LOCK_WAIT_MAX_SECONDS } from "../ops/ride-out.ts";
-import { CONFIG_FILE, CONFIG_KEYS } from "../store/location.ts";
-import { ATTEMPT_STATES, EVENTS, FAILURE_REASONS, JOB_STATES, REPORTED_STATES } from "../store/model.ts";
-import { HEARTBEAT_SECONDS, KILL_GRACE_SECONDS, KNOB_BOUNDS, REAP_FLOOR_SECONDS } from "../worker/timing.ts";
+import { ATTEMPT_STATES, EVENTS, FAILURE_REASONS, JOB_STATES, REPORTED_STATES } from "../model/job.ts";
+import { DEFAULTS, LIMITS, LOCK_WAIT_DEFAULT_SECONDS, LOCK_WAIT_MAX_SECONDS } from "../model/limits.ts";
+import { CONFIG_FILE, CONFIG_KEYS, DB_PATH_PRECEDENCE } from "../model/location.ts";
+import { HEARTBEAT_SECONDS, KILL_GRACE_SECONDS, KNOB_BOUNDS, REAP_FLOOR_SECONDS } from "../model/timing.ts";
+import { SETTINGS } from "../ops/config.ts";
 
 /** One flag or positional as `capabilities` publishes it. */
 export interface FlagCapability {

@@ -5,7 +5,7 @@
  * ./schemas-rows.ts. The contract test validates real output against them.
  * Times are epoch seconds.
  */
-import { ATTEMPT_STATES } from "../store/model.ts";
+import { ATTEMPT_STATES } from "../model/job.ts";
 import {
   arrayOf,
   bool,

@@ -5,7 +5,7 @@
  * src/ops/prune.ts and src/commands/delete.ts use the types). Times are
  * seconds, sizes bytes.
  */
-import { FAILURE_REASONS } from "../store/model.ts";
+import { FAILURE_REASONS } from "../model/job.ts";
 import {
   arrayOf,
   bool,

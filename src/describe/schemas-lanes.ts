@@ -5,7 +5,7 @@
  * type derived from it (src/ops/lanes.ts, src/ops/wait.ts and
  * src/commands/lane.ts use the types). Times are epoch seconds.
  */
-import { JOB_STATES } from "../store/model.ts";
+import { JOB_STATES } from "../model/job.ts";
 import {
   arrayOf,
   bool,

@@ -4,7 +4,7 @@
  * enqueue), and of the `events --follow` stream frames. Mirrors the result
  * types in `src/ops/`.
  */
-import { SETTING_KEYS } from "../ops/settings.ts";
+import { SETTING_KEYS } from "../model/settings.ts";
 import {
   any,
   arrayOf,

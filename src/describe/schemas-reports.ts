@@ -4,7 +4,7 @@
  * export"); src/ops/report.ts and src/commands/completion.ts use the types.
  * Times are epoch seconds.
  */
-import { FAILURE_REASONS } from "../store/model.ts";
+import { FAILURE_REASONS } from "../model/job.ts";
 import {
   arrayOf,
   bool,

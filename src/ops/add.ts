@@ -10,7 +10,7 @@ import { statSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import type { AddedJob } from "../describe/schemas-rows.ts";
-import type { Job, NewJob } from "../store/model.ts";
+import type { Job, NewJob } from "../model/job.ts";
 import type { JobSpec } from "./job-spec.ts";
 
 // Defined once, as the JSON Schema `spoolctl schema` prints.

@@ -5,7 +5,7 @@
  */
 import { invalidValue, SpoolError } from "../contract/errors.ts";
 import type { BatchSummary } from "../describe/schemas-rows.ts";
-import type { BatchView, FailFastMode } from "../store/model.ts";
+import type { BatchView, FailFastMode } from "../model/job.ts";
 
 /** What a batch name may be: 1-128 of letters, digits, `.`, `_`, `:`, `/`, `-`, `+`, `@`, `=`; starting with a letter or digit. */
 const BATCH_NAME = /^[A-Za-z0-9][A-Za-z0-9._:/+@=-]{0,127}$/;

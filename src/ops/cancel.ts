@@ -9,7 +9,7 @@
 
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import type { CanceledJob } from "../describe/schemas-jobs.ts";
-import type { Job } from "../store/model.ts";
+import type { Job } from "../model/job.ts";
 import { canTransition, isTerminal } from "./states.ts";
 import type { WorkerHealth } from "./worker-health.ts";
 

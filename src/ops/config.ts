@@ -9,16 +9,16 @@ import { resolve } from "node:path";
 import { SpoolError } from "../contract/errors.ts";
 import { closest } from "../contract/flags.ts";
 import type { ConfigValidation, SettingView } from "../describe/schemas-operator.ts";
+import { DEFAULTS, LIMITS } from "../model/limits.ts";
 import {
   CONFIG_FILE,
   CONFIG_KEYS,
+  DB_PATH_PRECEDENCE,
   type DbPathSource,
-  projectConfigFile,
-  readProjectConfig,
-  resolveLocation,
-} from "../store/location.ts";
-import { DEFAULTS, LIMITS } from "./limits.ts";
-import { SETTING_KEYS } from "./settings.ts";
+  type LocationReport,
+} from "../model/location.ts";
+import { SETTING_KEYS } from "../model/settings.ts";
+import { projectConfigFile, readProjectConfig, resolveLocation } from "../store/location.ts";
 import { parseDuration, parseInteger, parseNumber, parseTimeout } from "./values.ts";
 
 /** A canonical setting key. */
@@ -146,22 +146,6 @@ const SOURCE_NAMES: Record<DbPathSource, "flag" | "environment" | "project_confi
   config: "project_config",
   default: "default",
 };
-
-/** The database path precedence, highest first (docs/architecture.md "Location"). */
-export const DB_PATH_PRECEDENCE = ["flag", "environment", "project_config", "default"] as const;
-
-/** Where the queue is and why. `db_path` is null when the project config is broken and nothing overrides it. */
-export interface LocationReport {
-  config_path: string;
-  config_exists: boolean;
-  config_valid: boolean;
-  config_problem: string | null;
-  ignored_keys: string[];
-  db_path: string | null;
-  db_source: (typeof DB_PATH_PRECEDENCE)[number] | null;
-  spool_dir: string | null;
-  precedence: (typeof DB_PATH_PRECEDENCE)[number][];
-}
 
 /** Describes the queue location without opening it. Never throws. */
 export function describeLocation(flag: string | undefined, env = process.env, cwd = process.cwd()): LocationReport {

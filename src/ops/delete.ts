@@ -6,7 +6,7 @@
  * must be canceled first. The transaction is src/store/verbs/delete.ts.
  */
 import { SpoolError, type Warning } from "../contract/errors.ts";
-import type { Job } from "../store/model.ts";
+import type { Job } from "../model/job.ts";
 import { isTerminal } from "./states.ts";
 
 /** What deleting one job removed. Sizes in bytes. */

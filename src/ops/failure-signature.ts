@@ -7,7 +7,7 @@
  */
 
 import type { FailureSignature } from "../describe/schemas-rows.ts";
-import { STDERR_LINE_MAX } from "../store/attempt-types.ts";
+import { STDERR_LINE_MAX } from "../model/job.ts";
 import { readTail } from "./output.ts";
 
 /** Bytes read from the end of a stderr file to find its last line (a bounded read). */

@@ -5,8 +5,8 @@
  */
 import type { Warning } from "../contract/errors.ts";
 import type { FeedbackData, StreamTail } from "../describe/schemas-jobs.ts";
-import type { Attempt, Job } from "../store/model.ts";
-import { LIMITS } from "./limits.ts";
+import type { Attempt, Job } from "../model/job.ts";
+import { LIMITS } from "../model/limits.ts";
 import type { StreamView } from "./output.ts";
 import { isTerminal } from "./states.ts";
 import { durationText } from "./values.ts";

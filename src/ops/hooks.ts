@@ -5,11 +5,15 @@
  */
 import { SpoolError } from "../contract/errors.ts";
 import type { HookData } from "../describe/schemas-recurring.ts";
-import { HOOK_OUTCOMES, type Hook, type HookOutcome } from "../store/recurring.ts";
-import type { HookDraft } from "../store/verbs/hooks.ts";
-import { type AddInput, validateAddInput } from "./job-spec.ts";
+import { HOOK_OUTCOMES, type Hook, type HookOutcome } from "../model/recurring.ts";
+import { type AddInput, type JobSpec, validateAddInput } from "./job-spec.ts";
 import { checkName } from "./schedules.ts";
 import { parseLane, parsePairs } from "./values.ts";
+
+/** A checked `hook add`: the hook's name, outcome and filter, and the job it adds, as `add` validated it. */
+export interface HookDraft extends Omit<Hook, "job" | "created_at"> {
+  spec: JobSpec;
+}
 
 /** The lane hook jobs run in unless `--run-queue` says otherwise. */
 export const HOOK_LANE = "hooks";

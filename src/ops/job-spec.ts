@@ -9,10 +9,10 @@
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { invalidValue, SpoolError } from "../contract/errors.ts";
-import type { NewJob } from "../store/model.ts";
-import { DEFAULTS, LIMITS } from "./limits.ts";
+import type { NewJob } from "../model/job.ts";
+import { DEFAULTS, LIMITS } from "../model/limits.ts";
+import type { QueueSettings } from "../model/settings.ts";
 import { type NeedsSpec, validateNeedsInput } from "./needs.ts";
-import type { QueueSettings } from "./settings.ts";
 import {
   durationText,
   parseDuration,

@@ -5,8 +5,8 @@
 import { invalidValue, SpoolError } from "../contract/errors.ts";
 import type { JobDetail, ListedJobs } from "../describe/schemas-core.ts";
 import type { AttemptWithHost, JobSummary } from "../describe/schemas-rows.ts";
-import { JOB_STATES, type Job, type JobFilter, type JobState } from "../store/model.ts";
-import { LIMITS } from "./limits.ts";
+import { JOB_STATES, type Job, type JobFilter, type JobState } from "../model/job.ts";
+import { LIMITS } from "../model/limits.ts";
 
 // Defined once, as the JSON Schemas `spoolctl schema` prints.
 export type { AttemptWithHost, JobDetail };

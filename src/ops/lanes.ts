@@ -7,8 +7,8 @@
  */
 import { invalidValue, SpoolError } from "../contract/errors.ts";
 import type { LaneSetData, LaneView, PauseData, ResumeData } from "../describe/schemas-lanes.ts";
-import type { LaneCount, LaneSetting } from "../store/model.ts";
-import { LIMITS } from "./limits.ts";
+import type { LaneCount, LaneSetting } from "../model/job.ts";
+import { LIMITS } from "../model/limits.ts";
 import { durationText } from "./values.ts";
 import type { WorkerView } from "./workers.ts";
 

@@ -4,7 +4,7 @@
  * `liveSnapshot` (src/store/verbs/status.ts). Times are epoch seconds.
  */
 
-import type { AttemptState, FailureReason, JobState } from "../store/model.ts";
+import type { AttemptState, FailureReason, JobState } from "../model/job.ts";
 import type { StatusData } from "./status.ts";
 
 /** A running job as the live view shows it. */

@@ -5,7 +5,7 @@
  * `SPOOLCTL_DB` exported in another session, say). Pure: no I/O.
  */
 import { SpoolError } from "../contract/errors.ts";
-import type { DbPathSource } from "../store/location.ts";
+import type { DbPathSource } from "../model/location.ts";
 
 /** Each source in words, for "… (given by SPOOLCTL_DB)". */
 export const SOURCE_WORDS: Record<DbPathSource, string> = {

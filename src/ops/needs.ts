@@ -6,7 +6,7 @@
  * Everything here but {@link resolveNeedRefs} is pure.
  */
 import { invalidValue, SpoolError, type Warning } from "../contract/errors.ts";
-import { type JobNeeds, NEEDS_POLICIES, type NeedsPolicy } from "../store/model.ts";
+import { type JobNeeds, NEEDS_POLICIES, type NeedsPolicy } from "../model/job.ts";
 import { LAST_JOB_REF } from "./jobs.ts";
 
 /** The fields of an add request (`AddInput`, src/ops/add.ts) that say what the job needs, as typed. */

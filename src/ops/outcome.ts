@@ -4,8 +4,8 @@
  * a pure function from the job, how its process ended and the queue settings to
  * the attempt's state and the job's next state. No I/O.
  */
-import type { AttemptState, EventName, FailureReason, Job, JobState } from "../store/model.ts";
-import type { QueueSettings } from "./settings.ts";
+import type { AttemptState, EventName, FailureReason, Job, JobState } from "../model/job.ts";
+import type { QueueSettings } from "../model/settings.ts";
 
 /** How an attempt's process ended, as the executor or reaper saw it. */
 export type ProcessEnd =

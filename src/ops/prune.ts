@@ -8,7 +8,7 @@
  */
 import { invalidValue } from "../contract/errors.ts";
 import type { PruneData } from "../describe/schemas-jobs.ts";
-import { type JobState, TERMINAL_STATES } from "../store/model.ts";
+import { type JobState, TERMINAL_STATES } from "../model/job.ts";
 import { parseStates } from "./jobs.ts";
 
 // Defined once, as the JSON Schemas `spoolctl schema` prints.

@@ -5,7 +5,7 @@
  * write itself is the `recordAttemptEnd` family of operations
  * (src/store/verbs/record.ts), which decides through {@link decideOutcome}.
  */
-import type { Attempt, Job, JobEvent } from "../store/model.ts";
+import type { Attempt, Job, JobEvent } from "../model/job.ts";
 import { OUTPUT_WRITE_FAILED, type Outcome } from "./outcome.ts";
 
 /** Whether an attempt's error says it was lost to a full disk (its output could not be written). */

@@ -7,7 +7,7 @@
  */
 
 import type { ReportCase, ReportData, ReportTotals } from "../describe/schemas-reports.ts";
-import type { Attempt, Job, JobState } from "../store/model.ts";
+import type { Attempt, Job, JobState } from "../model/job.ts";
 import { describeExit } from "./outcome.ts";
 import type { StreamView } from "./output.ts";
 import { parseDuration, parseTimestamp } from "./values.ts";

@@ -6,7 +6,7 @@
  * transaction is the `rerunJob` verb (src/store/verbs/rerun.ts).
  */
 import { SpoolError } from "../contract/errors.ts";
-import type { Job, JobState } from "../store/model.ts";
+import type { Job, JobState } from "../model/job.ts";
 import { queuedJobHint } from "./jobs.ts";
 import { isTerminal } from "./states.ts";
 

@@ -4,7 +4,7 @@
  * decision here; the retry verb revives the dependents in its transaction).
  */
 import { SpoolError } from "../contract/errors.ts";
-import type { JobState } from "../store/model.ts";
+import type { JobState } from "../model/job.ts";
 
 /** A job a retry cannot requeue yet: it needs job `need_id`, which is dead or canceled. */
 export interface BlockedRetry {

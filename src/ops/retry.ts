@@ -9,11 +9,10 @@
 
 import { invalidValue, SpoolError, type Warning } from "../contract/errors.ts";
 import type { RetriedJob } from "../describe/schemas-operator.ts";
-import type { Job, JobFilter, JobState } from "../store/model.ts";
-import type { JobSettingsChange } from "../store/writer.ts";
+import type { Job, JobFilter, JobSettingsChange, JobState } from "../model/job.ts";
+import { LIMITS } from "../model/limits.ts";
 import type { RetryOverrides } from "./job-spec.ts";
 import { queuedJobHint } from "./jobs.ts";
-import { LIMITS } from "./limits.ts";
 import type { BlockedRetry } from "./retry-needs.ts";
 import { canTransition } from "./states.ts";
 

@@ -7,11 +7,7 @@
  * IMMEDIATE`, or the driver rolls back), so trying again cannot add twice.
  */
 import { SpoolError } from "../contract/errors.ts";
-
-/** Default of `SPOOLCTL_LOCK_WAIT`: how long `add` rides out a busy queue, seconds. */
-export const LOCK_WAIT_DEFAULT_SECONDS = 60;
-/** Longest `SPOOLCTL_LOCK_WAIT` accepted, seconds (one hour). */
-export const LOCK_WAIT_MAX_SECONDS = 3600;
+import { LOCK_WAIT_DEFAULT_SECONDS, LOCK_WAIT_MAX_SECONDS } from "../model/limits.ts";
 
 /**
  * The lock-wait limit in seconds from `SPOOLCTL_LOCK_WAIT` (0 = fail at the

@@ -6,7 +6,7 @@
  */
 import type { Cron } from "croner";
 import { invalidValue, SpoolError } from "../contract/errors.ts";
-import type { Overlap, Schedule, SlotDecision } from "../store/recurring.ts";
+import type { Overlap, Schedule, SlotDecision } from "../model/recurring.ts";
 import { parseDuration } from "./values.ts";
 
 /** When a schedule fires: a cron expression in a zone, or a plain interval. */

@@ -5,10 +5,9 @@
  */
 import { SpoolError } from "../contract/errors.ts";
 import type { ScheduleData } from "../describe/schemas-recurring.ts";
-import type { Job } from "../store/model.ts";
-import type { Schedule } from "../store/recurring.ts";
-import type { ScheduleDraft } from "../store/verbs/schedules.ts";
-import { type AddInput, validateAddInput } from "./job-spec.ts";
+import type { Job } from "../model/job.ts";
+import type { Overlap, Schedule } from "../model/recurring.ts";
+import { type AddInput, type JobSpec, validateAddInput } from "./job-spec.ts";
 import {
   catchUpText,
   parseCatchUp,
@@ -31,6 +30,15 @@ export function checkName(what: "schedule" | "hook", name: string): string {
     detail: { name },
   });
 }
+
+/** A checked `schedule add`: exactly one rule (`cron` with its zone, or `every_seconds`), its policies and its job. */
+export type ScheduleDraft = {
+  name: string;
+  catch_up: string;
+  overlap: Overlap;
+  /** The job each slot adds, as `add` validated it (no key, no delay: each slot gives its own). */
+  spec: JobSpec;
+} & ({ cron: string; tz: string | null; every_seconds: null } | { cron: null; tz: null; every_seconds: number });
 
 /** `schedule add` as typed. */
 export interface ScheduleInput {

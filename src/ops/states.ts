@@ -2,7 +2,7 @@
  * The job state machine, written down once (docs/architecture.md "Job states"). Operations check a
  * transition here before they ask the store to make it.
  */
-import type { JobState } from "../store/model.ts";
+import type { JobState } from "../model/job.ts";
 
 /** Every allowed transition, with the operation that makes it. */
 export const TRANSITIONS: Readonly<Record<JobState, Partial<Record<JobState, string>>>> = {

@@ -6,7 +6,7 @@
  * merged. The read is `failureGroups` of src/store/verbs/triage.ts.
  */
 import type { FailureGroup } from "../describe/schemas-rows.ts";
-import type { FailureGroupRow, FailureReason, JobFilter, JobState } from "../store/model.ts";
+import type { FailureGroupRow, FailureReason, JobFilter, JobState } from "../model/job.ts";
 import { type FailureSignature, maskLine, signatureKey, signatureText } from "./failure-signature.ts";
 
 /**

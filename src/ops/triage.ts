@@ -4,7 +4,7 @@
  * reads are verbs of src/store/verbs/triage.ts; every change they make goes
  * through the write verbs (retry, cancel, delete).
  */
-import type { Job, JobState } from "../store/model.ts";
+import type { Job, JobState } from "../model/job.ts";
 import type { FeedbackData } from "./feedback.ts";
 import type { JobSelection } from "./triage-groups.ts";
 

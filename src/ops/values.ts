@@ -4,7 +4,7 @@
  * flag, the value and what is accepted (docs/contract.md "Error objects and warnings").
  */
 import { invalidValue, SpoolError } from "../contract/errors.ts";
-import { LIMITS, NO_TIMEOUT } from "./limits.ts";
+import { LIMITS, NO_TIMEOUT } from "../model/limits.ts";
 
 /** An integer within [min, max]. */
 export function parseInteger(flag: string, raw: string, min: number, max: number): number {

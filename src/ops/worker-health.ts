@@ -6,7 +6,7 @@
  * passed in as {@link HealthContext.judge}, so this module stays free of I/O.
  */
 import type { WorkerHealth } from "../describe/schemas-rows.ts";
-import type { Attempt, Job, WorkerRecord } from "../store/model.ts";
+import type { Attempt, Job, WorkerRecord } from "../model/job.ts";
 
 /** A recorded process identity (see src/worker/liveness.ts). */
 export interface ProcessRef {

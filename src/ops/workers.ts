@@ -6,7 +6,7 @@
  */
 
 import type { WorkerView } from "../describe/schemas-rows.ts";
-import type { WorkerRecord } from "../store/model.ts";
+import type { WorkerRecord } from "../model/job.ts";
 
 /**
  * How a registry row is judged (docs/architecture.md "Dead workers in the

@@ -6,7 +6,7 @@
  * the interfaces there and in reader.ts and writer.ts read as lists of verbs.
  * Times are epoch seconds (float).
  */
-import type { Attempt, AttemptState, EventName, FailureReason, Job, JobState } from "./model.ts";
+import type { Attempt, AttemptState, EventName, FailureReason, Job, JobState } from "../model/job.ts";
 import type { OutputStream } from "./reader.ts";
 
 /** How an attempt was closed by someone other than its worker (e.g. `retry --force`). */
@@ -107,7 +107,7 @@ export interface AttemptRecord {
   failureReason: FailureReason | null;
   /**
    * The last non-empty line of the attempt's stderr as its worker read it at
-   * the end (at most {@link STDERR_LINE_MAX} characters), kept for triage's
+   * the end (at most `STDERR_LINE_MAX` characters, src/model/job.ts), kept for triage's
    * failure signatures; null or absent when not read (docs/architecture.md "Triage").
    */
   stderrLastLine?: string | null;
@@ -137,6 +137,3 @@ export interface OutputChunk {
   bytes: Uint8Array;
   truncated: boolean;
 }
-
-/** Longest stderr line an attempt row keeps (characters; longer lines are cut). */
-export const STDERR_LINE_MAX = 500;

@@ -4,8 +4,9 @@
  * finished when it is sealed and none of its jobs is queued or running ("Batches"); the
  * check runs in the transaction that ends one of its jobs and in the one that seals it.
  */
-import type { BatchView, Job, NewJob } from "./model.ts";
-import { HOOK_KEY_PREFIX, type Hook } from "./recurring.ts";
+import type { BatchView, Job, NewJob } from "../model/job.ts";
+import type { Hook } from "../model/recurring.ts";
+import { HOOK_KEY_PREFIX } from "./recurring.ts";
 
 /** A batch as its `batch-done` hooks see it: its view and the moment it became finished (epoch seconds). */
 export interface FinishedBatch {

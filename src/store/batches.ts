@@ -4,7 +4,7 @@
  * add refused by a closed batch, and the text a fail-fast cancel records.
  */
 import { SpoolError } from "../contract/errors.ts";
-import { type BatchRow, type BatchView, JOB_STATES, type JobState } from "./model.ts";
+import { type BatchRow, type BatchView, JOB_STATES, type JobState } from "../model/job.ts";
 
 type Row = Record<string, unknown>;
 

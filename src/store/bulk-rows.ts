@@ -2,7 +2,7 @@
  * The rows the batch statements of both drivers answer with
  * (`src/store/<driver>/bulk.ts`, docs/architecture.md "Retry").
  */
-import type { JobState } from "./model.ts";
+import type { JobState } from "../model/job.ts";
 
 /** One unmet need, dead or canceled, of a job `retry --all` matches (docs/architecture.md "Dependencies"). */
 export interface RetryNeedRow {

@@ -11,6 +11,7 @@
 import { existsSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { SpoolError } from "../contract/errors.ts";
+import { CONFIG_FILE, CONFIG_FILE_MAX_BYTES, CONFIG_KEYS, type DbPathSource } from "../model/location.ts";
 import { foreignOwner } from "./ownership.ts";
 import { isPgUrl, PG_SCHEMES, parsePgUrl, redactUrl, schemeOf } from "./postgres/url.ts";
 import { formatBytes, readBounded } from "./read-bounded.ts";
@@ -37,9 +38,6 @@ export function jsonErrorPosition(text: string): TextPosition | null {
   const before = text.slice(0, first.offset).split("\n");
   return { line: before.length, column: before.at(-1)!.length + 1 };
 }
-
-/** Where the database path came from. */
-export type DbPathSource = "flag" | "env" | "config" | "default";
 
 /**
  * A resolved location: database file and its spool folder, both absolute. For
@@ -115,14 +113,8 @@ function pgLocation(url: string, source: DbPathSource, env: NodeJS.ProcessEnv): 
   return { dbPath, spoolDir, source, url };
 }
 
-/** A project config file is read no further than this (bytes); published in `capabilities` limits. */
-export const CONFIG_FILE_MAX_BYTES = 1024 * 1024;
-
 /** The project folder's name: `.spoolctl/` holds the config file and the default queue. */
 export const PROJECT_DIR = ".spoolctl";
-
-/** The project config file, relative to the folder holding `.spoolctl/`. */
-export const CONFIG_FILE = ".spoolctl/config.json";
 
 /** The variable that lists folders whose `.spoolctl/` is used whoever owns it (`:`-separated; `*`: all). */
 export const TRUSTED_DIRS_VAR = "SPOOLCTL_TRUSTED_DIRS";
@@ -193,9 +185,6 @@ export function spoolDirFor(dbPath: string): string {
   const name = basename(dbPath).replace(/\.(db|sqlite3?)$/i, "");
   return join(dirname(dbPath), `${name}.spool`);
 }
-
-/** Keys `.spoolctl/config.json` understands. */
-export const CONFIG_KEYS = ["db_path"] as const;
 
 /** What a project config file holds, or why it is unusable. */
 export interface ProjectConfig {

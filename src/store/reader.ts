@@ -17,7 +17,7 @@ import type {
   LaneCount,
   LaneSetting,
   WorkerRecord,
-} from "./model.ts";
+} from "../model/job.ts";
 import type { RecurringReader } from "./recurring.ts";
 
 /** Reads; inside {@link Store.read} they see one consistent snapshot. */

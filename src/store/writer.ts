@@ -8,8 +8,6 @@
  */
 
 import { SpoolError } from "../contract/errors.ts";
-import type { AttemptClosing, AttemptKey, AttemptLease, AttemptRecord, OutputChunk } from "./attempt-types.ts";
-import type { RetryNeedRow } from "./bulk-rows.ts";
 import type {
   BatchAdd,
   BatchView,
@@ -18,11 +16,14 @@ import type {
   Job,
   JobFilter,
   JobNeeds,
+  JobSettingsChange,
   JobState,
   LaneSetting,
   NewJob,
   WorkerRecord,
-} from "./model.ts";
+} from "../model/job.ts";
+import type { AttemptClosing, AttemptKey, AttemptLease, AttemptRecord, OutputChunk } from "./attempt-types.ts";
+import type { RetryNeedRow } from "./bulk-rows.ts";
 import type { StoreReader } from "./reader.ts";
 import type { RecurringWriter } from "./recurring.ts";
 
@@ -267,13 +268,6 @@ export interface StoreWriter extends StoreReader {
    * every worker (a raised ceiling frees slots). Returns the row as written.
    */
   setLaneSlots(queue: string, slots: number | null): Promise<LaneSetting>;
-}
-
-/** New run settings of a job; absent fields stay as they are. */
-export interface JobSettingsChange {
-  timeout_seconds?: number;
-  max_retries?: number;
-  env?: Record<string, string>;
 }
 
 /**

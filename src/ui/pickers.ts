@@ -8,10 +8,10 @@
  */
 import { styleText } from "node:util";
 import * as p from "@clack/prompts";
+import type { Job, JobState } from "../model/job.ts";
 import type { DeletionPreview } from "../ops/delete.ts";
 import { RETRYABLE_STATES } from "../ops/retry.ts";
 import { counted } from "../ops/values.ts";
-import type { Job, JobState } from "../store/model.ts";
 import { formatBytes } from "../store/read-bounded.ts";
 import type { Store } from "../store/store.ts";
 import { jobsInStates } from "../store/verbs/triage.ts";

@@ -2,10 +2,11 @@
  * Text of `status`: the one-shot lines (the seed's wording, colored by state
  * only on a terminal) and the `--watch` frame, fitted to the terminal.
  */
+
+import { REPORTED_STATES } from "../model/job.ts";
 import type { LiveStatus } from "../ops/live.ts";
 import type { StateCounts, StatusData } from "../ops/status.ts";
 import { workerStateWord } from "../ops/worker-health.ts";
-import { REPORTED_STATES } from "../store/model.ts";
 import { paint as makePaint, type Paint } from "./color.ts";
 import { clip, clipLine, escapeControl, formatArgv, humanDuration, iso, table } from "./text.ts";
 

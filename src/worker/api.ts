@@ -4,8 +4,8 @@
  * ({@link WorkerEvent}) and what it did in the end ({@link WorkSummary}).
  */
 import type { WorkSummary } from "../describe/schemas-core.ts";
+import type { Job } from "../model/job.ts";
 import type { Outcome } from "../ops/outcome.ts";
-import type { Job } from "../store/model.ts";
 import type { SlotOutcome } from "../store/recurring.ts";
 import type { ReapedJob } from "./reaper.ts";
 import type { Timing } from "./timing.ts";

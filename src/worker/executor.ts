@@ -9,6 +9,7 @@
 import { accessSync, closeSync, existsSync, constants as fsConstants, statSync } from "node:fs";
 import { constants } from "node:os";
 import { dirname, isAbsolute, resolve } from "node:path";
+import { KILL_GRACE_SECONDS } from "../model/timing.ts";
 import type { ProcessEnd } from "../ops/outcome.ts";
 import { createAttemptFile } from "../store/ownership.ts";
 import { isPgUrl, redactUrl } from "../store/postgres/url.ts";
@@ -16,7 +17,6 @@ import { diskFull } from "../store/space.ts";
 import { processStartTime } from "./liveness.ts";
 import { groupHasLiveMembers, groupHoldsSelf, groupsWithEnv } from "./process-groups.ts";
 import { forgetProgramPath, programPath } from "./program-path.ts";
-import { KILL_GRACE_SECONDS } from "./timing.ts";
 
 /** Grace between SIGTERM and SIGKILL, milliseconds (docs/architecture.md "Timeouts": up to 5 s). */
 export const KILL_GRACE_MS = KILL_GRACE_SECONDS * 1000;

@@ -8,9 +8,10 @@
  * says what changed (a pause, a resume, a lane ceiling that overrides the
  * worker's `--slots`).
  */
+
+import type { LaneSetting } from "../model/job.ts";
+import { DEFAULTS } from "../model/limits.ts";
 import { pauseInForce, pauseText } from "../ops/lanes.ts";
-import { DEFAULTS } from "../ops/limits.ts";
-import type { LaneSetting } from "../store/model.ts";
 import { drainSettled } from "../store/reader.ts";
 import type { Store, WorkWaker } from "../store/store.ts";
 import { drainStates, laneView } from "../store/verbs/worker-lanes.ts";

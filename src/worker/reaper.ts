@@ -9,9 +9,9 @@
  */
 
 import { join } from "node:path";
+import type { Attempt, Job } from "../model/job.ts";
 import type { Outcome } from "../ops/outcome.ts";
 import { workerIdentityOf } from "../ops/worker-health.ts";
-import type { Attempt, Job } from "../store/model.ts";
 import type { Store } from "../store/store.ts";
 import { attemptOwner, reap, reapCandidates, runningAttemptsOf } from "../store/verbs/reap.ts";
 import { recordAttemptEnd } from "../store/verbs/record.ts";

@@ -4,7 +4,7 @@
  * its liveness, heartbeats, and reads stop requests from `spoolctl stop`.
  */
 import { SpoolError } from "../contract/errors.ts";
-import type { WorkerRecord } from "../store/model.ts";
+import type { WorkerRecord } from "../model/job.ts";
 import type { Store } from "../store/store.ts";
 import { registerWorker, workerIdHolder } from "../store/verbs/registry.ts";
 import {

@@ -1,18 +1,10 @@
 /**
  * Heartbeat and reap timing (docs/architecture.md "Heartbeat and lease"), in seconds. The test knobs
  * `SPOOLCTL_TEST_HEARTBEAT_INTERVAL` and `SPOOLCTL_TEST_REAP_THRESHOLD` shrink
- * both for tests; `capabilities` publishes them.
+ * both for tests; `capabilities` publishes the defaults (src/model/timing.ts).
  */
 import { closeSync, openSync, readSync } from "node:fs";
-
-/** Default heartbeat interval, seconds. */
-export const HEARTBEAT_SECONDS = 5;
-/** Floor of the reap threshold, seconds. */
-export const REAP_FLOOR_SECONDS = 30;
-/** Grace between SIGTERM and SIGKILL of a job's process group (timeout, cancel, lost job), seconds. */
-export const KILL_GRACE_SECONDS = 5;
-/** Bounds accepted for the test knobs, seconds. */
-export const KNOB_BOUNDS = { min: 0.01, max: 3600 } as const;
+import { HEARTBEAT_SECONDS, KILL_GRACE_SECONDS, KNOB_BOUNDS, REAP_FLOOR_SECONDS } from "../model/timing.ts";
 
 function knob(name: string, env: NodeJS.ProcessEnv): number | null {
   const raw = env[name];

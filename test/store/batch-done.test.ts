@@ -5,10 +5,10 @@
  * also when two workers end its last two jobs at once; a batch reopened by a retry that finishes again fires again.
  */
 import { expect, test } from "bun:test";
+import type { BatchAdd, Job } from "../../src/model/job.ts";
+import type { Hook } from "../../src/model/recurring.ts";
 import type { AttemptRecord } from "../../src/store/attempt-types.ts";
 import { openQueue } from "../../src/store/index.ts";
-import type { BatchAdd, Job } from "../../src/store/model.ts";
-import type { Hook } from "../../src/store/recurring.ts";
 import type { Store } from "../../src/store/store.ts";
 import { attemptRecord, claimOne, forEachDriver, newJob, record } from "../support/store.ts";
 

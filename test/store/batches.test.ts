@@ -6,8 +6,8 @@
  */
 import { expect, test } from "bun:test";
 import { SpoolError } from "../../src/contract/errors.ts";
+import type { BatchAdd, FailFastMode } from "../../src/model/job.ts";
 import { openQueue } from "../../src/store/index.ts";
-import type { BatchAdd, FailFastMode } from "../../src/store/model.ts";
 import type { Store } from "../../src/store/store.ts";
 import { attemptRecord, claimOne, forEachDriver, jobOf, newJob, record, sorted } from "../support/store.ts";
 

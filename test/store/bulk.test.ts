@@ -8,7 +8,7 @@ import { expect, test } from "bun:test";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Job, JobNeeds, NewJob } from "../../src/store/model.ts";
+import type { Job, JobNeeds, NewJob } from "../../src/model/job.ts";
 import type { Store } from "../../src/store/store.ts";
 import { cancelJobs } from "../../src/store/verbs/cancel.ts";
 import { retryJobs } from "../../src/store/verbs/retry.ts";

@@ -5,8 +5,8 @@
  * with writer processes racing, a reader paging by cursor sees each id once.
  */
 import { expect, test } from "bun:test";
+import type { JobEvent } from "../../src/model/job.ts";
 import { openQueue } from "../../src/store/index.ts";
-import type { JobEvent } from "../../src/store/model.ts";
 import type { Store } from "../../src/store/store.ts";
 import { attemptRecord, claimOne, forEachDriver, insertJob, insertJobs, record } from "../support/store.ts";
 import { childScript, raceChildren } from "./children.ts";

@@ -4,8 +4,8 @@
  * failure in one statement (docs/architecture.md "Triage").
  */
 import { expect, test } from "bun:test";
+import type { FailureReason, JobFilter, NewJob } from "../../src/model/job.ts";
 import type { AttemptRecord } from "../../src/store/attempt-types.ts";
-import type { FailureReason, JobFilter, NewJob } from "../../src/store/model.ts";
 import type { Store } from "../../src/store/store.ts";
 import { attemptRecord, claimOne, forEachDriver, insertJob, record, sorted } from "../support/store.ts";
 

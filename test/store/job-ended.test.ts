@@ -6,7 +6,7 @@
  * commit, so no dependent waits on a job fail-fast canceled.
  */
 import { expect, test } from "bun:test";
-import type { BatchAdd, Job, JobNeeds, NewJob } from "../../src/store/model.ts";
+import type { BatchAdd, Job, JobNeeds, NewJob } from "../../src/model/job.ts";
 import type { Store } from "../../src/store/store.ts";
 import { attemptRecord, claimOne, forEachDriver, jobOf, newJob, record } from "../support/store.ts";
 

@@ -6,7 +6,7 @@
  * over a graph never claiming a dependent before its need's success committed.
  */
 import { expect, test } from "bun:test";
-import type { Job, JobNeeds, NewJob } from "../../src/store/model.ts";
+import type { Job, JobNeeds, NewJob } from "../../src/model/job.ts";
 import type { Store } from "../../src/store/store.ts";
 import { attemptRecord, claim, claimOne, forEachDriver, jobOf, newJob, record, sorted } from "../support/store.ts";
 import { childScript, raceChildren } from "./children.ts";

@@ -5,7 +5,7 @@
  * getWorker, listWorkers, runningJobsByWorker.
  */
 import { expect, test } from "bun:test";
-import type { WorkerRecord } from "../../src/store/model.ts";
+import type { WorkerRecord } from "../../src/model/job.ts";
 import type { Store } from "../../src/store/store.ts";
 import { attemptRecord, claimOne, forEachDriver, insertJob, insertJobs, jobOf, record } from "../support/store.ts";
 

@@ -9,8 +9,8 @@
 import { expect, test } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { JobEvent } from "../../src/model/job.ts";
 import { openQueue } from "../../src/store/index.ts";
-import type { JobEvent } from "../../src/store/model.ts";
 import type { Store } from "../../src/store/store.ts";
 import {
   attemptRecord,

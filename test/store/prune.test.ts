@@ -3,7 +3,7 @@
  * queued or running job whatever they are asked.
  */
 import { expect, test } from "bun:test";
-import type { Job } from "../../src/store/model.ts";
+import type { Job } from "../../src/model/job.ts";
 import type { Store } from "../../src/store/store.ts";
 import { attemptRecord, claim, forEachDriver, newJob, record } from "../support/store.ts";
 

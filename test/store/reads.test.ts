@@ -5,7 +5,7 @@
  * hasDueJob), attempts and ledger rows of a job, and the key look-ups.
  */
 import { expect, test } from "bun:test";
-import type { Job, JobFilter } from "../../src/store/model.ts";
+import type { Job, JobFilter } from "../../src/model/job.ts";
 import { drainSettled } from "../../src/store/reader.ts";
 import type { Store } from "../../src/store/store.ts";
 import {

@@ -5,9 +5,9 @@
  * are added in the transaction that ends a job, from every path that ends one.
  */
 import { expect, test } from "bun:test";
+import type { Job } from "../../src/model/job.ts";
+import type { Hook, Schedule } from "../../src/model/recurring.ts";
 import { planSlots } from "../../src/ops/schedule-time.ts";
-import type { Job } from "../../src/store/model.ts";
-import type { Hook, Schedule } from "../../src/store/recurring.ts";
 import type { Store } from "../../src/store/store.ts";
 import { tickSchedules } from "../../src/store/verbs/schedules.ts";
 import { attemptRecord, claimOne, forEachDriver, insertJob, jobOf } from "../support/store.ts";

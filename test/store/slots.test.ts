@@ -3,7 +3,7 @@
  * claim transaction; and a race of 8 claimant processes against slots = 2.
  */
 import { expect, test } from "bun:test";
-import type { JobEvent } from "../../src/store/model.ts";
+import type { JobEvent } from "../../src/model/job.ts";
 import type { Store } from "../../src/store/store.ts";
 import { attemptRecord, claim, claimOne, forEachDriver, insertJobs, record, sorted } from "../support/store.ts";
 import { childScript, raceChildren } from "./children.ts";

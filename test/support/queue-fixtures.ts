@@ -19,7 +19,7 @@ import { Database } from "bun:sqlite";
 import { mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { SQL } from "bun";
-import type { JobState } from "../../src/store/model.ts";
+import type { JobState } from "../../src/model/job.ts";
 
 /** Which database the tests run against. */
 export type TestDb = { driver: "sqlite" } | { driver: "postgres"; adminUrl: string };

@@ -3,9 +3,9 @@
  * and record builders, and polling with a deadline.
  */
 import { afterEach, beforeEach, describe, expect, setDefaultTimeout } from "bun:test";
+import type { Job, NewJob } from "../../src/model/job.ts";
 import type { AttemptRecord, ClaimedJob, ClaimRequest } from "../../src/store/attempt-types.ts";
 import type { QueueLocation } from "../../src/store/location.ts";
-import type { Job, NewJob } from "../../src/store/model.ts";
 import type { Store } from "../../src/store/store.ts";
 import { DRIVERS, type DriverFixture, OPEN_TIMEOUT_MS, type OpenedQueue } from "../store/drivers.ts";
 

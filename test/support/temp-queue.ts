@@ -14,9 +14,9 @@ import { afterAll, afterEach, beforeAll, beforeEach } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import type { Attempt, Job, JobEvent, WorkerRecord } from "../../src/model/job.ts";
 import { openQueue, type Store, type StoreReader, type StoreWriter } from "../../src/store/index.ts";
 import { type QueueLocation, resolveLocation } from "../../src/store/location.ts";
-import type { Attempt, Job, JobEvent, WorkerRecord } from "../../src/store/model.ts";
 import { formatArgv } from "../../src/ui/text.ts";
 import { createPgDatabase, dropPgDatabase, ON_POSTGRES, TEST_DB } from "./queue-fixtures.ts";
 

@@ -8,8 +8,8 @@
  * Mirrors src/store/sqlite/batch-queries.ts.
  */
 import type { SQL } from "bun";
+import type { BatchAdd, BatchRow, BatchView, FailFastMode } from "../../model/job.ts";
 import { BATCH_VIEW_COLUMNS, batchClosed, failFastDetail, failFastErrorSql, toBatchView } from "../batches.ts";
-import type { BatchAdd, BatchRow, BatchView, FailFastMode } from "../model.ts";
 import type { TxEffects } from "./events.ts";
 import { num } from "./rows.ts";
 

@@ -8,8 +8,8 @@
  * between this transaction's reads and its UPDATE is left alone.
  */
 import type { SQL } from "bun";
+import type { Job, JobFilter, JobState } from "../../model/job.ts";
 import type { RetryNeedRow } from "../bulk-rows.ts";
-import type { Job, JobFilter, JobState } from "../model.ts";
 import { activeKeyTaken } from "../writer.ts";
 import { isActiveKeyViolation } from "./errors.ts";
 import { jobWhere } from "./job-filter.ts";

@@ -31,8 +31,8 @@
 
 import { join } from "node:path";
 import type { SQL } from "bun";
+import type { Attempt, Job } from "../../model/job.ts";
 import type { ClaimedJob, DatedClaim } from "../attempt-types.ts";
-import type { Attempt, Job } from "../model.ts";
 import { toAttempt, toJob } from "./rows.ts";
 
 type Row = Record<string, unknown>;

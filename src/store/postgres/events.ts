@@ -29,7 +29,7 @@
  * listeners at commit (see listen.ts).
  */
 import type { SQL } from "bun";
-import type { EventName } from "../model.ts";
+import type { EventName } from "../../model/job.ts";
 import { WorkSignals } from "../wake-signal.ts";
 
 /** One buffered ledger row. */

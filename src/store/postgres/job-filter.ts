@@ -4,7 +4,7 @@
  * Columns are qualified with `jobs.`, so the clause also works in a statement
  * that joins `attempts`.
  */
-import type { JobFilter } from "../model.ts";
+import type { JobFilter } from "../../model/job.ts";
 
 /** Adds a parameter and returns its placeholder (`$n`). */
 export type Param = (v: unknown) => string;

@@ -8,7 +8,7 @@
  * had to wait for), so a committed pause is never missed.
  */
 import type { SQL } from "bun";
-import type { LaneSetting } from "../model.ts";
+import type { LaneSetting } from "../../model/job.ts";
 import { numOrNull } from "./rows.ts";
 
 type Row = Record<string, unknown>;

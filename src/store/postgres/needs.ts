@@ -16,7 +16,7 @@
  *   path; a deadlock left anyway is retried by the transaction runner.
  */
 import type { SQL } from "bun";
-import type { JobNeeds } from "../model.ts";
+import type { JobNeeds } from "../../model/job.ts";
 import { failedNeed, unknownNeed } from "../needs-errors.ts";
 import type { TxEffects } from "./events.ts";
 

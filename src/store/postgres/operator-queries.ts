@@ -4,10 +4,10 @@
  * Every write is guarded by the state it expects, in the statement itself.
  */
 import type { SQL } from "bun";
+import type { Job, JobEvent, JobSettingsChange, JobState } from "../../model/job.ts";
 import type { AttemptClosing } from "../attempt-types.ts";
-import type { Job, JobEvent, JobState } from "../model.ts";
 import type { EventQuery } from "../reader.ts";
-import { activeKeyTaken, type JobSettingsChange } from "../writer.ts";
+import { activeKeyTaken } from "../writer.ts";
 import { isActiveKeyViolation } from "./errors.ts";
 import { toEvent, toJob } from "./rows.ts";
 

@@ -10,8 +10,6 @@
  * writes (worker-queries.ts) and the reads (read-queries.ts).
  */
 import type { SQL } from "bun";
-import type { AttemptClosing } from "../attempt-types.ts";
-import type { RetryNeedRow } from "../bulk-rows.ts";
 import type {
   BatchAdd,
   BatchView,
@@ -19,11 +17,14 @@ import type {
   Job,
   JobFilter,
   JobNeeds,
+  JobSettingsChange,
   JobState,
   LaneSetting,
   NewJob,
-} from "../model.ts";
-import type { JobSettingsChange, StoreWriter } from "../writer.ts";
+} from "../../model/job.ts";
+import type { AttemptClosing } from "../attempt-types.ts";
+import type { RetryNeedRow } from "../bulk-rows.ts";
+import type { StoreWriter } from "../writer.ts";
 import * as batches from "./batch-queries.ts";
 import * as bulk from "./bulk.ts";
 import type { TxEffects } from "./events.ts";

@@ -18,7 +18,7 @@ import type {
   LaneCount,
   LaneSetting,
   WorkerRecord,
-} from "../model.ts";
+} from "../../model/job.ts";
 import type { DrainState, EventQuery, OutputStream, ShippedOutput, StoreReader, WaitingOnNeeds } from "../reader.ts";
 import * as batches from "./batch-queries.ts";
 import type { TxEffects } from "./events.ts";

@@ -5,16 +5,14 @@
  * schedules it takes with SKIP LOCKED, so racing workers split them instead of queueing.
  */
 import type { SQL } from "bun";
+import type { Job, JobState, NewJob } from "../../model/job.ts";
+import type { Hook, Schedule, ScheduleView } from "../../model/recurring.ts";
 import { type BatchHookStatements, enqueueBatchHooks, type FinishedBatch } from "../batch-hooks.ts";
-import type { Job, JobState, NewJob } from "../model.ts";
 import {
   enqueueOutcomeHooks,
   fireDueSlots,
-  type Hook,
   type HookStatements,
   type RecurringWriter,
-  type Schedule,
-  type ScheduleView,
   SLOT_ROWS_KEPT,
   type SlotOutcome,
   type SlotPlanner,

@@ -4,7 +4,7 @@
  * strings: every such column is turned into a number here (ids stay below
  * 2^53), and the SQL casts counts and epochs to int/float8 where it can.
  */
-import type { Attempt, Job, JobEvent, WorkerRecord } from "../model.ts";
+import type { Attempt, Job, JobEvent, WorkerRecord } from "../../model/job.ts";
 
 type Row = Record<string, unknown>;
 

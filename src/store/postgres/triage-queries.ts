@@ -4,7 +4,7 @@
  * their last attempt, as the SQLite driver's triage-queries.ts.
  */
 import type { SQL } from "bun";
-import type { FailureGroupRow, JobFilter } from "../model.ts";
+import type { FailureGroupRow, JobFilter } from "../../model/job.ts";
 import { jobWhere } from "./job-filter.ts";
 import { num, numOrNull } from "./rows.ts";
 

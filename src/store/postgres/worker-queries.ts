@@ -5,9 +5,10 @@
  * (hooks, dependents, a batch's cancels). queries.ts builds the operator's
  * writes on it.
  */
+
+import type { EventName, JobState, WorkerRecord } from "../../model/job.ts";
+import type { Hook } from "../../model/recurring.ts";
 import type { AttemptKey, AttemptLease, AttemptRecord, OutputChunk } from "../attempt-types.ts";
-import type { EventName, JobState, WorkerRecord } from "../model.ts";
-import type { Hook } from "../recurring.ts";
 import * as batches from "./batch-queries.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { jobsEnded, settleRound } from "./needs.ts";

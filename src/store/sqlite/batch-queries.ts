@@ -5,8 +5,8 @@
  * src/store/postgres/batch-queries.ts.
  */
 import type { Database } from "bun:sqlite";
+import type { BatchAdd, BatchRow, BatchView, EventName, FailFastMode } from "../../model/job.ts";
 import { BATCH_VIEW_COLUMNS, batchClosed, failFastDetail, failFastErrorSql, toBatchView } from "../batches.ts";
-import type { BatchAdd, BatchRow, BatchView, EventName, FailFastMode } from "../model.ts";
 
 /** Appends a ledger row in the open transaction. */
 export type EventSink = (jobId: number, event: EventName, workerId: string | null, detail: string | null) => void;

@@ -6,8 +6,8 @@
  * runs inside the caller's write transaction (`BEGIN IMMEDIATE`).
  */
 import type { Database } from "bun:sqlite";
+import type { Job, JobFilter, JobState } from "../../model/job.ts";
 import type { RetryNeedRow } from "../bulk-rows.ts";
-import type { Job, JobFilter, JobState } from "../model.ts";
 import { activeKeyTaken } from "../writer.ts";
 import { jobWhere } from "./job-filter.ts";
 import { toJob } from "./rows.ts";

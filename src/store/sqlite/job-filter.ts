@@ -4,7 +4,7 @@
  * the same jobs. Columns are qualified with `jobs.`, so the clause also
  * works in a statement that joins `attempts`.
  */
-import type { JobFilter } from "../model.ts";
+import type { JobFilter } from "../../model/job.ts";
 
 /** The effective failure reason of a job: its last attempt's, or `canceled` for a job canceled before it ran. */
 export const JOB_FAILURE_REASON = `coalesce(

@@ -6,7 +6,7 @@
  * the old row or the new one, never half of it.
  */
 import type { Database } from "bun:sqlite";
-import type { LaneSetting } from "../model.ts";
+import type { LaneSetting } from "../../model/job.ts";
 
 /** A `lanes` row whose pause is in force at ?2 (epoch seconds): the claim's guard, in SQL. */
 export const PAUSED_AT = "paused_at IS NOT NULL AND (paused_until IS NULL OR paused_until > ?2)";

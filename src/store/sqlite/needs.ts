@@ -10,7 +10,7 @@
  * edges with `met = 0`, and the claim (hot-path.ts) takes only jobs at 0.
  */
 import type { Database } from "bun:sqlite";
-import type { JobNeeds } from "../model.ts";
+import type { JobNeeds } from "../../model/job.ts";
 import { failedNeed, unknownNeed } from "../needs-errors.ts";
 import type { WorkSignals } from "../wake-signal.ts";
 import { HOT_SQL } from "./hot-path.ts";

@@ -5,10 +5,10 @@
  * "The driver contract").
  */
 import type { Database } from "bun:sqlite";
+import type { Job, JobEvent, JobSettingsChange, JobState } from "../../model/job.ts";
 import type { AttemptClosing } from "../attempt-types.ts";
-import type { Job, JobEvent, JobState } from "../model.ts";
 import type { EventQuery } from "../reader.ts";
-import { activeKeyTaken, type JobSettingsChange } from "../writer.ts";
+import { activeKeyTaken } from "../writer.ts";
 import { toJob } from "./rows.ts";
 
 type Row = Record<string, unknown>;

@@ -5,8 +5,6 @@
  * Statements are prepared once per connection (`db.query` caches them).
  */
 import type { Database } from "bun:sqlite";
-import type { AttemptClosing } from "../attempt-types.ts";
-import type { RetryNeedRow } from "../bulk-rows.ts";
 import type {
   BatchAdd,
   BatchView,
@@ -14,11 +12,14 @@ import type {
   Job,
   JobFilter,
   JobNeeds,
+  JobSettingsChange,
   JobState,
   LaneSetting,
   NewJob,
-} from "../model.ts";
-import type { JobSettingsChange, StoreWriter } from "../writer.ts";
+} from "../../model/job.ts";
+import type { AttemptClosing } from "../attempt-types.ts";
+import type { RetryNeedRow } from "../bulk-rows.ts";
+import type { StoreWriter } from "../writer.ts";
 import * as batches from "./batch-queries.ts";
 import * as bulk from "./bulk.ts";
 import * as lanes from "./lane-queries.ts";

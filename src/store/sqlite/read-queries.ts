@@ -16,7 +16,7 @@ import type {
   LaneCount,
   LaneSetting,
   WorkerRecord,
-} from "../model.ts";
+} from "../../model/job.ts";
 import type { DrainState, EventQuery, ShippedOutput, StoreReader, WaitingOnNeeds } from "../reader.ts";
 import * as batches from "./batch-queries.ts";
 import { HOT_SQL } from "./hot-path.ts";

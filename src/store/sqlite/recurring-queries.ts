@@ -4,16 +4,14 @@
  * time, the guards below still written into each statement).
  */
 import type { Database } from "bun:sqlite";
+import type { Job, JobState, NewJob } from "../../model/job.ts";
+import type { Hook, Schedule, ScheduleView } from "../../model/recurring.ts";
 import { type BatchHookStatements, enqueueBatchHooks, type FinishedBatch } from "../batch-hooks.ts";
-import type { Job, JobState, NewJob } from "../model.ts";
 import {
   enqueueOutcomeHooks,
   fireDueSlots,
-  type Hook,
   type HookStatements,
   type RecurringWriter,
-  type Schedule,
-  type ScheduleView,
   SLOT_ROWS_KEPT,
   type SlotOutcome,
   type SlotPlanner,

@@ -3,7 +3,7 @@
  * contract"): JSON columns parsed, 0/1 integers as booleans. Shared by the
  * driver's query modules, as src/store/postgres/rows.ts is by PostgreSQL's.
  */
-import type { Job, WorkerRecord } from "../model.ts";
+import type { Job, WorkerRecord } from "../../model/job.ts";
 
 type Row = Record<string, unknown>;
 

@@ -4,7 +4,7 @@
  * their last attempt.
  */
 import type { Database } from "bun:sqlite";
-import type { FailureGroupRow, JobFilter } from "../model.ts";
+import type { FailureGroupRow, JobFilter } from "../../model/job.ts";
 import { jobWhere } from "./job-filter.ts";
 
 type Row = Record<string, unknown>;

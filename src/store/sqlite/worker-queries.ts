@@ -5,8 +5,9 @@
  * dependents, the wake-every-worker rule). queries.ts builds the operator's
  * writes on it.
  */
+
+import type { Attempt, EventName, JobState, WorkerRecord } from "../../model/job.ts";
 import type { AttemptKey, AttemptLease, AttemptRecord, ClaimedJob, DatedClaim } from "../attempt-types.ts";
-import type { Attempt, EventName, JobState, WorkerRecord } from "../model.ts";
 import { attemptOutputPaths } from "../spool.ts";
 import { WorkSignals } from "../wake-signal.ts";
 import * as batches from "./batch-queries.ts";

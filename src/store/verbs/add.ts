@@ -3,6 +3,8 @@
  * validated by `src/ops/add.ts` go in with one write transaction, all or none.
  */
 import type { Warning } from "../../contract/errors.ts";
+import type { BatchAdd, Job } from "../../model/job.ts";
+import { settingsFrom } from "../../model/settings.ts";
 import { type AddedJob, addedJobs, planAdds } from "../../ops/add.ts";
 import { type JobSpec, toNewJob } from "../../ops/job-spec.ts";
 import {
@@ -14,8 +16,6 @@ import {
   type PlannedNeeds,
   planNeeds,
 } from "../../ops/needs.ts";
-import { settingsFrom } from "../../ops/settings.ts";
-import type { BatchAdd, Job } from "../model.ts";
 import type { StoreReader } from "../reader.ts";
 import type { Store } from "../store.ts";
 

@@ -3,8 +3,9 @@
  * and fail-fast set by a waiter, each one transaction of the driver; the
  * rules they apply and the shapes they answer with are in `src/ops/batch.ts`.
  */
+
+import type { FailFastMode } from "../../model/job.ts";
 import { type BatchSummary, batchNotFound, summarizeBatch } from "../../ops/batch.ts";
-import type { FailFastMode } from "../model.ts";
 import type { SnapshotReader, Store } from "../store.ts";
 
 /**

@@ -4,9 +4,9 @@
  * reads on its next heartbeat and answers by killing the job's process group.
  */
 import { SpoolError, type Warning } from "../../contract/errors.ts";
+import type { Job } from "../../model/job.ts";
 import { type CanceledJob, cancelWarnings, checkCancel } from "../../ops/cancel.ts";
 import type { HealthContext, WorkerHealth } from "../../ops/worker-health.ts";
-import type { Job } from "../model.ts";
 import type { Store } from "../store.ts";
 import type { StoreWriter } from "../writer.ts";
 import { resolveUnique } from "./job-refs.ts";

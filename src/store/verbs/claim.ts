@@ -4,8 +4,8 @@
  * `claimed` events, in one short transaction of its own (`Store.claimJobs`).
  */
 
+import type { Job } from "../../model/job.ts";
 import type { ClaimedJob, ClaimRequest } from "../attempt-types.ts";
-import type { Job } from "../model.ts";
 import type { Store } from "../store.ts";
 
 /** A job this worker now owns, with the attempt it must run. */

@@ -7,6 +7,7 @@
  * first (docs/architecture.md "Prune").
  */
 import { SpoolError } from "../../contract/errors.ts";
+import type { Job } from "../../model/job.ts";
 import {
   checkDeletable,
   type DeletedJob,
@@ -14,7 +15,6 @@ import {
   type DeleteOptions,
   type DeletionPreview,
 } from "../../ops/delete.ts";
-import type { Job } from "../model.ts";
 import type { Store } from "../store.ts";
 import { deleteJobRows, previewDeletion, removeOutputs } from "./deletion.ts";
 import { resolveJob, resolveUnique } from "./job-refs.ts";

@@ -5,7 +5,7 @@
  * after it committed.
  */
 import type { Warning } from "../../contract/errors.ts";
-import type { Job } from "../model.ts";
+import type { Job } from "../../model/job.ts";
 import type { StoreReader } from "../reader.ts";
 import { filesSize, removeJobOutput } from "../spool.ts";
 import type { StoreWriter } from "../writer.ts";

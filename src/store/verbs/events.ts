@@ -3,7 +3,7 @@
  * "Paging: meta.pagination"): pages of the append-only ledger after a cursor.
  * The ledger id is the cursor.
  */
-import type { JobEvent } from "../model.ts";
+import type { JobEvent } from "../../model/job.ts";
 import type { Store } from "../store.ts";
 
 /** Which ledger rows. */

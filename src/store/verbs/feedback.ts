@@ -4,8 +4,8 @@
  * src/ops/feedback.ts.
  */
 import type { Warning } from "../../contract/errors.ts";
+import type { Job } from "../../model/job.ts";
 import { type FeedbackData, feedbackOf } from "../../ops/feedback.ts";
-import type { Job } from "../model.ts";
 import type { StoreReader } from "../reader.ts";
 import type { SnapshotReader } from "../store.ts";
 import { resolveJob } from "./job-refs.ts";

@@ -3,7 +3,7 @@
  * per poll (docs/architecture.md "The operations", "Reads"; "Batches"). Each
  * verb is one read snapshot: no guard, no event, no wake.
  */
-import type { Attempt, BatchView, Job, JobFilter } from "../model.ts";
+import type { Attempt, BatchView, Job, JobFilter } from "../../model/job.ts";
 import type { Store } from "../store.ts";
 
 /** The batch named `name`, with its counts, or null when there is none (yet). */

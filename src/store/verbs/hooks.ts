@@ -5,15 +5,12 @@
  * its job in the transaction that ends a matching job (or batch).
  */
 import { SpoolError } from "../../contract/errors.ts";
-import { type JobSpec, toNewJob } from "../../ops/job-spec.ts";
-import { settingsFrom } from "../../ops/settings.ts";
-import { type Hook, type JobTemplate, nameTaken } from "../recurring.ts";
+import type { Hook, JobTemplate } from "../../model/recurring.ts";
+import { settingsFrom } from "../../model/settings.ts";
+import type { HookDraft } from "../../ops/hooks.ts";
+import { toNewJob } from "../../ops/job-spec.ts";
+import { nameTaken } from "../recurring.ts";
 import type { SnapshotReader, Store } from "../store.ts";
-
-/** A checked `hook add`: the hook's name, outcome and filter, and the job it adds, as `add` validated it. */
-export interface HookDraft extends Omit<Hook, "job" | "created_at"> {
-  spec: JobSpec;
-}
 
 /**
  * Stores hook `draft` (`hook add`), one write transaction: reads the queue

@@ -3,8 +3,9 @@
  * (a helper only verbs import): the job a reference names, the jobs named by
  * references, and the active job holding a job's idempotency key.
  */
+
+import type { Job } from "../../model/job.ts";
 import { JOB_NOT_FOUND_REMEDIATION, jobNotFound, parseJobRef } from "../../ops/jobs.ts";
-import type { Job } from "../model.ts";
 import type { StoreReader } from "../reader.ts";
 
 /**

@@ -5,9 +5,10 @@
  * Each verb is one read snapshot on the queue's clock: no guard, no event, no
  * wake.
  */
+
+import type { Attempt, Job } from "../../model/job.ts";
 import { type AttemptWithHost, type JobDetail, type ListPage, type ListQuery, summarize } from "../../ops/jobs.ts";
 import type { HealthContext } from "../../ops/worker-health.ts";
-import type { Attempt, Job } from "../model.ts";
 import type { StoreReader } from "../reader.ts";
 import type { SnapshotReader } from "../store.ts";
 import { resolveJob } from "./job-refs.ts";

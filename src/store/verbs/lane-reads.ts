@@ -4,9 +4,10 @@
  * paused, what they hold, and what a drain still waits for. Each verb is one
  * read snapshot: no guard, no event, no wake.
  */
+
+import type { LaneCount, LaneSetting } from "../../model/job.ts";
 import { type LaneView, laneViews, pauseInForce } from "../../ops/lanes.ts";
 import type { JudgeWorker, StaleAfter, WorkerView } from "../../ops/workers.ts";
-import type { LaneCount, LaneSetting } from "../model.ts";
 import { drainLeft, type StoreReader } from "../reader.ts";
 import type { SnapshotReader } from "../store.ts";
 import { listWorkers } from "./workers.ts";

@@ -3,8 +3,9 @@
  * resume, and a fleet-wide slot ceiling, each one write transaction that
  * also counts the lane's jobs for the answer.
  */
+
+import type { LaneCount } from "../../model/job.ts";
 import { type LaneSetData, type PauseData, pauseInForce, type ResumeData, workerLanes } from "../../ops/lanes.ts";
-import type { LaneCount } from "../model.ts";
 import type { StoreReader } from "../reader.ts";
 import type { Store } from "../store.ts";
 

@@ -7,8 +7,8 @@
  * are for the verbs of this folder only.
  */
 import { SpoolError } from "../../contract/errors.ts";
+import type { Attempt, Job } from "../../model/job.ts";
 import { type AttemptOutput, readTail, type StreamName, type StreamView } from "../../ops/output.ts";
-import type { Attempt, Job } from "../model.ts";
 import type { OutputStream, ShippedOutput, StoreReader } from "../reader.ts";
 import type { SnapshotReader } from "../store.ts";
 import { resolveJob } from "./job-refs.ts";

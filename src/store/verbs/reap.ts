@@ -5,8 +5,9 @@
  * or dead-letters such a job. Judging a worker (PID, start time, lease) stays
  * in the worker (`src/worker/reaper.ts`): it looks at this host's processes.
  */
+
+import type { Attempt, Job, WorkerRecord } from "../../model/job.ts";
 import type { Outcome } from "../../ops/outcome.ts";
-import type { Attempt, Job, WorkerRecord } from "../model.ts";
 import type { StoreReader } from "../reader.ts";
 import type { Store } from "../store.ts";
 import { type AttemptRef, recordAttemptEnd } from "./record.ts";

@@ -5,10 +5,11 @@
  * attempt number with its events — one transaction per verb. `complete` also
  * claims the slots the results free in the same commit (docs/architecture.md "The claim").
  */
+
+import type { Job } from "../../model/job.ts";
 import { decideOutcome, type Outcome, type ProcessEnd } from "../../ops/outcome.ts";
 import { earlierOutcome, lostToDisk, ownOutcomeEvents } from "../../ops/record.ts";
 import type { AttemptProcess, ClaimRequest } from "../attempt-types.ts";
-import type { Job } from "../model.ts";
 import type { Store } from "../store.ts";
 import type { StoreWriter } from "../writer.ts";
 import { type ClaimedAttempt, toClaimedAttempts } from "./claim.ts";

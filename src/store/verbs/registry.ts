@@ -3,7 +3,7 @@
  * stopped worker"): a worker's own row — registered, read for a stop request,
  * marked stopped — and the look-up of an id's previous holder.
  */
-import type { WorkerRecord } from "../model.ts";
+import type { WorkerRecord } from "../../model/job.ts";
 import type { StoreReader } from "../reader.ts";
 import type { Store } from "../store.ts";
 

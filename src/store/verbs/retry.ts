@@ -9,6 +9,7 @@
  * transaction.
  */
 import { SpoolError } from "../../contract/errors.ts";
+import type { Job, JobState } from "../../model/job.ts";
 import type { RetryOverrides } from "../../ops/job-spec.ts";
 import {
   checkRetry,
@@ -24,7 +25,6 @@ import {
 } from "../../ops/retry.ts";
 import { type BlockedRetry, blockedError, blockedRetries } from "../../ops/retry-needs.ts";
 import type { RetryNeedRow } from "../bulk-rows.ts";
-import type { Job, JobState } from "../model.ts";
 import type { Store } from "../store.ts";
 import type { StoreWriter } from "../writer.ts";
 import { keyHolder, resolveUnique } from "./job-refs.ts";

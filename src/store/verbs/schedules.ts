@@ -6,29 +6,14 @@
  * `src/ops/schedule-time.ts`.
  */
 import { SpoolError } from "../../contract/errors.ts";
-import { type JobSpec, toNewJob } from "../../ops/job-spec.ts";
+import type { Job } from "../../model/job.ts";
+import type { JobTemplate, Schedule, ScheduleView } from "../../model/recurring.ts";
+import { settingsFrom } from "../../model/settings.ts";
+import { toNewJob } from "../../ops/job-spec.ts";
 import { nextSlotAfter, planSlots, ruleOf } from "../../ops/schedule-time.ts";
-import { settingsFrom } from "../../ops/settings.ts";
-import type { Job } from "../model.ts";
-import {
-  type JobTemplate,
-  nameTaken,
-  type Overlap,
-  type Schedule,
-  type ScheduleView,
-  type SlotOutcome,
-  type SlotRow,
-} from "../recurring.ts";
+import type { ScheduleDraft } from "../../ops/schedules.ts";
+import { nameTaken, type SlotOutcome, type SlotRow } from "../recurring.ts";
 import type { SnapshotReader, Store } from "../store.ts";
-
-/** A checked `schedule add`: exactly one rule (`cron` with its zone, or `every_seconds`), its policies and its job. */
-export type ScheduleDraft = {
-  name: string;
-  catch_up: string;
-  overlap: Overlap;
-  /** The job each slot adds, as `add` validated it (no key, no delay: each slot gives its own). */
-  spec: JobSpec;
-} & ({ cron: string; tz: string | null; every_seconds: null } | { cron: null; tz: null; every_seconds: number });
 
 /**
  * Stores schedule `draft` (`schedule add`), one write transaction: reads the

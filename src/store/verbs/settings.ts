@@ -4,8 +4,9 @@
  * Each is one transaction; what a key means, its bounds and its parsing are
  * in `src/ops/config.ts`.
  */
+
+import { type QueueSettings, SETTING_KEYS, settingsFrom } from "../../model/settings.ts";
 import { type SettingKey, type SettingView, settingView } from "../../ops/config.ts";
-import { type QueueSettings, SETTING_KEYS, settingsFrom } from "../../ops/settings.ts";
 import type { StoreReader } from "../reader.ts";
 import type { SnapshotReader, Store } from "../store.ts";
 

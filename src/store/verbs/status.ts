@@ -4,12 +4,12 @@
  * and the frame `status --watch` redraws. Each is one read snapshot.
  */
 
+import { REPORTED_STATES } from "../../model/job.ts";
 import { summarize } from "../../ops/jobs.ts";
 import type { LiveStatus } from "../../ops/live.ts";
 import type { StateCounts, StatusData } from "../../ops/status.ts";
 import type { HealthContext } from "../../ops/worker-health.ts";
 import { type JudgeWorker, staleAfter } from "../../ops/workers.ts";
-import { REPORTED_STATES } from "../model.ts";
 import type { StoreReader } from "../reader.ts";
 import type { SnapshotReader } from "../store.ts";
 import { pausedLanesIn } from "./lane-reads.ts";

@@ -6,7 +6,7 @@
  * of its root need (following `need_failed` down a chain), listed in that
  * group's `closed_dependents`. A helper of the `failureGroups` verb (src/store/verbs/triage.ts).
  */
-import type { Job } from "../model.ts";
+import type { Job } from "../../model/job.ts";
 import type { StoreReader } from "../reader.ts";
 
 /** The prefix of `last_error` the store writes on a job its need's failure closed. */

@@ -6,6 +6,7 @@
  * Every change triage makes goes through the write verbs (retry, cancel, delete).
  */
 
+import type { FailureGroupRow, Job, JobState } from "../../model/job.ts";
 import { lastNonEmptyLine, MASK_VERSION, STDERR_TAIL_READ } from "../../ops/failure-signature.ts";
 import type { FeedbackData } from "../../ops/feedback.ts";
 import { type AttemptOutput, STREAMS } from "../../ops/output.ts";
@@ -17,7 +18,6 @@ import {
   mergeFailureRows,
   selectionFilter,
 } from "../../ops/triage-groups.ts";
-import type { FailureGroupRow, Job, JobState } from "../model.ts";
 import type { StoreReader } from "../reader.ts";
 import type { SnapshotReader } from "../store.ts";
 import { feedbackIn } from "./feedback.ts";

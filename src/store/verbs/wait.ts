@@ -5,9 +5,9 @@
  * read snapshot: no guard, no event, no wake.
  */
 import { SpoolError } from "../../contract/errors.ts";
+import type { Job, JobFilter } from "../../model/job.ts";
 import { JOB_NOT_FOUND_REMEDIATION } from "../../ops/jobs.ts";
 import type { JudgeWorker, StaleAfter, WorkerView } from "../../ops/workers.ts";
-import type { Job, JobFilter } from "../model.ts";
 import type { StoreReader } from "../reader.ts";
 import type { Store } from "../store.ts";
 import { listWorkers } from "./workers.ts";

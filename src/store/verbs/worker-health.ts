@@ -4,8 +4,9 @@
  * transaction (a helper only verbs import): the registry row and current
  * attempt of each job, judged by `judgeJobWorker` of src/ops/worker-health.ts.
  */
+
+import type { Attempt, Job, WorkerRecord } from "../../model/job.ts";
 import { type HealthContext, judgeJobWorker, type VerdictCache, type WorkerHealth } from "../../ops/worker-health.ts";
-import type { Attempt, Job, WorkerRecord } from "../model.ts";
 import type { StoreReader } from "../reader.ts";
 
 /** Registry rows, running attempts (by job id) and process verdicts already looked up, for judging many jobs. */

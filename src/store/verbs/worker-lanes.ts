@@ -4,7 +4,7 @@
  * when their next job is due, and what holds a drain open. Each is one read
  * snapshot; none writes or signals.
  */
-import type { Job, LaneCount, LaneSetting, WorkerRecord } from "../model.ts";
+import type { Job, LaneCount, LaneSetting, WorkerRecord } from "../../model/job.ts";
 import type { DrainState } from "../reader.ts";
 import type { Store } from "../store.ts";
 

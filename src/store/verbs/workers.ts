@@ -4,8 +4,8 @@
  * `workers` list, what `stop --wait` polls, and the `stop` request itself.
  */
 import { SpoolError } from "../../contract/errors.ts";
+import type { WorkerRecord } from "../../model/job.ts";
 import { type JudgeWorker, type StaleAfter, type WorkerView, workerViews } from "../../ops/workers.ts";
-import type { WorkerRecord } from "../model.ts";
 import type { StoreReader } from "../reader.ts";
 import type { SnapshotReader, Store } from "../store.ts";
 

@@ -133,6 +133,9 @@ export interface Attempt {
   worker_start_time: string | null;
 }
 
+/** Longest stderr line an attempt row keeps (characters; longer lines are cut). */
+export const STDERR_LINE_MAX = 500;
+
 /** A ledger row; `id` is the cursor. */
 export interface JobEvent {
   id: number;
@@ -158,6 +161,13 @@ export interface WorkerRecord {
   heartbeat_at: number;
   stop_requested: boolean;
   stopped_at: number | null;
+}
+
+/** New run settings of a job; absent fields stay as they are. */
+export interface JobSettingsChange {
+  timeout_seconds?: number;
+  max_retries?: number;
+  env?: Record<string, string>;
 }
 
 /** Filters of `list`. */

@@ -2,7 +2,7 @@
  * Bounds and defaults of job fields (docs/architecture.md "Adding a job"). The parser, `--help` and
  * `capabilities` all read them from here.
  */
-import { CONFIG_FILE_MAX_BYTES } from "../store/location.ts";
+import { CONFIG_FILE_MAX_BYTES } from "./location.ts";
 
 /** Defaults of a new job (overridable queue-wide with `config set`, docs/architecture.md "Settings"). */
 export const DEFAULTS = {
@@ -57,3 +57,8 @@ export const LIMITS = {
   /** `add --from FILE|-`: the whole batch, file or stdin. */
   from_file: { maxBytes: 64 * 1024 * 1024 },
 } as const;
+
+/** Default of `SPOOLCTL_LOCK_WAIT`: how long `add` rides out a busy queue, seconds. */
+export const LOCK_WAIT_DEFAULT_SECONDS = 60;
+/** Longest `SPOOLCTL_LOCK_WAIT` accepted, seconds (one hour). */
+export const LOCK_WAIT_MAX_SECONDS = 3600;
