@@ -8,14 +8,8 @@ import type { FlagDef } from "../contract/flags.ts";
 import type { ConfigShowData, SettingSet, SettingUnset } from "../describe/schemas-operator.ts";
 import { NO_TIMEOUT } from "../model/limits.ts";
 import { SETTING_KEYS } from "../model/settings.ts";
-import {
-  type ConfigValidation,
-  describeLocation,
-  parseSetting,
-  type SettingView,
-  settingKey,
-  validateConfig,
-} from "../ops/config.ts";
+import { type ConfigValidation, parseSetting, type SettingView, settingKey } from "../ops/config.ts";
+import { describeLocation, validateConfig } from "../store/location-report.ts";
 import { allSettings, setSetting, settingOf, unsetSetting } from "../store/verbs/settings.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 

@@ -3,7 +3,9 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { EXIT } from "../contract/errors.ts";
 import { addStrandedCheck, type DoctorData, runDoctor } from "../ops/doctor.ts";
-import { diagnoseQueue, SCHEMA_VERSION } from "../store/index.ts";
+import { diagnoseQueue, SCHEMA_VERSION, writableOrCreatable } from "../store/index.ts";
+import { describeLocation } from "../store/location-report.ts";
+import { locationDisks } from "../store/space.ts";
 import { statusSnapshot } from "../store/verbs/status.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext, judgeRecord } from "./workers.ts";
@@ -17,7 +19,8 @@ export default defineVerb({
   examples: ["spoolctl doctor", "spoolctl doctor --json", "spoolctl doctor --db /srv/queue.db"],
   flags: { ...COMMON_FLAGS },
   async run(ctx): Promise<VerbResult<DoctorData>> {
-    const data = await runDoctor(ctx.args.db, diagnoseQueue, SCHEMA_VERSION);
+    const probes = { diagnose: diagnoseQueue, writable: writableOrCreatable, disks: locationDisks };
+    const data = await runDoctor(describeLocation(ctx.args.db), probes, SCHEMA_VERSION);
     if (data.checks.find((c) => c.id === "db_opens")?.status === "pass") {
       // Read-only: a queue that does not exist reads as empty, nothing is created (db_opens already says so).
       const store = await ctx.open({ create: false, absentOk: true });

@@ -2,7 +2,8 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import { parseBatchName } from "../ops/batch.ts";
-import { fullDisks, type StatusData } from "../ops/status.ts";
+import type { StatusData } from "../ops/status.ts";
+import { fullDisks } from "../store/space.ts";
 import { showBatch } from "../store/verbs/batches.ts";
 import { liveSnapshot, statusSnapshot } from "../store/verbs/status.ts";
 import { stdoutPaint } from "../ui/color.ts";

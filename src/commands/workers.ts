@@ -1,9 +1,9 @@
 /** `spoolctl workers`: live and recently seen workers from the registry. */
 import type { VerbResult } from "../contract/envelope.ts";
 import type { WorkerRecord } from "../model/job.ts";
-import { fullDisks } from "../ops/status.ts";
 import type { HealthContext } from "../ops/worker-health.ts";
 import { staleAfter, type WorkerView } from "../ops/workers.ts";
+import { fullDisks } from "../store/space.ts";
 import type { Store } from "../store/store.ts";
 import { workerList } from "../store/verbs/workers.ts";
 import { humanDuration, iso, table } from "../ui/text.ts";

@@ -8,10 +8,7 @@ import { CONTRACT_VERSION } from "../contract/envelope.ts";
 import { TOOL_VERSION } from "../contract/version.ts";
 import type { DoctorCheck, DoctorData } from "../describe/schemas-operator.ts";
 import type { LocationReport } from "../model/location.ts";
-import { type StoreCheck, writableOrCreatable } from "../store/index.ts";
-import { isPgUrl } from "../store/postgres/url.ts";
-import { queueDisks } from "../store/space.ts";
-import { describeLocation } from "./config.ts";
+import type { DiskSpace, StoreCheck } from "../model/storage.ts";
 import { SOURCE_WORDS } from "./location-words.ts";
 import { counted } from "./values.ts";
 import type { WorkerHealth } from "./worker-health.ts";
@@ -57,18 +54,17 @@ function failedOpenText(message: string, loc: LocationReport): string {
 }
 
 /**
- * The database's checks (from its driver, read-only) and the spool folder's.
- * `diagnose` is the store's `diagnoseQueue`, passed in so that this module
- * stays free of drivers.
+ * The database's checks (from its driver, read-only) and the spool folder's,
+ * read through `probes` (see {@link DoctorProbes}).
  */
-async function databaseChecks(loc: LocationReport, diagnose: Diagnose): Promise<DoctorCheck[]> {
+async function databaseChecks(loc: LocationReport, probes: DoctorProbes): Promise<DoctorCheck[]> {
   if (loc.db_path === null) {
     return ["db_opens", "wal", "integrity", "schema_version", "db_dir_writable", "spool_writable"].map((id) =>
       check(id, "skip", "no database path", null, "config"),
     );
   }
   const out: DoctorCheck[] = [];
-  for (const c of await diagnose(loc.db_path)) {
+  for (const c of await probes.diagnose(loc.db_path)) {
     const blocked =
       c.status === "skip" ? (out.find((o) => o.id === "db_opens" && o.status === "fail") ? "db_opens" : null) : null;
     out.push(
@@ -85,7 +81,7 @@ async function databaseChecks(loc: LocationReport, diagnose: Diagnose): Promise<
       ),
     );
   }
-  const spool = writableOrCreatable(loc.spool_dir!);
+  const spool = probes.writable(loc.spool_dir!);
   const where = (path: string, at: string) =>
     at === path ? `${at} is writable` : `${path} does not exist yet; ${at} is writable`;
   out.push(
@@ -98,7 +94,7 @@ async function databaseChecks(loc: LocationReport, diagnose: Diagnose): Promise<
           `fix the permissions of ${spool.at}`,
         ),
   );
-  out.push(diskSpaceCheck(loc.db_path, loc.spool_dir!));
+  out.push(diskSpaceCheck(loc.db_path, probes.disks(loc.db_path, loc.spool_dir!)));
   return out;
 }
 
@@ -107,8 +103,7 @@ async function databaseChecks(loc: LocationReport, diagnose: Diagnose): Promise<
  * spool have room; a full one fails, because workers pause claiming until
  * space is freed (docs/architecture.md "Storage conditions").
  */
-function diskSpaceCheck(dbPath: string, spoolDir: string): DoctorCheck {
-  const disks = queueDisks({ driver: isPgUrl(dbPath) ? "postgres" : "sqlite", location: dbPath, spoolDir });
+function diskSpaceCheck(dbPath: string, disks: DiskSpace[]): DoctorCheck {
   const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
   const full = disks.filter((d) => d.full);
   if (full.length > 0) {
@@ -126,16 +121,24 @@ function diskSpaceCheck(dbPath: string, spoolDir: string): DoctorCheck {
   );
 }
 
-/** The driver's read-only checks of the queue at a location (a path or URL). */
-export type Diagnose = (dbPath: string) => Promise<StoreCheck[]>;
+/**
+ * What `doctor` reads of the queue and this host, passed in by the command
+ * (the store's functions) so that this module does no I/O and knows no driver.
+ */
+export interface DoctorProbes {
+  /** The driver's read-only checks of the queue at a location (a path or URL): the store's `diagnoseQueue`. */
+  diagnose(dbPath: string): Promise<StoreCheck[]>;
+  /** Whether folder `dir` is writable or can be created; `at` is the nearest existing folder that decided it. */
+  writable(dir: string): { ok: boolean; at: string };
+  /** The disks on this host that the queue at `dbPath` (path or URL) with spool `spoolDir` writes to. */
+  disks(dbPath: string, spoolDir: string): DiskSpace[];
+}
 
-/** Runs every check (docs/architecture.md "The driver contract"); nothing is created, migrated or changed. */
-export async function runDoctor(
-  dbFlag: string | undefined,
-  diagnose: Diagnose,
-  schemaVersion: number,
-): Promise<DoctorData> {
-  const loc = describeLocation(dbFlag);
+/**
+ * Runs every check (docs/architecture.md "The driver contract") of the queue
+ * at `loc` (the store's `describeLocation`); nothing is created, migrated or changed.
+ */
+export async function runDoctor(loc: LocationReport, probes: DoctorProbes, schemaVersion: number): Promise<DoctorData> {
   const checks: DoctorCheck[] = [];
   checks.push(
     !loc.config_exists
@@ -153,7 +156,7 @@ export async function runDoctor(
             `fix ${loc.config_path} (spoolctl config validate), or pass --db PATH`,
           ),
   );
-  checks.push(...(await databaseChecks(loc, diagnose)));
+  checks.push(...(await databaseChecks(loc, probes)));
   const wantBun = String(pkg.engines?.bun ?? ">=0").replace(/^[^\d]*/, "");
   checks.push(
     versionAtLeast(Bun.version, wantBun)

@@ -3,18 +3,19 @@
  * (docs/architecture.md "The driver contract").
  */
 import { existsSync } from "node:fs";
+import type { StoreCheck } from "../model/storage.ts";
 import { connectionUrlFor, type QueueLocation } from "./location.ts";
 import { refuseUnsafeQueue } from "./ownership.ts";
 import { isPgUrl } from "./postgres/url.ts";
 import { sqliteChecks } from "./sqlite/inspect.ts";
 import { openSqliteStore } from "./sqlite/open.ts";
-import type { SnapshotReader, Store, StoreCheck } from "./store.ts";
+import type { SnapshotReader, Store } from "./store.ts";
 
 export type { StoreReader } from "./reader.ts";
 export { writableOrCreatable } from "./sqlite/inspect.ts";
 /** The schema version this binary writes (docs/architecture.md "Migrations"). */
 export { SCHEMA_VERSION } from "./sqlite/migrations.ts";
-export type { Store, StoreCheck, Waker } from "./store.ts";
+export type { Store, Waker } from "./store.ts";
 export type { StoreWriter } from "./writer.ts";
 
 /**

@@ -7,24 +7,15 @@
  */
 import { existsSync, statfsSync } from "node:fs";
 import { dirname } from "node:path";
+import type { FullDisk } from "../describe/schemas-core.ts";
+import type { DiskSpace } from "../model/storage.ts";
+import { isPgUrl } from "./postgres/url.ts";
 
 /**
  * Below this many free bytes a disk counts as full: a commit needs a few pages
  * of write-ahead log, an attempt room for its output.
  */
 export const LOW_SPACE_BYTES = 256 * 1024;
-
-/** One disk a queue writes to. */
-export interface DiskSpace {
-  /** What it holds: the database's folder or the spool. */
-  role: "database" | "spool";
-  /** The folder asked about (its nearest existing ancestor was measured). */
-  path: string;
-  /** Bytes this process may still write there (root may use the reserved blocks). */
-  freeBytes: number;
-  /** Whether {@link freeBytes} is under {@link LOW_SPACE_BYTES}. */
-  full: boolean;
-}
 
 /** Free bytes for this process on the filesystem holding `path` (or its nearest existing ancestor); null when unknown. */
 export function freeBytes(path: string): number | null {
@@ -52,6 +43,28 @@ export function queueDisks(store: { driver: "sqlite" | "postgres"; location: str
   if (store.driver === "sqlite") measure("database", dirname(store.location));
   measure("spool", store.spoolDir);
   return out;
+}
+
+/**
+ * The disks of the queue at `dbPath` (a path, or a URL: a PostgreSQL queue's
+ * storage is the server's) with spool folder `spoolDir`: {@link queueDisks}
+ * for `doctor`, which reads the location without opening the queue.
+ */
+export function locationDisks(dbPath: string, spoolDir: string): DiskSpace[] {
+  return queueDisks({ driver: isPgUrl(dbPath) ? "postgres" : "sqlite", location: dbPath, spoolDir });
+}
+
+/** The queue's full disks on this host (see {@link FullDisk}; `status`, `workers`); none for a queue not created yet. */
+export function fullDisks(store: {
+  driver: "sqlite" | "postgres";
+  location: string;
+  spoolDir: string;
+  exists: boolean;
+}): FullDisk[] {
+  if (!store.exists) return [];
+  return queueDisks(store)
+    .filter((d) => d.full)
+    .map((d) => ({ role: d.role, path: d.path, free_bytes: d.freeBytes }));
 }
 
 /** Whether the disk holding `path` is full (see {@link LOW_SPACE_BYTES}); false when unknown. */

@@ -57,14 +57,6 @@ export interface WorkWaker {
   close(): void;
 }
 
-/** One readiness check a driver reports to `doctor`. */
-export interface StoreCheck {
-  id: string;
-  status: "pass" | "warn" | "fail" | "skip";
-  message: string;
-  remediation: string | null;
-}
-
 /**
  * How a write commits (docs/architecture.md "Durability"). `durable: false`
  * is for a worker's own writes that acknowledge nothing to anyone (its

@@ -7,7 +7,8 @@
  * checkpointed when the worker is idle and once a full-disk episode is over.
  */
 
-import { type DiskSpace, queueDisks } from "../store/space.ts";
+import type { DiskSpace } from "../model/storage.ts";
+import { queueDisks } from "../store/space.ts";
 import type { Store } from "../store/store.ts";
 
 /** First pause before a result write is tried again, milliseconds. */

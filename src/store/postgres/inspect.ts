@@ -6,7 +6,7 @@
  * under `max_connections`).
  */
 import type { SQL } from "bun";
-import type { StoreCheck } from "../store.ts";
+import type { StoreCheck } from "../../model/storage.ts";
 import { createClient, measureClockOffset, POOL_SIZE } from "./connect.ts";
 import { mapPgError } from "./errors.ts";
 import { existingSpoolctlTables, PG_SCHEMA_VERSION, readSchemaState } from "./migrations.ts";

@@ -7,7 +7,7 @@
 import { Database } from "bun:sqlite";
 import { accessSync, constants, existsSync } from "node:fs";
 import { dirname } from "node:path";
-import type { StoreCheck } from "../store.ts";
+import type { StoreCheck } from "../../model/storage.ts";
 import { BUSY_TIMEOUT_MS, deniedFolderError } from "./errors.ts";
 import { readSchemaVersion, SCHEMA_VERSION } from "./migrations.ts";
 
