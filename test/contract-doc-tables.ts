@@ -21,7 +21,7 @@ const yesNo = (v: boolean | null) => (v === null ? "—" : v ? "yes" : "no");
 
 /** The generated block, markers included. */
 export function generatedTables(): string {
-  const exits = buildCapabilities({ verbs: [], compound: {} }).exit_codes as Record<
+  const exits = buildCapabilities({ verbs: [], compound: {}, settings: {} }).exit_codes as Record<
     string,
     { meaning: string; retryable: boolean | null }
   >;

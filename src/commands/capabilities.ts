@@ -1,5 +1,6 @@
 /** `spoolctl capabilities`: the machine-readable contract, built from the verbs' own definitions. */
 import { buildCapabilities } from "../describe/capabilities.ts";
+import { SETTINGS } from "../ops/config.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 export default defineVerb({
@@ -9,7 +10,7 @@ export default defineVerb({
   examples: ["spoolctl capabilities --json", "spoolctl capabilities --json | jq '.data.verbs.add.flags'"],
   flags: { json: COMMON_FLAGS.json },
   async run(ctx) {
-    return { data: buildCapabilities(await ctx.catalog()) };
+    return { data: buildCapabilities({ ...(await ctx.catalog()), settings: SETTINGS }) };
   },
   render({ data }) {
     const lines = [`spoolctl ${data.tool_version} (contract ${data.contract_version})`, "", "verbs:"];

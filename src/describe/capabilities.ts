@@ -14,7 +14,7 @@ import { ATTEMPT_STATES, EVENTS, FAILURE_REASONS, JOB_STATES, REPORTED_STATES } 
 import { DEFAULTS, LIMITS, LOCK_WAIT_DEFAULT_SECONDS, LOCK_WAIT_MAX_SECONDS } from "../model/limits.ts";
 import { CONFIG_FILE, CONFIG_KEYS, DB_PATH_PRECEDENCE } from "../model/location.ts";
 import { HEARTBEAT_SECONDS, KILL_GRACE_SECONDS, KNOB_BOUNDS, REAP_FLOOR_SECONDS } from "../model/timing.ts";
-import { SETTINGS } from "../ops/config.ts";
+import type { SettingView } from "./schemas-operator.ts";
 
 /** One flag or positional as `capabilities` publishes it. */
 export interface FlagCapability {
@@ -97,10 +97,22 @@ const EXIT_MEANINGS: Record<number, { meaning: string; retryable: boolean | null
   [EXIT.JOB_FAILED]: { meaning: "an awaited job ended dead or canceled (ok: true)", retryable: false },
 };
 
-/** Input of {@link buildCapabilities}: every verb's definition with its summary, and the two-word forms with what they run. */
+/** One queue-wide setting as `capabilities` publishes it: its meaning and bounds (a `parse` member is left out). */
+export type SettingCapability = Pick<SettingView, "default" | "unit" | "applies_at" | "description"> & {
+  min: number;
+  max: number;
+  parse?: unknown;
+};
+
+/**
+ * Input of {@link buildCapabilities}: every verb's definition with its summary, the two-word forms with
+ * what they run, and the settings table (`SETTINGS` of src/ops/config.ts, a layer above this one:
+ * docs/architecture.md "The house").
+ */
 export interface CapabilitiesInput {
   verbs: { spec: VerbSpec; summary: string }[];
   compound: Record<string, string>;
+  settings: Record<string, SettingCapability>;
 }
 
 /**
@@ -170,7 +182,7 @@ export function buildCapabilities(input: CapabilitiesInput) {
     events: [...EVENTS],
     limits: limits(),
     defaults: { ...DEFAULTS },
-    settings: Object.fromEntries(Object.entries(SETTINGS).map(([k, { parse: _parse, ...meta }]) => [k, meta])),
+    settings: Object.fromEntries(Object.entries(input.settings).map(([k, { parse: _parse, ...meta }]) => [k, meta])),
     env_vars: {
       SPOOLCTL_DB: {
         type: "path",
