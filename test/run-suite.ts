@@ -53,6 +53,7 @@ const NO_QUEUE = new Set([
   "contract-doc.test.ts",
   "failure-signature.test.ts",
   "fuzz.test.ts",
+  "house.test.ts",
   "listen-warning.test.ts",
   "package.test.ts",
   "watchdog-clock.test.ts",
