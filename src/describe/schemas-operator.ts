@@ -4,7 +4,7 @@
  * enqueue), and of the `events --follow` stream frames. Mirrors the result
  * types in `src/ops/`.
  */
-import { SETTING_KEYS } from "../ops/settings.ts";
+
 import {
   any,
   arrayOf,
@@ -22,7 +22,8 @@ import {
   optional,
   type Static,
   str,
-} from "./schema-kit.ts";
+} from "../contract/schema-kit.ts";
+import { SETTING_KEYS } from "../ops/settings.ts";
 import { addedJob, jobEvent } from "./schemas-rows.ts";
 
 const SOURCES = ["flag", "environment", "project_config", "default"] as const;

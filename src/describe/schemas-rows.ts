@@ -4,14 +4,7 @@
  * written once as a JSON Schema (docs/contract.md "JSON Schema export") with
  * its TypeScript type derived from it. Times are epoch seconds.
  */
-import {
-  ATTEMPT_STATES,
-  EVENTS,
-  FAIL_FAST_MODES,
-  FAILURE_REASONS,
-  JOB_STATES,
-  REPORTED_STATES,
-} from "../store/model.ts";
+
 import {
   arrayOf,
   bool,
@@ -25,7 +18,15 @@ import {
   optional,
   type Static,
   str,
-} from "./schema-kit.ts";
+} from "../contract/schema-kit.ts";
+import {
+  ATTEMPT_STATES,
+  EVENTS,
+  FAIL_FAST_MODES,
+  FAILURE_REASONS,
+  JOB_STATES,
+  REPORTED_STATES,
+} from "../store/model.ts";
 
 /** A job state. */
 export const jobState = enumOf(JOB_STATES);

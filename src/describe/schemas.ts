@@ -18,7 +18,7 @@ import {
   object,
   optional,
   str,
-} from "./schema-kit.ts";
+} from "../contract/schema-kit.ts";
 import { CORE_DATA_SCHEMAS } from "./schemas-core.ts";
 import { JOB_DATA_SCHEMAS } from "./schemas-jobs.ts";
 import { LANE_DATA_SCHEMAS } from "./schemas-lanes.ts";

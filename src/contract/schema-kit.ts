@@ -9,7 +9,7 @@
  * `additionalProperties`, alternatives are `oneOf`).
  *
  * Runtime code imports this module only from `spoolctl schema` (through
- * ./schemas.ts): the simple verbs import the derived types with
+ * src/describe/schemas.ts): the simple verbs import the derived types with
  * `import type`, which loads nothing (docs/benchmarks.md "CLI start-up").
  */
 import {
