@@ -5,6 +5,7 @@
  * The ledger id is the cursor.
  */
 
+import type { WaitMeta } from "../contract/envelope.ts";
 import { LIMITS } from "../ops/limits.ts";
 import type { JobEvent } from "../store/model.ts";
 import type { SnapshotReader, Store, Waker } from "../store/store.ts";
@@ -15,12 +16,6 @@ export type { EventsPage, EventsQuery };
 
 /** The default and bounds of `--limit`. */
 export const EVENTS_LIMIT = LIMITS.list_limit;
-
-/** `meta.wait` of a long-poll. */
-export interface WaitMeta {
-  reason: "records_available" | "timeout";
-  waited_ms: number;
-}
 
 /** Resolves `--job` to an id. Raises `NOT_FOUND`. */
 export async function resolveEventsJob(store: SnapshotReader, ref: string | undefined): Promise<number | undefined> {

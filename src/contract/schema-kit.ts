@@ -8,9 +8,11 @@
  * scalar is `type: [T, "null"]`, a string enum is `enum`, a map is
  * `additionalProperties`, alternatives are `oneOf`).
  *
- * Runtime code imports this module only from `spoolctl schema` (through
- * src/describe/schemas.ts): the simple verbs import the derived types with
- * `import type`, which loads nothing (docs/benchmarks.md "CLI start-up").
+ * It lives in the bottom layer because the envelope's own schema
+ * (./envelope-schema.ts) is built with it. Runtime code imports this module
+ * only from `spoolctl schema` (through src/describe/schemas.ts): the simple
+ * verbs import the derived types with `import type`, which loads nothing
+ * (docs/benchmarks.md "CLI start-up").
  */
 import {
   type Static,
