@@ -6,6 +6,7 @@
  */
 
 import type { WaitMeta } from "../contract/envelope.ts";
+import type { ControlFrame } from "../describe/schemas-operator.ts";
 import { LIMITS } from "../ops/limits.ts";
 import type { JobEvent } from "../store/model.ts";
 import type { SnapshotReader, Store, Waker } from "../store/store.ts";
@@ -57,8 +58,8 @@ export interface FollowOptions {
   shouldStop?: () => boolean;
 }
 
-/** Why a follow ended. */
-export type FollowEnd = "max_events" | "idle_timeout" | "signal";
+/** Why a follow ended: the `reason` of its `end` control frame (a storage error ends it with an `error` frame). */
+export type FollowEnd = Exclude<ControlFrame["control"]["reason"], "storage_error">;
 
 /**
  * Streams ledger rows after `sinceId` to `emit`, oldest first, until

@@ -162,9 +162,32 @@ export const controlFrame = object({
   }),
 });
 
+/** A control frame (see {@link controlFrame}). */
+export type ControlFrame = Static<typeof controlFrame>;
+
+/** Any frame of `events --follow --json`: a ledger row (a data frame) or the closing control frame. */
+export const eventsFollowFrame = oneOf(jobEvent, controlFrame);
+/** A frame of `events --follow --json` (see {@link eventsFollowFrame}). */
+export type EventsFollowFrame = Static<typeof eventsFollowFrame>;
+
+/** `rerun --json` data: the job, queued again, the state it left and the number its next attempt will have. */
+export const rerunData = object({
+  job_id: int,
+  state: constant("queued"),
+  from: enumOf(["done", "dead", "canceled"]),
+  next_attempt_no: int,
+});
+/** `rerun --json` data (see {@link rerunData}). */
+export type RerunData = Static<typeof rerunData>;
+
+/** `events --json` data: one page of the ledger, oldest first (its cursor is in `meta.pagination`). */
+export const eventsData = object({ count: int, events: arrayOf(jobEvent) });
+/** `events --json` data (see {@link eventsData}). */
+export type EventsData = Static<typeof eventsData>;
+
 /** Schemas of raw stream frames, by stream name. */
 export const STREAM_SCHEMAS: Record<string, JsonSchema> = {
-  events_follow: oneOf(jobEvent, controlFrame),
+  events_follow: eventsFollowFrame,
   events_follow_data: jobEvent,
   output_follow_all: followedLine,
 };
@@ -172,13 +195,8 @@ export const STREAM_SCHEMAS: Record<string, JsonSchema> = {
 /** Data schemas of the operator and contract verbs, by verb name. */
 export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
   retry: retryData,
-  rerun: object({
-    job_id: int,
-    state: constant("queued"),
-    from: enumOf(["done", "dead", "canceled"]),
-    next_attempt_no: int,
-  }),
-  events: object({ count: int, events: arrayOf(jobEvent) }),
+  rerun: rerunData,
+  events: eventsData,
   "config-show": configShowData,
   "config-validate": configValidation,
   "config-get": settingView,
