@@ -91,7 +91,15 @@ export function oneOf<T extends TSchema[]>(...schemas: T): TUnsafe<Static<T[numb
   return Type.Unsafe<Static<T[number]>>({ oneOf: schemas });
 }
 
-/** A loose object: these keys must be present, any others may be. */
-export function loose(required: string[]): TUnsafe<Record<string, unknown>> {
-  return Type.Unsafe<Record<string, unknown>>({ type: "object", required });
+/**
+ * A loose object: these keys must be present, any others may be. Its type
+ * names the required keys (their values `unknown`: the schema does not say).
+ */
+export function loose<const K extends readonly string[]>(
+  required: K,
+): TUnsafe<{ [P in K[number]]: unknown } & Record<string, unknown>> {
+  return Type.Unsafe<{ [P in K[number]]: unknown } & Record<string, unknown>>({
+    type: "object",
+    required: [...required],
+  });
 }

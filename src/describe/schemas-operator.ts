@@ -185,6 +185,45 @@ export const eventsData = object({ count: int, events: arrayOf(jobEvent) });
 /** `events --json` data (see {@link eventsData}). */
 export type EventsData = Static<typeof eventsData>;
 
+/**
+ * `capabilities --json` data: deliberately loose, the keys that must be
+ * present and no property list (the document describes the tool and grows
+ * with it; docs/contract.md "Stability").
+ */
+export const capabilitiesData = loose([
+  "tool_name",
+  "tool_version",
+  "contract_version",
+  "verbs",
+  "compound_commands",
+  "global_flags",
+  "exit_codes",
+  "error_codes",
+  "code_registry",
+  "job_states",
+  "attempt_states",
+  "failure_reasons",
+  "failure_groups",
+  "events",
+  "limits",
+  "defaults",
+  "settings",
+  "env_vars",
+  "config",
+  "output_modes",
+]);
+/**
+ * What the schema of `capabilities --json` data promises: its required keys,
+ * their values unknown. The builder (src/describe/capabilities.ts) returns a
+ * richer type of its own and `satisfies` this one.
+ */
+export type CapabilitiesData = Static<typeof capabilitiesData>;
+
+/** `schema --json` data: the dialect, the envelope's schema, and the schemas of verbs' data and of stream frames by name. */
+export const schemaData = object({ dialect: str, envelope_schema: any, verbs: mapOf(any), streams: mapOf(any) });
+/** `schema --json` data (see {@link schemaData}): the schemas themselves are typed as any JSON, as the schema says. */
+export type SchemaData = Static<typeof schemaData>;
+
 /** Schemas of raw stream frames, by stream name. */
 export const STREAM_SCHEMAS: Record<string, JsonSchema> = {
   events_follow: eventsFollowFrame,
@@ -203,29 +242,8 @@ export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
   "config-set": settingSet,
   "config-unset": settingUnset,
   doctor: doctorData,
-  capabilities: loose([
-    "tool_name",
-    "tool_version",
-    "contract_version",
-    "verbs",
-    "compound_commands",
-    "global_flags",
-    "exit_codes",
-    "error_codes",
-    "code_registry",
-    "job_states",
-    "attempt_states",
-    "failure_reasons",
-    "failure_groups",
-    "events",
-    "limits",
-    "defaults",
-    "settings",
-    "env_vars",
-    "config",
-    "output_modes",
-  ]),
-  schema: object({ dialect: str, envelope_schema: any, verbs: mapOf(any), streams: mapOf(any) }),
+  capabilities: capabilitiesData,
+  schema: schemaData,
   brief: briefData,
   enqueue: enqueueData,
 };

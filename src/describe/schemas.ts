@@ -10,7 +10,7 @@ import { any, DIALECT, type JsonSchema } from "../contract/schema-kit.ts";
 import { CORE_DATA_SCHEMAS } from "./schemas-core.ts";
 import { JOB_DATA_SCHEMAS } from "./schemas-jobs.ts";
 import { LANE_DATA_SCHEMAS } from "./schemas-lanes.ts";
-import { OPERATOR_DATA_SCHEMAS, STREAM_SCHEMAS } from "./schemas-operator.ts";
+import { OPERATOR_DATA_SCHEMAS, type SchemaData, STREAM_SCHEMAS } from "./schemas-operator.ts";
 import { RECURRING_DATA_SCHEMAS } from "./schemas-recurring.ts";
 import { REPORT_DATA_SCHEMAS } from "./schemas-reports.ts";
 
@@ -29,19 +29,11 @@ export function envelopeSchema(): JsonSchema {
   return { $schema: DIALECT, ...envelopeSchemaOf(Object.keys(ERROR_CODES), Object.keys(WARNING_CODES)) };
 }
 
-/** `schema --json` data. */
-export interface SchemaExport {
-  dialect: string;
-  envelope_schema: JsonSchema;
-  verbs: Record<string, JsonSchema>;
-  streams: Record<string, JsonSchema>;
-}
-
 /**
  * Everything `spoolctl schema` exports, for the verbs in `verbNames` (the
  * registry); a verb without a known data schema gets `{}` (any JSON).
  */
-export function schemaExport(verbNames: string[]): SchemaExport {
+export function schemaExport(verbNames: string[]): SchemaData {
   return {
     dialect: DIALECT,
     envelope_schema: envelopeSchema(),
