@@ -5,6 +5,8 @@
  * The ledger id is the cursor.
  */
 
+import type { WaitMeta } from "../contract/envelope.ts";
+import type { ControlFrame } from "../describe/schemas-operator.ts";
 import type { JobEvent } from "../model/job.ts";
 import { LIMITS } from "../model/limits.ts";
 import type { SnapshotReader, Store, Waker } from "../store/store.ts";
@@ -15,12 +17,6 @@ export type { EventsPage, EventsQuery };
 
 /** The default and bounds of `--limit`. */
 export const EVENTS_LIMIT = LIMITS.list_limit;
-
-/** `meta.wait` of a long-poll. */
-export interface WaitMeta {
-  reason: "records_available" | "timeout";
-  waited_ms: number;
-}
 
 /** Resolves `--job` to an id. Raises `NOT_FOUND`. */
 export async function resolveEventsJob(store: SnapshotReader, ref: string | undefined): Promise<number | undefined> {
@@ -62,8 +58,8 @@ export interface FollowOptions {
   shouldStop?: () => boolean;
 }
 
-/** Why a follow ended. */
-export type FollowEnd = "max_events" | "idle_timeout" | "signal";
+/** Why a follow ended: the `reason` of its `end` control frame (a storage error ends it with an `error` frame). */
+export type FollowEnd = Exclude<ControlFrame["control"]["reason"], "storage_error">;
 
 /**
  * Streams ledger rows after `sinceId` to `emit`, oldest first, until

@@ -7,6 +7,7 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import type { FlagsDef } from "../contract/flags.ts";
+import type { EventsData, EventsFollowFrame } from "../describe/schemas-operator.ts";
 import type { JobEvent } from "../model/job.ts";
 import { LIMITS } from "../model/limits.ts";
 import { parseBatchName } from "../ops/batch.ts";
@@ -132,7 +133,7 @@ async function follow(
   process.on("SIGTERM", onSignal);
   let cursor = sinceId;
   let count = 0;
-  const write = (obj: unknown) => process.stdout.write(`${JSON.stringify(obj)}\n`);
+  const write = (frame: EventsFollowFrame) => process.stdout.write(`${JSON.stringify(frame)}\n`);
   try {
     const end: FollowEnd = await followEvents(
       store,
@@ -180,7 +181,7 @@ export default defineVerb({
   ],
   flags: FLAGS,
   noArgsHint: "use --job ID for one job's events",
-  async run(ctx): Promise<VerbResult<{ count: number; events: JobEvent[] }>> {
+  async run(ctx): Promise<VerbResult<EventsData>> {
     const mode = checkModes(ctx);
     const { "since-id": sinceId, limit, "poll-interval": pollSeconds } = ctx.args;
     const store = await ctx.openAppearing();

@@ -1,6 +1,6 @@
 /** `spoolctl rerun ID`: run a finished job (done, dead or canceled) again as a new attempt of the same job. */
 import type { VerbResult } from "../contract/envelope.ts";
-import type { RerunJob } from "../ops/rerun.ts";
+import type { RerunData } from "../describe/schemas-operator.ts";
 import { rerunJob } from "../store/verbs/rerun.ts";
 import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
 
@@ -15,7 +15,7 @@ export default defineVerb({
   ],
   mutates: true,
   flags: { ...COMMON_FLAGS, id: jobIdPositional("rerun") },
-  async run(ctx): Promise<VerbResult<RerunJob>> {
+  async run(ctx): Promise<VerbResult<RerunData>> {
     // A missing queue has no job to rerun: open it without creating it.
     return { data: await rerunJob(await ctx.open({ create: false }), ctx.args.id) };
   },

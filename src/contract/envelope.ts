@@ -3,41 +3,36 @@
  * `--json` prints exactly one `{ok, tool_version, data, meta, warnings,
  * commands, errors}` object on stdout.
  */
-import type { ErrorObject, Warning } from "./errors.ts";
+import type { envelopeSchemaOf, metaSchema, paginationSchema, waitMetaSchema } from "./envelope-schema.ts";
+import type { ErrorCode, ErrorObject, Warning, WarningCode } from "./errors.ts";
+import type { Static } from "./schema-kit.ts";
 import { TOOL_VERSION } from "./version.ts";
 
 /** Contract version of the envelope (docs/contract.md "Stability"). */
 export const CONTRACT_VERSION = "2";
 
-/** Pagination block of list-like verbs. */
-export interface Pagination {
-  cursor: number;
-  first_id: number | null;
-  limit?: number;
-  truncated?: boolean;
-}
+/** `meta.pagination` of list-like verbs (its schema: ./envelope-schema.ts `paginationSchema`). */
+export type Pagination = Static<typeof paginationSchema>;
 
-/** `meta` of the envelope; times are ISO-8601 UTC, `elapsed_ms` integer milliseconds. */
-export interface Meta {
-  request_id: string;
-  ts_iso: string;
-  elapsed_ms: number;
-  contract_version: string;
-  data_hash: string;
-  pagination?: Pagination;
-  wait?: Record<string, unknown>;
-}
+/** `meta.wait` of a long-poll (its schema: ./envelope-schema.ts `waitMetaSchema`). */
+export type WaitMeta = Static<typeof waitMetaSchema>;
 
-/** The envelope itself. `ok` is true iff `errors` is empty; on failure `data` is null. */
-export interface Envelope<T = unknown> {
-  ok: boolean;
-  tool_version: string;
+/** `meta` of the envelope; times are ISO-8601 UTC, `elapsed_ms` integer milliseconds (schema: `metaSchema`). */
+export type Meta = Static<typeof metaSchema>;
+
+/**
+ * The envelope itself. `ok` is true iff `errors` is empty; on failure `data`
+ * is null. Its schema (./envelope-schema.ts `envelopeSchemaOf`, over the
+ * registry's codes) says `data` is any JSON, each verb's data having a schema
+ * of its own: that much is derived, and `data` is typed by the verb's `T`
+ * instead, which a schema cannot carry as a parameter.
+ */
+export type Envelope<T = unknown> = Omit<
+  Static<ReturnType<typeof envelopeSchemaOf<ErrorCode, WarningCode>>>,
+  "data"
+> & {
   data: T | null;
-  meta: Meta;
-  warnings: Warning[];
-  commands: string[];
-  errors: ErrorObject[];
-}
+};
 
 /** What a verb hands back to be rendered: its data plus envelope extras. */
 export interface VerbResult<T = unknown> {
@@ -45,7 +40,7 @@ export interface VerbResult<T = unknown> {
   warnings?: Warning[];
   commands?: string[];
   pagination?: Pagination;
-  wait?: Record<string, unknown>;
+  wait?: WaitMeta;
   /** Exit code when the verb succeeded but reports an outcome (e.g. 6 from `wait`). */
   exitCode?: number;
   /**

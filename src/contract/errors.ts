@@ -4,6 +4,8 @@
  * one of these codes; the exit code and retryability come from here, never
  * from the call site.
  */
+import type { errorObjectSchema, warningSchema } from "./envelope-schema.ts";
+import type { Static } from "./schema-kit.ts";
 
 /** The exit codes (docs/contract.md "Exit codes"). */
 export const EXIT = {
@@ -130,11 +132,11 @@ export const WARNING_CODES = {
 /** A code from {@link WARNING_CODES}. */
 export type WarningCode = keyof typeof WARNING_CODES;
 
-/** A warning as it appears in the envelope: `{code, message}`. */
-export interface Warning {
-  code: WarningCode;
-  message: string;
-}
+/**
+ * A warning as it appears in the envelope: `{code, message}`, the type of its
+ * schema (./envelope-schema.ts `warningSchema`) over {@link WARNING_CODES}.
+ */
+export type Warning = Static<ReturnType<typeof warningSchema<WarningCode>>>;
 
 /** Optional parts of an error beyond its code and message. */
 export interface SpoolErrorOptions {
@@ -168,15 +170,12 @@ export class SpoolError extends Error {
   }
 }
 
-/** The error object of the envelope: `{code, message, exit_code, remediation, did_you_mean?, detail?}`. */
-export interface ErrorObject {
-  code: ErrorCode;
-  message: string;
-  exit_code: number;
-  remediation: string;
-  did_you_mean?: string | null;
-  detail?: Record<string, unknown>;
-}
+/**
+ * The error object of the envelope: `{code, message, exit_code, remediation,
+ * did_you_mean?, detail?}`, the type of its schema (./envelope-schema.ts
+ * `errorObjectSchema`) over {@link ERROR_CODES}.
+ */
+export type ErrorObject = Static<ReturnType<typeof errorObjectSchema<ErrorCode>>>;
 
 /** Converts a {@link SpoolError} to its envelope form. */
 export function toErrorObject(error: SpoolError): ErrorObject {

@@ -14,7 +14,7 @@ import { ATTEMPT_STATES, EVENTS, FAILURE_REASONS, JOB_STATES, REPORTED_STATES } 
 import { DEFAULTS, LIMITS, LOCK_WAIT_DEFAULT_SECONDS, LOCK_WAIT_MAX_SECONDS } from "../model/limits.ts";
 import { CONFIG_FILE, CONFIG_KEYS, DB_PATH_PRECEDENCE } from "../model/location.ts";
 import { HEARTBEAT_SECONDS, KILL_GRACE_SECONDS, KNOB_BOUNDS, REAP_FLOOR_SECONDS } from "../model/timing.ts";
-import type { SettingView } from "./schemas-operator.ts";
+import type { CapabilitiesData, SettingView } from "./schemas-operator.ts";
 
 /** One flag or positional as `capabilities` publishes it. */
 export interface FlagCapability {
@@ -118,7 +118,10 @@ export interface CapabilitiesInput {
 /**
  * The whole capabilities document (`capabilities --json` data). `aliases`
  * (one-word alternative verb names) is empty: there are none, and the key
- * stays for contract version 2 (docs/contract.md "Stability").
+ * stays for contract version 2 (docs/contract.md "Stability"). Its type is
+ * the builder's own, richer than its deliberately loose schema (which lists
+ * only the keys that must be present); `satisfies` holds it to that schema's
+ * type, {@link CapabilitiesData}.
  */
 export function buildCapabilities(input: CapabilitiesInput) {
   const codeRegistry: Record<string, unknown> = {};
@@ -242,5 +245,5 @@ export function buildCapabilities(input: CapabilitiesInput) {
       reap_threshold_seconds: `max(4 × heartbeat, ${REAP_FLOOR_SECONDS})`,
       kill_grace_seconds: KILL_GRACE_SECONDS,
     },
-  };
+  } satisfies CapabilitiesData;
 }

@@ -5,7 +5,7 @@
  * ./schemas-rows.ts. The contract test validates real output against them.
  * Times are epoch seconds.
  */
-import { ATTEMPT_STATES } from "../model/job.ts";
+
 import {
   arrayOf,
   bool,
@@ -20,7 +20,8 @@ import {
   optional,
   type Static,
   str,
-} from "./schema-kit.ts";
+} from "../contract/schema-kit.ts";
+import { ATTEMPT_STATES } from "../model/job.ts";
 import {
   addedJob,
   attempt,

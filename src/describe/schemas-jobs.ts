@@ -5,7 +5,7 @@
  * src/ops/prune.ts and src/commands/delete.ts use the types). Times are
  * seconds, sizes bytes.
  */
-import { FAILURE_REASONS } from "../model/job.ts";
+
 import {
   arrayOf,
   bool,
@@ -19,7 +19,8 @@ import {
   optional,
   type Static,
   str,
-} from "./schema-kit.ts";
+} from "../contract/schema-kit.ts";
+import { FAILURE_REASONS } from "../model/job.ts";
 import { jobState } from "./schemas-rows.ts";
 
 /** One stream's tail. */

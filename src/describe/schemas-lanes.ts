@@ -5,7 +5,7 @@
  * type derived from it (src/ops/lanes.ts, src/ops/wait.ts and
  * src/commands/lane.ts use the types). Times are epoch seconds.
  */
-import { JOB_STATES } from "../model/job.ts";
+
 import {
   arrayOf,
   bool,
@@ -19,7 +19,8 @@ import {
   optional,
   type Static,
   str,
-} from "./schema-kit.ts";
+} from "../contract/schema-kit.ts";
+import { JOB_STATES } from "../model/job.ts";
 import { batchSummary, jobState } from "./schemas-rows.ts";
 
 /** `LANE_UNKNOWN`'s data: the lanes in use when nothing named the lane (a typo?), else null. */

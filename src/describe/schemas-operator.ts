@@ -4,7 +4,7 @@
  * enqueue), and of the `events --follow` stream frames. Mirrors the result
  * types in `src/ops/`.
  */
-import { SETTING_KEYS } from "../model/settings.ts";
+
 import {
   any,
   arrayOf,
@@ -22,7 +22,8 @@ import {
   optional,
   type Static,
   str,
-} from "./schema-kit.ts";
+} from "../contract/schema-kit.ts";
+import { SETTING_KEYS } from "../model/settings.ts";
 import { addedJob, jobEvent } from "./schemas-rows.ts";
 
 const SOURCES = ["flag", "environment", "project_config", "default"] as const;
@@ -161,9 +162,71 @@ export const controlFrame = object({
   }),
 });
 
+/** A control frame (see {@link controlFrame}). */
+export type ControlFrame = Static<typeof controlFrame>;
+
+/** Any frame of `events --follow --json`: a ledger row (a data frame) or the closing control frame. */
+export const eventsFollowFrame = oneOf(jobEvent, controlFrame);
+/** A frame of `events --follow --json` (see {@link eventsFollowFrame}). */
+export type EventsFollowFrame = Static<typeof eventsFollowFrame>;
+
+/** `rerun --json` data: the job, queued again, the state it left and the number its next attempt will have. */
+export const rerunData = object({
+  job_id: int,
+  state: constant("queued"),
+  from: enumOf(["done", "dead", "canceled"]),
+  next_attempt_no: int,
+});
+/** `rerun --json` data (see {@link rerunData}). */
+export type RerunData = Static<typeof rerunData>;
+
+/** `events --json` data: one page of the ledger, oldest first (its cursor is in `meta.pagination`). */
+export const eventsData = object({ count: int, events: arrayOf(jobEvent) });
+/** `events --json` data (see {@link eventsData}). */
+export type EventsData = Static<typeof eventsData>;
+
+/**
+ * `capabilities --json` data: deliberately loose, the keys that must be
+ * present and no property list (the document describes the tool and grows
+ * with it; docs/contract.md "Stability").
+ */
+export const capabilitiesData = loose([
+  "tool_name",
+  "tool_version",
+  "contract_version",
+  "verbs",
+  "compound_commands",
+  "global_flags",
+  "exit_codes",
+  "error_codes",
+  "code_registry",
+  "job_states",
+  "attempt_states",
+  "failure_reasons",
+  "failure_groups",
+  "events",
+  "limits",
+  "defaults",
+  "settings",
+  "env_vars",
+  "config",
+  "output_modes",
+]);
+/**
+ * What the schema of `capabilities --json` data promises: its required keys,
+ * their values unknown. The builder (src/describe/capabilities.ts) returns a
+ * richer type of its own and `satisfies` this one.
+ */
+export type CapabilitiesData = Static<typeof capabilitiesData>;
+
+/** `schema --json` data: the dialect, the envelope's schema, and the schemas of verbs' data and of stream frames by name. */
+export const schemaData = object({ dialect: str, envelope_schema: any, verbs: mapOf(any), streams: mapOf(any) });
+/** `schema --json` data (see {@link schemaData}): the schemas themselves are typed as any JSON, as the schema says. */
+export type SchemaData = Static<typeof schemaData>;
+
 /** Schemas of raw stream frames, by stream name. */
 export const STREAM_SCHEMAS: Record<string, JsonSchema> = {
-  events_follow: oneOf(jobEvent, controlFrame),
+  events_follow: eventsFollowFrame,
   events_follow_data: jobEvent,
   output_follow_all: followedLine,
 };
@@ -171,42 +234,16 @@ export const STREAM_SCHEMAS: Record<string, JsonSchema> = {
 /** Data schemas of the operator and contract verbs, by verb name. */
 export const OPERATOR_DATA_SCHEMAS: Record<string, JsonSchema> = {
   retry: retryData,
-  rerun: object({
-    job_id: int,
-    state: constant("queued"),
-    from: enumOf(["done", "dead", "canceled"]),
-    next_attempt_no: int,
-  }),
-  events: object({ count: int, events: arrayOf(jobEvent) }),
+  rerun: rerunData,
+  events: eventsData,
   "config-show": configShowData,
   "config-validate": configValidation,
   "config-get": settingView,
   "config-set": settingSet,
   "config-unset": settingUnset,
   doctor: doctorData,
-  capabilities: loose([
-    "tool_name",
-    "tool_version",
-    "contract_version",
-    "verbs",
-    "compound_commands",
-    "global_flags",
-    "exit_codes",
-    "error_codes",
-    "code_registry",
-    "job_states",
-    "attempt_states",
-    "failure_reasons",
-    "failure_groups",
-    "events",
-    "limits",
-    "defaults",
-    "settings",
-    "env_vars",
-    "config",
-    "output_modes",
-  ]),
-  schema: object({ dialect: str, envelope_schema: any, verbs: mapOf(any), streams: mapOf(any) }),
+  capabilities: capabilitiesData,
+  schema: schemaData,
   brief: briefData,
   enqueue: enqueueData,
 };

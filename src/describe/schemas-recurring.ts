@@ -4,7 +4,7 @@
  * from it; src/ops/schedules.ts, src/ops/hooks.ts and the slot rows of
  * src/store/recurring.ts use the types. Times are epoch seconds.
  */
-import { JOB_STATES } from "../model/job.ts";
+
 import {
   arrayOf,
   bool,
@@ -18,7 +18,8 @@ import {
   optional,
   type Static,
   str,
-} from "./schema-kit.ts";
+} from "../contract/schema-kit.ts";
+import { JOB_STATES } from "../model/job.ts";
 
 const OUTCOMES = ["fired", "skipped", "missed", "manual"] as const;
 

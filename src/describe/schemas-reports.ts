@@ -4,7 +4,7 @@
  * export"); src/ops/report.ts and src/commands/completion.ts use the types.
  * Times are epoch seconds.
  */
-import { FAILURE_REASONS } from "../model/job.ts";
+
 import {
   arrayOf,
   bool,
@@ -18,7 +18,8 @@ import {
   optional,
   type Static,
   str,
-} from "./schema-kit.ts";
+} from "../contract/schema-kit.ts";
+import { FAILURE_REASONS } from "../model/job.ts";
 import { jobState, stringMap } from "./schemas-rows.ts";
 
 /** Counts of a set of cases. */

@@ -4,7 +4,7 @@
  * written once as a JSON Schema (docs/contract.md "JSON Schema export") with
  * its TypeScript type derived from it. Times are epoch seconds.
  */
-import { ATTEMPT_STATES, EVENTS, FAIL_FAST_MODES, FAILURE_REASONS, JOB_STATES, REPORTED_STATES } from "../model/job.ts";
+
 import {
   arrayOf,
   bool,
@@ -18,7 +18,8 @@ import {
   optional,
   type Static,
   str,
-} from "./schema-kit.ts";
+} from "../contract/schema-kit.ts";
+import { ATTEMPT_STATES, EVENTS, FAIL_FAST_MODES, FAILURE_REASONS, JOB_STATES, REPORTED_STATES } from "../model/job.ts";
 
 /** A job state. */
 export const jobState = enumOf(JOB_STATES);

@@ -6,17 +6,9 @@
  * transaction is the `rerunJob` verb (src/store/verbs/rerun.ts).
  */
 import { SpoolError } from "../contract/errors.ts";
-import type { Job, JobState } from "../model/job.ts";
+import type { Job } from "../model/job.ts";
 import { queuedJobHint } from "./jobs.ts";
 import { isTerminal } from "./states.ts";
-
-/** `rerun --json` data: the job, queued again, the state it left and the number its next attempt will have. */
-export interface RerunJob {
-  job_id: number;
-  state: "queued";
-  from: JobState;
-  next_attempt_no: number;
-}
 
 /** Raises `CONFLICT` unless `job` is finished (queued or running jobs are not rerun). */
 export function checkRerun(job: Job): void {

@@ -4,7 +4,8 @@
  * ledger kept, its budgets fresh as on a retry.
  */
 import { SpoolError } from "../../contract/errors.ts";
-import { checkRerun, type RerunJob, rerunKeyConflict } from "../../ops/rerun.ts";
+import type { RerunData } from "../../describe/schemas-operator.ts";
+import { checkRerun, rerunKeyConflict } from "../../ops/rerun.ts";
 import type { Store } from "../store.ts";
 import { keyHolder, resolveJob } from "./job-refs.ts";
 
@@ -20,7 +21,7 @@ import { keyHolder, resolveJob } from "./job-refs.ts";
  * Raises `NOT_FOUND` for an unknown reference and `CONFLICT` when the job
  * changed state meanwhile; then nothing changed.
  */
-export async function rerunJob(store: Store, ref: string, now = store.now()): Promise<RerunJob> {
+export async function rerunJob(store: Store, ref: string, now = store.now()): Promise<RerunData> {
   return await store.write(async (tx) => {
     const job = await resolveJob(tx, ref);
     checkRerun(job);
@@ -33,6 +34,12 @@ export async function rerunJob(store: Store, ref: string, now = store.now()): Pr
         detail: { job_id: job.id },
       });
     }
-    return { job_id: job.id, state: "queued", from, next_attempt_no: job.last_attempt_no + 1 };
+    // The UPDATE's guard only matches a finished job, so `from` is one of the schema's three states.
+    return {
+      job_id: job.id,
+      state: "queued",
+      from: from as RerunData["from"],
+      next_attempt_no: job.last_attempt_no + 1,
+    };
   });
 }

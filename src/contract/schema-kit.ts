@@ -8,9 +8,11 @@
  * scalar is `type: [T, "null"]`, a string enum is `enum`, a map is
  * `additionalProperties`, alternatives are `oneOf`).
  *
- * Runtime code imports this module only from `spoolctl schema` (through
- * ./schemas.ts): the simple verbs import the derived types with
- * `import type`, which loads nothing (docs/benchmarks.md "CLI start-up").
+ * It lives in the bottom layer because the envelope's own schema
+ * (./envelope-schema.ts) is built with it. Runtime code imports this module
+ * only from `spoolctl schema` (through src/describe/schemas.ts): the simple
+ * verbs import the derived types with `import type`, which loads nothing
+ * (docs/benchmarks.md "CLI start-up").
  */
 import {
   type Static,
@@ -89,7 +91,15 @@ export function oneOf<T extends TSchema[]>(...schemas: T): TUnsafe<Static<T[numb
   return Type.Unsafe<Static<T[number]>>({ oneOf: schemas });
 }
 
-/** A loose object: these keys must be present, any others may be. */
-export function loose(required: string[]): TUnsafe<Record<string, unknown>> {
-  return Type.Unsafe<Record<string, unknown>>({ type: "object", required });
+/**
+ * A loose object: these keys must be present, any others may be. Its type
+ * names the required keys (their values `unknown`: the schema does not say).
+ */
+export function loose<const K extends readonly string[]>(
+  required: K,
+): TUnsafe<{ [P in K[number]]: unknown } & Record<string, unknown>> {
+  return Type.Unsafe<{ [P in K[number]]: unknown } & Record<string, unknown>>({
+    type: "object",
+    required: [...required],
+  });
 }
