@@ -10,7 +10,7 @@ import { TOOL_VERSION } from "./version.ts";
 export const CONTRACT_VERSION = "2";
 
 /** Pagination block of list-like verbs. */
-export interface Pagination {
+interface Pagination {
   cursor: number;
   first_id: number | null;
   limit?: number;
@@ -18,7 +18,7 @@ export interface Pagination {
 }
 
 /** `meta` of the envelope; times are ISO-8601 UTC, `elapsed_ms` integer milliseconds. */
-export interface Meta {
+interface Meta {
   request_id: string;
   ts_iso: string;
   elapsed_ms: number;
@@ -70,13 +70,13 @@ function canonicalJson(value: unknown): string {
 }
 
 /** `sha256:<hex>` of the canonical JSON of `data`. */
-export function dataHash(data: unknown): string {
+function dataHash(data: unknown): string {
   // Bun's hasher: node:crypto costs ~15 ms to import on every CLI start.
   return `sha256:${new Bun.CryptoHasher("sha256").update(canonicalJson(data ?? null)).digest("hex")}`;
 }
 
 /** A fresh request id, `req_` + 16 hex characters. */
-export function newRequestId(): string {
+function newRequestId(): string {
   return `req_${Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString("hex")}`;
 }
 

@@ -128,7 +128,7 @@ export const WARNING_CODES = {
 } as const;
 
 /** A code from {@link WARNING_CODES}. */
-export type WarningCode = keyof typeof WARNING_CODES;
+type WarningCode = keyof typeof WARNING_CODES;
 
 /** A warning as it appears in the envelope: `{code, message}`. */
 export interface Warning {

@@ -18,7 +18,7 @@ import { ATTEMPT_STATES, EVENTS, FAILURE_REASONS, JOB_STATES, REPORTED_STATES } 
 import { HEARTBEAT_SECONDS, KILL_GRACE_SECONDS, KNOB_BOUNDS, REAP_FLOOR_SECONDS } from "../worker/timing.ts";
 
 /** One flag or positional as `capabilities` publishes it. */
-export interface FlagCapability {
+interface FlagCapability {
   name: string;
   /** `--name` for flags; the name for positionals. */
   flag: string;

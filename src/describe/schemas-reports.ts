@@ -22,7 +22,7 @@ import {
 import { jobState, stringMap } from "./schemas-rows.ts";
 
 /** Counts of a set of cases. */
-export const reportTotals = object({
+const reportTotals = object({
   jobs: int,
   passed: int,
   failed: int,
@@ -34,7 +34,7 @@ export const reportTotals = object({
 export type ReportTotals = Static<typeof reportTotals>;
 
 /** One job as a test case; `time_seconds` sums its attempts' run time. */
-export const reportCase = object({
+const reportCase = object({
   id: int,
   queue: str,
   state: jobState,
@@ -64,7 +64,7 @@ export const reportCase = object({
 export type ReportCase = Static<typeof reportCase>;
 
 /** `report --json` data. */
-export const reportData = object({
+const reportData = object({
   generated_at: num,
   /** `batch` is present when `--batch` was given. */
   filters: object({
@@ -88,7 +88,7 @@ export const reportData = object({
 export type ReportData = Static<typeof reportData>;
 
 /** `completion --json` data: the shell and its script. */
-export const completionData = object({ shell: enumOf(["bash", "zsh", "fish"]), script: str });
+const completionData = object({ shell: enumOf(["bash", "zsh", "fish"]), script: str });
 /** `completion --json` data (see {@link completionData}). */
 export type CompletionData = Static<typeof completionData>;
 

@@ -27,7 +27,7 @@ import { RECURRING_DATA_SCHEMAS } from "./schemas-recurring.ts";
 import { REPORT_DATA_SCHEMAS } from "./schemas-reports.ts";
 
 /** Data schemas of every verb that has one, by verb name. */
-export const DATA_SCHEMAS: Record<string, JsonSchema> = {
+const DATA_SCHEMAS: Record<string, JsonSchema> = {
   ...CORE_DATA_SCHEMAS,
   ...LANE_DATA_SCHEMAS,
   ...JOB_DATA_SCHEMAS,
@@ -37,7 +37,7 @@ export const DATA_SCHEMAS: Record<string, JsonSchema> = {
 };
 
 /** The envelope: `{ok, tool_version, data, meta, warnings, commands, errors}`. */
-export function envelopeSchema(): JsonSchema {
+function envelopeSchema(): JsonSchema {
   const errorObject = object({
     code: enumOf(Object.keys(ERROR_CODES)),
     message: str,
