@@ -12,7 +12,7 @@ import { VERBS } from "../src/commands/registry.ts";
 import type { FlagDef, FlagsDef } from "../src/contract/flags.ts";
 
 /** A small, fast, seedable PRNG (mulberry32). */
-export function rng(seed: number): () => number {
+function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -16,7 +16,7 @@ import { formatArgv } from "../ui/text.ts";
  * forgotten `--env`) loses its value, which is often a secret (docs/contract.md
  * "Error objects and warnings"): `API_TOKEN=…`. Other words are shown as given.
  */
-export function shownWord(word: string): string {
+function shownWord(word: string): string {
   const m = /^([A-Za-z_][A-Za-z0-9_.-]*)=./s.exec(word);
   return m ? `${m[1]}=…` : word;
 }

@@ -31,7 +31,7 @@ export interface FollowSelection {
 export type FollowAllEnd = "settled" | "stopped";
 
 /** A line longer than this (bytes) is emitted in pieces of this size: memory stays bounded on output without newlines. */
-export const MAX_LINE_BYTES = 1024 * 1024;
+const MAX_LINE_BYTES = 1024 * 1024;
 
 /** Most jobs one look reads. */
 const LOOK_LIMIT = 100_000;

@@ -15,7 +15,7 @@ import type { SnapshotReader } from "../store/store.ts";
 import { laneOverview, pausedLanes } from "../store/verbs/lane-reads.ts";
 
 /** The command that serves `lane` (`spoolctl work`, with `--queue` unless it is the default lane). */
-export function serveCommand(lane: string, drain = false): string {
+function serveCommand(lane: string, drain = false): string {
   return `spoolctl work${drain ? " --drain" : ""}${lane === "default" ? "" : ` --queue ${lane}`}`;
 }
 

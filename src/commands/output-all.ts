@@ -18,7 +18,7 @@ async function writeOut(text: string): Promise<void> {
 }
 
 /** A line as text: `[12] …`, `[12 stderr] …`, `[12#2] …`. */
-export function prefixed(line: FollowedLine): string {
+function prefixed(line: FollowedLine): string {
   const id = line.attempt > 1 ? `${line.job}#${line.attempt}` : String(line.job);
   return `[${id}${line.stream === "stderr" ? " stderr" : ""}] ${line.text}\n`;
 }

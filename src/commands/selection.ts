@@ -36,7 +36,7 @@ const COMMAND = new RegExp(
 );
 
 /** `text` with `flags` after every spoolctl command it names (`spoolctl retry 4` → `spoolctl retry --db X 4`). */
-export function carrySelection(text: string, flags: string): string {
+function carrySelection(text: string, flags: string): string {
   return flags === "" ? text : text.replace(COMMAND, (command) => `${command} ${flags}`);
 }
 

@@ -46,7 +46,7 @@ function countStates(jobs: Job[]): Record<JobState, number> {
 }
 
 /** How a selection is named in messages: `batch ci-1`, `lane builds, tag ci=1`. */
-export function selectionLabel(sel: WaitSelection): string {
+function selectionLabel(sel: WaitSelection): string {
   if (sel.batch !== undefined) return `batch ${sel.batch}`;
   const parts = [
     ...(sel.queue !== undefined ? [`lane ${sel.queue}`] : []),

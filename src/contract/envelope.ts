@@ -12,13 +12,13 @@ import { TOOL_VERSION } from "./version.ts";
 export const CONTRACT_VERSION = "2";
 
 /** `meta.pagination` of list-like verbs (its schema: ./envelope-schema.ts `paginationSchema`). */
-export type Pagination = Static<typeof paginationSchema>;
+type Pagination = Static<typeof paginationSchema>;
 
 /** `meta.wait` of a long-poll (its schema: ./envelope-schema.ts `waitMetaSchema`). */
 export type WaitMeta = Static<typeof waitMetaSchema>;
 
 /** `meta` of the envelope; times are ISO-8601 UTC, `elapsed_ms` integer milliseconds (schema: `metaSchema`). */
-export type Meta = Static<typeof metaSchema>;
+type Meta = Static<typeof metaSchema>;
 
 /**
  * The envelope itself. `ok` is true iff `errors` is empty; on failure `data`
@@ -65,13 +65,13 @@ function canonicalJson(value: unknown): string {
 }
 
 /** `sha256:<hex>` of the canonical JSON of `data`. */
-export function dataHash(data: unknown): string {
+function dataHash(data: unknown): string {
   // Bun's hasher: node:crypto costs ~15 ms to import on every CLI start.
   return `sha256:${new Bun.CryptoHasher("sha256").update(canonicalJson(data ?? null)).digest("hex")}`;
 }
 
 /** A fresh request id, `req_` + 16 hex characters. */
-export function newRequestId(): string {
+function newRequestId(): string {
   return `req_${Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString("hex")}`;
 }
 

@@ -15,7 +15,7 @@ import type { BooleanArgDef, PositionalArgDef, StringArgDef } from "citty";
  * choice; `pair` (`KEY=VALUE`, a non-empty KEY) gathered into one object;
  * `path` (a non-blank path) and `string` and `json` as the text given.
  */
-export type ValueType = "string" | "integer" | "number" | "duration" | "timestamp" | "enum" | "pair" | "path" | "json";
+type ValueType = "string" | "integer" | "number" | "duration" | "timestamp" | "enum" | "pair" | "path" | "json";
 
 /** A named grammar of a string value, checked by the parser: `lane` (a lane name), `worker-id` (a worker's name). */
 export type StringFormat = "lane" | "worker-id";
@@ -85,7 +85,7 @@ interface FlagFields {
  * A switch: citty's `BooleanArgDef`. No default of `true`: citty would then
  * list a `--no-NAME` form, which the strict parser does not take.
  */
-export type BooleanFlagDef = Omit<BooleanArgDef, "alias" | "default"> &
+type BooleanFlagDef = Omit<BooleanArgDef, "alias" | "default"> &
   FlagFields & {
     type: "boolean";
     /** A one-letter short form, e.g. `c` for `-c`. */
@@ -94,7 +94,7 @@ export type BooleanFlagDef = Omit<BooleanArgDef, "alias" | "default"> &
   };
 
 /** A flag with a value: citty's `StringArgDef` (what the value is: `valueType`, `choices`). */
-export type StringFlagDef = Omit<StringArgDef, "alias"> &
+type StringFlagDef = Omit<StringArgDef, "alias"> &
   FlagFields & {
     type: "string";
     /** A one-letter short form, e.g. `c` for `-c`. */
@@ -108,7 +108,7 @@ export type StringFlagDef = Omit<StringArgDef, "alias"> &
  * because citty reads a positional without it as required and the parser as
  * optional: spelled out, help and parser cannot disagree.
  */
-export type PositionalDef = PositionalArgDef &
+type PositionalDef = PositionalArgDef &
   FlagFields & {
     type: "positional";
     required: boolean;
@@ -167,7 +167,7 @@ type ScalarOf<D extends FlagDef> = D extends { valueType: "integer" | "number" |
  * positionals, and otherwise the value, or undefined when it was left out and
  * has neither a default nor `required`.
  */
-export type ArgValue<D extends FlagDef> = D extends { type: "boolean" }
+type ArgValue<D extends FlagDef> = D extends { type: "boolean" }
   ? boolean
   : D extends { valueType: "pair" }
     ? Record<string, string>

@@ -6,7 +6,7 @@ import { ERROR_CODES } from "../contract/errors.ts";
 import type { BriefData } from "./schemas-operator.ts";
 
 /** The token budget the brief is written to stay under. */
-export const BRIEF_BUDGET_TOKENS = 900;
+const BRIEF_BUDGET_TOKENS = 900;
 
 // Defined once, as the JSON Schema `spoolctl schema` prints.
 export type { BriefData };

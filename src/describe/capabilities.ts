@@ -17,7 +17,7 @@ import { HEARTBEAT_SECONDS, KILL_GRACE_SECONDS, KNOB_BOUNDS, REAP_FLOOR_SECONDS 
 import type { CapabilitiesData, SettingView } from "./schemas-operator.ts";
 
 /** One flag or positional as `capabilities` publishes it. */
-export interface FlagCapability {
+interface FlagCapability {
   name: string;
   /** `--name` for flags; the name for positionals. */
   flag: string;
@@ -98,7 +98,7 @@ const EXIT_MEANINGS: Record<number, { meaning: string; retryable: boolean | null
 };
 
 /** One queue-wide setting as `capabilities` publishes it: its meaning and bounds (a `parse` member is left out). */
-export type SettingCapability = Pick<SettingView, "default" | "unit" | "applies_at" | "description"> & {
+type SettingCapability = Pick<SettingView, "default" | "unit" | "applies_at" | "description"> & {
   min: number;
   max: number;
   parse?: unknown;

@@ -38,12 +38,12 @@ import {
 } from "./schemas-rows.ts";
 
 /** `add --json` data: the job added, or `{count, jobs}` with `--from`. */
-export const addData = oneOf(addedJob, object({ count: int, jobs: arrayOf(addedJob) }));
+const addData = oneOf(addedJob, object({ count: int, jobs: arrayOf(addedJob) }));
 /** `add --json` data (see {@link addData}). */
 export type AddData = Static<typeof addData>;
 
 /** What a worker did, as `work --json` reports it. */
-export const workSummary = object({
+const workSummary = object({
   worker_id: str,
   executed: int,
   succeeded: int,
@@ -57,7 +57,7 @@ export const workSummary = object({
 export type WorkSummary = Static<typeof workSummary>;
 
 /** A paused lane as `status --json` reports it. */
-export const pausedLane = object({
+const pausedLane = object({
   queue: str,
   paused_at: num,
   /** When it resumes by itself; null: until `spoolctl resume`. */
@@ -66,16 +66,14 @@ export const pausedLane = object({
   /** Its queued jobs, which wait. */
   queued: int,
 });
-/** A paused lane (see {@link pausedLane}). */
-export type PausedLane = Static<typeof pausedLane>;
 
 /** A full disk of the queue, as `status --json` reports it. Bytes. */
-export const fullDisk = object({ role: enumOf(["database", "spool"]), path: str, free_bytes: int });
+const fullDisk = object({ role: enumOf(["database", "spool"]), path: str, free_bytes: int });
 /** A full disk (see {@link fullDisk}). */
 export type FullDisk = Static<typeof fullDisk>;
 
 /** A schedule as `status` shows it. */
-export const statusSchedule = object({
+const statusSchedule = object({
   name: str,
   paused: bool,
   /** The next slot (null while paused). */
@@ -83,11 +81,9 @@ export const statusSchedule = object({
   last_job_id: nullable(int),
   last_job_state: nullable(str),
 });
-/** A schedule in `status` (see {@link statusSchedule}). */
-export type StatusSchedule = Static<typeof statusSchedule>;
 
 /** `status --json` data. */
-export const statusData = object({
+const statusData = object({
   counts: stateCounts,
   scheduled: int,
   queues: mapOf(object({ ...stateCounts.properties, scheduled: int })),
@@ -119,7 +115,7 @@ export const statusData = object({
 export type StatusData = Static<typeof statusData>;
 
 /** A page of `list`: a running job says whether its worker is still there (`worker_health`, null otherwise). */
-export const listedJobs = object({
+const listedJobs = object({
   count: int,
   jobs: arrayOf(object({ ...jobSummaryProps, worker_health: nullable(workerHealth) })),
 });
@@ -127,23 +123,21 @@ export const listedJobs = object({
 export type ListedJobs = Static<typeof listedJobs>;
 
 /** `list --group` data: the failure groups of the dead (or canceled) jobs selected. */
-export const groupedList = object({
+const groupedList = object({
   /** Number of groups. */
   count: int,
   /** Number of jobs in all groups. */
   job_count: int,
   groups: arrayOf(failureGroup),
 });
-/** `list --group` data (see {@link groupedList}). */
-export type GroupedList = Static<typeof groupedList>;
 
 /** `list --json` data: a page of jobs, or the groups with `--group`. */
-export const listData = oneOf(listedJobs, groupedList);
+const listData = oneOf(listedJobs, groupedList);
 /** `list --json` data (see {@link listData}). */
 export type ListData = Static<typeof listData>;
 
 /** `show` data: the whole row (env values included), its worker's health while running, attempts and events. */
-export const jobDetail = object({
+const jobDetail = object({
   job: object({
     ...jobSummaryProps,
     env: stringMap,
@@ -159,7 +153,7 @@ export const jobDetail = object({
 export type JobDetail = Static<typeof jobDetail>;
 
 /** One attempt's output: the streams asked for. */
-export const attemptOutput = object({
+const attemptOutput = object({
   job_id: int,
   attempt_no: int,
   state: enumOf(ATTEMPT_STATES),
@@ -170,10 +164,10 @@ export const attemptOutput = object({
 export type AttemptOutput = Static<typeof attemptOutput>;
 
 /** `workers --json` data. */
-export const workersData = object({ count: int, workers: arrayOf(workerView) });
+const workersData = object({ count: int, workers: arrayOf(workerView) });
 
 /** `stop --json` data: the workers asked to stop, and with `--wait` those that stopped (else null). */
-export const stopData = object({ requested: arrayOf(str), stopped: nullable(arrayOf(str)) });
+const stopData = object({ requested: arrayOf(str), stopped: nullable(arrayOf(str)) });
 /** `stop --json` data (see {@link stopData}). */
 export type StopData = Static<typeof stopData>;
 

@@ -24,12 +24,12 @@ import { FAILURE_REASONS } from "../model/job.ts";
 import { jobState } from "./schemas-rows.ts";
 
 /** One stream's tail. */
-export const streamTail = object({ path: nullable(str), missing: bool, size_bytes: int, tail: str, truncated: bool });
+const streamTail = object({ path: nullable(str), missing: bool, size_bytes: int, tail: str, truncated: bool });
 /** One stream's tail (see {@link streamTail}). */
 export type StreamTail = Static<typeof streamTail>;
 
 /** `feedback --json` data. */
-export const feedbackData = object({
+const feedbackData = object({
   job_id: int,
   state: jobState,
   terminal: bool,
@@ -53,7 +53,7 @@ export const feedbackData = object({
 export type FeedbackData = Static<typeof feedbackData>;
 
 /** One canceled job, as `cancel --json` reports it. */
-export const canceledJob = object({
+const canceledJob = object({
   job_id: int,
   /** `canceled`, or `running` while its worker has yet to stop it. */
   state: enumOf(["canceled", "running"]),
@@ -64,12 +64,12 @@ export const canceledJob = object({
 export type CanceledJob = Static<typeof canceledJob>;
 
 /** `cancel --json` data: the job, or `{count, jobs}` for several. */
-export const cancelData = oneOf(canceledJob, object({ count: int, jobs: arrayOf(canceledJob) }));
+const cancelData = oneOf(canceledJob, object({ count: int, jobs: arrayOf(canceledJob) }));
 /** `cancel --json` data (see {@link cancelData}). */
 export type CancelData = Static<typeof cancelData>;
 
 /** `delete --json` data: what was deleted (all zero and `job_ids` empty when the confirm was declined). */
-export const deleteData = object({
+const deleteData = object({
   count: int,
   job_ids: arrayOf(int),
   deleted_attempts: int,
@@ -82,7 +82,7 @@ export const deleteData = object({
 export type DeleteData = Static<typeof deleteData>;
 
 /** `prune --json` data: with `--dry-run` the counts are what `--yes` would delete, and `actual` is false. */
-export const pruneData = object({
+const pruneData = object({
   /** Whether rows and files were really deleted. */
   actual: bool,
   dry_run: bool,

@@ -27,7 +27,7 @@ import { batchSummary, jobState } from "./schemas-rows.ts";
 const unknownLane = nullable(object({ lanes_in_use: arrayOf(str) }));
 
 /** One lane as `lane list` shows it. */
-export const laneView = object({
+const laneView = object({
   queue: str,
   queued: int,
   running: int,
@@ -44,12 +44,12 @@ export const laneView = object({
 export type LaneView = Static<typeof laneView>;
 
 /** `lane list --json` data. */
-export const laneListData = object({ count: int, lanes: arrayOf(laneView) });
+const laneListData = object({ count: int, lanes: arrayOf(laneView) });
 /** `lane list --json` data (see {@link laneListData}). */
 export type LaneListData = Static<typeof laneListData>;
 
 /** `pause --json` data. */
-export const pauseData = object({
+const pauseData = object({
   queue: str,
   paused_at: num,
   /** When the pause ends by itself; null: until resumed. */
@@ -67,7 +67,7 @@ export const pauseData = object({
 export type PauseData = Static<typeof pauseData>;
 
 /** `resume --json` data. */
-export const resumeData = object({
+const resumeData = object({
   queue: str,
   /** Whether the lane was paused (false: nothing changed). */
   was_paused: bool,
@@ -77,7 +77,7 @@ export const resumeData = object({
 export type ResumeData = Static<typeof resumeData>;
 
 /** `lane set --json` data; `unknown_lane` is null too when the ceiling was cleared. */
-export const laneSetData = object({
+const laneSetData = object({
   queue: str,
   /** The lane's ceiling now; null: cleared. */
   slots: nullable(int),
@@ -88,7 +88,7 @@ export const laneSetData = object({
 export type LaneSetData = Static<typeof laneSetData>;
 
 /** One awaited job as `wait --json` reports it. */
-export const waitedJob = object({
+const waitedJob = object({
   /** Failures charged to the retry budget. */
   attempts: int,
   last_error: nullable(str),
@@ -99,7 +99,7 @@ export const waitedJob = object({
 export type WaitedJob = Static<typeof waitedJob>;
 
 /** `wait --json` data: jobs keyed by id; a selection wait (`--batch`, `--queue`, `--tag`) adds the counts. */
-export const waitData = object({
+const waitData = object({
   all_succeeded: bool,
   jobs: mapOf(waitedJob),
   /** A selection wait: its jobs counted by state. */

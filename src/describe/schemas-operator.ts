@@ -30,7 +30,7 @@ const SOURCES = ["flag", "environment", "project_config", "default"] as const;
 
 const fromTo = object({ from: int, to: int });
 /** One requeued job, as `retry --json` reports it; `changed` only when the retry changed settings (`--timeout`, `--max-retries`, `--env`: env by key only, values stay out of the ledger). */
-export const retriedJob = object({
+const retriedJob = object({
   job_id: int,
   state: constant("queued"),
   changed: optional(
@@ -47,7 +47,7 @@ export const retriedJob = object({
 export type RetriedJob = Static<typeof retriedJob>;
 
 /** `retry --json` data: one job, or `{count, jobs}` for several or `--all` (`dry_run` set by --dry-run: nothing was requeued). */
-export const retryData = oneOf(
+const retryData = oneOf(
   retriedJob,
   object({ count: int, jobs: arrayOf(retriedJob), dry_run: optional(constant(true)), revived: optional(arrayOf(int)) }),
 );
@@ -66,20 +66,20 @@ const settingProps = {
   description: str,
 };
 /** A setting as `config get` reports it. */
-export const settingView = object(settingProps);
+const settingView = object(settingProps);
 /** A setting (see {@link settingProps}). */
 export type SettingView = Static<typeof settingView>;
 /** `config set --json` data: the setting and its value before. */
-export const settingSet = object({ ...settingProps, previous: num });
+const settingSet = object({ ...settingProps, previous: num });
 /** `config set --json` data (see {@link settingSet}). */
 export type SettingSet = Static<typeof settingSet>;
 /** `config unset --json` data: the setting, and whether a stored value was removed. */
-export const settingUnset = object({ ...settingProps, removed: bool });
+const settingUnset = object({ ...settingProps, removed: bool });
 /** `config unset --json` data (see {@link settingUnset}). */
 export type SettingUnset = Static<typeof settingUnset>;
 
 /** `config show` data: where the queue is and why, and the settings (null when the path cannot be resolved). */
-export const configShowData = object({
+const configShowData = object({
   config_path: str,
   config_exists: bool,
   config_valid: bool,
@@ -94,7 +94,7 @@ export const configShowData = object({
 export type ConfigShowData = Static<typeof configShowData>;
 
 /** `config validate` data. */
-export const configValidation = object({
+const configValidation = object({
   config_path: str,
   exists: bool,
   valid: bool,
@@ -107,7 +107,7 @@ export const configValidation = object({
 /** `config validate` data (see {@link configValidation}). */
 export type ConfigValidation = Static<typeof configValidation>;
 /** One doctor check. `blocked_by` names the failed check that made this one skip. */
-export const doctorCheck = object({
+const doctorCheck = object({
   id: str,
   status: enumOf(["pass", "warn", "fail", "skip"]),
   message: str,
@@ -118,7 +118,7 @@ export const doctorCheck = object({
 export type DoctorCheck = Static<typeof doctorCheck>;
 
 /** `doctor --json` data. `ready` is false when any check failed. */
-export const doctorData = object({
+const doctorData = object({
   ready: bool,
   checks: arrayOf(doctorCheck),
   summary: object({ passed: int, warnings: int, failed: int, skipped: int }),
@@ -135,22 +135,22 @@ export const doctorData = object({
 export type DoctorData = Static<typeof doctorData>;
 
 /** One line of output as `output --follow --all --json` streams it (`text` without its newline). */
-export const followedLine = object({ job: int, attempt: int, stream: enumOf(["stdout", "stderr"]), text: str });
+const followedLine = object({ job: int, attempt: int, stream: enumOf(["stdout", "stderr"]), text: str });
 /** One followed line (see {@link followedLine}). */
 export type FollowedLine = Static<typeof followedLine>;
 
 /** `brief --json` data. `approx_tokens` is characters / 4, rounded up. */
-export const briefData = object({ text: str, approx_tokens: int, budget_tokens: int });
+const briefData = object({ text: str, approx_tokens: int, budget_tokens: int });
 /** `brief --json` data (see {@link briefData}). */
 export type BriefData = Static<typeof briefData>;
 
 /** `enqueue --json` data: the job added, as `add` reports it, and the caller's id. */
-export const enqueueData = object({ ...addedJob.properties, id: str });
+const enqueueData = object({ ...addedJob.properties, id: str });
 /** `enqueue --json` data (see {@link enqueueData}). */
 export type EnqueueData = Static<typeof enqueueData>;
 
 /** A control frame of `events --follow --json`. */
-export const controlFrame = object({
+const controlFrame = object({
   control: object({
     type: enumOf(["end", "error"]),
     reason: enumOf(["max_events", "idle_timeout", "signal", "storage_error"]),
@@ -166,12 +166,12 @@ export const controlFrame = object({
 export type ControlFrame = Static<typeof controlFrame>;
 
 /** Any frame of `events --follow --json`: a ledger row (a data frame) or the closing control frame. */
-export const eventsFollowFrame = oneOf(jobEvent, controlFrame);
+const eventsFollowFrame = oneOf(jobEvent, controlFrame);
 /** A frame of `events --follow --json` (see {@link eventsFollowFrame}). */
 export type EventsFollowFrame = Static<typeof eventsFollowFrame>;
 
 /** `rerun --json` data: the job, queued again, the state it left and the number its next attempt will have. */
-export const rerunData = object({
+const rerunData = object({
   job_id: int,
   state: constant("queued"),
   from: enumOf(["done", "dead", "canceled"]),
@@ -181,7 +181,7 @@ export const rerunData = object({
 export type RerunData = Static<typeof rerunData>;
 
 /** `events --json` data: one page of the ledger, oldest first (its cursor is in `meta.pagination`). */
-export const eventsData = object({ count: int, events: arrayOf(jobEvent) });
+const eventsData = object({ count: int, events: arrayOf(jobEvent) });
 /** `events --json` data (see {@link eventsData}). */
 export type EventsData = Static<typeof eventsData>;
 
@@ -190,7 +190,7 @@ export type EventsData = Static<typeof eventsData>;
  * present and no property list (the document describes the tool and grows
  * with it; docs/contract.md "Stability").
  */
-export const capabilitiesData = loose([
+const capabilitiesData = loose([
   "tool_name",
   "tool_version",
   "contract_version",
@@ -220,7 +220,7 @@ export const capabilitiesData = loose([
 export type CapabilitiesData = Static<typeof capabilitiesData>;
 
 /** `schema --json` data: the dialect, the envelope's schema, and the schemas of verbs' data and of stream frames by name. */
-export const schemaData = object({ dialect: str, envelope_schema: any, verbs: mapOf(any), streams: mapOf(any) });
+const schemaData = object({ dialect: str, envelope_schema: any, verbs: mapOf(any), streams: mapOf(any) });
 /** `schema --json` data (see {@link schemaData}): the schemas themselves are typed as any JSON, as the schema says. */
 export type SchemaData = Static<typeof schemaData>;
 

@@ -24,7 +24,7 @@ import { JOB_STATES } from "../model/job.ts";
 const OUTCOMES = ["fired", "skipped", "missed", "manual"] as const;
 
 /** A schedule as `schedule list --json` shows it. */
-export const scheduleData = object({
+const scheduleData = object({
   name: str,
   /** `cron '0 3 * * *' Europe/Berlin` or `every 10s`. */
   rule: str,
@@ -47,7 +47,7 @@ export const scheduleData = object({
 export type ScheduleData = Static<typeof scheduleData>;
 
 /** A `schedule_slots` row: the schedule's own ledger. */
-export const slotRow = object({
+const slotRow = object({
   schedule: str,
   slot: num,
   outcome: enumOf(OUTCOMES),
@@ -59,7 +59,7 @@ export const slotRow = object({
 export type SlotRow = Static<typeof slotRow>;
 
 /** One slot a pass decided. */
-export const slotOutcome = object({
+const slotOutcome = object({
   schedule: str,
   slot: num,
   outcome: enumOf(OUTCOMES),
@@ -71,7 +71,7 @@ export const slotOutcome = object({
 export type SlotOutcome = Static<typeof slotOutcome>;
 
 /** A hook as `hook list --json` shows it. */
-export const hookData = object({
+const hookData = object({
   name: str,
   on: enumOf(["done", "dead", "canceled", "batch-done"]),
   queue: nullable(str),
@@ -83,32 +83,32 @@ export const hookData = object({
 export type HookData = Static<typeof hookData>;
 
 /** `schedule rm`, `hook rm`: what was removed. */
-export const removed = object({ name: str, removed: constant(true) });
+const removed = object({ name: str, removed: constant(true) });
 /** `schedule rm`, `hook rm` data (see {@link removed}). */
 export type Removed = Static<typeof removed>;
 
 /** `schedule pause`, `schedule resume`: the schedule, and whether the verb changed it. */
-export const pausedData = object({ schedule: scheduleData, changed: bool });
+const pausedData = object({ schedule: scheduleData, changed: bool });
 /** `schedule pause|resume` data (see {@link pausedData}). */
 export type PausedData = Static<typeof pausedData>;
 
 /** `schedule list` data; with a NAME, `slots` has that schedule's newest slot rows, newest first. */
-export const scheduleListData = object({ schedules: arrayOf(scheduleData), slots: optional(arrayOf(slotRow)) });
+const scheduleListData = object({ schedules: arrayOf(scheduleData), slots: optional(arrayOf(slotRow)) });
 /** `schedule list` data (see {@link scheduleListData}). */
 export type ScheduleListData = Static<typeof scheduleListData>;
 
 /** `schedule run-now` data: the job added, its idempotency key and lane. */
-export const runNowData = object({ name: str, job_id: int, key: str, queue: str });
+const runNowData = object({ name: str, job_id: int, key: str, queue: str });
 /** `schedule run-now` data (see {@link runNowData}). */
 export type RunNowData = Static<typeof runNowData>;
 
 /** `schedule tick` data: the slots the pass decided. */
-export const tickData = object({ outcomes: arrayOf(slotOutcome) });
+const tickData = object({ outcomes: arrayOf(slotOutcome) });
 /** `schedule tick` data (see {@link tickData}). */
 export type TickData = Static<typeof tickData>;
 
 /** `hook list` data. */
-export const hookListData = object({ hooks: arrayOf(hookData) });
+const hookListData = object({ hooks: arrayOf(hookData) });
 /** `hook list` data (see {@link hookListData}). */
 export type HookListData = Static<typeof hookListData>;
 

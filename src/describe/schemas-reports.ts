@@ -23,7 +23,7 @@ import { FAILURE_REASONS } from "../model/job.ts";
 import { jobState, stringMap } from "./schemas-rows.ts";
 
 /** Counts of a set of cases. */
-export const reportTotals = object({
+const reportTotals = object({
   jobs: int,
   passed: int,
   failed: int,
@@ -35,7 +35,7 @@ export const reportTotals = object({
 export type ReportTotals = Static<typeof reportTotals>;
 
 /** One job as a test case; `time_seconds` sums its attempts' run time. */
-export const reportCase = object({
+const reportCase = object({
   id: int,
   queue: str,
   state: jobState,
@@ -65,7 +65,7 @@ export const reportCase = object({
 export type ReportCase = Static<typeof reportCase>;
 
 /** `report --json` data. */
-export const reportData = object({
+const reportData = object({
   generated_at: num,
   /** `batch` is present when `--batch` was given. */
   filters: object({
@@ -89,7 +89,7 @@ export const reportData = object({
 export type ReportData = Static<typeof reportData>;
 
 /** `completion --json` data: the shell and its script. */
-export const completionData = object({ shell: enumOf(["bash", "zsh", "fish"]), script: str });
+const completionData = object({ shell: enumOf(["bash", "zsh", "fish"]), script: str });
 /** `completion --json` data (see {@link completionData}). */
 export type CompletionData = Static<typeof completionData>;
 

@@ -126,7 +126,7 @@ export const attempt = object({
 export type AttemptWithHost = Static<typeof attempt>;
 
 /** What failed alike (docs/architecture.md "Triage"). */
-export const failureSignature = object({
+const failureSignature = object({
   /** dead or canceled. */
   state: enumOf(["dead", "canceled"]),
   /** The last attempt's failure reason; "canceled" for a job canceled before it ran; null when unknown. */

@@ -15,7 +15,7 @@ import { RECURRING_DATA_SCHEMAS } from "./schemas-recurring.ts";
 import { REPORT_DATA_SCHEMAS } from "./schemas-reports.ts";
 
 /** Data schemas of every verb that has one, by verb name. */
-export const DATA_SCHEMAS: Record<string, JsonSchema> = {
+const DATA_SCHEMAS: Record<string, JsonSchema> = {
   ...CORE_DATA_SCHEMAS,
   ...LANE_DATA_SCHEMAS,
   ...JOB_DATA_SCHEMAS,
@@ -25,7 +25,7 @@ export const DATA_SCHEMAS: Record<string, JsonSchema> = {
 };
 
 /** The envelope: `{ok, tool_version, data, meta, warnings, commands, errors}` (src/contract/envelope-schema.ts), its codes from the registry. */
-export function envelopeSchema(): JsonSchema {
+function envelopeSchema(): JsonSchema {
   return { $schema: DIALECT, ...envelopeSchemaOf(Object.keys(ERROR_CODES), Object.keys(WARNING_CODES)) };
 }
 

@@ -23,7 +23,7 @@ export type { AddedJob };
  * `bin/x`; a bare name is looked up on PATH), and arguments that are `./x` or
  * `../x`, or name a file that exists in `here`. Empty when the job has a cwd.
  */
-export function relativePaths(spec: Pick<JobSpec, "argv" | "cwd">, here: string): string[] {
+function relativePaths(spec: Pick<JobSpec, "argv" | "cwd">, here: string): string[] {
   if (spec.cwd !== null) return [];
   const [program, ...args] = spec.argv;
   const found: string[] = [];
@@ -76,7 +76,7 @@ const sortedEntries = (o: Record<string, string>) => Object.entries(o).sort(([a]
  * execution payload (argv, cwd, env) is returned instead of a new one; a
  * different payload is `IDEMPOTENCY_CONFLICT` (exit 5).
  */
-export function checkIdempotency(active: NewJob & { id: number }, job: NewJob): { metadataDiffers: boolean } {
+function checkIdempotency(active: NewJob & { id: number }, job: NewJob): { metadataDiffers: boolean } {
   const samePayload =
     sameJson(active.argv, job.argv) &&
     active.cwd === job.cwd &&

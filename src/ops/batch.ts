@@ -53,7 +53,7 @@ export type { BatchSummary };
  * with none of its jobs queued or running. An open batch is never settled,
  * however many of its jobs ended: its last job may not exist yet.
  */
-export function batchSettled(b: BatchView): boolean {
+function batchSettled(b: BatchView): boolean {
   if (b.failed_at !== null) return true;
   return b.sealed_at !== null && b.counts.queued === 0 && b.counts.running === 0;
 }

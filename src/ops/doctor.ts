@@ -14,10 +14,10 @@ import { counted } from "./values.ts";
 import type { WorkerHealth } from "./worker-health.ts";
 
 /** One check's verdict. */
-export type CheckStatus = DoctorCheck["status"];
+type CheckStatus = DoctorCheck["status"];
 
 // Defined once, as the JSON Schemas `spoolctl schema` prints.
-export type { DoctorCheck, DoctorData };
+export type { DoctorData };
 
 function check(
   id: string,
@@ -30,7 +30,7 @@ function check(
 }
 
 /** `a >= b` for dotted versions. */
-export function versionAtLeast(a: string, b: string): boolean {
+function versionAtLeast(a: string, b: string): boolean {
   const pa = a.split(/[.-]/).map((x) => Number.parseInt(x, 10) || 0);
   const pb = b.split(/[.-]/).map((x) => Number.parseInt(x, 10) || 0);
   for (let i = 0; i < 3; i++) if ((pa[i] ?? 0) !== (pb[i] ?? 0)) return (pa[i] ?? 0) > (pb[i] ?? 0);

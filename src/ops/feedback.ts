@@ -15,7 +15,7 @@ import { durationText } from "./values.ts";
 export const TAIL_BYTES = { default: 2048, min: 0, max: 1024 * 1024 } as const;
 
 // Defined once, as the JSON Schemas `spoolctl schema` prints.
-export type { FeedbackData, StreamTail };
+export type { FeedbackData };
 
 /**
  * The next command for a job in its state. A job whose latest attempt timed

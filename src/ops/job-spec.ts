@@ -59,7 +59,7 @@ export interface JobSpec extends Omit<NewJob, "timeout_seconds" | "max_retries" 
 }
 
 /** What an env variable name may be (shared with retry overrides, so the two never disagree). */
-export const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const TAG_KEY = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}$/;
 
 /** Characters no program name holds but a shell command line does: blanks, operators, expansions, quotes. */

@@ -8,7 +8,7 @@ import type { AttemptState, FailureReason, JobState } from "../model/job.ts";
 import type { StatusData } from "./status.ts";
 
 /** A running job as the live view shows it. */
-export interface RunningView {
+interface RunningView {
   id: number;
   queue: string;
   attempt_no: number;
@@ -19,7 +19,7 @@ export interface RunningView {
 }
 
 /** A recent failed, timed-out or abandoned attempt. */
-export interface FailureView {
+interface FailureView {
   job_id: number;
   attempt_no: number;
   attempt_state: AttemptState;

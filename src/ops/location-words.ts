@@ -22,7 +22,7 @@ const LOGIN_CODES = new Set(["28P01", "28000", "3D000"]);
  * Whether `error` says the queue's database could not be reached or logged
  * into: `detail.storage` "unreachable", or a login/database refusal.
  */
-export function isConnectionFailure(error: unknown): error is SpoolError {
+function isConnectionFailure(error: unknown): error is SpoolError {
   if (!(error instanceof SpoolError)) return false;
   const code = error.detail?.driver_code;
   return error.detail?.storage === "unreachable" || (typeof code === "string" && LOGIN_CODES.has(code));

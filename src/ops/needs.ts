@@ -24,7 +24,7 @@ export type AddStepRef =
   | { kind: "batch"; index: number; of: number };
 
 /** Most needs one job may name. */
-export const MAX_NEEDS = 1000;
+const MAX_NEEDS = 1000;
 
 /** What a job spec says about its needs, validated (absent fields: none). */
 export interface NeedsSpec {
@@ -39,7 +39,7 @@ export interface NeedsSpec {
  * Parses `--needs` values (repeatable and/or comma-separated) into references.
  * Raises `INVALID_INPUT` for an empty reference or too many.
  */
-export function parseNeeds(flag: string, raws: string[]): string[] {
+function parseNeeds(flag: string, raws: string[]): string[] {
   const refs = raws.flatMap((r) => r.split(",")).map((r) => r.trim());
   if (refs.some((r) => r === "") || refs.length === 0)
     throw invalidValue(flag, raws.join(","), "job ids, idempotency keys or last, separated by commas (e.g. 12,13)");
@@ -48,7 +48,7 @@ export function parseNeeds(flag: string, raws: string[]): string[] {
 }
 
 /** Parses `--needs-policy`. Raises `INVALID_INPUT`. */
-export function parseNeedsPolicy(flag: string, raw: string): NeedsPolicy {
+function parseNeedsPolicy(flag: string, raw: string): NeedsPolicy {
   if (!(NEEDS_POLICIES as readonly string[]).includes(raw))
     throw invalidValue(flag, raw, "success (run once every need succeeded) or done (once they ended, however)");
   return raw as NeedsPolicy;
@@ -171,7 +171,7 @@ export function noSuchNeed(ref: string, where?: string): SpoolError {
  * j's job is — its index among the jobs this add inserts, or the id of the
  * existing job an idempotency key reused.
  */
-export function toJobNeeds(
+function toJobNeeds(
   plan: PlannedNeeds,
   resolved: Map<string, number>,
   position: (spec: number) => { index: number } | { id: number },

@@ -58,7 +58,7 @@ export interface Outcome {
 let signalNames: Record<number, string> | null = null;
 
 /** A signal's name, including unnamed real-time signals (`SIGRTMIN+3`). */
-export function signalName(signal: number): string {
+function signalName(signal: number): string {
   // node:os on first use only: this module is on the start path of verbs that never name a signal.
   signalNames ??= Object.fromEntries(
     Object.entries((require("node:os") as typeof import("node:os")).constants.signals).map(([name, n]) => [n, name]),
@@ -82,7 +82,7 @@ export function describeExit(code: number | null, signal: number | null): string
  * failures charged so far to the budget being spent: 2, 4, 8, … 60
  * (docs/architecture.md "Retries and backoff").
  */
-export function backoffSeconds(n: number, settings: Pick<QueueSettings, "backoff_base" | "backoff_cap">): number {
+function backoffSeconds(n: number, settings: Pick<QueueSettings, "backoff_base" | "backoff_cap">): number {
   return Math.min(settings.backoff_cap, settings.backoff_base ** n);
 }
 

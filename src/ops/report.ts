@@ -137,7 +137,7 @@ export function caseOf(
 }
 
 /** Adds up cases. */
-export function totalsOf(cases: ReportCase[]): ReportTotals {
+function totalsOf(cases: ReportCase[]): ReportTotals {
   const t: ReportTotals = { jobs: 0, passed: 0, failed: 0, skipped: 0, pending: 0, time_seconds: 0 };
   for (const c of cases) {
     t.jobs++;

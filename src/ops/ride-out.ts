@@ -32,7 +32,7 @@ export function lockWaitSeconds(env: Record<string, string | undefined> = proces
 }
 
 /** Whether `error` is the queue's `LOCKED`. */
-export function isLocked(error: unknown): error is SpoolError {
+function isLocked(error: unknown): error is SpoolError {
   return error instanceof SpoolError && error.code === "LOCKED";
 }
 

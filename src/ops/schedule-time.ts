@@ -18,7 +18,7 @@ export type CatchUp = { kind: "none" } | { kind: "last" } | { kind: "all"; max: 
 /** Longest `--every`: a year, seconds. */
 const MAX_EVERY = 365 * 86400;
 /** Most slots `all:N` may fire at once. */
-export const MAX_CATCH_UP = 1000;
+const MAX_CATCH_UP = 1000;
 /** Most due slots a pass walks one by one; beyond, the rest are counted as missed without being listed. */
 const MAX_WALK = 10_000;
 
@@ -134,7 +134,7 @@ function latestSlotBy(rule: SlotRule, t: number): number {
  * How late a slot may be fired and still count as on time under `--catch-up none`: half the
  * time to the following slot, at least 2 s and at most 60 s.
  */
-export function onTimeSeconds(rule: SlotRule, slot: number): number {
+function onTimeSeconds(rule: SlotRule, slot: number): number {
   return Math.min(60, Math.max(2, (nextSlotAfter(rule, slot) - slot) / 2));
 }
 

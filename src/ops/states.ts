@@ -5,7 +5,7 @@
 import type { JobState } from "../model/job.ts";
 
 /** Every allowed transition, with the operation that makes it. */
-export const TRANSITIONS: Readonly<Record<JobState, Partial<Record<JobState, string>>>> = {
+const TRANSITIONS: Readonly<Record<JobState, Partial<Record<JobState, string>>>> = {
   queued: { running: "claim", canceled: "cancel" },
   running: {
     done: "attempt succeeded",

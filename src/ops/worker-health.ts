@@ -68,16 +68,6 @@ export function workerStateWord(h: Pick<WorkerHealth, "worker_state" | "fate">):
   return h.worker_state.replace("_", " ");
 }
 
-/**
- * The state of a running job's worker: `live`; `stale` (its process lives
- * but has not heartbeated for `staleSeconds`: stopped with SIGSTOP, or stuck);
- * `dead` (confirmed on this host: the next worker reaps the job, at once
- * when the death is certain, else once its lease expires);
- * `lease_expired` (on another host, its lease ran out: the next worker reaps
- * the job).
- */
-export type WorkerState = WorkerHealth["worker_state"];
-
 // Defined once, as the JSON Schema `spoolctl schema` prints.
 export type { WorkerHealth };
 

@@ -16,7 +16,7 @@ import type { WorkerRecord } from "../model/job.ts";
  * cannot be seen alive: another host's worker, as the reaper judges it);
  * `stopped` (exited cleanly) or `dead` (confirmed gone on this host).
  */
-export type WorkerStatus = WorkerView["status"];
+type WorkerStatus = WorkerView["status"];
 
 // Defined once, as the JSON Schema `spoolctl schema` prints.
 export type { WorkerView };

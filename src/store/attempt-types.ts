@@ -61,7 +61,7 @@ export interface ClaimedJob {
 }
 
 /** One ledger row to append with a write (the worker id and time come from the write). */
-export interface EventToAppend {
+interface EventToAppend {
   event: EventName;
   workerId: string | null;
   detail: string | null;

@@ -34,7 +34,7 @@ export interface BatchHookStatements {
  * `hook:NAME:batch:<finish, epoch ms>:BATCH` (the batch last: its name may hold colons).
  * A batch reopened by `retry` finishes again at a later time, so it fires again.
  */
-export function batchHookKey(name: string, batch: string, finishedAt: number): string {
+function batchHookKey(name: string, batch: string, finishedAt: number): string {
   return `${HOOK_KEY_PREFIX}${name}:batch:${Math.round(finishedAt * 1000)}:${batch}`;
 }
 
@@ -48,7 +48,7 @@ export function batchOfHookKey(key: string | null): { hook: string; batch: strin
  * The values a `batch-done` hook's job gets, in environment variables only: the batch's
  * name, `done` when every job of it is done (an empty batch too) else `failed`, and its counts.
  */
-export function batchHookEnvironment(f: FinishedBatch): Record<string, string> {
+function batchHookEnvironment(f: FinishedBatch): Record<string, string> {
   const { batch } = f;
   return {
     SPOOLCTL_HOOK_BATCH: batch.name,

@@ -15,7 +15,7 @@ export type { StoreReader } from "./reader.ts";
 export { writableOrCreatable } from "./sqlite/inspect.ts";
 /** The schema version this binary writes (docs/architecture.md "Migrations"). */
 export { SCHEMA_VERSION } from "./sqlite/migrations.ts";
-export type { Store, Waker } from "./store.ts";
+export type { Store } from "./store.ts";
 export type { StoreWriter } from "./writer.ts";
 
 /**

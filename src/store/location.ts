@@ -70,7 +70,7 @@ export function connectionUrlFor(dbPath: string): string {
  * Refuses a `scheme://` location of a scheme spoolctl has no driver for
  * (`INVALID_INPUT`); a plain path or a PostgreSQL URL passes.
  */
-export function checkScheme(value: string, where: string): void {
+function checkScheme(value: string, where: string): void {
   const scheme = schemeOf(value);
   if (scheme === null || isPgUrl(value)) return;
   throw new SpoolError(
@@ -88,7 +88,7 @@ export function checkScheme(value: string, where: string): void {
  * (default `~/.local/state`), named after server and database, with a hash
  * of both so that two servers never share one folder.
  */
-export function pgSpoolDir(url: string, env: NodeJS.ProcessEnv = process.env): string {
+function pgSpoolDir(url: string, env: NodeJS.ProcessEnv = process.env): string {
   const s = parsePgUrl(url, env, { lookupPassword: false });
   const identity = `${s.hostname}:${s.port}/${s.database}`;
   const hash = new Bun.CryptoHasher("sha256").update(identity).digest("hex").slice(0, 12);
@@ -114,7 +114,7 @@ function pgLocation(url: string, source: DbPathSource, env: NodeJS.ProcessEnv): 
 }
 
 /** The project folder's name: `.spoolctl/` holds the config file and the default queue. */
-export const PROJECT_DIR = ".spoolctl";
+const PROJECT_DIR = ".spoolctl";
 
 /** The variable that lists folders whose `.spoolctl/` is used whoever owns it (`:`-separated; `*`: all). */
 export const TRUSTED_DIRS_VAR = "SPOOLCTL_TRUSTED_DIRS";
@@ -143,7 +143,7 @@ function trusted(root: string, env: NodeJS.ProcessEnv): boolean {
  * root is passed over, listed in `untrusted`, unless its folder is named in
  * `$SPOOLCTL_TRUSTED_DIRS`. Absolute paths.
  */
-export function findProject(
+function findProject(
   cwd = process.cwd(),
   env: NodeJS.ProcessEnv = process.env,
 ): { root: string; untrusted: UntrustedProjectDir[] } {
@@ -168,7 +168,7 @@ export function findProject(
 }
 
 /** The folder whose `.spoolctl/` a command in `cwd` uses: {@link findProject}'s `root`. */
-export function projectRoot(cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): string {
+function projectRoot(cwd = process.cwd(), env: NodeJS.ProcessEnv = process.env): string {
   return findProject(cwd, env).root;
 }
 
@@ -181,7 +181,7 @@ export function projectConfigFile(cwd = process.cwd(), env: NodeJS.ProcessEnv = 
  * The spool folder of a database: beside it, named after it
  * (`queue.db` → `queue.spool/`), so two queues in one folder never share one.
  */
-export function spoolDirFor(dbPath: string): string {
+function spoolDirFor(dbPath: string): string {
   const name = basename(dbPath).replace(/\.(db|sqlite3?)$/i, "");
   return join(dirname(dbPath), `${name}.spool`);
 }

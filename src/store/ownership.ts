@@ -75,7 +75,7 @@ export function refuseUnsafePath(path: string, what: string): void {
 }
 
 /** The login name of user `uid` (from /etc/passwd), or null when it has none there. */
-export function userName(uid: number): string | null {
+function userName(uid: number): string | null {
   try {
     for (const line of readFileSync("/etc/passwd", "utf8").split("\n")) {
       const [name, , id] = line.split(":");
@@ -115,7 +115,7 @@ export function foreignOwner(path: string): number | null {
  * place, sticky bit or not (docs/architecture.md "Folder ownership"). Raises
  * `INTERNAL` with `detail.unsafe` `folder_owner`.
  */
-export function refuseForeignFolder(dir: string): void {
+function refuseForeignFolder(dir: string): void {
   const uid = foreignOwner(dir);
   if (uid === null) return;
   throw refuse(
@@ -132,7 +132,7 @@ export function refuseForeignFolder(dir: string): void {
  * their own in place. `/tmp` (sticky) passes; group-writable folders pass
  * (many systems give each user a group of their own).
  */
-export function refuseOpenFolder(dir: string): void {
+function refuseOpenFolder(dir: string): void {
   if (euid() === null) return;
   const st = statOrNull(dir, true);
   if (st && (st.mode & 0o002) !== 0 && (st.mode & 0o1000) === 0) {

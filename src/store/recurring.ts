@@ -41,12 +41,12 @@ export function slotOfKey(key: string | null): { schedule: string; slot: string;
 export const HOOK_KEY_PREFIX = "hook:";
 
 /** The idempotency key of hook `name`'s job for `job` ending in `state`. */
-export function hookKey(name: string, job: Pick<Job, "id" | "last_attempt_no">, state: JobState): string {
+function hookKey(name: string, job: Pick<Job, "id" | "last_attempt_no">, state: JobState): string {
   return `${HOOK_KEY_PREFIX}${name}:${job.id}:${job.last_attempt_no}:${state}`;
 }
 
 /** The values a hook's job gets, in environment variables only, never in its command line. */
-export function hookEnvironment(
+function hookEnvironment(
   job: Job,
   state: JobState,
   outputFile: string | null,
@@ -65,7 +65,7 @@ export function hookEnvironment(
 }
 
 /** Whether hook `h` fires for `job` ending in `state` (never for a hook's own job). */
-export function hookMatches(h: Hook, job: Job, state: JobState): boolean {
+function hookMatches(h: Hook, job: Job, state: JobState): boolean {
   if (job.idempotency_key?.startsWith(HOOK_KEY_PREFIX)) return false;
   if (h.on_outcome !== state) return false;
   if (h.match_queue !== null && h.match_queue !== job.queue) return false;

@@ -15,10 +15,10 @@ import { isPgUrl } from "./postgres/url.ts";
  * Below this many free bytes a disk counts as full: a commit needs a few pages
  * of write-ahead log, an attempt room for its output.
  */
-export const LOW_SPACE_BYTES = 256 * 1024;
+const LOW_SPACE_BYTES = 256 * 1024;
 
 /** Free bytes for this process on the filesystem holding `path` (or its nearest existing ancestor); null when unknown. */
-export function freeBytes(path: string): number | null {
+function freeBytes(path: string): number | null {
   let at = path;
   while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
   try {

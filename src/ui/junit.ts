@@ -29,12 +29,12 @@ export function xmlSafe(text: string): string {
 }
 
 /** Escapes text content. */
-export function xmlText(text: string): string {
+function xmlText(text: string): string {
   return xmlSafe(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
 /** Escapes an attribute value (double-quoted); newlines and tabs survive as character references. */
-export function xmlAttr(text: string): string {
+function xmlAttr(text: string): string {
   return xmlText(text)
     .replace(/"/g, "&quot;")
     .replace(/'/g, "&apos;")
@@ -58,7 +58,7 @@ function isoOrNull(epoch: number | null): string | null {
 }
 
 /** `job <id>: <command>`, the command shell-quoted and cut to a readable length. */
-export function caseName(c: ReportCase): string {
+function caseName(c: ReportCase): string {
   const name = `job ${c.id}: ${formatArgv(c.argv)}`;
   return name.length > NAME_MAX ? `${name.slice(0, NAME_MAX - 1)}…` : name;
 }

@@ -11,7 +11,7 @@ import { guardStdio } from "./stdio.ts";
 guardStdio();
 
 /** Whether stderr may be colored. */
-export function colorOn(stream: NodeJS.WriteStream = process.stderr): boolean {
+function colorOn(stream: NodeJS.WriteStream = process.stderr): boolean {
   return Boolean(stream.isTTY) && !process.env.NO_COLOR && process.env.TERM !== "dumb";
 }
 

@@ -23,7 +23,7 @@ const LABEL: Record<CaseResult, string> = {
 const ORDER: Record<CaseResult, number> = { failed: 0, pending: 1, skipped: 2, passed: 3 };
 
 /** Escapes text for a table cell or a line of prose: `|`, HTML and markdown punctuation. */
-export function mdText(text: string): string {
+function mdText(text: string): string {
   return escapeControl(text)
     .replace(/&/g, "&amp;")
     .replace(/</g, "&lt;")
@@ -37,7 +37,7 @@ function htmlText(text: string): string {
 }
 
 /** An inline code span that holds any text (fence longer than any backtick run inside; pipes escaped for tables). */
-export function mdCode(text: string): string {
+function mdCode(text: string): string {
   const body = escapeControl(text).replace(/\|/g, "\\|");
   const longest = Math.max(0, ...(body.match(/`+/g) ?? []).map((run) => run.length));
   const fence = "`".repeat(longest + 1);

@@ -7,7 +7,7 @@
  * Esc (back one level) from Ctrl-C (stop) after any prompt was canceled,
  * which the library reports alike.
  */
-import { isCancel, SelectPrompt } from "@clack/core";
+import { SelectPrompt } from "@clack/core";
 import { colorEnabled, paint } from "./color.ts";
 import { clipColumns } from "./text.ts";
 
@@ -92,5 +92,3 @@ export function menu<T extends string>(message: string, options: MenuOption<T>[]
   });
   return prompt.prompt() as Promise<T | symbol>;
 }
-
-export { isCancel };

@@ -11,7 +11,7 @@ import { paint as makePaint, type Paint } from "./color.ts";
 import { clip, clipLine, escapeControl, formatArgv, humanDuration, iso, table } from "./text.ts";
 
 /** `canceled 0  dead 0  done 0  failed 0  queued 3  running 0`, non-zero counts in their state's color. */
-export function countsLine(c: StateCounts, color: Paint = makePaint(false)): string {
+function countsLine(c: StateCounts, color: Paint = makePaint(false)): string {
   return REPORTED_STATES.map((s) => (c[s] > 0 ? color.state(s, `${s} ${c[s]}`) : `${s} ${c[s]}`)).join("  ");
 }
 
@@ -85,7 +85,7 @@ export function renderStatus(
 }
 
 /** One loud line per paused lane (docs/architecture.md "Lanes and slots"): why, until when, what waits, how to resume. */
-export function pausedLines(
+function pausedLines(
   data: Pick<StatusData, "paused_lanes">,
   color: Paint = makePaint(false),
   suggest: (text: string) => string = (t) => t,
@@ -176,7 +176,7 @@ export function renderLiveStatus(live: LiveStatus, color: Paint, intervalSeconds
 }
 
 /** Cuts a line to `width` terminal columns, keeping SGR codes intact (and resetting after a cut). */
-export function fitLine(line: string, width: number): string {
+function fitLine(line: string, width: number): string {
   return clipLine(line, width);
 }
 

@@ -52,7 +52,7 @@ export function tailAtLineStart(tail: string, truncated: boolean): { text: strin
 }
 
 /** Longest command or error a table cell shows, characters; `show` and `--json` have the whole text. */
-export const CELL_MAX = 200;
+const CELL_MAX = 200;
 
 /**
  * `text` cut to `max` characters with what was left out counted
@@ -187,7 +187,7 @@ export function humanDuration(seconds: number): string {
 }
 
 /** Terminal columns `text` takes as shown: SGR color codes take none, wide CJK and emoji 2 (Bun.stringWidth). */
-export function visibleLength(text: string): number {
+function visibleLength(text: string): number {
   return Bun.stringWidth(text);
 }
 

@@ -23,7 +23,7 @@ import {
 } from "./text.ts";
 
 /** Lines of each stream's tail shown on a card; `v` shows everything. */
-export const CARD_TAIL_LINES = 8;
+const CARD_TAIL_LINES = 8;
 
 /** What one triage session changed (and looked at), for its closing summary. */
 export interface TriageSummary {
@@ -40,10 +40,10 @@ export interface TriageSummary {
 }
 
 /** One thing a session did: to a whole group, or to one job. */
-export type TriageStep = ({ kind: "group" } & GroupAction) | ({ kind: "job" } & JobAction);
+type TriageStep = ({ kind: "group" } & GroupAction) | ({ kind: "job" } & JobAction);
 
 /** One action on a single job, for the summary. */
-export interface JobAction {
+interface JobAction {
   job_id: number;
   action: "retried" | "deleted" | "skipped";
   /** Retried with new settings: what changed. */

@@ -81,7 +81,7 @@ export async function askOverrides(kind: "t" | "b" | "e", subject: OverrideSubje
  * Shows `text` through the pager on a terminal (`$PAGER`, else `less -R`),
  * or inline when there is none or it could not start.
  */
-export async function showLong(text: string): Promise<void> {
+async function showLong(text: string): Promise<void> {
   const command = pagerCommand();
   if (command !== null && (await runPager(command, text))) return;
   p.log.message(text);

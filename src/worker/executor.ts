@@ -19,7 +19,7 @@ import { groupHasLiveMembers, groupHoldsSelf, groupsWithEnv } from "./process-gr
 import { forgetProgramPath, programPath } from "./program-path.ts";
 
 /** Grace between SIGTERM and SIGKILL, milliseconds (docs/architecture.md "Timeouts": up to 5 s). */
-export const KILL_GRACE_MS = KILL_GRACE_SECONDS * 1000;
+const KILL_GRACE_MS = KILL_GRACE_SECONDS * 1000;
 
 /** Longest delay setTimeout accepts (2^31 − 1 ms, about 24.8 days); longer timeouts are chained. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -79,7 +79,7 @@ export interface RunningAttempt {
 }
 
 /** Whether any process of group `pgid` is still alive (zombies do not count). */
-export function groupAlive(pgid: number): boolean {
+function groupAlive(pgid: number): boolean {
   return groupHasLiveMembers(pgid);
 }
 

@@ -18,7 +18,7 @@ import { drainStates, laneView } from "../store/verbs/worker-lanes.ts";
 import type { WorkerEvent } from "./api.ts";
 
 /** How often the lane view is re-read, milliseconds: a `lane set` or a pause reaches a running fleet within it. */
-export const LANE_REFRESH_MS = 1000;
+const LANE_REFRESH_MS = 1000;
 
 /** Which lanes a worker serves: a list in order of preference, or every lane (`--all-lanes`). */
 export interface LaneChoice {

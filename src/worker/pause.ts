@@ -18,9 +18,9 @@
 import { lastRanAgoMs, processEnded } from "./liveness.ts";
 
 /** How often the worker looks, milliseconds. */
-export const TICK_MS = 200;
+const TICK_MS = 200;
 /** A gap between two looks longer than this (beyond the tick) is a pause, milliseconds. */
-export const PAUSE_GAP_MS = 1000;
+const PAUSE_GAP_MS = 1000;
 
 /** Watches for pauses of this process; {@link PauseWatch.endedAt} dates an attempt's end. */
 export class PauseWatch {

@@ -14,7 +14,7 @@ import { dead, procPids, statFields } from "./liveness.ts";
  * group: `sh -c '… & spoolctl work'`), and those of its ancestors — the shell
  * or job that started it — up to PID 1. Linux (`/proc`); elsewhere empty.
  */
-export function heldGroups(): Set<number> {
+function heldGroups(): Set<number> {
   const held = new Set<number>();
   let pid: number | "self" = "self";
   for (let depth = 0; depth < 1000; depth++) {

@@ -9,7 +9,7 @@
 import { isAbsolute } from "node:path";
 
 /** How long a found program path is reused, milliseconds. */
-export const PROGRAM_PATH_TTL_MS = 5_000;
+const PROGRAM_PATH_TTL_MS = 5_000;
 
 const found = new Map<string, { path: string; at: number }>();
 

@@ -10,7 +10,7 @@ import type { Store } from "../store/store.ts";
 import { tickSchedules } from "../store/verbs/schedules.ts";
 
 /** Fewest milliseconds between two passes of one worker. */
-export const PASS_INTERVAL_MS = 1000;
+const PASS_INTERVAL_MS = 1000;
 
 /** One worker's pass, throttled; errors go to the worker's handler of transient conditions. */
 export class SchedulePass {

@@ -12,13 +12,13 @@ import { queueDisks } from "../store/space.ts";
 import type { Store } from "../store/store.ts";
 
 /** First pause before a result write is tried again, milliseconds. */
-export const RECORD_RETRY_MIN_MS = 250;
+const RECORD_RETRY_MIN_MS = 250;
 /** Longest pause between tries of a result write, milliseconds. */
-export const RECORD_RETRY_MAX_MS = 15_000;
+const RECORD_RETRY_MAX_MS = 15_000;
 /** The same transient line is printed at most this often, milliseconds. */
-export const TRANSIENT_LOG_EVERY_MS = 30_000;
+const TRANSIENT_LOG_EVERY_MS = 30_000;
 /** An idle worker checkpoints the write-ahead log at most this often, milliseconds. */
-export const IDLE_CHECKPOINT_MS = 5_000;
+const IDLE_CHECKPOINT_MS = 5_000;
 
 /** A worker's view of its queue's storage; one per worker. Times are performance.now() milliseconds. */
 export class StorageWatch {

@@ -31,7 +31,7 @@ export interface OpenedQueue {
 }
 
 /** Where a new queue may be created: nothing exists there yet. */
-export interface FreshLocation {
+interface FreshLocation {
   location: QueueLocation;
   cleanup(): Promise<void>;
 }
@@ -68,7 +68,7 @@ export interface DriverFixture {
 }
 
 /** What {@link DriverFixture.observeWork} saw so far. */
-export interface WorkObserver {
+interface WorkObserver {
   seen: string[];
   close(): Promise<void>;
 }
@@ -159,7 +159,7 @@ const sqlite: DriverFixture = {
 // ---------------------------------------------------------------------------
 
 /** The folder whose existence turns the PostgreSQL fixture on. */
-export const PG_DRIVER_DIR = resolve(import.meta.dir, "../../src/store/postgres");
+const PG_DRIVER_DIR = resolve(import.meta.dir, "../../src/store/postgres");
 
 /** Whether openQueue can reach the PostgreSQL driver: its folder exists and index.ts imports from it. */
 function pgDriverLanded(): boolean {

@@ -87,7 +87,7 @@ const PG_OPTIONS = [
 ];
 
 /** Where initdb and pg_ctl are, or an error saying what is missing. */
-export function findPgBinDir(binDir?: string): string {
+function findPgBinDir(binDir?: string): string {
   const has = (dir: string) => ["initdb", "pg_ctl", "postgres"].every((b) => existsSync(join(dir, b)));
   const explicit = binDir ?? process.env.SPOOLCTL_TEST_PG_BIN;
   if (explicit) {

@@ -99,7 +99,7 @@ function statFields(pid: number | string): string[] | null {
 }
 
 /** Live (non-zombie) processes by process group, read from /proc in one pass. */
-export function liveGroups(): Map<number, number[]> {
+function liveGroups(): Map<number, number[]> {
   const groups = new Map<number, number[]>();
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
@@ -122,7 +122,7 @@ export function procState(pid: number): string | null {
 }
 
 /** The start time (field 22 of /proc/PID/stat), or null. */
-export function startTimeOf(pid: number): string | null {
+function startTimeOf(pid: number): string | null {
   return statFields(pid)?.[19] ?? null;
 }
 

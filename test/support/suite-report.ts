@@ -48,7 +48,7 @@ const RESULT_LINE = /^\((pass|fail|skip|todo)\) (.*?)(?: \[[\d.]+m?s\])?$/;
 const ERROR_START = /^(\d+ \| |error: |# Unhandled error|\w*Error: )/;
 
 /** The start of the error in `block` (the lines before a `(fail)` line), at most {@link ERROR_LINES}. */
-export function errorOf(block: string[]): string[] {
+function errorOf(block: string[]): string[] {
   const from = block.findIndex((line) => ERROR_START.test(line));
   const lines = block.slice(from === -1 ? 0 : from);
   while (lines.length > 0 && lines[0]!.trim() === "") lines.shift();

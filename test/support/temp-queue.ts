@@ -20,7 +20,7 @@ import { type QueueLocation, resolveLocation } from "../../src/store/location.ts
 import { formatArgv } from "../../src/ui/text.ts";
 import { createPgDatabase, dropPgDatabase, ON_POSTGRES, TEST_DB } from "./queue-fixtures.ts";
 
-export { ON_POSTGRES, TEST_DB };
+export { ON_POSTGRES };
 
 /**
  * Absolute path of the CLI the tests run: the source entry, or the packed

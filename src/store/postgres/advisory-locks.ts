@@ -8,4 +8,3 @@ export const LOCK_CLASS = 0x53504f4f;
 /** Second advisory-lock keys. */
 export const LOCK_MIGRATE = 1;
 export const LOCK_COMPACT = 2;
-export const LOCK_REAP = 3;

@@ -16,13 +16,13 @@ export const POOL_SIZE = 3;
 /** Connections of a one-shot command's pool (`add`, `status`, …): its transactions run one after another. */
 export const COMMAND_POOL_SIZE = 1;
 /** A lock wait longer than this fails the statement (55P03), reported as LOCKED like SQLite's busy timeout. */
-export const LOCK_TIMEOUT_MS = 5000;
+const LOCK_TIMEOUT_MS = 5000;
 /**
  * A session idle inside a transaction this long is ended by the server, so a
  * process stopped mid-transaction (SIGSTOP, a partition) does not hold row
  * locks for ever. Our transactions never wait on anything but the database.
  */
-export const IDLE_IN_TRANSACTION_MS = 60_000;
+const IDLE_IN_TRANSACTION_MS = 60_000;
 
 /** A pooled client for `settings`. `max` connections at most, opened on demand. */
 export function createClient(settings: PgConnectionSettings, max = POOL_SIZE): SQL {
@@ -47,7 +47,7 @@ export function createClient(settings: PgConnectionSettings, max = POOL_SIZE): S
 }
 
 /** How often the clock offset is measured again, seconds. */
-export const CLOCK_REFRESH_SECONDS = 60;
+const CLOCK_REFRESH_SECONDS = 60;
 
 /**
  * The database clock minus this host's, seconds, measured on a warm

@@ -49,7 +49,7 @@ const CONNECTION_WORDS: Record<string, string> = {
  * What to do when the database cannot be reached, for any verb; `work` adds
  * how a worker rides the outage out (src/commands/work.ts).
  */
-export const UNREACHABLE_REMEDIATION =
+const UNREACHABLE_REMEDIATION =
   "check that the PostgreSQL server is running and reachable from this host (spoolctl doctor)";
 
 /**

@@ -56,7 +56,7 @@ export function workChannelOf(channel: string): string {
 }
 
 /** The payloads of what a transaction made available. */
-export function workPayloads(work: WorkSignals): string[] {
+function workPayloads(work: WorkSignals): string[] {
   if (work.all) return ["all"];
   return [...[...work.ready].map((l) => `ready:${l}`), ...[...work.freed].map((l) => `freed:${l}`)];
 }

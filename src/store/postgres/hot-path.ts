@@ -12,7 +12,7 @@ import { claimParams, claimSql } from "./claim.ts";
 import { SETTLE_ROUND_SQL } from "./needs.ts";
 
 /** The database's clock inside a statement, epoch seconds. */
-export const DB_NOW = "extract(epoch from now())::float8";
+const DB_NOW = "extract(epoch from now())::float8";
 
 /** Hot-path statement texts, by name (parameters $1 …). */
 export const HOT_SQL = {

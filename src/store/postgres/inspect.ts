@@ -13,11 +13,11 @@ import { existingSpoolctlTables, PG_SCHEMA_VERSION, readSchemaState } from "./mi
 import { type PgConnectionSettings, parsePgUrl, redactUrl } from "./url.ts";
 
 /** Oldest server the driver supports (gen_random_uuid, MATERIALIZED, transition tables). */
-export const MIN_SERVER_VERSION_NUM = 130000;
+const MIN_SERVER_VERSION_NUM = 130000;
 /** Clock skew above this is worth a warning, seconds. */
-export const SKEW_WARN_SECONDS = 1;
+const SKEW_WARN_SECONDS = 1;
 /** Warn when fewer than this share of max_connections is free. */
-export const HEADROOM_WARN = 0.2;
+const HEADROOM_WARN = 0.2;
 
 function check(
   id: string,

@@ -18,7 +18,7 @@ const COMMAND_LINE =
  * character, `[…]`/`[!…]` a class), matching as SQLite's GLOB does; every
  * other character stands for itself.
  */
-export function globToRegex(glob: string): string {
+function globToRegex(glob: string): string {
   let out = "";
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i]!;

@@ -18,7 +18,7 @@ import { LOCK_CLASS, LOCK_MIGRATE } from "./advisory-locks.ts";
 import { STEPS } from "./schema-steps.ts";
 
 /** Tables the schema creates; one of them in a database without spoolctl's version means someone else's database. */
-export const SPOOLCTL_TABLES = [
+const SPOOLCTL_TABLES = [
   "meta",
   "jobs",
   "attempts",

@@ -76,7 +76,7 @@ export async function insertNeeds(tx: SQL, ids: number[], needs: (JobNeeds | und
  * down, a dependent at 0 waking its lane; queued dependents of a failed need
  * that must succeed closed as `need_failed`, down the chain.
  */
-export async function settleDependents(
+async function settleDependents(
   tx: SQL,
   effects: TxEffects,
   ended: number[],

@@ -32,7 +32,7 @@ import { runTransaction } from "./transaction.ts";
 import { parsePgUrl, redactUrl } from "./url.ts";
 
 /** The PostgreSQL driver's {@link Store}. */
-export class PgStore implements Store {
+class PgStore implements Store {
   readonly driver = "postgres" as const;
   /** Several hosts: workers ship attempt output into the database. */
   readonly shipsOutput = true;

@@ -17,7 +17,7 @@ export interface PassfileKey {
 }
 
 /** The password file's path. */
-export function passfilePath(env: NodeJS.ProcessEnv = process.env): string {
+function passfilePath(env: NodeJS.ProcessEnv = process.env): string {
   // node:os only when HOME is unset: this module is on every verb's start path (via location.ts).
   return env.PGPASSFILE || join(env.HOME || (require("node:os") as typeof import("node:os")).homedir(), ".pgpass");
 }

@@ -201,13 +201,3 @@ function safeOsUser(): string | null {
     return null;
   }
 }
-
-/**
- * A canonical `postgres://user@host:port/database` of the settings, without
- * the password, for messages and `store.location` when the URL left parts out.
- */
-export function describeSettings(s: PgConnectionSettings): string {
-  const host = s.hostname.startsWith("/") ? `localhost` : s.hostname.includes(":") ? `[${s.hostname}]` : s.hostname;
-  const socket = s.hostname.startsWith("/") ? `?host=${s.hostname}` : "";
-  return `postgres://${encodeURIComponent(s.username)}@${host}:${s.port}/${encodeURIComponent(s.database)}${socket}`;
-}

@@ -7,7 +7,7 @@
 import type { JobFilter } from "../../model/job.ts";
 
 /** The effective failure reason of a job: its last attempt's, or `canceled` for a job canceled before it ran. */
-export const JOB_FAILURE_REASON = `coalesce(
+const JOB_FAILURE_REASON = `coalesce(
   (SELECT fa.failure_reason FROM attempts fa WHERE fa.job_id = jobs.id AND fa.attempt_no = jobs.last_attempt_no),
   CASE WHEN jobs.state = 'canceled' THEN 'canceled' END)`;
 

@@ -9,7 +9,7 @@ import type { Database } from "bun:sqlite";
 import type { LaneSetting } from "../../model/job.ts";
 
 /** A `lanes` row whose pause is in force at ?2 (epoch seconds): the claim's guard, in SQL. */
-export const PAUSED_AT = "paused_at IS NOT NULL AND (paused_until IS NULL OR paused_until > ?2)";
+const PAUSED_AT = "paused_at IS NOT NULL AND (paused_until IS NULL OR paused_until > ?2)";
 
 /** Every lane row, by lane name. */
 export function listLanes(db: Database): LaneSetting[] {

@@ -342,7 +342,7 @@ function refuseNewer(version: number, path: string): never {
  * Called, like {@link checkSchema}, before any pragma that writes, so the
  * file keeps every byte (no WAL switch, no tables added).
  */
-export function refuseIfForeign(db: Database, path: string): void {
+function refuseIfForeign(db: Database, path: string): void {
   // Both reads in one snapshot: another opener may commit the first migration step between them.
   const objects = db.transaction(() => {
     if (readSchemaVersion(db) !== 0) return [];

@@ -67,13 +67,7 @@ export function insertNeeds(db: Database, ids: number[], needs: (JobNeeds | unde
  * `need_failed: …`, a `canceled` ledger row naming the need; and so on down the
  * chain, each closed job being a need that ended too. Returns the jobs closed.
  */
-export function settleDependents(
-  db: Database,
-  work: WorkSignals,
-  ended: number[],
-  now: number,
-  insert: Insert,
-): number[] {
+function settleDependents(db: Database, work: WorkSignals, ended: number[], now: number, insert: Insert): number[] {
   const closedAll: number[] = [];
   let frontier = ended;
   while (frontier.length > 0) {

@@ -18,7 +18,7 @@ import { type FileId, fileIdOf, SqliteStore } from "./sqlite-store.ts";
  * SQLite truncates the file to at most this, so a burst does not leave a large
  * WAL behind (docs/architecture.md "Storage conditions").
  */
-export const JOURNAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024;
+const JOURNAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024;
 
 /**
  * The `synchronous` pragma of writing connections: `FULL` (every commit synced
@@ -26,7 +26,7 @@ export const JOURNAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024;
  * durability on power loss for speed (docs/architecture.md "Durability").
  * Raises `INVALID_INPUT` for any other value.
  */
-export function synchronousMode(env: Record<string, string | undefined> = process.env): "FULL" | "NORMAL" {
+function synchronousMode(env: Record<string, string | undefined> = process.env): "FULL" | "NORMAL" {
   const raw = (env.SPOOLCTL_SYNCHRONOUS ?? "").trim().toLowerCase();
   if (raw === "" || raw === "full") return "FULL";
   if (raw === "normal") return "NORMAL";

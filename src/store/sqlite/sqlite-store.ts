@@ -31,7 +31,7 @@ import { signalWork, watchQueue, watchWork } from "./wake.ts";
 const CHECKPOINT_BUSY_MS = 100;
 
 /** Size of the queue's write-ahead log in bytes (0 when there is none). */
-export function walBytes(path: string): number {
+function walBytes(path: string): number {
   try {
     return statSync(`${path}-wal`).size;
   } catch {

@@ -16,7 +16,7 @@ import type { Waker, WorkWaker } from "../store.ts";
 import { pollingWorkWaker, WakeSignal, type WorkSignals, workWaker } from "../wake-signal.ts";
 
 /** Delay of the second wake after a burst of file events, milliseconds. */
-export const TRAILING_WAKE_MS = 15;
+const TRAILING_WAKE_MS = 15;
 
 /** Watches `dbPath`'s folder for changes to the database, its WAL or shm file. */
 export function watchQueue(dbPath: string): Waker {

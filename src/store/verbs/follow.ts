@@ -12,7 +12,7 @@ export function batchByName(store: Pick<Store, "read">, name: string): Promise<B
 }
 
 /** Which jobs a {@link followLook} reads. */
-export type FollowScope =
+type FollowScope =
   /** Every job of the selection (a batch's first look). */
   | { kind: "all" }
   /** Its queued and running jobs, and those ended at or after `endedSince` (epoch seconds). */

@@ -33,15 +33,14 @@ export { rerunJob } from "./rerun.ts";
 export { retryJobs, retryWithOverrides } from "./retry.ts";
 export {
   addSchedule,
-  earliestScheduleSlot,
-  fireDueSchedules,
   listSchedules,
   pauseSchedule,
   removeSchedule,
   runScheduleNow,
   scheduleDetail,
+  tickSchedules,
 } from "./schedules.ts";
-export { allSettings, queueSettings, setSetting, settingOf, unsetSetting } from "./settings.ts";
+export { allSettings, setSetting, settingOf, unsetSetting } from "./settings.ts";
 export { outputCap, shipOutput } from "./ship.ts";
 export { liveSnapshot, statusSnapshot } from "./status.ts";
 export { failureGroups, jobsInStates, latestOutput, triageCard } from "./triage.ts";

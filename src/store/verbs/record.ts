@@ -16,7 +16,7 @@ import { type ClaimedAttempt, toClaimedAttempts } from "./claim.ts";
 import { readSettings } from "./settings.ts";
 
 /** An attempt's last non-empty stderr line and its failure signature as stored (see src/ops/failure-signature.ts). */
-export interface StderrTail {
+interface StderrTail {
   lastLine: string;
   /** `<mask version>|<masked line>`: masked by the caller, once per attempt, so triage's GROUP BY yields a row per failure. */
   signature: string;

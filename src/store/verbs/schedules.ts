@@ -66,7 +66,7 @@ export async function scheduleDetail(
 }
 
 /** `NOT_FOUND` for schedule `name`. */
-export function noSchedule(name: string): SpoolError {
+function noSchedule(name: string): SpoolError {
   return new SpoolError("NOT_FOUND", `no schedule named ${name}`, {
     remediation: "spoolctl schedule list shows the schedules",
     detail: { name },
@@ -113,7 +113,7 @@ export async function runScheduleNow(store: Store, name: string): Promise<Job> {
 }
 
 /** The earliest next slot of an unpaused schedule (epoch seconds; null: none), one read snapshot on an index. */
-export async function earliestScheduleSlot(store: SnapshotReader): Promise<number | null> {
+async function earliestScheduleSlot(store: SnapshotReader): Promise<number | null> {
   return store.read(async (tx) => tx.recurring.earliestSlot());
 }
 
@@ -125,7 +125,7 @@ export async function earliestScheduleSlot(store: SnapshotReader): Promise<numbe
  * one slot twice); then reads the earliest next slot. Jobs fired get `added`
  * ledger rows and wake their lanes' workers.
  */
-export async function fireDueSchedules(
+async function fireDueSchedules(
   store: Store,
   limit: number,
 ): Promise<{ outcomes: SlotOutcome[]; earliest: number | null }> {

@@ -33,14 +33,6 @@ export async function allSettings(store: SnapshotReader): Promise<SettingView[]>
 }
 
 /**
- * The effective queue settings, defaults filled in, one read snapshot (one
- * statement): what `add`, `schedule add` and `hook add` copy into a job.
- */
-export async function queueSettings(store: SnapshotReader): Promise<QueueSettings> {
-  return store.read(readSettings);
-}
-
-/**
  * Sets setting `key` to `value` (`config set`; parsed and in bounds:
  * `parseSetting` of `src/ops/config.ts`), one write transaction: reads the value it replaces, then
  * upserts the row; the answer is the setting as now stored, with `previous`.

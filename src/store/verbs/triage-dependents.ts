@@ -13,7 +13,7 @@ import type { StoreReader } from "../reader.ts";
 const NEED_FAILED = /^need_failed: job (\d+) ended /;
 
 /** The need named by a job's `need_failed` last error, or null. */
-export function closingNeed(job: Pick<Job, "state" | "last_error">): number | null {
+function closingNeed(job: Pick<Job, "state" | "last_error">): number | null {
   if (job.state !== "canceled" || job.last_error === null) return null;
   const m = NEED_FAILED.exec(job.last_error);
   return m ? Number(m[1]) : null;
