@@ -404,7 +404,7 @@ export function renderReport(r: ReportInput): { text: string; targets: string[][
 
   const b = r.backlog;
   if (b) {
-    out(`### Drain rate from a large backlog (SQLite, one \`work --concurrency ${b.concurrency}\`)`);
+    out(`### Drain rate from a large backlog (one \`work --concurrency ${b.concurrency}\`)`);
     out();
     out(
       `Jobs ${b.skip + 1}-${b.skip + b.measured} of the backlog, rate from their finished_at (start-up excluded); median over rounds.`,
@@ -417,6 +417,18 @@ export function renderReport(r: ReportInput): { text: string; targets: string[][
         `| ${size.toLocaleString("en")} | ${r.labels.map((l) => fmt(median(b.rates[l]?.[size] ?? []), 0)).join(" | ")} |`,
       );
     out();
+    const pg = b.pgRates;
+    if (pg) {
+      out(`The same on PostgreSQL (the fast throwaway server; each round drains a clone of the filled database):`);
+      out();
+      out(`| backlog | ${r.labels.map((l) => `${l} jobs/s`).join(" | ")} |`);
+      out(`|---:|${r.labels.map(() => "---:").join("|")}|`);
+      for (const size of b.sizes)
+        out(
+          `| ${size.toLocaleString("en")} | ${r.labels.map((l) => fmt(median(pg[l]?.[size] ?? []), 0)).join(" | ")} |`,
+        );
+      out();
+    }
     const [small, big] = [Math.min(...b.sizes), Math.max(...b.sizes)];
     const rs = median(b.rates[after]?.[small] ?? []);
     const rb = median(b.rates[after]?.[big] ?? []);
@@ -426,6 +438,16 @@ export function renderReport(r: ReportInput): { text: string; targets: string[][
       `${fmt(rb, 0)} vs ${fmt(rs, 0)} jobs/s (${ratio(rb, rs)})`,
       rb >= 0.7 * rs ? "met" : "missed",
     ]);
+    if (b.pgRates) {
+      const ps = median(b.pgRates[after]?.[small] ?? []);
+      const pb = median(b.pgRates[after]?.[big] ?? []);
+      targets.push([
+        `PostgreSQL: draining from ${big.toLocaleString("en")} vs ${small.toLocaleString("en")} queued (issue 23)`,
+        "≥ 0.95×",
+        `${fmt(pb, 0)} vs ${fmt(ps, 0)} jobs/s (${ratio(pb, ps)})`,
+        pb >= 0.95 * ps ? "met" : "missed",
+      ]);
+    }
   }
 
   const l = r.latency;

@@ -8,7 +8,7 @@
  *               SQLite, 1/4/8 workers and --concurrency 4 on PostgreSQL, beside
  *               the bare-spawn floor (sequential, 4 in flight) and
  *               task-spooler / nq when installed
- *   backlog     drain rate from a 100,000-job backlog vs a 1,000-job one
+ *   backlog     drain rate from a 100,000-job backlog vs a 1,000-job one (SQLite, and PostgreSQL unless --no-pg)
  *   latency     pick-up of an idle worker from `add`'s exit (SQLite file
  *               watch, PostgreSQL NOTIFY), tsp, nq
  *   cli         whole-process `--version`, `add`, `status`, `list` (packed
@@ -168,6 +168,7 @@ try {
       skip: 50,
       measured: 300,
       concurrency: 4,
+      pg: PG,
       settle,
       log,
     });

@@ -7,12 +7,14 @@
  */
 import { copyFileSync, existsSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { SQL } from "bun";
 import { NQ, nqDrain, TSP, tspDrain, tspUsable } from "./compare.ts";
 import { BUN, fmt, median, ndjson, run, sleep, tempDir, trackChild, waitFor, writeFile } from "./lib.ts";
 import {
   type Cli,
   type Engine,
   freshQueue,
+  pgServer,
   pgServerCpuMs,
   pgStatementCalls,
   pgTransactions,
@@ -253,13 +255,17 @@ export interface BacklogData {
   concurrency: number;
   /** cli label → backlog size → jobs/s per round (from finished_at of the done jobs). */
   rates: Record<string, Record<number, number[]>>;
+  /** The same on PostgreSQL (the fast throwaway server), when it ran. */
+  pgRates?: Record<string, Record<number, number[]>>;
   /** cli label → backlog size → seconds to fill the queue with `add --from`. */
   fillSeconds: Record<string, Record<number, number>>;
 }
 
 /**
  * Drain rate from a large backlog against a small one: the queue is filled
- * once per checkout and size by `add --from` (SQLite), copied for each round,
+ * once per checkout and size by `add --from` (SQLite: a file, copied for each
+ * round; PostgreSQL with `pg`: a database, cloned with `CREATE DATABASE …
+ * TEMPLATE` for each round),
  * and one `work --concurrency C` (loop mode) runs until `skip + measured`
  * jobs are done; the rate is `measured` over the finished_at span of jobs
  * skip+1 … skip+measured, so start-up and the stop are outside it.
@@ -271,6 +277,7 @@ export async function backlog(o: {
   skip: number;
   measured: number;
   concurrency: number;
+  pg?: boolean;
   settle: ThroughputOptions["settle"];
   log: ThroughputOptions["log"];
 }): Promise<BacklogData> {
@@ -282,58 +289,87 @@ export async function backlog(o: {
     rates: {},
     fillSeconds: {},
   };
-  const templates: Record<string, Record<number, string>> = {};
-  for (const cli of o.clis) {
-    for (const size of o.sizes) {
-      const path = join(tempDir("backlog"), "queue.db");
-      const t0 = performance.now();
-      await runCliOk(
-        cli,
-        ["add", "--db", path, "--from", writeFile(join(tempDir("jobs"), "jobs.ndjson"), ndjson(size, ["true"]))],
-        { quiet: true },
-      );
-      (d.fillSeconds[cli.label] ??= {})[size] = (performance.now() - t0) / 1000;
-      (templates[cli.label] ??= {})[size] = path;
-      o.log(
-        `backlog: ${cli.label} filled ${size.toLocaleString("en")} jobs in ${fmt(d.fillSeconds[cli.label]![size]!)} s`,
-      );
+  const engines: Engine[] = o.pg ? ["sqlite", "postgres"] : ["sqlite"];
+  const templates: Record<string, string> = {};
+  const key = (engine: Engine, cli: Cli, size: number) => `${engine}|${cli.label}|${size}`;
+  for (const engine of engines)
+    for (const cli of o.clis)
+      for (const size of o.sizes) {
+        const db =
+          engine === "sqlite"
+            ? join(tempDir("backlog"), "queue.db")
+            : await (await pgServer()).createDatabase(`backlog_${cli.label}_${size}`);
+        const t0 = performance.now();
+        await runCliOk(
+          cli,
+          ["add", "--db", db, "--from", writeFile(join(tempDir("jobs"), "jobs.ndjson"), ndjson(size, ["true"]))],
+          { quiet: true },
+        );
+        if (engine === "sqlite") (d.fillSeconds[cli.label] ??= {})[size] = (performance.now() - t0) / 1000;
+        templates[key(engine, cli, size)] = db;
+        o.log(
+          `backlog: ${engine} ${cli.label} filled ${size.toLocaleString("en")} jobs in ${fmt((performance.now() - t0) / 1000)} s`,
+        );
+      }
+  let copies = 0;
+  /** A fresh copy of a template queue: a file copy, or a database cloned from the template. */
+  const copyOf = async (template: string): Promise<string> => {
+    if (!template.startsWith("postgres")) {
+      const db = join(tempDir("backlog-run"), "queue.db");
+      copyFileSync(template, db);
+      if (existsSync(`${template}-wal`)) copyFileSync(`${template}-wal`, `${db}-wal`);
+      return db;
     }
-  }
+    const name = `backlog_run_${++copies}`;
+    await pgAdmin(`CREATE DATABASE ${name} TEMPLATE ${new URL(template).pathname.slice(1)}`);
+    return (await pgServer()).url(name);
+  };
+  /** One statement on the server's `postgres` database (CREATE/DROP DATABASE). */
+  const pgAdmin = async (statement: string) => {
+    const admin = new SQL((await pgServer()).url("postgres"), { max: 1 });
+    try {
+      await admin.unsafe(statement);
+    } finally {
+      await admin.close({ timeout: 0 });
+    }
+  };
   for (let round = 0; round < o.rounds; round++) {
     await o.settle(`backlog round ${round + 1}`);
     const order = round % 2 ? [...o.clis].reverse() : o.clis;
-    for (const size of o.sizes) {
-      for (const cli of order) {
-        const db = join(tempDir("backlog-run"), "queue.db");
-        const template = templates[cli.label]![size]!;
-        copyFileSync(template, db);
-        if (existsSync(`${template}-wal`)) copyFileSync(`${template}-wal`, `${db}-wal`);
-        const q = queueAt(db);
-        const worker = Bun.spawn([BUN, cli.path, "work", "--db", db, "--concurrency", String(o.concurrency)], {
-          stdin: "ignore",
-          stdout: "ignore",
-          stderr: "ignore",
-          env: { ...process.env, ...spoolEnv() },
-        });
-        const untrack = trackChild(worker);
-        try {
-          await waitFor(
-            async () => (await q.count("done")) >= o.skip + o.measured,
-            600_000,
-            50,
-            `${o.skip + o.measured} jobs done`,
-          );
-        } finally {
-          worker.kill("SIGTERM");
-          await worker.exited;
-          untrack();
+    for (const engine of engines)
+      for (const size of o.sizes) {
+        for (const cli of order) {
+          const db = await copyOf(templates[key(engine, cli, size)]!);
+          const q = queueAt(db);
+          const worker = Bun.spawn([BUN, cli.path, "work", "--db", db, "--concurrency", String(o.concurrency)], {
+            stdin: "ignore",
+            stdout: "ignore",
+            stderr: "ignore",
+            env: { ...process.env, ...spoolEnv() },
+          });
+          const untrack = trackChild(worker);
+          try {
+            await waitFor(
+              async () => (await q.count("done")) >= o.skip + o.measured,
+              600_000,
+              50,
+              `${o.skip + o.measured} jobs done`,
+            );
+          } finally {
+            worker.kill("SIGTERM");
+            await worker.exited;
+            untrack();
+          }
+          const t = await q.finishedTimes();
+          await q.close();
+          // A 100,000-job clone is ~100 MB: dropped once measured (WITH FORCE: the worker's pool may linger).
+          if (engine === "postgres") await pgAdmin(`DROP DATABASE ${new URL(db).pathname.slice(1)} WITH (FORCE)`);
+          const rate = o.measured / (t[o.skip + o.measured - 1]! - t[o.skip - 1]!);
+          const rates = engine === "sqlite" ? d.rates : (d.pgRates ??= {});
+          ((rates[cli.label] ??= {})[size] ??= []).push(rate);
+          o.log(`  backlog ${engine} ${size.toLocaleString("en")}, ${cli.label}: ${fmt(rate, 0)} jobs/s`);
         }
-        const t = await q.finishedTimes();
-        const rate = o.measured / (t[o.skip + o.measured - 1]! - t[o.skip - 1]!);
-        ((d.rates[cli.label] ??= {})[size] ??= []).push(rate);
-        o.log(`  backlog ${size.toLocaleString("en")}, ${cli.label}: ${fmt(rate, 0)} jobs/s`);
       }
-    }
   }
   return d;
 }

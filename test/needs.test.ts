@@ -111,12 +111,68 @@ test("a need that dies closes its dependents at once, down the chain; retry revi
   expect((await q.job(f))!.state).toBe("canceled");
 }, 90_000);
 
-test("a canceled need closes its dependents in the cancel's transaction", async () => {
+test("a canceled or deleted need closes its dependents in the same transaction, and says which", async () => {
   const a = await q.addJob("--", "true");
   const b = await q.addJob("--needs", String(a), "--", "true");
-  expect((await q.run(["cancel", String(a)])).code).toBe(0);
+  const c = await q.addJob("--needs", String(b), "--", "true");
+  const cancel = await q.run(["cancel", String(a)]);
+  expect(cancel.code).toBe(0);
+  expect(cancel.stdout).toContain(`Canceled job ${a}\nClosed 2 jobs that needed it: ${b}, ${c}`);
   expect(await q.job(b)).toMatchObject({ state: "canceled", last_error: `need_failed: job ${a} ended canceled` });
+  expect(await q.job(c)).toMatchObject({ state: "canceled", last_error: `need_failed: job ${b} ended canceled` });
+
+  // Several named at once: each lists the chain it started; a job with none has no `closed`.
+  const d = await q.addJob("--", "true");
+  const e = await q.addJob("--needs", String(d), "--", "true");
+  const f = await q.addJob("--", "true");
+  const many = await q.json(["cancel", String(f), String(d)]);
+  expect(many.env.data.jobs).toEqual([
+    { job_id: f, state: "canceled", was_running: false },
+    { job_id: d, state: "canceled", was_running: false, closed: [e] },
+  ]);
+
+  // delete of a queued need closes its dependents first, and lists them.
+  const g = await q.addJob("--", "true");
+  const h = await q.addJob("--needs", String(g), "--", "true");
+  const del = await q.json(["delete", String(g), "--yes"]);
+  expect(del.env.data).toMatchObject({ count: 1, job_ids: [g], closed: [h] });
+  expect(await q.job(h)).toMatchObject({ state: "canceled", last_error: `need_failed: job ${g} ended canceled` });
+  const i = await q.addJob("--", "true");
+  expect((await q.run(["delete", String(i), "--yes"])).stdout).not.toContain("Closed");
 });
+
+test("a job whose need was deleted before it was met is never requeued to wait for ever", async () => {
+  await q.setConfig("max_retries", "0");
+  // a: deleted while queued (its dependent b closed by the delete); c: dead, its dependent d closed, then deleted.
+  const a = await q.addJob("--queue", "held", "--", "true");
+  const b = await q.addJob("--queue", "held", "--needs", String(a), "--", "true");
+  const c = await q.addJob("--", "false");
+  const d = await q.addJob("--needs", String(c), "--", "true");
+  expect((await q.run(["work", "--drain"])).code).toBe(0); // the default lane: c dies; a waits in its own lane
+  expect(await q.job(d)).toMatchObject({ state: "canceled", last_error: `need_failed: job ${c} ended dead` });
+  expect((await q.json(["delete", String(a), String(c), "--yes"])).env.data.closed).toEqual([b]);
+  for (const [job, need] of [
+    [b, a],
+    [d, c],
+  ] as const) {
+    for (const verb of ["retry", "rerun"]) {
+      const r = await q.json([verb, String(job)]);
+      expect(r.code).toBe(5);
+      expect(r.env.errors[0]).toMatchObject({
+        code: "CONFLICT",
+        detail: { job_id: job, need_id: need, need_state: "deleted" },
+      });
+      expect(r.env.errors[0].message).toContain(`needs job ${need}, which was deleted`);
+    }
+  }
+  // --all leaves both out with a warning each, and the queue drains: nothing waits for a need that is gone.
+  const all = await q.json(["retry", "--all"]);
+  expect(all.env.data.count).toBe(0);
+  expect(all.env.warnings.filter((w: { code: string }) => w.code === "NEED_NOT_RETRIED")).toHaveLength(2);
+  expect((await q.run(["work", "--drain", "--all-lanes"])).code).toBe(0);
+  expect((await q.job(b))!.state).toBe("canceled");
+  expect((await q.job(d))!.state).toBe("canceled");
+}, 90_000);
 
 test("cycles, a job needing itself, unknown ids and keys are INVALID_INPUT and add nothing", async () => {
   await q.addJob("--", "true");

@@ -3,6 +3,7 @@ import type { VerbResult } from "../contract/envelope.ts";
 import type { CancelData } from "../describe/schemas-jobs.ts";
 import { cancelWarnings } from "../ops/cancel.ts";
 import { cancelJobs } from "../store/verbs/cancel.ts";
+import { closedLine } from "../ui/text.ts";
 import { HOST } from "../worker/liveness.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext } from "./workers.ts";
@@ -69,7 +70,7 @@ export default defineVerb({
     return jobs
       .map((j) =>
         !j.was_running
-          ? `Canceled job ${j.job_id}`
+          ? `Canceled job ${j.job_id}${closedLine(j.closed, "it")}`
           : j.state === "canceled"
             ? `Canceled running job ${j.job_id}: its worker was dead, so its processes were killed here`
             : `Cancel requested for running job ${j.job_id}; its worker stops it within a heartbeat`,

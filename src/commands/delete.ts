@@ -9,7 +9,7 @@ import type { FlagsDef } from "../contract/flags.ts";
 import type { DeleteData } from "../describe/schemas-jobs.ts";
 import { counted } from "../ops/values.ts";
 import { checkDeletion, deleteJobs } from "../store/verbs/delete.ts";
-import { formatArgv } from "../ui/text.ts";
+import { closedLine, formatArgv } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 const FLAGS = {
@@ -65,12 +65,14 @@ export default defineVerb({
         deleted_events: gone.deleted_events,
         freed_bytes: gone.freed_bytes,
         irreversible: true,
+        ...(gone.closed.length > 0 ? { closed: gone.closed } : {}),
       },
       warnings: gone.warnings,
     };
   },
   render({ data }) {
     if (data.count === 0) return "nothing deleted";
-    return `Deleted ${data.count === 1 ? `job ${data.job_ids[0]}` : `${data.count} jobs (${data.job_ids.join(", ")})`} with ${counted(data.deleted_attempts, "attempt")} and ${counted(data.deleted_events, "event")}`;
+    const deleted = `Deleted ${data.count === 1 ? `job ${data.job_ids[0]}` : `${data.count} jobs (${data.job_ids.join(", ")})`} with ${counted(data.deleted_attempts, "attempt")} and ${counted(data.deleted_events, "event")}`;
+    return deleted + closedLine(data.closed, data.count === 1 ? "it" : "them");
   },
 });

@@ -59,6 +59,8 @@ const canceledJob = object({
   state: enumOf(["canceled", "running"]),
   /** True when the cancel was handed to the running job's worker (state stays `running` until it acts). */
   was_running: bool,
+  /** The jobs that needed its success, closed with it (`need_failed`, down the chain), ascending; absent when none. */
+  closed: optional(arrayOf(int)),
 });
 /** One canceled job (see {@link canceledJob}). */
 export type CanceledJob = Static<typeof canceledJob>;
@@ -77,6 +79,8 @@ const deleteData = object({
   freed_bytes: int,
   /** Set when jobs were deleted: they cannot be recovered. */
   irreversible: bool,
+  /** The jobs that needed a deleted queued job's success, closed (`need_failed`, down the chain), ascending; absent when none. */
+  closed: optional(arrayOf(int)),
 });
 /** `delete --json` data (see {@link deleteData}). */
 export type DeleteData = Static<typeof deleteData>;

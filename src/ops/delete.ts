@@ -15,6 +15,8 @@ export interface DeletedJob {
   deleted_attempts: number;
   deleted_events: number;
   freed_bytes: number;
+  /** The jobs that needed a deleted queued job's success, closed with it (docs/architecture.md "Dependencies"), ascending. */
+  closed: number[];
   /** `OUTPUT_NOT_REMOVED` when a file could not be removed (the rows are gone). */
   warnings: Warning[];
 }

@@ -13,7 +13,7 @@ import type { Job, JobFilter, JobSettingsChange, JobState } from "../model/job.t
 import { LIMITS } from "../model/limits.ts";
 import type { RetryOverrides } from "./job-spec.ts";
 import { queuedJobHint } from "./jobs.ts";
-import type { BlockedRetry } from "./retry-needs.ts";
+import { type BlockedRetry, blockedWarningText } from "./retry-needs.ts";
 import { canTransition } from "./states.ts";
 
 // Defined once, as the JSON Schema `spoolctl schema` prints.
@@ -108,7 +108,7 @@ export function retryWarnings(outcome: RetryOutcome): Warning[] {
   }));
   const blocked = (outcome.blocked ?? []).map((b) => ({
     code: "NEED_NOT_RETRIED" as const,
-    message: `job ${b.job_id} was not retried: it needs job ${b.need_id}, which is ${b.need_state}; retry job ${b.need_id} and it is revived with it`,
+    message: blockedWarningText(b),
   }));
   return [...held, ...blocked];
 }

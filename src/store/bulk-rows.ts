@@ -4,11 +4,26 @@
  */
 import type { JobState } from "../model/job.ts";
 
-/** One unmet need, dead or canceled, of a job `retry --all` matches (docs/architecture.md "Dependencies"). */
+/**
+ * One unmet need, dead or canceled, of a job `retry --all` matches; or, with
+ * `need_id` null and state `deleted`, a need the job lost (deleted before it
+ * was met: the job's `needs_left` exceeds its unmet edges; docs/architecture.md
+ * "Dependencies").
+ */
 export interface RetryNeedRow {
   job_id: number;
-  need_id: number;
-  need_state: JobState;
+  need_id: number | null;
+  need_state: JobState | "deleted";
   /** Whether the need itself matches the filter (and so may be retried with its dependent). */
   need_matches: boolean;
 }
+
+/**
+ * SQL (both drivers) true for a job of `jobs` that lost a need: its count of
+ * unmet needs exceeds its unmet edges, because a need was deleted (`delete`,
+ * `prune`) before it was met and its edge went with it (docs/architecture.md
+ * "Dependencies"). Requeued, such a job would wait for ever: retry, rerun and
+ * the revive of dependents leave it alone.
+ */
+export const LOST_NEED =
+  "jobs.needs_left > (SELECT count(*) FROM job_needs lost WHERE lost.job_id = jobs.id AND NOT lost.met)";

@@ -213,13 +213,15 @@ export interface StoreWriter extends StoreReader {
    * each of `queuedIds` still queued becomes `canceled` (its dependents and
    * hooks settled as {@link cancelQueuedJob} does, every worker woken), each of
    * `runningIds` still running gets `cancel_requested` for its worker. Returns
-   * those changed, ascending; a job no longer in its state is absent. No events.
+   * those changed, ascending; a job no longer in its state is absent; and
+   * `closed`, the dependents their end closed (`need_failed`, down the chain),
+   * ascending. No events but the closed dependents' own.
    */
   cancelMany(
     queuedIds: number[],
     runningIds: number[],
     now: number,
-  ): Promise<{ canceled: number[]; requested: number[] }>;
+  ): Promise<{ canceled: number[]; requested: number[]; closed: number[] }>;
   /**
    * Deletes jobs with their attempts, ledger rows and (PostgreSQL) shipped
    * output rows, one statement per table. Guard, in the SQL: only terminal
@@ -227,12 +229,15 @@ export interface StoreWriter extends StoreReader {
    * `delete` verb) queued ones too; never a running job, whatever the ids
    * (`prune` and triage leave `opts` out). PostgreSQL locks the rows first, so
    * a job a claim takes meanwhile is running by then and is skipped.
-   * Returns the row counts deleted; signals no worker (nothing became work).
+   * A queued job deleted is a need that will never succeed: its dependents are
+   * closed first, as a cancel closes them (docs/architecture.md
+   * "Dependencies"). Returns the row counts deleted and `closed`, the
+   * dependents closed, ascending; signals no worker (nothing became work).
    */
   deleteJobs(
     jobIds: number[],
     opts?: { queued?: boolean },
-  ): Promise<{ jobs: number; attempts: number; events: number }>;
+  ): Promise<{ jobs: number; attempts: number; events: number; closed: number[] }>;
   /**
    * Changes how a job will run next (triage's "retry with a new timeout, retry
    * budget or env"), guarded by its state like {@link requeueJob}: returns

@@ -311,3 +311,13 @@ export function rerunCommand(
   }
   return parts.join(" ");
 }
+
+/**
+ * The line a `cancel` or `delete` adds for the dependents it closed because
+ * they needed the job's success (docs/architecture.md "Dependencies"):
+ * "\nClosed 2 jobs that needed it: 13, 14", or "" when `ids` is empty or absent.
+ */
+export function closedLine(ids: readonly number[] | undefined, it: "it" | "them"): string {
+  if (!ids?.length) return "";
+  return `\nClosed ${ids.length === 1 ? "1 job" : `${ids.length} jobs`} that needed ${it}: ${ids.join(", ")}`;
+}

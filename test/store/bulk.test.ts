@@ -177,11 +177,11 @@ forEachDriver("cancel of several jobs in one statement", (q) => {
     await claimOne(q.store, { queue: "r", workerId: "w1" });
     const now = q.store.now();
     const out = await q.store.write(async (tx) => tx.cancelMany([running.id], [queued.id], now));
-    expect(out).toEqual({ canceled: [], requested: [] });
+    expect(out).toEqual({ canceled: [], requested: [], closed: [] });
     expect(await jobOf(q.store, running.id)).toMatchObject({ state: "running", cancel_requested: false });
     expect(await jobOf(q.store, queued.id)).toMatchObject({ state: "queued", cancel_requested: false });
     const both = await q.store.write(async (tx) => tx.cancelMany([queued.id], [running.id], now));
-    expect(both).toEqual({ canceled: [queued.id], requested: [running.id] });
+    expect(both).toEqual({ canceled: [queued.id], requested: [running.id], closed: [] });
     expect(await jobOf(q.store, queued.id)).toMatchObject({ state: "canceled", finished_at: now });
   });
 });

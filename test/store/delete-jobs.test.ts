@@ -18,12 +18,14 @@ forEachDriver("deleteJobs of queued jobs", (q, driver) => {
       jobs: 0,
       attempts: 0,
       events: 0,
+      closed: [],
     });
     // With it: the queued job and its ledger go, the running one stays whatever the ids.
     expect(await q.store.write(async (tx) => tx.deleteJobs([queued.id, running.id], { queued: true }))).toEqual({
       jobs: 1,
       attempts: 0,
       events: 1,
+      closed: [],
     });
     expect(await q.store.read(async (tx) => tx.getJob(queued.id))).toBeNull();
     expect((await q.store.read(async (tx) => tx.getJob(running.id)))?.state).toBe("running");

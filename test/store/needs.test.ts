@@ -129,14 +129,20 @@ forEachDriver("needs", (q) => {
     expect(await claimedIds(q.store)).toEqual([d!.id]);
   });
 
-  test("cancelQueuedJob and delete of a queued need close its dependents too", async () => {
-    const [a, b] = await add(q.store, [{}, {}]);
-    const [c, d] = await add(q.store, [{}, {}], [{ ids: [a!.id] }, { ids: [b!.id] }]);
+  test("cancelQueuedJob, cancelMany and delete of a queued need close its dependents too, naming them", async () => {
+    const [a, b, e] = await add(q.store, [{}, {}, {}]);
+    const [c, d, f] = await add(q.store, [{}, {}, {}], [{ ids: [a!.id] }, { ids: [b!.id] }, { ids: [e!.id] }]);
+    const [g] = await add(q.store, [{}], [{ ids: [f!.id] }]);
     expect(await q.store.write((tx) => tx.cancelQueuedJob(a!.id, q.store.now()))).toBe(true);
     expect((await jobOf(q.store, c!.id)).state).toBe("canceled");
-    await q.store.write((tx) => tx.deleteJobs([b!.id], { queued: true }));
+    const deleted = await q.store.write((tx) => tx.deleteJobs([b!.id], { queued: true }));
+    expect(deleted).toMatchObject({ jobs: 1, closed: [d!.id] });
     expect((await jobOf(q.store, d!.id)).state).toBe("canceled");
     expect((await jobOf(q.store, d!.id)).last_error).toBe(`need_failed: job ${b!.id} ended canceled`);
+    // Down the chain: e's cancel closes f, whose end closes g.
+    const canceled = await q.store.write((tx) => tx.cancelMany([e!.id], [], q.store.now()));
+    expect(canceled).toEqual({ canceled: [e!.id], requested: [], closed: [f!.id, g!.id] });
+    expect((await q.store.write((tx) => tx.deleteJobs([c!.id]))).closed).toEqual([]);
   });
 
   test("reviveDependents after a retry of the failed need: the chain is queued again, waiting; one with another failed need stays closed", async () => {
@@ -182,6 +188,28 @@ forEachDriver("needs", (q) => {
     expect(sorted(revived)).toEqual([test!.id, deploy!.id, after!.id]);
     expect(await jobOf(q.store, deploy!.id)).toMatchObject({ state: "queued", needs_left: 2 });
     expect(await jobOf(q.store, after!.id)).toMatchObject({ state: "queued", needs_left: 1 });
+  });
+
+  test("a dependent that lost a need (deleted before it was met) is neither revived nor retried by --all", async () => {
+    const [a, gone] = await add(q.store, [{ priority: 9 }, { queue: "held" }]);
+    const [b] = await add(q.store, [{}], [{ ids: [a!.id, gone!.id] }]);
+    expect(await runNext(q.store, "dead")).toBe(a!.id);
+    expect((await jobOf(q.store, b!.id)).state).toBe("canceled");
+    // The other need goes while b is closed: its edge with it; b still counts 2 unmet needs, 1 edge left.
+    expect((await q.store.write((tx) => tx.deleteJobs([gone!.id], { queued: true }))).jobs).toBe(1);
+    expect((await jobOf(q.store, b!.id)).needs_left).toBe(2);
+    expect(await q.store.read((tx) => tx.unmetNeeds([b!.id]))).toEqual(new Map([[b!.id, [a!.id]]]));
+    const rows = await q.store.write((tx) => tx.retryNeedRows({}));
+    expect(rows).toEqual([
+      { job_id: b!.id, need_id: null, need_state: "deleted", need_matches: false },
+      { job_id: b!.id, need_id: a!.id, need_state: "dead", need_matches: true },
+    ]);
+    const revived = await q.store.write(async (tx) => {
+      expect(await tx.requeueJob(a!.id, "dead", q.store.now())).toBe(true);
+      return tx.reviveDependents([a!.id], q.store.now());
+    });
+    expect(revived).toEqual([]);
+    expect((await jobOf(q.store, b!.id)).state).toBe("canceled");
   });
 
   test("race: 8 claimant processes over a graph never claim a dependent before its need's success committed", async () => {

@@ -96,7 +96,7 @@ forEachDriver("prune", (q) => {
     const s = await scene(q.store);
     const all = [s.done1, s.done2, s.dead, s.canceled, s.queued, s.running].map((j) => j.id);
     const counts = await q.store.write(async (tx) => tx.deleteJobs([...all, 99_999]));
-    expect(counts).toEqual({ jobs: 4, attempts: 3, events: 11 });
+    expect(counts).toEqual({ jobs: 4, attempts: 3, events: 11, closed: [] });
     const left = await q.store.read(async (tx) => tx.listJobs({ limit: 100 }));
     expect(left.map((j) => [j.id, j.state])).toEqual([
       [s.queued.id, "queued"],
@@ -126,8 +126,14 @@ forEachDriver("prune", (q) => {
       jobs: 0,
       attempts: 0,
       events: 0,
+      closed: [],
     });
-    expect(await q.store.write(async (tx) => tx.deleteJobs([]))).toEqual({ jobs: 0, attempts: 0, events: 0 });
+    expect(await q.store.write(async (tx) => tx.deleteJobs([]))).toEqual({
+      jobs: 0,
+      attempts: 0,
+      events: 0,
+      closed: [],
+    });
     expect(await q.store.read(async (tx) => tx.listJobs({ limit: 100 }))).toHaveLength(6);
   });
 });

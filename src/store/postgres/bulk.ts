@@ -9,7 +9,7 @@
  */
 import type { SQL } from "bun";
 import type { Job, JobFilter, JobState } from "../../model/job.ts";
-import type { RetryNeedRow } from "../bulk-rows.ts";
+import { LOST_NEED, type RetryNeedRow } from "../bulk-rows.ts";
 import { activeKeyTaken } from "../writer.ts";
 import { isActiveKeyViolation } from "./errors.ts";
 import { jobWhere } from "./job-filter.ts";
@@ -46,17 +46,20 @@ export async function retryNeedRows(tx: SQL, filter: Omit<JobFilter, "limit">): 
   const { params, p } = paramList();
   const needMatches = `SELECT jobs.id FROM jobs WHERE ${jobWhere(filter, p)} AND ${RETRYABLE}`;
   const dependents = `SELECT jobs.id FROM jobs WHERE ${jobWhere(filter, p)} AND ${RETRYABLE}`;
+  const losers = `SELECT jobs.id FROM jobs WHERE ${jobWhere(filter, p)} AND ${RETRYABLE} AND ${LOST_NEED}`;
   const rows = (await tx.unsafe(
     `SELECT n.job_id, n.need_id, nj.state AS need_state, nj.id IN (${needMatches}) AS need_matches
      FROM job_needs n JOIN jobs nj ON nj.id = n.need_id
      WHERE NOT n.met AND nj.state IN ('dead','canceled') AND n.job_id IN (${dependents})
-     ORDER BY n.job_id, n.need_id`,
+     UNION ALL
+     SELECT l.id, NULL, 'deleted', false FROM (${losers}) l
+     ORDER BY 1, 2 NULLS FIRST`,
     params,
   )) as Row[];
   return rows.map((r) => ({
     job_id: Number(r.job_id),
-    need_id: Number(r.need_id),
-    need_state: r.need_state as JobState,
+    need_id: r.need_id === null ? null : Number(r.need_id),
+    need_state: r.need_state as JobState | "deleted",
     need_matches: r.need_matches === true,
   }));
 }

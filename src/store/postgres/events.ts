@@ -7,8 +7,8 @@
  * may commit after another that took 8. So ids come from a one-row counter
  * table (`event_ids`) instead, and are taken at COMMIT: rows are inserted with
  * a negative placeholder id, and a deferred constraint trigger
- * (`job_events_number`, migrations.ts) bumps the counter and numbers the
- * transaction's rows, one by one in insertion order, while the server commits. The counter's row lock is held
+ * (`job_events_number`, schema-steps.ts v11 and v17) bumps the counter once and numbers the
+ * transaction's rows in insertion order, reading only their index range, while the server commits. The counter's row lock is held
  * from there to the end of the commit, so the next transaction numbering
  * events waits for this one to commit (PostgreSQL makes a transaction visible
  * before it releases its locks) and reads the counter it left. Ids are thus

@@ -211,6 +211,7 @@ export async function reviveDependents(tx: SQL, effects: TxEffects, needIds: num
           WHERE o.job_id = d.id AND o.policy = 'success' AND NOT o.met AND n.state IN ('dead','canceled'))
         AND (d.idempotency_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs k
           WHERE k.idempotency_key = d.idempotency_key AND k.state IN ('queued','running')))
+        AND d.needs_left <= (SELECT count(*) FROM job_needs u WHERE u.job_id = d.id AND NOT u.met)
       RETURNING d.id, d.queue, d.needs_left`) as Row[];
     const next = rows.map((r) => Number(r.id)).sort((a, b) => a - b);
     if (next.length === 0) break;

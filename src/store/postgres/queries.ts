@@ -221,26 +221,26 @@ export class PgQueries extends PgWorkerWrites implements StoreWriter {
     queuedIds: number[],
     runningIds: number[],
     now: number,
-  ): Promise<{ canceled: number[]; requested: number[] }> {
+  ): Promise<{ canceled: number[]; requested: number[]; closed: number[] }> {
     const out = await bulk.cancelMany(this.tx, queuedIds, runningIds, now);
-    if (out.canceled.length === 0) return out;
+    if (out.canceled.length === 0) return { ...out, closed: [] };
     this.effects.notify = this.effects.work.all = true;
     for (const id of out.canceled) await this.jobEnded(id, "canceled", now);
-    await this.closedByNeeds(await jobsEnded(this.tx, this.effects, out.canceled, now), now);
-    return out;
+    const closed = await jobsEnded(this.tx, this.effects, out.canceled, now);
+    await this.closedByNeeds(closed, now);
+    return { ...out, closed: closed.sort((a, b) => a - b) };
   }
 
   async deleteJobs(
     jobIds: number[],
     opts: { queued?: boolean } = {},
-  ): Promise<{ jobs: number; attempts: number; events: number }> {
+  ): Promise<{ jobs: number; attempts: number; events: number; closed: number[] }> {
+    const closed: number[] = [];
     if (opts.queued) {
       // A queued job deleted is a need that will never succeed: its dependents are closed first.
       const now = Date.now() / 1000;
-      await this.closedByNeeds(
-        await jobsEnded(this.tx, this.effects, await op.cancelQueued(this.tx, jobIds, now), now),
-        now,
-      );
+      closed.push(...(await jobsEnded(this.tx, this.effects, await op.cancelQueued(this.tx, jobIds, now), now)));
+      await this.closedByNeeds(closed, now);
     }
     await this.effects.settle(this.tx);
     const batchesOf = (await this.tx`SELECT DISTINCT batch FROM jobs
@@ -249,7 +249,7 @@ export class PgQueries extends PgWorkerWrites implements StoreWriter {
     if (out.jobs > 0) this.effects.notify = true;
     // A sealed batch whose last unfinished jobs were deleted is finished now (docs/architecture.md "Hooks").
     if (out.jobs > 0) for (const { batch } of batchesOf) await this.recurring.batchSealed(batch, Date.now() / 1000);
-    return out;
+    return { ...out, closed: closed.sort((a, b) => a - b) };
   }
 
   async updateJobSettings(jobId: number, from: JobState, changes: JobSettingsChange): Promise<boolean> {

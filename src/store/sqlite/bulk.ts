@@ -7,7 +7,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { Job, JobFilter, JobState } from "../../model/job.ts";
-import type { RetryNeedRow } from "../bulk-rows.ts";
+import { LOST_NEED, type RetryNeedRow } from "../bulk-rows.ts";
 import { activeKeyTaken } from "../writer.ts";
 import { jobWhere } from "./job-filter.ts";
 import { toJob } from "./rows.ts";
@@ -31,8 +31,9 @@ export function keyedRetryMatches(db: Database, filter: Omit<JobFilter, "limit">
 
 /**
  * The unmet needs that are dead or canceled of the dead or canceled jobs
- * matching `filter`, with whether each need matches the filter too; by job,
- * then need, ascending. One SELECT (docs/architecture.md "Dependencies").
+ * matching `filter`, with whether each need matches the filter too, and a
+ * `deleted` row (need null) for each such job that lost a need; by job, then
+ * need, ascending. One SELECT (docs/architecture.md "Dependencies").
  */
 export function retryNeedRows(db: Database, filter: Omit<JobFilter, "limit">): RetryNeedRow[] {
   const w = jobWhere(filter);
@@ -42,9 +43,11 @@ export function retryNeedRows(db: Database, filter: Omit<JobFilter, "limit">): R
       `SELECT n.job_id, n.need_id, nj.state AS need_state, nj.id IN (${matching}) AS need_matches
        FROM job_needs n JOIN jobs nj ON nj.id = n.need_id
        WHERE n.met = 0 AND nj.state IN ('dead','canceled') AND n.job_id IN (${matching})
-       ORDER BY n.job_id, n.need_id`,
+       UNION ALL
+       SELECT jobs.id, NULL, 'deleted', 0 FROM jobs WHERE ${w.sql} AND ${RETRYABLE} AND ${LOST_NEED}
+       ORDER BY 1, 2 NULLS FIRST`,
     )
-    .all(...w.params, ...w.params) as (Omit<RetryNeedRow, "need_matches"> & { need_matches: number })[];
+    .all(...w.params, ...w.params, ...w.params) as (Omit<RetryNeedRow, "need_matches"> & { need_matches: number })[];
   return rows.map((r) => ({ ...r, need_matches: r.need_matches === 1 }));
 }
 

@@ -199,25 +199,25 @@ export class SqliteQueries extends SqliteWorkerWrites implements StoreWriter {
     queuedIds: number[],
     runningIds: number[],
     now: number,
-  ): Promise<{ canceled: number[]; requested: number[] }> {
+  ): Promise<{ canceled: number[]; requested: number[]; closed: number[] }> {
     const out = bulk.cancelMany(this.db, queuedIds, runningIds, now);
-    if (!this.wakeAllIf(out.canceled.length > 0)) return out;
+    if (!this.wakeAllIf(out.canceled.length > 0)) return { ...out, closed: [] };
     for (const id of out.canceled) await this.jobEnded(id, "canceled", now);
-    await this.closedByNeeds(jobsEnded(this.db, this.work, out.canceled, now, this.ledger(now)), now);
-    return out;
+    const closed = jobsEnded(this.db, this.work, out.canceled, now, this.ledger(now));
+    await this.closedByNeeds(closed, now);
+    return { ...out, closed: closed.sort((a, b) => a - b) };
   }
 
   async deleteJobs(
     jobIds: number[],
     opts: { queued?: boolean } = {},
-  ): Promise<{ jobs: number; attempts: number; events: number }> {
+  ): Promise<{ jobs: number; attempts: number; events: number; closed: number[] }> {
+    const closed: number[] = [];
     if (opts.queued) {
       // A queued job deleted is a need that will never succeed: its dependents are closed first.
       const now = Date.now() / 1000;
-      await this.closedByNeeds(
-        jobsEnded(this.db, this.work, op.cancelQueued(this.db, jobIds, now), now, this.ledger(now)),
-        now,
-      );
+      closed.push(...jobsEnded(this.db, this.work, op.cancelQueued(this.db, jobIds, now), now, this.ledger(now)));
+      await this.closedByNeeds(closed, now);
     }
     const batchesOf = this.db
       .query("SELECT DISTINCT batch FROM jobs WHERE batch IS NOT NULL AND id IN (SELECT value FROM json_each(?))")
@@ -225,7 +225,7 @@ export class SqliteQueries extends SqliteWorkerWrites implements StoreWriter {
     const out = op.deleteJobs(this.db, jobIds, opts.queued === true);
     // A sealed batch whose last unfinished jobs were deleted is finished now (docs/architecture.md "Hooks").
     if (out.jobs > 0) for (const { batch } of batchesOf) await this.recurring.batchSealed(batch, Date.now() / 1000);
-    return out;
+    return { ...out, closed: closed.sort((a, b) => a - b) };
   }
 
   async updateJobSettings(jobId: number, from: JobState, changes: JobSettingsChange): Promise<boolean> {

@@ -10,6 +10,7 @@ import type { HealthContext, WorkerHealth } from "../../ops/worker-health.ts";
 import type { Store } from "../store.ts";
 import type { StoreWriter } from "../writer.ts";
 import { resolveUnique } from "./job-refs.ts";
+import { dependentsByRoot } from "./triage-dependents.ts";
 import { jobWorkerHealth } from "./worker-health.ts";
 
 /**
@@ -25,7 +26,9 @@ import { jobWorkerHealth } from "./worker-health.ts";
  * row, once. A job the guard finds changed raises `CONFLICT` (nothing
  * changed: the transaction rolls back). Queued jobs canceled wake every
  * worker (freed slots, settled dependents); a request wakes none: its worker
- * reads it on its next heartbeat. A running job yields a `KILL_ASYNC` warning:
+ * reads it on its next heartbeat. Each queued job canceled lists in `closed`
+ * the dependents its end closed (`need_failed`, down the chain;
+ * docs/architecture.md "Dependencies"). A running job yields a `KILL_ASYNC` warning:
  * its worker stops it within a heartbeat. `now`: epoch seconds.
  */
 export async function cancelJobs(
@@ -63,6 +66,7 @@ async function cancelAll(tx: StoreWriter, targets: Job[], now: number): Promise<
   const changed = new Set([...done.canceled, ...done.requested]);
   const lost = [...queued, ...asked.map((j) => j.id)].find((id) => !changed.has(id));
   if (lost !== undefined) throw new SpoolError("CONFLICT", `job ${lost} changed state while being canceled`);
+  const closedBy = await dependentsByRoot(tx, done.closed, new Set(done.canceled));
   // Ledger rows in the order the jobs were named, as one job at a time wrote them.
   for (const job of targets) {
     if (job.state === "queued") await tx.appendEvent(job.id, "canceled", null, '{"from":"queued"}', now);
@@ -71,9 +75,9 @@ async function cancelAll(tx: StoreWriter, targets: Job[], now: number): Promise<
       await tx.appendEvent(job.id, "cancel_requested", null, detail, now);
     }
   }
-  return targets.map((job) =>
-    job.state === "queued"
-      ? { job_id: job.id, state: "canceled", was_running: false }
-      : { job_id: job.id, state: "running", was_running: true },
-  );
+  return targets.map((job) => {
+    if (job.state !== "queued") return { job_id: job.id, state: "running", was_running: true };
+    const closed = closedBy.get(job.id);
+    return { job_id: job.id, state: "canceled", was_running: false, ...(closed ? { closed } : {}) };
+  });
 }

@@ -48,7 +48,9 @@ export async function checkDeletion(
  * all or none in one write transaction (resolve, check, `deleteJobs`, whose
  * SQL guard skips a running job: a claim that took one meanwhile makes the
  * counts disagree, and the transaction is rolled back), then the files after
- * the commit. Writes no ledger row (the job's rows go); wakes no worker.
+ * the commit. Writes no ledger row (the job's rows go) but those of the
+ * dependents a deleted queued job closes (`closed`, docs/architecture.md
+ * "Dependencies"); wakes no worker.
  * Raises `NOT_FOUND` or `CONFLICT` (one is running, or queued without
  * `opts.queued`, or changed meanwhile: a claim took it); then no row was
  * deleted. A file that cannot be removed is an `OUTPUT_NOT_REMOVED` warning
@@ -68,6 +70,7 @@ export async function deleteJobs(store: Store, refs: string[], opts: DeleteOptio
       job_ids: jobs.map((j) => j.id),
       deleted_attempts: deleted.attempts,
       deleted_events: deleted.events,
+      closed: deleted.closed,
       outputs,
     };
   });
@@ -77,6 +80,7 @@ export async function deleteJobs(store: Store, refs: string[], opts: DeleteOptio
     job_ids: gone.job_ids,
     deleted_attempts: gone.deleted_attempts,
     deleted_events: gone.deleted_events,
+    closed: gone.closed,
     freed_bytes: freed,
     warnings,
   };

@@ -32,7 +32,10 @@ export async function deleteJobRows(
   tx: StoreWriter,
   jobs: Job[],
   opts: { queued?: boolean } = {},
-): Promise<{ deleted: { jobs: number; attempts: number; events: number }; outputs: OutputToRemove[] }> {
+): Promise<{
+  deleted: { jobs: number; attempts: number; events: number; closed: number[] };
+  outputs: OutputToRemove[];
+}> {
   const outputs: OutputToRemove[] = [];
   for (const job of jobs) outputs.push({ jobId: job.id, paths: await outputPaths(tx, job) });
   const deleted = await tx.deleteJobs(

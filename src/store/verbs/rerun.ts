@@ -6,8 +6,10 @@
 import { SpoolError } from "../../contract/errors.ts";
 import type { RerunData } from "../../describe/schemas-operator.ts";
 import { checkRerun, rerunKeyConflict } from "../../ops/rerun.ts";
+import { blockedError } from "../../ops/retry-needs.ts";
 import type { Store } from "../store.ts";
 import { keyHolder, resolveJob } from "./job-refs.ts";
+import { blockedByNeeds } from "./need-checks.ts";
 
 /**
  * Reruns the job `ref` names (an id, an idempotency key or `last`) in one
@@ -17,7 +19,9 @@ import { keyHolder, resolveJob } from "./job-refs.ts";
  * `state IN ('done','dead','canceled')` (and by the unique index of active
  * keys, which raises `IDEMPOTENCY_CONFLICT` should a holder commit
  * meanwhile). The job is due at `now` (epoch seconds); the driver appends a
- * `retried` ledger row `{"from":…,"rerun":true}` and wakes every worker.
+ * `retried` ledger row `{"from":…,"rerun":true}` and wakes every worker. A
+ * job waiting on a need that is dead or canceled, or was deleted before it
+ * was met, is refused (`CONFLICT`, named): requeued it would wait for ever.
  * Raises `NOT_FOUND` for an unknown reference and `CONFLICT` when the job
  * changed state meanwhile; then nothing changed.
  */
@@ -25,6 +29,8 @@ export async function rerunJob(store: Store, ref: string, now = store.now()): Pr
   return await store.write(async (tx) => {
     const job = await resolveJob(tx, ref);
     checkRerun(job);
+    const [blocked] = await blockedByNeeds(tx, [job]);
+    if (blocked) throw blockedError(blocked, "rerun");
     const holder = await keyHolder(tx, job);
     if (holder) throw rerunKeyConflict(job, holder);
     const from = await tx.rerunJob(job.id, now, now);

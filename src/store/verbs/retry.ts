@@ -28,6 +28,7 @@ import type { RetryNeedRow } from "../bulk-rows.ts";
 import type { Store } from "../store.ts";
 import type { StoreWriter } from "../writer.ts";
 import { keyHolder, resolveUnique } from "./job-refs.ts";
+import { blockedByNeeds } from "./need-checks.ts";
 
 /** How to retry (see {@link retryJobs}). */
 export interface RetryOptions {
@@ -180,13 +181,18 @@ async function activeHolders(tx: StoreWriter, jobs: Job[]): Promise<Map<string, 
 function blockedAmongMatches(rows: RetryNeedRow[], skipped: Set<number>): BlockedRetry[] {
   const unmet = new Map<number, number[]>();
   const stateOf = new Map<number, JobState>();
+  const lost = new Map<number, number | null>();
   const retried: number[] = [];
   for (const r of rows) {
+    if (r.need_id === null || r.need_state === "deleted") {
+      if (!skipped.has(r.job_id)) lost.set(r.job_id, null);
+      continue;
+    }
     stateOf.set(r.need_id, r.need_state);
     if (r.need_matches && !skipped.has(r.need_id)) retried.push(r.need_id);
     if (!skipped.has(r.job_id)) unmet.set(r.job_id, [...(unmet.get(r.job_id) ?? []), r.need_id]);
   }
-  return blockedRetries(retried, unmet, stateOf);
+  return blockedRetries(retried, unmet, stateOf, lost);
 }
 
 /** `--all` with overrides: each matching job read, its settings changed, then requeued ({@link requeueChecked}). */
@@ -207,24 +213,6 @@ async function retryMatchingWith(
   const jobs: RetriedJob[] = [];
   for (const job of chosen) jobs.push(await requeueChecked(tx, job, now, overrides, 0));
   return { jobs, skipped: plan.skipped, ...(blocked.length > 0 ? { blocked } : {}) };
-}
-
-/**
- * The jobs of `jobs` a retry cannot requeue: one read of their unmet needs,
- * one of those needs' states, then {@link blockedRetries} decides.
- */
-async function blockedByNeeds(tx: StoreWriter, jobs: Job[]): Promise<BlockedRetry[]> {
-  if (jobs.length === 0) return [];
-  const unmet = await tx.unmetNeeds(jobs.map((j) => j.id));
-  if (unmet.size === 0) return [];
-  const needIds = [...new Set([...unmet.values()].flat())];
-  const needs = await tx.listJobs({ ids: needIds, limit: needIds.length });
-  const stateOf = new Map<number, JobState>(needs.map((j) => [j.id, j.state]));
-  return blockedRetries(
-    jobs.map((j) => j.id),
-    unmet,
-    stateOf,
-  );
 }
 
 /**

@@ -13,7 +13,7 @@ import type { StoreReader } from "../reader.ts";
 const NEED_FAILED = /^need_failed: job (\d+) ended /;
 
 /** The need named by a job's `need_failed` last error, or null. */
-function closingNeed(job: Pick<Job, "state" | "last_error">): number | null {
+export function closingNeed(job: Pick<Job, "state" | "last_error">): number | null {
   if (job.state !== "canceled" || job.last_error === null) return null;
   const m = NEED_FAILED.exec(job.last_error);
   return m ? Number(m[1]) : null;
@@ -40,22 +40,7 @@ export async function regroupDependents<G extends GroupOfJobs>(tx: StoreReader, 
     (j) => closingNeed(j) !== null,
   );
   if (canceled.length === 0) return groups;
-  const needOf = new Map(canceled.map((j) => [j.id, closingNeed(j)!]));
-  const rootOf = async (id: number): Promise<number> => {
-    let at = id;
-    for (let hops = 0; hops < 10_000; hops++) {
-      let need = needOf.get(at);
-      if (need === undefined) {
-        const job = await tx.getJob(at);
-        const n = job ? closingNeed(job) : null;
-        if (n === null) return at;
-        needOf.set(at, n);
-        need = n;
-      }
-      at = need;
-    }
-    return at;
-  };
+  const rootOf = rootFinder(tx, new Map(canceled.map((j) => [j.id, closingNeed(j)!])));
   const groupOf = new Map<number, G>();
   for (const g of groups) for (const id of g.job_ids) groupOf.set(id, g);
   const moves: { id: number; from: G; to: G }[] = [];
@@ -70,4 +55,52 @@ export async function regroupDependents<G extends GroupOfJobs>(tx: StoreReader, 
     to.closed_dependents = [...(to.closed_dependents ?? []), id].sort((a, b) => a - b);
   }
   return groups.filter((g) => g.count > 0);
+}
+
+/**
+ * Follows `need_failed` from a job to the need whose failure started the
+ * chain (the first job not closed by a need), in `tx`'s snapshot: `needOf`
+ * holds the links already known, and grows by one `getJob` per link read.
+ */
+function rootFinder(tx: StoreReader, needOf: Map<number, number>): (id: number) => Promise<number> {
+  return async (id) => {
+    let at = id;
+    for (let hops = 0; hops < 10_000; hops++) {
+      let need = needOf.get(at);
+      if (need === undefined) {
+        const job = await tx.getJob(at);
+        const n = job ? closingNeed(job) : null;
+        if (n === null) return at;
+        needOf.set(at, n);
+        need = n;
+      }
+      at = need;
+    }
+    return at;
+  };
+}
+
+/**
+ * The dependents `closed` (jobs a failed need just closed, docs/architecture.md
+ * "Dependencies") by the job of `roots` whose end started their chain, each
+ * list ascending, in `tx`'s snapshot (one `listJobs`, then a `getJob` per link
+ * not among them). A closed job whose root is not in `roots` is left out.
+ */
+export async function dependentsByRoot(
+  tx: StoreReader,
+  closed: number[],
+  roots: Set<number>,
+): Promise<Map<number, number[]>> {
+  const out = new Map<number, number[]>();
+  if (closed.length === 0) return out;
+  const jobs = await tx.listJobs({ ids: closed, limit: closed.length });
+  const rootOf = rootFinder(
+    tx,
+    new Map(jobs.flatMap((j) => (closingNeed(j) === null ? [] : [[j.id, closingNeed(j)!]]))),
+  );
+  for (const id of [...closed].sort((a, b) => a - b)) {
+    const root = await rootOf(id);
+    if (roots.has(root)) out.set(root, [...(out.get(root) ?? []), id]);
+  }
+  return out;
 }
