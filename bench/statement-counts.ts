@@ -14,9 +14,14 @@
  *   `pg_stat_statements` entries; after it: wait for its backends to exit,
  *   then read all three again. The statements the process sent are the log's
  *   `statement:` / `execute …:` lines of that database (one per simple query
- *   string or extended-protocol execute); `pg_stat_statements`' sum(calls) is
- *   kept beside them, since it also counts what functions and triggers run
- *   (and marks those of a deferred trigger fired at COMMIT top-level). The
+ *   string or extended-protocol execute), its connections the log's
+ *   `connection authorized` lines (`log_connections`). The server counts one
+ *   transaction per connection at its start (the backend's own catalog
+ *   reads): those are left out of the transactions. `pg_stat_statements`' sum(calls) is
+ *   kept beside them, since it also counts what functions and triggers run.
+ *   It is no count of what was sent: it marks the statements of a deferred
+ *   trigger fired at COMMIT top-level, and counts the repeated executes of a
+ *   prepared BEGIN or COMMIT fewer times than the log shows them. The
  *   counting runs over a connection to database `postgres`, so none of it is
  *   counted.
  */
@@ -33,8 +38,10 @@ import type { SqlCounts } from "./sql-counter.ts";
 export interface Counted {
   /** Statements the process sent (SQLite: calls; PostgreSQL: the server log's statement lines). */
   statements: number;
-  /** Transactions (SQLite: BEGINs plus statements outside one, PRAGMAs left out; PostgreSQL: the server's count). */
+  /** Transactions (SQLite: BEGINs plus statements outside one, PRAGMAs left out; PostgreSQL: the server's count less one per connection). */
   transactions: number;
+  /** PostgreSQL: connections the process opened; 0 on SQLite. */
+  connections: number;
   /** PostgreSQL: pg_stat_statements' sum(calls), statements run by functions and triggers included; 0 on SQLite. */
   server: number;
   /** Calls by statement text (PostgreSQL: the log's, then pg_stat_statements' prefixed `pgss: `). */
@@ -55,7 +62,7 @@ export async function countSqlite(cli: Cli, args: string[]): Promise<Counted> {
   if (r.code !== 0)
     throw new Error(`${cli.label}: spoolctl ${args.join(" ")} exited ${r.code}: ${r.stderr || r.stdout}`);
   const c = JSON.parse(readFileSync(file, "utf8")) as SqlCounts;
-  return { statements: c.statements, transactions: c.transactions, server: 0, byText: c.byText };
+  return { statements: c.statements, transactions: c.transactions, connections: 0, server: 0, byText: c.byText };
 }
 
 /** The counting PostgreSQL server. */
@@ -73,6 +80,7 @@ export async function startCountingPg(): Promise<PgCounter> {
     settings: {
       shared_preload_libraries: "pg_stat_statements",
       log_statement: "all",
+      log_connections: "on",
       log_line_prefix: "'%p/%d/'",
       "pg_stat_statements.track": "all",
       autovacuum: "off",
@@ -116,16 +124,19 @@ export async function startCountingPg(): Promise<PgCounter> {
         toplevel: boolean;
         calls: string;
       }[];
-      const counted: Counted = { statements: 0, transactions: x1 - x0, server: 0, byText: {} };
+      const counted: Counted = { statements: 0, transactions: 0, connections: 0, server: 0, byText: {} };
       const logged = readFileSync(log).subarray(logFrom).toString("utf8");
       const prefix = new RegExp(`^\\d+/${name}/LOG:  (?:statement|execute [^:]*): (.*)$`);
+      const connection = new RegExp(`^\\d+/${name}/LOG:  connection authorized`);
       for (const line of logged.split("\n")) {
+        if (connection.test(line)) counted.connections++;
         const m = prefix.exec(line);
         if (!m) continue;
         counted.statements++;
         const key = m[1]!.replace(/\s+/g, " ").trim().slice(0, 120);
         counted.byText[key] = (counted.byText[key] ?? 0) + 1;
       }
+      counted.transactions = x1 - x0 - counted.connections;
       for (const r of rows) {
         const n = Number(r.calls);
         counted.server += n;

@@ -5,9 +5,10 @@
  * runs as a whole process against a fresh queue prepared the same way (by
  * that checkout's own CLI, since an older checkout refuses a newer schema,
  * and by SQL both schemas accept), and the statements that process sends are
- * counted (bench/statement-counts.ts: a bun:sqlite preload on SQLite,
- * pg_stat_statements on a throwaway PostgreSQL server), with its
- * transactions. The commands run in text mode (no `--json`), as in a script.
+ * counted (bench/statement-counts.ts: a bun:sqlite preload on SQLite, the
+ * statement log of a throwaway PostgreSQL server), with its transactions;
+ * pg_stat_statements' sum(calls), which adds what triggers run, is listed
+ * under the table. The commands run in text mode (no `--json`), as in a script.
  * Prints a markdown table: statements, transactions in brackets; a range
  * when the runs of one cell differ (a worker's timers can add statements).
  *
@@ -243,11 +244,13 @@ try {
   );
   if (engines.includes("postgres")) {
     console.log(
-      "\nPostgreSQL, pg_stat_statements sum(calls) (track = all: what functions and triggers run included), first run:",
+      "\nPostgreSQL, first run: pg_stat_statements sum(calls) (track = all: what functions and triggers run included); connections opened:",
     );
     for (const [i, op] of OPS.entries()) {
-      const n = clis.map((c) => `${c.label} ${cells.get(`postgres|${i}|${c.label}`)?.[0]?.server ?? "–"}`);
-      console.log(`- ${op.name}: ${n.join(", ")}`);
+      const first = clis.map((c) => [c.label, cells.get(`postgres|${i}|${c.label}`)?.[0]] as const);
+      const calls = first.map(([label, c]) => `${label} ${c?.server ?? "–"}`).join(", ");
+      const conns = first.map(([label, c]) => `${label} ${c?.connections ?? "–"}`).join(", ");
+      console.log(`- ${op.name}: ${calls}; connections: ${conns}`);
     }
   }
   if (argv.includes("--statements"))
