@@ -174,6 +174,41 @@ test("a job whose need was deleted before it was met is never requeued to wait f
   expect((await q.job(d))!.state).toBe("canceled");
 }, 90_000);
 
+test("retry --all leaves a whole closed chain closed while its root need stays dead", async () => {
+  const a = await q.addJob("--max-retries", "0", "--", "false");
+  const b = await q.addJob("--needs", String(a), "--", "true");
+  const c = await q.addJob("--needs", String(b), "--", "true");
+  expect((await q.run(["work", "--drain"])).code).toBe(0);
+  // b and c are canceled (need_failed); a, dead, is not selected: b is blocked, so c must be too.
+  const r = await q.json(["retry", "--all", "--state", "canceled"]);
+  expect(r.env.data.count).toBe(0);
+  const skipped = r.env.warnings.filter((w: { code: string }) => w.code === "NEED_NOT_RETRIED");
+  expect(skipped.map((w: { message: string }) => w.message.split(":")[0])).toEqual([
+    `job ${b} was not retried`,
+    `job ${c} was not retried`,
+  ]);
+  for (const id of [b, c]) expect((await q.job(id))!.state).toBe("canceled");
+}, 90_000);
+
+test("a revived need holds back its queued done-policy dependents until it ends again", async () => {
+  const build = await q.addJob("--", "true");
+  const deploy = await q.addJob("--needs", String(build), "--", "true");
+  const cleanup = await q.addJob("--needs", String(deploy), "--needs-policy", "done", "--", "true");
+  expect((await q.run(["cancel", String(build)])).code).toBe(0);
+  // deploy closed: cleanup's need ended, so it may run...
+  expect((await q.job(cleanup))!.needs_left).toBe(0);
+  // ...until retry revives deploy: then cleanup waits for deploy's new outcome.
+  const r = await q.json(["retry", String(build)]);
+  expect(r.env.data.revived).toEqual([deploy]);
+  const listed = (await q.json(["list"])).env.data.jobs as { id: number; waiting_on: number[] }[];
+  expect(listed.find((j) => j.id === cleanup)!.waiting_on).toEqual([deploy]);
+  expect((await q.run(["work", "--drain"])).code).toBe(0);
+  const order = (await q.json(["events"])).env.data.events
+    .filter((e: { event: string }) => e.event === "claimed")
+    .map((e: { job_id: number }) => e.job_id);
+  expect(order).toEqual([build, deploy, cleanup]);
+}, 90_000);
+
 test("cycles, a job needing itself, unknown ids and keys are INVALID_INPUT and add nothing", async () => {
   await q.addJob("--", "true");
   const cases: [string[], string | undefined, RegExp][] = [

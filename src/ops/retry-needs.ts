@@ -23,8 +23,10 @@ export interface BlockedRetry {
  * among `jobIds` itself, or that lost a need: requeued, they would wait for
  * ever (docs/architecture.md "Dependencies"). `unmet`: each job's unmet needs,
  * ascending; `stateOf`: the needs' states (absent: gone); `lost`: the jobs that
- * lost a need, each with the need its closing named (or null). Each job names
- * its first such need (a lost one first); sorted by job id.
+ * lost a need, each with the need its closing named (or null). A need in
+ * `jobIds` counts as retried only when it is not blocked itself (a chain whose
+ * root is blocked is blocked whole). Each job names its first such need (a lost
+ * one first); sorted by job id.
  */
 export function blockedRetries(
   jobIds: number[],
@@ -32,24 +34,29 @@ export function blockedRetries(
   stateOf: Map<number, JobState>,
   lost: Map<number, number | null> = new Map(),
 ): BlockedRetry[] {
+  // A need counts as retried only while it is not blocked itself: repeated until nothing more is blocked.
   const retried = new Set(jobIds);
-  const out: BlockedRetry[] = [...lost].map(([jobId, needId]) => ({
-    job_id: jobId,
-    need_id: needId,
-    need_state: "deleted" as const,
-  }));
-  for (const [jobId, needs] of unmet) {
-    if (lost.has(jobId)) continue;
-    for (const needId of needs) {
-      if (retried.has(needId)) continue;
-      const state = stateOf.get(needId);
-      if (state === "dead" || state === "canceled") {
-        out.push({ job_id: jobId, need_id: needId, need_state: state });
-        break;
+  for (;;) {
+    const out: BlockedRetry[] = [...lost].map(([jobId, needId]) => ({
+      job_id: jobId,
+      need_id: needId,
+      need_state: "deleted" as const,
+    }));
+    for (const [jobId, needs] of unmet) {
+      if (lost.has(jobId)) continue;
+      for (const needId of needs) {
+        if (retried.has(needId)) continue;
+        const state = stateOf.get(needId);
+        if (state === "dead" || state === "canceled") {
+          out.push({ job_id: jobId, need_id: needId, need_state: state });
+          break;
+        }
       }
     }
+    const newlyOut = out.filter((b) => retried.has(b.job_id));
+    if (newlyOut.length === 0) return out.sort((a, b) => a.job_id - b.job_id);
+    for (const b of newlyOut) retried.delete(b.job_id);
   }
-  return out.sort((a, b) => a.job_id - b.job_id);
 }
 
 /** Whether a job lost a need: its count of unmet needs exceeds the unmet edges left (`unmetEdges`). */

@@ -61,7 +61,10 @@ export class PgQueries extends PgWorkerWrites implements StoreWriter {
   }
 
   async reviveDependents(needIds: number[], now: number): Promise<number[]> {
-    return reviveDependents(this.tx, this.effects, needIds, now);
+    const revived = await reviveDependents(this.tx, this.effects, needIds, now);
+    // A revived job is a need that runs again: its queued dependents (a done-policy cleanup) wait for it anew.
+    await unmeetNeeds(this.tx, revived);
+    return revived;
   }
 
   async addJobs(

@@ -111,7 +111,10 @@ export class SqliteQueries extends SqliteWorkerWrites implements StoreWriter {
   }
 
   async reviveDependents(needIds: number[], now: number): Promise<number[]> {
-    return this.wakeAllIf(reviveDependents(this.db, this.work, needIds, now, this.ledger(now)));
+    const revived = reviveDependents(this.db, this.work, needIds, now, this.ledger(now));
+    // A revived job is a need that runs again: its queued dependents (a done-policy cleanup) wait for it anew.
+    unmeetNeeds(this.db, revived);
+    return this.wakeAllIf(revived);
   }
 
   async setSetting(key: string, value: string): Promise<void> {
