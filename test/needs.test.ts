@@ -209,6 +209,22 @@ test("a revived need holds back its queued done-policy dependents until it ends 
   expect(order).toEqual([build, deploy, cleanup]);
 }, 90_000);
 
+test("rerun of a dead need revives the dependents its failure closed, as retry does", async () => {
+  const a = await q.addJob("--max-retries", "0", "--", "sh", "-c", `test -e ${q.dir}/ok`);
+  const b = await q.addJob("--needs", String(a), "--", "true");
+  const c = await q.addJob("--needs", String(b), "--", "true");
+  expect((await q.run(["work", "--drain"])).code).toBe(0);
+  expect((await q.job(c))!.state).toBe("canceled");
+  writeFileSync(`${q.dir}/ok`, "");
+  const r = await q.run(["rerun", String(a)]);
+  expect(r.stdout).toContain(`Revived 2 jobs that waited for it: ${b}, ${c}`);
+  expect((await q.run(["work", "--drain"])).code).toBe(0);
+  for (const id of [a, b, c]) expect((await q.job(id))!.state).toBe("done");
+  // A done job's rerun revives nothing and says nothing of it.
+  const again = await q.json(["rerun", String(c)]);
+  expect(again.env.data.revived).toBeUndefined();
+}, 90_000);
+
 test("cycles, a job needing itself, unknown ids and keys are INVALID_INPUT and add nothing", async () => {
   await q.addJob("--", "true");
   const cases: [string[], string | undefined, RegExp][] = [

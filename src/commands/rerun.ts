@@ -20,6 +20,9 @@ export default defineVerb({
     return { data: await rerunJob(await ctx.open({ create: false }), ctx.args.id) };
   },
   render({ data }) {
-    return `Rerunning job ${data.job_id} (was ${data.from}); now queued for attempt ${data.next_attempt_no}`;
+    const revived = data.revived?.length
+      ? `\nRevived ${data.revived.length === 1 ? "1 job" : `${data.revived.length} jobs`} that waited for it: ${data.revived.join(", ")}`
+      : "";
+    return `Rerunning job ${data.job_id} (was ${data.from}); now queued for attempt ${data.next_attempt_no}${revived}`;
   },
 });

@@ -176,6 +176,8 @@ const rerunData = object({
   state: constant("queued"),
   from: enumOf(["done", "dead", "canceled"]),
   next_attempt_no: int,
+  /** The jobs its failure had closed (need_failed), revived with it as `retry` revives them; absent when none. */
+  revived: optional(arrayOf(int)),
 });
 /** `rerun --json` data (see {@link rerunData}). */
 export type RerunData = Static<typeof rerunData>;

@@ -22,6 +22,8 @@ import { blockedByNeeds } from "./need-checks.ts";
  * `retried` ledger row `{"from":…,"rerun":true}` and wakes every worker. A
  * job waiting on a need that is dead or canceled, or was deleted before it
  * was met, is refused (`CONFLICT`, named): requeued it would wait for ever.
+ * A dead or canceled job revives the dependents its failure closed
+ * (`reviveDependents`, down the chain; `revived`), as `retry` does.
  * Raises `NOT_FOUND` for an unknown reference and `CONFLICT` when the job
  * changed state meanwhile; then nothing changed.
  */
@@ -40,12 +42,15 @@ export async function rerunJob(store: Store, ref: string, now = store.now()): Pr
         detail: { job_id: job.id },
       });
     }
+    // A failed need run again revives the dependents its failure closed, as retry does.
+    const revived = from === "done" ? [] : await tx.reviveDependents([job.id], now);
     // The UPDATE's guard only matches a finished job, so `from` is one of the schema's three states.
     return {
       job_id: job.id,
       state: "queued",
       from: from as RerunData["from"],
       next_attempt_no: job.last_attempt_no + 1,
+      ...(revived.length > 0 ? { revived: [...revived].sort((a, b) => a - b) } : {}),
     };
   });
 }
