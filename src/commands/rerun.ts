@@ -2,6 +2,7 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import type { RerunData } from "../describe/schemas-operator.ts";
 import { rerunJob } from "../store/verbs/rerun.ts";
+import { revivedLine } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
 
 export default defineVerb({
@@ -20,9 +21,6 @@ export default defineVerb({
     return { data: await rerunJob(await ctx.open({ create: false }), ctx.args.id) };
   },
   render({ data }) {
-    const revived = data.revived?.length
-      ? `\nRevived ${data.revived.length === 1 ? "1 job" : `${data.revived.length} jobs`} that waited for it: ${data.revived.join(", ")}`
-      : "";
-    return `Rerunning job ${data.job_id} (was ${data.from}); now queued for attempt ${data.next_attempt_no}${revived}`;
+    return `Rerunning job ${data.job_id} (was ${data.from}); now queued for attempt ${data.next_attempt_no}${revivedLine(data.revived)}`;
   },
 });

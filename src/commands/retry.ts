@@ -10,6 +10,7 @@ import { RETRYABLE_STATES, type RetriedJob, type RetryTarget, retryWarnings } fr
 import { selectionFilter } from "../ops/triage-groups.ts";
 import { counted } from "../ops/values.ts";
 import { retryJobs } from "../store/verbs/retry.ts";
+import { revivedLine } from "../ui/text.ts";
 import { describeChanges } from "../ui/triage-card.ts";
 import { forcedRetryHoldoffSeconds } from "../worker/timing.ts";
 import { batchMustExist, JOB_FILTER_NAMES, jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
@@ -190,12 +191,10 @@ export default defineVerb({
       j.changed && Object.keys(j.changed).length ? ` (${describeChanges(j.changed)})` : "";
     if ("dry_run" in data && data.dry_run)
       return `Would retry ${counted(jobs.length, "job")}: ${jobs.map((j) => `${j.job_id}${changes(j)}`).join(", ")} (dry run: nothing changed)`;
-    const revivedText = (ids: number[] | undefined) =>
-      ids?.length ? `\nRevived ${counted(ids.length, "job")} that waited for it: ${ids.join(", ")}` : "";
     return (
-      jobs.map((j) => `Retried job ${j.job_id}${changes(j)}; now queued${revivedText(j.revived)}`).join("\n") +
+      jobs.map((j) => `Retried job ${j.job_id}${changes(j)}; now queued${revivedLine(j.revived)}`).join("\n") +
       // One job's revived jobs are on its own line; a batch retry's are summed up once.
-      revivedText("jobs" in data && "revived" in data ? (data.revived as number[] | undefined) : undefined)
+      revivedLine("jobs" in data && "revived" in data ? (data.revived as number[] | undefined) : undefined)
     );
   },
 });

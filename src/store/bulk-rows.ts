@@ -19,11 +19,12 @@ export interface RetryNeedRow {
 }
 
 /**
- * SQL (both drivers) true for a job of `jobs` that lost a need: its count of
+ * SQL (both drivers) true for the job row aliased `job` (default `jobs`) that lost a need: its count of
  * unmet needs exceeds its unmet edges, because a need was deleted (`delete`,
  * `prune`) before it was met and its edge went with it (docs/architecture.md
  * "Dependencies"). Requeued, such a job would wait for ever: retry, rerun and
  * the revive of dependents leave it alone.
  */
-export const LOST_NEED =
-  "jobs.needs_left > (SELECT count(*) FROM job_needs lost WHERE lost.job_id = jobs.id AND NOT lost.met)";
+export function lostNeed(job = "jobs"): string {
+  return `${job}.needs_left > (SELECT count(*) FROM job_needs lost WHERE lost.job_id = ${job}.id AND NOT lost.met)`;
+}

@@ -318,6 +318,19 @@ export function rerunCommand(
  * "\nClosed 2 jobs that needed it: 13, 14", or "" when `ids` is empty or absent.
  */
 export function closedLine(ids: readonly number[] | undefined, it: "it" | "them"): string {
+  return dependentsLine("Closed", ids, `that needed ${it}`);
+}
+
+/**
+ * The line a `retry` or `rerun` adds for the dependents it revived
+ * (docs/architecture.md "Dependencies"): "\nRevived 2 jobs that waited for it: 13, 14",
+ * or "" when `ids` is empty or absent.
+ */
+export function revivedLine(ids: readonly number[] | undefined): string {
+  return dependentsLine("Revived", ids, "that waited for it");
+}
+
+function dependentsLine(verb: string, ids: readonly number[] | undefined, which: string): string {
   if (!ids?.length) return "";
-  return `\nClosed ${ids.length === 1 ? "1 job" : `${ids.length} jobs`} that needed ${it}: ${ids.join(", ")}`;
+  return `\n${verb} ${ids.length === 1 ? "1 job" : `${ids.length} jobs`} ${which}: ${ids.join(", ")}`;
 }

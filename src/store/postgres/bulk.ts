@@ -9,7 +9,7 @@
  */
 import type { SQL } from "bun";
 import type { Job, JobFilter, JobState } from "../../model/job.ts";
-import { LOST_NEED, type RetryNeedRow } from "../bulk-rows.ts";
+import { lostNeed, type RetryNeedRow } from "../bulk-rows.ts";
 import { activeKeyTaken } from "../writer.ts";
 import { isActiveKeyViolation } from "./errors.ts";
 import { jobWhere } from "./job-filter.ts";
@@ -46,7 +46,7 @@ export async function retryNeedRows(tx: SQL, filter: Omit<JobFilter, "limit">): 
   const { params, p } = paramList();
   const needMatches = `SELECT jobs.id FROM jobs WHERE ${jobWhere(filter, p)} AND ${RETRYABLE}`;
   const dependents = `SELECT jobs.id FROM jobs WHERE ${jobWhere(filter, p)} AND ${RETRYABLE}`;
-  const losers = `SELECT jobs.id FROM jobs WHERE ${jobWhere(filter, p)} AND ${RETRYABLE} AND ${LOST_NEED}`;
+  const losers = `SELECT jobs.id FROM jobs WHERE ${jobWhere(filter, p)} AND ${RETRYABLE} AND ${lostNeed()}`;
   const rows = (await tx.unsafe(
     `SELECT n.job_id, n.need_id, nj.state AS need_state, nj.id IN (${needMatches}) AS need_matches
      FROM job_needs n JOIN jobs nj ON nj.id = n.need_id

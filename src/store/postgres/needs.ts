@@ -203,6 +203,7 @@ export async function reviveDependents(tx: SQL, effects: TxEffects, needIds: num
     const ids = cands.map((c) => Number(c.job_id));
     // The edges first (a need ending meanwhile waits, or has committed before the recount below reads them).
     await tx`SELECT 1 FROM job_needs WHERE job_id = ANY(${ids}::bigint[]) ORDER BY job_id, need_id FOR UPDATE`;
+    // The last condition is lostNeed("d") of ../bulk-rows.ts negated, written out: a tagged template binds, it does not splice.
     const rows = (await tx`UPDATE jobs d SET state = 'queued', attempts = 0, crashes = 0, next_run_at = ${now}::float8,
         finished_at = NULL, last_error = NULL, locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL,
         cancel_requested = false, needs_left = (SELECT count(*) FROM job_needs WHERE job_id = d.id AND NOT met)

@@ -7,7 +7,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { Job, JobFilter, JobState } from "../../model/job.ts";
-import { LOST_NEED, type RetryNeedRow } from "../bulk-rows.ts";
+import { lostNeed, type RetryNeedRow } from "../bulk-rows.ts";
 import { activeKeyTaken } from "../writer.ts";
 import { jobWhere } from "./job-filter.ts";
 import { toJob } from "./rows.ts";
@@ -44,7 +44,7 @@ export function retryNeedRows(db: Database, filter: Omit<JobFilter, "limit">): R
        FROM job_needs n JOIN jobs nj ON nj.id = n.need_id
        WHERE n.met = 0 AND nj.state IN ('dead','canceled') AND n.job_id IN (${matching})
        UNION ALL
-       SELECT jobs.id, NULL, 'deleted', 0 FROM jobs WHERE ${w.sql} AND ${RETRYABLE} AND ${LOST_NEED}
+       SELECT jobs.id, NULL, 'deleted', 0 FROM jobs WHERE ${w.sql} AND ${RETRYABLE} AND ${lostNeed()}
        ORDER BY 1, 2 NULLS FIRST`,
     )
     .all(...w.params, ...w.params, ...w.params) as (Omit<RetryNeedRow, "need_matches"> & { need_matches: number })[];

@@ -11,6 +11,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { JobNeeds } from "../../model/job.ts";
+import { lostNeed } from "../bulk-rows.ts";
 import { failedNeed, unknownNeed } from "../needs-errors.ts";
 import type { WorkSignals } from "../wake-signal.ts";
 import { HOT_SQL } from "./hot-path.ts";
@@ -126,7 +127,7 @@ export function jobsEnded(db: Database, work: WorkSignals, ended: number[], now:
  * were requeued (`retry`; docs/architecture.md "Dependencies"): each canceled
  * job with an edge to one of them marked `closed`, none of whose other needs
  * that must succeed is dead or canceled, that lost no need (one deleted before
- * it was met, `LOST_NEED`), and whose idempotency key no active job holds, goes back to `queued` due at `now` with fresh budgets, its
+ * it was met, `lostNeed`), and whose idempotency key no active job holds, goes back to `queued` due at `now` with fresh budgets, its
  * `needs_left` recounted, a `retried` ledger row naming the need; and so on
  * down the chain. Returns the ids revived.
  */
@@ -149,7 +150,7 @@ export function reviveDependents(
              WHERE o.job_id = e.job_id AND o.policy = 'success' AND o.met = 0 AND n.state IN ('dead','canceled'))
            AND (d.idempotency_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs k
              WHERE k.idempotency_key = d.idempotency_key AND k.state IN ('queued','running')))
-           AND d.needs_left <= (SELECT count(*) FROM job_needs u WHERE u.job_id = d.id AND NOT u.met)
+           AND NOT ${lostNeed("d")}
          GROUP BY e.job_id ORDER BY e.job_id`,
       )
       .all(idsJson(frontier)) as { job_id: number; need_id: number }[];
