@@ -4,12 +4,13 @@
  *
  *   bun bench/metrics.ts PATH_OR_URL     # a queue built by bench/build-1m.ts (or build-1m-pg.ts)
  */
+
+import { healthContext, judgeRecord } from "../src/commands/workers.ts";
 import { TOOL_VERSION } from "../src/contract/version.ts";
 import { renderExposition } from "../src/ops/metrics.ts";
 import { openQueue } from "../src/store/index.ts";
 import { resolveLocation } from "../src/store/location.ts";
 import { metricsSnapshot } from "../src/store/verbs/metrics.ts";
-import { healthContext, judgeRecord } from "../src/commands/workers.ts";
 
 const where = process.argv[2];
 if (!where) throw new Error("usage: bun bench/metrics.ts PATH_OR_URL");
@@ -23,5 +24,7 @@ for (let i = 0; i < 12; i++) {
   if (i > 0) times.push(performance.now() - t0);
 }
 times.sort((a, b) => a - b);
-console.log(JSON.stringify({ driver: store.driver, median_ms: times[5], min_ms: times[0], max_ms: times.at(-1), bytes }));
+console.log(
+  JSON.stringify({ driver: store.driver, median_ms: times[5], min_ms: times[0], max_ms: times.at(-1), bytes }),
+);
 await store.close();

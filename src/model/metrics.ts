@@ -26,7 +26,7 @@ export const DURATION_BUCKETS: readonly number[] = [
  * - `run`: an attempt's end, observed as its run time in seconds; scope the lane, label the attempt's state, bucket, sum;
  * - `slots`: a schedule's slot decided; scope the schedule, label the outcome (fired, skipped, missed, manual).
  */
-export type MetricKind = "finished" | "hook_finished" | "retries" | "crashes" | "wait" | "run" | "slots";
+type MetricKind = "finished" | "hook_finished" | "retries" | "crashes" | "wait" | "run" | "slots";
 
 /** One summed `metric_counts` row (see {@link MetricKind}); `bucket` indexes {@link DURATION_BUCKETS} (its length: `+Inf`), 0 for a counter; `sum` seconds. */
 export interface MetricCount {

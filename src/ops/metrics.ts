@@ -30,7 +30,7 @@ export const CONTENT_TYPES = {
 } as const;
 
 /** Dead-job groups shown by name; the rest are summed as `other`. */
-export const DEAD_GROUPS_SHOWN = 10;
+const DEAD_GROUPS_SHOWN = 10;
 
 const JOB_STATES = ["queued", "running", "done", "dead", "canceled"];
 const OUTCOMES = ["done", "dead", "canceled"];
