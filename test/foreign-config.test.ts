@@ -10,11 +10,11 @@ import { afterEach, beforeAll, beforeEach, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CLI, ON_POSTGRES } from "./support/temp-queue.ts";
+import { asUser, cliIn, RUNUSER } from "./support/folder-cli.ts";
+import { ON_POSTGRES } from "./support/temp-queue.ts";
 
 const OTHER = "spoolctl-other";
-const runuser = Bun.which("runuser");
-const asRoot = process.getuid?.() === 0 && runuser !== null && Bun.which("useradd") !== null;
+const asRoot = process.getuid?.() === 0 && RUNUSER !== null && Bun.which("useradd") !== null;
 
 beforeAll(() => {
   if (!asRoot) return;
@@ -30,21 +30,11 @@ beforeEach(() => {
 afterEach(() => rmSync(top, { recursive: true, force: true }));
 
 function asOther(script: string): void {
-  const r = Bun.spawnSync([runuser!, "-u", OTHER, "--", "sh", "-c", script], { stderr: "pipe" });
-  if (r.exitCode !== 0) throw new Error(`as ${OTHER}: ${script}: ${r.stderr.toString()}`);
+  asUser(OTHER, script);
 }
 
-async function cli(args: string[], cwd: string) {
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), NO_COLOR: "1", HOME: top };
-  delete env.SPOOLCTL_DB;
-  delete env.SPOOLCTL_TRUSTED_DIRS;
-  const proc = Bun.spawn(["bun", CLI, ...args], { env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, stdout, stderr };
+function cli(args: string[], cwd: string) {
+  return cliIn(top, args, cwd);
 }
 
 test.skipIf(!asRoot || ON_POSTGRES)(
