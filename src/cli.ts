@@ -3,9 +3,10 @@ import { checkArgs } from "./commands/args.ts";
 import { leadingGlobals, refuseInvalidUtf8, splitArgv } from "./commands/argv.ts";
 import { loadCatalog } from "./commands/catalog.ts";
 import { COMPOUND, VERB_SUMMARIES } from "./commands/names.ts";
-import { VERBS } from "./commands/registry.ts";
+import { resolveVerb } from "./commands/registry.ts";
+import { asSpoolError } from "./commands/run-verb.ts";
 import { carryIntoError, carryIntoResult, dbWritten, suggesterFor } from "./commands/selection.ts";
-import { type AnyVerb, COMMON_FLAGS, makeContext, terminalAttached } from "./commands/verb.ts";
+import { COMMON_FLAGS, makeContext, terminalAttached } from "./commands/verb.ts";
 /**
  * Entry point: finds the verb, parses its argv against the verb's definitions
  * (split, then checked and typed), runs it, renders text or the JSON envelope,
@@ -27,13 +28,6 @@ import { isWatchdogCall } from "./worker/watchdog.ts";
  * the stream error handlers before it runs.
  */
 const PLAIN_OUTPUT = new Set(["add", "status", "list", "show"]);
-
-/** Turns anything thrown into a {@link SpoolError}; unknown failures become `INTERNAL`. */
-function asSpoolError(error: unknown): SpoolError {
-  if (error instanceof SpoolError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new SpoolError("INTERNAL", `unexpected failure: ${message}`);
-}
 
 function wantsJson(argv: string[]): boolean {
   const end = argv.indexOf("--");
@@ -58,22 +52,6 @@ async function printError(
   const { log } = await import("./ui/log.ts");
   for (const w of warnings) log.warn(`${w.code}: ${w.message}`);
   log.error(`${error.code}: ${error.message} — ${error.remediation}`);
-}
-
-async function resolveVerb(name: string): Promise<AnyVerb> {
-  // Own keys only: "constructor" or "__proto__" name no verb.
-  const entry = Object.hasOwn(VERBS, name) ? VERBS[name] : undefined;
-  if (!entry) {
-    const guess = closest(name, Object.keys(VERBS));
-    throw new SpoolError(
-      "UNKNOWN_COMMAND",
-      `unknown command ${JSON.stringify(name)}${guess ? ` (did you mean ${guess}?)` : ""}`,
-      {
-        did_you_mean: guess,
-      },
-    );
-  }
-  return entry.load();
 }
 
 /**
@@ -172,6 +150,7 @@ export async function main(rawArgv: string[]): Promise<number> {
       warnings: notices,
       mutates: Boolean(verb.mutates),
       catalog: loadCatalog,
+      loadVerb: resolveVerb,
     });
     const ran = await verb.run(ctx);
     const result: VerbResult = carryIntoResult(

@@ -27,8 +27,9 @@ const RANKS: Record<string, number> = {
   store: 4,
   worker: 5,
   ui: 6,
-  commands: 7,
-  "cli.ts": 8,
+  web: 7,
+  commands: 8,
+  "cli.ts": 9,
 };
 
 /** Every .ts file of src/, relative to the repository (`src/ops/add.ts`), sorted. */

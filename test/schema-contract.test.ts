@@ -15,6 +15,7 @@ import { gatedJob } from "./support/jobs.ts";
 import { type BgProc, startWorker, stopProcessesOf } from "./support/processes.ts";
 import { FAST_KNOBS, useTempQueue } from "./support/temp-queue.ts";
 import { waitFor } from "./support/wait.ts";
+import { startUi } from "./support/web.ts";
 
 // The preload's default timeout does not reach every file when the whole suite runs (Bun 1.4.5): real processes on a loaded machine need more than 5 s.
 setDefaultTimeout(120_000);
@@ -167,6 +168,17 @@ test("events: a page, a long-poll with meta.wait both ways, and --follow NDJSON 
   expect(contract.stream("events_follow", last)).toEqual([]);
   expect(last.control.reason).toBe("idle_timeout");
 });
+
+test("ui's first envelope (its URL, printed once it listens) validates against its exported schema", async () => {
+  const ui = await startUi(q);
+  try {
+    const env = JSON.parse(ui.firstLine);
+    expect([contract.envelope(env), contract.data("ui", env.data)]).toEqual([[], []]);
+    covered.add("ui");
+  } finally {
+    expect(await ui.stop()).toBe(0);
+  }
+}, 60_000);
 
 test("contract and config verbs validate against their exported schemas", async () => {
   const cfg = join(q.dir, "spoolctl.json");

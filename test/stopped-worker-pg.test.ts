@@ -202,7 +202,13 @@ describe.skipIf(!USABLE)("a stopped worker on PostgreSQL: its jobs never run bes
     expect(overlaps).toEqual([]);
     for (const id of ids) expect((await job(id)).state).toBe("done");
     // Resumed, A finds it lost the jobs and writes nothing.
-    process.kill(wa.outerPid, "SIGCONT");
+    try {
+      process.kill(wa.outerPid, "SIGCONT");
+    } catch (error) {
+      throw new Error(
+        `A's worker is gone while stopped (${error}); exit ${wa.proc.exitCode}, signal ${wa.proc.signalCode}\n--- A:\n${wa.stderr()}`,
+      );
+    }
     await waitFor(
       "A to say it lost the jobs",
       () =>

@@ -14,8 +14,8 @@ import { metricsSnapshot } from "../store/verbs/metrics.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext, judgeRecord } from "./workers.ts";
 
-/** The exposition of `store` now. */
-async function scrape(store: Store, openmetrics: boolean): Promise<string> {
+/** The exposition of `store` now (Prometheus text, or OpenMetrics with `openmetrics`). */
+export async function scrape(store: Store, openmetrics: boolean): Promise<string> {
   const snap = await metricsSnapshot(store, judgeRecord, healthContext(store), TOOL_VERSION, store.driver);
   return renderExposition(snap, openmetrics);
 }

@@ -53,6 +53,7 @@ export const VERB_SUMMARIES = {
   enqueue: 'QueueCTL add: enqueue \'{"id":"job1","command":"echo hi"}\'',
   report: "JUnit XML / markdown summary of jobs for CI",
   metrics: "Prometheus/OpenMetrics metrics of the queue, once or --serve ADDR",
+  ui: "the queue in a browser: pages, triage, live output (127.0.0.1, with a token)",
   completion: "print a shell completion script: bash, zsh or fish",
 } as const;
 

@@ -4,6 +4,8 @@
  * "The house"); and the two-word QueueCTL commands, rewritten to verbs before
  * parsing.
  */
+import { SpoolError } from "../contract/errors.ts";
+import { closest } from "../contract/flags.ts";
 import { VERB_SUMMARIES, type VerbName } from "./names.ts";
 import type { AnyVerb } from "./verb.ts";
 
@@ -56,6 +58,7 @@ const LOADERS: Record<VerbName, Loader> = {
   enqueue: async () => (await import("./enqueue.ts")).default,
   report: async () => (await import("./report.ts")).default,
   metrics: async () => (await import("./metrics.ts")).default,
+  ui: async () => (await import("./ui.ts")).default,
   completion: async () => (await import("./completion.ts")).default,
 };
 
@@ -63,3 +66,18 @@ const LOADERS: Record<VerbName, Loader> = {
 export const VERBS: Record<string, { summary: string; load: Loader }> = Object.fromEntries(
   Object.entries(VERB_SUMMARIES).map(([name, summary]) => [name, { summary, load: LOADERS[name as VerbName] }]),
 );
+
+/** Loads verb `name`; `UNKNOWN_COMMAND` (with "did you mean") when there is none. */
+export async function resolveVerb(name: string): Promise<AnyVerb> {
+  // Own keys only: "constructor" or "__proto__" name no verb.
+  const entry = Object.hasOwn(VERBS, name) ? VERBS[name] : undefined;
+  if (!entry) {
+    const guess = closest(name, Object.keys(VERBS));
+    throw new SpoolError(
+      "UNKNOWN_COMMAND",
+      `unknown command ${JSON.stringify(name)}${guess ? ` (did you mean ${guess}?)` : ""}`,
+      { did_you_mean: guess },
+    );
+  }
+  return entry.load();
+}

@@ -74,6 +74,8 @@ export interface VerbContext<F extends FlagsDef = FlagsDef> {
   openAppearing(): Promise<AppearingQueue>;
   /** Every verb, loaded (for `capabilities` and `completion`; passed in by the runner, which owns the registry). */
   catalog(): Promise<Catalog>;
+  /** Loads one verb by name (`ui` runs verbs for its API; passed in by the runner). Raises `UNKNOWN_COMMAND`. */
+  loadVerb(name: string): Promise<AnyVerb>;
 }
 
 /** A verb of the CLI: its definition, what it does, and how its result reads as text. */
@@ -107,6 +109,14 @@ export interface ContextOptions {
   warnings: Warning[];
   /** Loads every verb (the runner's registry). */
   catalog(): Promise<Catalog>;
+  /** Loads one verb by name (the runner's registry). */
+  loadVerb(name: string): Promise<AnyVerb>;
+  /**
+   * A queue already open (the web view's, src/web/): `open` hands it out
+   * instead of opening one, and the runner does not close it; nothing asks at
+   * a terminal (`interactive` is false), whatever the process's stdio is.
+   */
+  shared?: Store;
 }
 
 /** Where a location came from, for messages. */
@@ -140,7 +150,7 @@ export function makeContext<F extends FlagsDef>(raw: RawArgs, args: Args<F>, opt
     given: (name) => raw.values[name] !== undefined,
     json: raw.values.json === true,
     get interactive() {
-      return terminalAttached();
+      return opts.shared === undefined && terminalAttached();
     },
     location() {
       if (location === null) {
@@ -157,14 +167,16 @@ export function makeContext<F extends FlagsDef>(raw: RawArgs, args: Args<F>, opt
     async open({ create, absentOk = false, readOnly: readOnlyAsked, overlapping }) {
       // Reading verbs never write, so they work on a queue the user may only read (and never change it).
       // A database that cannot be reached is named with where its URL came from (--db, SPOOLCTL_DB, config).
-      const store = await openQueue(ctx.location(), {
-        create,
-        readOnly: (readOnlyAsked ?? !opts.mutates) && !create,
-        overlapping,
-      }).catch((error) => {
-        throw withLocationSource(error, ctx.location());
-      });
-      opts.stores.push(store);
+      const store =
+        opts.shared ??
+        (await openQueue(ctx.location(), {
+          create,
+          readOnly: (readOnlyAsked ?? !opts.mutates) && !create,
+          overlapping,
+        }).catch((error) => {
+          throw withLocationSource(error, ctx.location());
+        }));
+      if (store !== opts.shared) opts.stores.push(store);
       if (!store.exists && !absentOk && !opts.warnings.some((w) => w.code === "NO_QUEUE"))
         opts.warnings.push(noQueue(ctx.location()));
       return store;
@@ -182,6 +194,7 @@ export function makeContext<F extends FlagsDef>(raw: RawArgs, args: Args<F>, opt
       });
     },
     catalog: opts.catalog,
+    loadVerb: opts.loadVerb,
   };
   return ctx;
 }

@@ -107,9 +107,23 @@ const metricsData = object({
 /** `metrics --json` data (see {@link metricsData}). */
 export type MetricsData = Static<typeof metricsData>;
 
-/** Data schemas of `report`, `completion` and `metrics`. */
+/**
+ * `ui --json` data, printed once the server listens: the URL to open (with
+ * its token), the address and port bound, and whether writes are refused.
+ */
+const uiData = object({
+  url: str,
+  host: str,
+  port: int,
+  read_only: bool,
+});
+/** `ui --json` data (see {@link uiData}). */
+export type UiData = Static<typeof uiData>;
+
+/** Data schemas of `report`, `completion`, `metrics` and `ui`. */
 export const REPORT_DATA_SCHEMAS: Record<string, JsonSchema> = {
   report: reportData,
   completion: completionData,
   metrics: metricsData,
+  ui: uiData,
 };

@@ -22,6 +22,19 @@ import type { DeadJobKind, MetricCount } from "../model/metrics.ts";
 import type { RecurringReader } from "./recurring.ts";
 
 /** Reads; inside {@link Store.read} they see one consistent snapshot. */
+/** One edge of the dependency graph: job `job_id` needs job `need_id`. */
+export interface NeedEdge {
+  job_id: number;
+  need_id: number;
+}
+
+/** One cell of {@link StoreReader.finishedTimeline}: jobs that ended `state` in bucket `bucket`. */
+export interface TimelineCount {
+  state: "done" | "dead" | "canceled";
+  bucket: number;
+  n: number;
+}
+
 export interface StoreReader {
   /** Schedules and hooks (docs/architecture.md "Recurring jobs", "Hooks"). */
   readonly recurring: RecurringReader;
@@ -69,6 +82,16 @@ export interface StoreReader {
    * reason, exit code and signal; all null for a job that never ran). One statement.
    */
   deadJobKinds(): Promise<DeadJobKind[]>;
+  /**
+   * Jobs that ended (done, dead, canceled) at or after `since` (epoch seconds),
+   * counted by outcome and by bucket of `bucketSeconds` from `since` (bucket 0
+   * holds `[since, since + bucketSeconds)`). One statement on idx_jobs_finished.
+   */
+  finishedTimeline(since: number, bucketSeconds: number): Promise<TimelineCount[]>;
+  /** The newest ledger row's id (0 for an empty ledger): the cursor a live view starts from. One statement. */
+  lastEventId(): Promise<number>;
+  /** The need edges touching any of `jobIds` (as dependent or as need), each once. One statement. */
+  needEdges(jobIds: number[]): Promise<NeedEdge[]>;
   /** Queued jobs whose `next_run_at` is after `now`, per lane. */
   countScheduledByLane(now: number): Promise<{ queue: string; n: number }[]>;
   /** The newest dead jobs. */

@@ -134,10 +134,11 @@ export class Watchdog {
         // At once, not at the next renewal: until then nothing would end the jobs of this worker if it stopped.
         // Only one that keeps dying waits out the pause.
         const restart = this.mayRestart();
-        this.onTrouble(
-          `this worker's watchdog exited (${code ?? proc.signalCode}); ${restart ? "starting it again" : "starting it again within 10s; until then this worker renews no lease"}`,
-        );
+        // The new one first, then the line: a worker stopped right after saying so is guarded already.
         if (restart) this.restart();
+        this.onTrouble(
+          `this worker's watchdog exited (${code ?? proc.signalCode}); ${restart ? "started it again" : "starting it again within 10s; until then this worker renews no lease"}`,
+        );
       });
     } catch (error) {
       this.proc = null;

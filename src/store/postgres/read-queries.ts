@@ -20,7 +20,16 @@ import type {
   WorkerRecord,
 } from "../../model/job.ts";
 import type { DeadJobKind, MetricCount } from "../../model/metrics.ts";
-import type { DrainState, EventQuery, OutputStream, ShippedOutput, StoreReader, WaitingOnNeeds } from "../reader.ts";
+import type {
+  DrainState,
+  EventQuery,
+  NeedEdge,
+  OutputStream,
+  ShippedOutput,
+  StoreReader,
+  TimelineCount,
+  WaitingOnNeeds,
+} from "../reader.ts";
 import * as batches from "./batch-queries.ts";
 import type { TxEffects } from "./events.ts";
 import { HOT_SQL } from "./hot-path.ts";
@@ -92,6 +101,26 @@ export abstract class PgReads implements Omit<StoreReader, "recurring"> {
     // Signed deltas kept by triggers (schema v2): a few rows, whatever the number of jobs.
     return (await this
       .tx`SELECT state, queue, sum(n)::float8 AS n FROM lane_counts GROUP BY state, queue HAVING sum(n) > 0`) as LaneCount[];
+  }
+
+  async finishedTimeline(since: number, bucketSeconds: number): Promise<TimelineCount[]> {
+    return (await this.tx`SELECT state, floor((finished_at - ${since}) / ${bucketSeconds})::int AS bucket,
+      count(*)::float8 AS n FROM jobs
+      WHERE state IN ('done', 'dead', 'canceled') AND finished_at >= ${since} GROUP BY 1, 2`) as TimelineCount[];
+  }
+
+  async lastEventId(): Promise<number> {
+    const [row] = await this.tx`SELECT coalesce(max(id), 0)::float8 AS id FROM job_events`;
+    return Number(row.id);
+  }
+
+  async needEdges(jobIds: number[]): Promise<NeedEdge[]> {
+    if (jobIds.length === 0) return [];
+    return (await this.tx.unsafe(
+      `SELECT job_id::float8 AS job_id, need_id::float8 AS need_id FROM job_needs WHERE job_id = ANY($1::bigint[])
+       UNION SELECT job_id::float8, need_id::float8 FROM job_needs WHERE need_id = ANY($1::bigint[])`,
+      [`{${jobIds.join(",")}}`],
+    )) as NeedEdge[];
   }
 
   async metricCounts(): Promise<MetricCount[]> {

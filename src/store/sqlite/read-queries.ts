@@ -18,7 +18,15 @@ import type {
   WorkerRecord,
 } from "../../model/job.ts";
 import type { DeadJobKind, MetricCount } from "../../model/metrics.ts";
-import type { DrainState, EventQuery, ShippedOutput, StoreReader, WaitingOnNeeds } from "../reader.ts";
+import type {
+  DrainState,
+  EventQuery,
+  NeedEdge,
+  ShippedOutput,
+  StoreReader,
+  TimelineCount,
+  WaitingOnNeeds,
+} from "../reader.ts";
 import * as batches from "./batch-queries.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
@@ -95,6 +103,31 @@ export abstract class SqliteReads implements Omit<StoreReader, "recurring"> {
          WHERE j.state = 'dead' GROUP BY 1, 2, 3, 4`,
       )
       .all() as DeadJobKind[];
+  }
+
+  async finishedTimeline(since: number, bucketSeconds: number): Promise<TimelineCount[]> {
+    return this.db
+      .query(
+        `SELECT state, CAST((finished_at - ?1) / ?2 AS INTEGER) AS bucket, count(*) AS n
+         FROM jobs INDEXED BY idx_jobs_finished
+         WHERE state IN ('done', 'dead', 'canceled') AND finished_at >= ?1 GROUP BY 1, 2`,
+      )
+      .all(since, bucketSeconds) as TimelineCount[];
+  }
+
+  async lastEventId(): Promise<number> {
+    return (this.db.query("SELECT coalesce(max(id), 0) AS id FROM job_events").get() as { id: number }).id;
+  }
+
+  async needEdges(jobIds: number[]): Promise<NeedEdge[]> {
+    const ids = JSON.stringify(jobIds);
+    return this.db
+      .query(
+        `SELECT job_id, need_id FROM job_needs WHERE job_id IN (SELECT value FROM json_each(?1))
+         UNION SELECT job_id, need_id FROM job_needs INDEXED BY idx_job_needs_need
+         WHERE need_id IN (SELECT value FROM json_each(?1))`,
+      )
+      .all(ids) as NeedEdge[];
   }
 
   async countScheduledByLane(now: number): Promise<{ queue: string; n: number }[]> {

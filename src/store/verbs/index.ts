@@ -44,6 +44,7 @@ export { allSettings, setSetting, settingOf, unsetSetting } from "./settings.ts"
 export { outputCap, shipOutput } from "./ship.ts";
 export { liveSnapshot, statusSnapshot } from "./status.ts";
 export { failureGroups, jobsInStates, latestOutput, triageCard } from "./triage.ts";
+export { finishedTimeline, ledgerHead, needGraph } from "./views.ts";
 export { awaitedJobs, jobsMatching, pendingAndWorkers, selectionJobs } from "./wait.ts";
 export { drainHolders, drainStates, laneView, nextDueAt } from "./worker-lanes.ts";
 export { stopProgress, stopWorkers, workerList } from "./workers.ts";
