@@ -5,6 +5,7 @@ import type { FailFastMode } from "../model/job.ts";
 import { LIMITS } from "../model/limits.ts";
 import { parseBatchName, parseFailFast } from "../ops/batch.ts";
 import { ALL_LANES, workerLanes } from "../ops/lanes.ts";
+import { counted } from "../ops/values.ts";
 import { stallReason } from "../ops/worker-health.ts";
 import { staleAfter, type WorkerView } from "../ops/workers.ts";
 import type { Store } from "../store/store.ts";
@@ -225,7 +226,10 @@ export default defineVerb({
   render({ data }) {
     if (data.batch) return batchLine(data.batch);
     if (data.counts)
-      return `${Object.keys(data.jobs).length} jobs ended: ${Object.entries(data.counts)
+      return `${counted(
+        Object.values(data.counts).reduce((a, b) => a + b, 0),
+        "job",
+      )} ended: ${Object.entries(data.counts)
         .filter(([, n]) => n > 0)
         .map(([state, n]) => `${n} ${state}`)
         .join(", ")}`;

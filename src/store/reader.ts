@@ -58,6 +58,12 @@ export interface StoreReader {
   waitingOnNeeds(limit: number): Promise<WaitingOnNeeds>;
   /** Job counts by state and lane. */
   countByStateAndLane(): Promise<LaneCount[]>;
+  /**
+   * Jobs matching `filter` (its `limit` does not apply) counted by state, one
+   * statement; states without a job are absent. What a selection `wait` judges
+   * (docs/architecture.md "Batches": the verdict counts ended jobs too).
+   */
+  countMatchingByState(filter: Omit<JobFilter, "limit">): Promise<{ state: JobState; n: number }[]>;
   /** Queued jobs whose `next_run_at` is after `now`, per lane. */
   countScheduledByLane(now: number): Promise<{ queue: string; n: number }[]>;
   /** The newest dead jobs. */

@@ -93,6 +93,16 @@ export abstract class PgReads implements Omit<StoreReader, "recurring"> {
       .tx`SELECT state, queue, sum(n)::float8 AS n FROM lane_counts GROUP BY state, queue HAVING sum(n) > 0`) as LaneCount[];
   }
 
+  async countMatchingByState(filter: Omit<JobFilter, "limit">): Promise<{ state: JobState; n: number }[]> {
+    const params: unknown[] = [];
+    const p = (v: unknown) => {
+      params.push(v);
+      return `$${params.length}`;
+    };
+    const sql = `SELECT state, count(*)::int AS n FROM jobs WHERE ${jobWhere(filter, p)} GROUP BY state`;
+    return (await this.tx.unsafe(sql, params)) as { state: JobState; n: number }[];
+  }
+
   async countScheduledByLane(now: number): Promise<{ queue: string; n: number }[]> {
     return (await this
       .tx`SELECT queue, count(*)::int AS n FROM jobs WHERE state = 'queued' AND next_run_at > ${now} GROUP BY queue`) as {

@@ -78,6 +78,13 @@ export abstract class SqliteReads implements Omit<StoreReader, "recurring"> {
     return this.db.query("SELECT state, queue, n FROM lane_counts WHERE n > 0").all() as LaneCount[];
   }
 
+  async countMatchingByState(filter: Omit<JobFilter, "limit">): Promise<{ state: JobState; n: number }[]> {
+    const where = jobWhere(filter);
+    return this.db
+      .query(`SELECT state, count(*) AS n FROM jobs WHERE ${where.sql} GROUP BY state`)
+      .all(...where.params) as { state: JobState; n: number }[];
+  }
+
   async countScheduledByLane(now: number): Promise<{ queue: string; n: number }[]> {
     return this.db
       .query("SELECT queue, count(*) AS n FROM jobs WHERE state = 'queued' AND next_run_at > ? GROUP BY queue")
