@@ -10,7 +10,8 @@
  */
 import { Database } from "bun:sqlite";
 import { expect, setDefaultTimeout, test } from "bun:test";
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, writeFileSync, writeSync } from "node:fs";
+import { join } from "node:path";
 import { SpoolError } from "../src/contract/errors.ts";
 import type { ClaimRequest } from "../src/store/attempt-types.ts";
 import { openQueue } from "../src/store/index.ts";
@@ -18,6 +19,7 @@ import { corruptError } from "../src/store/sqlite/errors.ts";
 import { Worker } from "../src/worker/loop.ts";
 import { stopProcessesOf } from "./support/processes.ts";
 import { ON_POSTGRES, useTempQueue } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(120_000);
 
@@ -84,6 +86,68 @@ test.skipIf(ON_POSTGRES)("a damaged jobs table: status, list, show, add and work
   expect(human.stderr).toMatch(/^spoolctl: error: QUEUE_CORRUPT: .+spoolctl doctor --db .+\n$/);
   const doctor = await q.json(["doctor"]);
   expect(doctor.code).toBe(3);
+});
+
+/** Adds `n` jobs in one `add --from` (one transaction), with their write-ahead log folded into the file. */
+async function addMany(n: number): Promise<void> {
+  const lines = Array.from({ length: n }, (_, i) => JSON.stringify({ argv: ["echo", `${i}`, "x".repeat(300)] }));
+  const from = join(q.dir, "jobs.jsonl");
+  writeFileSync(from, `${lines.join("\n")}\n`);
+  expect((await q.run(["add", "--from", from])).code).toBe(0);
+  const db = new Database(q.db);
+  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  db.close();
+}
+
+/** Overwrites `bytes` bytes from the middle of the file with garbage (what a bad disk or a stray `dd` leaves). */
+function garbageMidFile(path: string, bytes = 4096): void {
+  const fd = openSync(path, "r+");
+  try {
+    const middle = Math.floor(fstatSync(fd).size / 2) + 1234; // not on a page boundary
+    writeSync(fd, Buffer.alloc(bytes, 0xa5), 0, bytes, middle);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+test.skipIf(ON_POSTGRES)(
+  "mid-file garbage: every verb that opens the file says QUEUE_CORRUPT, and add acknowledges nothing",
+  async () => {
+    await addMany(300);
+    garbageMidFile(q.db);
+    // Verbs that read none of the damaged pages used to answer 0 (list, show) or write into the file (add).
+    for (const args of [["list"], ["show", "5"], ["show", "last"], ["events"], ["lane", "list"], ["hook", "list"]])
+      await expectCorrupt(args);
+    const add = await q.run(["add", "--", "true"]);
+    expect([add.code, add.stdout]).toEqual([3, ""]);
+    expect(add.stderr).toContain("QUEUE_CORRUPT");
+    await expectCorrupt(["add", "--", "true"]);
+    await expectCorrupt(["retry", "1"]);
+    // doctor still reports, rather than failing to open.
+    const doctor = await q.json(["doctor"]);
+    expect(doctor.code).toBe(3);
+    expect(doctor.env.ok).toBe(true);
+    expect(doctor.env.data.checks.find((c: { id: string }) => c.id === "integrity").status).toBe("fail");
+  },
+);
+
+test.skipIf(ON_POSTGRES)("a file remembered as intact is walked again once anything wrote to it", async () => {
+  await Promise.all(Array.from({ length: 200 }, (_, i) => q.addJob("--", "echo", `${i}`, "x".repeat(300))));
+  const checkpoint = new Database(q.db);
+  checkpoint.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  checkpoint.close();
+  // The stamp is written once the file has settled (its ctime 2 s old): poll a reader until it is.
+  const stamp = join(q.spool, "intact");
+  await waitFor(
+    "the intact stamp",
+    async () => (await q.run(["list", "--limit", "1"])).code === 0 && existsSync(stamp),
+    60_000,
+    250,
+  );
+  expect((await q.run(["list"])).code).toBe(0);
+  garbageMidFile(q.db);
+  await expectCorrupt(["list"]);
+  await expectCorrupt(["show", "3"]);
 });
 
 test.skipIf(ON_POSTGRES)("a damaged index: status no longer says healthy while add fails", async () => {

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { selectionFlags } from "../src/commands/selection.ts";
 import { attemptMarker } from "../src/worker/executor.ts";
 import { groupsWithEnv } from "../src/worker/process-groups.ts";
-import { killJobGroups, processLives } from "./support/processes.ts";
+import { killJobGroups, killWorkerAndWatchdog, processLives } from "./support/processes.ts";
 import { FAST_KNOBS, type TempQueue, useTempQueue } from "./support/temp-queue.ts";
 import { waitFor } from "./support/wait.ts";
 
@@ -43,7 +43,7 @@ async function runningJob(): Promise<{ worker: ReturnType<TempQueue["spawn"]>; j
 
 test("a SIGKILLed worker's job: status, list, show and doctor say its worker is dead and that the next worker reaps it", async () => {
   const { worker, jobPid, id } = await runningJob();
-  worker.kill("SIGKILL");
+  killWorkerAndWatchdog(worker.pid);
   await worker.exited;
   const status = await json(["status"]);
   expect(status.data.live_workers).toBe(0);
@@ -83,7 +83,7 @@ test("a SIGKILLed worker's job: status, list, show and doctor say its worker is 
 
 test("cancel of a running job whose worker is dead kills the orphaned group itself and closes the attempt", async () => {
   const { worker, jobPid, id } = await runningJob();
-  worker.kill("SIGKILL");
+  killWorkerAndWatchdog(worker.pid);
   await worker.exited;
   const r = await q.json(["cancel", String(id), "--running", "--yes"], { env: FAST_KNOBS });
   expect(r.code).toBe(0);

@@ -9,7 +9,7 @@ import { expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startWorker, stopProcessesOf } from "./support/processes.ts";
-import { FAST_KNOBS, useTempQueue } from "./support/temp-queue.ts";
+import { CLI, FAST_KNOBS, useTempQueue } from "./support/temp-queue.ts";
 import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(120_000);
@@ -130,4 +130,20 @@ test("every path that ends a job adds its hooks: a reap to dead, a cancel of a r
     (await cli("list", "--queue", "h")).jobs.map(async (h: any) => (await job(h.id)).idempotency_key),
   );
   expect(keys.sort()).toEqual([`hook:dead:${reaped}:1:dead`, `hook:gone:${running}:1:canceled`]);
+});
+
+test("a job added from inside a hook's job is hook-born: no hook fires for it, so a hook cannot loop", async () => {
+  // The hook of issue 30 item 6: on every dead job, add another job that dies.
+  const add = `bun '${CLI}' add --db '${q.db}' --max-retries 0 -- false`;
+  await cli("hook", "add", "loop", "--on", "dead", "--", "sh", "-c", add);
+  await cli("add", "--max-retries", "0", "--", "false");
+  for (let round = 0; round < 3; round++) {
+    expect((await q.run(["work", "--drain"])).code).toBe(0);
+    expect((await q.run(["work", "--queue", "hooks", "--drain"])).code).toBe(0);
+  }
+  const all = (await cli("list", "--limit", "100")).jobs as { id: number; queue: string; state: string }[];
+  // The first death fired the hook once; the job its job added died without firing it again.
+  expect(all.map((j) => `${j.queue}:${j.state}`).sort()).toEqual(["default:dead", "default:dead", "hooks:done"]);
+  const born = await job(3);
+  expect(born.tags["spoolctl/hook-born"]).toBe("1");
 });

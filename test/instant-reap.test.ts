@@ -9,7 +9,7 @@
 import { expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { add } from "./support/jobs.ts";
-import { groupMembers, startWorker, stopProcessesOf } from "./support/processes.ts";
+import { groupMembers, killWorkerAndWatchdog, startWorker, stopProcessesOf } from "./support/processes.ts";
 import { useTempQueue } from "./support/temp-queue.ts";
 import { waitFor } from "./support/wait.ts";
 
@@ -38,7 +38,7 @@ async function killWorkerRunning(id: number, pidFile: string): Promise<{ sleepPi
     30000,
   );
   expect((await q.job(id))!.state).toBe("running");
-  a.proc.kill("SIGKILL");
+  killWorkerAndWatchdog(a.pid);
   const killedAt = Date.now() / 1000;
   await a.exited;
   expect(groupMembers(sleepPid)).toEqual([sleepPid]); // the orphan runs on

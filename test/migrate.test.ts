@@ -30,6 +30,7 @@ describe.skipIf(ON_POSTGRES)("SQLite file migrations", () => {
     "lane_counts",
     "lanes",
     "meta",
+    "metric_counts",
     "schedule_slots",
     "schedules",
     "settings",

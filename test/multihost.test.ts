@@ -15,6 +15,7 @@ import type { Store } from "../src/store/store.ts";
 import { Host, type HostProcess, hostsUsable } from "./support/hosts.ts";
 import { cliJson, hostEnv, runsOn } from "./support/pg-hosts.ts";
 import { type PgServer, startPgServer } from "./support/pg-server.ts";
+import { killWorkerAndWatchdog } from "./support/processes.ts";
 import { CLI } from "./support/temp-queue.ts";
 import { waitFor } from "./support/wait.ts";
 
@@ -112,7 +113,8 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     const wa = await worker(a, "--worker-id", "a1");
     await waitFor("the job to run on host A", async () => (await job(id)).locked_by === "a1", 30_000);
     await waitFor("the child to run on host A", () => runsOn(a, "sleep 61"));
-    process.kill(wa.outerPid, "SIGKILL");
+    // Worker and watchdog die together (the watchdog alone would end the job at once): the orphan rules' case.
+    killWorkerAndWatchdog(wa.outerPid);
 
     const wb = await worker(b, "--worker-id", "b1");
     // B cannot see A's PIDs: the expired lease alone is the verdict.
@@ -210,7 +212,7 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
       SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "60",
     });
     await waitFor("the child to run on host A", () => runsOn(a, "sleep 62"), 30_000);
-    process.kill(wa.outerPid, "SIGKILL");
+    killWorkerAndWatchdog(wa.outerPid);
     expect((await store.read(async (tx) => tx.getAttempt(id, 1)))!.pgid).toBeNull();
 
     await worker(b, "--worker-id", "b1");

@@ -10,10 +10,10 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CLI, ON_POSTGRES, TempQueue } from "./support/temp-queue.ts";
+import { asUser, cliIn, RUNUSER } from "./support/folder-cli.ts";
+import { ON_POSTGRES, TempQueue } from "./support/temp-queue.ts";
 
-const runuser = Bun.which("runuser");
-const asRoot = process.getuid?.() === 0 && runuser !== null;
+const asRoot = process.getuid?.() === 0 && RUNUSER !== null;
 
 let top: string;
 let shared: string;
@@ -29,25 +29,12 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(top, { recursive: true, force: true }));
 
-/** Runs `script` with sh as the user nobody; fails the test when it fails. */
 function asNobody(script: string): void {
-  const r = Bun.spawnSync([runuser!, "-u", "nobody", "--", "sh", "-c", script], { stderr: "pipe" });
-  if (r.exitCode !== 0) throw new Error(`as nobody: ${script}: ${r.stderr.toString()}`);
+  asUser("nobody", script);
 }
 
-/** Runs the CLI as this user in `cwd`, with no queue selection inherited. */
-async function cli(args: string[], cwd: string, extra: Record<string, string> = {}) {
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), NO_COLOR: "1", HOME: top };
-  delete env.SPOOLCTL_DB;
-  delete env.SPOOLCTL_TRUSTED_DIRS;
-  Object.assign(env, extra);
-  const proc = Bun.spawn(["bun", CLI, ...args], { env, cwd, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, stdout, stderr };
+function cli(args: string[], cwd: string, extra: Record<string, string> = {}) {
+  return cliIn(top, args, cwd, extra);
 }
 
 /** nobody plants `shared/.spoolctl/config.json` naming `dbPath`. */

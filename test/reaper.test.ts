@@ -7,7 +7,7 @@
 import { expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { add } from "./support/jobs.ts";
-import { groupMembers, procState, startWorker, stopProcessesOf } from "./support/processes.ts";
+import { groupMembers, killWorkerAndWatchdog, procState, startWorker, stopProcessesOf } from "./support/processes.ts";
 import { forgetAttemptGroups } from "./support/queue-fixtures.ts";
 import { FAST_KNOBS, ON_POSTGRES, useTempQueue } from "./support/temp-queue.ts";
 import { waitFor } from "./support/wait.ts";
@@ -59,7 +59,7 @@ test("a SIGSTOPped worker is not reaped while it lives; after SIGKILL it is, and
   if (ON_POSTGRES) expect(groupMembers(pgid)).toEqual([]);
   else expect(groupMembers(pgid).length).toBeGreaterThan(0);
 
-  a.proc.kill("SIGKILL");
+  killWorkerAndWatchdog(a.pid);
   await a.exited;
   // Watch closely for the moment the attempt is settled: by then the orphan must be gone.
   const settled = await waitFor(
@@ -120,7 +120,7 @@ test("a worker SIGKILLed before its first heartbeat, whose job cleared its envir
     },
     30000,
   );
-  a.proc.kill("SIGKILL");
+  killWorkerAndWatchdog(a.pid);
   await a.exited;
   expect((await q.attempt(id))!.pgid).toBeNull(); // died inside the window
   expect(readFileSync(`/proc/${pid}/environ`, "utf8")).not.toContain("SPOOLCTL_ATTEMPT_TOKEN");
@@ -180,7 +180,7 @@ test("--max-crashes 0: a reaped job goes dead, and its orphan is killed", async 
   const a = startWorker(q, ["--worker-id", "A"], { env: FAST_KNOBS });
   const pgid = await waitFor("the job to run", async () => (await q.attempt(id))?.pgid as number | undefined, 30000);
   expect(groupMembers(pgid).length).toBeGreaterThan(0);
-  a.proc.kill("SIGKILL");
+  killWorkerAndWatchdog(a.pid);
   await a.exited;
   expect(groupMembers(pgid).length).toBeGreaterThan(0); // the orphan outlives its worker
 
@@ -210,7 +210,7 @@ test("an orphan whose process group was never recorded (worker killed right afte
   const a = startWorker(q, ["--worker-id", "A"], { env: FAST_KNOBS });
   const pgid = await waitFor("the job to run", async () => (await q.attempt(id))?.pgid as number | undefined, 30000);
   await waitFor("the grandchild", () => groupMembers(pgid).length >= 2);
-  a.proc.kill("SIGKILL");
+  killWorkerAndWatchdog(a.pid);
   await a.exited;
   await forgetAttemptGroups(q, id);
   expect(groupMembers(pgid).length).toBeGreaterThanOrEqual(2); // the orphan runs on

@@ -178,6 +178,8 @@ test("contract and config verbs validate against their exported schemas", async 
     check(["schema", "--verb", "wait"]),
     check(["brief"]),
     check(["completion", "bash"]),
+    check(["metrics"]),
+    check(["metrics", "--openmetrics"]),
     check(["config", "show"]),
     check(["config-show"]),
     check(["config", "validate"]),

@@ -164,7 +164,8 @@ function ticking(ticks: string, host: string): number {
  * Returns the overlaps found and A's worker.
  */
 async function stopWorkerOnA(
-  stop: (wa: HostProcess) => void,
+  stop: (wa: HostProcess, a: Host) => unknown,
+  stopped: (state: string | null) => boolean = (state) => state === "T",
 ): Promise<{ overlaps: string[]; wa: HostProcess; ids: number[] }> {
   await freshQueue();
   const a = await startHost("host-a");
@@ -172,8 +173,8 @@ async function stopWorkerOnA(
   const logs = await addGuardedJobs(4);
   const wa = await worker(a, "--worker-id", "a1", "--concurrency", "4");
   await waitFor("four jobs to tick on host A", () => ticking(logs.ticks, "host-a") === 4, 30_000);
-  stop(wa);
-  await waitFor("A's worker to be stopped", () => stateOf(wa.outerPid) === "T", 10_000);
+  await stop(wa, a);
+  await waitFor("A's worker to be stopped", () => stopped(stateOf(wa.outerPid)), 10_000);
   const wb = await worker(b, "--worker-id", "b1", "--concurrency", "4");
   await waitFor(
     "host B to reap and re-run the four jobs",
@@ -227,6 +228,33 @@ describe.skipIf(!USABLE)("a stopped worker on PostgreSQL: its jobs never run bes
     for (const id of ids) expect((await job(id)).state).toBe("done");
   }, 240_000);
 
+  test("kill -KILL of the worker alone (the OOM killer): its watchdog ends its jobs at once; host B re-runs them with no overlap", async () => {
+    const { overlaps, wa, ids } = await stopWorkerOnA(
+      (wa) => process.kill(wa.outerPid, "SIGKILL"),
+      (state) => state === null || state === "Z",
+    );
+    console.log(`SIGKILL: ${overlaps.length} overlap(s)\n${overlaps.join("\n")}`);
+    expect(overlaps).toEqual([]);
+    for (const id of ids) expect((await job(id)).state).toBe("done");
+    expect(wa.stderr()).toMatch(/watchdog of worker a1: the worker \(pid \d+\) died; ending its 4 running jobs/);
+  }, 240_000);
+
+  test("kill -KILL of the watchdog, then kill -STOP of the worker: a new watchdog ends its jobs; no overlap", async () => {
+    const { overlaps, wa, ids } = await stopWorkerOnA(async (wa, a) => {
+      const [first] = await pidsOn(a, WATCHDOG_ARG);
+      process.kill(first!, "SIGKILL");
+      // Stopped as soon as it has seen its watchdog die: before its next renewal.
+      await waitFor("the worker to see its watchdog die", () => wa.stderr().includes("watchdog exited"), 15_000, 5);
+      process.kill(wa.outerPid, "SIGSTOP");
+    });
+    console.log(`watchdog SIGKILL + SIGSTOP: ${overlaps.length} overlap(s)\n${overlaps.join("\n")}`);
+    expect(overlaps).toEqual([]);
+    for (const id of ids) expect((await job(id)).state).toBe("done");
+    expect(wa.stderr()).toContain("this worker's watchdog exited");
+    expect(wa.stderr()).toMatch(/watchdog of worker a1: no lease renewal for .*ending its 4 running jobs/);
+    process.kill(wa.outerPid, "SIGCONT");
+  }, 240_000);
+
   test("with no other worker about, a worker resumed after its watchdog ended its job requeues it without charge and runs it again", async () => {
     await freshQueue();
     const a = await startHost("host-a");
@@ -243,7 +271,8 @@ describe.skipIf(!USABLE)("a stopped worker on PostgreSQL: its jobs never run bes
     await waitFor("the job to run on host A", () => runsOn(a, "sleep 61"), 30_000);
     process.kill(wa.outerPid, "SIGSTOP");
     await waitFor("the watchdog to end the job", async () => !(await runsOn(a, "sleep 61")), 30_000);
-    expect(wa.stderr()).toContain("watchdog of worker a1: no lease renewal for");
+    // Its line was written before the kill, but the pipe is read in the background.
+    await waitFor("the watchdog's line", () => wa.stderr().includes("watchdog of worker a1: no lease renewal for"));
     process.kill(wa.outerPid, "SIGCONT");
     await waitFor("the job to run again and succeed", async () => (await job(id)).state === "done", 30_000);
     const attempts = await store.read(async (tx) => tx.attemptsOf(id));

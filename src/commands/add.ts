@@ -9,6 +9,7 @@ import { DEFAULTS, LIMITS } from "../model/limits.ts";
 import { type AddedJob, relativePathWarning } from "../ops/add.ts";
 import { parseJobLines } from "../ops/add-from.ts";
 import { needsBatch, parseBatchName, parseFailFast } from "../ops/batch.ts";
+import { markHookBorn } from "../ops/hooks.ts";
 import { type AddInput, validateAddInput } from "../ops/job-spec.ts";
 import { staleAfter } from "../ops/workers.ts";
 import { formatBytes, readBounded } from "../store/read-bounded.ts";
@@ -322,7 +323,7 @@ export default defineVerb({
         throw new SpoolError("MISSING_REQUIRED", `--from ${from} has no job lines`, {
           remediation: 'write one JSON object per line, e.g. {"argv": ["echo", "hi"]}',
         });
-      const specs = lines.map(({ input: i, line }) => {
+      const parsed = lines.map(({ input: i, line }) => {
         try {
           return validateAddInput(i, (name) => `line ${line}: ${name}`, cwd);
         } catch (error) {
@@ -335,6 +336,8 @@ export default defineVerb({
           });
         }
       });
+      // Added from inside a hook's job: hook-born, so no hook fires for them (README "Hooks").
+      const specs = markHookBorn(parsed, process.env);
       const { jobs, warnings } = await writeRidingOut(ctx, (store) =>
         addWithLaneWarnings(
           store,
@@ -355,7 +358,10 @@ export default defineVerb({
       });
       return { data: { count: jobs.length, jobs }, warnings };
     }
-    const spec = validateAddInput(input, (name) => (name.length === 1 ? `-${name}` : `--${name}`), cwd);
+    const [spec] = markHookBorn(
+      [validateAddInput(input, (name) => (name.length === 1 ? `-${name}` : `--${name}`), cwd)],
+      process.env,
+    ) as [ReturnType<typeof validateAddInput>];
     const { jobs, warnings } = await writeRidingOut(ctx, (store) =>
       addWithLaneWarnings(store, [spec], undefined, [], batch),
     );

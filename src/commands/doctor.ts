@@ -21,12 +21,14 @@ export default defineVerb({
   async run(ctx): Promise<VerbResult<DoctorData>> {
     const probes = { diagnose: diagnoseQueue, writable: writableOrCreatable, disks: locationDisks };
     const data = await runDoctor(describeLocation(ctx.args.db), probes, SCHEMA_VERSION);
-    if (data.checks.find((c) => c.id === "db_opens")?.status === "pass") {
+    const status = (id: string) => data.checks.find((c) => c.id === id)?.status;
+    // A damaged file is refused by every open (docs/architecture.md "A damaged file"): its checks said it all.
+    if (status("db_opens") === "pass" && status("integrity") !== "fail") {
       // Read-only: a queue that does not exist reads as empty, nothing is created (db_opens already says so).
       const store = await ctx.open({ create: false, absentOk: true });
       const health = healthContext(store);
-      const status = await statusSnapshot(store, judgeRecord, 0, health);
-      addStrandedCheck(data, status.stranded, status.live_workers, ctx.args.db);
+      const snapshot = await statusSnapshot(store, judgeRecord, 0, health);
+      addStrandedCheck(data, snapshot.stranded, snapshot.live_workers, ctx.args.db);
     }
     return { data, exitCode: data.ready ? EXIT.OK : EXIT.ENVIRONMENT };
   },

@@ -52,6 +52,7 @@ export const VERB_SUMMARIES = {
   brief: "compact usage text for agents",
   enqueue: 'QueueCTL add: enqueue \'{"id":"job1","command":"echo hi"}\'',
   report: "JUnit XML / markdown summary of jobs for CI",
+  metrics: "Prometheus/OpenMetrics metrics of the queue, once or --serve ADDR",
   completion: "print a shell completion script: bash, zsh or fish",
 } as const;
 

@@ -55,6 +55,7 @@ const LOADERS: Record<VerbName, Loader> = {
   brief: async () => (await import("./brief.ts")).default,
   enqueue: async () => (await import("./enqueue.ts")).default,
   report: async () => (await import("./report.ts")).default,
+  metrics: async () => (await import("./metrics.ts")).default,
   completion: async () => (await import("./completion.ts")).default,
 };
 

@@ -116,7 +116,7 @@ const FROM = SOURCE_WORDS;
 function noQueue(location: QueueLocation): Warning {
   return {
     code: "NO_QUEUE",
-    message: `no queue exists at ${location.dbPath} (${FROM[location.source]}), so it reads as empty; check the path, or start it: spoolctl add -- CMD ARGS…`,
+    message: `no queue exists at ${location.dbPath} (${location.untrusted && location.source === "default" ? "the default: the .spoolctl/ folders above were passed over, see UNTRUSTED_FOLDER" : FROM[location.source]}), so it reads as empty; check the path, or start it: spoolctl add -- CMD ARGS…`,
   };
 }
 

@@ -93,5 +93,23 @@ const completionData = object({ shell: enumOf(["bash", "zsh", "fish"]), script: 
 /** `completion --json` data (see {@link completionData}). */
 export type CompletionData = Static<typeof completionData>;
 
-/** Data schemas of `report` and `completion`. */
-export const REPORT_DATA_SCHEMAS: Record<string, JsonSchema> = { report: reportData, completion: completionData };
+/**
+ * `metrics --json` data: the format, its HTTP content type and the exposition
+ * text; under `--serve`, instead of the text, the scrapes answered and the address.
+ */
+const metricsData = object({
+  format: enumOf(["prometheus", "openmetrics"]),
+  content_type: str,
+  text: optional(str),
+  served: optional(int),
+  address: optional(str),
+});
+/** `metrics --json` data (see {@link metricsData}). */
+export type MetricsData = Static<typeof metricsData>;
+
+/** Data schemas of `report`, `completion` and `metrics`. */
+export const REPORT_DATA_SCHEMAS: Record<string, JsonSchema> = {
+  report: reportData,
+  completion: completionData,
+  metrics: metricsData,
+};

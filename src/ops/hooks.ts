@@ -18,6 +18,13 @@ export interface HookDraft extends Omit<Hook, "job" | "created_at"> {
 /** The lane hook jobs run in unless `--run-queue` says otherwise. */
 export const HOOK_LANE = "hooks";
 
+/**
+ * The tag `spoolctl add` gives a job added from inside a hook's job (its
+ * environment holds `SPOOLCTL_HOOK_STATE`): such a job is hook-born too, and
+ * no hook fires for it, so a hook cannot loop (README "Hooks").
+ */
+export const HOOK_BORN_TAG = "spoolctl/hook-born";
+
 /** `hook add` as typed. */
 export interface HookInput {
   name: string;
@@ -86,4 +93,15 @@ export function planHook(input: HookInput, cwd: string): HookDraft {
     match_tag_value: tag?.[1] ?? null,
     spec,
   };
+}
+
+/**
+ * `specs` as added from this process: inside a hook's job (`env` holds
+ * `SPOOLCTL_HOOK_STATE`) each gets {@link HOOK_BORN_TAG}, naming the job whose
+ * outcome fired the hook (or the batch), so no hook fires for them.
+ */
+export function markHookBorn<T extends { tags: Record<string, string> }>(specs: T[], env: NodeJS.ProcessEnv): T[] {
+  if (env.SPOOLCTL_HOOK_STATE === undefined) return specs;
+  const from = env.SPOOLCTL_HOOK_JOB_ID || env.SPOOLCTL_HOOK_BATCH || "1";
+  return specs.map((s) => ({ ...s, tags: { ...s.tags, [HOOK_BORN_TAG]: from.slice(0, 64) } }));
 }

@@ -241,7 +241,32 @@ export function readProjectConfig(file: string): ProjectConfig {
   return { ...out, dbPath: resolve(dirname(file), dbPath) };
 }
 
+/**
+ * Refuses a config file that group or others may write (`INTERNAL`,
+ * `detail.unsafe` "mode"): whoever can rewrite it can point this user's
+ * workers at their database (README "Folder ownership").
+ */
+function refuseWritableConfig(file: string): void {
+  let mode: number;
+  try {
+    mode = statSync(file).mode;
+  } catch {
+    return;
+  }
+  if ((mode & 0o022) === 0) return;
+  const octal = (mode & 0o777).toString(8).padStart(4, "0");
+  throw new SpoolError(
+    "INTERNAL",
+    `refusing ${file}: its mode ${octal} lets group or others write it, so another user could point your workers at their database`,
+    {
+      remediation: `run: chmod go-w ${file}  (then check its db_path), or pass --db`,
+      detail: { path: file, unsafe: "mode" },
+    },
+  );
+}
+
 function fromConfig(root: string): string | null {
+  refuseWritableConfig(join(root, CONFIG_FILE));
   const config = readProjectConfig(join(root, CONFIG_FILE));
   if (!config.valid) {
     throw new SpoolError("INVALID_INPUT", `${config.path}: ${config.problem}`, {

@@ -18,7 +18,7 @@ import {
   statSync,
   unlinkSync,
 } from "node:fs";
-import { dirname } from "node:path";
+import { basename, dirname } from "node:path";
 import { SpoolError } from "../contract/errors.ts";
 
 /** The effective user id, or null where there is none (then nothing is checked). */
@@ -158,7 +158,8 @@ function writable(path: string): boolean {
  * The checks a writer makes before opening a queue: its folder
  * ({@link refuseForeignFolder}, {@link refuseOpenFolder}), then the database file and its `-wal`/`-shm`
  * companions (`dbPath` null for a queue without a local file) and the spool
- * folder ({@link refuseUnsafePath}). A database file this user may not write
+ * folder ({@link refuseUnsafePath}); for a database in a `.spoolctl/`
+ * folder, the folder holding that one too. A database file this user may not write
  * is left to the driver, which names the permission problem (and nothing is
  * checked then: nothing can be written).
  */
@@ -168,6 +169,11 @@ export function refuseUnsafeQueue(dbPath: string | null, spoolDir: string): void
     if (statOrNull(dbPath, true) && !writable(dbPath)) return;
     refuseForeignFolder(dirname(dbPath));
     refuseOpenFolder(dirname(dbPath));
+    if (basename(dirname(dbPath)) === ".spoolctl") {
+      // Whoever may rename the .spoolctl/ folder away may make the queue vanish (README "Folder ownership").
+      refuseForeignFolder(dirname(dirname(dbPath)));
+      refuseOpenFolder(dirname(dirname(dbPath)));
+    }
     for (const [path, what] of [
       [dbPath, "database"],
       [`${dbPath}-wal`, "WAL file"],

@@ -18,6 +18,7 @@ import type {
   LaneSetting,
   WorkerRecord,
 } from "../model/job.ts";
+import type { DeadJobKind, MetricCount } from "../model/metrics.ts";
 import type { RecurringReader } from "./recurring.ts";
 
 /** Reads; inside {@link Store.read} they see one consistent snapshot. */
@@ -64,6 +65,16 @@ export interface StoreReader {
    * (docs/architecture.md "Batches": the verdict counts ended jobs too).
    */
   countMatchingByState(filter: Omit<JobFilter, "limit">): Promise<{ state: JobState; n: number }[]>;
+  /**
+   * The counters kept by schema v16's triggers, summed by key (docs/architecture.md
+   * "Metrics"): a few dozen rows whatever the number of jobs. One statement.
+   */
+  metricCounts(): Promise<MetricCount[]>;
+  /**
+   * Dead jobs counted by lane and by how their last attempt failed (its failure
+   * reason, exit code and signal; all null for a job that never ran). One statement.
+   */
+  deadJobKinds(): Promise<DeadJobKind[]>;
   /** Queued jobs whose `next_run_at` is after `now`, per lane. */
   countScheduledByLane(now: number): Promise<{ queue: string; n: number }[]>;
   /** The newest dead jobs. */

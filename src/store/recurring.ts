@@ -4,10 +4,12 @@
  * interfaces, and the one algorithm that fires due slots, shared by both
  * drivers over their own statements ({@link SlotStatements}). Times are epoch seconds.
  */
+
 import { SpoolError } from "../contract/errors.ts";
 import type { SlotOutcome, SlotRow } from "../describe/schemas-recurring.ts";
 import type { Job, JobState, NewJob } from "../model/job.ts";
 import type { Hook, Schedule, ScheduleView, SlotDecision } from "../model/recurring.ts";
+import { HOOK_BORN_TAG } from "../ops/hooks.ts";
 
 /**
  * The planner a pass calls between its read and its write: null leaves the schedule as it is
@@ -64,9 +66,10 @@ function hookEnvironment(
   };
 }
 
-/** Whether hook `h` fires for `job` ending in `state` (never for a hook's own job). */
+/** Whether hook `h` fires for `job` ending in `state` (never for a hook's own job, nor one it added). */
 function hookMatches(h: Hook, job: Job, state: JobState): boolean {
   if (job.idempotency_key?.startsWith(HOOK_KEY_PREFIX)) return false;
+  if (job.tags[HOOK_BORN_TAG] !== undefined) return false;
   if (h.on_outcome !== state) return false;
   if (h.match_queue !== null && h.match_queue !== job.queue) return false;
   if (h.match_tag_key !== null && job.tags[h.match_tag_key] !== (h.match_tag_value ?? "")) return false;

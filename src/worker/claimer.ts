@@ -41,6 +41,8 @@ export class Claimer {
     if (this.w.stopping || (opts.mode === "once" && this.w.summary.claimed)) return 0;
     const room = opts.mode === "once" ? 1 : opts.concurrency - this.w.inFlight.size;
     if (room <= 0) return 0;
+    // No fresh lease without a watchdog alive to end its run should this worker stop (docs/architecture.md "A stopped worker").
+    if (!this.w.lease.guarded()) return 0;
     let claimed: ClaimedAttempt[];
     this.claimFilledRoom = false;
     // Claims that keep finding nothing (another worker took the job it was woken for) back off with

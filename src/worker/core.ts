@@ -63,7 +63,12 @@ export interface WorkerCore {
    * When the lease was last renewed (performance.now(), ms), and the watchdog told of a claim's
    * fresh lease (sharedClockNs, src/worker/timing.ts) (src/worker/lease.ts).
    */
-  readonly lease: { renewedAt: number; tellWatchdog(sentNs: bigint): void };
+  readonly lease: {
+    renewedAt: number;
+    tellWatchdog(sentNs: bigint): void;
+    guarded(): boolean;
+    jobRecorded(pid: number | null): void;
+  };
   /** When a first stop was asked for (performance.now(), ms). */
   readonly stopAskedAt: number;
   /** The due-slot pass of recurring schedules: how long until its next slot, ms. */

@@ -65,6 +65,10 @@ export class Lease {
       this.checkLease(); // the previous beat hangs (a database that stopped answering)
       return;
     }
+    if (!this.guarded()) {
+      this.checkLease(); // no renewal without a guard: past the guard time this worker stops its jobs itself
+      return;
+    }
     this.beating = true;
     try {
       // The first beat after a spawn also records the attempt's process group (docs/architecture.md "The claim").
@@ -98,6 +102,20 @@ export class Lease {
     } finally {
       this.beating = false;
     }
+  }
+
+  /** Tells the watchdog that the job led by `pid` is recorded (src/worker/watchdog.ts). */
+  jobRecorded(pid: number | null): void {
+    this.watchdog?.jobRecorded(pid);
+  }
+
+  /**
+   * Whether this worker may renew or take a lease: no watchdog is needed
+   * (one host's queue), or its watchdog lives (docs/architecture.md "A stopped
+   * worker": a lease is never renewed without a guard that could end its run).
+   */
+  guarded(): boolean {
+    return this.watchdog === null || this.watchdog.guarding();
   }
 
   /**

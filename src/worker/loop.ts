@@ -372,6 +372,12 @@ export class Worker implements WorkerCore {
     // In flight from now on, so that the next heartbeat renews its lease and records the process group.
     // (Until then, a reaper finds the attempt's processes by their marker: docs/architecture.md "Orphans".)
     this.inFlight.set(flightKey(claimed), { claimed, running, processRecorded: false, leaseNs, stop: running.stop });
+    // Should this worker die, its watchdog ends what it left running (docs/architecture.md "A stopped worker").
+    this.lease.watchdog?.jobStarted(
+      running.pid,
+      running.startTime(),
+      attemptMarker(this.store.queueId, job.id, attemptNo),
+    );
     this.shipper?.track(claimed);
     if (this.interrupted) running.stop("interrupted");
     void running.done.then((processEnd) => {

@@ -117,6 +117,7 @@ export class Recorder {
     batch.forEach(({ claimed, started, ended }, i) => {
       const { job, attemptNo } = claimed;
       const outcome = outcomes[i]!;
+      this.w.lease.jobRecorded(this.w.inFlight.get(flightKey(claimed))?.running.pid ?? null);
       this.w.inFlight.delete(flightKey(claimed));
       this.w.summary.executed++;
       this.w.summary.job_ids.push(job.id);

@@ -11,16 +11,19 @@
  * worker reads when it finds the job ended: the attempt is then "interrupted"
  * (requeued without charge, when the worker still owns it), not a failure.
  *
- * It never outlives its worker: end of input (the worker exited or died: the
- * pipe's write end is closed with it) or a new parent ends it. It never acts
- * on a worker that renews, and it signals only the worker's own children that
- * lead sessions (its jobs), the groups carrying their attempt markers, and
- * never group 1, its own or the worker's.
+ * It never outlives its worker, and a worker that dies does not leave its
+ * jobs running: the worker tells it of every job it starts (`J`) and records
+ * (`E`), and says goodbye (`B`) before it exits; the end of input without a
+ * goodbye, or a new parent, means the worker died (SIGKILL, the OOM killer),
+ * and the watchdog ends the jobs it was told of at once, then exits. It never
+ * acts on a worker that renews, and it signals only the worker's jobs (its
+ * children that lead sessions, or the jobs it was told of), the groups
+ * carrying their attempt markers, and never group 1, its own or the worker's.
  */
 import { appendFileSync, mkdirSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { ATTEMPT_MARKER, killGroup } from "./executor.ts";
-import { processGroupOf, processState } from "./liveness.ts";
+import { processGroupOf, processStartTime, processState } from "./liveness.ts";
 import { environEntry, groupsWithEnv, sessionLeadersOf } from "./process-groups.ts";
 import { sharedClockNs } from "./timing.ts";
 
@@ -77,6 +80,44 @@ async function endJobs(config: WatchdogConfig, silentMs: number): Promise<number
   return leaders.length;
 }
 
+/** A job the worker told of: its leader's PID, start time when known, and attempt marker. */
+interface ToldJob {
+  pid: number;
+  startTime: string | null;
+  marker: string;
+}
+
+/**
+ * Ends the jobs of a worker that died (docs/architecture.md "A stopped
+ * worker"): each told job's group while its leader is the same process, and
+ * every group carrying its attempt marker. Returns how many jobs had something left.
+ */
+async function endOrphanedJobs(config: WatchdogConfig, jobs: Iterable<ToldJob>): Promise<number> {
+  const never = new Set([1, process.pid]);
+  const groups = new Set<number>();
+  let count = 0;
+  for (const job of jobs) {
+    const found = groupsWithEnv(job.marker);
+    const start = processStartTime(job.pid);
+    if (
+      start !== null &&
+      (job.startTime === null || start === job.startTime) &&
+      environEntry(job.pid, `${ATTEMPT_MARKER}=`) === job.marker
+    )
+      found.push(job.pid);
+    if (found.length > 0) count++;
+    for (const g of found) groups.add(g);
+  }
+  const targets = [...groups].filter((g) => g > 1 && !never.has(g));
+  if (targets.length === 0) return 0;
+  if (config.say)
+    process.stderr.write(
+      `spoolctl: watchdog of worker ${config.workerId}: the worker (pid ${config.workerPid}) died; ending its ${count === 1 ? "running job" : `${count} running jobs`} (process group ${targets.join(", ")}), so that no other worker runs them beside it\n`,
+    );
+  await Promise.all(targets.map((g) => killGroup(g, config.graceMs)));
+  return count;
+}
+
 /** Runs the watchdog described by `raw` (JSON {@link WatchdogConfig}) until its worker is gone. */
 export async function runWatchdog(raw: string | undefined): Promise<void> {
   // Checked by the caller (isWatchdogCall in src/worker/watchdog.ts): written by `work`, never by hand.
@@ -89,8 +130,20 @@ export async function runWatchdog(raw: string | undefined): Promise<void> {
     clearTimeout(timer);
     timer = setTimeout(() => void check(), Math.max(1, ms));
   };
+  const jobs = new Map<number, ToldJob>();
+  let goodbye = false;
+  let ending = false;
+  // The worker died (no goodbye): what it left running would run beside its re-run elsewhere.
+  const workerGone = async () => {
+    if (ending) return;
+    ending = true;
+    clearTimeout(timer);
+    if (!goodbye) await endOrphanedJobs(config, jobs.values());
+    rmSync(config.ledger, { force: true });
+    process.exit(0);
+  };
   const check = async () => {
-    if (process.ppid !== config.workerPid) process.exit(0); // orphaned: the worker is gone
+    if (process.ppid !== config.workerPid) return workerGone(); // orphaned: the worker is gone
     // A renewal waiting in the pipe is read first (this process may have been slow to run).
     await Bun.sleep(5);
     if (acting) return;
@@ -112,13 +165,15 @@ export async function runWatchdog(raw: string | undefined): Promise<void> {
     const lines = pending.split("\n");
     pending = lines.pop()!;
     for (const line of lines) {
-      const ns = /^R (\d+)$/.exec(line)?.[1];
-      if (ns !== undefined && BigInt(ns) > renewed) renewed = BigInt(ns);
+      const [kind, a, b, c] = line.split(" ");
+      if (kind === "R" && a !== undefined && /^\d+$/.test(a) && BigInt(a) > renewed) renewed = BigInt(a);
+      else if (kind === "J" && c !== undefined)
+        jobs.set(Number(a), { pid: Number(a), startTime: b === "-" ? null : b!, marker: c });
+      else if (kind === "E") jobs.delete(Number(a));
+      else if (kind === "B") goodbye = true;
     }
     if (!acting) arm(config.guardMs - silentMs());
   }
-  // End of input: the worker exited or died. What it left running is the orphan rules' business.
-  clearTimeout(timer);
-  rmSync(config.ledger, { force: true });
-  process.exit(0);
+  // End of input: the worker exited (it said goodbye) or died (it did not).
+  await workerGone();
 }

@@ -1,8 +1,10 @@
 /**
  * A worker's side of its watchdog (src/worker/watchdog-main.ts;
  * docs/architecture.md "A stopped worker"): starts the process, tells it of
- * each lease renewal (one line on a pipe per heartbeat, nothing per job),
- * starts it again if it dies, and answers whether it ended a given job.
+ * each lease renewal (one line on a pipe per heartbeat) and of each job
+ * started and recorded (one line each), starts it again at once if it dies
+ * (a lease is renewed only while it lives), and answers whether it ended a
+ * given job.
  */
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -10,6 +12,7 @@ import type { Subprocess } from "bun";
 import type { ProcessEnd } from "../ops/outcome.ts";
 import type { Store } from "../store/store.ts";
 import type { WorkOptions } from "./api.ts";
+import { processState } from "./liveness.ts";
 import { leaseGuardSeconds, sharedClockNs, type Timing, watchdogGraceSeconds } from "./timing.ts";
 import type { WatchdogConfig } from "./watchdog-main.ts";
 
@@ -50,10 +53,13 @@ export interface WatchdogOptions {
 /** One worker's watchdog. */
 export class Watchdog {
   private proc: Subprocess<"pipe", "ignore", "inherit"> | null = null;
-  private lastStart = -Infinity;
+  /** When it was last started again after dying (performance.now(), ms). */
+  private lastRestart = -Infinity;
   /** The oldest lease in force as last told, {@link sharedClockNs}. */
   private renewedNs: bigint;
   private closed = false;
+  /** The jobs in flight as told (`J` lines by leader PID): told again to a restarted watchdog. */
+  private readonly jobs = new Map<number, string>();
   readonly ledger: string;
 
   /**
@@ -89,8 +95,17 @@ export class Watchdog {
     this.start();
   }
 
+  /** Whether a dead watchdog may be started again now: at once, unless it was started again less than the pause ago. */
+  private mayRestart(): boolean {
+    return performance.now() - this.lastRestart >= RESTART_PAUSE_MS;
+  }
+
+  private restart(): void {
+    this.lastRestart = performance.now();
+    this.start();
+  }
+
   private start(): void {
-    this.lastStart = performance.now();
     const config: WatchdogConfig = {
       workerPid: process.pid,
       workerId: this.opts.workerId,
@@ -111,10 +126,18 @@ export class Watchdog {
       });
       proc.unref(); // the worker's exit does not wait for it: the end of its input ends it
       this.proc = proc;
+      for (const line of this.jobs.values()) proc.stdin.write(line);
+      proc.stdin.flush();
       void proc.exited.then((code) => {
         if (this.closed || this.proc !== proc) return;
         this.proc = null;
-        this.onTrouble(`this worker's watchdog exited (${code ?? proc.signalCode}); starting it again`);
+        // At once, not at the next renewal: until then nothing would end the jobs of this worker if it stopped.
+        // Only one that keeps dying waits out the pause.
+        const restart = this.mayRestart();
+        this.onTrouble(
+          `this worker's watchdog exited (${code ?? proc.signalCode}); ${restart ? "starting it again" : "starting it again within 10s; until then this worker renews no lease"}`,
+        );
+        if (restart) this.restart();
       });
     } catch (error) {
       this.proc = null;
@@ -130,15 +153,51 @@ export class Watchdog {
   renewed(ns: bigint): void {
     if (this.closed) return;
     this.renewedNs = ns;
+    this.tell(`R ${ns}\n`);
+  }
+
+  /**
+   * Whether the watchdog is alive to guard a renewal, starting it again when
+   * it died and the restart pause is over. A worker renews its leases only
+   * when this is true (docs/architecture.md "A stopped worker": a lease is
+   * never renewed without a guard that could end its run).
+   */
+  guarding(): boolean {
+    if (this.closed) return false;
+    const proc = this.proc;
+    if (proc !== null && proc.exitCode === null && proc.signalCode === null) {
+      const state = processState(proc.pid);
+      if (state !== null && state !== "Z" && state !== "X") return true;
+    }
+    this.proc = null;
+    if (this.mayRestart()) this.restart();
+    return this.proc !== null;
+  }
+
+  /** Tells the watchdog of a job started: its leader `pid`, start time when known, and attempt marker. */
+  jobStarted(pid: number | null, startTime: string | null, marker: string): void {
+    if (pid === null || this.closed) return;
+    const line = `J ${pid} ${startTime ?? "-"} ${marker}\n`;
+    this.jobs.set(pid, line);
+    this.tell(line);
+  }
+
+  /** Tells the watchdog that the job led by `pid` is recorded: nothing of it is left to end. */
+  jobRecorded(pid: number | null): void {
+    if (pid === null || !this.jobs.delete(pid)) return;
+    this.tell(`E ${pid}\n`);
+  }
+
+  private tell(line: string): void {
     if (this.proc === null) {
-      if (performance.now() - this.lastStart >= RESTART_PAUSE_MS) this.start();
+      if (this.mayRestart()) this.restart();
       return;
     }
     try {
-      this.proc.stdin.write(`R ${ns}\n`);
+      this.proc.stdin.write(line);
       this.proc.stdin.flush();
     } catch {
-      // it died meanwhile: proc.exited says so and the next renewal starts it again
+      // it died meanwhile: proc.exited starts it again
     }
   }
 
@@ -163,11 +222,15 @@ export class Watchdog {
     });
   }
 
-  /** Stops the watchdog (end of its input) and removes the ledger. */
+  /** Stops the watchdog: a goodbye (this worker exits, it ends nothing), the end of its input; removes the ledger. */
   close(): void {
     this.closed = true;
     try {
-      this.proc?.stdin.end();
+      const proc = this.proc;
+      if (proc) {
+        proc.stdin.write("B\n");
+        proc.stdin.end();
+      }
     } catch {
       // gone already
     }

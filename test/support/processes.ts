@@ -8,6 +8,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { ATTEMPT_MARKER } from "../../src/worker/executor.ts";
 import { groupsWithEnvPrefix } from "../../src/worker/process-groups.ts";
+import { WATCHDOG_ARG } from "../../src/worker/watchdog.ts";
 import { CLI, type TempQueue } from "./temp-queue.ts";
 
 /** A `spoolctl work` (or other verb) process running in the background. */
@@ -172,4 +173,27 @@ export async function stopProcessesOf(q: TempQueue): Promise<void> {
 export function processLives(pid: number): boolean {
   const state = procState(pid);
   return state !== null && state !== "Z";
+}
+
+/**
+ * SIGKILLs worker `pid` together with its watchdog, if it has one (a shared
+ * queue): the fault the orphan rules exist for, where nothing on this host is
+ * left to end the worker's jobs (docs/architecture.md "Orphans"). The
+ * watchdog is stopped first, so that it neither ends the jobs when its worker
+ * dies nor is started again by it; then both are killed.
+ */
+export function killWorkerAndWatchdog(pid: number): void {
+  const watchdogs = readdirSync("/proc").filter((name) => {
+    if (!/^\d+$/.test(name)) return false;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      return ppid === pid && readFileSync(`/proc/${name}/cmdline`, "utf8").includes(WATCHDOG_ARG);
+    } catch {
+      return false;
+    }
+  });
+  for (const w of watchdogs) process.kill(Number(w), "SIGSTOP");
+  process.kill(pid, "SIGKILL");
+  for (const w of watchdogs) process.kill(Number(w), "SIGKILL");
 }

@@ -8,3 +8,5 @@ export const LOCK_CLASS = 0x53504f4f;
 /** Second advisory-lock keys. */
 export const LOCK_MIGRATE = 1;
 export const LOCK_COMPACT = 2;
+/** Folding `metric_counts`' delta rows (schema v18), apart from LOCK_COMPACT so neither fold waits for the other. */
+export const LOCK_METRICS = 3;

@@ -34,6 +34,7 @@ const SPOOLCTL_TABLES = [
   "schedule_slots",
   "hooks",
   "job_needs",
+  "metric_counts",
 ];
 
 /** The schema version this binary writes (one ahead of SQLite's: v11 concerns PostgreSQL's ledger only). */

@@ -19,6 +19,7 @@ import type {
   LaneSetting,
   WorkerRecord,
 } from "../../model/job.ts";
+import type { DeadJobKind, MetricCount } from "../../model/metrics.ts";
 import type { DrainState, EventQuery, OutputStream, ShippedOutput, StoreReader, WaitingOnNeeds } from "../reader.ts";
 import * as batches from "./batch-queries.ts";
 import type { TxEffects } from "./events.ts";
@@ -101,6 +102,18 @@ export abstract class PgReads implements Omit<StoreReader, "recurring"> {
     };
     const sql = `SELECT state, count(*)::int AS n FROM jobs WHERE ${jobWhere(filter, p)} GROUP BY state`;
     return (await this.tx.unsafe(sql, params)) as { state: JobState; n: number }[];
+  }
+
+  async metricCounts(): Promise<MetricCount[]> {
+    // Signed deltas kept by triggers (schema v18), summed: a few rows between two folds.
+    return (await this.tx`SELECT metric, scope, label, bucket, sum(n)::float8 AS n, sum(s)::float8 AS sum
+      FROM metric_counts GROUP BY 1, 2, 3, 4 HAVING sum(n) <> 0`) as MetricCount[];
+  }
+
+  async deadJobKinds(): Promise<DeadJobKind[]> {
+    return (await this.tx`SELECT j.queue, a.failure_reason, a.exit_code, a.signal, count(*)::float8 AS n
+      FROM jobs j LEFT JOIN attempts a ON a.job_id = j.id AND a.attempt_no = j.last_attempt_no
+      WHERE j.state = 'dead' GROUP BY 1, 2, 3, 4`) as DeadJobKind[];
   }
 
   async countScheduledByLane(now: number): Promise<{ queue: string; n: number }[]> {

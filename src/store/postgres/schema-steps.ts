@@ -5,6 +5,7 @@
  * (docs/architecture.md "Migrations").
  */
 import { LOCK_CLASS, LOCK_COMPACT } from "./advisory-locks.ts";
+import { METRICS_STEP } from "./metric-schema.ts";
 
 /** Schema steps; step N takes the database from version N-1 to N. */
 export const STEPS: string[] = [
@@ -351,4 +352,6 @@ export const STEPS: string[] = [
     RETURN NULL;
   END $$;
   `,
+  // v18: the counters of `spoolctl metrics` (the SQLite driver's v16; metric-schema.ts).
+  METRICS_STEP,
 ];

@@ -5,6 +5,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { SpoolError } from "../../contract/errors.ts";
+import { METRICS_STEP } from "./metric-schema.ts";
 
 /** Schema steps; step N takes the file from version N-1 to N. */
 const STEPS: string[] = [
@@ -273,6 +274,8 @@ const STEPS: string[] = [
   DROP TABLE hooks;
   ALTER TABLE hooks_v15 RENAME TO hooks;
   `,
+  // v16: the counters of `spoolctl metrics`, kept by triggers (metric-schema.ts; docs/architecture.md "Metrics").
+  METRICS_STEP,
 ];
 
 /** The v1 schema, for the test that migrates an old file. */

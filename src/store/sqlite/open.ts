@@ -11,6 +11,7 @@ import { SpoolError } from "../../contract/errors.ts";
 import { refuseUnsafePath } from "../ownership.ts";
 import { BUSY_TIMEOUT_MS, deniedFolderError, isBusyError, mapStorageError, mayAccess, openFailure } from "./errors.ts";
 import { checkSchema, migrate, readQueueId, SCHEMA_VERSION } from "./migrations.ts";
+import { checkPages } from "./page-check.ts";
 import { type FileId, fileIdOf, SqliteStore } from "./sqlite-store.ts";
 
 /**
@@ -125,7 +126,10 @@ function openReadOnly(opts: OpenOptions): SqliteStore | null {
       // Both are per-connection settings: nothing is written to the file.
       db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
       db.exec("PRAGMA foreign_keys = ON");
-      return checkSchema(db, opts.path);
+      const schema = checkSchema(db, opts.path);
+      // Every verb that opens the file says it is damaged, before it answers from it (docs/architecture.md "A damaged file").
+      checkPages(db, opts.path, opts.spoolDir, false);
+      return schema;
     });
   } catch (error) {
     db.close(false);
@@ -179,6 +183,8 @@ export function openSqliteStore(opts: OpenOptions): SqliteStore {
       db.exec(`PRAGMA synchronous = ${synchronous}`);
       db.exec(`PRAGMA journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
       db.exec("PRAGMA foreign_keys = ON");
+      // Before anything is written: a write into a damaged file is never acknowledged.
+      checkPages(db, opts.path, opts.spoolDir, true);
       if (schema.version === SCHEMA_VERSION) return schema.queueId;
       migrate(db, opts.path, schema.version);
       return readQueueId(db); // made by v4, perhaps just now

@@ -17,6 +17,7 @@ import type {
   LaneSetting,
   WorkerRecord,
 } from "../../model/job.ts";
+import type { DeadJobKind, MetricCount } from "../../model/metrics.ts";
 import type { DrainState, EventQuery, ShippedOutput, StoreReader, WaitingOnNeeds } from "../reader.ts";
 import * as batches from "./batch-queries.ts";
 import { HOT_SQL } from "./hot-path.ts";
@@ -83,6 +84,24 @@ export abstract class SqliteReads implements Omit<StoreReader, "recurring"> {
     return this.db
       .query(`SELECT state, count(*) AS n FROM jobs WHERE ${where.sql} GROUP BY state`)
       .all(...where.params) as { state: JobState; n: number }[];
+  }
+
+  async metricCounts(): Promise<MetricCount[]> {
+    // One row per key (schema v16's upserts).
+    return this.db
+      .query("SELECT metric, scope, label, bucket, n, s AS sum FROM metric_counts WHERE n <> 0")
+      .all() as MetricCount[];
+  }
+
+  async deadJobKinds(): Promise<DeadJobKind[]> {
+    return this.db
+      .query(
+        `SELECT j.queue, a.failure_reason, a.exit_code, a.signal, count(*) AS n
+         FROM jobs j INDEXED BY idx_jobs_state_id
+         LEFT JOIN attempts a ON a.job_id = j.id AND a.attempt_no = j.last_attempt_no
+         WHERE j.state = 'dead' GROUP BY 1, 2, 3, 4`,
+      )
+      .all() as DeadJobKind[];
   }
 
   async countScheduledByLane(now: number): Promise<{ queue: string; n: number }[]> {
