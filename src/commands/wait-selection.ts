@@ -96,7 +96,8 @@ function nothingSelected(sel: WaitSelection, names: { lanes: string[]; tags: str
  * Waits for the selection `sel` (see the module doc). With `failFast`, first
  * gives the batch that property in the queue (it holds if this process dies),
  * and ends as soon as the batch failed. Raises `NOT_FOUND` for an unknown
- * batch, `TIMEOUT` after `opts.timeoutSeconds`. An empty sealed batch ends at
+ * batch or a lane/tag selection that matches no job (with `did_you_mean`),
+ * `TIMEOUT` after `opts.timeoutSeconds` (seconds). An empty sealed batch ends at
  * once with an `EMPTY_BATCH` warning.
  */
 export async function waitForSelection(

@@ -112,7 +112,8 @@ export default defineVerb({
     },
     queue: {
       type: "string",
-      description: "wait for the jobs of this lane: until none is queued or running, jobs added while waiting included",
+      description:
+        "wait for the jobs of this lane: until none is queued or running, jobs added while waiting included; the verdict judges every job of the lane, ended ones included (no job: NOT_FOUND)",
       valueHint: "NAME",
       format: "lane",
     },

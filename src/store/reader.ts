@@ -62,7 +62,7 @@ export interface StoreReader {
   /**
    * Jobs matching `filter` (its `limit` does not apply) counted by state, one
    * statement; states without a job are absent. What a selection `wait` judges
-   * (docs/architecture.md "Batches": the verdict counts ended jobs too).
+   * (docs/architecture.md "Batches": "A selection's verdict").
    */
   countMatchingByState(filter: Omit<JobFilter, "limit">): Promise<{ state: JobState; n: number }[]>;
   /**

@@ -94,7 +94,7 @@ export function pendingAndWorkers(
 /**
  * The jobs of a lane/tag selection counted by state, ended ones included, and
  * the newest `limit` of them, in one snapshot: what a selection `wait` judges
- * (docs/architecture.md "Batches", "Waiting for a selection"). Two statements;
+ * (docs/architecture.md "Batches": "A selection's verdict"). Two statements;
  * no guard, no event, no wake.
  */
 export function selectionVerdict(
