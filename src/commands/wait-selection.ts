@@ -4,9 +4,14 @@
  * it while waiting, with `wait`'s verdict (all done, or any dead or canceled:
  * exit 6). A batch is settled once sealed with nothing queued or running, or
  * at once when fail-fast failed it; a lane/tag selection once none of its
- * jobs is queued or running, counting the jobs added while it waits.
+ * jobs is queued or running, counting the jobs added while it waits. A
+ * lane/tag selection's verdict judges every job it matches, those that ended
+ * before the wait began included, and one that matches no job is `NOT_FOUND`
+ * (docs/contract.md "Exit codes and codes").
  */
+
 import { SpoolError, type Warning } from "../contract/errors.ts";
+import { closest } from "../contract/flags.ts";
 import { JOB_STATES, type Job, type JobFilter, type JobState } from "../model/job.ts";
 import { type BatchSummary, batchNotFound, summarizeBatch } from "../ops/batch.ts";
 import { ALL_LANES } from "../ops/lanes.ts";
@@ -15,7 +20,13 @@ import { counted } from "../ops/values.ts";
 import type { Store } from "../store/store.ts";
 import { setBatchFailFast } from "../store/verbs/batches.ts";
 import { batchByName } from "../store/verbs/follow.ts";
-import { jobsMatching, pendingAndWorkers, selectionJobs } from "../store/verbs/wait.ts";
+import {
+  jobsMatching,
+  pendingAndWorkers,
+  selectionJobs,
+  selectionNames,
+  selectionVerdict,
+} from "../store/verbs/wait.ts";
 import {
   UNATTENDED_GRACE_SECONDS,
   unattendedWarning,
@@ -39,12 +50,6 @@ function view(job: Job): WaitedJob {
   return { attempts: job.attempts, last_error: job.last_error, last_exit_code: job.last_exit_code, state: job.state };
 }
 
-function countStates(jobs: Job[]): Record<JobState, number> {
-  const counts = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
-  for (const j of jobs) counts[j.state]++;
-  return counts;
-}
-
 /** How a selection is named in messages: `batch ci-1`, `lane builds, tag ci=1`. */
 function selectionLabel(sel: WaitSelection): string {
   if (sel.batch !== undefined) return `batch ${sel.batch}`;
@@ -56,10 +61,43 @@ function selectionLabel(sel: WaitSelection): string {
 }
 
 /**
+ * `NOT_FOUND` for a lane/tag selection that matches no job at all (a typo of
+ * a lane or tag, or the wrong queue): with `did_you_mean` the lane in use, or
+ * the tag of a recent job, closest to what was given (`names`).
+ */
+function nothingSelected(sel: WaitSelection, names: { lanes: string[]; tags: string[] }): SpoolError {
+  let guess: string | null = null;
+  if (sel.queue !== undefined && !names.lanes.includes(sel.queue)) {
+    const lane = closest(sel.queue, names.lanes);
+    if (lane !== null) guess = `--queue ${lane}`;
+  }
+  let values = "";
+  for (const [k, v] of Object.entries(sel.tags)) {
+    if (guess !== null || names.tags.includes(`${k}=${v}`)) continue;
+    // A known key with another value (run=nope of run=1234): the closest, else the one value it has, else say them.
+    const sameKey = names.tags.filter((t) => t.startsWith(`${k}=`));
+    const tag = closest(`${k}=${v}`, names.tags) ?? (sameKey.length === 1 ? sameKey[0]! : null);
+    if (tag !== null) guess = `--tag ${tag}`;
+    else if (sameKey.length > 1)
+      values = `; recent jobs have tag ${sameKey.slice(0, 3).join(", ")}${sameKey.length > 3 ? " …" : ""}`;
+  }
+  const what =
+    sel.queue !== undefined && Object.keys(sel.tags).length === 0
+      ? `no job in lane ${JSON.stringify(sel.queue)}`
+      : `no job matches ${selectionLabel(sel)}`;
+  return new SpoolError("NOT_FOUND", `${what}: nothing to wait for${guess ? ` (did you mean ${guess}?)` : values}`, {
+    remediation: `spoolctl status  (names the lanes in use), or spoolctl list${sel.queue !== undefined ? ` --queue ${sel.queue}` : ""}  (the jobs a selection matches)`,
+    did_you_mean: guess,
+    detail: { ...(sel.queue !== undefined ? { queue: sel.queue } : {}), tags: sel.tags },
+  });
+}
+
+/**
  * Waits for the selection `sel` (see the module doc). With `failFast`, first
  * gives the batch that property in the queue (it holds if this process dies),
  * and ends as soon as the batch failed. Raises `NOT_FOUND` for an unknown
- * batch, `TIMEOUT` after `opts.timeoutSeconds`. An empty sealed batch ends at
+ * batch or a lane/tag selection that matches no job (with `did_you_mean`),
+ * `TIMEOUT` after `opts.timeoutSeconds` (seconds). An empty sealed batch ends at
  * once with an `EMPTY_BATCH` warning.
  */
 export async function waitForSelection(
@@ -78,10 +116,16 @@ export async function waitForSelection(
     if (opts.failFast) await setBatchFailFast(store, sel.batch, opts.failFast);
     else if (!(await batchByName(store, sel.batch))) throw batchNotFound(sel.batch);
   }
-  // A lane/tag selection: the jobs active now, and every matching job added from here on.
+  // A lane/tag selection: every job it matches now, ended ones included, and every matching job added from here on.
+  let already = 0;
+  if (sel.batch === undefined) {
+    const { counts } = await selectionVerdict(store, base, 0);
+    already = counts.reduce((sum, c) => sum + c.n, 0);
+    if (already === 0) throw nothingSelected(sel, await selectionNames(store));
+  }
   const newest = sel.batch === undefined ? await jobsMatching(store, { limit: 1 }) : [];
   const afterId = newest[0]?.id ?? 0;
-  const seen = new Set<number>();
+  const joined = new Set<number>();
   let unattendedSince: number | null = null;
   let lastLaneCheck = -Infinity;
   for (;;) {
@@ -99,34 +143,40 @@ export async function waitForSelection(
       const open = batch.counts.queued + batch.counts.running;
       progress = { settled: batch.total - open, total: batch.total };
     } else {
-      for (const j of look.active!) seen.add(j.id);
-      const pending = look.active!.filter((j) => !isTerminal(j.state));
-      settled = pending.length === 0;
-      progress = { settled: seen.size - pending.length, total: seen.size };
+      for (const j of look.active!) if (j.id > afterId) joined.add(j.id);
+      const pending = new Set(look.active!.filter((j) => !isTerminal(j.state)).map((j) => j.id));
+      settled = pending.size === 0;
+      const total = already + joined.size;
+      progress = { settled: total - pending.size, total };
     }
     opts.onProgress?.(progress.settled, progress.total);
     if (settled) {
-      const jobs =
-        sel.batch !== undefined
-          ? await jobsMatching(store, { ...base, limit: REPORTED_JOBS })
-          : seen.size === 0
-            ? []
-            : await jobsMatching(store, { ids: [...seen], limit: REPORTED_JOBS });
-      const counts = batch?.counts ?? countStates(jobs);
-      const total = batch?.total ?? jobs.length;
-      const allSucceeded = batch ? batch.all_succeeded === true : counts.done === total;
-      if (total === 0)
-        warnings.push({
-          code: "EMPTY_BATCH",
-          message: `${selectionLabel(sel)} ${batch ? "is sealed with no job" : "has no queued or running job"}: nothing to wait for`,
-        });
+      if (batch) {
+        const jobs = await jobsMatching(store, { ...base, limit: REPORTED_JOBS });
+        if (batch.total === 0)
+          warnings.push({
+            code: "EMPTY_BATCH",
+            message: `${selectionLabel(sel)} is sealed with no job: nothing to wait for`,
+          });
+        const data: WaitData = {
+          all_succeeded: batch.all_succeeded === true,
+          jobs: Object.fromEntries(jobs.map((j) => [String(j.id), view(j)])),
+          counts: batch.counts,
+          batch,
+        };
+        return { data, anyFailed: !data.all_succeeded, warnings };
+      }
+      // The verdict of a lane/tag selection: every job it matches, ended before the wait or during it.
+      const verdict = await selectionVerdict(store, base, REPORTED_JOBS);
+      const counts = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
+      for (const c of verdict.counts) counts[c.state] += c.n;
+      const total = Object.values(counts).reduce((a, b) => a + b, 0);
       const data: WaitData = {
-        all_succeeded: allSucceeded,
-        jobs: Object.fromEntries(jobs.map((j) => [String(j.id), view(j)])),
+        all_succeeded: counts.done === total,
+        jobs: Object.fromEntries(verdict.newest.map((j) => [String(j.id), view(j)])),
         counts,
-        ...(batch ? { batch } : {}),
       };
-      return { data, anyFailed: !allSucceeded, warnings };
+      return { data, anyFailed: !data.all_succeeded, warnings };
     }
     // At most once a second, until said once: jobs in lanes no live worker serves (as wait ID… says it).
     if (opts.servedLanes && warnings.length === 0 && performance.now() - lastLaneCheck >= 1000) {

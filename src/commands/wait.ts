@@ -5,6 +5,7 @@ import type { FailFastMode } from "../model/job.ts";
 import { LIMITS } from "../model/limits.ts";
 import { parseBatchName, parseFailFast } from "../ops/batch.ts";
 import { ALL_LANES, workerLanes } from "../ops/lanes.ts";
+import { counted } from "../ops/values.ts";
 import { stallReason } from "../ops/worker-health.ts";
 import { staleAfter, type WorkerView } from "../ops/workers.ts";
 import type { Store } from "../store/store.ts";
@@ -111,7 +112,8 @@ export default defineVerb({
     },
     queue: {
       type: "string",
-      description: "wait for the jobs of this lane: until none is queued or running, jobs added while waiting included",
+      description:
+        "wait for the jobs of this lane: until none is queued or running, jobs added while waiting included; the verdict judges every job of the lane, ended ones included (no job: NOT_FOUND)",
       valueHint: "NAME",
       format: "lane",
     },
@@ -225,7 +227,10 @@ export default defineVerb({
   render({ data }) {
     if (data.batch) return batchLine(data.batch);
     if (data.counts)
-      return `${Object.keys(data.jobs).length} jobs ended: ${Object.entries(data.counts)
+      return `${counted(
+        Object.values(data.counts).reduce((a, b) => a + b, 0),
+        "job",
+      )} ended: ${Object.entries(data.counts)
         .filter(([, n]) => n > 0)
         .map(([state, n]) => `${n} ${state}`)
         .join(", ")}`;

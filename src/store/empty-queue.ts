@@ -50,6 +50,7 @@ export const EMPTY_QUEUE: StoreWriter = {
   unmetNeeds: async () => new Map(),
   waitingOnNeeds: async () => ({ count: 0, jobs: [] }),
   countByStateAndLane: async () => [],
+  countMatchingByState: async () => [],
   metricCounts: async () => [],
   finishedTimeline: async () => [],
   needEdges: async () => [],

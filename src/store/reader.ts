@@ -73,6 +73,12 @@ export interface StoreReader {
   /** Job counts by state and lane. */
   countByStateAndLane(): Promise<LaneCount[]>;
   /**
+   * Jobs matching `filter` (its `limit` does not apply) counted by state, one
+   * statement; states without a job are absent. What a selection `wait` judges
+   * (docs/architecture.md "Batches": "A selection's verdict").
+   */
+  countMatchingByState(filter: Omit<JobFilter, "limit">): Promise<{ state: JobState; n: number }[]>;
+  /**
    * The counters kept by schema v16's triggers, summed by key (docs/architecture.md
    * "Metrics"): a few dozen rows whatever the number of jobs. One statement.
    */

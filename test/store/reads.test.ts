@@ -187,6 +187,26 @@ forEachDriver("reads", (q) => {
     expect(await laneCounts(q.store)).toEqual({ "b/queued": 1 });
   });
 
+  test("countMatchingByState counts the jobs a filter selects by state, whatever its limit", async () => {
+    const t = q.store.now();
+    await insertJobs(q.store, [
+      { queue: "a", tags: { run: "1" } },
+      { queue: "a", tags: { run: "2" } },
+      { queue: "b", tags: { run: "1" } },
+    ]);
+    const counts = async (filter: Omit<JobFilter, "limit">) =>
+      Object.fromEntries(
+        (await q.store.read(async (tx) => tx.countMatchingByState(filter))).map((r) => [r.state, Number(r.n)]),
+      );
+    expect(await counts({ queue: "a" })).toEqual({ queued: 2 });
+    expect(await counts({ tags: { run: "1" } })).toEqual({ queued: 2 });
+    expect(await counts({ queue: "b", tags: { run: "1" } })).toEqual({ queued: 1 });
+    expect(await counts({ queue: "nope" })).toEqual({});
+    const { job } = await claimOne(q.store, { queue: "a", now: t });
+    expect(await record(q.store, attemptRecord(job.id, 1, "w1", t + 1))).toBe(true);
+    expect(await counts({ queue: "a" })).toEqual({ queued: 1, done: 1 });
+  });
+
   test("countScheduledByLane counts queued jobs due after `now`, per lane", async () => {
     const t = q.store.now();
     await insertJobs(q.store, [

@@ -123,6 +123,16 @@ export abstract class PgReads implements Omit<StoreReader, "recurring"> {
     )) as NeedEdge[];
   }
 
+  async countMatchingByState(filter: Omit<JobFilter, "limit">): Promise<{ state: JobState; n: number }[]> {
+    const params: unknown[] = [];
+    const p = (v: unknown) => {
+      params.push(v);
+      return `$${params.length}`;
+    };
+    const sql = `SELECT state, count(*)::int AS n FROM jobs WHERE ${jobWhere(filter, p)} GROUP BY state`;
+    return (await this.tx.unsafe(sql, params)) as { state: JobState; n: number }[];
+  }
+
   async metricCounts(): Promise<MetricCount[]> {
     // Signed deltas kept by triggers (schema v18), summed: a few rows between two folds.
     return (await this.tx`SELECT metric, scope, label, bucket, sum(n)::float8 AS n, sum(s)::float8 AS sum

@@ -87,6 +87,13 @@ export abstract class SqliteReads implements Omit<StoreReader, "recurring"> {
     return this.db.query("SELECT state, queue, n FROM lane_counts WHERE n > 0").all() as LaneCount[];
   }
 
+  async countMatchingByState(filter: Omit<JobFilter, "limit">): Promise<{ state: JobState; n: number }[]> {
+    const where = jobWhere(filter);
+    return this.db
+      .query(`SELECT state, count(*) AS n FROM jobs WHERE ${where.sql} GROUP BY state`)
+      .all(...where.params) as { state: JobState; n: number }[];
+  }
+
   async metricCounts(): Promise<MetricCount[]> {
     // One row per key (schema v16's upserts).
     return this.db

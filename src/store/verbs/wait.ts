@@ -5,7 +5,7 @@
  * read snapshot: no guard, no event, no wake.
  */
 import { SpoolError } from "../../contract/errors.ts";
-import type { Job, JobFilter } from "../../model/job.ts";
+import type { Job, JobFilter, JobState } from "../../model/job.ts";
 import { JOB_NOT_FOUND_REMEDIATION } from "../../ops/jobs.ts";
 import type { JudgeWorker, StaleAfter, WorkerView } from "../../ops/workers.ts";
 import type { StoreReader } from "../reader.ts";
@@ -89,4 +89,40 @@ export function pendingAndWorkers(
     pending: await tx.listJobs({ ...filter, states: ["queued", "running"], limit: 1000 }),
     workers: (await workersIn(tx, workers))!,
   }));
+}
+
+/**
+ * The jobs of a lane/tag selection counted by state, ended ones included, and
+ * the newest `limit` of them, in one snapshot: what a selection `wait` judges
+ * (docs/architecture.md "Batches": "A selection's verdict"). Two statements;
+ * no guard, no event, no wake.
+ */
+export function selectionVerdict(
+  store: Pick<Store, "read">,
+  filter: Omit<JobFilter, "limit">,
+  limit: number,
+): Promise<{ counts: { state: JobState; n: number }[]; newest: Job[] }> {
+  return store.read(async (tx) => ({
+    counts: await tx.countMatchingByState(filter),
+    newest: await tx.listJobs({ ...filter, limit }),
+  }));
+}
+
+/**
+ * What a selection that matched no job might have meant: the lanes in use
+ * (jobs, settings) and the `K=V` tags of the newest `recent` jobs, one
+ * snapshot. Read only on the `NOT_FOUND` path, so bounded rather than exact.
+ */
+export function selectionNames(
+  store: Pick<Store, "read">,
+  recent = 2000,
+): Promise<{ lanes: string[]; tags: string[] }> {
+  return store.read(async (tx) => {
+    const lanes = new Set((await tx.countByStateAndLane()).map((c) => c.queue));
+    for (const l of await tx.listLanes()) lanes.add(l.queue);
+    const tags = new Set<string>();
+    for (const j of await tx.listJobs({ limit: recent }))
+      for (const [k, v] of Object.entries(j.tags)) tags.add(`${k}=${v}`);
+    return { lanes: [...lanes].sort(), tags: [...tags].sort() };
+  });
 }
