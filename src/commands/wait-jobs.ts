@@ -9,11 +9,13 @@ import { SpoolError, type Warning } from "../contract/errors.ts";
 import type { WaitData, WaitedJob } from "../describe/schemas-lanes.ts";
 import type { Job } from "../model/job.ts";
 import { ALL_LANES } from "../ops/lanes.ts";
+import { holdOf } from "../ops/need-holds.ts";
 import { isTerminal } from "../ops/states.ts";
 import { counted } from "../ops/values.ts";
 import type { WorkerView } from "../ops/workers.ts";
 import type { Store } from "../store/store.ts";
 import { resolveJobs } from "../store/verbs/jobs.ts";
+import { needsOfWaiting } from "../store/verbs/need-holds.ts";
 import { awaitedJobs, type WorkersJudged } from "../store/verbs/wait.ts";
 
 // Defined once, as the JSON Schemas `spoolctl schema` prints.
@@ -61,17 +63,56 @@ export interface LaneServiceCheck {
 /** How long awaited jobs may lack a live worker before `wait` says so (a worker may be starting), seconds. */
 export const UNATTENDED_GRACE_SECONDS = 2;
 
+/** A job no live worker can run: an awaited one, or a need up an awaited dependent's chain (`neededBy`). */
+export interface Stranded {
+  id: number;
+  queue: string;
+  neededBy: number[];
+}
+
+/**
+ * The awaited jobs among `pending` that sit in lanes no live worker serves
+ * (`served`), and for awaited dependents in served lanes, the needs up their
+ * chain that sit in such a lane (docs/architecture.md "Dependencies": `wait`
+ * names the need's lane). One more read, only when a pending job waits for needs.
+ */
+export async function strandedOf(store: Store, pending: Job[], served: LaneService): Promise<Stranded[]> {
+  const unserved = (lane: string) => !served.live.has(lane) && !served.live.has(ALL_LANES);
+  const out: Stranded[] = pending
+    .filter((j) => unserved(j.queue))
+    .map((j) => ({ id: j.id, queue: j.queue, neededBy: [] }));
+  const blocked = pending.filter((j) => j.state === "queued" && j.needs_left > 0 && !unserved(j.queue));
+  if (blocked.length === 0) return out;
+  const now = store.now();
+  const { graph, paused } = await needsOfWaiting(store, blocked, now);
+  const reach = { paused, ours: new Set<string>(), live: served.live, now };
+  const memo = new Map();
+  for (const job of blocked) {
+    const hold = holdOf(job, graph, reach, memo);
+    if (hold.runs || hold.stuckJob === null || hold.stuckLane === null) continue;
+    const known = out.find((s) => s.id === hold.stuckJob);
+    if (known) known.neededBy.push(job.id);
+    else out.push({ id: hold.stuckJob, queue: hold.stuckLane, neededBy: [job.id] });
+  }
+  return out;
+}
+
+/** `3` or `3 (needed by 4, 5)`. */
+function strandedName(s: Stranded): string {
+  return s.neededBy.length ? `${s.id} (lane ${s.queue}, needed by ${s.neededBy.join(", ")})` : String(s.id);
+}
+
 /**
  * Why awaited jobs in lanes no live worker serves cannot finish, and the
  * command that starts a worker for them; when a silent worker of this host
  * serves every such lane (`stalled`), why it is silent instead.
  */
 function unattended(
-  jobs: Job[],
+  jobs: Stranded[],
   stalled: Map<string, string> = new Map(),
 ): { why: string; start: string; stalled: boolean } {
   const lanes = [...new Set(jobs.map((j) => j.queue))].sort();
-  const ids = jobs.map((j) => j.id).join(", ");
+  const ids = jobs.map(strandedName).join(", ");
   if (lanes.every((l) => stalled.has(l))) {
     const reasons = [...new Set(lanes.map((l) => stalled.get(l)!))];
     return {
@@ -88,7 +129,7 @@ function unattended(
 }
 
 /** The `NO_WORKER` warning for awaited jobs in lanes no live worker serves (its command gets the selection from the verb). */
-export function unattendedWarning(jobs: Job[], stalled: Map<string, string>): Warning {
+export function unattendedWarning(jobs: Stranded[], stalled: Map<string, string>): Warning {
   const { why, start, stalled: allStalled } = unattended(jobs, stalled);
   return { code: "NO_WORKER", message: allStalled ? why : `${why} (start one: ${start})` };
 }
@@ -132,7 +173,7 @@ export async function waitForJobs(store: Store, refs: string[], opts: WaitOption
     if (settled.length === jobs.length) return { data, anyFailed: !data.all_succeeded, warnings };
     const pending = jobs.filter((j) => !isTerminal(j.state));
     if (served) {
-      const stranded = pending.filter((j) => !served.live.has(j.queue) && !served.live.has(ALL_LANES));
+      const stranded = await strandedOf(store, pending, served);
       if (stranded.length === 0) unattendedSince = null;
       else {
         unattendedSince ??= performance.now();

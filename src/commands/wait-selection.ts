@@ -14,7 +14,6 @@ import { SpoolError, type Warning } from "../contract/errors.ts";
 import { closest } from "../contract/flags.ts";
 import { JOB_STATES, type Job, type JobFilter, type JobState } from "../model/job.ts";
 import { type BatchSummary, batchNotFound, summarizeBatch } from "../ops/batch.ts";
-import { ALL_LANES } from "../ops/lanes.ts";
 import { isTerminal } from "../ops/states.ts";
 import { counted } from "../ops/values.ts";
 import type { Store } from "../store/store.ts";
@@ -28,6 +27,7 @@ import {
   selectionVerdict,
 } from "../store/verbs/wait.ts";
 import {
+  strandedOf,
   UNATTENDED_GRACE_SECONDS,
   unattendedWarning,
   type WaitData,
@@ -183,7 +183,7 @@ export async function waitForSelection(
       lastLaneCheck = performance.now();
       const { pending, workers } = await pendingAndWorkers(store, base, opts.servedLanes.judging());
       const served = opts.servedLanes.decide(workers);
-      const stranded = served.live.has(ALL_LANES) ? [] : pending.filter((j) => !served.live.has(j.queue));
+      const stranded = await strandedOf(store, pending, served);
       if (stranded.length === 0) unattendedSince = null;
       else {
         unattendedSince ??= performance.now();

@@ -60,6 +60,7 @@ export const EMPTY_QUEUE: StoreWriter = {
   recentDead: async () => [],
   recentFailedAttempts: async () => [],
   drainState: async () => ({ running: 0, waiting: 0 }),
+  blockedWaiting: async () => [],
   attemptsOf: async () => [],
   getAttempt: async () => null,
   eventsOf: async () => [],

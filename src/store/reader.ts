@@ -113,6 +113,13 @@ export interface StoreReader {
    * exit and its progress line read this one answer.
    */
   drainState(queue: string, now: number): Promise<DrainState>;
+  /**
+   * The queued jobs of lane `queue` that wait for needs (`needs_left > 0`) and
+   * count in {@link drainState}'s `waiting` at `now` (epoch seconds: due, or
+   * run before), oldest first, at most `limit`. One statement. What a drain
+   * judges when only dependents hold it (docs/architecture.md "Drain").
+   */
+  blockedWaiting(queue: string, now: number, limit: number): Promise<Job[]>;
   /** Attempts of a job, oldest first. */
   attemptsOf(jobId: number): Promise<Attempt[]>;
   /** One attempt, or null. */

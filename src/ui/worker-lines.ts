@@ -1,4 +1,6 @@
 /** The worker's log lines on stderr (`spoolctl: job 1 attempt 1 succeeded (0.0s) -> done`), one per event. */
+
+import { holdText } from "../ops/need-holds.ts";
 import type { Outcome } from "../ops/outcome.ts";
 import { counted } from "../ops/values.ts";
 import type { WorkerEvent } from "../worker/api.ts";
@@ -72,6 +74,25 @@ export function workerLine(event: WorkerEvent): string | null {
       );
       return `spoolctl: drain of lane ${event.queue} waits for running jobs of other workers: ${jobs.join("; ")}${event.running.length === 3 ? "; …" : ""}${event.leaseSeconds === null ? "" : ` (a job whose worker stays silent ${Math.round(event.leaseSeconds)}s is reaped and run here)`}`;
     }
+    case "drain_needs":
+      return event.holds
+        .slice(0, 3)
+        .map((h) => `spoolctl: drain of lane ${h.queue} waits: ${escapeControl(holdText(h))}`)
+        .concat(event.holds.length > 3 ? [`spoolctl: … and ${event.holds.length - 3} more dependents`] : [])
+        .join("\n");
+    case "drain_left":
+      return event.holds
+        .slice(0, 5)
+        .map(
+          (h) =>
+            `spoolctl: left queued: ${escapeControl(holdText(h))}${h.stuckLane ? ` (serve it: spoolctl work${h.stuckLane === "default" ? "" : ` --queue ${h.stuckLane}`})` : ""}`,
+        )
+        .concat(
+          event.holds.length > 5
+            ? [`spoolctl: … and ${event.holds.length - 5} more dependents left queued (spoolctl status)`]
+            : [],
+        )
+        .join("\n");
     case "finished":
       return `spoolctl: job ${event.jobId} attempt ${event.attemptNo} ${verdict(event.outcome)} (${event.seconds.toFixed(1)}s) -> ${next(event.outcome)}`;
     case "lost":

@@ -5,6 +5,7 @@
  */
 import type { WorkSummary } from "../describe/schemas-core.ts";
 import type { Job } from "../model/job.ts";
+import type { NeedHold } from "../ops/need-holds.ts";
 import type { Outcome } from "../ops/outcome.ts";
 import type { SlotOutcome } from "../store/recurring.ts";
 import type { ReapedJob } from "./reaper.ts";
@@ -77,7 +78,18 @@ export type WorkerEvent =
       queue: string;
       leaseSeconds: number | null;
       running: { jobId: number; workerId: string | null; host: string | null; silentSeconds: number }[];
-    };
+    }
+  /**
+   * A drain with nothing running is held by dependents whose needs are still to run (in
+   * another lane a live worker serves, or out of a backoff): which job waits on which need,
+   * and why. Once per idle spell.
+   */
+  | { type: "drain_needs"; holds: NeedHold[] }
+  /**
+   * A drain settled leaving dependents queued whose needs cannot run in it (delayed, in a
+   * paused lane, in a lane no live worker serves, deleted): each, with its need and why.
+   */
+  | { type: "drain_left"; holds: NeedHold[] };
 
 // Defined once, as the JSON Schema `spoolctl schema` prints.
 export type { WorkSummary };

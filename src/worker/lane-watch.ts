@@ -16,6 +16,8 @@ import { drainSettled } from "../store/reader.ts";
 import type { Store, WorkWaker } from "../store/store.ts";
 import { drainStates, laneView } from "../store/verbs/worker-lanes.ts";
 import type { WorkerEvent } from "./api.ts";
+import { type DependentHolds, dependentHolds } from "./drain-wait.ts";
+import type { Timing } from "./timing.ts";
 
 /** How often the lane view is re-read, milliseconds: a `lane set` or a pause reaches a running fleet within it. */
 const LANE_REFRESH_MS = 1000;
@@ -41,6 +43,7 @@ export class LaneWatch {
     private readonly store: Store,
     private readonly choice: LaneChoice,
     private readonly emit: (event: WorkerEvent) => void,
+    private readonly timing: Timing,
   ) {
     this.servedNow = choice.allLanes ? [DEFAULTS.queue] : [...choice.lanes];
   }
@@ -134,7 +137,10 @@ export class LaneWatch {
    * jobs hold no drain: they cannot start until it is resumed, and the
    * drain's closing line names the lane (src/commands/work.ts). With
    * `--all-lanes` the lanes are re-read first: a lane that appeared is not
-   * settled until served.
+   * settled until served. When nothing runs and only queued dependents wait,
+   * they are judged ({@link dependentHolds}): dependents whose needs cannot run
+   * in this drain hold it no more than a delayed job does; {@link holds} keeps
+   * that judgement for the drain's lines.
    */
   async settled(): Promise<boolean> {
     // --all-lanes: a lane that got work since the last look (a hook's job in lane `hooks`,
@@ -143,6 +149,20 @@ export class LaneWatch {
     const lanes = this.servedNow;
     const now = this.store.now();
     const states = await drainStates(this.store, lanes, now);
-    return states.every((state, i) => (this.isPaused(lanes[i]!) ? state.running === 0 : drainSettled(state)));
+    this.holds = null;
+    if (states.every((state, i) => (this.isPaused(lanes[i]!) ? state.running === 0 : drainSettled(state)))) return true;
+    // A running job, ours or another worker's, ends by itself: only an idle wait is judged.
+    if (states.some((state) => state.running > 0)) return false;
+    this.holds = await dependentHolds(
+      this.store,
+      lanes,
+      this.choice.allLanes ? "all" : lanes,
+      (lane) => this.isPaused(lane),
+      this.timing,
+    );
+    return this.holds.settled;
   }
+
+  /** The last judgement of the dependents that held the drain (null: none was needed). */
+  holds: DependentHolds | null = null;
 }

@@ -54,12 +54,13 @@ export class Worker implements WorkerCore {
     readonly store: Store,
     readonly opts: WorkOptions,
   ) {
+    this.timing = opts.timing ?? readTiming();
     this.lanes = new LaneWatch(
       store,
       { lanes: opts.lanes ?? [opts.queue], allLanes: opts.allLanes ?? false, slots: opts.slots },
       (event) => this.emit(event),
+      this.timing,
     );
-    this.timing = opts.timing ?? readTiming();
     this.summary = {
       worker_id: opts.workerId,
       executed: 0,
@@ -297,6 +298,9 @@ export class Worker implements WorkerCore {
         if (this.stopping || opts.mode === "once") return true;
         if (opts.mode === "drain" && (await this.lanes.settled())) {
           this.summary.drained = true;
+          // Dependents whose needs cannot run here are left queued, and said (docs/architecture.md "Drain").
+          const stuck = this.lanes.holds?.stuck ?? [];
+          if (stuck.length > 0) this.emit({ type: "drain_left", holds: stuck });
           return true;
         }
       }
@@ -339,9 +343,12 @@ export class Worker implements WorkerCore {
       const event = await whatHoldsTheDrain(this.store, lane, this.timing.reapThreshold);
       if (event) {
         this.emit(event);
-        break;
+        return;
       }
     }
+    // Nothing runs: dependents whose needs are still to run elsewhere hold it (judged by settled()).
+    const holding = this.lanes.holds?.holding ?? [];
+    if (holding.length > 0) this.emit({ type: "drain_needs", holds: holding });
   }
 
   /** (Re)makes the waker when the lanes served, or the need for freed-slot wake-ups, changed (lane-watch.ts). */

@@ -209,6 +209,16 @@ export abstract class PgReads implements Omit<StoreReader, "recurring"> {
     return { running: row.running, waiting: row.waiting };
   }
 
+  async blockedWaiting(queue: string, now: number, limit: number): Promise<Job[]> {
+    const rows = await this.tx.unsafe(
+      `SELECT * FROM jobs
+       WHERE state = 'queued' AND queue = $1 AND needs_left > 0 AND (next_run_at <= $2::float8 OR last_attempt_no > 0)
+       ORDER BY id LIMIT $3::int`,
+      [queue, now, limit],
+    );
+    return (rows as Row[]).map(toJob);
+  }
+
   async nextDueAt(queue: string): Promise<number | null> {
     const [row] = await this.tx.unsafe(HOT_SQL.nextDueAt, [queue]);
     return row?.t ?? null;

@@ -194,6 +194,18 @@ export abstract class SqliteReads implements Omit<StoreReader, "recurring"> {
     return this.db.query(HOT_SQL.drainState).get(queue, now) as DrainState;
   }
 
+  async blockedWaiting(queue: string, now: number, limit: number): Promise<Job[]> {
+    // idx_jobs_claimable's range needs_left > 0 of the lane: what the claim skips.
+    const rows = this.db
+      .query(
+        `SELECT * FROM jobs INDEXED BY idx_jobs_claimable
+         WHERE state = 'queued' AND queue = ?1 AND needs_left > 0 AND (next_run_at <= ?2 OR last_attempt_no > 0)
+         ORDER BY id LIMIT ?3`,
+      )
+      .all(queue, now, limit) as Row[];
+    return rows.map(toJob);
+  }
+
   async nextDueAt(queue: string): Promise<number | null> {
     const row = this.db.query(HOT_SQL.nextDueAt).get(queue) as { t: number } | null;
     return row?.t ?? null;
