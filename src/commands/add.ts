@@ -93,6 +93,7 @@ export function inputFromFlags(raw: RawArgs, argv: string[]): AddInput {
     key: text("key"),
     needs: texts("needs").length > 0 ? texts("needs") : undefined,
     needsPolicy: text("needs-policy"),
+    ...(raw.values["kill-leftovers"] === true ? { killLeftovers: true } : {}),
   };
 }
 
@@ -256,6 +257,11 @@ export default defineVerb({
       valueHint: "NAME",
     },
     seal: { type: "boolean", description: "with --batch: seal the batch after this add (its last job)" },
+    "kill-leftovers": {
+      type: "boolean",
+      description:
+        "end what the job leaves running (cmd &, nohup, setsid) once its own process exits, instead of only reporting it (left_running); stored as SPOOLCTL_KILL_LEFTOVERS=1",
+    },
     "fail-fast": {
       type: "string",
       optionalValue: true,

@@ -1,6 +1,7 @@
 /** `spoolctl feedback ID`: one verdict — terminal, succeeded, exit, reason, output tails, next command. */
 import type { VerbResult } from "../contract/envelope.ts";
 import { type FeedbackData, TAIL_BYTES } from "../ops/feedback.ts";
+import { leftRunningText } from "../ops/leftovers.ts";
 import { parseStream } from "../ops/output.ts";
 import { counted } from "../ops/values.ts";
 import { jobFeedback } from "../store/verbs/feedback.ts";
@@ -63,6 +64,7 @@ export default defineVerb({
       );
       lines.push(tail.text.endsWith("\n") ? tail.text.slice(0, -1) : tail.text);
     }
+    if (data.left_running) lines.push(leftRunningText(data.left_running));
     if (data.remediation) lines.push(`next: ${data.remediation}`);
     return lines.join("\n");
   },

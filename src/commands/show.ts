@@ -1,6 +1,7 @@
 /** `spoolctl show ID`: one job with its attempts and events; env values only here. */
 import type { VerbResult } from "../contract/envelope.ts";
 import type { JobDetail } from "../ops/jobs.ts";
+import { leftRunningOf, leftRunningText } from "../ops/leftovers.ts";
 import { describeExit } from "../ops/outcome.ts";
 import { lostToDisk } from "../ops/record.ts";
 import { timeoutText } from "../ops/values.ts";
@@ -48,6 +49,7 @@ export default defineVerb({
     if (j.waiting_on.length > 0)
       lines.push(field("waits on", `job${j.waiting_on.length > 1 ? "s" : ""} ${j.waiting_on.join(", ")} (--needs)`));
     if (j.last_error) lines.push(field("last error", escapeControl(j.last_error)));
+    for (const left of leftRunningOf(data.events)) lines.push(field("left running", leftRunningText(left)));
     lines.push(field("runs in", j.cwd ? escapeControl(j.cwd) : "the worker's folder (no --cwd)"));
     for (const [k, v] of Object.entries(j.env)) lines.push(field("env", escapeControl(`${k}=${v}`)));
     for (const [k, v] of Object.entries(j.tags)) lines.push(field("tag", escapeControl(`${k}=${v}`)));

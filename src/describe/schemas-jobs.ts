@@ -28,6 +28,11 @@ const streamTail = object({ path: nullable(str), missing: bool, size_bytes: int,
 /** One stream's tail (see {@link streamTail}). */
 export type StreamTail = Static<typeof streamTail>;
 
+/** What an attempt left running once its own process exited (its `left_running` event). */
+const leftRunning = object({ attempt: int, pids: arrayOf(int), killed: bool });
+/** What an attempt left running (see {@link leftRunning}). */
+export type LeftRunning = Static<typeof leftRunning>;
+
 /** `feedback --json` data. */
 const feedbackData = object({
   job_id: int,
@@ -48,6 +53,8 @@ const feedbackData = object({
   /** The next command to run, or null when there is nothing to do. */
   remediation: nullable(str),
   streams: object({ stdout: streamTail, stderr: streamTail }),
+  /** Processes the latest attempt left running after it exited (PIDs, and whether its worker ended them); absent when none. */
+  left_running: optional(leftRunning),
 });
 /** `feedback --json` data (see {@link feedbackData}). */
 export type FeedbackData = Static<typeof feedbackData>;

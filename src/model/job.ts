@@ -36,9 +36,18 @@ export const EVENTS = [
   "canceled",
   "cancel_requested",
   "interrupted",
+  "left_running",
 ] as const;
 /** A ledger event name. */
 export type EventName = (typeof EVENTS)[number];
+
+/**
+ * The job variable `add --kill-leftovers` sets to `1`: its worker then ends
+ * what the job leaves running once its own process exits (docs/architecture.md
+ * "Leftover processes"). A variable, so `--env`, a `--from` line and an
+ * `enqueue` spec can say it too, and a retry or rerun keeps it.
+ */
+export const KILL_LEFTOVERS_VAR = "SPOOLCTL_KILL_LEFTOVERS";
 
 /** What `add` stores for a new job. */
 export interface NewJob {

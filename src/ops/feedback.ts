@@ -5,8 +5,9 @@
  */
 import type { Warning } from "../contract/errors.ts";
 import type { FeedbackData, StreamTail } from "../describe/schemas-jobs.ts";
-import type { Attempt, Job } from "../model/job.ts";
+import type { Attempt, Job, JobEvent } from "../model/job.ts";
 import { LIMITS } from "../model/limits.ts";
+import { leftRunningOf } from "./leftovers.ts";
 import type { StreamView } from "./output.ts";
 import { isTerminal } from "./states.ts";
 import { durationText } from "./values.ts";
@@ -55,12 +56,14 @@ function tail(v: StreamView): StreamTail {
 /**
  * The verdict about `job` from its latest `attempt` (null: none yet) and the
  * tails of its two streams, as the `feedback` verb reads them in one snapshot
- * (src/store/verbs/feedback.ts). Warns `NO_ATTEMPTS_YET` before any attempt.
+ * (src/store/verbs/feedback.ts), with the job's `events` (what the attempt
+ * left running: docs/architecture.md "Leftover processes"). Warns `NO_ATTEMPTS_YET` before any attempt.
  */
 export function feedbackOf(
   job: Job,
   attempt: Attempt | null,
   streams: { stdout: StreamView; stderr: StreamView },
+  events: JobEvent[] = [],
 ): { data: FeedbackData; warnings: Warning[] } {
   const stdout = tail(streams.stdout);
   const stderr = tail(streams.stderr);
@@ -81,6 +84,8 @@ export function feedbackOf(
     remediation: nextCommand(job, attempt),
     streams: { stdout, stderr },
   };
+  const left = attempt ? leftRunningOf(events, attempt.attempt_no).at(-1) : undefined;
+  if (left) data.left_running = left;
   const warnings: Warning[] = attempt
     ? []
     : [{ code: "NO_ATTEMPTS_YET", message: `job ${job.id} has not been executed yet` }];

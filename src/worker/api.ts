@@ -5,7 +5,7 @@
  */
 import type { WorkSummary } from "../describe/schemas-core.ts";
 import type { Job } from "../model/job.ts";
-import type { Outcome } from "../ops/outcome.ts";
+import type { Leftovers, Outcome } from "../ops/outcome.ts";
 import type { SlotOutcome } from "../store/recurring.ts";
 import type { ReapedJob } from "./reaper.ts";
 import type { Timing } from "./timing.ts";
@@ -39,7 +39,16 @@ export interface WorkOptions {
 
 /** What a worker reports as it goes; the command renders these. */
 export type WorkerEvent =
-  | { type: "finished"; jobId: number; attemptNo: number; argv: string[]; outcome: Outcome; seconds: number }
+  | {
+      type: "finished";
+      jobId: number;
+      attemptNo: number;
+      argv: string[];
+      outcome: Outcome;
+      seconds: number;
+      /** What the attempt left running once its own process exited (docs/architecture.md "Leftover processes"). */
+      left?: Leftovers;
+    }
   | { type: "lost"; jobId: number; attemptNo: number }
   | { type: "reaped"; reaped: ReapedJob }
   | { type: "orphans"; killed: { jobId: number; attemptNo: number; pgid: number }[] }

@@ -10,12 +10,12 @@ import { accessSync, closeSync, existsSync, constants as fsConstants, statSync }
 import { constants } from "node:os";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { KILL_GRACE_SECONDS } from "../model/timing.ts";
-import type { ProcessEnd } from "../ops/outcome.ts";
+import type { Leftovers, ProcessEnd } from "../ops/outcome.ts";
 import { createAttemptFile } from "../store/ownership.ts";
 import { isPgUrl, redactUrl } from "../store/postgres/url.ts";
 import { diskFull } from "../store/space.ts";
-import { processStartTime } from "./liveness.ts";
-import { groupHasLiveMembers, groupHoldsSelf, groupsWithEnv } from "./process-groups.ts";
+import { processEnded, processStartTime } from "./liveness.ts";
+import { groupHasLiveMembers, groupHoldsSelf, groupsWithEnv, leftoversOf } from "./process-groups.ts";
 import { forgetProgramPath, programPath } from "./program-path.ts";
 
 /** Grace between SIGTERM and SIGKILL, milliseconds (docs/architecture.md "Timeouts": up to 5 s). */
@@ -60,6 +60,8 @@ export interface AttemptSpec {
   /** `NAME=value` put in the child's environment to recognise its processes later ({@link attemptMarker}). */
   marker?: string;
   graceMs?: number;
+  /** End what the attempt leaves running once its leader exits (`--kill-leftovers`; docs/architecture.md "Leftover processes"). */
+  killLeftovers?: boolean;
 }
 
 /** An attempt in flight. */
@@ -211,6 +213,24 @@ export function workerEnvironment(
   return env;
 }
 
+/**
+ * One look, once the attempt's leader exited on its own, for what it left
+ * running (docs/architecture.md "Leftover processes"): its group's members
+ * and the processes carrying its marker. With `killLeftovers`, their groups
+ * are ended as a timeout ends a job's (SIGTERM, grace, SIGKILL), and
+ * `killed` says whether every one of them is gone. `{}` when nothing is left.
+ */
+async function leftBehind(leader: number, spec: AttemptSpec): Promise<{ left?: Leftovers }> {
+  const found = leftoversOf(leader, spec.marker);
+  if (found.length === 0) return {};
+  const pids = found.map((p) => p.pid);
+  if (!spec.killLeftovers) return { left: { pids, killed: false } };
+  const groups = [...new Set(found.map((p) => p.pgid))];
+  await Promise.all(groups.map((g) => killGroup(g, spec.graceMs ?? KILL_GRACE_MS)));
+  // Said ended only when none lives on (a group holding the worker is never signalled; D state outlives SIGKILL).
+  return { left: { pids, killed: pids.every(processEnded) } };
+}
+
 /** Starts an attempt. Never throws: a failure to start is a `spawn_failed` end. */
 export function startAttempt(spec: AttemptSpec): RunningAttempt {
   if (spec.cwd !== null) {
@@ -300,9 +320,10 @@ export function startAttempt(spec: AttemptSpec): RunningAttempt {
     if ((signal !== null || code !== 0) && diskFull(dirname(spec.stdoutPath))) {
       return { kind: "output_write_failed", code, signal, error: "no space left on device" };
     }
-    if (signal !== null) return { kind: "signaled", signal };
+    const left = await leftBehind(pid, spec);
+    if (signal !== null) return { kind: "signaled", signal, ...left };
     // A missing exit code is never success (docs/architecture.md "Execution").
-    return code === null ? { kind: "signaled", signal: 0 } : { kind: "exited", code };
+    return code === null ? { kind: "signaled", signal: 0, ...left } : { kind: "exited", code, ...left };
   })();
   return { pid, startTime: readStartTime, done, stop: (why) => kill(why) };
 }

@@ -5,11 +5,12 @@
  * stopped), `once` (one claim at most), `drain` (until the lane is settled).
  */
 import type { SpoolError } from "../contract/errors.ts";
+import { KILL_LEFTOVERS_VAR } from "../model/job.ts";
 import { lanesColumn } from "../ops/lanes.ts";
 import type { Store, WorkWaker } from "../store/store.ts";
 import type { ClaimedAttempt } from "../store/verbs/claim.ts";
 import { stopRequested, workerStopped } from "../store/verbs/registry.ts";
-import { outputCap } from "../store/verbs/ship.ts";
+import { workerStartSettings } from "../store/verbs/ship.ts";
 import type { WorkerEvent, WorkOptions, WorkSummary } from "./api.ts";
 import { Claimer } from "./claimer.ts";
 import { flightKey, type InFlight, isDamage, isTransient, type WorkerCore } from "./core.ts";
@@ -46,6 +47,8 @@ export class Worker implements WorkerCore {
   readonly summary: WorkSummary;
   /** The environment children start from, copied once per worker. */
   private readonly baseEnv = workerEnvironment();
+  /** The `kill_leftovers` setting as this worker read it when it started (docs/architecture.md "Leftover processes"). */
+  private killLeftovers = false;
   readonly storage: StorageWatch;
   /** The lanes this worker serves, their pauses and ceilings (src/worker/lane-watch.ts). */
   readonly lanes: LaneWatch;
@@ -128,10 +131,9 @@ export class Worker implements WorkerCore {
       this.emit({ type: "watchdog", message }),
     );
     await sweepOrphans(this);
-    if (store.shipsOutput) {
-      const output_cap = await this.untilDone(() => outputCap(store));
-      this.shipper = new OutputShipper(store, opts.workerId, output_cap);
-    }
+    const started = await this.untilDone(() => workerStartSettings(store));
+    this.killLeftovers = started.kill_leftovers;
+    if (store.shipsOutput) this.shipper = new OutputShipper(store, opts.workerId, started.output_cap);
     const ship = this.shipper ? setInterval(() => void this.shipRunning(), SHIP_INTERVAL_MS) : null;
     await this.untilDone(() => this.lanes.refresh(true));
     this.rewatch();
@@ -368,6 +370,7 @@ export class Worker implements WorkerCore {
       timeoutSeconds: job.timeout_seconds,
       marker: attemptMarker(this.store.queueId, job.id, attemptNo),
       baseEnv: this.baseEnv,
+      killLeftovers: this.killLeftovers || job.env[KILL_LEFTOVERS_VAR] === "1",
     });
     // In flight from now on, so that the next heartbeat renews its lease and records the process group.
     // (Until then, a reaper finds the attempt's processes by their marker: docs/architecture.md "Orphans".)

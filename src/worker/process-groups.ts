@@ -192,3 +192,42 @@ export function groupsWritingUnder(dir: string, unlessEnv: string): { pgid: numb
     file: g.target.slice(prefix.length),
   }));
 }
+
+/** The PID the kernel handed out last in this PID namespace (`/proc/loadavg`'s last field); null when unreadable. */
+function lastPid(): number | null {
+  try {
+    const last = Number(readFileSync("/proc/loadavg", "utf8").trim().split("/").pop()?.split(" ").pop());
+    return Number.isInteger(last) && last > 0 ? last : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The live processes an attempt left behind once its leader (PID `leader`,
+ * which led the attempt's process group) exited (docs/architecture.md
+ * "Leftover processes"): members of that group (`cmd &`, `nohup cmd &`) and
+ * processes that carry the attempt's marker `entry` (`NAME=value`), which
+ * finds those that left for a session of their own (`setsid cmd &`). Sorted
+ * PIDs with their groups; zombies left out. Linux only ([] elsewhere).
+ *
+ * One look, kept cheap for the common case of nothing left: every such
+ * process was started after the leader, so only PIDs the kernel handed out
+ * since (numerically above `leader`, or, after the PID counter wrapped, up to
+ * the last one handed out) are read at all.
+ */
+export function leftoversOf(leader: number, entry: string | undefined): { pid: number; pgid: number }[] {
+  if (process.platform !== "linux") return [];
+  const last = lastPid();
+  const wrapped = last !== null && last < leader;
+  const found: { pid: number; pgid: number }[] = [];
+  for (const name of procPids()) {
+    const pid = Number(name);
+    if (!(pid > leader || (wrapped && pid <= last!)) || pid === process.pid) continue;
+    const fields = statFields(name); // [state, ppid, pgrp, …]; null: gone meanwhile
+    if (!fields || dead(fields[0])) continue;
+    const pgid = Number(fields[2]);
+    if (pgid === leader || (entry !== undefined && environEntry(name, entry) === entry)) found.push({ pid, pgid });
+  }
+  return found.sort((a, b) => a.pid - b.pid);
+}

@@ -18,10 +18,15 @@ export async function feedbackIn(
   tailBytes: number,
 ): Promise<{ data: FeedbackData; warnings: Warning[] }> {
   const attempt = await pickAttemptIn(tx, job, null);
-  return feedbackOf(job, attempt, {
-    stdout: await streamTailIn(tx, attempt, "stdout", tailBytes),
-    stderr: await streamTailIn(tx, attempt, "stderr", tailBytes),
-  });
+  return feedbackOf(
+    job,
+    attempt,
+    {
+      stdout: await streamTailIn(tx, attempt, "stdout", tailBytes),
+      stderr: await streamTailIn(tx, attempt, "stderr", tailBytes),
+    },
+    attempt ? await tx.eventsOf(job.id) : [],
+  );
 }
 
 /**
