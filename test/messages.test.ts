@@ -69,9 +69,11 @@ test("feedback's tails start at a line: a line cut by --tail-bytes is left out, 
     "line number 49 of the output",
     "line number 50 of the output",
   ]);
-  // JSON keeps the bytes as asked (the tail may start inside a line).
+  // JSON's tail starts at a line too, and says how many bytes come before it.
   const json = await q.json(["feedback", String(id), "--tail-bytes", "100"]);
-  expect(Buffer.byteLength(json.env.data.streams.stderr.tail)).toBe(100);
+  const tail = json.env.data.streams.stderr;
+  expect(tail.tail).toBe("line number 48 of the output\nline number 49 of the output\nline number 50 of the output\n");
+  expect(tail.omitted_bytes + Buffer.byteLength(tail.tail)).toBe(tail.size_bytes);
 });
 
 test.skipIf(TEST_DB.driver === "postgres")(

@@ -127,6 +127,10 @@ const SITUATIONS: Record<
       await addJob(q, "--", "true");
       return q.json(["feedback", "1"]);
     },
+    // How a tail was cut and whether it is text (docs/architecture.md "Output").
+    extras: ["stdout", "stderr"].flatMap((s) =>
+      ["omitted_bytes", "partial_first_line", "binary"].map((k) => `data.streams.${s}.${k}`),
+    ),
   },
   "envelope-list-empty.json": { verb: "list", run: async (q) => (await existing(q)).json(["list"]) },
   "envelope-output-no-attempts.json": {

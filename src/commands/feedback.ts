@@ -57,8 +57,14 @@ export default defineVerb({
     for (const s of parseStream(ctx.args.stream)) {
       const view = data.streams[s];
       if (view.missing || view.size_bytes === 0) continue;
+      if (view.binary) {
+        lines.push(
+          `--- ${s} (binary, ${view.size_bytes} bytes: use ${ctx.suggest(`spoolctl output ${data.job_id} --raw --stream ${s}`)}) ---`,
+        );
+        continue;
+      }
       // The tail starts at a line's beginning: a line cut by --tail-bytes is left out, not shown half.
-      const tail = tailAtLineStart(view.tail, view.truncated);
+      const tail = tailAtLineStart(view.tail, view.partial_first_line);
       lines.push(
         `--- ${s}${view.truncated ? ` (last ${counted(tail.lines, "line")} of ${view.size_bytes} bytes)` : ""} ---`,
       );

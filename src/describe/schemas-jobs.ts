@@ -24,7 +24,20 @@ import { FAILURE_REASONS } from "../model/job.ts";
 import { jobState } from "./schemas-rows.ts";
 
 /** One stream's tail. */
-const streamTail = object({ path: nullable(str), missing: bool, size_bytes: int, tail: str, truncated: bool });
+const streamTail = object({
+  path: nullable(str),
+  missing: bool,
+  size_bytes: int,
+  /** The last bytes as UTF-8, from a line's start when earlier bytes are left out; "" when `binary`. */
+  tail: str,
+  truncated: bool,
+  /** Bytes of the stream before `tail`, counted at the stream's offsets. */
+  omitted_bytes: int,
+  /** `tail` starts mid-line: it held no line break to cut at. */
+  partial_first_line: bool,
+  /** Not text (a NUL byte, or mostly bytes that are not UTF-8): `output ID --raw` has the bytes. */
+  binary: bool,
+});
 /** One stream's tail (see {@link streamTail}). */
 export type StreamTail = Static<typeof streamTail>;
 

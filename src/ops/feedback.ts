@@ -50,7 +50,16 @@ function nextCommand(job: Job, attempt: Attempt | null): string | null {
 }
 
 function tail(v: StreamView): StreamTail {
-  return { path: v.path, missing: v.missing, size_bytes: v.size_bytes, tail: v.text, truncated: v.truncated };
+  return {
+    path: v.path,
+    missing: v.missing,
+    size_bytes: v.size_bytes,
+    tail: v.text,
+    truncated: v.truncated,
+    omitted_bytes: v.omitted_bytes,
+    partial_first_line: v.partial_first_line,
+    binary: v.binary,
+  };
 }
 
 /**

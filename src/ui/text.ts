@@ -36,17 +36,12 @@ function shellWord(a: string): string {
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
- * The tail of a stream read from a line's start: when earlier bytes were
- * left out (`truncated`), the partial first line is dropped; a tail that is
- * all one partial line is kept, led by "…". Returns the text and how many
- * lines it has.
+ * The tail of a stream as shown: the views already start it at a line's
+ * start (src/ops/output.ts `tailView`); a tail that is all one partial line
+ * (`partialFirstLine`) is led by "…". Returns the text and how many lines it has.
  */
-export function tailAtLineStart(tail: string, truncated: boolean): { text: string; lines: number } {
-  let text = tail;
-  if (truncated) {
-    const nl = tail.indexOf("\n");
-    text = nl >= 0 && nl < tail.length - 1 ? tail.slice(nl + 1) : `…${tail}`;
-  }
+export function tailAtLineStart(tail: string, partialFirstLine: boolean): { text: string; lines: number } {
+  const text = partialFirstLine ? `…${tail}` : tail;
   const body = text.endsWith("\n") ? text.slice(0, -1) : text;
   return { text, lines: body === "" ? 0 : body.split("\n").length };
 }

@@ -78,7 +78,7 @@ async function readUnrecorded(tx: StoreReader, rows: FailureGroupRow[]): Promise
     const job = await tx.getJob(row.job_ids[0]!);
     const attempt = job ? await tx.getAttempt(job.id, job.last_attempt_no) : null;
     const tail = await streamTailIn(tx, attempt, "stderr", STDERR_TAIL_READ);
-    row.stderr_last_line = tail.missing ? "" : lastNonEmptyLine(tail.text, tail.truncated);
+    row.stderr_last_line = tail.missing ? "" : lastNonEmptyLine(tail.text, tail.partial_first_line);
   }
 }
 
