@@ -9,7 +9,7 @@ import type { FlagsDef } from "../contract/flags.ts";
 import type { DeleteData } from "../describe/schemas-jobs.ts";
 import { counted } from "../ops/values.ts";
 import { checkDeletion, deleteJobs } from "../store/verbs/delete.ts";
-import { closedLine, formatArgv } from "../ui/text.ts";
+import { closedLine, closesText, formatArgv } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 const FLAGS = {
@@ -47,8 +47,11 @@ export default defineVerb({
       if (!ctx.interactive || ctx.json)
         throw new SpoolError(
           "SAFETY_BLOCK",
-          `delete removes ${counted(ids.length, "job")} with ${counted(preview.attempts, "attempt")}, ${counted(preview.events, "event")} and their output for good; confirm with --yes`,
-          { remediation: `spoolctl delete ${formatArgv(refs)} --yes`, detail: { job_ids: ids } },
+          `delete removes ${counted(ids.length, "job")} with ${counted(preview.attempts, "attempt")}, ${counted(preview.events, "event")} and their output for good${closesText(preview.closes, ids.length)}; confirm with --yes`,
+          {
+            remediation: `spoolctl delete ${formatArgv(refs)} --yes`,
+            detail: { job_ids: ids, ...(preview.closes?.length ? { closes: preview.closes } : {}) },
+          },
         );
       const { confirmDelete } = await import("../ui/pickers.ts");
       if (!(await confirmDelete(preview, ids)))

@@ -10,7 +10,7 @@ import { RETRYABLE_STATES, type RetriedJob, type RetryTarget, retryWarnings } fr
 import { selectionFilter } from "../ops/triage-groups.ts";
 import { counted } from "../ops/values.ts";
 import { retryJobs } from "../store/verbs/retry.ts";
-import { revivedLine } from "../ui/text.ts";
+import { idList, revivedLine } from "../ui/text.ts";
 import { describeChanges } from "../ui/triage-card.ts";
 import { forcedRetryHoldoffSeconds } from "../worker/timing.ts";
 import { batchMustExist, JOB_FILTER_NAMES, jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
@@ -179,7 +179,15 @@ export default defineVerb({
     if (dryRun)
       return { data: { count: jobs.length, jobs, dry_run: true, ...revived }, warnings: retryWarnings(outcome) };
     return {
-      data: "refs" in t && refs.length === 1 && jobs.length === 1 ? jobs[0]! : { count: jobs.length, jobs, ...revived },
+      data:
+        "refs" in t && refs.length === 1 && jobs.length === 1
+          ? jobs[0]!
+          : {
+              count: jobs.length,
+              jobs,
+              ...revived,
+              ...(outcome.left_closed ? { left_closed: outcome.left_closed } : {}),
+            },
       warnings: retryWarnings(outcome),
     };
   },
@@ -191,10 +199,17 @@ export default defineVerb({
       j.changed && Object.keys(j.changed).length ? ` (${describeChanges(j.changed)})` : "";
     if ("dry_run" in data && data.dry_run)
       return `Would retry ${counted(jobs.length, "job")}: ${jobs.map((j) => `${j.job_id}${changes(j)}`).join(", ")} (dry run: nothing changed)`;
+    const left = (ids: number[] | undefined) =>
+      ids?.length
+        ? `\nLeft ${counted(ids.length, "job")} closed that waited for it (--no-cascade): ${idList(ids)} (spoolctl retry ID revives one and the jobs that wait for it)`
+        : "";
     return (
-      jobs.map((j) => `Retried job ${j.job_id}${changes(j)}; now queued${revivedLine(j.revived)}`).join("\n") +
+      jobs
+        .map((j) => `Retried job ${j.job_id}${changes(j)}; now queued${revivedLine(j.revived)}${left(j.left_closed)}`)
+        .join("\n") +
       // One job's revived jobs are on its own line; a batch retry's are summed up once.
-      revivedLine("jobs" in data && "revived" in data ? (data.revived as number[] | undefined) : undefined)
+      revivedLine("jobs" in data && "revived" in data ? (data.revived as number[] | undefined) : undefined) +
+      left("jobs" in data && "left_closed" in data ? (data.left_closed as number[] | undefined) : undefined)
     );
   },
 });

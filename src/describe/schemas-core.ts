@@ -148,6 +148,12 @@ const jobDetail = object({
   worker_health: nullable(workerHealth),
   attempts: arrayOf(attempt),
   events: arrayOf(jobEvent),
+  /**
+   * A dead or canceled job whose own retry its needs refuse: the need, its
+   * state, and the job to retry instead (the root of the chain; null when a
+   * need was deleted). Absent otherwise.
+   */
+  retry_blocked: optional(object({ need_id: nullable(int), need_state: str, retry: nullable(int) })),
 });
 /** `show --json` data (see {@link jobDetail}). */
 export type JobDetail = Static<typeof jobDetail>;

@@ -9,6 +9,7 @@ import type { Attempt, Job, JobEvent } from "../model/job.ts";
 import { LIMITS } from "../model/limits.ts";
 import { leftRunningOf } from "./leftovers.ts";
 import type { StreamView } from "./output.ts";
+import { blockedNext, type RetryBlock } from "./retry-needs.ts";
 import { isTerminal } from "./states.ts";
 import { durationText } from "./values.ts";
 
@@ -23,7 +24,7 @@ export type { FeedbackData };
  * out would time out again with the same timeout: its retry doubles it
  * (within the limit of `add --timeout`, docs/contract.md "retry").
  */
-function nextCommand(job: Job, attempt: Attempt | null): string | null {
+function nextCommand(job: Job, attempt: Attempt | null, block: RetryBlock | null): string | null {
   const lane = job.queue === "default" ? "" : ` --queue ${job.queue}`;
   switch (job.state) {
     case "queued":
@@ -37,6 +38,8 @@ function nextCommand(job: Job, attempt: Attempt | null): string | null {
       return `spoolctl output ${job.id}`;
     case "dead":
     case "canceled":
+      // Its own retry would be refused while a need is dead or canceled: retry the chain's root (docs/architecture.md "Dependencies").
+      if (block) return blockedNext(job.id, block);
       // A job already without a limit (timeout 0: a retry --timeout none since) needs no longer one.
       if (
         attempt?.failure_reason === "timeout" &&
@@ -66,13 +69,16 @@ function tail(v: StreamView): StreamTail {
  * The verdict about `job` from its latest `attempt` (null: none yet) and the
  * tails of its two streams, as the `feedback` verb reads them in one snapshot
  * (src/store/verbs/feedback.ts), with the job's `events` (what the attempt
- * left running: docs/architecture.md "Leftover processes"). Warns `NO_ATTEMPTS_YET` before any attempt.
+ * left running: docs/architecture.md "Leftover processes") and, for a job
+ * whose retry its needs block, `block` (its next command retries the root
+ * need instead). Warns `NO_ATTEMPTS_YET` before any attempt.
  */
 export function feedbackOf(
   job: Job,
   attempt: Attempt | null,
   streams: { stdout: StreamView; stderr: StreamView },
   events: JobEvent[] = [],
+  block: RetryBlock | null = null,
 ): { data: FeedbackData; warnings: Warning[] } {
   const stdout = tail(streams.stdout);
   const stderr = tail(streams.stderr);
@@ -90,7 +96,7 @@ export function feedbackOf(
     failure_reason: attempt?.failure_reason ?? null,
     last_error: job.last_error,
     duration_seconds: finished ? Math.max(0, attempt.finished_at! - attempt.started_at) : null,
-    remediation: nextCommand(job, attempt),
+    remediation: nextCommand(job, attempt, block),
     streams: { stdout, stderr },
   };
   const left = attempt ? leftRunningOf(events, attempt.attempt_no).at(-1) : undefined;

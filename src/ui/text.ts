@@ -329,3 +329,18 @@ function dependentsLine(verb: string, ids: readonly number[] | undefined, which:
   if (!ids?.length) return "";
   return `\n${verb} ${ids.length === 1 ? "1 job" : `${ids.length} jobs`} ${which}: ${ids.join(", ")}`;
 }
+
+/** Ids as a short list: `12, 11, 10 … (+27 more)`. */
+export function idList(ids: number[], max = 8): string {
+  return ids.slice(0, max).join(", ") + (ids.length > max ? ` … (+${ids.length - max} more)` : "");
+}
+
+/**
+ * ", and closes 2 jobs that wait on it (5, 6): canceled, need deleted" for the
+ * dependents a deletion of `deleting` jobs would close (docs/architecture.md
+ * "Dependencies"), "" for none; at most 8 ids are listed.
+ */
+export function closesText(closes: readonly number[] | undefined, deleting: number): string {
+  if (!closes?.length) return "";
+  return `, and closes ${closes.length === 1 ? "1 job" : `${closes.length} jobs`} that wait${closes.length === 1 ? "s" : ""} on ${deleting === 1 ? "it" : "them"} (${idList([...closes])}): canceled, need deleted`;
+}

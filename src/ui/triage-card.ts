@@ -18,6 +18,7 @@ import {
   fitColumns,
   formatArgv,
   humanDuration,
+  idList,
   iso,
   tailAtLineStart,
 } from "./text.ts";
@@ -172,11 +173,6 @@ export function byteText(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
   return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
-}
-
-/** Ids as a short list: `12, 11, 10 … (+27 more)`. */
-export function idList(ids: number[], max = 8): string {
-  return ids.slice(0, max).join(", ") + (ids.length > max ? ` … (+${ids.length - max} more)` : "");
 }
 
 /** One line of the summary for a group action. */

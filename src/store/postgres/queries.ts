@@ -242,7 +242,8 @@ export class PgQueries extends PgWorkerWrites implements StoreWriter {
     if (opts.queued) {
       // A queued job deleted is a need that will never succeed: its dependents are closed first.
       const now = Date.now() / 1000;
-      closed.push(...(await jobsEnded(this.tx, this.effects, await op.cancelQueued(this.tx, jobIds, now), now)));
+      const ended = await op.cancelQueued(this.tx, jobIds, now);
+      closed.push(...(await jobsEnded(this.tx, this.effects, ended, now, undefined, new Set(ended))));
       await this.closedByNeeds(closed, now);
     }
     await this.effects.settle(this.tx);

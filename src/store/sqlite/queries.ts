@@ -219,7 +219,8 @@ export class SqliteQueries extends SqliteWorkerWrites implements StoreWriter {
     if (opts.queued) {
       // A queued job deleted is a need that will never succeed: its dependents are closed first.
       const now = Date.now() / 1000;
-      closed.push(...jobsEnded(this.db, this.work, op.cancelQueued(this.db, jobIds, now), now, this.ledger(now)));
+      const ended = op.cancelQueued(this.db, jobIds, now);
+      closed.push(...jobsEnded(this.db, this.work, ended, now, this.ledger(now), new Set(ended)));
       await this.closedByNeeds(closed, now);
     }
     const batchesOf = this.db

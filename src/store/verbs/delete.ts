@@ -31,7 +31,7 @@ export async function checkDeletion(
   refs: string[],
   opts: DeleteOptions = {},
 ): Promise<{ jobs: Job[]; preview: DeletionPreview }> {
-  return await store.read(async (tx) => {
+  const checked = await store.read(async (tx) => {
     const seen = new Map<number, Job>();
     for (const ref of refs) {
       const job = await resolveJob(tx, ref);
@@ -41,6 +41,43 @@ export async function checkDeletion(
     for (const job of jobs) checkDeletable(job, opts);
     return { jobs, preview: { jobs: jobs.length, ...(await previewDeletion(tx, jobs)) } };
   });
+  // Only a queued job's deletion closes dependents; they are counted by the deletion itself, rolled back.
+  if (!opts.queued || !checked.jobs.some((j) => j.state === "queued")) return checked;
+  return { ...checked, preview: { ...checked.preview, closes: await closedByDeleting(store, refs, opts) } };
+}
+
+/** Carries the dependents a rolled-back deletion closed out of its transaction. */
+class Counted extends Error {
+  constructor(readonly closed: number[]) {
+    super("counted");
+  }
+}
+
+/**
+ * The dependents deleting `refs` would close, found by running the deletion's
+ * rows in a write transaction that is then rolled back (the same statements
+ * as {@link deleteJobs}, so the count cannot disagree with what it does:
+ * only dependents whose need must succeed, down the chain).
+ */
+async function closedByDeleting(store: Store, refs: string[], opts: DeleteOptions): Promise<number[]> {
+  try {
+    await store.write(async (tx) => {
+      const jobs = await resolveUnique(tx, refs);
+      for (const job of jobs) checkDeletable(job, opts);
+      throw new Counted(
+        (
+          await tx.deleteJobs(
+            jobs.map((j) => j.id),
+            opts,
+          )
+        ).closed,
+      );
+    });
+  } catch (error) {
+    if (error instanceof Counted) return error.closed;
+    throw error;
+  }
+  return [];
 }
 
 /**

@@ -12,6 +12,7 @@ import type { HealthContext } from "../../ops/worker-health.ts";
 import type { StoreReader } from "../reader.ts";
 import type { SnapshotReader } from "../store.ts";
 import { resolveJob } from "./job-refs.ts";
+import { retryBlockIn } from "./need-checks.ts";
 import { healthCache, jobWorkerHealth, prefetchHealth } from "./worker-health.ts";
 
 /** The unmet needs of those of `jobs` that are queued and wait for any, in one statement (`waiting_on`). */
@@ -78,6 +79,7 @@ export function jobDetail(store: SnapshotReader, ref: string, health?: HealthCon
     const now = store.now();
     const job = await resolveJob(tx, ref);
     const waiting = await waitingOf(tx, [job]);
+    const block = await retryBlockIn(tx, job);
     return {
       job: {
         ...summarize(job, now, waiting.get(job.id)),
@@ -89,6 +91,7 @@ export function jobDetail(store: SnapshotReader, ref: string, health?: HealthCon
       worker_health: health ? await jobWorkerHealth(tx, job, health) : null,
       attempts: await withHosts(tx, await tx.attemptsOf(job.id)),
       events: await tx.eventsOf(job.id),
+      ...(block ? { retry_blocked: block } : {}),
     };
   });
 }
