@@ -9,7 +9,7 @@ import type { FlagsDef } from "../contract/flags.ts";
 import type { DeleteData } from "../describe/schemas-jobs.ts";
 import { counted } from "../ops/values.ts";
 import { checkDeletion, deleteJobs } from "../store/verbs/delete.ts";
-import { closedLine, closesText, formatArgv } from "../ui/text.ts";
+import { closedLine, closesText, formatArgv, idList } from "../ui/text.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 const FLAGS = {
@@ -41,7 +41,8 @@ export default defineVerb({
       });
     const store = await ctx.open({ create: false });
     // Check first (unknown or running jobs are refused before any question), counting what would go.
-    const { jobs, preview } = await checkDeletion(store, refs, { queued: true });
+    // The dependents it would close are counted only for a confirmation (a rolled-back run of the deletion).
+    const { jobs, preview } = await checkDeletion(store, refs, { queued: true, countCloses: !ctx.args.yes });
     const ids = jobs.map((j) => j.id);
     if (!ctx.args.yes) {
       if (!ctx.interactive || ctx.json)
@@ -75,7 +76,7 @@ export default defineVerb({
   },
   render({ data }) {
     if (data.count === 0) return "nothing deleted";
-    const deleted = `Deleted ${data.count === 1 ? `job ${data.job_ids[0]}` : `${data.count} jobs (${data.job_ids.join(", ")})`} with ${counted(data.deleted_attempts, "attempt")} and ${counted(data.deleted_events, "event")}`;
+    const deleted = `Deleted ${data.count === 1 ? `job ${data.job_ids[0]}` : `${data.count} jobs (${idList(data.job_ids)})`} with ${counted(data.deleted_attempts, "attempt")} and ${counted(data.deleted_events, "event")}`;
     return deleted + closedLine(data.closed, data.count === 1 ? "it" : "them");
   },
 });

@@ -91,7 +91,12 @@ export function parseJobLines(text: string, defaults: AddInput): { input: AddInp
       } else if (field === "needs") {
         // Other lines' refs, job ids, keys or last: a list, or one reference.
         const refs = Array.isArray(value) ? value : [value];
-        if (refs.length === 0 || refs.some((v) => (typeof v !== "string" && typeof v !== "number") || v === ""))
+        // [] is no needs, as a generator writes a job without any (it also drops a command line's --needs).
+        if (refs.length === 0) {
+          delete input.needs;
+          continue;
+        }
+        if (refs.some((v) => (typeof v !== "string" && typeof v !== "number") || v === ""))
           throw bad(line, 'needs must be a list of refs, job ids or keys, e.g. "needs": ["build", 12]');
         input.needs = refs.map(String);
       } else if (field === "killLeftovers") {

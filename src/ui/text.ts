@@ -327,7 +327,8 @@ export function revivedLine(ids: readonly number[] | undefined): string {
 
 function dependentsLine(verb: string, ids: readonly number[] | undefined, which: string): string {
   if (!ids?.length) return "";
-  return `\n${verb} ${ids.length === 1 ? "1 job" : `${ids.length} jobs`} ${which}: ${ids.join(", ")}`;
+  // A count and the first ids: a chain of 99,999 closed by one delete is one line, not every id (--json has them all).
+  return `\n${verb} ${ids.length === 1 ? "1 job" : `${ids.length} jobs`} ${which}: ${idList([...ids])}`;
 }
 
 /** Ids as a short list: `12, 11, 10 … (+27 more)`. */

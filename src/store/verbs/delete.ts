@@ -23,13 +23,14 @@ import { resolveJob, resolveUnique } from "./job-refs.ts";
  * The jobs `refs` name (duplicates dropped), checked for deletion, and what
  * deleting them would remove, read in one snapshot (one read per reference,
  * then the history counts and the attempts' output paths): what `delete`
- * counts in its confirm. Writes nothing. Raises `NOT_FOUND`, or `CONFLICT`
+ * counts in its confirm; with `countCloses`, also the dependents it would
+ * close (`preview.closes`). Writes nothing. Raises `NOT_FOUND`, or `CONFLICT`
  * for a job that may not be deleted (a running one: cancel it first).
  */
 export async function checkDeletion(
   store: Store,
   refs: string[],
-  opts: DeleteOptions = {},
+  opts: DeleteOptions & { countCloses?: boolean } = {},
 ): Promise<{ jobs: Job[]; preview: DeletionPreview }> {
   const checked = await store.read(async (tx) => {
     const seen = new Map<number, Job>();
@@ -42,7 +43,7 @@ export async function checkDeletion(
     return { jobs, preview: { jobs: jobs.length, ...(await previewDeletion(tx, jobs)) } };
   });
   // Only a queued job's deletion closes dependents; they are counted by the deletion itself, rolled back.
-  if (!opts.queued || !checked.jobs.some((j) => j.state === "queued")) return checked;
+  if (!opts.countCloses || !opts.queued || !checked.jobs.some((j) => j.state === "queued")) return checked;
   return { ...checked, preview: { ...checked.preview, closes: await closedByDeleting(store, refs, opts) } };
 }
 
