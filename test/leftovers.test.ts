@@ -31,6 +31,12 @@ async function leftEvents(id: number): Promise<{ attempt: number; pids: number[]
 
 test("cmd &, setsid and nohup: the job ends done, and each leftover is recorded by PID, shown by show and feedback", async () => {
   const jobs = [await addLeaving(""), await addLeaving("setsid"), await addLeaving("nohup")];
+  // More than 512 PIDs handed out between the leader and its leftover: the look lists /proc instead of reading PID by PID.
+  const late = join(q.dir, "late.pid");
+  const afterMany = await q.addJob(
+    "-c",
+    `i=0; while [ $i -lt 600 ]; do /bin/true; i=$((i+1)); done; setsid sleep 120 >/dev/null 2>&1 & echo $! > '${late}'`,
+  );
   // The issue's own words: the leftover keeps the attempt's stdout open.
   const literal = await q.addJob("-c", "sleep 120 & echo started");
   const clean = await q.addJob("-c", "sleep 0.2 & wait; echo nothing left");
@@ -58,6 +64,7 @@ test("cmd &, setsid and nohup: the job ends done, and each leftover is recorded 
     expect(text.stdout).toContain(`attempt 1 left 1 process running after it exited: PID ${pid}`);
     expect(text.stdout).toContain("--kill-leftovers");
   }
+  expect(await leftEvents(afterMany)).toEqual([{ attempt: 1, pids: [pidIn(late)], killed: false }]);
   expect(await leftEvents(clean)).toEqual([]);
   expect((await q.json(["feedback", String(clean)])).env.data.left_running).toBeUndefined();
 }, 120_000);
