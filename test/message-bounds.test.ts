@@ -1,7 +1,7 @@
 /**
  * Messages that stay readable and true (docs/contract.md "Errors"): a huge
  * bad value is echoed only in part; `schedule list` keeps its table with a
- * 10 KB cron; a refused PostgreSQL connection is `UNREACHABLE` (exit 4), not
+ * 10 KB cron; a refused PostgreSQL connection is `UNREACHABLE` (exit 3), not
  * `INTERNAL`; a folder the user may not write says so; `delete` of a chain of
  * 99,999 prints a count, not every id; `"needs": []` in a `--from` line is no
  * needs. On both stores where the store matters.
@@ -55,10 +55,10 @@ test("schedule list keeps its table when a cron is 10 KB; schedule list NAME --j
   expect(whole.env.data.schedules[0].rule).toContain(minutes);
 });
 
-test("a refused connection is UNREACHABLE, exit 4, with what to check", async () => {
+test("a refused connection is UNREACHABLE (exit 3 as before, retryable), with what to check", async () => {
   const r = await q.json(["status", "--db", "postgres://nobody@127.0.0.1:1/queue"]);
-  expect(r.code).toBe(4);
-  expect(r.env.errors[0]).toMatchObject({ code: "UNREACHABLE", exit_code: 4 });
+  expect(r.code).toBe(3);
+  expect(r.env.errors[0]).toMatchObject({ code: "UNREACHABLE", exit_code: 3 });
   expect(r.env.errors[0].remediation).toContain("reachable from this host");
 });
 

@@ -24,8 +24,8 @@ const q = useTempQueue();
 test("an unreachable database names where its URL came from: --db, SPOOLCTL_DB, the config file; doctor too", async () => {
   const byFlag = await q.json(["status", "--db", NOWHERE]);
   expect(byFlag.env.errors[0].message).toStartWith(`cannot reach the queue's database at ${NOWHERE} (given by --db): `);
-  // Refused: transient (exit 4, UNREACHABLE), not INTERNAL.
-  expect([byFlag.code, byFlag.env.errors[0].code]).toEqual([4, "UNREACHABLE"]);
+  // Refused: UNREACHABLE (exit 3, retryable), not INTERNAL.
+  expect([byFlag.code, byFlag.env.errors[0].code]).toEqual([3, "UNREACHABLE"]);
   const byEnv = await q.run(["list"], { env: { SPOOLCTL_DB: NOWHERE } });
   expect(byEnv.stderr).toContain(`at ${NOWHERE} (given by SPOOLCTL_DB): could not connect`);
   // A project whose .spoolctl/config.json names it (and no SPOOLCTL_DB).
@@ -42,7 +42,7 @@ test("an unreachable database names where its URL came from: --db, SPOOLCTL_DB, 
 
 test("a worker that cannot reach its database says so once, then gives up with how often it tried", async () => {
   const r = await q.run(["work", "--db", NOWHERE]);
-  expect(r.code).toBe(4); // UNREACHABLE: transient
+  expect(r.code).toBe(3); // UNREACHABLE
   const lines = r.stderr.trim().split("\n");
   // Was one identical "…; will retry" line per try (18 in 30 s).
   expect(lines).toHaveLength(2);

@@ -201,9 +201,11 @@ const SITUATIONS: Record<
 /**
  * Error codes the reference does not have, each added deliberately on exit 3
  * (issue 19): QUEUE_CORRUPT (a damaged SQLite file, item 7) and
- * QUEUE_REPLACED (a worker's file deleted or replaced, item 6).
+ * QUEUE_REPLACED (a worker's file deleted or replaced, item 6); (issue 30
+ * item 12) UNREACHABLE, a PostgreSQL server that refuses the connection,
+ * which was INTERNAL on the same exit code.
  */
-const ADDED_CODES = ["QUEUE_CORRUPT", "QUEUE_REPLACED"];
+const ADDED_CODES = ["QUEUE_CORRUPT", "QUEUE_REPLACED", "UNREACHABLE"];
 
 const KNOWN_GAPS: Record<string, string[]> = {
   capabilities: [

@@ -77,8 +77,9 @@ export const ERROR_CODES = {
     retryable: true,
     remediation: "wait longer (raise --timeout) or check that a worker is running",
   },
+  // Exit 3 like INTERNAL (an environment error; docs/contract.md "Stability": no exit code changes), but retryable.
   UNREACHABLE: {
-    exit_code: EXIT.TRANSIENT,
+    exit_code: EXIT.ENVIRONMENT,
     retryable: true,
     remediation:
       "check that the queue's database server is running and reachable from this host (spoolctl doctor); run the command again once it is",

@@ -93,7 +93,7 @@ const EXIT_MEANINGS: Record<number, { meaning: string; retryable: boolean | null
   [EXIT.SAFETY_BLOCK]: { meaning: "refused for safety; an explicit confirmation flag exists", retryable: false },
   [EXIT.ENVIRONMENT]: { meaning: "internal or environment error (doctor: not ready)", retryable: false },
   [EXIT.TRANSIENT]: {
-    meaning: "transient failure (LOCKED, TIMEOUT, UNREACHABLE); retry after a short delay",
+    meaning: "transient failure (LOCKED, TIMEOUT); retry after a short delay",
     retryable: true,
   },
   [EXIT.CONFLICT]: { meaning: "conflict: the state changed underneath or a key is taken", retryable: false },

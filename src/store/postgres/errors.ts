@@ -185,7 +185,7 @@ export function mapPgError(ctx: ErrorContext, error: unknown): unknown {
         ? plain
         : `${plain}: ${message}`
       : message;
-    // Refused or unresolved: the server is not there now, which another try may find it (exit 4), not a fault of spoolctl.
+    // Refused or unresolved: the server is not there now (another try may find it), not a fault of spoolctl.
     return new SpoolError("UNREACHABLE", `cannot reach the queue's database at ${at}: ${why}`, {
       remediation: UNREACHABLE_REMEDIATION,
       detail: { storage: "unreachable", driver_code: driverCode },

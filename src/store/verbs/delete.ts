@@ -17,72 +17,32 @@ import {
 } from "../../ops/delete.ts";
 import type { Store } from "../store.ts";
 import { deleteJobRows, previewDeletion, removeOutputs } from "./deletion.ts";
-import { resolveJob, resolveUnique } from "./job-refs.ts";
+import { type JobTarget, targetJobs, writeOrDryRun } from "./job-targets.ts";
 
 /**
- * The jobs `refs` name (duplicates dropped), checked for deletion, and what
- * deleting them would remove, read in one snapshot (one read per reference,
- * then the history counts and the attempts' output paths): what `delete`
- * counts in its confirm; with `countCloses`, also the dependents it would
- * close (`preview.closes`). Writes nothing. Raises `NOT_FOUND`, or `CONFLICT`
- * for a job that may not be deleted (a running one: cancel it first).
+ * The jobs `target` names (duplicates dropped; or every match of a filter,
+ * `delete --all`), checked for deletion, and what deleting them would
+ * remove, read in one snapshot (the jobs, then the history counts and the
+ * attempts' output paths): what `delete` counts in its confirm. Writes
+ * nothing. Raises `NOT_FOUND`, `INVALID_INPUT` (a filter over
+ * `BULK_LIMIT` jobs), or `CONFLICT` for a job that may not be deleted (a
+ * running one: cancel it first).
  */
 export async function checkDeletion(
   store: Store,
-  refs: string[],
-  opts: DeleteOptions & { countCloses?: boolean } = {},
+  target: JobTarget,
+  opts: DeleteOptions = {},
 ): Promise<{ jobs: Job[]; preview: DeletionPreview }> {
-  const checked = await store.read(async (tx) => {
-    const seen = new Map<number, Job>();
-    for (const ref of refs) {
-      const job = await resolveJob(tx, ref);
-      seen.set(job.id, job);
-    }
-    const jobs = [...seen.values()];
+  return await store.read(async (tx) => {
+    const jobs = await targetJobs(tx, target, "delete");
     for (const job of jobs) checkDeletable(job, opts);
     return { jobs, preview: { jobs: jobs.length, ...(await previewDeletion(tx, jobs)) } };
   });
-  // Only a queued job's deletion closes dependents; they are counted by the deletion itself, rolled back.
-  if (!opts.countCloses || !opts.queued || !checked.jobs.some((j) => j.state === "queued")) return checked;
-  return { ...checked, preview: { ...checked.preview, closes: await closedByDeleting(store, refs, opts) } };
-}
-
-/** Carries the dependents a rolled-back deletion closed out of its transaction. */
-class Counted extends Error {
-  constructor(readonly closed: number[]) {
-    super("counted");
-  }
 }
 
 /**
- * The dependents deleting `refs` would close, found by running the deletion's
- * rows in a write transaction that is then rolled back (the same statements
- * as {@link deleteJobs}, so the count cannot disagree with what it does:
- * only dependents whose need must succeed, down the chain).
- */
-async function closedByDeleting(store: Store, refs: string[], opts: DeleteOptions): Promise<number[]> {
-  try {
-    await store.write(async (tx) => {
-      const jobs = await resolveUnique(tx, refs);
-      for (const job of jobs) checkDeletable(job, opts);
-      throw new Counted(
-        (
-          await tx.deleteJobs(
-            jobs.map((j) => j.id),
-            opts,
-          )
-        ).closed,
-      );
-    });
-  } catch (error) {
-    if (error instanceof Counted) return error.closed;
-    throw error;
-  }
-  return [];
-}
-
-/**
- * Deletes the jobs named by `refs` with their history and output: the rows
+ * Deletes the jobs `target` names (references, or a filter's matches) with
+ * their history and output: the rows
  * all or none in one write transaction (resolve, check, `deleteJobs`, whose
  * SQL guard skips a running job: a claim that took one meanwhile makes the
  * counts disagree, and the transaction is rolled back), then the files after
@@ -92,11 +52,17 @@ async function closedByDeleting(store: Store, refs: string[], opts: DeleteOption
  * Raises `NOT_FOUND` or `CONFLICT` (one is running, or queued without
  * `opts.queued`, or changed meanwhile: a claim took it); then no row was
  * deleted. A file that cannot be removed is an `OUTPUT_NOT_REMOVED` warning
- * in the result, the rows being gone.
+ * in the result, the rows being gone. With `opts.dryRun` the rows are
+ * deleted in a transaction that is rolled back and no file is touched: the
+ * counts and the dependents it would close, exactly (`freed_bytes` 0).
  */
-export async function deleteJobs(store: Store, refs: string[], opts: DeleteOptions = {}): Promise<DeletedJobs> {
-  const gone = await store.write(async (tx) => {
-    const jobs = await resolveUnique(tx, refs);
+export async function deleteJobs(
+  store: Store,
+  target: JobTarget,
+  opts: DeleteOptions & { dryRun?: boolean } = {},
+): Promise<DeletedJobs> {
+  const gone = await writeOrDryRun(store, opts.dryRun === true, async (tx) => {
+    const jobs = await targetJobs(tx, target, "delete");
     for (const job of jobs) checkDeletable(job, opts);
     const { deleted, outputs } = await deleteJobRows(tx, jobs, opts);
     if (deleted.jobs !== jobs.length) {
@@ -113,7 +79,7 @@ export async function deleteJobs(store: Store, refs: string[], opts: DeleteOptio
     };
   });
   // The rows are gone (committed); then the files, as prune does.
-  const { freed, warnings } = removeOutputs(store.spoolDir, gone.outputs);
+  const { freed, warnings } = opts.dryRun ? { freed: 0, warnings: [] } : removeOutputs(store.spoolDir, gone.outputs);
   return {
     job_ids: gone.job_ids,
     deleted_attempts: gone.deleted_attempts,
