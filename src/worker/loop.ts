@@ -6,6 +6,7 @@
  */
 import type { SpoolError } from "../contract/errors.ts";
 import { lanesColumn } from "../ops/lanes.ts";
+import { attemptSpan } from "../ops/trace-context.ts";
 import type { Store, WorkWaker } from "../store/store.ts";
 import type { ClaimedAttempt } from "../store/verbs/claim.ts";
 import { stopRequested, workerStopped } from "../store/verbs/registry.ts";
@@ -359,10 +360,12 @@ export class Worker implements WorkerCore {
     this.drainIdleSince = null;
     this.emit({ type: "started", job, attemptNo });
     const started = performance.now();
+    // A span of its own, named in the command's TRACEPARENT (docs/architecture.md "Traces").
+    const span = attemptSpan(job.trace ?? null, attemptNo, randomBytes);
     const running = startAttempt({
       argv: job.argv,
       cwd: job.cwd,
-      env: job.env,
+      env: { ...job.env, ...span.env },
       stdoutPath: claimed.stdoutPath,
       stderrPath: claimed.stderrPath,
       timeoutSeconds: job.timeout_seconds,
@@ -386,6 +389,11 @@ export class Worker implements WorkerCore {
       return this.recorder.ended({ claimed, end, started, ended });
     });
   }
+}
+
+/** `n` random bytes (span and trace ids). */
+function randomBytes(n: number): Uint8Array {
+  return crypto.getRandomValues(new Uint8Array(n));
 }
 
 /** How long a drain has nothing to run before it says what it waits for, milliseconds. */
