@@ -104,3 +104,9 @@ test("a job added without a trace still runs with a TRACEPARENT of its own, not 
   expect(ctx).not.toBeNull();
   expect(ctx!.traceId).not.toBe("11111111111111111111111111111111");
 });
+
+test("enqueue (the QueueCTL form) keeps the adder's trace too", async () => {
+  const r = await q.json(["enqueue", '{"id":"t1","command":"true"}'], { env: { TRACEPARENT: ADDER } });
+  expect(r.code).toBe(0);
+  expect((await q.json(["show", "t1"])).env.data.job.trace.traceparent).toBe(ADDER);
+});
