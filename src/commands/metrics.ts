@@ -88,9 +88,17 @@ export default defineVerb({
         },
       });
     } catch (error) {
-      throw new SpoolError("INTERNAL", `cannot listen on ${given}: ${(error as Error).message}`, {
-        remediation: "choose a free address with --serve HOST:PORT",
-      });
+      // A taken port or an address of another machine is the user's to change, not our fault.
+      const code = (error as { code?: string }).code;
+      throw new SpoolError(
+        "INVALID_INPUT",
+        code === "EADDRNOTAVAIL"
+          ? `cannot listen on ${given}: it is not an address of this machine`
+          : code === "EADDRINUSE"
+            ? `cannot listen on ${given}: the port is taken by another program`
+            : `cannot listen on ${given}: ${(error as Error).message}`,
+        { remediation: "choose a free address of this machine with --serve HOST:PORT (e.g. 127.0.0.1:9464)" },
+      );
     }
     process.stderr.write(
       `spoolctl: serving metrics at http://${given.replace(/:\d+$/, `:${server.port}`)}/metrics; Ctrl-C to stop\n`,

@@ -13,7 +13,7 @@ import { retryJobs } from "../store/verbs/retry.ts";
 import { revivedLine } from "../ui/text.ts";
 import { describeChanges } from "../ui/triage-card.ts";
 import { forcedRetryHoldoffSeconds } from "../worker/timing.ts";
-import { batchMustExist, JOB_FILTER_NAMES, jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
+import { batchMustExist, JOB_FILTER_NAMES, jobFilterFlags, refsOrSelection } from "./job-filters.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 
 const FLAGS = {
@@ -26,7 +26,7 @@ const FLAGS = {
   all: {
     type: "boolean",
     description:
-      "requeue every dead or canceled job matching --state, --queue, --tag, --since, --failure-reason, --match",
+      "requeue every dead or canceled job matching --state, --queue, --tag, --since, --failure-reason, --match, --batch, --search",
   },
   "dry-run": { type: "boolean", description: "say which jobs would be requeued (the same checks), change nothing" },
   "no-cascade": {
@@ -78,37 +78,20 @@ const FLAGS = {
   },
 } as const satisfies FlagsDef;
 
-/** The flags that select jobs for --all. */
-const FILTERS = ["state", ...JOB_FILTER_NAMES] as const;
-
 function target(ctx: VerbContext<typeof FLAGS>, refs: string[], now: number): RetryTarget {
-  const { args } = ctx;
-  const filters = FILTERS.filter((k) => ctx.given(k));
-  if (!args.all) {
-    if (filters.length)
-      throw new SpoolError("INVALID_INPUT", `--${filters[0]} selects jobs only with --all`, {
-        remediation: "spoolctl retry --all --state dead [--queue Q] [--tag K=V]",
-      });
-    if (refs.length === 0) {
-      throw new SpoolError("MISSING_REQUIRED", "retry needs job ids, or --all with filters", {
-        remediation: "spoolctl retry ID…  or  spoolctl retry --all --state dead",
-      });
-    }
-    return { refs };
-  }
-  if (refs.length)
-    throw new SpoolError("INVALID_INPUT", "give job ids or --all, not both", {
-      remediation: "spoolctl retry ID…  or  spoolctl retry --all --state dead",
-    });
-  if (args.force)
+  const named = refsOrSelection(ctx, "retry", refs, "spoolctl retry --all --state dead [--queue Q] [--tag K=V]", [
+    "state",
+  ]);
+  if ("refs" in named) return named;
+  if (ctx.args.force)
     throw new SpoolError(
       "INVALID_INPUT",
       "--force applies to named running jobs; --all only selects dead or canceled jobs",
       { remediation: "spoolctl retry ID --force" },
     );
-  const { states } = parseStates(args.state);
+  const { states } = parseStates(ctx.args.state);
   return {
-    filter: { ...selectionFilter(jobSelectionOf(args), now), states: states.length ? states : [...RETRYABLE_STATES] },
+    filter: { ...selectionFilter(named.selection, now), states: states.length ? states : [...RETRYABLE_STATES] },
   };
 }
 
@@ -132,7 +115,12 @@ function overridesOf(ctx: VerbContext<typeof FLAGS>): RetryOverrides {
 
 /** Whether a missing ID opens the picker: a terminal, no --json, and no --all or filters (those select without one). */
 function wantsPicker(ctx: VerbContext<typeof FLAGS>): boolean {
-  return ctx.interactive && !ctx.json && !ctx.args.all && FILTERS.every((k) => !ctx.given(k));
+  return (
+    ctx.interactive &&
+    !ctx.json &&
+    !ctx.args.all &&
+    ["state", ...JOB_FILTER_NAMES].every((k) => !ctx.given(k as "state"))
+  );
 }
 
 export default defineVerb({

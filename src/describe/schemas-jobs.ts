@@ -66,7 +66,15 @@ const canceledJob = object({
 export type CanceledJob = Static<typeof canceledJob>;
 
 /** `cancel --json` data: the job, or `{count, jobs}` for several. */
-const cancelData = oneOf(canceledJob, object({ count: int, jobs: arrayOf(canceledJob) }));
+const cancelData = oneOf(
+  canceledJob,
+  object({
+    count: int,
+    jobs: arrayOf(canceledJob),
+    /** Set by `--dry-run`: the jobs that would be canceled; nothing changed. */
+    dry_run: optional(bool),
+  }),
+);
 /** `cancel --json` data (see {@link cancelData}). */
 export type CancelData = Static<typeof cancelData>;
 
@@ -81,6 +89,8 @@ const deleteData = object({
   irreversible: bool,
   /** The jobs that needed a deleted queued job's success, closed (`need_failed`, down the chain), ascending; absent when none. */
   closed: optional(arrayOf(int)),
+  /** Set by `--dry-run`: the counts are what `--yes` would delete (and close); nothing changed. */
+  dry_run: optional(bool),
 });
 /** `delete --json` data (see {@link deleteData}). */
 export type DeleteData = Static<typeof deleteData>;

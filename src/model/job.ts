@@ -210,6 +210,13 @@ export interface JobFilter {
   commandGlob?: string;
   /** Only jobs of this batch (`--batch`, docs/architecture.md "Batches"). */
   batch?: string;
+  /**
+   * Only jobs whose command line (argv joined by single spaces), idempotency
+   * key or last error (`last_error` and the latest attempt's last stderr
+   * line) contains this text, ASCII letters in either case
+   * (`--search`, docs/architecture.md "Job filters"). A scan, newest first.
+   */
+  text?: string;
   /** Only jobs with id > afterId (a waiter's jobs added after it began). */
   afterId?: number;
   limit: number;

@@ -130,6 +130,8 @@ export interface ListQuery {
   finishedSince?: number;
   failureReasons?: JobFilter["failureReasons"];
   commandGlob?: string;
+  /** Text in the command line, key or last error (`--search`, see JobFilter's `text`). */
+  text?: string;
   /** Only jobs of this batch. */
   batch?: string;
   limit: number;

@@ -40,6 +40,7 @@ export function listJobs(store: SnapshotReader, q: ListQuery, health?: HealthCon
           finishedSince: q.finishedSince,
           failureReasons: q.failureReasons,
           commandGlob: q.commandGlob,
+          ...(q.text !== undefined ? { text: q.text } : {}),
           ...(q.batch !== undefined ? { batch: q.batch } : {}),
           limit: q.limit + 1,
         });

@@ -28,6 +28,7 @@ import type { RetryNeedRow } from "../bulk-rows.ts";
 import type { Store } from "../store.ts";
 import type { StoreWriter } from "../writer.ts";
 import { keyHolder, resolveUnique } from "./job-refs.ts";
+import { writeOrDryRun } from "./job-targets.ts";
 import { blockedByNeeds } from "./need-checks.ts";
 
 /** How to retry (see {@link retryJobs}). */
@@ -81,20 +82,14 @@ export async function retryJobs(
       },
     );
   }
-  try {
-    return await store.write(async (tx) => {
-      const outcome =
-        "refs" in target
-          ? await retryNamed(tx, target.refs, opts.force, now, overrides, opts.forcedHoldoffSeconds ?? 0)
-          : await retryMatching(tx, target.filter, now, overrides);
-      if (opts.cascade !== false) await revive(tx, "refs" in target, outcome, now);
-      if (opts.dryRun) throw new DryRunDone(outcome); // rolls the transaction back
-      return outcome;
-    });
-  } catch (error) {
-    if (error instanceof DryRunDone) return error.outcome;
-    throw error;
-  }
+  return writeOrDryRun(store, opts.dryRun === true, async (tx) => {
+    const outcome =
+      "refs" in target
+        ? await retryNamed(tx, target.refs, opts.force, now, overrides, opts.forcedHoldoffSeconds ?? 0)
+        : await retryMatching(tx, target.filter, now, overrides);
+    if (opts.cascade !== false) await revive(tx, "refs" in target, outcome, now);
+    return outcome;
+  });
 }
 
 /**
@@ -112,13 +107,6 @@ export async function retryWithOverrides(
 ): Promise<RetriedWithOverrides[]> {
   const { jobs } = await retryJobs(store, { refs }, { force: false, overrides }, now);
   return jobs.map((j) => ({ ...j, changed: j.changed ?? {} }));
-}
-
-/** Carries a dry run's outcome out of the write transaction it rolls back. */
-class DryRunDone extends Error {
-  constructor(readonly outcome: RetryOutcome) {
-    super("dry run");
-  }
 }
 
 /** Named jobs: resolved, all checked, then requeued one by one, each key checked against those requeued before it. */
