@@ -107,6 +107,7 @@ export function jobDetail(store: SnapshotReader, ref: string, health?: HealthCon
         cancel_requested: job.cancel_requested,
         locked_pid: job.locked_pid,
         heartbeat_at: job.heartbeat_at,
+        trace: job.trace ?? null,
       },
       worker_health: health ? await jobWorkerHealth(tx, job, health) : null,
       attempts: await withHosts(tx, await tx.attemptsOf(job.id)),
