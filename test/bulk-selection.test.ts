@@ -6,6 +6,7 @@
  * the real CLI on the suite's store.
  */
 import { expect, test } from "bun:test";
+import { skipJobIdsTo } from "./support/queue-fixtures.ts";
 import { useTempQueue } from "./support/temp-queue.ts";
 
 const q = useTempQueue();
@@ -54,6 +55,27 @@ test("--search finds text in the command line, the key or the last error, ASCII 
   const empty = await q.json(["list", "--search", ""]);
   expect(empty.code).toBe(1);
   expect(empty.env.errors[0].code).toBe("INVALID_INPUT");
+});
+
+test("a search page reads a window of ids and says how far it looked; the cursor finds the older match", async () => {
+  const old = await add("--", "echo", "needle-in-an-old-job");
+  await add("--", "echo", "hay");
+  await skipJobIdsTo(q, 40_000);
+  const newest = await add("--", "echo", "hay");
+  expect(newest).toBe(40_000);
+  const first = await q.json(["list", "--search", "NEEDLE"]);
+  expect(first.code).toBe(0);
+  expect(first.env.data.jobs).toEqual([]);
+  expect(first.env.meta.pagination).toMatchObject({ truncated: true, searched_to: 15_001, cursor: 15_001 });
+  const text = await q.run(["list", "--search", "NEEDLE"]);
+  expect(text.stdout).toContain("no jobs among ids 15001 and up");
+  expect(text.stdout).toContain("--cursor 15001");
+  const next = await q.json(["list", "--search", "NEEDLE", "--cursor", "15001"]);
+  expect(next.env.data.jobs.map((j: { id: number }) => j.id)).toEqual([old]);
+  expect(next.env.meta.pagination.truncated).toBe(false);
+  // An action is not a page: --all reads every job.
+  const dry = await q.json(["cancel", "--all", "--search", "needle", "--dry-run"]);
+  expect(dry.env.data.jobs.map((j: { job_id: number }) => j.job_id)).toEqual([old]);
 });
 
 test("cancel --all cancels every queued match in one go; --dry-run names them and changes nothing", async () => {

@@ -134,6 +134,8 @@ export const WARNING_CODES = {
     "the lane was already paused: this pause (its reason and end) replaces the earlier one, which the message names",
   NEEDS_MEANT:
     "add --after N got a bare integer that is also an existing job's id: --after is a delay in seconds; --needs N waits for the job",
+  TRACE_CONTEXT_INVALID:
+    "add found a malformed TRACEPARENT (or an oversized TRACESTATE or BAGGAGE) in its environment: it was dropped, never passed on, and the job's attempts start traces of their own",
 } as const;
 
 /** A code from {@link WARNING_CODES}. */

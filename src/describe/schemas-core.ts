@@ -144,6 +144,8 @@ const jobDetail = object({
     cancel_requested: bool,
     locked_pid: nullable(int),
     heartbeat_at: nullable(num),
+    /** The W3C trace context `add` found in its environment (README "Metrics and traces"); null: none. */
+    trace: nullable(object({ traceparent: nullable(str), tracestate: nullable(str), baggage: nullable(str) })),
   }),
   worker_health: nullable(workerHealth),
   attempts: arrayOf(attempt),

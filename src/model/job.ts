@@ -66,6 +66,18 @@ export interface NewJob {
   env: Record<string, string>;
   /** The batch it belongs to (SQLite schema v12; docs/architecture.md "Batches"); absent or null: none. */
   batch?: string | null;
+  /**
+   * The trace context `add` found in its environment (SQLite schema v17,
+   * PostgreSQL v19; docs/architecture.md "Traces"); absent or null: none.
+   */
+  trace?: JobTrace | null;
+}
+
+/** W3C trace context kept with a job: `TRACEPARENT` (valid, or null) with `TRACESTATE` and `BAGGAGE` as `add` found them. */
+export interface JobTrace {
+  traceparent: string | null;
+  tracestate: string | null;
+  baggage: string | null;
 }
 
 /** When a job's need counts as met: `success`, the need ended done; `done`, it ended however it ended. */

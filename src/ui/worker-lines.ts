@@ -102,6 +102,7 @@ export function workerLine(event: WorkerEvent): string | null {
       return `spoolctl: ${escapeControl(event.message)}; will retry`;
     case "storage":
     case "id_wait":
+    case "tracing":
       return `spoolctl: ${escapeControl(event.message)}`;
     case "stopping":
       return event.inFlight > 0

@@ -60,6 +60,8 @@ export type WorkerEvent =
   | { type: "transient"; message: string }
   /** A storage condition began or ended (claiming paused, space back, results left to the reaper). */
   | { type: "storage"; message: string }
+  /** Spans cannot be exported over OTLP (README "Metrics and traces"); jobs run on. */
+  | { type: "tracing"; message: string }
   | { type: "stopping"; reason: string; inFlight: number }
   /** Registration waits for the lease of a holder of its worker id that cannot be judged from here. */
   | { type: "id_wait"; message: string }

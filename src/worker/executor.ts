@@ -11,6 +11,7 @@ import { constants } from "node:os";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { KILL_GRACE_SECONDS } from "../model/timing.ts";
 import type { Leftovers, ProcessEnd } from "../ops/outcome.ts";
+import { TRACE_VARIABLES } from "../ops/trace-context.ts";
 import { createAttemptFile } from "../store/ownership.ts";
 import { isPgUrl, redactUrl } from "../store/postgres/url.ts";
 import { diskFull } from "../store/space.ts";
@@ -203,13 +204,17 @@ function spawnError(error: unknown, spec: AttemptSpec, env: Record<string, strin
  * and it does not change under a running worker. An inherited `SPOOLCTL_DB`
  * that is a PostgreSQL URL loses its password (a job's output and its own
  * children must not carry it); a job that runs spoolctl still reaches the
- * queue through `PGPASSWORD` or `~/.pgpass`.
+ * queue through `PGPASSWORD` or `~/.pgpass`. The worker's own `TRACEPARENT`,
+ * `TRACESTATE` and `BAGGAGE` are left out: each attempt gets its own
+ * (docs/architecture.md "Traces").
  */
 export function workerEnvironment(
   base: Record<string, string | undefined> = process.env,
 ): Record<string, string | undefined> {
   const env = { ...base };
   if (env.SPOOLCTL_DB && isPgUrl(env.SPOOLCTL_DB)) env.SPOOLCTL_DB = redactUrl(env.SPOOLCTL_DB);
+  // The worker's own trace is not its jobs': each attempt sets its own (src/ops/trace-context.ts).
+  for (const name of TRACE_VARIABLES) delete env[name];
   return env;
 }
 

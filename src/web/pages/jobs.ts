@@ -52,12 +52,17 @@ ${actionButton(ctx, "Retry all matching", "retry", selection, { preview: true, c
 ${actionButton(ctx, "Cancel all matching", "cancel", unstated, { preview: true, confirm: "Cancel {jobs}?", danger: true })}
 ${actionButton(ctx, "Delete all matching", "delete", { ...selection, yes: "true" }, { preview: true, confirm: "Delete {jobs} with their history and output, for good?", danger: true })}
 </div>`;
+  // A text search reads a window of ids a page: say how far it looked.
+  const searched =
+    pagination?.searched_to !== undefined && pagination.truncated
+      ? html`<p class="note">Searched jobs from id ${pagination.searched_to} up; older ones on the next page.</p>`
+      : "";
   const next = pagination?.truncated
     ? html`<a class="next" rel="next" href="/jobs?${new URLSearchParams({ ...Object.fromEntries(FILTERS.map((k) => [k, ctx.url.searchParams.get(k) ?? ""]).filter(([, v]) => v)), cursor: String(pagination.cursor) }).toString()}">Older jobs →</a>`
     : "";
   const body = html`${form}${bulk}
 <div id="job-list" data-first-id="${jobs[0]?.id ?? 0}" data-filters="${new URLSearchParams(filters).toString()}">
 ${table("Jobs, newest first", ["id", "state", "lane", "command", "key", "tags", "attempts", "last error", "time"], jobs.map(jobRow), "no job matches")}
-</div>${next}`;
+</div>${searched}${next}`;
   return { title: "Jobs", body, live: cursor ? "none" : "bar" };
 }
