@@ -7,7 +7,6 @@
  * words as "unable to open database file".
  */
 import { accessSync, constants, existsSync, statSync } from "node:fs";
-import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { SpoolError } from "../../contract/errors.ts";
 
@@ -230,7 +229,7 @@ export function openFailure(path: string, error: unknown, writing: boolean): Spo
       "INTERNAL",
       `cannot create the queue ${path}: permission denied: the folder ${where} is not writable for this user`,
       {
-        remediation: `run spoolctl in a folder you may write, pass --db with a path you may write (e.g. --db ${join(homedir(), "queue.db")}), or have ${where} made writable for you`,
+        remediation: `run spoolctl in a folder you may write, pass --db with a path you may write (e.g. --db ${join(process.env.HOME || "~", "queue.db")}), or have ${where} made writable for you`,
         detail: { ...detail, folder: where, unwritable: true },
       },
     );
