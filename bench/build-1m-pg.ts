@@ -17,6 +17,7 @@
  */
 import { SQL } from "bun";
 import type { BuildReport } from "./build-1m.ts";
+import { recordFailureLinesSql } from "./failure-lines.ts";
 import { BUN, CLI, run } from "./lib.ts";
 
 /** Fills the (empty or missing-schema) PostgreSQL database at `url` with `jobs` jobs; `cliPath` creates the schema. */
@@ -93,6 +94,8 @@ export async function buildLargePg(
         SELECT id * 3 + 2, id, finished_at, CASE state WHEN 'done' THEN 'succeeded' WHEN 'dead' THEN 'dead' ELSE 'canceled' END,
                CASE WHEN state = 'canceled' THEN NULL ELSE 'w-bench' END, NULL
         FROM jobs WHERE state IN ('done', 'dead', 'canceled')`);
+      // What a worker records of each failed attempt's stderr: triage then groups as on a real queue.
+      await tx.unsafe(recordFailureLinesSql());
       await tx.unsafe("UPDATE event_ids SET last_id = (SELECT coalesce(max(id), 0) FROM job_events)");
       await tx.unsafe(
         "INSERT INTO lane_counts (queue, state, n) SELECT queue, state, count(*) FROM jobs GROUP BY queue, state",

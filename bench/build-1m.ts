@@ -10,6 +10,7 @@
  */
 import { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
+import { recordFailureLinesSql } from "./failure-lines.ts";
 import { BUN, CLI, run } from "./lib.ts";
 
 export interface BuildReport {
@@ -164,6 +165,8 @@ export async function buildLargeDb(path: string, jobs = 1_000_000, cliPath = CLI
       if (state === "canceled") insEvent.run(id, finished, "canceled", null, null);
     }
   })();
+  // What a worker records of each failed attempt's stderr: triage then groups as on a real queue.
+  db.exec(recordFailureLinesSql());
   db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   db.close();
   const bytes = Bun.file(path).size;

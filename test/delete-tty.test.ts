@@ -35,3 +35,14 @@ test.skipIf(!HAVE_TMUX)("the confirm counts what goes; No keeps the jobs, Yes de
   expect(await exitCode(tty)).toBe(0);
   expect(await q.jobs()).toEqual([]);
 });
+
+test.skipIf(!HAVE_TMUX)("the confirm counts the dependents a queued job's deletion closes", async () => {
+  const d = await q.addJob("--key", "D", "--after", "1h", "--", "true");
+  const e = await q.addJob("--needs", "D", "--", "true");
+  tty = new Tty(["delete", String(d)], { cwd: q.dir, env: { ...q.queueEnv(), NO_COLOR: "1" } });
+  await screenShows(tty, `and closes 1 job that waits on it (${e}): canceled, need deleted?`);
+  tty.keys("Enter"); // No
+  await screenShows(tty, "Nothing deleted.");
+  expect(await exitCode(tty)).toBe(0);
+  expect((await q.job(e))!.state).toBe("queued");
+});

@@ -197,6 +197,13 @@ test("TIMEOUT: wait --timeout on a job nobody runs", async () => {
   expect(e.detail.pending).toEqual([1]);
 });
 
+test("UNREACHABLE: a PostgreSQL server that refuses the connection", async () => {
+  // Port 1 on this host: nothing listens there, so the connection is refused at once.
+  const e = await expectError("UNREACHABLE", ["status", "--db", "postgres://spoolctl@127.0.0.1:1/nowhere"]);
+  expect(e.message).toContain("cannot reach the queue's database at postgres://spoolctl@127.0.0.1:1/nowhere");
+  expect(e.detail.storage).toBe("unreachable");
+});
+
 test("CONFLICT: retry of a queued job", async () => {
   expect((await expectError("CONFLICT", ["retry", "1"])).message).toContain("already queued");
 });

@@ -135,7 +135,8 @@ test("--follow ends with an end frame (reason signal) and exit 0 on SIGINT", asy
   await addJob(q, "--", "true");
   await waitFor("the first frame", () => follower.stdout().includes("\n"));
   follower.proc.kill("SIGINT");
-  expect(await follower.exited).toBe(0);
+  // The frames beside the code: an error frame says why, should it ever not be 0.
+  expect([await follower.exited, follower.stdout()]).toEqual([0, expect.any(String)]);
   const f = frames(follower.stdout());
   expect(f[0]).toMatchObject({ event: "added" });
   expect(f.at(-1)).toEqual({ control: { type: "end", reason: "signal", events: 1, cursor: 1 } });

@@ -19,7 +19,7 @@
 import { expect, test } from "bun:test";
 import { mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startBg, startWorker, stopProcessesOf } from "./support/processes.ts";
+import { killWorkerAndWatchdog, startBg, startWorker, stopProcessesOf } from "./support/processes.ts";
 import { FAST_KNOBS, ON_POSTGRES, useTempQueue } from "./support/temp-queue.ts";
 import { waitFor } from "./support/wait.ts";
 
@@ -108,6 +108,48 @@ test.skipIf(ON_POSTGRES)(
         attempts: 0,
         crashes: 0,
       });
+    } finally {
+      unmount(q.dir);
+    }
+  },
+  120000,
+);
+
+test.skipIf(ON_POSTGRES)(
+  'status on a full disk, one worker dead and one blocked: no "start one" above a line saying the other is alive',
+  async () => {
+    if (!mountTiny(q.dir)) return console.warn("skipped: cannot mount a tmpfs here");
+    try {
+      const long = await q.addJob("--", "sleep", "600");
+      const a = startWorker(q, ["--worker-id", "A"], { env: FAST_KNOBS });
+      await waitFor("worker A to run its job", async () => (await q.job(long))?.state === "running", 30000);
+      const fill = await q.addJob("--max-crashes", "0", "--", ...FILL);
+      const b = startWorker(q, ["--worker-id", "B"], { env: FAST_KNOBS });
+      await waitFor(
+        "worker B to hit the full disk",
+        () => b.stderr().includes(`cannot record job ${fill} attempt 1 yet`),
+        30000,
+      );
+      killWorkerAndWatchdog(a.pid);
+      await a.exited;
+      const status = await waitFor(
+        "status to see A dead and B blocked",
+        async () => {
+          const s = (await q.json(["status"])).env.data;
+          const states = s.stranded.map((h: { worker_state: string }) => h.worker_state).sort();
+          return states.join() === "dead,stale" ? s : null;
+        },
+        30000,
+      );
+      expect(status.live_workers).toBe(0);
+      const text = (await q.run(["status"])).stdout;
+      expect(text).toContain("is alive but cannot write: a disk of the queue is full");
+      expect(text).not.toContain("no worker is running: start one");
+      expect(text).toContain(
+        "running jobs whose worker is gone or silent: 2 (a disk of the queue is full: no worker can write until space is freed; see below)",
+      );
+      b.proc.kill("SIGKILL");
+      await b.exited;
     } finally {
       unmount(q.dir);
     }

@@ -4,7 +4,9 @@
  * each verb's own flag definitions, with good, boundary, bad and garbage
  * values. Deterministic for a seed. The safety rules at the end keep out the
  * modes that legitimately never end or are not envelopes (--follow, --watch,
- * a `work` loop, an unbounded `wait` / `stop --wait` / `events --wait`).
+ * a `work` loop, an unbounded `wait` / `stop --wait` / `events --wait`, a
+ * server: `ui` and `metrics --serve` get an address of no machine, so a case
+ * that passes every check ends in the bind's clear error).
  */
 
 import { COMPOUND } from "../src/commands/names.ts";
@@ -570,6 +572,15 @@ function finish(
   if (verb === "stop" && has("wait")) {
     drop("timeout");
     kept.push({ flag: "timeout", tokens: [`--timeout=${small()}`] });
+  }
+  // 192.0.2.0/24 (TEST-NET-1) is no machine's: the bind fails after every other check.
+  if (verb === "ui") {
+    drop("host");
+    kept.push({ flag: "host", tokens: ["--host", "192.0.2.1"] });
+  }
+  if (verb === "metrics" && has("serve")) {
+    drop("serve");
+    kept.push({ flag: "serve", tokens: ["--serve", "192.0.2.1:9"] });
   }
   if (verb === "events" && has("wait")) {
     drop("wait-timeout");

@@ -513,6 +513,8 @@ describe("H. capabilities publish which verbs write", () => {
       "hook-add",
       "hook-rm",
       "batch-seal",
+      // ui serves the write verbs (and creates the queue unless --read-only).
+      "ui",
     ];
     for (const name of writers) expect([name, verbs[name]?.mutates]).toEqual([name, true]);
     for (const [name, v] of Object.entries(verbs))

@@ -24,6 +24,8 @@ const q = useTempQueue();
 test("an unreachable database names where its URL came from: --db, SPOOLCTL_DB, the config file; doctor too", async () => {
   const byFlag = await q.json(["status", "--db", NOWHERE]);
   expect(byFlag.env.errors[0].message).toStartWith(`cannot reach the queue's database at ${NOWHERE} (given by --db): `);
+  // Refused: UNREACHABLE (exit 3, retryable), not INTERNAL.
+  expect([byFlag.code, byFlag.env.errors[0].code]).toEqual([3, "UNREACHABLE"]);
   const byEnv = await q.run(["list"], { env: { SPOOLCTL_DB: NOWHERE } });
   expect(byEnv.stderr).toContain(`at ${NOWHERE} (given by SPOOLCTL_DB): could not connect`);
   // A project whose .spoolctl/config.json names it (and no SPOOLCTL_DB).
@@ -40,13 +42,15 @@ test("an unreachable database names where its URL came from: --db, SPOOLCTL_DB, 
 
 test("a worker that cannot reach its database says so once, then gives up with how often it tried", async () => {
   const r = await q.run(["work", "--db", NOWHERE]);
-  expect(r.code).toBe(3);
+  expect(r.code).toBe(3); // UNREACHABLE
   const lines = r.stderr.trim().split("\n");
   // Was one identical "…; will retry" line per try (18 in 30 s).
   expect(lines).toHaveLength(2);
   expect(lines[0]).toContain(`cannot reach the queue's database at ${NOWHERE} (given by --db)`);
   expect(lines[0]).toContain("; will retry for up to 30s: check that the PostgreSQL server is running");
-  expect(lines[1]).toMatch(/^spoolctl: error: INTERNAL: cannot reach .* this worker tried \d+ times in \d+s to start/);
+  expect(lines[1]).toMatch(
+    /^spoolctl: error: UNREACHABLE: cannot reach .* this worker tried \d+ times in \d+s to start/,
+  );
 });
 
 test("feedback's tails start at a line: a line cut by --tail-bytes is left out, and the header counts lines", async () => {
@@ -69,9 +73,11 @@ test("feedback's tails start at a line: a line cut by --tail-bytes is left out, 
     "line number 49 of the output",
     "line number 50 of the output",
   ]);
-  // JSON keeps the bytes as asked (the tail may start inside a line).
+  // JSON's tail starts at a line too, and says how many bytes come before it.
   const json = await q.json(["feedback", String(id), "--tail-bytes", "100"]);
-  expect(Buffer.byteLength(json.env.data.streams.stderr.tail)).toBe(100);
+  const tail = json.env.data.streams.stderr;
+  expect(tail.tail).toBe("line number 48 of the output\nline number 49 of the output\nline number 50 of the output\n");
+  expect(tail.omitted_bytes + Buffer.byteLength(tail.tail)).toBe(tail.size_bytes);
 });
 
 test.skipIf(TEST_DB.driver === "postgres")(

@@ -82,3 +82,21 @@ test("--serve answers a scrape at /metrics", async () => {
     await child.exited;
   }
 });
+
+test("--serve without ADDR listens on 127.0.0.1:9464", async () => {
+  await addJob(q, "--", "true");
+  const child = q.spawn(["metrics", "--serve", "--json"]);
+  try {
+    // Either it serves there, or that port is taken here and the error names it: both show the default.
+    const said = await waitFor("the address named on stderr or in the envelope", async () => {
+      const res = await fetch("http://127.0.0.1:9464/metrics").catch(() => null);
+      if (res?.ok && (await res.text()).includes("spoolctl_build_info")) return "served";
+      if (child.exitCode !== null) return new Response(child.stdout).text();
+      return undefined;
+    });
+    if (said !== "served") expect(said).toContain("cannot listen on 127.0.0.1:9464");
+  } finally {
+    child.kill("SIGTERM");
+    await child.exited;
+  }
+});

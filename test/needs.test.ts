@@ -136,7 +136,10 @@ test("a canceled or deleted need closes its dependents in the same transaction, 
   const h = await q.addJob("--needs", String(g), "--", "true");
   const del = await q.json(["delete", String(g), "--yes"]);
   expect(del.env.data).toMatchObject({ count: 1, job_ids: [g], closed: [h] });
-  expect(await q.job(h)).toMatchObject({ state: "canceled", last_error: `need_failed: job ${g} ended canceled` });
+  expect(await q.job(h)).toMatchObject({
+    state: "canceled",
+    last_error: `need_failed: need deleted: job ${g} was deleted before it ran`,
+  });
   const i = await q.addJob("--", "true");
   expect((await q.run(["delete", String(i), "--yes"])).stdout).not.toContain("Closed");
 });

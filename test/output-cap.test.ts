@@ -33,9 +33,10 @@ test("a 3 MB stdout shows its last MiB and a hint that writes all 3 MB", async (
   await drain(q);
   const r = await q.run(["output", String(id), "--db", q.db]);
   expect(r.code).toBe(0);
-  const hint = /\[… (\d+) earlier bytes not shown \(the last 1 MiB are\); all of them: (spoolctl [^\]]+)\]/.exec(
-    r.stdout,
-  );
+  const hint =
+    /\[… (\d+) earlier bytes not shown \(the last 1 MiB at most, from a line's start\); all of them: (spoolctl [^\]]+)\]/.exec(
+      r.stdout,
+    );
   expect(hint).not.toBeNull();
   expect(Number(hint![1])).toBe(size - 1024 * 1024);
   expect(hint![2]).toBe(`spoolctl output --db ${q.dbWord} ${id} --raw --stream stdout`);

@@ -109,3 +109,35 @@ test("bunx spoolctl --version, --help and the quickstart run from the installed 
   const report = run(["bunx", "spoolctl", "report", "--json"], project, env);
   expect(JSON.parse(report.stdout).data.totals).toMatchObject({ jobs: 1, passed: 1 });
 }, 120_000);
+
+test("bunx spoolctl ui serves its pages and its own script from the installed tarball", async () => {
+  const db = join(dir, "queue", "queue.db");
+  const proc = Bun.spawn(["bunx", "spoolctl", "ui", "--port", "0", "--json"], {
+    cwd: project,
+    env: { ...process.env, SPOOLCTL_DB: db },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  try {
+    const reader = proc.stdout.getReader();
+    let first = "";
+    while (!first.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`ui exited: ${first}${await new Response(proc.stderr).text()}`);
+      first += new TextDecoder().decode(value);
+    }
+    const url = new URL(JSON.parse(first.slice(0, first.indexOf("\n"))).data.url);
+    const auth = { authorization: `Bearer ${url.searchParams.get("token")}` };
+    const base = `${url.protocol}//${url.host}`;
+    const page = await fetch(`${base}/jobs`, { headers: auth });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("hello from spoolctl"); // the quickstart's job, from the bundle's pages
+    const script = await fetch(`${base}/assets/app.js`, { headers: auth });
+    expect(script.status).toBe(200);
+    expect(script.headers.get("content-type")).toContain("javascript");
+    expect((await fetch(`${base}/jobs`)).status).toBe(401);
+  } finally {
+    proc.kill("SIGINT");
+    expect(await proc.exited).toBe(0);
+  }
+}, 60_000);

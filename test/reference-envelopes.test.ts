@@ -127,6 +127,10 @@ const SITUATIONS: Record<
       await addJob(q, "--", "true");
       return q.json(["feedback", "1"]);
     },
+    // How a tail was cut and whether it is text (docs/architecture.md "Output").
+    extras: ["stdout", "stderr"].flatMap((s) =>
+      ["omitted_bytes", "partial_first_line", "binary"].map((k) => `data.streams.${s}.${k}`),
+    ),
   },
   "envelope-list-empty.json": { verb: "list", run: async (q) => (await existing(q)).json(["list"]) },
   "envelope-output-no-attempts.json": {
@@ -197,9 +201,11 @@ const SITUATIONS: Record<
 /**
  * Error codes the reference does not have, each added deliberately on exit 3
  * (issue 19): QUEUE_CORRUPT (a damaged SQLite file, item 7) and
- * QUEUE_REPLACED (a worker's file deleted or replaced, item 6).
+ * QUEUE_REPLACED (a worker's file deleted or replaced, item 6); (issue 30
+ * item 12) UNREACHABLE, a PostgreSQL server that refuses the connection,
+ * which was INTERNAL on the same exit code.
  */
-const ADDED_CODES = ["QUEUE_CORRUPT", "QUEUE_REPLACED"];
+const ADDED_CODES = ["QUEUE_CORRUPT", "QUEUE_REPLACED", "UNREACHABLE"];
 
 const KNOWN_GAPS: Record<string, string[]> = {
   capabilities: [

@@ -90,7 +90,11 @@ test("feedback of a job not run yet matches envelope-feedback-no-attempts.json",
   expect(r.code).toBe(0);
   const ref = reference("envelope-feedback-no-attempts.json");
   if (ref) {
-    expect(withoutSelection(q, r.env.data)).toEqual(ref.data);
+    // How a tail was cut and whether it is text are additions to the reference (test/reference-envelopes.test.ts).
+    const data = withoutSelection(q, r.env.data);
+    for (const s of ["stdout", "stderr"])
+      for (const k of ["omitted_bytes", "partial_first_line", "binary"]) delete data.streams[s][k];
+    expect(data).toEqual(ref.data);
     expect(r.env.warnings).toEqual(ref.warnings);
   }
 });

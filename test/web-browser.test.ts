@@ -211,6 +211,65 @@ describe.skipIf(!existsSync(CHROME))("spoolctl ui in a browser", () => {
     await page.close();
   }, 120_000);
 
+  test("text search, then cancel and delete all matching, each previewed; a delete names what it closes", async () => {
+    const quota: number[] = [];
+    for (let i = 0; i < 3; i++)
+      quota.push(
+        await q.addJob(
+          "--max-retries",
+          "0",
+          "--env",
+          "MSG=Disk Quota exceeded",
+          "--",
+          "sh",
+          "-c",
+          'echo "$MSG" >&2; exit 1',
+        ),
+      );
+    const other = await q.addJob("--max-retries", "0", "--", "false");
+    await drain();
+    const nightly = [await q.addJob("--key", "nightly-a", "--after", "1h", "--", "true")];
+    nightly.push(await q.addJob("--key", "nightly-b", "--after", "1h", "--", "true"));
+    const need = await q.addJob("--after", "1h", "--", "true");
+    const dependent = await q.addJob("--needs", String(need), "--", "true");
+    ui = await startUi(q);
+    const page = await tab();
+    await open(page, "/jobs");
+    await page.type('input[name="search"]', "quota");
+    await Promise.all([
+      page.waitForNavigation({ waitUntil: "load" }),
+      page.click('form.filters button[type="submit"]'),
+    ]);
+    const shown = await page.$$eval("#job-list tbody tr", (rows) => rows.map((r) => Number(r.getAttribute("data-id"))));
+    expect(shown.sort()).toEqual([...quota].sort());
+    await page.click('button[data-verb="delete"][data-preview="true"]');
+    expect(await confirmDialog(page)).toBe("Delete 3 jobs with their history and output, for good?");
+    await waitFor("the three to be deleted", async () => {
+      for (const id of quota) if (await q.job(id)) return false;
+      return true;
+    });
+    expect((await q.job(other))?.state).toBe("dead");
+    await page.goto(`${ui.base}/jobs?search=NIGHTLY-`, { waitUntil: "load" });
+    await page.click('button[data-verb="cancel"][data-preview="true"]');
+    expect(await confirmDialog(page)).toBe("Cancel 2 jobs?");
+    await waitFor("the two to be canceled", async () => {
+      for (const id of nightly) if ((await q.job(id))?.state !== "canceled") return false;
+      return true;
+    });
+    expect((await q.job(need))?.state).toBe("queued");
+    await page.goto(`${ui.base}/jobs/${need}`, { waitUntil: "load" });
+    await page.click('button[data-verb="delete"]');
+    expect(await confirmDialog(page)).toBe(
+      `Delete job ${need} with its history and output, for good? It closes 1 dependent (${dependent}).`,
+    );
+    // Its own page gone, the browser goes to the list.
+    await page.waitForFunction(() => location.pathname === "/jobs", { timeout: 15_000 });
+    expect(await q.job(need)).toBeNull();
+    expect((await q.job(dependent))?.state).toBe("canceled");
+    expect(troubles).toEqual([]);
+    await page.close();
+  }, 120_000);
+
   test("the live tail shows a line a running job prints, and the list shows new jobs in a bar without moving", async () => {
     const gate = join(q.dir, "go");
     const id = await q.addJob(

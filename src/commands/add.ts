@@ -4,13 +4,14 @@ import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import type { RawArgs } from "../contract/flags.ts";
 import type { AddData } from "../describe/schemas-core.ts";
-import type { BatchAdd } from "../model/job.ts";
+import type { BatchAdd, JobTrace } from "../model/job.ts";
 import { DEFAULTS, LIMITS } from "../model/limits.ts";
 import { type AddedJob, relativePathWarning } from "../ops/add.ts";
 import { parseJobLines } from "../ops/add-from.ts";
 import { needsBatch, parseBatchName, parseFailFast } from "../ops/batch.ts";
 import { markHookBorn } from "../ops/hooks.ts";
 import { type AddInput, validateAddInput } from "../ops/job-spec.ts";
+import { captureTrace } from "../ops/trace-context.ts";
 import { staleAfter } from "../ops/workers.ts";
 import { formatBytes, readBounded } from "../store/read-bounded.ts";
 import type { Store } from "../store/store.ts";
@@ -52,6 +53,16 @@ async function judge(store: Store): Promise<WorkerJudge> {
 }
 
 /** {@link addJobs} followed by its {@link laneWarnings}, on one store. */
+/**
+ * `specs` with the trace context of this process's environment (a CI step's
+ * `TRACEPARENT`, README "Metrics and traces"), and the warnings for what was
+ * malformed and dropped.
+ */
+function withTrace<T extends object>(specs: T[]): { specs: (T & { trace: JobTrace | null })[]; warnings: Warning[] } {
+  const { trace, warnings } = captureTrace(process.env);
+  return { specs: specs.map((s) => ({ ...s, trace })), warnings };
+}
+
 async function addWithLaneWarnings(
   store: Store,
   ...args: Parameters<typeof addJobs> extends [Store, ...infer R] ? R : never
@@ -93,6 +104,7 @@ export function inputFromFlags(raw: RawArgs, argv: string[]): AddInput {
     key: text("key"),
     needs: texts("needs").length > 0 ? texts("needs") : undefined,
     needsPolicy: text("needs-policy"),
+    ...(raw.values["kill-leftovers"] === true ? { killLeftovers: true } : {}),
   };
 }
 
@@ -256,6 +268,11 @@ export default defineVerb({
       valueHint: "NAME",
     },
     seal: { type: "boolean", description: "with --batch: seal the batch after this add (its last job)" },
+    "kill-leftovers": {
+      type: "boolean",
+      description:
+        "end what the job leaves running (cmd &, nohup, setsid) once its own process exits, instead of only reporting it (left_running); stored as SPOOLCTL_KILL_LEFTOVERS=1",
+    },
     "fail-fast": {
       type: "string",
       optionalValue: true,
@@ -337,7 +354,8 @@ export default defineVerb({
         }
       });
       // Added from inside a hook's job: hook-born, so no hook fires for them (README "Hooks").
-      const specs = markHookBorn(parsed, process.env);
+      const traced = withTrace(markHookBorn(parsed, process.env));
+      const specs = traced.specs;
       const { jobs, warnings } = await writeRidingOut(ctx, (store) =>
         addWithLaneWarnings(
           store,
@@ -356,15 +374,19 @@ export default defineVerb({
         );
         if (w) warnings.push(w);
       });
-      return { data: { count: jobs.length, jobs }, warnings };
+      return { data: { count: jobs.length, jobs }, warnings: [...traced.warnings, ...warnings] };
     }
-    const [spec] = markHookBorn(
-      [validateAddInput(input, (name) => (name.length === 1 ? `-${name}` : `--${name}`), cwd)],
-      process.env,
-    ) as [ReturnType<typeof validateAddInput>];
+    const traced = withTrace(
+      markHookBorn(
+        [validateAddInput(input, (name) => (name.length === 1 ? `-${name}` : `--${name}`), cwd)],
+        process.env,
+      ),
+    );
+    const spec = traced.specs[0]!;
     const { jobs, warnings } = await writeRidingOut(ctx, (store) =>
       addWithLaneWarnings(store, [spec], undefined, [], batch),
     );
+    warnings.unshift(...traced.warnings);
     if (spec.cwd !== null && !existsSync(spec.cwd)) {
       // Not an error: the folder may be made before the job runs (a missing cwd fails the job when it starts: CWD_MISSING).
       warnings.push({

@@ -3,6 +3,7 @@ import type { VerbResult } from "../contract/envelope.ts";
 import type { EnqueueData } from "../describe/schemas-operator.ts";
 import { parseEnqueueSpec } from "../ops/enqueue.ts";
 import { validateAddInput } from "../ops/job-spec.ts";
+import { captureTrace } from "../ops/trace-context.ts";
 import { addJobs } from "../store/verbs/add.ts";
 import { writeRidingOut } from "./ride-out.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
@@ -38,8 +39,10 @@ export default defineVerb({
       (name) => (name === "c" ? "command" : name === "key" ? "id" : name.replaceAll("-", "_")),
       process.cwd(),
     );
-    const { jobs, warnings } = await writeRidingOut(ctx, (store) => addJobs(store, [spec]));
-    return { data: { ...jobs[0]!, id: input.key }, warnings };
+    // The adder's trace, as add keeps it (README "Metrics and traces").
+    const traced = captureTrace(process.env);
+    const { jobs, warnings } = await writeRidingOut(ctx, (store) => addJobs(store, [{ ...spec, trace: traced.trace }]));
+    return { data: { ...jobs[0]!, id: input.key }, warnings: [...traced.warnings, ...warnings] };
   },
   render({ data }) {
     return data.deduplicated

@@ -1,6 +1,7 @@
 /** `spoolctl feedback ID`: one verdict — terminal, succeeded, exit, reason, output tails, next command. */
 import type { VerbResult } from "../contract/envelope.ts";
 import { type FeedbackData, TAIL_BYTES } from "../ops/feedback.ts";
+import { leftRunningText } from "../ops/leftovers.ts";
 import { parseStream } from "../ops/output.ts";
 import { counted } from "../ops/values.ts";
 import { jobFeedback } from "../store/verbs/feedback.ts";
@@ -56,13 +57,20 @@ export default defineVerb({
     for (const s of parseStream(ctx.args.stream)) {
       const view = data.streams[s];
       if (view.missing || view.size_bytes === 0) continue;
+      if (view.binary) {
+        lines.push(
+          `--- ${s} (binary, ${view.size_bytes} bytes: use ${ctx.suggest(`spoolctl output ${data.job_id} --raw --stream ${s}`)}) ---`,
+        );
+        continue;
+      }
       // The tail starts at a line's beginning: a line cut by --tail-bytes is left out, not shown half.
-      const tail = tailAtLineStart(view.tail, view.truncated);
+      const tail = tailAtLineStart(view.tail, view.partial_first_line);
       lines.push(
         `--- ${s}${view.truncated ? ` (last ${counted(tail.lines, "line")} of ${view.size_bytes} bytes)` : ""} ---`,
       );
       lines.push(tail.text.endsWith("\n") ? tail.text.slice(0, -1) : tail.text);
     }
+    if (data.left_running) lines.push(leftRunningText(data.left_running));
     if (data.remediation) lines.push(`next: ${data.remediation}`);
     return lines.join("\n");
   },

@@ -11,7 +11,8 @@ import { closeSync, openSync, readSync } from "node:fs";
 import type { Attempt, Job } from "../model/job.ts";
 import type { StreamName } from "../ops/output.ts";
 import type { Store } from "../store/store.ts";
-import { attemptNow, latestAttempt, shippedOutput } from "../store/verbs/output.ts";
+import { attemptNow, attemptNowWithHealth, latestAttempt, shippedOutput } from "../store/verbs/output.ts";
+import { healthContext } from "./workers.ts";
 
 /** New bytes of one stream. */
 export interface FollowChunk {
@@ -76,24 +77,43 @@ export class Tail {
   }
 }
 
+/** How often a follower judges the followed attempt's worker (ms): a dead worker or host is said within this. */
+const HEALTH_EVERY_MS = 1000;
+
 /**
  * Follows attempt `attemptNo` of job `jobId`, polling every `pollMs`. Returns
- * the attempt row as it ended (or as it was, when it was not running).
+ * the attempt row as it ended (or as it was, when it was not running). About
+ * every second it judges the attempt's worker as the views do
+ * (docs/architecture.md "Dead workers in the views"), and calls `onWorker`
+ * with its fate once each time that changes (a worker or host that died, a
+ * lease that expired), so that a follower is not silent while nothing moves.
  */
 export async function* followAttempt(
   store: Store,
   attempt: Attempt,
   streams: StreamName[],
   pollMs = 100,
+  onWorker: (fate: string) => void = () => {},
 ): AsyncGenerator<FollowChunk, Attempt> {
   const tails = streams.map(
     (s) => new Tail(s, s === "stdout" ? attempt.stdout_path : attempt.stderr_path, store, attempt),
   );
+  let judgedAt = performance.now();
+  let told = "";
   try {
     for (;;) {
       // The state is read before the bytes: once it says the attempt ended, the
       // read that follows sees everything the process wrote.
-      const now = (await attemptNow(store, attempt.job_id, attempt.attempt_no)) ?? attempt;
+      let now: Attempt;
+      if (performance.now() - judgedAt >= HEALTH_EVERY_MS) {
+        judgedAt = performance.now();
+        const seen = await attemptNowWithHealth(store, attempt.job_id, attempt.attempt_no, healthContext(store));
+        now = seen.attempt ?? attempt;
+        const state = seen.health?.worker_state ?? "live";
+        const key = state === "live" || state === "stale" ? "" : state;
+        if (key !== told && seen.health) onWorker(seen.health.fate);
+        told = key;
+      } else now = (await attemptNow(store, attempt.job_id, attempt.attempt_no)) ?? attempt;
       for (const tail of tails) yield* tail.read();
       if (now.state !== "running") return now;
       await Bun.sleep(pollMs);
@@ -125,14 +145,16 @@ export type FirstAttempt = { attempt: Attempt } | { attempt: null; job: Job | nu
  * exists; the claim writes the job's state and its attempt row in one
  * transaction, so a job seen running has its attempt. Returns without one
  * when the job stops being queued otherwise (canceled, deleted). Never
- * returns while it stays queued: the caller's Ctrl-C ends the wait.
+ * returns while it stays queued: the caller's Ctrl-C ends the wait. With
+ * `after`, the attempt awaited is the first numbered above it (the next
+ * attempt of a job whose attempt `after` was reaped).
  */
-export async function awaitFirstAttempt(store: Store, jobId: number, pollMs = 1000): Promise<FirstAttempt> {
+export async function awaitFirstAttempt(store: Store, jobId: number, pollMs = 1000, after = 0): Promise<FirstAttempt> {
   const waker = store.watch();
   try {
     for (;;) {
       const seen = await latestAttempt(store, jobId);
-      if (seen.attempt) return { attempt: seen.attempt };
+      if (seen.attempt && seen.attempt.attempt_no > after) return { attempt: seen.attempt };
       if (seen.job?.state !== "queued") return { attempt: null, job: seen.job };
       await waker.wait(pollMs);
     }

@@ -7,7 +7,7 @@ import { LIMITS } from "../model/limits.ts";
 import { LIST_LIMIT, parseStates } from "../ops/jobs.ts";
 import { selectionFilter } from "../ops/triage-groups.ts";
 import { workerStateWord } from "../ops/worker-health.ts";
-import { listJobs } from "../store/verbs/jobs.ts";
+import { listJobs, SEARCH_WINDOW } from "../store/verbs/jobs.ts";
 import { failureGroups } from "../store/verbs/triage.ts";
 import { stdoutPaint } from "../ui/color.ts";
 import { originTag } from "../ui/origin.ts";
@@ -130,7 +130,13 @@ export default defineVerb({
   render({ data, pagination }, ctx) {
     if ("groups" in data)
       return renderGroups(data.groups, process.stdout.isTTY ? process.stdout.columns || 100 : Infinity);
-    if (data.count === 0) return "no jobs";
+    const more = pagination?.truncated
+      ? `\n(more: ${ctx.suggest(rerunCommand("list", ctx.raw.values, { cursor: String(pagination.cursor) }))})`
+      : "";
+    if (data.count === 0)
+      return pagination?.searched_to !== undefined && pagination.truncated
+        ? `no jobs among ids ${pagination.searched_to} and up (a search reads ${SEARCH_WINDOW.toLocaleString("en-US")} ids a page)${more}`
+        : "no jobs";
     const now = Date.now() / 1000;
     const color = stdoutPaint();
     // At a terminal one job is one line: the error gets at most 40 columns, the command what is left.
@@ -153,9 +159,6 @@ export default defineVerb({
       ),
       clip(originTag(j.idempotency_key) + formatArgv(j.argv)),
     ]);
-    const more = pagination?.truncated
-      ? `\n(more: ${ctx.suggest(rerunCommand("list", ctx.raw.values, { cursor: String(pagination.cursor) }))})`
-      : "";
     const lines = table(["ID", "STATE", "QUEUE", "PRI", "TRIES", "AGE", "LAST ERROR", "COMMAND"], rows).split("\n");
     return lines.map((l) => clipLine(l, room)).join("\n") + more;
   },

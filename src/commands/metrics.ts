@@ -20,6 +20,9 @@ export async function scrape(store: Store, openmetrics: boolean): Promise<string
   return renderExposition(snap, openmetrics);
 }
 
+/** Where `--serve` without a value listens: loopback, the port Prometheus' exporter registry suggests for it. */
+const DEFAULT_ADDRESS = "127.0.0.1:9464";
+
 /** `HOST:PORT` of `--serve`, or INVALID_INPUT naming the value. */
 function parseAddress(value: string): { hostname: string; port: number } {
   const m = /^(\[[^\]]+\]|[^:]*):(\d{1,5})$/.exec(value);
@@ -38,15 +41,18 @@ export default defineVerb({
   examples: [
     "spoolctl metrics > /var/lib/node_exporter/textfile/spoolctl.prom",
     "spoolctl metrics --openmetrics",
-    "spoolctl metrics --serve 127.0.0.1:9464",
+    "spoolctl metrics --serve",
+    "spoolctl metrics --serve 0.0.0.0:9464",
   ],
   flags: {
     ...COMMON_FLAGS,
     openmetrics: { type: "boolean", description: "print OpenMetrics 1.0 instead of the Prometheus text format 0.0.4" },
     serve: {
       type: "string",
-      description: "answer scrapes at http://ADDR/metrics until SIGINT/SIGTERM (e.g. 127.0.0.1:9464)",
+      description:
+        "answer scrapes at http://ADDR/metrics until SIGINT/SIGTERM (ADDR HOST:PORT, default 127.0.0.1:9464)",
       valueHint: "ADDR",
+      optionalValue: true,
     },
   },
   async run(ctx): Promise<VerbResult<MetricsData>> {
@@ -56,7 +62,8 @@ export default defineVerb({
       const store = await ctx.open({ create: false });
       return { data: { format, content_type: CONTENT_TYPES[format], text: await scrape(store, openmetrics) } };
     }
-    const { hostname, port } = parseAddress(ctx.args.serve);
+    const given = ctx.args.serve === "" ? DEFAULT_ADDRESS : ctx.args.serve;
+    const { hostname, port } = parseAddress(given);
     const store = await ctx.open({ create: false });
     let served = 0;
     let server: ReturnType<typeof Bun.serve>;
@@ -81,12 +88,20 @@ export default defineVerb({
         },
       });
     } catch (error) {
-      throw new SpoolError("INTERNAL", `cannot listen on ${ctx.args.serve}: ${(error as Error).message}`, {
-        remediation: "choose a free address with --serve HOST:PORT",
-      });
+      // A taken port or an address of another machine is the user's to change, not our fault.
+      const code = (error as { code?: string }).code;
+      throw new SpoolError(
+        "INVALID_INPUT",
+        code === "EADDRNOTAVAIL"
+          ? `cannot listen on ${given}: it is not an address of this machine`
+          : code === "EADDRINUSE"
+            ? `cannot listen on ${given}: the port is taken by another program`
+            : `cannot listen on ${given}: ${(error as Error).message}`,
+        { remediation: "choose a free address of this machine with --serve HOST:PORT (e.g. 127.0.0.1:9464)" },
+      );
     }
     process.stderr.write(
-      `spoolctl: serving metrics at http://${ctx.args.serve.replace(/:\d+$/, `:${server.port}`)}/metrics; Ctrl-C to stop\n`,
+      `spoolctl: serving metrics at http://${given.replace(/:\d+$/, `:${server.port}`)}/metrics; Ctrl-C to stop\n`,
     );
     await new Promise<void>((resolve) => {
       process.once("SIGINT", resolve);

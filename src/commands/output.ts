@@ -8,7 +8,7 @@ import { describeExit } from "../ops/outcome.ts";
 import { type AttemptOutput, parseStream, type StreamName } from "../ops/output.ts";
 import type { Store } from "../store/store.ts";
 import { attemptOutput, jobAttempt } from "../store/verbs/output.ts";
-import { formatArgv } from "../ui/text.ts";
+import { escapeControl, formatArgv } from "../ui/text.ts";
 import { type FollowChunk, shippedChunks } from "./follow.ts";
 import type { FollowSelection } from "./follow-all.ts";
 import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
@@ -71,26 +71,56 @@ async function writeRaw(path: string | null, shipped: () => AsyncGenerator<Follo
 /**
  * `--follow`: the job's stdout to stdout and its stderr to stderr (one stream
  * asked for goes to stdout) as they are written, until the attempt ends; on a
- * terminal a last line on stderr says how it ended.
+ * terminal a last line on stderr says how it ended. An attempt whose worker
+ * (or host) died is said on stderr when the views would say it; when it is
+ * reaped, the job's next attempt is followed (docs/architecture.md "Output").
+ * `pinned` (`--attempt N`): that attempt only.
  */
-async function streamAttempt(store: Store, attempt: Attempt, streams: StreamName[]): Promise<void> {
-  const { followAttempt } = await import("./follow.ts");
-  const follow = followAttempt(store, attempt, streams);
+async function streamAttempt(store: Store, first: Attempt, streams: StreamName[], pinned: boolean): Promise<void> {
+  const { awaitFirstAttempt, followAttempt } = await import("./follow.ts");
+  const say = (line: string) => process.stderr.write(`spoolctl: ${line}\n`);
+  let attempt = first;
   for (;;) {
-    const next = await follow.next();
-    if (next.done) {
-      if (process.stderr.isTTY) {
-        const end = next.value;
-        const how =
-          end.state === "running"
-            ? "is still running"
-            : `ended: ${end.state}${end.state === "succeeded" ? "" : ` (${end.error ?? describeExit(end.exit_code, end.signal)})`}`;
-        process.stderr.write(`spoolctl: job ${end.job_id} attempt ${end.attempt_no} ${how}\n`);
+    const { job_id, attempt_no } = attempt;
+    const follow = followAttempt(store, attempt, streams, 100, (fate) =>
+      say(`job ${job_id} attempt ${attempt_no}: ${escapeControl(fate)}`),
+    );
+    let end: Attempt;
+    for (;;) {
+      const next = await follow.next();
+      if (next.done) {
+        end = next.value;
+        break;
       }
-      return;
+      const { stream, bytes } = next.value;
+      await writeAll(stream === "stderr" && streams.length === 2 ? process.stderr : process.stdout, bytes);
     }
-    const { stream, bytes } = next.value;
-    await writeAll(stream === "stderr" && streams.length === 2 ? process.stderr : process.stdout, bytes);
+    if (end.state === "abandoned" && !pinned) {
+      // Reaped: its worker or host died, or its lease expired. The job runs again as a new attempt.
+      say(
+        `job ${job_id} attempt ${attempt_no} was abandoned: ${escapeControl(end.error ?? "its worker died")}; following its next attempt once it starts (Ctrl-C to stop)`,
+      );
+      const after = await awaitFirstAttempt(store, job_id, 1000, attempt_no);
+      if (!after.attempt) {
+        say(
+          after.job
+            ? `job ${job_id} is ${after.job.state}: no attempt after ${attempt_no}`
+            : `job ${job_id} was deleted before it ran again`,
+        );
+        return;
+      }
+      say(`following job ${job_id} attempt ${after.attempt.attempt_no}`);
+      attempt = after.attempt;
+      continue;
+    }
+    if (process.stderr.isTTY || end.state === "abandoned") {
+      const how =
+        end.state === "running"
+          ? "is still running"
+          : `ended: ${end.state}${end.state === "succeeded" ? "" : ` (${end.error ?? describeExit(end.exit_code, end.signal)})`}`;
+      say(`job ${end.job_id} attempt ${end.attempt_no} ${how}`);
+    }
+    return;
   }
 }
 
@@ -252,7 +282,7 @@ export default defineVerb({
       return { data: { attempts: [] }, warnings: [{ code: "NO_ATTEMPTS_YET", message: notRun }] };
     }
     if (follow) {
-      await streamAttempt(store, attempt, streams);
+      await streamAttempt(store, attempt, streams, ctx.args.attempt !== undefined);
       return { data: { attempts: [] }, streamed: true };
     }
     if (raw) {
@@ -272,12 +302,15 @@ export default defineVerb({
         const view = a[s];
         if (!view) continue;
         parts.push(`=== job ${a.job_id} attempt ${a.attempt_no} ${s} ===`);
-        if (view.truncated) {
-          const all = ctx.suggest(rawCommand(ctx.args.id ?? "ID", s, ctx.args.attempt));
-          parts.push(
-            `[… ${view.size_bytes - Buffer.byteLength(view.text)} earlier bytes not shown (the last ${MAX_TEXT_BYTES / (1024 * 1024)} MiB are); all of them: ${all}]`,
-          );
+        const all = () => ctx.suggest(rawCommand(ctx.args.id ?? "ID", s, ctx.args.attempt));
+        if (view.binary) {
+          parts.push(`[binary, ${view.size_bytes} bytes: use ${all()}]`);
+          continue;
         }
+        if (view.omitted_bytes > 0)
+          parts.push(
+            `[… ${view.omitted_bytes} earlier bytes not shown (the last ${MAX_TEXT_BYTES / (1024 * 1024)} MiB at most, from a line's start); all of them: ${all()}]`,
+          );
         if (view.missing) parts.push("[no output file]");
         else if (view.text) parts.push(view.text.endsWith("\n") ? view.text.slice(0, -1) : view.text);
       }

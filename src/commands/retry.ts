@@ -10,10 +10,10 @@ import { RETRYABLE_STATES, type RetriedJob, type RetryTarget, retryWarnings } fr
 import { selectionFilter } from "../ops/triage-groups.ts";
 import { counted } from "../ops/values.ts";
 import { retryJobs } from "../store/verbs/retry.ts";
-import { revivedLine } from "../ui/text.ts";
+import { idList, revivedLine } from "../ui/text.ts";
 import { describeChanges } from "../ui/triage-card.ts";
 import { forcedRetryHoldoffSeconds } from "../worker/timing.ts";
-import { batchMustExist, JOB_FILTER_NAMES, jobFilterFlags, jobSelectionOf } from "./job-filters.ts";
+import { batchMustExist, JOB_FILTER_NAMES, jobFilterFlags, refsOrSelection } from "./job-filters.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 
 const FLAGS = {
@@ -26,7 +26,7 @@ const FLAGS = {
   all: {
     type: "boolean",
     description:
-      "requeue every dead or canceled job matching --state, --queue, --tag, --since, --failure-reason, --match",
+      "requeue every dead or canceled job matching --state, --queue, --tag, --since, --failure-reason, --match, --batch, --search",
   },
   "dry-run": { type: "boolean", description: "say which jobs would be requeued (the same checks), change nothing" },
   "no-cascade": {
@@ -78,37 +78,20 @@ const FLAGS = {
   },
 } as const satisfies FlagsDef;
 
-/** The flags that select jobs for --all. */
-const FILTERS = ["state", ...JOB_FILTER_NAMES] as const;
-
 function target(ctx: VerbContext<typeof FLAGS>, refs: string[], now: number): RetryTarget {
-  const { args } = ctx;
-  const filters = FILTERS.filter((k) => ctx.given(k));
-  if (!args.all) {
-    if (filters.length)
-      throw new SpoolError("INVALID_INPUT", `--${filters[0]} selects jobs only with --all`, {
-        remediation: "spoolctl retry --all --state dead [--queue Q] [--tag K=V]",
-      });
-    if (refs.length === 0) {
-      throw new SpoolError("MISSING_REQUIRED", "retry needs job ids, or --all with filters", {
-        remediation: "spoolctl retry ID…  or  spoolctl retry --all --state dead",
-      });
-    }
-    return { refs };
-  }
-  if (refs.length)
-    throw new SpoolError("INVALID_INPUT", "give job ids or --all, not both", {
-      remediation: "spoolctl retry ID…  or  spoolctl retry --all --state dead",
-    });
-  if (args.force)
+  const named = refsOrSelection(ctx, "retry", refs, "spoolctl retry --all --state dead [--queue Q] [--tag K=V]", [
+    "state",
+  ]);
+  if ("refs" in named) return named;
+  if (ctx.args.force)
     throw new SpoolError(
       "INVALID_INPUT",
       "--force applies to named running jobs; --all only selects dead or canceled jobs",
       { remediation: "spoolctl retry ID --force" },
     );
-  const { states } = parseStates(args.state);
+  const { states } = parseStates(ctx.args.state);
   return {
-    filter: { ...selectionFilter(jobSelectionOf(args), now), states: states.length ? states : [...RETRYABLE_STATES] },
+    filter: { ...selectionFilter(named.selection, now), states: states.length ? states : [...RETRYABLE_STATES] },
   };
 }
 
@@ -132,7 +115,12 @@ function overridesOf(ctx: VerbContext<typeof FLAGS>): RetryOverrides {
 
 /** Whether a missing ID opens the picker: a terminal, no --json, and no --all or filters (those select without one). */
 function wantsPicker(ctx: VerbContext<typeof FLAGS>): boolean {
-  return ctx.interactive && !ctx.json && !ctx.args.all && FILTERS.every((k) => !ctx.given(k));
+  return (
+    ctx.interactive &&
+    !ctx.json &&
+    !ctx.args.all &&
+    ["state", ...JOB_FILTER_NAMES].every((k) => !ctx.given(k as "state"))
+  );
 }
 
 export default defineVerb({
@@ -179,7 +167,15 @@ export default defineVerb({
     if (dryRun)
       return { data: { count: jobs.length, jobs, dry_run: true, ...revived }, warnings: retryWarnings(outcome) };
     return {
-      data: "refs" in t && refs.length === 1 && jobs.length === 1 ? jobs[0]! : { count: jobs.length, jobs, ...revived },
+      data:
+        "refs" in t && refs.length === 1 && jobs.length === 1
+          ? jobs[0]!
+          : {
+              count: jobs.length,
+              jobs,
+              ...revived,
+              ...(outcome.left_closed ? { left_closed: outcome.left_closed } : {}),
+            },
       warnings: retryWarnings(outcome),
     };
   },
@@ -191,10 +187,17 @@ export default defineVerb({
       j.changed && Object.keys(j.changed).length ? ` (${describeChanges(j.changed)})` : "";
     if ("dry_run" in data && data.dry_run)
       return `Would retry ${counted(jobs.length, "job")}: ${jobs.map((j) => `${j.job_id}${changes(j)}`).join(", ")} (dry run: nothing changed)`;
+    const left = (ids: number[] | undefined) =>
+      ids?.length
+        ? `\nLeft ${counted(ids.length, "job")} closed that waited for it (--no-cascade): ${idList(ids)} (spoolctl retry ID revives one and the jobs that wait for it)`
+        : "";
     return (
-      jobs.map((j) => `Retried job ${j.job_id}${changes(j)}; now queued${revivedLine(j.revived)}`).join("\n") +
+      jobs
+        .map((j) => `Retried job ${j.job_id}${changes(j)}; now queued${revivedLine(j.revived)}${left(j.left_closed)}`)
+        .join("\n") +
       // One job's revived jobs are on its own line; a batch retry's are summed up once.
-      revivedLine("jobs" in data && "revived" in data ? (data.revived as number[] | undefined) : undefined)
+      revivedLine("jobs" in data && "revived" in data ? (data.revived as number[] | undefined) : undefined) +
+      left("jobs" in data && "left_closed" in data ? (data.left_closed as number[] | undefined) : undefined)
     );
   },
 });

@@ -18,7 +18,7 @@ import {
   scheduleDetail,
   tickSchedules,
 } from "../store/verbs/schedules.ts";
-import { clip, formatArgv, table } from "../ui/text.ts";
+import { clip, escapeControl, formatArgv, table } from "../ui/text.ts";
 import addVerb, { inputFromFlags } from "./add.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
@@ -130,7 +130,8 @@ function scheduleRow(s: ScheduleData): string[] {
   const last = s.last_job_id === null ? "-" : `${s.last_job_id} ${s.last_job_state ?? "deleted"}`;
   return [
     s.name,
-    s.rule,
+    // The whole rule is in `schedule list NAME` and --json: a 10 KB cron keeps the table a table.
+    clip(escapeControl(s.rule), 60),
     s.paused ? "paused" : (s.next_fire ?? "-"),
     last,
     s.queue,

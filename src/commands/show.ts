@@ -1,8 +1,10 @@
 /** `spoolctl show ID`: one job with its attempts and events; env values only here. */
 import type { VerbResult } from "../contract/envelope.ts";
 import type { JobDetail } from "../ops/jobs.ts";
+import { leftRunningOf, leftRunningText } from "../ops/leftovers.ts";
 import { describeExit } from "../ops/outcome.ts";
 import { lostToDisk } from "../ops/record.ts";
+import { blockedNext, type RetryBlock } from "../ops/retry-needs.ts";
 import { timeoutText } from "../ops/values.ts";
 import { jobDetail } from "../store/verbs/jobs.ts";
 import { stdoutPaint } from "../ui/color.ts";
@@ -20,7 +22,7 @@ export default defineVerb({
     const store = await ctx.open({ create: false });
     return { data: await jobDetail(store, ctx.args.id, healthContext(store)) };
   },
-  render({ data }) {
+  render({ data }, ctx) {
     const j = data.job;
     const now = Date.now() / 1000;
     const color = stdoutPaint();
@@ -48,6 +50,16 @@ export default defineVerb({
     if (j.waiting_on.length > 0)
       lines.push(field("waits on", `job${j.waiting_on.length > 1 ? "s" : ""} ${j.waiting_on.join(", ")} (--needs)`));
     if (j.last_error) lines.push(field("last error", escapeControl(j.last_error)));
+    const block = data.retry_blocked;
+    if (block) {
+      // Its own retry would be refused (a need is dead, canceled or deleted): the command that works.
+      const why =
+        block.retry === null
+          ? "a job it needs was deleted: add its command again"
+          : `retry job ${block.retry}${block.retry === block.need_id ? ", which it needs" : ", where its chain of needs failed"}: that revives this job with it`;
+      lines.push(field("next", `${ctx.suggest(blockedNext(j.id, block as RetryBlock))}  (${why})`));
+    }
+    for (const left of leftRunningOf(data.events)) lines.push(field("left running", leftRunningText(left)));
     lines.push(field("runs in", j.cwd ? escapeControl(j.cwd) : "the worker's folder (no --cwd)"));
     for (const [k, v] of Object.entries(j.env)) lines.push(field("env", escapeControl(`${k}=${v}`)));
     for (const [k, v] of Object.entries(j.tags)) lines.push(field("tag", escapeControl(`${k}=${v}`)));

@@ -85,6 +85,11 @@ export default defineVerb({
           runVerbJson(await ctx.loadVerb(name), args, { store, db, catalog: ctx.catalog, loadVerb: ctx.loadVerb }),
       },
     });
+    // Before the URL is printed: whoever reads it may stop us at once, and that must be a clean stop.
+    const stopped = new Promise<void>((resolve) => {
+      process.once("SIGINT", resolve);
+      process.once("SIGTERM", resolve);
+    });
     const data: UiData = { url: server.url, host: ctx.args.host, port: server.port, read_only: readOnly };
     // The envelope comes first, as soon as the URL is known: the server then runs until stopped.
     if (ctx.json) writeOut(`${JSON.stringify(buildEnvelope(performance.now(), { data }))}\n`);
@@ -98,10 +103,7 @@ export default defineVerb({
         `spoolctl ui: WARNING: serving on ${ctx.args.host}, not this machine's loopback: anyone who can reach it and has the token can ${readOnly ? "read every job's command and output" : "retry, cancel and delete jobs"}; plain HTTP, so use it only on a network you trust\n`,
       );
     if (ctx.args.open) openInBrowser(server.url);
-    await new Promise<void>((resolve) => {
-      process.once("SIGINT", resolve);
-      process.once("SIGTERM", resolve);
-    });
+    await stopped;
     await server.stop();
     if (!ctx.json) process.stderr.write("spoolctl ui: stopped\n");
     return { data, streamed: true };

@@ -19,6 +19,12 @@ export const paginationSchema = object({
   first_id: nullable(int),
   limit: optional(int),
   truncated: optional(bool),
+  /**
+   * `list --search`: the lowest job id this page searched. A search reads a
+   * window of ids below the cursor, not the whole table; older jobs are
+   * searched by following `cursor` (docs/architecture.md "Job filters").
+   */
+  searched_to: optional(int),
 });
 
 /** `meta.wait` of a long-poll (`events --wait`): why it returned and after how many milliseconds. */

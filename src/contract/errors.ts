@@ -77,6 +77,13 @@ export const ERROR_CODES = {
     retryable: true,
     remediation: "wait longer (raise --timeout) or check that a worker is running",
   },
+  // Exit 3 like INTERNAL (an environment error; docs/contract.md "Stability": no exit code changes), but retryable.
+  UNREACHABLE: {
+    exit_code: EXIT.ENVIRONMENT,
+    retryable: true,
+    remediation:
+      "check that the queue's database server is running and reachable from this host (spoolctl doctor); run the command again once it is",
+  },
   CONFLICT: {
     exit_code: EXIT.CONFLICT,
     retryable: false,
@@ -127,6 +134,8 @@ export const WARNING_CODES = {
     "the lane was already paused: this pause (its reason and end) replaces the earlier one, which the message names",
   NEEDS_MEANT:
     "add --after N got a bare integer that is also an existing job's id: --after is a delay in seconds; --needs N waits for the job",
+  TRACE_CONTEXT_INVALID:
+    "add found a malformed TRACEPARENT (or an oversized TRACESTATE or BAGGAGE) in its environment: it was dropped, never passed on, and the job's attempts start traces of their own",
 } as const;
 
 /** A code from {@link WARNING_CODES}. */
@@ -156,12 +165,14 @@ export class SpoolError extends Error {
   readonly detail?: Record<string, unknown>;
 
   constructor(code: ErrorCode, message: string, options: SpoolErrorOptions = {}) {
-    super(message);
+    // A bad value is echoed, never whole when it is huge (docs/contract.md "Errors"): a 1 MB lane name stays readable.
+    super(clipEcho(message));
     this.name = "SpoolError";
     this.code = code;
-    this.remediation = options.remediation ?? ERROR_CODES[code].remediation;
-    this.did_you_mean = options.did_you_mean;
-    this.detail = options.detail;
+    this.remediation = clipEcho(options.remediation ?? ERROR_CODES[code].remediation);
+    this.did_you_mean =
+      typeof options.did_you_mean === "string" ? clipEcho(options.did_you_mean) : options.did_you_mean;
+    this.detail = options.detail && clipDetail(options.detail);
   }
 
   /** The exit code of this error's code (from {@link ERROR_CODES}). */
@@ -176,6 +187,36 @@ export class SpoolError extends Error {
  * `errorObjectSchema`) over {@link ERROR_CODES}.
  */
 export type ErrorObject = Static<ReturnType<typeof errorObjectSchema<ErrorCode>>>;
+
+/** Longest run of one word (no white space) an error or warning echoes, characters (docs/contract.md "Errors"). */
+const ECHO_MAX = 200;
+
+/**
+ * `text` with every run of more than {@link ECHO_MAX} non-space characters cut
+ * to that many and marked `…(+N chars)`: an error echoes a bad value, but at
+ * most about 200 characters of it. Never splits a surrogate pair.
+ */
+function clipEcho(text: string): string {
+  if (text.length <= ECHO_MAX) return text;
+  return text.replace(new RegExp(`\\S{${ECHO_MAX + 1},}`, "g"), (word) => {
+    let keep = ECHO_MAX;
+    const last = word.charCodeAt(keep - 1);
+    if (last >= 0xd800 && last <= 0xdbff) keep--;
+    return `${word.slice(0, keep)}…(+${word.length - keep} chars)`;
+  });
+}
+
+/** A detail with its strings (in objects and arrays too) clipped as {@link clipEcho} clips a message; other values unchanged. */
+function clipDetail(detail: Record<string, unknown>): Record<string, unknown> {
+  return clipValue(detail, 0) as Record<string, unknown>;
+}
+
+function clipValue(v: unknown, depth: number): unknown {
+  if (typeof v === "string") return v.length > ECHO_MAX ? clipEcho(v) : v;
+  if (depth > 4 || v === null || typeof v !== "object") return v;
+  if (Array.isArray(v)) return v.map((x) => clipValue(x, depth + 1));
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [clipEcho(k), clipValue(x, depth + 1)]));
+}
 
 /** Converts a {@link SpoolError} to its envelope form. */
 export function toErrorObject(error: SpoolError): ErrorObject {

@@ -92,7 +92,10 @@ const EXIT_MEANINGS: Record<number, { meaning: string; retryable: boolean | null
   [EXIT.USER_INPUT]: { meaning: "user input error", retryable: false },
   [EXIT.SAFETY_BLOCK]: { meaning: "refused for safety; an explicit confirmation flag exists", retryable: false },
   [EXIT.ENVIRONMENT]: { meaning: "internal or environment error (doctor: not ready)", retryable: false },
-  [EXIT.TRANSIENT]: { meaning: "transient failure (LOCKED, TIMEOUT); retry after a short delay", retryable: true },
+  [EXIT.TRANSIENT]: {
+    meaning: "transient failure (LOCKED, TIMEOUT); retry after a short delay",
+    retryable: true,
+  },
   [EXIT.CONFLICT]: { meaning: "conflict: the state changed underneath or a key is taken", retryable: false },
   [EXIT.JOB_FAILED]: { meaning: "an awaited job ended dead or canceled (ok: true)", retryable: false },
 };
@@ -224,6 +227,20 @@ export function buildCapabilities(input: CapabilitiesInput) {
         "test knob: heartbeat age after which a running job is a reap candidate",
         `max(4 × heartbeat, ${REAP_FLOOR_SECONDS})`,
       ),
+      TRACEPARENT: {
+        type: "string",
+        default: null,
+        consumed_by: ["add", "enqueue"],
+        description:
+          "W3C traceparent of the adder's span, kept with the job (with TRACESTATE and BAGGAGE); each attempt's command gets a TRACEPARENT of its own span, a child of it (a malformed one is dropped: TRACE_CONTEXT_INVALID)",
+      },
+      OTEL_EXPORTER_OTLP_ENDPOINT: {
+        type: "string",
+        default: null,
+        consumed_by: ["work"],
+        description:
+          "OTLP/HTTP endpoint (e.g. http://127.0.0.1:4318): the worker exports each attempt's span there, batched; unset: nothing of OpenTelemetry is loaded",
+      },
       NO_COLOR: {
         type: "flag",
         default: null,

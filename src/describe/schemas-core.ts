@@ -144,10 +144,18 @@ const jobDetail = object({
     cancel_requested: bool,
     locked_pid: nullable(int),
     heartbeat_at: nullable(num),
+    /** The W3C trace context `add` found in its environment (README "Metrics and traces"); null: none. */
+    trace: nullable(object({ traceparent: nullable(str), tracestate: nullable(str), baggage: nullable(str) })),
   }),
   worker_health: nullable(workerHealth),
   attempts: arrayOf(attempt),
   events: arrayOf(jobEvent),
+  /**
+   * A dead or canceled job whose own retry its needs refuse: the need, its
+   * state, and the job to retry instead (the root of the chain; null when a
+   * need was deleted). Absent otherwise.
+   */
+  retry_blocked: optional(object({ need_id: nullable(int), need_state: str, retry: nullable(int) })),
 });
 /** `show --json` data (see {@link jobDetail}). */
 export type JobDetail = Static<typeof jobDetail>;

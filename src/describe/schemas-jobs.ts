@@ -24,9 +24,27 @@ import { FAILURE_REASONS } from "../model/job.ts";
 import { jobState } from "./schemas-rows.ts";
 
 /** One stream's tail. */
-const streamTail = object({ path: nullable(str), missing: bool, size_bytes: int, tail: str, truncated: bool });
+const streamTail = object({
+  path: nullable(str),
+  missing: bool,
+  size_bytes: int,
+  /** The last bytes as UTF-8, from a line's start when earlier bytes are left out; "" when `binary`. */
+  tail: str,
+  truncated: bool,
+  /** Bytes of the stream before `tail`, counted at the stream's offsets. */
+  omitted_bytes: int,
+  /** `tail` starts mid-line: it held no line break to cut at. */
+  partial_first_line: bool,
+  /** Not text (a NUL byte, or mostly bytes that are not UTF-8): `output ID --raw` has the bytes. */
+  binary: bool,
+});
 /** One stream's tail (see {@link streamTail}). */
 export type StreamTail = Static<typeof streamTail>;
+
+/** What an attempt left running once its own process exited (its `left_running` event). */
+const leftRunning = object({ attempt: int, pids: arrayOf(int), killed: bool });
+/** What an attempt left running (see {@link leftRunning}). */
+export type LeftRunning = Static<typeof leftRunning>;
 
 /** `feedback --json` data. */
 const feedbackData = object({
@@ -48,6 +66,8 @@ const feedbackData = object({
   /** The next command to run, or null when there is nothing to do. */
   remediation: nullable(str),
   streams: object({ stdout: streamTail, stderr: streamTail }),
+  /** Processes the latest attempt left running after it exited (PIDs, and whether its worker ended them); absent when none. */
+  left_running: optional(leftRunning),
 });
 /** `feedback --json` data (see {@link feedbackData}). */
 export type FeedbackData = Static<typeof feedbackData>;
@@ -66,7 +86,15 @@ const canceledJob = object({
 export type CanceledJob = Static<typeof canceledJob>;
 
 /** `cancel --json` data: the job, or `{count, jobs}` for several. */
-const cancelData = oneOf(canceledJob, object({ count: int, jobs: arrayOf(canceledJob) }));
+const cancelData = oneOf(
+  canceledJob,
+  object({
+    count: int,
+    jobs: arrayOf(canceledJob),
+    /** Set by `--dry-run`: the jobs that would be canceled; nothing changed. */
+    dry_run: optional(bool),
+  }),
+);
 /** `cancel --json` data (see {@link cancelData}). */
 export type CancelData = Static<typeof cancelData>;
 
@@ -81,6 +109,8 @@ const deleteData = object({
   irreversible: bool,
   /** The jobs that needed a deleted queued job's success, closed (`need_failed`, down the chain), ascending; absent when none. */
   closed: optional(arrayOf(int)),
+  /** Set by `--dry-run`: the counts are what `--yes` would delete (and close); nothing changed. */
+  dry_run: optional(bool),
 });
 /** `delete --json` data (see {@link deleteData}). */
 export type DeleteData = Static<typeof deleteData>;

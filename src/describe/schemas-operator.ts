@@ -42,6 +42,8 @@ const retriedJob = object({
   ),
   /** Dependents its failure had closed, queued again with it (docs/architecture.md "Dependencies"); absent when none. */
   revived: optional(arrayOf(int)),
+  /** With `--no-cascade`: the dependents its failure closed that stay closed, down the chain, ascending; absent when none. */
+  left_closed: optional(arrayOf(int)),
 });
 /** One requeued job (see {@link retriedJob}). */
 export type RetriedJob = Static<typeof retriedJob>;
@@ -49,7 +51,14 @@ export type RetriedJob = Static<typeof retriedJob>;
 /** `retry --json` data: one job, or `{count, jobs}` for several or `--all` (`dry_run` set by --dry-run: nothing was requeued). */
 const retryData = oneOf(
   retriedJob,
-  object({ count: int, jobs: arrayOf(retriedJob), dry_run: optional(constant(true)), revived: optional(arrayOf(int)) }),
+  object({
+    count: int,
+    jobs: arrayOf(retriedJob),
+    dry_run: optional(constant(true)),
+    revived: optional(arrayOf(int)),
+    /** With `--no-cascade` and `--all`: every dependent left closed, ascending; absent when none. */
+    left_closed: optional(arrayOf(int)),
+  }),
 );
 /** `retry --json` data (see {@link retryData}). */
 export type RetryData = Static<typeof retryData>;

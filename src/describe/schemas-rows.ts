@@ -174,7 +174,21 @@ export const addedJob = object({
 export type AddedJob = Static<typeof addedJob>;
 
 /** One stream of one attempt. `size_bytes` is the file's size; `text` its tail when `truncated`. */
-export const streamView = object({ path: nullable(str), missing: bool, size_bytes: int, text: str, truncated: bool });
+export const streamView = object({
+  path: nullable(str),
+  missing: bool,
+  size_bytes: int,
+  /** The shown bytes as UTF-8: from a line's start when earlier bytes are left out; "" when `binary`. */
+  text: str,
+  /** Earlier bytes are left out (or a shared queue's `output_cap` cut the stream). */
+  truncated: bool,
+  /** Bytes of the stream before `text`, counted at the stream's offsets. */
+  omitted_bytes: int,
+  /** `text` starts mid-line: the tail held no line break to cut at. */
+  partial_first_line: bool,
+  /** The tail is not text (a NUL byte, or mostly bytes that are not UTF-8): use `output --raw`. */
+  binary: bool,
+});
 /** One captured stream (see {@link streamView}). */
 export type StreamView = Static<typeof streamView>;
 

@@ -36,9 +36,18 @@ export const EVENTS = [
   "canceled",
   "cancel_requested",
   "interrupted",
+  "left_running",
 ] as const;
 /** A ledger event name. */
 export type EventName = (typeof EVENTS)[number];
+
+/**
+ * The job variable `add --kill-leftovers` sets to `1`: its worker then ends
+ * what the job leaves running once its own process exits (docs/architecture.md
+ * "Leftover processes"). A variable, so `--env`, a `--from` line and an
+ * `enqueue` spec can say it too, and a retry or rerun keeps it.
+ */
+export const KILL_LEFTOVERS_VAR = "SPOOLCTL_KILL_LEFTOVERS";
 
 /** What `add` stores for a new job. */
 export interface NewJob {
@@ -57,6 +66,18 @@ export interface NewJob {
   env: Record<string, string>;
   /** The batch it belongs to (SQLite schema v12; docs/architecture.md "Batches"); absent or null: none. */
   batch?: string | null;
+  /**
+   * The trace context `add` found in its environment (SQLite schema v17,
+   * PostgreSQL v19; docs/architecture.md "Traces"); absent or null: none.
+   */
+  trace?: JobTrace | null;
+}
+
+/** W3C trace context kept with a job: `TRACEPARENT` (valid, or null) with `TRACESTATE` and `BAGGAGE` as `add` found them. */
+export interface JobTrace {
+  traceparent: string | null;
+  tracestate: string | null;
+  baggage: string | null;
 }
 
 /** When a job's need counts as met: `success`, the need ended done; `done`, it ended however it ended. */
@@ -198,6 +219,13 @@ export interface JobFilter {
   commandGlob?: string;
   /** Only jobs of this batch (`--batch`, docs/architecture.md "Batches"). */
   batch?: string;
+  /**
+   * Only jobs whose command line (argv joined by single spaces), idempotency
+   * key or last error (`last_error` and the latest attempt's last stderr
+   * line) contains this text, ASCII letters in either case
+   * (`--search`, docs/architecture.md "Job filters"). A scan, newest first.
+   */
+  text?: string;
   /** Only jobs with id > afterId (a waiter's jobs added after it began). */
   afterId?: number;
   limit: number;

@@ -16,6 +16,8 @@ export const DEFAULTS = {
   output_cap: 1024 * 1024,
   /** 1: a command that cannot start is retried by budget like any failure; 0: dead at once (docs/architecture.md "Execution"). */
   retry_spawn_failures: 0,
+  /** 1: a worker ends what a job leaves running once its leader exits; 0: reported only (docs/architecture.md "Leftover processes"). */
+  kill_leftovers: 0,
 } as const;
 
 /**
@@ -46,6 +48,7 @@ export const LIMITS = {
   /** Shipped output per stream of an attempt, bytes (0: ship nothing). */
   output_cap: { min: 0, max: 256 * 1024 * 1024 },
   retry_spawn_failures: { min: 0, max: 1 },
+  kill_leftovers: { min: 0, max: 1 },
   /** `--after` / `--at`: up to ten years ahead. */
   delay_seconds: { max: 10 * 365 * 86400 },
   slots: { min: 1, max: 100000 },

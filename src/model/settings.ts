@@ -15,6 +15,8 @@ export interface QueueSettings {
   output_cap: number;
   /** 1: retry a command that cannot start by budget; 0 (default): dead at once. */
   retry_spawn_failures: number;
+  /** 1: workers end what a job leaves running after its leader exits; 0 (default): reported only. */
+  kill_leftovers: number;
 }
 
 /** Setting keys, canonical (underscore) spelling. */
@@ -25,6 +27,7 @@ export const SETTING_KEYS = [
   "backoff_cap",
   "output_cap",
   "retry_spawn_failures",
+  "kill_leftovers",
 ] as const;
 
 /**
@@ -46,5 +49,6 @@ export function settingsFrom(set: Record<string, string>): QueueSettings {
     backoff_cap: num("backoff_cap", DEFAULTS.backoff_cap),
     output_cap: num("output_cap", DEFAULTS.output_cap),
     retry_spawn_failures: num("retry_spawn_failures", DEFAULTS.retry_spawn_failures),
+    kill_leftovers: num("kill_leftovers", DEFAULTS.kill_leftovers),
   };
 }

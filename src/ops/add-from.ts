@@ -27,6 +27,7 @@ const FIELDS: Record<string, keyof AddInput> = {
   needs: "needs",
   needs_policy: "needsPolicy",
   ref: "ref",
+  kill_leftovers: "killLeftovers",
 };
 
 function bad(line: number, message: string): SpoolError {
@@ -90,9 +91,17 @@ export function parseJobLines(text: string, defaults: AddInput): { input: AddInp
       } else if (field === "needs") {
         // Other lines' refs, job ids, keys or last: a list, or one reference.
         const refs = Array.isArray(value) ? value : [value];
-        if (refs.length === 0 || refs.some((v) => (typeof v !== "string" && typeof v !== "number") || v === ""))
+        // [] is no needs, as a generator writes a job without any (it also drops a command line's --needs).
+        if (refs.length === 0) {
+          delete input.needs;
+          continue;
+        }
+        if (refs.some((v) => (typeof v !== "string" && typeof v !== "number") || v === ""))
           throw bad(line, 'needs must be a list of refs, job ids or keys, e.g. "needs": ["build", 12]');
         input.needs = refs.map(String);
+      } else if (field === "killLeftovers") {
+        if (typeof value !== "boolean") throw bad(line, "kill_leftovers must be true or false");
+        input.killLeftovers = value;
       } else if (field === "env" || field === "tag") {
         // Merged over the command line's --env/--tag (parsePairs: the later key wins).
         input[field] = [...(defaults[field] ?? []), ...pairs(line, rawKey, value)];

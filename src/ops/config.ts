@@ -79,14 +79,26 @@ export const SETTINGS: Record<
     ...LIMITS.retry_spawn_failures,
     description:
       "1: a command that cannot start (program not found, not executable, E2BIG) is retried by budget like any failure, for a program that may appear (installed by another job, present on other hosts); 0: dead at once; read when an attempt ends",
-    parse: (raw) => {
-      const word = raw.trim().toLowerCase();
-      if (["on", "true", "yes"].includes(word)) return 1;
-      if (["off", "false", "no"].includes(word)) return 0;
-      return parseInteger("retry_spawn_failures", raw, 0, 1);
-    },
+    parse: (raw) => parseSwitch("retry_spawn_failures", raw),
+  },
+  kill_leftovers: {
+    default: DEFAULTS.kill_leftovers,
+    unit: "switch",
+    applies_at: "run",
+    ...LIMITS.kill_leftovers,
+    description:
+      "1: a worker ends (SIGTERM, grace, SIGKILL) the processes a job leaves running once its own process exits, as add --kill-leftovers does for one job; 0: they are left alone and reported (a left_running event); read when a worker starts",
+    parse: (raw) => parseSwitch("kill_leftovers", raw),
   },
 };
+
+/** A switch as typed: on/true/yes or 1, off/false/no or 0; raises `INVALID_INPUT` naming `key`. */
+function parseSwitch(key: string, raw: string): number {
+  const word = raw.trim().toLowerCase();
+  if (["on", "true", "yes"].includes(word)) return 1;
+  if (["off", "false", "no"].includes(word)) return 0;
+  return parseInteger(key, raw, 0, 1);
+}
 
 // Defined once, as the JSON Schemas `spoolctl schema` prints.
 export type { ConfigValidation, SettingView };

@@ -32,6 +32,8 @@ export interface DeletionPreview {
   attempts: number;
   events: number;
   bytes: number;
+  /** The queued dependents the deletion would close (a deleted queued job is a need that never succeeds), ascending; absent: not counted. */
+  closes?: number[];
 }
 
 /** Which jobs a deletion may take: terminal ones, and queued ones too for the `delete` verb (never running ones). */

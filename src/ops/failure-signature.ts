@@ -50,7 +50,7 @@ function cutChars(text: string, max: number): string {
 export function readLastStderrLine(path: string | null): string | null {
   try {
     const tail = readTail(path, STDERR_TAIL_READ);
-    return tail.missing ? null : lastNonEmptyLine(tail.text, tail.truncated);
+    return tail.missing ? null : lastNonEmptyLine(tail.text, tail.partial_first_line);
   } catch {
     return null;
   }

@@ -5,9 +5,11 @@
  */
 import type { Warning } from "../contract/errors.ts";
 import type { FeedbackData, StreamTail } from "../describe/schemas-jobs.ts";
-import type { Attempt, Job } from "../model/job.ts";
+import type { Attempt, Job, JobEvent } from "../model/job.ts";
 import { LIMITS } from "../model/limits.ts";
+import { leftRunningOf } from "./leftovers.ts";
 import type { StreamView } from "./output.ts";
+import { blockedNext, type RetryBlock } from "./retry-needs.ts";
 import { isTerminal } from "./states.ts";
 import { durationText } from "./values.ts";
 
@@ -22,7 +24,7 @@ export type { FeedbackData };
  * out would time out again with the same timeout: its retry doubles it
  * (within the limit of `add --timeout`, docs/contract.md "retry").
  */
-function nextCommand(job: Job, attempt: Attempt | null): string | null {
+function nextCommand(job: Job, attempt: Attempt | null, block: RetryBlock | null): string | null {
   const lane = job.queue === "default" ? "" : ` --queue ${job.queue}`;
   switch (job.state) {
     case "queued":
@@ -36,6 +38,8 @@ function nextCommand(job: Job, attempt: Attempt | null): string | null {
       return `spoolctl output ${job.id}`;
     case "dead":
     case "canceled":
+      // Its own retry would be refused while a need is dead or canceled: retry the chain's root (docs/architecture.md "Dependencies").
+      if (block) return blockedNext(job.id, block);
       // A job already without a limit (timeout 0: a retry --timeout none since) needs no longer one.
       if (
         attempt?.failure_reason === "timeout" &&
@@ -49,18 +53,32 @@ function nextCommand(job: Job, attempt: Attempt | null): string | null {
 }
 
 function tail(v: StreamView): StreamTail {
-  return { path: v.path, missing: v.missing, size_bytes: v.size_bytes, tail: v.text, truncated: v.truncated };
+  return {
+    path: v.path,
+    missing: v.missing,
+    size_bytes: v.size_bytes,
+    tail: v.text,
+    truncated: v.truncated,
+    omitted_bytes: v.omitted_bytes,
+    partial_first_line: v.partial_first_line,
+    binary: v.binary,
+  };
 }
 
 /**
  * The verdict about `job` from its latest `attempt` (null: none yet) and the
  * tails of its two streams, as the `feedback` verb reads them in one snapshot
- * (src/store/verbs/feedback.ts). Warns `NO_ATTEMPTS_YET` before any attempt.
+ * (src/store/verbs/feedback.ts), with the job's `events` (what the attempt
+ * left running: docs/architecture.md "Leftover processes") and, for a job
+ * whose retry its needs block, `block` (its next command retries the root
+ * need instead). Warns `NO_ATTEMPTS_YET` before any attempt.
  */
 export function feedbackOf(
   job: Job,
   attempt: Attempt | null,
   streams: { stdout: StreamView; stderr: StreamView },
+  events: JobEvent[] = [],
+  block: RetryBlock | null = null,
 ): { data: FeedbackData; warnings: Warning[] } {
   const stdout = tail(streams.stdout);
   const stderr = tail(streams.stderr);
@@ -78,9 +96,11 @@ export function feedbackOf(
     failure_reason: attempt?.failure_reason ?? null,
     last_error: job.last_error,
     duration_seconds: finished ? Math.max(0, attempt.finished_at! - attempt.started_at) : null,
-    remediation: nextCommand(job, attempt),
+    remediation: nextCommand(job, attempt, block),
     streams: { stdout, stderr },
   };
+  const left = attempt ? leftRunningOf(events, attempt.attempt_no).at(-1) : undefined;
+  if (left) data.left_running = left;
   const warnings: Warning[] = attempt
     ? []
     : [{ code: "NO_ATTEMPTS_YET", message: `job ${job.id} has not been executed yet` }];

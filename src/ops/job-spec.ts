@@ -9,7 +9,7 @@
 import { existsSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { invalidValue, SpoolError } from "../contract/errors.ts";
-import type { NewJob } from "../model/job.ts";
+import { KILL_LEFTOVERS_VAR, type NewJob } from "../model/job.ts";
 import { DEFAULTS, LIMITS } from "../model/limits.ts";
 import type { QueueSettings } from "../model/settings.ts";
 import { type NeedsSpec, validateNeedsInput } from "./needs.ts";
@@ -46,6 +46,8 @@ export interface AddInput {
   needsPolicy?: string;
   /** A `--from` line's name for other lines' `needs`. */
   ref?: string;
+  /** `--kill-leftovers`: stored as the job variable {@link KILL_LEFTOVERS_VAR}=1 (docs/architecture.md "Leftover processes"). */
+  killLeftovers?: boolean;
 }
 
 /** A validated spec: the stored job minus the defaults that come from settings. */
@@ -169,6 +171,7 @@ export function validateAddInput(input: AddInput, flag: (name: string) => string
     if (kind && !kind.isDirectory()) throw invalidValue(flag("cwd"), input.cwd, "a directory (this is a file)");
   }
   const env = parsePairs(flag("env"), input.env ?? [], ENV_KEY, "a variable name ([A-Za-z_][A-Za-z0-9_]*)");
+  if (input.killLeftovers) env[KILL_LEFTOVERS_VAR] = "1";
   if (Object.values(env).some((v) => v.includes("\0")))
     throw invalidValue(flag("env"), "…", "values without NUL bytes");
   if (Object.keys(env).length > LIMITS.env.max)

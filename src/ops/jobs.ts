@@ -130,6 +130,8 @@ export interface ListQuery {
   finishedSince?: number;
   failureReasons?: JobFilter["failureReasons"];
   commandGlob?: string;
+  /** Text in the command line, key or last error (`--search`, see JobFilter's `text`). */
+  text?: string;
   /** Only jobs of this batch. */
   batch?: string;
   limit: number;
@@ -137,7 +139,8 @@ export interface ListQuery {
 
 /** `list` data ({@link ListedJobs}) and its pagination (the envelope's `meta.pagination`). */
 export type ListPage = ListedJobs & {
-  pagination: { cursor: number; first_id: number | null; limit: number; truncated: boolean };
+  /** `searched_to`: with a text search, the lowest id the page read (the window, docs/architecture.md "Job filters"). */
+  pagination: { cursor: number; first_id: number | null; limit: number; truncated: boolean; searched_to?: number };
 };
 
 /** The default and bounds of `--limit`. */

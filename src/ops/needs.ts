@@ -278,3 +278,27 @@ export function afterIsAJobWarnings(
     });
   }
 }
+
+/**
+ * The `last_error` and ledger detail of a queued dependent closed because its
+ * need `need` ended `state` without success (docs/architecture.md
+ * "Dependencies"): `need_failed: job 4 ended dead`; when the need was a queued
+ * job being deleted (`deleted`), `need_failed: need deleted: job 4 was
+ * deleted before it ran`, detail `need_state: "deleted"`, so that no view
+ * says the need "ended canceled". Both stores write it.
+ */
+export function closingWords(
+  need: number,
+  state: string,
+  deleted: boolean,
+): { error: string; detail: { from: "queued"; reason: "need_failed"; need: number; need_state: string } } {
+  return deleted
+    ? {
+        error: `need_failed: need deleted: job ${need} was deleted before it ran`,
+        detail: { from: "queued", reason: "need_failed", need, need_state: "deleted" },
+      }
+    : {
+        error: `need_failed: job ${need} ended ${state}`,
+        detail: { from: "queued", reason: "need_failed", need, need_state: state },
+      };
+}

@@ -7,10 +7,21 @@
 import type { AttemptState, EventName, FailureReason, Job, JobState } from "../model/job.ts";
 import type { QueueSettings } from "../model/settings.ts";
 
+/**
+ * Processes an attempt left running after its leader exited, found by one
+ * look at its process group and its marker (docs/architecture.md "Leftover
+ * processes"): their PIDs, ascending, and whether the worker ended them
+ * (`--kill-leftovers`, the `kill_leftovers` setting).
+ */
+export interface Leftovers {
+  pids: number[];
+  killed: boolean;
+}
+
 /** How an attempt's process ended, as the executor or reaper saw it. */
 export type ProcessEnd =
-  | { kind: "exited"; code: number }
-  | { kind: "signaled"; signal: number }
+  | { kind: "exited"; code: number; left?: Leftovers }
+  | { kind: "signaled"; signal: number; left?: Leftovers }
   | { kind: "timed_out"; code: number | null; signal: number | null }
   /** `permanent`: the command can never start (missing program, not executable, E2BIG): dead at once. */
   | { kind: "spawn_failed"; error: string; permanent?: boolean }

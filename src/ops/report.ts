@@ -61,8 +61,8 @@ function resultOf(state: JobState): CaseResult {
 /** The last `TAIL_LINES` lines of a stream's tail read at {@link REPORT_TAIL_BYTES} ("" when missing). */
 export function tailLines(view: StreamView): string {
   if (view.missing || view.text === "") return "";
-  let lines = view.text.split("\n");
-  if (view.truncated) lines = lines.slice(1); // the first line was cut mid-way
+  const lines = view.text.split("\n");
+  // Views start at a line's start (ops/output.ts tailView); a lone partial line is kept.
   if (lines.at(-1) === "") lines.pop();
   return lines.slice(-TAIL_LINES).join("\n");
 }

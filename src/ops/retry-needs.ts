@@ -59,6 +59,26 @@ export function blockedRetries(
   }
 }
 
+/**
+ * Why a job's retry would be refused for its needs, and which job to retry
+ * instead: `retry`, the root of the chain of closed needs (null: none can be
+ * retried, a need was deleted). See `retryBlockIn` (src/store/verbs/need-checks.ts).
+ */
+export interface RetryBlock {
+  need_id: number | null;
+  need_state: JobState | "deleted";
+  retry: number | null;
+}
+
+/**
+ * The next command for a job whose retry its needs block: retry the root
+ * need (that revives the job with it), or, when a need was deleted, read the
+ * job's command to add it again.
+ */
+export function blockedNext(jobId: number, block: RetryBlock): string {
+  return block.retry === null ? `spoolctl show ${jobId}` : `spoolctl retry ${block.retry}`;
+}
+
 /** Whether a job lost a need: its count of unmet needs exceeds the unmet edges left (`unmetEdges`). */
 export function lostANeed(job: { needs_left: number }, unmetEdges: number): boolean {
   return job.needs_left > unmetEdges;
@@ -75,7 +95,11 @@ function needWords(b: BlockedRetry): string {
  * revives it) or was deleted before it was met (nothing can meet it any more:
  * the job's command must be added again). `verb`: the command refused.
  */
-export function blockedError(b: BlockedRetry, verb: "retry" | "rerun" = "retry"): SpoolError {
+export function blockedError(
+  b: BlockedRetry,
+  verb: "retry" | "rerun" = "retry",
+  root: number | null = b.need_id,
+): SpoolError {
   const detail = { job_id: b.job_id, need_id: b.need_id, need_state: b.need_state };
   if (b.need_state === "deleted") {
     return new SpoolError(
@@ -91,8 +115,13 @@ export function blockedError(b: BlockedRetry, verb: "retry" | "rerun" = "retry")
     "CONFLICT",
     `job ${b.job_id} needs ${needWords(b)}: requeued now it would wait for ever; nothing was ${verb === "retry" ? "retried" : "rerun"}`,
     {
-      remediation: `retry job ${b.need_id}: that revives job ${b.job_id} with it (spoolctl retry ${b.need_id})`,
-      detail,
+      remediation:
+        root === null
+          ? `its chain of needs ends at a deleted job: add its command again (spoolctl show ${b.job_id} shows the command)`
+          : root === b.need_id
+            ? `retry job ${root}: that revives job ${b.job_id} with it (spoolctl retry ${root})`
+            : `retry job ${root}, where the chain of needs failed: that revives job ${b.need_id} and job ${b.job_id} with it (spoolctl retry ${root})`,
+      detail: { ...detail, ...(root !== b.need_id ? { retry: root } : {}) },
     },
   );
 }

@@ -89,6 +89,8 @@ export interface RetryOutcome {
   blocked?: BlockedRetry[];
   /** Every dependent revived, ascending (`--all`; named jobs carry theirs in `jobs[i].revived`). */
   revived?: number[];
+  /** With `--no-cascade`: every dependent left closed, ascending (`--all`; named jobs carry theirs in `jobs[i].left_closed`). */
+  left_closed?: number[];
 }
 
 /** Whether `o` changes anything (an empty env changes nothing). */

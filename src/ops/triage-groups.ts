@@ -23,6 +23,8 @@ export interface JobSelection {
   match?: string;
   /** Only jobs of this batch (docs/architecture.md "Batches"). */
   batch?: string;
+  /** Text in the command line, key or last error, ASCII case ignored (`--search`). */
+  search?: string;
 }
 
 /** A {@link JobSelection} as the store's filter at `now` (epoch seconds). */
@@ -34,6 +36,7 @@ export function selectionFilter(sel: JobSelection, now: number): Omit<JobFilter,
     ...(sel.failureReasons?.length ? { failureReasons: sel.failureReasons } : {}),
     ...(sel.match !== undefined ? { commandGlob: sel.match } : {}),
     ...(sel.batch !== undefined ? { batch: sel.batch } : {}),
+    ...(sel.search !== undefined ? { text: sel.search } : {}),
   };
 }
 
@@ -46,6 +49,7 @@ export function selectionText(sel: JobSelection): string {
   if (sel.failureReasons?.length) parts.push(`failed by ${sel.failureReasons.join(" or ")}`);
   if (sel.batch !== undefined) parts.push(`of batch ${sel.batch}`);
   if (sel.match !== undefined) parts.push(`matching ${JSON.stringify(sel.match)}`);
+  if (sel.search !== undefined) parts.push(`containing ${JSON.stringify(sel.search)}`);
   return parts.length ? ` ${parts.join(", ")}` : "";
 }
 

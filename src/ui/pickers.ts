@@ -15,7 +15,7 @@ import { counted } from "../ops/values.ts";
 import { formatBytes } from "../store/read-bounded.ts";
 import type { Store } from "../store/store.ts";
 import { jobsInStates } from "../store/verbs/triage.ts";
-import { clip, clipColumns, columns, escapeControl, formatArgv } from "./text.ts";
+import { clip, clipColumns, closesText, columns, escapeControl, formatArgv, idList } from "./text.ts";
 
 /** Rows of the list shown at once; the rest scroll. */
 const MAX_ITEMS = 12;
@@ -109,9 +109,9 @@ export async function pickToCancel(
  * explicit yes; No, Ctrl-C or Esc delete nothing.
  */
 export async function confirmDelete(preview: DeletionPreview, ids: number[]): Promise<boolean> {
-  const jobs = ids.length === 1 ? `job ${ids[0]}` : `${ids.length} jobs (${ids.join(", ")})`;
+  const jobs = ids.length === 1 ? `job ${ids[0]}` : `${ids.length} jobs (${idList(ids)})`;
   const sure = await p.confirm({
-    message: `Delete ${jobs} with ${counted(preview.attempts, "attempt")}, ${counted(preview.events, "event")} and ${formatBytes(preview.bytes)} of output? This cannot be undone.`,
+    message: `Delete ${jobs} with ${counted(preview.attempts, "attempt")}, ${counted(preview.events, "event")} and ${formatBytes(preview.bytes)} of output${closesText(preview.closes, ids.length)}? This cannot be undone.`,
     initialValue: false,
   });
   if (p.isCancel(sure) || !sure) {

@@ -43,8 +43,13 @@ export function renderStatus(
   if (data.stranded.length) {
     // A stale worker lives (stopped, blocked): another worker would not take its jobs, so say so, not "start one".
     const silentOnly = data.stranded.every((h) => h.worker_state === "stale");
+    // On a full disk a new worker could write no more than the ones there: free space first, not "start one".
     const none =
-      data.live_workers === 0 && !silentOnly ? suggest(" (no worker is running: start one, spoolctl work)") : "";
+      data.live_workers === 0 && !silentOnly
+        ? data.full_disks?.length
+          ? " (a disk of the queue is full: no worker can write until space is freed; see below)"
+          : suggest(" (no worker is running: start one, spoolctl work)")
+        : "";
     const what = silentOnly ? "running jobs whose worker is silent" : "running jobs whose worker is gone or silent";
     lines.push(color.red(`${what}: ${data.stranded.length}${none}`));
     for (const h of data.stranded.slice(0, 10))

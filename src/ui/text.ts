@@ -36,17 +36,12 @@ function shellWord(a: string): string {
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
- * The tail of a stream read from a line's start: when earlier bytes were
- * left out (`truncated`), the partial first line is dropped; a tail that is
- * all one partial line is kept, led by "…". Returns the text and how many
- * lines it has.
+ * The tail of a stream as shown: the views already start it at a line's
+ * start (src/ops/output.ts `tailView`); a tail that is all one partial line
+ * (`partialFirstLine`) is led by "…". Returns the text and how many lines it has.
  */
-export function tailAtLineStart(tail: string, truncated: boolean): { text: string; lines: number } {
-  let text = tail;
-  if (truncated) {
-    const nl = tail.indexOf("\n");
-    text = nl >= 0 && nl < tail.length - 1 ? tail.slice(nl + 1) : `…${tail}`;
-  }
+export function tailAtLineStart(tail: string, partialFirstLine: boolean): { text: string; lines: number } {
+  const text = partialFirstLine ? `…${tail}` : tail;
   const body = text.endsWith("\n") ? text.slice(0, -1) : text;
   return { text, lines: body === "" ? 0 : body.split("\n").length };
 }
@@ -332,5 +327,21 @@ export function revivedLine(ids: readonly number[] | undefined): string {
 
 function dependentsLine(verb: string, ids: readonly number[] | undefined, which: string): string {
   if (!ids?.length) return "";
-  return `\n${verb} ${ids.length === 1 ? "1 job" : `${ids.length} jobs`} ${which}: ${ids.join(", ")}`;
+  // A count and the first ids: a chain of 99,999 closed by one delete is one line, not every id (--json has them all).
+  return `\n${verb} ${ids.length === 1 ? "1 job" : `${ids.length} jobs`} ${which}: ${idList([...ids])}`;
+}
+
+/** Ids as a short list: `12, 11, 10 … (+27 more)`. */
+export function idList(ids: number[], max = 8): string {
+  return ids.slice(0, max).join(", ") + (ids.length > max ? ` … (+${ids.length - max} more)` : "");
+}
+
+/**
+ * ", and closes 2 jobs that wait on it (5, 6): canceled, need deleted" for the
+ * dependents a deletion of `deleting` jobs would close (docs/architecture.md
+ * "Dependencies"), "" for none; at most 8 ids are listed.
+ */
+export function closesText(closes: readonly number[] | undefined, deleting: number): string {
+  if (!closes?.length) return "";
+  return `, and closes ${closes.length === 1 ? "1 job" : `${closes.length} jobs`} that wait${closes.length === 1 ? "s" : ""} on ${deleting === 1 ? "it" : "them"} (${idList([...closes])}): canceled, need deleted`;
 }

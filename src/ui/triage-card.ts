@@ -18,6 +18,7 @@ import {
   fitColumns,
   formatArgv,
   humanDuration,
+  idList,
   iso,
   tailAtLineStart,
 } from "./text.ts";
@@ -117,7 +118,11 @@ export function cardText(card: TriageCard, width: number, now = Date.now() / 100
       continue;
     }
     // From a line's start: the first line of a tail cut by bytes is left out, not shown half.
-    const shown = tailLines(tailAtLineStart(view.tail, view.truncated).text, CARD_TAIL_LINES, width);
+    if (view.binary) {
+      lines.push(`── ${s}: binary, ${view.size_bytes} bytes (spoolctl output ${job.id} --raw --stream ${s})`);
+      continue;
+    }
+    const shown = tailLines(tailAtLineStart(view.tail, view.partial_first_line).text, CARD_TAIL_LINES, width);
     const more =
       view.truncated ||
       (view.tail.endsWith("\n") ? view.tail.slice(0, -1) : view.tail).split("\n").length > shown.length;
@@ -144,7 +149,7 @@ export function outputText(out: AttemptOutput | null, jobId: number): string {
     parts.push(`=== job ${out.job_id} attempt ${out.attempt_no} ${s} ===`);
     if (view.truncated)
       parts.push(
-        `[… ${view.size_bytes - Buffer.byteLength(view.text)} earlier bytes not shown; spoolctl output ${jobId} --stream ${s} --raw has all]`,
+        `[… ${view.omitted_bytes} earlier bytes not shown; spoolctl output ${jobId} --stream ${s} --raw has all]`,
       );
     if (view.missing) parts.push("[no output file]");
     else if (view.text) parts.push(...tailLines(view.text, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER));
@@ -168,11 +173,6 @@ export function byteText(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
   return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
-}
-
-/** Ids as a short list: `12, 11, 10 … (+27 more)`. */
-export function idList(ids: number[], max = 8): string {
-  return ids.slice(0, max).join(", ") + (ids.length > max ? ` … (+${ids.length - max} more)` : "");
 }
 
 /** One line of the summary for a group action. */

@@ -12,11 +12,11 @@ import {
   fitColumns,
   formatArgv,
   humanDuration,
+  idList,
   iso,
   table,
   wrapColumns,
 } from "./text.ts";
-import { idList } from "./triage-card.ts";
 
 /** "3m05s ago" for an epoch-seconds time. */
 function ago(t: number, now: number): string {

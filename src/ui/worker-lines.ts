@@ -1,7 +1,7 @@
 /** The worker's log lines on stderr (`spoolctl: job 1 attempt 1 succeeded (0.0s) -> done`), one per event. */
 
 import { holdText } from "../ops/need-holds.ts";
-import type { Outcome } from "../ops/outcome.ts";
+import type { Leftovers, Outcome } from "../ops/outcome.ts";
 import { counted } from "../ops/values.ts";
 import type { WorkerEvent } from "../worker/api.ts";
 import { HOST } from "../worker/liveness.ts";
@@ -26,6 +26,15 @@ function verdict(outcome: Outcome): string {
         ? `could not start: ${escapeControl(outcome.error ?? "")}`
         : `failed: ${escapeControl(outcome.error ?? "")}`;
   }
+}
+
+/** What an attempt left running, as its worker line says it (docs/architecture.md "Leftover processes"). */
+function leftLine(left: Leftovers): string {
+  const n = left.pids.length;
+  const pids = `PID${n === 1 ? "" : "s"} ${left.pids.join(", ")}`;
+  return left.killed
+    ? `ended the ${counted(n, "process", "processes")} it left running (${pids})`
+    : `${counted(n, "process", "processes")} left running (${pids})`;
 }
 
 /** Why attempt 2 or later runs: the previous attempt's end and what the budget says. */
@@ -94,7 +103,7 @@ export function workerLine(event: WorkerEvent): string | null {
         )
         .join("\n");
     case "finished":
-      return `spoolctl: job ${event.jobId} attempt ${event.attemptNo} ${verdict(event.outcome)} (${event.seconds.toFixed(1)}s) -> ${next(event.outcome)}`;
+      return `spoolctl: job ${event.jobId} attempt ${event.attemptNo} ${verdict(event.outcome)} (${event.seconds.toFixed(1)}s) -> ${next(event.outcome)}${event.left ? `; ${leftLine(event.left)}` : ""}`;
     case "lost":
       return `spoolctl: job ${event.jobId} attempt ${event.attemptNo} ended after the job was taken from this worker (canceled, retried, or reaped when its lease expired); result not recorded`;
     case "reaped":
@@ -114,6 +123,7 @@ export function workerLine(event: WorkerEvent): string | null {
       return `spoolctl: ${escapeControl(event.message)}; will retry`;
     case "storage":
     case "id_wait":
+    case "tracing":
       return `spoolctl: ${escapeControl(event.message)}`;
     case "stopping":
       return event.inFlight > 0

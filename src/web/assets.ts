@@ -15,6 +15,7 @@ export const APP_JS = `"use strict";
   var toast = document.getElementById("toast");
   var dialog = document.getElementById("confirm");
   var busy = false;
+  var leaving = false;
 
   function say(text, bad) {
     toast.textContent = text;
@@ -67,13 +68,19 @@ export const APP_JS = `"use strict";
         if (!res.env.ok) { say(errorText(res.env), true); return false; }
         var n = res.env.data.count;
         if (!n) { say("No job matches.", false); return false; }
-        return ask((opts.confirm || "Go ahead with {count} jobs?").replace("{count}", n), verb + " " + n);
+        var closed = res.env.data.closed || [];
+        var closes = closed.length ? " It closes " + closed.length + " dependent" + (closed.length === 1 ? "" : "s") + " (" + closed.slice(0, 20).join(", ") + (closed.length > 20 ? ", …" : "") + ")." : "";
+        var text = (opts.confirm || "Go ahead with {jobs}?").replace("{count}", n).replace("{jobs}", n + (n === 1 ? " job" : " jobs"));
+        return ask(text + closes, verb + " " + n);
       });
     } else if (opts.confirm) {
       go = ask(opts.confirm, verb);
     }
+    // Deleting the job this page shows: no redraw of a page that is about to be gone, then the list.
+    var own = verb === "delete" && /^[/]jobs[/][0-9]+$/.test(location.pathname);
     return go.then(function (yes) {
       if (!yes) return;
+      if (own) leaving = true;
       return api(verb, params).then(function (res) {
         if (res.status === 428 && opts.confirmFlags) {
           return ask(errorText(res.env), "Confirm").then(function (again) {
@@ -85,6 +92,8 @@ export const APP_JS = `"use strict";
       });
     });
     function finish(res) {
+      if (own && res.env.ok) { location.assign("/jobs"); return; }
+      leaving = false;
       if (res.env.ok) say(summary(verb, res.env), false);
       else say(errorText(res.env), true);
       refresh(true);
@@ -146,7 +155,7 @@ export const APP_JS = `"use strict";
 
   // Redraws the page's main part in place, unless the reader is busy with it.
   function refresh(force) {
-    if (busy || dialog.open) return;
+    if (busy || leaving || dialog.open) return;
     if (!force && (document.querySelector("pre[data-expanded]") || (document.activeElement && main.contains(document.activeElement) && /INPUT|SELECT|TEXTAREA/.test(document.activeElement.tagName)))) return;
     busy = true;
     fetch(location.href, { credentials: "same-origin" }).then(function (r) { return r.text(); }).then(function (text) {

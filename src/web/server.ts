@@ -196,6 +196,10 @@ export function startWebServer(opts: WebOptions): WebServer {
     });
   } catch (error) {
     const code = (error as { code?: string }).code;
+    if (code === "EADDRNOTAVAIL")
+      throw new SpoolError("INVALID_INPUT", `cannot serve on ${opts.host}: it is not an address of this machine`, {
+        remediation: "give one of this machine's addresses with --host (127.0.0.1, the default; 0.0.0.0 for all)",
+      });
     throw new SpoolError(
       "INVALID_INPUT",
       code === "EADDRINUSE"

@@ -6,7 +6,7 @@
 import type { WorkSummary } from "../describe/schemas-core.ts";
 import type { Job } from "../model/job.ts";
 import type { NeedHold } from "../ops/need-holds.ts";
-import type { Outcome } from "../ops/outcome.ts";
+import type { Leftovers, Outcome } from "../ops/outcome.ts";
 import type { SlotOutcome } from "../store/recurring.ts";
 import type { ReapedJob } from "./reaper.ts";
 import type { Timing } from "./timing.ts";
@@ -40,7 +40,16 @@ export interface WorkOptions {
 
 /** What a worker reports as it goes; the command renders these. */
 export type WorkerEvent =
-  | { type: "finished"; jobId: number; attemptNo: number; argv: string[]; outcome: Outcome; seconds: number }
+  | {
+      type: "finished";
+      jobId: number;
+      attemptNo: number;
+      argv: string[];
+      outcome: Outcome;
+      seconds: number;
+      /** What the attempt left running once its own process exited (docs/architecture.md "Leftover processes"). */
+      left?: Leftovers;
+    }
   | { type: "lost"; jobId: number; attemptNo: number }
   | { type: "reaped"; reaped: ReapedJob }
   | { type: "orphans"; killed: { jobId: number; attemptNo: number; pgid: number }[] }
@@ -52,6 +61,8 @@ export type WorkerEvent =
   | { type: "transient"; message: string }
   /** A storage condition began or ended (claiming paused, space back, results left to the reaper). */
   | { type: "storage"; message: string }
+  /** Spans cannot be exported over OTLP (README "Metrics and traces"); jobs run on. */
+  | { type: "tracing"; message: string }
   | { type: "stopping"; reason: string; inFlight: number }
   /** Registration waits for the lease of a holder of its worker id that cannot be judged from here. */
   | { type: "id_wait"; message: string }

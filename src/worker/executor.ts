@@ -10,12 +10,13 @@ import { accessSync, closeSync, existsSync, constants as fsConstants, statSync }
 import { constants } from "node:os";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { KILL_GRACE_SECONDS } from "../model/timing.ts";
-import type { ProcessEnd } from "../ops/outcome.ts";
+import type { Leftovers, ProcessEnd } from "../ops/outcome.ts";
+import { TRACE_VARIABLES } from "../ops/trace-context.ts";
 import { createAttemptFile } from "../store/ownership.ts";
 import { isPgUrl, redactUrl } from "../store/postgres/url.ts";
 import { diskFull } from "../store/space.ts";
-import { processStartTime } from "./liveness.ts";
-import { groupHasLiveMembers, groupHoldsSelf, groupsWithEnv } from "./process-groups.ts";
+import { processEnded, processStartTime } from "./liveness.ts";
+import { groupHasLiveMembers, groupHoldsSelf, groupsWithEnv, leftoversOf } from "./process-groups.ts";
 import { forgetProgramPath, programPath } from "./program-path.ts";
 
 /** Grace between SIGTERM and SIGKILL, milliseconds (docs/architecture.md "Timeouts": up to 5 s). */
@@ -60,6 +61,8 @@ export interface AttemptSpec {
   /** `NAME=value` put in the child's environment to recognise its processes later ({@link attemptMarker}). */
   marker?: string;
   graceMs?: number;
+  /** End what the attempt leaves running once its leader exits (`--kill-leftovers`; docs/architecture.md "Leftover processes"). */
+  killLeftovers?: boolean;
 }
 
 /** An attempt in flight. */
@@ -201,14 +204,36 @@ function spawnError(error: unknown, spec: AttemptSpec, env: Record<string, strin
  * and it does not change under a running worker. An inherited `SPOOLCTL_DB`
  * that is a PostgreSQL URL loses its password (a job's output and its own
  * children must not carry it); a job that runs spoolctl still reaches the
- * queue through `PGPASSWORD` or `~/.pgpass`.
+ * queue through `PGPASSWORD` or `~/.pgpass`. The worker's own `TRACEPARENT`,
+ * `TRACESTATE` and `BAGGAGE` are left out: each attempt gets its own
+ * (docs/architecture.md "Traces").
  */
 export function workerEnvironment(
   base: Record<string, string | undefined> = process.env,
 ): Record<string, string | undefined> {
   const env = { ...base };
   if (env.SPOOLCTL_DB && isPgUrl(env.SPOOLCTL_DB)) env.SPOOLCTL_DB = redactUrl(env.SPOOLCTL_DB);
+  // The worker's own trace is not its jobs': each attempt sets its own (src/ops/trace-context.ts).
+  for (const name of TRACE_VARIABLES) delete env[name];
   return env;
+}
+
+/**
+ * One look, once the attempt's leader exited on its own, for what it left
+ * running (docs/architecture.md "Leftover processes"): its group's members
+ * and the processes carrying its marker. With `killLeftovers`, their groups
+ * are ended as a timeout ends a job's (SIGTERM, grace, SIGKILL), and
+ * `killed` says whether every one of them is gone. `{}` when nothing is left.
+ */
+async function leftBehind(leader: number, spec: AttemptSpec): Promise<{ left?: Leftovers }> {
+  const found = leftoversOf(leader, spec.marker);
+  if (found.length === 0) return {};
+  const pids = found.map((p) => p.pid);
+  if (!spec.killLeftovers) return { left: { pids, killed: false } };
+  const groups = [...new Set(found.map((p) => p.pgid))];
+  await Promise.all(groups.map((g) => killGroup(g, spec.graceMs ?? KILL_GRACE_MS)));
+  // Said ended only when none lives on (a group holding the worker is never signalled; D state outlives SIGKILL).
+  return { left: { pids, killed: pids.every(processEnded) } };
 }
 
 /** Starts an attempt. Never throws: a failure to start is a `spawn_failed` end. */
@@ -300,9 +325,10 @@ export function startAttempt(spec: AttemptSpec): RunningAttempt {
     if ((signal !== null || code !== 0) && diskFull(dirname(spec.stdoutPath))) {
       return { kind: "output_write_failed", code, signal, error: "no space left on device" };
     }
-    if (signal !== null) return { kind: "signaled", signal };
+    const left = await leftBehind(pid, spec);
+    if (signal !== null) return { kind: "signaled", signal, ...left };
     // A missing exit code is never success (docs/architecture.md "Execution").
-    return code === null ? { kind: "signaled", signal: 0 } : { kind: "exited", code };
+    return code === null ? { kind: "signaled", signal: 0, ...left } : { kind: "exited", code, ...left };
   })();
   return { pid, startTime: readStartTime, done, stop: (why) => kill(why) };
 }

@@ -5,11 +5,15 @@
  * stopped), `once` (one claim at most), `drain` (until the lane is settled).
  */
 import type { SpoolError } from "../contract/errors.ts";
+import { TOOL_VERSION } from "../contract/version.ts";
+import { KILL_LEFTOVERS_VAR } from "../model/job.ts";
 import { lanesColumn } from "../ops/lanes.ts";
+import type { ProcessEnd } from "../ops/outcome.ts";
+import { type AttemptSpan, attemptSpan } from "../ops/trace-context.ts";
 import type { Store, WorkWaker } from "../store/store.ts";
 import type { ClaimedAttempt } from "../store/verbs/claim.ts";
 import { stopRequested, workerStopped } from "../store/verbs/registry.ts";
-import { outputCap } from "../store/verbs/ship.ts";
+import { workerStartSettings } from "../store/verbs/ship.ts";
 import type { WorkerEvent, WorkOptions, WorkSummary } from "./api.ts";
 import { Claimer } from "./claimer.ts";
 import { flightKey, type InFlight, isDamage, isTransient, type WorkerCore } from "./core.ts";
@@ -25,6 +29,7 @@ import { SchedulePass } from "./schedule-pass.ts";
 import { OutputShipper, SHIP_INTERVAL_MS } from "./ship.ts";
 import { StorageWatch } from "./storage-watch.ts";
 import { readTiming, type Timing } from "./timing.ts";
+import { attemptTracer, type TracedAttempt } from "./tracing.ts";
 import { Watchdog } from "./watchdog.ts";
 
 /** One `work` process's loop. */
@@ -46,6 +51,12 @@ export class Worker implements WorkerCore {
   readonly summary: WorkSummary;
   /** The environment children start from, copied once per worker. */
   private readonly baseEnv = workerEnvironment();
+  /** The `kill_leftovers` setting as this worker read it when it started (docs/architecture.md "Leftover processes"). */
+  private killLeftovers = false;
+  /** Where attempts' spans go when an OTLP endpoint is set (src/worker/tracing.ts); null: nowhere. */
+  private readonly tracer = attemptTracer(process.env, TOOL_VERSION, (message) =>
+    this.emit({ type: "tracing", message }),
+  );
   readonly storage: StorageWatch;
   /** The lanes this worker serves, their pauses and ceilings (src/worker/lane-watch.ts). */
   readonly lanes: LaneWatch;
@@ -129,10 +140,9 @@ export class Worker implements WorkerCore {
       this.emit({ type: "watchdog", message }),
     );
     await sweepOrphans(this);
-    if (store.shipsOutput) {
-      const output_cap = await this.untilDone(() => outputCap(store));
-      this.shipper = new OutputShipper(store, opts.workerId, output_cap);
-    }
+    const started = await this.untilDone(() => workerStartSettings(store));
+    this.killLeftovers = started.kill_leftovers;
+    if (store.shipsOutput) this.shipper = new OutputShipper(store, opts.workerId, started.output_cap);
     const ship = this.shipper ? setInterval(() => void this.shipRunning(), SHIP_INTERVAL_MS) : null;
     await this.untilDone(() => this.lanes.refresh(true));
     this.rewatch();
@@ -148,6 +158,7 @@ export class Worker implements WorkerCore {
       this.lease.watchdog?.close();
       if (ship) clearInterval(ship);
       this.waker?.close();
+      await this.tracer?.close();
       try {
         // Not into a file that is no longer the queue.
         if (!this.lost) await workerStopped(store, opts.workerId);
@@ -366,15 +377,19 @@ export class Worker implements WorkerCore {
     this.drainIdleSince = null;
     this.emit({ type: "started", job, attemptNo });
     const started = performance.now();
+    const startedMs = Date.now();
+    // A span of its own, named in the command's TRACEPARENT (docs/architecture.md "Traces").
+    const span = attemptSpan(job.trace ?? null, attemptNo, randomBytes);
     const running = startAttempt({
       argv: job.argv,
       cwd: job.cwd,
-      env: job.env,
+      env: { ...job.env, ...span.env },
       stdoutPath: claimed.stdoutPath,
       stderrPath: claimed.stderrPath,
       timeoutSeconds: job.timeout_seconds,
       marker: attemptMarker(this.store.queueId, job.id, attemptNo),
       baseEnv: this.baseEnv,
+      killLeftovers: this.killLeftovers || job.env[KILL_LEFTOVERS_VAR] === "1",
     });
     // In flight from now on, so that the next heartbeat renews its lease and records the process group.
     // (Until then, a reaper finds the attempt's processes by their marker: docs/architecture.md "Orphans".)
@@ -388,11 +403,31 @@ export class Worker implements WorkerCore {
     this.shipper?.track(claimed);
     if (this.interrupted) running.stop("interrupted");
     void running.done.then((processEnd) => {
+      this.tracer?.ended(tracedAttempt(claimed, span, startedMs, processEnd));
       const ended = Math.max(started, this.pauses.endedAt(running.pid));
       const end = this.lease.endOf(claimed, running, leaseNs, processEnd);
       return this.recorder.ended({ claimed, end, started, ended });
     });
   }
+}
+
+/** `n` random bytes (span and trace ids). */
+function randomBytes(n: number): Uint8Array {
+  return crypto.getRandomValues(new Uint8Array(n));
+}
+
+/** What the span of an ended attempt says (src/worker/tracing.ts). */
+function tracedAttempt(claimed: ClaimedAttempt, span: AttemptSpan, startedMs: number, end: ProcessEnd): TracedAttempt {
+  const e = end as { kind: string; code?: number | null; signal?: number | null; error?: string };
+  return {
+    span,
+    jobId: claimed.job.id,
+    attemptNo: claimed.attemptNo,
+    lane: claimed.job.queue,
+    startedMs,
+    endedMs: Date.now(),
+    end: { kind: e.kind, code: e.code ?? null, signal: e.signal ?? null, error: e.error ?? null },
+  };
 }
 
 /** How long a drain has nothing to run before it says what it waits for, milliseconds. */

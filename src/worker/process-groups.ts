@@ -192,3 +192,56 @@ export function groupsWritingUnder(dir: string, unlessEnv: string): { pgid: numb
     file: g.target.slice(prefix.length),
   }));
 }
+
+/** The PID the kernel handed out last in this PID namespace (`/proc/loadavg`'s last field); null when unreadable. */
+function lastPid(): number | null {
+  try {
+    const last = Number(readFileSync("/proc/loadavg", "utf8").trim().split("/").pop()?.split(" ").pop());
+    return Number.isInteger(last) && last > 0 ? last : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Up to this many PIDs handed out since the leader, they are looked at one by one; beyond, `/proc` is listed. */
+const DIRECT_SPAN = 512;
+
+/**
+ * The live processes an attempt left behind once its leader (PID `leader`,
+ * which led the attempt's process group) exited (docs/architecture.md
+ * "Leftover processes"): members of that group (`cmd &`, `nohup cmd &`) and
+ * processes that carry the attempt's marker `entry` (`NAME=value`), which
+ * finds those that left for a session of their own (`setsid cmd &`). Sorted
+ * PIDs with their groups; zombies left out. Linux only ([] elsewhere).
+ *
+ * One look, kept cheap for the common case of nothing left: every such
+ * process was started after the leader, so only the PIDs the kernel handed
+ * out since are read: the cyclic range from `leader` (exclusive) to the last
+ * PID handed out (`/proc/loadavg`), numerically above `leader` or, after the
+ * counter wrapped, also up to that last one. A short range is read PID by
+ * PID (no listing of `/proc`); older processes with higher PIDs from before a
+ * wrap are never read.
+ */
+export function leftoversOf(leader: number, entry: string | undefined): { pid: number; pgid: number }[] {
+  if (process.platform !== "linux") return [];
+  const last = lastPid();
+  const found: { pid: number; pgid: number }[] = [];
+  const look = (pid: number) => {
+    if (pid === process.pid) return;
+    const fields = statFields(pid); // [state, ppid, pgrp, …]; null: none, or gone meanwhile
+    if (!fields || dead(fields[0])) return;
+    const pgid = Number(fields[2]);
+    if (pgid === leader || (entry !== undefined && environEntry(pid, entry) === entry)) found.push({ pid, pgid });
+  };
+  if (last !== null && last >= leader && last - leader <= DIRECT_SPAN) {
+    for (let pid = leader + 1; pid <= last; pid++) look(pid);
+    return found;
+  }
+  const inRange = (pid: number) =>
+    last === null ? pid > leader : last >= leader ? pid > leader && pid <= last : pid > leader || pid <= last;
+  for (const name of procPids()) {
+    const pid = Number(name);
+    if (inRange(pid)) look(pid);
+  }
+  return found.sort((a, b) => a.pid - b.pid);
+}

@@ -114,7 +114,7 @@ export class Recorder {
       return false;
     }
     this.w.storage.recordSucceeded();
-    batch.forEach(({ claimed, started, ended }, i) => {
+    batch.forEach(({ claimed, end, started, ended }, i) => {
       const { job, attemptNo } = claimed;
       const outcome = outcomes[i]!;
       this.w.lease.jobRecorded(this.w.inFlight.get(flightKey(claimed))?.running.pid ?? null);
@@ -133,6 +133,7 @@ export class Recorder {
           argv: job.argv,
           outcome,
           seconds: (ended - started) / 1000,
+          ...((end.kind === "exited" || end.kind === "signaled") && end.left ? { left: end.left } : {}),
         });
       }
     });

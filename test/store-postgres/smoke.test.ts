@@ -291,9 +291,9 @@ describe("queue operations", () => {
 });
 
 describe("connecting", () => {
-  test("an unreachable server is INTERNAL storage=unreachable, naming the URL without its password", async () => {
+  test("an unreachable server is UNREACHABLE storage=unreachable, naming the URL without its password", async () => {
     const e = await errorOf(openUrl("postgres://bob:hunter2secret@127.0.0.1:1/q"));
-    expect(e.code).toBe("INTERNAL");
+    expect(e.code).toBe("UNREACHABLE");
     expect(e.detail?.storage).toBe("unreachable");
     expect(e.message).toContain("postgres://bob@127.0.0.1:1/q");
     expect(JSON.stringify({ m: e.message, r: e.remediation, d: e.detail })).not.toContain("hunter2secret");

@@ -138,7 +138,9 @@ forEachDriver("needs", (q) => {
     const deleted = await q.store.write((tx) => tx.deleteJobs([b!.id], { queued: true }));
     expect(deleted).toMatchObject({ jobs: 1, closed: [d!.id] });
     expect((await jobOf(q.store, d!.id)).state).toBe("canceled");
-    expect((await jobOf(q.store, d!.id)).last_error).toBe(`need_failed: job ${b!.id} ended canceled`);
+    expect((await jobOf(q.store, d!.id)).last_error).toBe(
+      `need_failed: need deleted: job ${b!.id} was deleted before it ran`,
+    );
     // Down the chain: e's cancel closes f, whose end closes g.
     const canceled = await q.store.write((tx) => tx.cancelMany([e!.id], [], q.store.now()));
     expect(canceled).toEqual({ canceled: [e!.id], requested: [], closed: [f!.id, g!.id] });

@@ -88,6 +88,7 @@ forEachDriver("reads", (q) => {
       finished_at: null,
       cancel_requested: false,
       batch: null,
+      trace: null,
     });
     expect(await q.store.read(async (tx) => tx.getJob(stored.id))).toEqual(stored);
     expect(await q.store.read(async (tx) => tx.getJob(stored.id + 1000))).toBeNull();

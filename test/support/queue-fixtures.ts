@@ -191,6 +191,24 @@ export async function patchJobs(q: FixtureQueue, ids: number[], patch: JobPatch)
 }
 
 /**
+ * Makes the next job's id `next`, as if that many jobs had been added and
+ * pruned: a test-only shortcut to a large id range (a text search's window,
+ * docs/architecture.md "Job filters") without adding the jobs. PostgreSQL
+ * moves its id sequence; SQLite, whose next id is the largest plus one,
+ * renumbers the newest job (and its ledger rows) to `next - 1`, so give it
+ * one that has not run.
+ */
+export async function skipJobIdsTo(q: FixtureQueue, next: number): Promise<void> {
+  if (q.driver === "postgres") {
+    await statement(q, "", "SELECT setval(pg_get_serial_sequence('jobs', 'id'), $1)", [next - 1]);
+    return;
+  }
+  const [row] = (await statement(q, "SELECT max(id) AS id FROM jobs", "", [])) as { id: number }[];
+  await statement(q, "UPDATE job_events SET job_id = ? WHERE job_id = ?", "", [next - 1, row!.id]);
+  await statement(q, "UPDATE jobs SET id = ? WHERE id = ?", "", [next - 1, row!.id]);
+}
+
+/**
  * Moves a job's attempt output into the spool layout of earlier versions,
  * `output/<job>/<attempt>/stdout|stderr`, files and recorded paths. Why: it
  * stands for a spool written before the flat layout, which readers and prune

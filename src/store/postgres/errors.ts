@@ -185,7 +185,8 @@ export function mapPgError(ctx: ErrorContext, error: unknown): unknown {
         ? plain
         : `${plain}: ${message}`
       : message;
-    return new SpoolError("INTERNAL", `cannot reach the queue's database at ${at}: ${why}`, {
+    // Refused or unresolved: the server is not there now (another try may find it), not a fault of spoolctl.
+    return new SpoolError("UNREACHABLE", `cannot reach the queue's database at ${at}: ${why}`, {
       remediation: UNREACHABLE_REMEDIATION,
       detail: { storage: "unreachable", driver_code: driverCode },
     });

@@ -54,6 +54,11 @@ function tagMatch(key: string, value: string, p: Param): string {
   return `(CASE WHEN strpos(jobs.tags, '\\u0000') > 0 THEN ${textual} ELSE jobs.tags::jsonb @> (${p(`{${pair}}`)}::text)::jsonb END)`;
 }
 
+/** `sql` with ASCII capitals folded to small letters only, as SQLite's lower() does: both stores match the same jobs. */
+function asciiLower(sql: string): string {
+  return `translate(${sql}, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')`;
+}
+
 /** `filter` (without `limit`) as SQL conditions, parameters added through `p`; "true" when it selects everything. */
 export function jobWhere(filter: Omit<JobFilter, "limit">, p: Param): string {
   const where: string[] = [];
@@ -71,6 +76,11 @@ export function jobWhere(filter: Omit<JobFilter, "limit">, p: Param): string {
   if (filter.failureReasons !== undefined) {
     where.push(`coalesce((SELECT fa.failure_reason FROM attempts fa WHERE fa.job_id = jobs.id AND fa.attempt_no = jobs.last_attempt_no),
       CASE WHEN jobs.state = 'canceled' THEN 'canceled' END) = ANY(${p(filter.failureReasons)}::text[])`);
+  }
+  if (filter.text !== undefined) {
+    const lastLine = `(SELECT sa.stderr_last_line FROM attempts sa WHERE sa.job_id = jobs.id AND sa.attempt_no = jobs.last_attempt_no)`;
+    const haystack = `${COMMAND_LINE} || chr(10) || coalesce(jobs.idempotency_key, '') || chr(10) || coalesce(jobs.last_error, '') || chr(10) || coalesce(${lastLine}, '')`;
+    where.push(`strpos(${asciiLower(haystack)}, ${asciiLower(`${p(filter.text)}::text`)}) > 0`);
   }
   if (filter.commandGlob !== undefined) where.push(`${COMMAND_LINE} ~ ${p(globToRegex(filter.commandGlob))}`);
   return where.length ? where.join(" AND ") : "true";

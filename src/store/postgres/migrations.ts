@@ -101,7 +101,12 @@ export function refuseForeign(location: string, tables: string[]): never {
 export async function migrate(sql: Sql, location: string): Promise<void> {
   for (;;) {
     const done = await sql.begin(async (tx) => {
+      // Another process's step holds the lock for as long as that step takes (seconds on a busy
+      // server): wait it out rather than fail at the connection's short lock_timeout; the step's
+      // own DDL then waits only as long as usual, so it never queues the workers' queries long.
+      await tx`SET LOCAL lock_timeout = '120s'`;
       await tx`SELECT pg_advisory_xact_lock(${LOCK_CLASS}::int, ${LOCK_MIGRATE}::int)`;
+      await tx`SET LOCAL lock_timeout TO DEFAULT`;
       let state: SchemaState;
       try {
         state = await readSchemaState(tx);

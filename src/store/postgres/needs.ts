@@ -17,6 +17,7 @@
  */
 import type { SQL } from "bun";
 import type { JobNeeds } from "../../model/job.ts";
+import { closingWords } from "../../ops/needs.ts";
 import { failedNeed, unknownNeed } from "../needs-errors.ts";
 import type { TxEffects } from "./events.ts";
 
@@ -82,6 +83,7 @@ async function settleDependents(
   ended: number[],
   now: number,
   first?: Promise<SettleRound>,
+  deleted: ReadonlySet<number> = new Set(),
 ): Promise<number[]> {
   const closedAll: number[] = [];
   let frontier = ended;
@@ -108,19 +110,24 @@ async function settleDependents(
       if (!closing.has(job)) closing.set(job, { need, state });
     if (closing.size === 0) break;
     const ids = [...closing.keys()];
-    const errors = ids.map((id) => `need_failed: job ${closing.get(id)!.need} ended ${closing.get(id)!.state}`);
+    const words = new Map(
+      ids.map((id) => [
+        id,
+        closingWords(closing.get(id)!.need, closing.get(id)!.state, deleted.has(closing.get(id)!.need)),
+      ]),
+    );
+    const errors = ids.map((id) => words.get(id)!.error);
     const closed = (await tx`UPDATE jobs SET state = 'canceled', finished_at = ${now}::float8, last_error = c.error
       FROM unnest(${ids}::bigint[], ${errors}::text[]) AS c(id, error)
       WHERE jobs.id = c.id AND jobs.state = 'queued' RETURNING jobs.id`) as Row[];
     frontier = closed.map((r) => Number(r.id)).sort((a, b) => a - b);
     closedAll.push(...frontier);
     for (const id of frontier) {
-      const f = closing.get(id)!;
       effects.append({
         jobId: id,
         event: "canceled",
         workerId: null,
-        detail: JSON.stringify({ from: "queued", reason: "need_failed", need: f.need, need_state: f.state }),
+        detail: JSON.stringify(words.get(id)!.detail),
         at: now,
       });
     }
@@ -185,9 +192,10 @@ export async function jobsEnded(
   ended: number[],
   now: number,
   first?: Promise<SettleRound>,
+  deleted?: ReadonlySet<number>,
 ): Promise<number[]> {
   if (ended.length === 0) return [];
-  return settleDependents(tx, effects, ended, now, first);
+  return settleDependents(tx, effects, ended, now, first, deleted);
 }
 
 /** Revives the dependents the failure of `needIds` closed (see the SQLite driver's reviveDependents); returns their ids. */

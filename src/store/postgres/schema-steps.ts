@@ -354,4 +354,6 @@ export const STEPS: string[] = [
   `,
   // v18: the counters of `spoolctl metrics` (the SQLite driver's v16; metric-schema.ts).
   METRICS_STEP,
+  // v19: the trace context add found in its environment (the SQLite driver's v17), JSON.
+  `ALTER TABLE jobs ADD COLUMN trace text;`,
 ];

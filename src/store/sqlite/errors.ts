@@ -221,8 +221,32 @@ export function openFailure(path: string, error: unknown, writing: boolean): Spo
       },
     );
   }
+  const blocked = existsSync(path) ? null : unwritableAncestor(dir);
+  if (blocked !== null || code === "EACCES" || code === "EPERM") {
+    // A new queue (or its .spoolctl/ folder) cannot be made here: the folder is not ours to write, whatever the file would be.
+    const where = blocked ?? dir;
+    return new SpoolError(
+      "INTERNAL",
+      `cannot create the queue ${path}: permission denied: the folder ${where} is not writable for this user`,
+      {
+        remediation: `run spoolctl in a folder you may write, pass --db with a path you may write (e.g. --db ${join(process.env.HOME || "~", "queue.db")}), or have ${where} made writable for you`,
+        detail: { ...detail, folder: where, unwritable: true },
+      },
+    );
+  }
   return new SpoolError("INTERNAL", `cannot open the queue ${path}: ${(error as Error)?.message ?? String(error)}`, {
     remediation: "check that the file is a spoolctl queue (spoolctl doctor), or pass another --db",
     detail,
   });
+}
+
+/** The nearest existing folder at or above `dir`, when this user may not write it (a new file or folder cannot be made below); else null. */
+function unwritableAncestor(dir: string): string | null {
+  let at = dir;
+  while (!existsSync(at)) {
+    const up = dirname(at);
+    if (up === at) return null;
+    at = up;
+  }
+  return mayAccess(at, constants.W_OK) ? null : at;
 }

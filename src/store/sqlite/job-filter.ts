@@ -14,6 +14,10 @@ const JOB_FAILURE_REASON = `coalesce(
 /** The command line matched by `commandGlob`: argv joined by single spaces. */
 const COMMAND_LINE = "(SELECT group_concat(value, ' ') FROM (SELECT value FROM json_each(jobs.argv) ORDER BY key))";
 
+/** The last stderr line of the job's latest attempt: with `last_error`, what `--search` reads as the job's last error. */
+const LAST_STDERR_LINE =
+  "(SELECT sa.stderr_last_line FROM attempts sa WHERE sa.job_id = jobs.id AND sa.attempt_no = jobs.last_attempt_no)";
+
 /** `filter` (without `limit`) as SQL conditions and their parameters; "1" when it selects everything. */
 export function jobWhere(filter: Omit<JobFilter, "limit">): { sql: string; params: (string | number)[] } {
   const where: string[] = [];
@@ -53,6 +57,13 @@ export function jobWhere(filter: Omit<JobFilter, "limit">): { sql: string; param
   compare("finished_at", ">=", filter.finishedSince);
   if (filter.ids !== undefined) where.push(`jobs.id IN ${list(filter.ids)}`);
   if (filter.failureReasons !== undefined) where.push(`${JOB_FAILURE_REASON} IN ${list(filter.failureReasons)}`);
+  if (filter.text !== undefined) {
+    // instr, not LIKE: the text is taken literally (no % or _ to escape); lower() folds ASCII only, as the PostgreSQL driver does.
+    where.push(
+      `instr(lower(${COMMAND_LINE} || char(10) || coalesce(jobs.idempotency_key, '') || char(10) || coalesce(jobs.last_error, '') || char(10) || coalesce(${LAST_STDERR_LINE}, '')), lower(?)) > 0`,
+    );
+    params.push(filter.text);
+  }
   if (filter.commandGlob !== undefined) {
     where.push(`${COMMAND_LINE} GLOB ?`);
     // SQLite's GLOB negates a class with ^; the shell (and the PostgreSQL driver) with ! as well.

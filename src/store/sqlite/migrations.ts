@@ -276,6 +276,8 @@ const STEPS: string[] = [
   `,
   // v16: the counters of `spoolctl metrics`, kept by triggers (metric-schema.ts; docs/architecture.md "Metrics").
   METRICS_STEP,
+  // v17: the trace context add found in its environment (docs/architecture.md "Traces"), JSON.
+  `ALTER TABLE jobs ADD COLUMN trace TEXT;`,
 ];
 
 /** The v1 schema, for the test that migrates an old file. */

@@ -11,6 +11,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { JobNeeds } from "../../model/job.ts";
+import { closingWords } from "../../ops/needs.ts";
 import { lostNeed } from "../bulk-rows.ts";
 import { failedNeed, unknownNeed } from "../needs-errors.ts";
 import type { WorkSignals } from "../wake-signal.ts";
@@ -68,7 +69,14 @@ export function insertNeeds(db: Database, ids: number[], needs: (JobNeeds | unde
  * `need_failed: …`, a `canceled` ledger row naming the need; and so on down the
  * chain, each closed job being a need that ended too. Returns the jobs closed.
  */
-function settleDependents(db: Database, work: WorkSignals, ended: number[], now: number, insert: Insert): number[] {
+function settleDependents(
+  db: Database,
+  work: WorkSignals,
+  ended: number[],
+  now: number,
+  insert: Insert,
+  deleted: ReadonlySet<number>,
+): number[] {
   const closedAll: number[] = [];
   let frontier = ended;
   while (frontier.length > 0) {
@@ -96,14 +104,10 @@ function settleDependents(db: Database, work: WorkSignals, ended: number[], now:
     for (const f of failed) {
       markClosed.run(f.job_id, f.need_id);
       if (closedNow.includes(f.job_id)) continue;
-      const error = `need_failed: job ${f.need_id} ended ${f.need_state}`;
-      if (!close.get(now, error, f.job_id)) continue;
+      const words = closingWords(f.need_id, f.need_state, deleted.has(f.need_id));
+      if (!close.get(now, words.error, f.job_id)) continue;
       closedNow.push(f.job_id);
-      insert(
-        f.job_id,
-        "canceled",
-        JSON.stringify({ from: "queued", reason: "need_failed", need: f.need_id, need_state: f.need_state }),
-      );
+      insert(f.job_id, "canceled", JSON.stringify(words.detail));
     }
     frontier = closedNow;
     closedAll.push(...closedNow);
@@ -117,9 +121,16 @@ function settleDependents(db: Database, work: WorkSignals, ended: number[], now:
  * job's end belong beside {@link settleDependents} here. Returns the
  * dependents it closed (jobs that ended too: the caller adds their hooks).
  */
-export function jobsEnded(db: Database, work: WorkSignals, ended: number[], now: number, insert: Insert): number[] {
+export function jobsEnded(
+  db: Database,
+  work: WorkSignals,
+  ended: number[],
+  now: number,
+  insert: Insert,
+  deleted: ReadonlySet<number> = new Set(),
+): number[] {
   if (ended.length === 0) return [];
-  return settleDependents(db, work, ended, now, insert);
+  return settleDependents(db, work, ended, now, insert, deleted);
 }
 
 /**

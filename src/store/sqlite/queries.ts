@@ -45,8 +45,8 @@ export class SqliteQueries extends SqliteWorkerWrites implements StoreWriter {
     const row = this.db
       .query(
         `INSERT INTO jobs (argv, state, priority, queue, next_run_at, timeout_seconds, max_retries, max_crashes,
-           idempotency_key, tags, note, cwd, env, created_at, batch)
-         VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+           idempotency_key, tags, note, cwd, env, created_at, batch, trace)
+         VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
       )
       .get(
         JSON.stringify(job.argv),
@@ -63,6 +63,7 @@ export class SqliteQueries extends SqliteWorkerWrites implements StoreWriter {
         JSON.stringify(job.env),
         now,
         job.batch ?? null,
+        job.trace ? JSON.stringify(job.trace) : null,
       ) as Row;
     this.work.ready.add(job.queue);
     return toJob(row);
@@ -219,7 +220,8 @@ export class SqliteQueries extends SqliteWorkerWrites implements StoreWriter {
     if (opts.queued) {
       // A queued job deleted is a need that will never succeed: its dependents are closed first.
       const now = Date.now() / 1000;
-      closed.push(...jobsEnded(this.db, this.work, op.cancelQueued(this.db, jobIds, now), now, this.ledger(now)));
+      const ended = op.cancelQueued(this.db, jobIds, now);
+      closed.push(...jobsEnded(this.db, this.work, ended, now, this.ledger(now), new Set(ended)));
       await this.closedByNeeds(closed, now);
     }
     const batchesOf = this.db

@@ -9,12 +9,13 @@ import { type CanceledJob, cancelWarnings, checkCancel } from "../../ops/cancel.
 import type { HealthContext, WorkerHealth } from "../../ops/worker-health.ts";
 import type { Store } from "../store.ts";
 import type { StoreWriter } from "../writer.ts";
-import { resolveUnique } from "./job-refs.ts";
+import { type JobTarget, targetJobs, writeOrDryRun } from "./job-targets.ts";
 import { dependentsByRoot } from "./triage-dependents.ts";
 import { jobWorkerHealth } from "./worker-health.ts";
 
 /**
- * Cancels the jobs `refs` name in one write transaction, all or none:
+ * Cancels the jobs `target` names (references, or every match of a filter:
+ * `cancel --all`) in one write transaction, all or none:
  * resolves and checks each (`checkCancel`: `NOT_FOUND`, `CONFLICT` for a
  * terminal job, `SAFETY_BLOCK` for a running one without `confirmedRunning`,
  * i.e. `--running --yes`; then nothing changed), judges each running job's
@@ -29,18 +30,20 @@ import { jobWorkerHealth } from "./worker-health.ts";
  * reads it on its next heartbeat. Each queued job canceled lists in `closed`
  * the dependents its end closed (`need_failed`, down the chain;
  * docs/architecture.md "Dependencies"). A running job yields a `KILL_ASYNC` warning:
- * its worker stops it within a heartbeat. `now`: epoch seconds.
+ * its worker stops it within a heartbeat. `now`: epoch seconds. With
+ * `dryRun` the same transaction runs and is rolled back (`cancel --dry-run`).
  */
 export async function cancelJobs(
   store: Store,
-  refs: string[],
+  target: JobTarget,
   confirmedRunning: boolean,
   now = store.now(),
   health?: HealthContext,
+  dryRun = false,
 ): Promise<{ jobs: CanceledJob[]; warnings: Warning[]; health: Map<number, WorkerHealth> }> {
   const judged = new Map<number, WorkerHealth>();
-  const jobs = await store.write(async (tx) => {
-    const targets = await resolveUnique(tx, refs);
+  const jobs = await writeOrDryRun(store, dryRun, async (tx) => {
+    const targets = await targetJobs(tx, target, "cancel");
     for (const job of targets) checkCancel(job, confirmedRunning);
     if (health) {
       for (const job of targets) {

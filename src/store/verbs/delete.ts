@@ -17,34 +17,32 @@ import {
 } from "../../ops/delete.ts";
 import type { Store } from "../store.ts";
 import { deleteJobRows, previewDeletion, removeOutputs } from "./deletion.ts";
-import { resolveJob, resolveUnique } from "./job-refs.ts";
+import { type JobTarget, targetJobs, writeOrDryRun } from "./job-targets.ts";
 
 /**
- * The jobs `refs` name (duplicates dropped), checked for deletion, and what
- * deleting them would remove, read in one snapshot (one read per reference,
- * then the history counts and the attempts' output paths): what `delete`
- * counts in its confirm. Writes nothing. Raises `NOT_FOUND`, or `CONFLICT`
- * for a job that may not be deleted (a running one: cancel it first).
+ * The jobs `target` names (duplicates dropped; or every match of a filter,
+ * `delete --all`), checked for deletion, and what deleting them would
+ * remove, read in one snapshot (the jobs, then the history counts and the
+ * attempts' output paths): what `delete` counts in its confirm. Writes
+ * nothing. Raises `NOT_FOUND`, `INVALID_INPUT` (a filter over
+ * `BULK_LIMIT` jobs), or `CONFLICT` for a job that may not be deleted (a
+ * running one: cancel it first).
  */
 export async function checkDeletion(
   store: Store,
-  refs: string[],
+  target: JobTarget,
   opts: DeleteOptions = {},
 ): Promise<{ jobs: Job[]; preview: DeletionPreview }> {
   return await store.read(async (tx) => {
-    const seen = new Map<number, Job>();
-    for (const ref of refs) {
-      const job = await resolveJob(tx, ref);
-      seen.set(job.id, job);
-    }
-    const jobs = [...seen.values()];
+    const jobs = await targetJobs(tx, target, "delete");
     for (const job of jobs) checkDeletable(job, opts);
     return { jobs, preview: { jobs: jobs.length, ...(await previewDeletion(tx, jobs)) } };
   });
 }
 
 /**
- * Deletes the jobs named by `refs` with their history and output: the rows
+ * Deletes the jobs `target` names (references, or a filter's matches) with
+ * their history and output: the rows
  * all or none in one write transaction (resolve, check, `deleteJobs`, whose
  * SQL guard skips a running job: a claim that took one meanwhile makes the
  * counts disagree, and the transaction is rolled back), then the files after
@@ -54,11 +52,17 @@ export async function checkDeletion(
  * Raises `NOT_FOUND` or `CONFLICT` (one is running, or queued without
  * `opts.queued`, or changed meanwhile: a claim took it); then no row was
  * deleted. A file that cannot be removed is an `OUTPUT_NOT_REMOVED` warning
- * in the result, the rows being gone.
+ * in the result, the rows being gone. With `opts.dryRun` the rows are
+ * deleted in a transaction that is rolled back and no file is touched: the
+ * counts and the dependents it would close, exactly (`freed_bytes` 0).
  */
-export async function deleteJobs(store: Store, refs: string[], opts: DeleteOptions = {}): Promise<DeletedJobs> {
-  const gone = await store.write(async (tx) => {
-    const jobs = await resolveUnique(tx, refs);
+export async function deleteJobs(
+  store: Store,
+  target: JobTarget,
+  opts: DeleteOptions & { dryRun?: boolean } = {},
+): Promise<DeletedJobs> {
+  const gone = await writeOrDryRun(store, opts.dryRun === true, async (tx) => {
+    const jobs = await targetJobs(tx, target, "delete");
     for (const job of jobs) checkDeletable(job, opts);
     const { deleted, outputs } = await deleteJobRows(tx, jobs, opts);
     if (deleted.jobs !== jobs.length) {
@@ -75,7 +79,7 @@ export async function deleteJobs(store: Store, refs: string[], opts: DeleteOptio
     };
   });
   // The rows are gone (committed); then the files, as prune does.
-  const { freed, warnings } = removeOutputs(store.spoolDir, gone.outputs);
+  const { freed, warnings } = opts.dryRun ? { freed: 0, warnings: [] } : removeOutputs(store.spoolDir, gone.outputs);
   return {
     job_ids: gone.job_ids,
     deleted_attempts: gone.deleted_attempts,

@@ -9,6 +9,7 @@ import { type FeedbackData, feedbackOf } from "../../ops/feedback.ts";
 import type { StoreReader } from "../reader.ts";
 import type { SnapshotReader } from "../store.ts";
 import { resolveJob } from "./job-refs.ts";
+import { retryBlockIn } from "./need-checks.ts";
 import { pickAttemptIn, streamTailIn } from "./output.ts";
 
 /** The verdict about `job` inside `tx`: its latest attempt and the last `tailBytes` of each stream. */
@@ -18,10 +19,16 @@ export async function feedbackIn(
   tailBytes: number,
 ): Promise<{ data: FeedbackData; warnings: Warning[] }> {
   const attempt = await pickAttemptIn(tx, job, null);
-  return feedbackOf(job, attempt, {
-    stdout: await streamTailIn(tx, attempt, "stdout", tailBytes),
-    stderr: await streamTailIn(tx, attempt, "stderr", tailBytes),
-  });
+  return feedbackOf(
+    job,
+    attempt,
+    {
+      stdout: await streamTailIn(tx, attempt, "stdout", tailBytes),
+      stderr: await streamTailIn(tx, attempt, "stderr", tailBytes),
+    },
+    attempt ? await tx.eventsOf(job.id) : [],
+    await retryBlockIn(tx, job),
+  );
 }
 
 /**

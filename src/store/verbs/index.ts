@@ -41,7 +41,7 @@ export {
   tickSchedules,
 } from "./schedules.ts";
 export { allSettings, setSetting, settingOf, unsetSetting } from "./settings.ts";
-export { outputCap, shipOutput } from "./ship.ts";
+export { shipOutput, workerStartSettings } from "./ship.ts";
 export { liveSnapshot, statusSnapshot } from "./status.ts";
 export { failureGroups, jobsInStates, latestOutput, triageCard } from "./triage.ts";
 export { finishedTimeline, ledgerHead, needGraph } from "./views.ts";

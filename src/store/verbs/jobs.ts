@@ -12,6 +12,7 @@ import type { HealthContext } from "../../ops/worker-health.ts";
 import type { StoreReader } from "../reader.ts";
 import type { SnapshotReader } from "../store.ts";
 import { resolveJob } from "./job-refs.ts";
+import { retryBlockIn } from "./need-checks.ts";
 import { healthCache, jobWorkerHealth, prefetchHealth } from "./worker-health.ts";
 
 /** The unmet needs of those of `jobs` that are queued and wait for any, in one statement (`waiting_on`). */
@@ -21,6 +22,12 @@ async function waitingOf(tx: StoreReader, jobs: Job[]): Promise<Map<number, numb
 }
 
 /**
+ * How many job ids one page of a text search reads below its cursor (docs/architecture.md
+ * "Job filters"): the search is a scan, and a page must answer fast on a million jobs.
+ */
+export const SEARCH_WINDOW = 25_000;
+
+/**
  * One page of `list`: the jobs matching `q`, newest first, at most `q.limit`
  * (one more is read to say `truncated`), each with its unmet needs and, with
  * `health`, its worker's health while running (else `worker_health` is null).
@@ -28,6 +35,12 @@ async function waitingOf(tx: StoreReader, jobs: Job[]): Promise<Map<number, numb
 export function listJobs(store: SnapshotReader, q: ListQuery, health?: HealthContext): Promise<ListPage> {
   return store.read(async (tx) => {
     const now = store.now();
+    // A text search reads a window of ids below the cursor: a page never scans the whole table.
+    const top =
+      q.text === undefined || q.matchesNothing
+        ? null
+        : (q.cursor ?? ((await tx.listJobs({ limit: 1 }))[0]?.id ?? 0) + 1);
+    const floor = top === null ? null : Math.max(1, top - SEARCH_WINDOW);
     const rows = q.matchesNothing
       ? []
       : await tx.listJobs({
@@ -40,10 +53,14 @@ export function listJobs(store: SnapshotReader, q: ListQuery, health?: HealthCon
           finishedSince: q.finishedSince,
           failureReasons: q.failureReasons,
           commandGlob: q.commandGlob,
+          ...(q.text !== undefined ? { text: q.text } : {}),
+          ...(floor !== null && floor > 1 ? { afterId: floor - 1 } : {}),
           ...(q.batch !== undefined ? { batch: q.batch } : {}),
           limit: q.limit + 1,
         });
-    const truncated = rows.length > q.limit;
+    const full = rows.length > q.limit;
+    // Below the window are jobs not searched yet: the next page starts there.
+    const truncated = full || (floor !== null && floor > 1);
     const page = rows.slice(0, q.limit);
     const cache = healthCache();
     if (health) await prefetchHealth(tx, page, cache);
@@ -57,7 +74,13 @@ export function listJobs(store: SnapshotReader, q: ListQuery, health?: HealthCon
     return {
       count: jobs.length,
       jobs,
-      pagination: { cursor: jobs.at(-1)?.id ?? 0, first_id: jobs[0]?.id ?? null, limit: q.limit, truncated },
+      pagination: {
+        cursor: full || floor === null ? (jobs.at(-1)?.id ?? 0) : floor,
+        first_id: jobs[0]?.id ?? null,
+        limit: q.limit,
+        truncated,
+        ...(floor !== null ? { searched_to: full ? jobs.at(-1)!.id : floor } : {}),
+      },
     };
   });
 }
@@ -78,6 +101,7 @@ export function jobDetail(store: SnapshotReader, ref: string, health?: HealthCon
     const now = store.now();
     const job = await resolveJob(tx, ref);
     const waiting = await waitingOf(tx, [job]);
+    const block = await retryBlockIn(tx, job);
     return {
       job: {
         ...summarize(job, now, waiting.get(job.id)),
@@ -85,10 +109,12 @@ export function jobDetail(store: SnapshotReader, ref: string, health?: HealthCon
         cancel_requested: job.cancel_requested,
         locked_pid: job.locked_pid,
         heartbeat_at: job.heartbeat_at,
+        trace: job.trace ?? null,
       },
       worker_health: health ? await jobWorkerHealth(tx, job, health) : null,
       attempts: await withHosts(tx, await tx.attemptsOf(job.id)),
       events: await tx.eventsOf(job.id),
+      ...(block ? { retry_blocked: block } : {}),
     };
   });
 }

@@ -8,10 +8,12 @@
  */
 import { SpoolError } from "../../contract/errors.ts";
 import type { Attempt, Job } from "../../model/job.ts";
-import { type AttemptOutput, readTail, type StreamName, type StreamView } from "../../ops/output.ts";
+import { type AttemptOutput, readTail, type StreamName, type StreamView, tailView } from "../../ops/output.ts";
+import type { HealthContext, WorkerHealth } from "../../ops/worker-health.ts";
 import type { OutputStream, ShippedOutput, StoreReader } from "../reader.ts";
 import type { SnapshotReader } from "../store.ts";
 import { resolveJob } from "./job-refs.ts";
+import { jobWorkerHealth } from "./worker-health.ts";
 
 /**
  * The attempt to show: `attemptNo`, or the latest (null when the job has no
@@ -48,12 +50,20 @@ export async function streamTailIn(
   const head = await tx.readAttemptOutput(attempt.job_id, attempt.attempt_no, stream, 0, 0);
   if (head === null) return local;
   const from = Math.max(0, head.size - maxBytes);
-  const shipped = await tx.readAttemptOutput(attempt.job_id, attempt.attempt_no, stream, from, maxBytes);
-  const text = Buffer.from(shipped?.bytes ?? new Uint8Array(0)).toString("utf8");
-  const marker = head.truncated
-    ? `\n[spoolctl: output truncated at ${head.size} bytes (the output_cap setting)]\n`
-    : "";
-  return { path, missing: false, size_bytes: head.size, text: text + marker, truncated: from > 0 || head.truncated };
+  // One byte more, before the window: whether the window starts a line (ops/output.ts tailView).
+  const before = from > 0 ? 1 : 0;
+  const shipped = await tx.readAttemptOutput(
+    attempt.job_id,
+    attempt.attempt_no,
+    stream,
+    from - before,
+    maxBytes + before,
+  );
+  const bytes = shipped?.bytes ?? new Uint8Array(0);
+  const view = tailView(path, bytes.subarray(before), from, head.size, before === 0 || bytes[0] === 0x0a);
+  if (!head.truncated) return view;
+  const marker = `\n[spoolctl: output truncated at ${head.size} bytes (the output_cap setting)]\n`;
+  return { ...view, text: view.binary ? "" : view.text + marker, truncated: true };
 }
 
 /** The output of one attempt, each requested stream capped at `maxBytes` (its tail), inside `tx`. */
@@ -92,6 +102,27 @@ export function attemptOutput(
   maxBytes: number,
 ): Promise<AttemptOutput> {
   return store.read((tx) => attemptOutputIn(tx, attempt, streams, maxBytes));
+}
+
+/**
+ * The attempt row as it is now (null when its job was deleted) and, while
+ * its job runs, how its worker is judged with `health` (docs/architecture.md
+ * "Dead workers in the views"): `output --follow`'s look between reads.
+ */
+export function attemptNowWithHealth(
+  store: SnapshotReader,
+  jobId: number,
+  attemptNo: number,
+  health: HealthContext,
+): Promise<{ attempt: Attempt | null; health: WorkerHealth | null }> {
+  return store.read(async (tx) => {
+    const [attempt, job] = await Promise.all([tx.getAttempt(jobId, attemptNo), tx.getJob(jobId)]);
+    const judged =
+      job && attempt?.state === "running" && job.last_attempt_no === attemptNo
+        ? await jobWorkerHealth(tx, job, health)
+        : null;
+    return { attempt, health: judged };
+  });
 }
 
 /** The attempt row as it is now (null when its job was deleted). */

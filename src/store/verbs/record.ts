@@ -158,10 +158,30 @@ async function recordIn(
     attempts: outcome.attempts,
     crashes: outcome.crashes,
     nextRunAt: outcome.nextRunAt,
-    events: outcome.events.map((event) => ({ event, workerId: eventWorkerId, detail })),
+    events: [
+      ...outcome.events.map((event) => ({ event, workerId: eventWorkerId, detail })),
+      ...leftEvent(end, ref.attemptNo, eventWorkerId),
+    ],
   });
   if (!written) return null;
   return outcome;
+}
+
+/**
+ * The `left_running` event of an attempt whose leader left processes running
+ * (docs/architecture.md "Leftover processes"), detail `{"attempt", "pids",
+ * "killed"}`; none when it left nothing.
+ */
+function leftEvent(
+  end: ProcessEnd,
+  attempt: number,
+  workerId: string | null,
+): { event: "left_running"; workerId: string | null; detail: string }[] {
+  const left = end.kind === "exited" || end.kind === "signaled" ? end.left : undefined;
+  if (!left || left.pids.length === 0) return [];
+  return [
+    { event: "left_running", workerId, detail: JSON.stringify({ attempt, pids: left.pids, killed: left.killed }) },
+  ];
 }
 
 /**

@@ -9,7 +9,7 @@ import { checkRerun, rerunKeyConflict } from "../../ops/rerun.ts";
 import { blockedError } from "../../ops/retry-needs.ts";
 import type { Store } from "../store.ts";
 import { keyHolder, resolveJob } from "./job-refs.ts";
-import { blockedByNeeds } from "./need-checks.ts";
+import { blockedByNeeds, rootOf } from "./need-checks.ts";
 
 /**
  * Reruns the job `ref` names (an id, an idempotency key or `last`) in one
@@ -32,7 +32,7 @@ export async function rerunJob(store: Store, ref: string, now = store.now()): Pr
     const job = await resolveJob(tx, ref);
     checkRerun(job);
     const [blocked] = await blockedByNeeds(tx, [job]);
-    if (blocked) throw blockedError(blocked, "rerun");
+    if (blocked) throw blockedError(blocked, "rerun", await rootOf(tx, blocked));
     const holder = await keyHolder(tx, job);
     if (holder) throw rerunKeyConflict(job, holder);
     const from = await tx.rerunJob(job.id, now, now);

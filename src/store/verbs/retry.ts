@@ -28,7 +28,9 @@ import type { RetryNeedRow } from "../bulk-rows.ts";
 import type { Store } from "../store.ts";
 import type { StoreWriter } from "../writer.ts";
 import { keyHolder, resolveUnique } from "./job-refs.ts";
-import { blockedByNeeds } from "./need-checks.ts";
+import { writeOrDryRun } from "./job-targets.ts";
+import { blockedByNeeds, rootOf } from "./need-checks.ts";
+import { closedDependentsIn } from "./triage-dependents.ts";
 
 /** How to retry (see {@link retryJobs}). */
 export interface RetryOptions {
@@ -81,20 +83,15 @@ export async function retryJobs(
       },
     );
   }
-  try {
-    return await store.write(async (tx) => {
-      const outcome =
-        "refs" in target
-          ? await retryNamed(tx, target.refs, opts.force, now, overrides, opts.forcedHoldoffSeconds ?? 0)
-          : await retryMatching(tx, target.filter, now, overrides);
-      if (opts.cascade !== false) await revive(tx, "refs" in target, outcome, now);
-      if (opts.dryRun) throw new DryRunDone(outcome); // rolls the transaction back
-      return outcome;
-    });
-  } catch (error) {
-    if (error instanceof DryRunDone) return error.outcome;
-    throw error;
-  }
+  return writeOrDryRun(store, opts.dryRun === true, async (tx) => {
+    const outcome =
+      "refs" in target
+        ? await retryNamed(tx, target.refs, opts.force, now, overrides, opts.forcedHoldoffSeconds ?? 0)
+        : await retryMatching(tx, target.filter, now, overrides);
+    if (opts.cascade !== false) await revive(tx, "refs" in target, outcome, now);
+    else await leftClosed(tx, "refs" in target, outcome);
+    return outcome;
+  });
 }
 
 /**
@@ -114,13 +111,6 @@ export async function retryWithOverrides(
   return jobs.map((j) => ({ ...j, changed: j.changed ?? {} }));
 }
 
-/** Carries a dry run's outcome out of the write transaction it rolls back. */
-class DryRunDone extends Error {
-  constructor(readonly outcome: RetryOutcome) {
-    super("dry run");
-  }
-}
-
 /** Named jobs: resolved, all checked, then requeued one by one, each key checked against those requeued before it. */
 async function retryNamed(
   tx: StoreWriter,
@@ -133,7 +123,7 @@ async function retryNamed(
   const jobs = await resolveUnique(tx, refs);
   for (const job of jobs) checkRetry(job, force);
   const [blocked] = await blockedByNeeds(tx, jobs);
-  if (blocked) throw blockedError(blocked);
+  if (blocked) throw blockedError(blocked, "retry", await rootOf(tx, blocked));
   const requeued = new Set<number>();
   const out: RetriedJob[] = [];
   for (const job of jobs) {
@@ -234,6 +224,27 @@ async function revive(tx: StoreWriter, named: boolean, outcome: RetryOutcome, no
     now,
   );
   if (revived.length > 0) outcome.revived = revived.sort((a, b) => a - b);
+}
+
+/**
+ * `--no-cascade`: the dependents each retried job's failure closed, which
+ * stay closed (down the chain), named on the job (named jobs) or once for
+ * all (`--all`), so that the retry says what it left (docs/architecture.md "Retry").
+ */
+async function leftClosed(tx: StoreWriter, named: boolean, outcome: RetryOutcome): Promise<void> {
+  if (named) {
+    for (const job of outcome.jobs) {
+      const left = await closedDependentsIn(tx, [job.job_id]);
+      if (left.length > 0) job.left_closed = left;
+    }
+    return;
+  }
+  if (outcome.jobs.length === 0) return;
+  const left = await closedDependentsIn(
+    tx,
+    outcome.jobs.map((j) => j.job_id),
+  );
+  if (left.length > 0) outcome.left_closed = left;
 }
 
 /**

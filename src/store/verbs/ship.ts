@@ -19,7 +19,13 @@ export async function shipOutput(store: Store, chunk: OutputChunk): Promise<bool
   return await store.write(async (tx) => tx.appendAttemptOutput(chunk));
 }
 
-/** The `output_cap` setting (bytes of each stream an attempt ships at most; its default when unset), one read snapshot. */
-export async function outputCap(store: Store): Promise<number> {
-  return (await store.read(async (tx) => readSettings(tx))).output_cap;
+/**
+ * The settings a worker reads when it starts, one read snapshot: `output_cap`
+ * (bytes of each stream an attempt ships at most) and `kill_leftovers` (1:
+ * end what a job leaves running; docs/architecture.md "Leftover processes"),
+ * each its default when unset.
+ */
+export async function workerStartSettings(store: Store): Promise<{ output_cap: number; kill_leftovers: boolean }> {
+  const settings = await store.read(async (tx) => readSettings(tx));
+  return { output_cap: settings.output_cap, kill_leftovers: settings.kill_leftovers === 1 };
 }

@@ -10,7 +10,7 @@ import type { Job } from "../../model/job.ts";
 import type { StoreReader } from "../reader.ts";
 
 /** The prefix of `last_error` the store writes on a job its need's failure closed. */
-const NEED_FAILED = /^need_failed: job (\d+) ended /;
+const NEED_FAILED = /^need_failed: (?:need deleted: )?job (\d+) (?:ended |was deleted)/;
 
 /** The need named by a job's `need_failed` last error, or null. */
 export function closingNeed(job: Pick<Job, "state" | "last_error">): number | null {
@@ -103,4 +103,34 @@ export async function dependentsByRoot(
     if (roots.has(root)) out.set(root, [...(out.get(root) ?? []), id]);
   }
   return out;
+}
+
+/** Most dependents {@link closedDependentsIn} collects. */
+const CLOSED_MAX = 100_000;
+
+/**
+ * The jobs the failure of `needIds` closed that are still closed: canceled
+ * jobs whose `need_failed` names one of them, and so on down the chain, in
+ * `tx`'s snapshot (one `needEdges` and one `listJobs` per level), ascending,
+ * at most {@link CLOSED_MAX}. What `retry --no-cascade` leaves closed.
+ */
+export async function closedDependentsIn(tx: StoreReader, needIds: number[]): Promise<number[]> {
+  const out = new Set<number>();
+  let frontier = new Set(needIds);
+  while (frontier.size > 0 && out.size < CLOSED_MAX) {
+    const edges = await tx.needEdges([...frontier]);
+    const candidates = [...new Set(edges.filter((e) => frontier.has(e.need_id)).map((e) => e.job_id))].filter(
+      (id) => !out.has(id) && !needIds.includes(id),
+    );
+    if (candidates.length === 0) break;
+    const jobs = await tx.listJobs({ ids: candidates, states: ["canceled"], limit: candidates.length });
+    const next = new Set<number>();
+    for (const j of jobs) {
+      const need = closingNeed(j);
+      if (need !== null && frontier.has(need)) next.add(j.id);
+    }
+    for (const id of next) out.add(id);
+    frontier = next;
+  }
+  return [...out].sort((a, b) => a - b);
 }

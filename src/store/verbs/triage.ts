@@ -22,7 +22,7 @@ import type { StoreReader } from "../reader.ts";
 import type { SnapshotReader } from "../store.ts";
 import { feedbackIn } from "./feedback.ts";
 import { attemptOutputIn, pickAttemptIn, streamTailIn } from "./output.ts";
-import { regroupDependents } from "./triage-dependents.ts";
+import { closedDependentsIn, regroupDependents } from "./triage-dependents.ts";
 
 /**
  * The jobs `scope` selects in `states`, grouped by state in the order given,
@@ -78,7 +78,7 @@ async function readUnrecorded(tx: StoreReader, rows: FailureGroupRow[]): Promise
     const job = await tx.getJob(row.job_ids[0]!);
     const attempt = job ? await tx.getAttempt(job.id, job.last_attempt_no) : null;
     const tail = await streamTailIn(tx, attempt, "stderr", STDERR_TAIL_READ);
-    row.stderr_last_line = tail.missing ? "" : lastNonEmptyLine(tail.text, tail.truncated);
+    row.stderr_last_line = tail.missing ? "" : lastNonEmptyLine(tail.text, tail.partial_first_line);
   }
 }
 
@@ -113,6 +113,12 @@ export function failureGroups(
     await readUnrecorded(tx, rows);
     // Dependents a failure closed are shown under it, not among the jobs canceled by hand.
     const groups = await regroupDependents(tx, mergeFailureRows(rows));
+    // Without canceled jobs in the selection (`--state dead`), the dependents closed are found from the group's jobs.
+    if (!states.includes("canceled"))
+      for (const g of groups) {
+        const closed = await closedDependentsIn(tx, g.job_ids);
+        if (closed.length > 0) g.closed_dependents = closed;
+      }
     for (const g of groups) g.example.job_id = g.job_ids[0]!;
     const examples = groups.length
       ? await tx.listJobs({ ids: groups.map((g) => g.example.job_id), limit: groups.length })

@@ -43,7 +43,7 @@ export async function jobPage(ctx: PageContext, ref: string): Promise<Page> {
 ${actionButton(ctx, "Retry", "retry", { id }, { confirmFlags: "force=true" })}
 ${actionButton(ctx, "Rerun", "rerun", { id }, { confirm: `Run job ${id}'s command again as a new job?` })}
 ${actionButton(ctx, "Cancel", "cancel", { id }, { confirm: `Cancel job ${id}?`, confirmFlags: "running=true&yes=true" })}
-${actionButton(ctx, "Delete", "delete", { id }, { confirm: `Delete job ${id} and its output?`, confirmFlags: "yes=true", danger: true })}
+${actionButton(ctx, "Delete", "delete", { id, yes: "true" }, { preview: true, confirm: `Delete job ${id} with its history and output, for good?`, danger: true })}
 </div>`;
   const facts = html`<dl class="facts">
 <dt>State</dt><dd>${stateBadge(job.state)}${job.cancel_requested ? " (cancel requested)" : ""}</dd>

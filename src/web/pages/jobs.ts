@@ -1,6 +1,7 @@
 /**
  * `/jobs`: the job list (docs/architecture.md "The web view"): filters by
- * state, lane, tag, batch and text (the command line, as `list --match`),
+ * state, lane, tag, batch and text (command line, key or last error, as
+ * `list --search`),
  * newest first on `list`'s keyset cursor, and actions on every job that
  * matches, with the count previewed before the confirmation.
  */
@@ -8,14 +9,14 @@ import { type Html, html } from "../html.ts";
 import { actionButton, commandText, type Page, type PageContext, type Row, stateBadge, table, when } from "./layout.ts";
 
 /** The filters of the page, as `list` takes them. */
-const FILTERS = ["state", "queue", "tag", "batch", "match"] as const;
+const FILTERS = ["state", "queue", "tag", "batch", "search"] as const;
 
-/** The page's filters from its URL, as `list` flags (the free text becomes a `*text*` glob). */
+/** The page's filters from its URL, as `list` flags. */
 function listFilters(url: URL): Record<string, string> {
   const out: Record<string, string> = {};
   for (const key of FILTERS) {
     const v = url.searchParams.get(key)?.trim();
-    if (v) out[key] = key === "match" && !/[*?[]/.test(v) ? `*${v}*` : v;
+    if (v) out[key] = v;
   }
   return out;
 }
@@ -38,21 +39,30 @@ export async function jobsPage(ctx: PageContext): Promise<Page> {
 <label>State <select name="state">${["", "queued", "scheduled", "running", "done", "dead", "canceled"].map(
     (s) => html`<option value="${s}"${s === stateValue ? html` selected` : ""}>${s || "any"}</option>`,
   )}</select></label>
-${field("queue", "Lane", "default")} ${field("tag", "Tag", "k=v")} ${field("batch", "Batch", "name")} ${field("match", "Text", "command contains…")}
+${field("queue", "Lane", "default")} ${field("tag", "Tag", "k=v")} ${field("batch", "Batch", "name")} ${field("search", "Text", "command, key or error…")}
 <button type="submit">Filter</button> <a href="/jobs">Clear</a></form>`;
   const jobs = page.jobs as Row[];
   const pagination = page.pagination;
-  const selection = { ...filters, all: "true" };
-  // Retrying "all" needs a state among the ended ones: the verb's own guard decides, and says so.
+  const selection: Record<string, string> = { ...filters, all: "true" };
+  const unstated = Object.fromEntries(Object.entries(selection).filter(([k]) => k !== "state"));
+  // Each verb's own guard decides what of the selection it takes (retry: ended jobs; cancel: queued
+  // ones, so the state filter is not its to take; delete: ended ones unless the state says queued).
   const bulk = html`<div class="bulk" aria-label="Act on every matching job">
-${actionButton(ctx, "Retry all matching", "retry", selection, { preview: true, confirm: "Retry {count} jobs?" })}
+${actionButton(ctx, "Retry all matching", "retry", selection, { preview: true, confirm: "Retry {jobs}?" })}
+${actionButton(ctx, "Cancel all matching", "cancel", unstated, { preview: true, confirm: "Cancel {jobs}?", danger: true })}
+${actionButton(ctx, "Delete all matching", "delete", { ...selection, yes: "true" }, { preview: true, confirm: "Delete {jobs} with their history and output, for good?", danger: true })}
 </div>`;
+  // A text search reads a window of ids a page: say how far it looked.
+  const searched =
+    pagination?.searched_to !== undefined && pagination.truncated
+      ? html`<p class="note">Searched jobs from id ${pagination.searched_to} up; older ones on the next page.</p>`
+      : "";
   const next = pagination?.truncated
     ? html`<a class="next" rel="next" href="/jobs?${new URLSearchParams({ ...Object.fromEntries(FILTERS.map((k) => [k, ctx.url.searchParams.get(k) ?? ""]).filter(([, v]) => v)), cursor: String(pagination.cursor) }).toString()}">Older jobs →</a>`
     : "";
   const body = html`${form}${bulk}
 <div id="job-list" data-first-id="${jobs[0]?.id ?? 0}" data-filters="${new URLSearchParams(filters).toString()}">
 ${table("Jobs, newest first", ["id", "state", "lane", "command", "key", "tags", "attempts", "last error", "time"], jobs.map(jobRow), "no job matches")}
-</div>${next}`;
+</div>${searched}${next}`;
   return { title: "Jobs", body, live: cursor ? "none" : "bar" };
 }

@@ -21,7 +21,7 @@ export async function triagePage(ctx: PageContext): Promise<Page> {
 ${g.example ? html`<p>Example: <a href="/jobs/${g.example.job_id}">job ${g.example.job_id}</a> <code>${commandText(g.example.argv)}</code></p>${g.example.stderr_line ? html`<pre class="sample">${g.example.stderr_line}</pre>` : ""}` : ""}
 <p class="ids">Jobs: ${(g.job_ids as number[]).slice(0, 50).map((id) => html`<a href="/jobs/${id}">${id}</a> `)}${g.job_ids.length > 50 ? `and ${g.job_ids.length - 50} more` : ""}</p>
 <div class="actions">${actionButton(ctx, `Retry these ${g.count}`, "retry", { id: ids }, { confirm: `Retry the ${g.count} jobs of this group?` })}
-${actionButton(ctx, `Delete these ${g.count}`, "delete", { id: ids, yes: "true" }, { confirm: `Delete the ${g.count} jobs of this group and their output?`, danger: true })}</div>
+${actionButton(ctx, `Delete these ${g.count}`, "delete", { id: ids, yes: "true" }, { preview: true, confirm: "Delete {jobs} of this group with their history and output, for good?", danger: true })}</div>
 </article>`;
   });
   const body = html`<p><a href="/triage"${state === "dead" ? html` aria-current="true"` : ""}>Dead</a> · <a href="/triage?state=canceled"${state === "canceled" ? html` aria-current="true"` : ""}>Canceled</a> — ${grouped.job_count} jobs in ${grouped.count} groups, largest first.</p>
