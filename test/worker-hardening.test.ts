@@ -66,6 +66,8 @@ test("retry --force of a job re-claimed by the same --concurrency worker keeps b
   // Attempt 1's process is killed (its job was taken away); attempt 2 goes on.
   const queueId = await q.queueId();
   await waitFor("attempt 1's processes to be gone", () => groupsWithEnv(attemptMarker(queueId, id, 1)).length === 0);
+  // The claim commits before the spawn, so attempt 2's group may appear a moment later.
+  await waitFor("attempt 2's one group", () => groupsWithEnv(attemptMarker(queueId, id, 2)).length === 1);
   expect(groupsWithEnv(attemptMarker(queueId, id, 2)).length).toBe(1);
   // The worker has settled attempt 1 (its late result refused) before we stop it.
   await waitFor("attempt 1's end to be refused", () =>
