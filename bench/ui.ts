@@ -1,5 +1,5 @@
 /**
- * The web view on a large queue (docs/benchmarks.md "The web view"): a real
+ * The web view on a large queue (docs/benchmarks.md "The web view on 1,000,000 jobs"): a real
  * `spoolctl ui` process on a queue built by bench/build-1m.ts (or
  * build-1m-pg.ts), every page and the API calls its pages make, each timed
  * from the request to the last byte over loopback (an upper bound of the

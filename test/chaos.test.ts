@@ -141,7 +141,10 @@ test(`SIGKILLed workers under ${JOBS} jobs: all done, no overlapping runs, crash
   // --- Every job done; every attempt settled; the only failures are reaped crashes.
   const { jobs, attempts, events } = await q.snapshot();
   const countBy = <T>(rows: T[], key: (row: T) => string) =>
-    rows.reduce<Record<string, number>>((acc, r) => ({ ...acc, [key(r)]: (acc[key(r)] ?? 0) + 1 }), {});
+    rows.reduce<Record<string, number>>((acc, r) => {
+      acc[key(r)] = (acc[key(r)] ?? 0) + 1;
+      return acc;
+    }, {});
   expect(countBy(jobs, (j) => j.state)).toEqual({ done: JOBS });
   expect(attempts.filter((a) => a.state === "running")).toEqual([]);
   // A worker whose heartbeat is late past its lease's margin (PostgreSQL, a loaded machine, these short

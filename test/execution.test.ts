@@ -211,6 +211,7 @@ test("--env and --cwd reach the child; env is layered over the worker's", async 
     "--",
     "sh",
     "-c",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the job's shell expands it
     'pwd; printf "%s|%s|%s|%s|%s|%s\\n" "$SPOOL_A" "${SPOOL_EMPTY-unset}" "$SPOOL_EQ" "$SPOOL_OVERRIDE" "$SPOOL_WORKER_ONLY" "$SPOOLCTL_DB"',
   );
   const r = await q.json(["work", "--drain"], {
@@ -250,6 +251,7 @@ test("arguments reach the program byte for byte", async () => {
     "it's",
     '"double"',
     "$HOME",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell word that must reach the job verbatim
     "${PATH}",
     "$(echo no)",
     "`echo no`",

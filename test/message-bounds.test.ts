@@ -1,5 +1,5 @@
 /**
- * Messages that stay readable and true (docs/contract.md "Errors"): a huge
+ * Messages that stay readable and true (docs/contract.md "Error objects and warnings"): a huge
  * bad value is echoed only in part; `schedule list` keeps its table with a
  * 10 KB cron; a refused PostgreSQL connection is `UNREACHABLE` (exit 3), not
  * `INTERNAL`; a folder the user may not write says so; `delete` of a chain of

@@ -1,5 +1,5 @@
 /**
- * `retry --timeout/--max-retries/--env` (docs/contract.md "retry"): the same
+ * `retry --timeout/--max-retries/--env` (docs/contract.md "Retry's data"): the same
  * operation as triage's "retry with new settings", from a script. Checked
  * through `--json` envelopes validated against the exported schemas, and the
  * queue read through the driver: settings, `retried` events, idempotency-key

@@ -213,7 +213,11 @@ export function refuseInvalidUtf8(argv: string[], cmdline = "/proc/self/cmdline"
     const raw = readFileSync(cmdline);
     entries = [];
     let start = 0;
-    for (let i = 0; i < raw.length; i++) if (raw[i] === 0) entries.push(raw.subarray(start, i)), (start = i + 1);
+    for (let i = 0; i < raw.length; i++) {
+      if (raw[i] !== 0) continue;
+      entries.push(raw.subarray(start, i));
+      start = i + 1;
+    }
   } catch {
     return; // no /proc: nothing more to know
   }

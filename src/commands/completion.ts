@@ -64,6 +64,7 @@ export default defineVerb({
   examples: [
     "spoolctl completion bash > ~/.local/share/bash-completion/completions/spoolctl",
     "echo 'eval \"$(spoolctl completion bash)\"' >> ~/.bashrc",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: zsh's own ${fpath[1]}, for the user's shell to expand
     'spoolctl completion zsh > "${fpath[1]}/_spoolctl"',
     "spoolctl completion fish > ~/.config/fish/completions/spoolctl.fish",
   ],

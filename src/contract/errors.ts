@@ -165,7 +165,7 @@ export class SpoolError extends Error {
   readonly detail?: Record<string, unknown>;
 
   constructor(code: ErrorCode, message: string, options: SpoolErrorOptions = {}) {
-    // A bad value is echoed, never whole when it is huge (docs/contract.md "Errors"): a 1 MB lane name stays readable.
+    // A bad value is echoed, never whole when it is huge (docs/contract.md "Error objects and warnings"): a 1 MB lane name stays readable.
     super(clipEcho(message));
     this.name = "SpoolError";
     this.code = code;
@@ -188,7 +188,7 @@ export class SpoolError extends Error {
  */
 export type ErrorObject = Static<ReturnType<typeof errorObjectSchema<ErrorCode>>>;
 
-/** Longest run of one word (no white space) an error or warning echoes, characters (docs/contract.md "Errors"). */
+/** Longest run of one word (no white space) an error or warning echoes, characters (docs/contract.md "Error objects and warnings"). */
 const ECHO_MAX = 200;
 
 /**

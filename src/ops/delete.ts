@@ -1,6 +1,6 @@
 /**
  * Deleting jobs (`delete`, triage's "delete" of one job or a whole group;
- * docs/architecture.md "Prune"): what may be deleted and the answers' shapes.
+ * docs/architecture.md "Prune and delete"): what may be deleted and the answers' shapes.
  * Triage deletes terminal jobs only; the `delete` verb queued ones too. Never
  * a running job: its process would keep writing output nobody could read; it
  * must be canceled first. The transaction is src/store/verbs/delete.ts.

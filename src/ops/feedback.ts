@@ -22,7 +22,7 @@ export type { FeedbackData };
 /**
  * The next command for a job in its state. A job whose latest attempt timed
  * out would time out again with the same timeout: its retry doubles it
- * (within the limit of `add --timeout`, docs/contract.md "retry").
+ * (within the limit of `add --timeout`, docs/contract.md "Retry's data").
  */
 function nextCommand(job: Job, attempt: Attempt | null, block: RetryBlock | null): string | null {
   const lane = job.queue === "default" ? "" : ` --queue ${job.queue}`;

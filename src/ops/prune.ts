@@ -1,5 +1,5 @@
 /**
- * `prune` (docs/architecture.md "Prune"): delete terminal jobs that finished longer ago than
+ * `prune` (docs/architecture.md "Prune and delete"): delete terminal jobs that finished longer ago than
  * a cutoff — their rows (attempts, events, jobs) in one write transaction, so
  * no retry can slip in between, then their output files — so that a prune
  * killed midway never leaves a row naming a deleted file. Never touches queued

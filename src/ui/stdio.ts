@@ -66,7 +66,10 @@ export function redirectOut(sink: ((text: string) => void) | null): void {
  * queues it; `EPIPE` ends the process with 0, as {@link guardStdio} does.
  */
 export function writeOut(text: string): void {
-  if (outSink) return outSink(text);
+  if (outSink) {
+    outSink(text);
+    return;
+  }
   let bytes = Buffer.from(text);
   while (bytes.length > 0) {
     try {

@@ -46,7 +46,12 @@ function add(env: Record<string, string>, ...argv: string[]) {
   const stdout = new Response(proc.stdout).text();
   return {
     stderr: () => stderr,
-    done: (async () => ({ code: await proc.exited, stdout: await stdout, stderr: (await pump, stderr) }))(),
+    done: (async () => {
+      const code = await proc.exited;
+      const out = await stdout;
+      await pump;
+      return { code, stdout: out, stderr };
+    })(),
   };
 }
 

@@ -167,10 +167,11 @@ forEachDriver("transactions", (q) => {
       if (i % 2 === 0) work.push(claim(q.store, { workerId: `w${i}` }));
       // A read that reads the counter twice, awaiting in between, sees one value.
       reads.push(
-        q.store.read(async (tx) => [
-          await tx.getSetting("counter"),
-          (await tx.getJob(1), await tx.getSetting("counter")),
-        ]),
+        q.store.read(async (tx) => {
+          const first = await tx.getSetting("counter");
+          await tx.getJob(1);
+          return [first, await tx.getSetting("counter")];
+        }),
       );
     }
     await Promise.all(work);

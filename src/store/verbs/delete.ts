@@ -4,7 +4,7 @@
  * output files, by the same code as `prune` (./deletion.ts), so the two can
  * never disagree about what a deletion removes. Never a running job: its
  * process would keep writing output nobody could read; it must be canceled
- * first (docs/architecture.md "Prune").
+ * first (docs/architecture.md "Prune and delete").
  */
 import { SpoolError } from "../../contract/errors.ts";
 import type { Job } from "../../model/job.ts";

@@ -1,5 +1,5 @@
 /**
- * What deleting jobs removes (docs/architecture.md "Prune"), shared by the
+ * What deleting jobs removes (docs/architecture.md "Prune and delete"), shared by the
  * `prune` and `delete` verbs (a helper only verbs import) so the two can
  * never disagree: the rows in the verb's transaction, the output files only
  * after it committed.

@@ -1,5 +1,5 @@
 /**
- * `prune` (docs/architecture.md "Prune"): terminal jobs that finished longer
+ * `prune` (docs/architecture.md "Prune and delete"): terminal jobs that finished longer
  * ago than a cutoff go, their rows in one write transaction (no retry can slip
  * in between), then their output files, so a prune killed midway never leaves
  * a row naming a deleted file. Never queued or running jobs.
