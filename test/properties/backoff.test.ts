@@ -11,13 +11,16 @@
  * - `backoff_base`/`backoff_cap` are read when the retry is scheduled: the same failure under
  *   other settings is due after those settings' delay.
  */
-import { expect, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import fc from "fast-check";
 import type { Job } from "../../src/model/job.ts";
 import { type QueueSettings, settingsFrom } from "../../src/model/settings.ts";
 import { decideOutcome, type ProcessEnd } from "../../src/ops/outcome.ts";
 import { runs } from "../support/properties.ts";
 import { now, runningJob, settings } from "./arbitraries.ts";
+
+// Milliseconds of CPU a property; on a loaded machine its wall time may outlast bun's 5 s default.
+setDefaultTimeout(60_000);
 
 /** The documented delay: min(cap, base ^ n). */
 const documented = (s: QueueSettings, n: number) => Math.min(s.backoff_cap, s.backoff_base ** n);

@@ -14,11 +14,14 @@
  * - the line kept is the last one holding anything but whitespace, at most 500 characters
  *   (`STDERR_LINE_MAX`), never cut inside a UTF-16 surrogate pair.
  */
-import { expect, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import fc from "fast-check";
 import { STDERR_LINE_MAX } from "../../src/model/job.ts";
 import { lastNonEmptyLine, MASK_VERSION, maskLine, storedSignature } from "../../src/ops/failure-signature.ts";
 import { runs } from "../support/properties.ts";
+
+// Milliseconds of CPU a property; on a loaded machine its wall time may outlast bun's 5 s default.
+setDefaultTimeout(60_000);
 
 const hexDigit = fc.constantFrom(..."0123456789abcdef");
 const hexOf = (n: number) => fc.array(hexDigit, { minLength: n, maxLength: n }).map((a) => a.join(""));

@@ -13,11 +13,14 @@
  * - the default policy is `success`;
  * - the lines' order does not matter: a shuffled add is accepted or refused alike.
  */
-import { expect, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import fc from "fast-check";
 import { SpoolError } from "../../src/contract/errors.ts";
 import { type NeedsSpec, type PlannedNeeds, planNeeds } from "../../src/ops/needs.ts";
 import { runs } from "../support/properties.ts";
+
+// Milliseconds of CPU a property; on a loaded machine its wall time may outlast bun's 5 s default.
+setDefaultTimeout(60_000);
 
 /** References to existing jobs: ids, keys, `last` (never a line's ref: refs are `r<N>`). */
 const OUTSIDE = ["12", "7", "build-key", "last"];

@@ -14,12 +14,15 @@
  *   job is dead at the third such loss (`DISK_LOSS_LIMIT`).
  * - "Job states" (transitions): a requeue is due at or after now, an interrupt due now.
  */
-import { expect, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import fc from "fast-check";
 import type { AttemptState, FailureReason, Job } from "../../src/model/job.ts";
 import { DISK_LOSS_LIMIT, decideOutcome, type ProcessEnd } from "../../src/ops/outcome.ts";
 import { runs } from "../support/properties.ts";
 import { now, processEnd, runningJob, settings } from "./arbitraries.ts";
+
+// Milliseconds of CPU a property; on a loaded machine its wall time may outlast bun's 5 s default.
+setDefaultTimeout(60_000);
 
 /** Whether the end is a job-owned failure (docs "Retries and backoff"). */
 function jobOwnedFailure(end: ProcessEnd): boolean {
