@@ -14,14 +14,15 @@ import { waitFor } from "./support/wait.ts";
 
 const q = useTempQueue();
 
-/** Collects a spawned CLI's stderr as it comes. */
-function collect(stream: ReadableStream<Uint8Array>): { text: () => string } {
+/** Collects a spawned CLI's stderr as it comes; `ended` resolves once the stream is closed (all of it read). */
+function collect(stream: ReadableStream<Uint8Array>): { text: () => string; ended: Promise<void> } {
   let text = "";
   const decoder = new TextDecoder();
-  (async () => {
+  const ended = (async () => {
     for await (const chunk of stream) text += decoder.decode(chunk, { stream: true });
+    text += decoder.decode();
   })();
-  return { text: () => text };
+  return { text: () => text, ended };
 }
 
 /** A drain of lane default, bounded: a hang fails the test instead of stalling it. */
@@ -31,7 +32,7 @@ async function drain(): Promise<{ code: number; stderr: string }> {
   const timer = setTimeout(() => p.kill("SIGKILL"), 30_000);
   const code = await p.exited;
   clearTimeout(timer);
-  await Bun.sleep(50);
+  await err.ended; // the last lines are in the pipe when the process exits, not yet read
   if (p.signalCode === "SIGKILL") throw new Error(`drain hung; stderr:\n${err.text()}`);
   return { code, stderr: err.text() };
 }

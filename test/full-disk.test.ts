@@ -59,7 +59,8 @@ test.skipIf(ON_POSTGRES)(
         () => w.stderr().includes(`cannot record job ${first} attempt 1 yet`),
         30000,
       );
-      // Give the old behaviour (a retry on every wake, 30-100 lines a second) time to show.
+      // A deliberate non-event window: the old behaviour (a retry on every wake, 30-100 lines a
+      // second) would show within it; the rate limit allows at most two lines.
       await Bun.sleep(3000);
       const complaints = w
         .stderr()

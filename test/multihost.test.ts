@@ -351,7 +351,7 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     // Every worker connection is cut every 250 ms, 20 rounds: claims and records are cut mid-way many times.
     const cutter = (async () => {
       for (let round = 0; cutting && round < 20; round++) {
-        await Bun.sleep(250);
+        await Bun.sleep(250); // the cutter's own rhythm, not a wait for a state
         const killed =
           await admin`SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = ${dbName} AND pid <> pg_backend_pid() AND backend_type = 'client backend'`;
         cuts += killed[0].n;

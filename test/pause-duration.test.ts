@@ -84,7 +84,7 @@ test.skipIf(!existsSync("/proc/self/sched"))(
     const zombie = Number(new TextDecoder().decode((await reader.read()).value).trim());
     await waitFor("the zombie", () => isZombie(zombie));
     const seenAt = performance.now();
-    await Bun.sleep(1000);
+    await Bun.sleep(1000); // a deliberate second of time passing: the answer must say the zombie ended >= 0.9 s ago
     // Asked from each CPU in turn: per-CPU run-queue clocks may differ by seconds, the answer may not.
     const cpus = navigator.hardwareConcurrency;
     const answers: number[] = [];

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { SQL } from "bun";
 import { pgDatabaseForTest } from "./support/pg-server.ts";
 import { CLI } from "./support/temp-queue.ts";
+import { waitFor } from "./support/wait.ts";
 
 setDefaultTimeout(120_000);
 
@@ -67,13 +68,19 @@ async function cli(args: string[], extra: Record<string, string | undefined>) {
 
 /** pg_hba.conf is re-read on reload; wait until a login with no password is refused (the rule is in force). */
 async function ruleInForce(): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const r = await cli(["status", "--json", "--db", url], {});
-    if (r.stdout.includes("refused the login")) return;
-    if (Date.now() > deadline) throw new Error(`the scram rule never applied: ${r.stdout}${r.stderr}`);
-    await Bun.sleep(200);
-  }
+  let last = "";
+  await waitFor(
+    "the scram rule to apply",
+    async () => {
+      const r = await cli(["status", "--json", "--db", url], {});
+      last = r.stdout + r.stderr;
+      return r.stdout.includes("refused the login");
+    },
+    30_000,
+    200,
+  ).catch((error) => {
+    throw new Error(`${error.message}: ${last}`);
+  });
 }
 
 test("doctor and status: a wrong PGPASSWORD was refused (not 'no password was given'), from where the URL came", async () => {

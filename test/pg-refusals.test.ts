@@ -81,7 +81,7 @@ while (held.length < ${SLOTS}) {
     held.push(sql);
   } catch {
     await sql.close().catch(() => {});
-    await Bun.sleep(50);
+    await Bun.sleep(50); // a poll interval between tries of a slot
   }
 }
 console.log("held");

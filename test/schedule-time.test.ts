@@ -96,6 +96,38 @@ describe("next slot", () => {
     ]);
   });
 
+  // Regressions found by test/properties/schedule-slots.test.ts: croner keeps these rules only
+  // for a single fixed time; a rule of several times at fixed hours fired twice in a repeated
+  // hour and not at all in a skipped one.
+  test("several times at a fixed hour across spring forward: the skipped ones fire once when clocks resume", () => {
+    expect(slots({ cron: "0,30 2 * * *", tz: "Europe/Berlin" }, "2026-03-28T12:00:00Z", 3)).toEqual([
+      "2026-03-29T01:00:00.000Z", // 03:00 CEST: 02:00 and 02:30 did not exist
+      "2026-03-30T00:00:00.000Z", // 02:00 CEST
+      "2026-03-30T00:30:00.000Z", // 02:30 CEST
+    ]);
+    // A skipped time beside an existing one of the same rule: the resumption, then its own times.
+    expect(slots({ cron: "30 1-3 * * *", tz: "Europe/Berlin" }, "2026-03-28T23:00:00Z", 3)).toEqual([
+      "2026-03-29T00:30:00.000Z", // 01:30 CET
+      "2026-03-29T01:00:00.000Z", // 03:00 CEST, for 02:30
+      "2026-03-29T01:30:00.000Z", // 03:30 CEST
+    ]);
+  });
+
+  test("several times at a fixed hour across fall back: each repeated wall time fires once", () => {
+    expect(slots({ cron: "0,30 2 * * *", tz: "Europe/Berlin" }, "2026-10-24T12:00:00Z", 3)).toEqual([
+      "2026-10-25T00:00:00.000Z", // 02:00 CEST
+      "2026-10-25T00:30:00.000Z", // 02:30 CEST; not again at 02:00 and 02:30 CET
+      "2026-10-26T01:00:00.000Z", // 02:00 CET, the next day
+    ]);
+    // Santiago goes back from 00:00 to 23:00: the evening's times come twice.
+    expect(slots({ cron: "0,29 0,23 * * *", tz: "America/Santiago" }, "2025-04-05T12:00:00Z", 4)).toEqual([
+      "2025-04-06T02:00:00.000Z", // 23:00 -03
+      "2025-04-06T02:29:00.000Z", // 23:29 -03; not again at 23:00 and 23:29 -04
+      "2025-04-06T04:00:00.000Z", // 00:00 -04
+      "2025-04-06T04:29:00.000Z",
+    ]);
+  });
+
   test("the same rule in UTC ignores Berlin's change; slots render in the schedule's zone", () => {
     expect(slots({ cron: "30 2 * * *", tz: null }, "2026-03-28T12:00:00Z", 1)).toEqual(["2026-03-29T02:30:00.000Z"]);
     expect(slotText(at("2026-03-29T01:00:00Z"), "Europe/Berlin")).toBe("2026-03-29T03:00:00+02:00");

@@ -62,7 +62,7 @@ test.skipIf(!USABLE)(
     let round = 0;
     // Every 2 s one of the four workers is SIGKILLed and a new one starts on its host.
     while (performance.now() - began < 15_000) {
-      await Bun.sleep(2000);
+      await Bun.sleep(2000); // the chaos' own rhythm, not a wait for a state
       const i = round % 4;
       process.kill(workers[i]!.outerPid, "SIGKILL");
       await workers[i]!.proc.exited;

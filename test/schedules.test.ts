@@ -66,7 +66,7 @@ test("3 workers SIGKILLed and restarted over an --every 1s schedule for 15 s: on
   let round = 0;
   // The schedule's life: every 2.5 s one worker is SIGKILLed and another takes its place.
   while (performance.now() - started < 15_000) {
-    await Bun.sleep(2500);
+    await Bun.sleep(2500); // the chaos' own rhythm, not a wait for a state
     const i = round % 3;
     workers[i]!.proc.kill("SIGKILL");
     await workers[i]!.exited;

@@ -188,8 +188,12 @@ async function stopWorkerOnA(
   ).catch((error) => {
     throw new Error(`${error.message}\n--- A:\n${wa.stderr()}\n--- B:\n${wb.stderr()}`);
   });
-  // A's runs, if they still ran, would tick on: give them time to show it.
-  await Bun.sleep(500);
+  // A's runs, had they outlived its lease, would tick on: the logs are final once none is left on A.
+  await waitFor("no run of the jobs left on host A", async () => !(await runsOn(a, logs.ticks)), 30_000).catch(
+    (error) => {
+      throw new Error(`${error.message}; overlaps so far: ${overlapsIn(logs).join("; ")}\n--- A:\n${wa.stderr()}`);
+    },
+  );
   const overlaps = overlapsIn(logs);
   expect(wb.stderr()).toContain(`reaped job ${logs.ids[0]}`);
   return { overlaps, wa, ids: logs.ids };

@@ -225,8 +225,8 @@ test.skipIf(!HAVE_TMUX)(
 
 test("off a terminal or under --json: triage and the pickers fail fast, never prompt", async () => {
   await deadJob("n");
-  const started = performance.now();
-  // stdin is not a terminal here (the helper ignores it) and stdout is a pipe.
+  // stdin is not a terminal here (the helper ignores it) and stdout is a pipe. A prompt would be
+  // said by its exit code and stderr below (or hang and time the test out): no clock is needed.
   const triage = await q.run(["triage"]);
   expect(triage.code).toBe(1);
   expect(triage.stderr).toContain("MISSING_REQUIRED: triage needs a terminal");
@@ -241,7 +241,6 @@ test("off a terminal or under --json: triage and the pickers fail fast, never pr
     expect(text.code).toBe(1);
     expect(text.stderr).toContain("MISSING_REQUIRED");
   }
-  expect(performance.now() - started).toBeLessThan(30_000); // fast, not a prompt timing out
 });
 
 test.skipIf(!HAVE_TMUX)(

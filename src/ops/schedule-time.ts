@@ -118,9 +118,75 @@ export function ruleOf(s: Pick<Schedule, "cron" | "every_seconds" | "tz">): Slot
  */
 export function nextSlotAfter(rule: SlotRule, after: number): number {
   if ("every" in rule) return (Math.floor(after / rule.every + 1e-9) + 1) * rule.every;
-  const next = cronOf(rule.cron, rule.tz).nextRun(new Date(Math.floor(after) * 1000));
-  // A rule that stops (a year field in the past) never comes due again.
+  const job = cronOf(rule.cron, rule.tz);
+  const from = Math.floor(after);
+  const next = croned(job, from);
+  if (rule.tz === null || next === Number.POSITIVE_INFINITY || !keepsItsTimesOnce(rule.cron)) return next;
+  return acrossChanges({ cron: rule.cron, tz: rule.tz }, job, from, next);
+}
+
+/** croner's next run of `job` strictly after `after` (whole epoch seconds); a rule that stops (a past year) never comes due. */
+function croned(job: Cron, after: number): number {
+  const next = job.nextRun(new Date(after * 1000));
   return next === null ? Number.POSITIVE_INFINITY : next.getTime() / 1000;
+}
+
+/**
+ * Whether `cron` names wall times croner does not keep to the DST rule of README "Recurring
+ * jobs" by itself:
+ * croner fires a fixed time (one second, minute and hour) once and when the clocks resume, and
+ * every time of a rule of every hour in both repeated hours (as the rule says); but a rule of
+ * several times at fixed hours (`0,30 2 * * *`, `0,20,40 2 * * *`, `30 1-3 * * *`) it fires twice in
+ * a repeated hour and not at all in a skipped one.
+ */
+function keepsItsTimesOnce(cron: string): boolean {
+  const { CronPattern } = require("croner") as typeof import("croner");
+  const pattern = new CronPattern(cron, undefined, { mode: "auto" });
+  return !pattern.isFixedTime && !pattern.hour.every(Boolean);
+}
+
+/**
+ * The next slot of a rule that keeps its times once ({@link keepsItsTimesOnce}) after `after`,
+ * croner's being `next`: a DST gap between them whose skipped wall times hold one of the rule's
+ * fires when the clocks resume; a wall time repeated by a DST overlap fires only the first time.
+ */
+function acrossChanges(rule: { cron: string; tz: string }, job: Cron, after: number, next: number): number {
+  let from = after;
+  let n = next;
+  for (let guard = 0; guard < 100 && n !== Number.POSITIVE_INFINITY; guard++) {
+    const resumed = gapResumption(rule, from, n);
+    if (resumed !== null) return resumed;
+    const zoned = Temporal.Instant.fromEpochMilliseconds(n * 1000).toZonedDateTimeISO(rule.tz);
+    const first = zoned.toPlainDateTime().toZonedDateTime(rule.tz, { disambiguation: "earlier" });
+    if (first.epochMilliseconds === zoned.epochMilliseconds) return n;
+    from = n; // the second time of a repeated wall time: it fired the first time
+    n = croned(job, n);
+  }
+  return n;
+}
+
+/**
+ * The first DST gap of `rule.tz` strictly after `after` and before `before` (epoch seconds)
+ * whose skipped wall times hold a time of the rule: the instant the clocks resumed; else null.
+ * The skipped wall times are read on the offset before the gap, where they exist.
+ */
+function gapResumption(rule: { cron: string; tz: string }, after: number, before: number): number | null {
+  const { Cron: CronJob } = require("croner") as typeof import("croner");
+  let at = Temporal.Instant.fromEpochMilliseconds(after * 1000).toZonedDateTimeISO(rule.tz);
+  for (let guard = 0; guard < 100; guard++) {
+    const change = at.getTimeZoneTransition("next");
+    if (change === null || change.epochMilliseconds >= before * 1000) return null;
+    const was = change.subtract({ nanoseconds: 1 }).offsetNanoseconds;
+    const shift = (change.offsetNanoseconds - was) / 1e9;
+    if (shift > 0) {
+      const resumed = change.epochMilliseconds / 1000;
+      const onOldClock = new CronJob(rule.cron, { utcOffset: was / 60e9, paused: true, mode: "auto" });
+      const skipped = onOldClock.nextRun(new Date((resumed - 1) * 1000));
+      if (skipped !== null && skipped.getTime() / 1000 < resumed + shift) return resumed;
+    }
+    at = change;
+  }
+  return null;
 }
 
 /** The newest slot at or before `t` (epoch seconds). */
