@@ -93,8 +93,9 @@ test("a need waiting out a backoff in a lane a live worker serves keeps the drai
     `if [ -e '${marker}' ]; then exit 0; else touch '${marker}'; exit 1; fi`,
   );
   const dep = await q.addJob("--needs", "B", "--", "true");
-  await q.setConfig("backoff-base", "12");
-  await q.setConfig("backoff-cap", "12");
+  // Long enough that a drain started on a loaded machine still finds the need waiting it out.
+  await q.setConfig("backoff-base", "40");
+  await q.setConfig("backoff-cap", "40");
   const other = q.spawn(["work", "--queue", "other", "--poll-interval", "0.05"], { env: FAST_KNOBS });
   try {
     await waitFor(
@@ -124,7 +125,7 @@ test("a need waiting out a backoff in a lane a live worker serves keeps the drai
     other.kill("SIGTERM");
     await other.exited;
   }
-}, 120_000);
+}, 180_000);
 
 test("wait names the need's lane when no live worker serves it", async () => {
   const need = await q.addJob("--queue", "other", "--key", "O", "--", "true");
