@@ -7,7 +7,7 @@ import { fullDisks } from "../store/space.ts";
 import type { Store } from "../store/store.ts";
 import { workerList } from "../store/verbs/workers.ts";
 import { humanDuration, iso, table } from "../ui/text.ts";
-import { deathCertain, foreignPidSpace, HOST, judge, processState } from "../worker/liveness.ts";
+import { deathCertain, foreignPidSpace, HOST, judge, processState, reapableByLease } from "../worker/liveness.ts";
 import { readTiming } from "../worker/timing.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
@@ -26,7 +26,7 @@ const STALE_BEATS = 3;
  * the `stale` age, 3 heartbeat intervals.
  */
 export function healthContext(
-  store: (Pick<Store, "now"> & Partial<Parameters<typeof fullDisks>[0]>) | null,
+  store: (Pick<Store, "now"> & Partial<Parameters<typeof fullDisks>[0]> & Partial<Pick<Store, "shipsOutput">>) | null,
 ): HealthContext {
   const timing = readTiming();
   let full: boolean | undefined;
@@ -35,6 +35,8 @@ export function healthContext(
     judge,
     certain: deathCertain,
     foreign: foreignPidSpace,
+    // A store not given (or not saying): judged as a shared queue, where every worker keeps a watchdog.
+    reapable: (who) => reapableByLease(who, store?.shipsOutput ?? true),
     stall: (who) => {
       if (foreignPidSpace(who)) return null;
       const state = processState(who.pid);

@@ -12,7 +12,7 @@ import type { Subprocess } from "bun";
 import type { ProcessEnd } from "../ops/outcome.ts";
 import type { Store } from "../store/store.ts";
 import type { WorkOptions } from "./api.ts";
-import { processState } from "./liveness.ts";
+import { inOwnPidNamespace, pidNamespace, processState } from "./liveness.ts";
 import { leaseGuardSeconds, sharedClockNs, type Timing, watchdogGraceSeconds } from "./timing.ts";
 import type { WatchdogConfig } from "./watchdog-main.ts";
 
@@ -63,9 +63,13 @@ export class Watchdog {
   readonly ledger: string;
 
   /**
-   * The watchdog of a worker on `store`, or null: none on one host's queue
-   * (a stopped worker is never reaped there), none without `opts.watchdog` (a
-   * worker run inside another program), none but on Linux (it reads /proc).
+   * The watchdog of a worker on `store`, or null: one on a shared queue
+   * (PostgreSQL), and on a SQLite file for a worker in a PID namespace of its
+   * own (a container: workers of other namespaces on the same volume judge it
+   * by its lease, see {@link inOwnPidNamespace}); none for a SQLite worker of
+   * the machine's first namespace (a stopped one is never reaped: its PID is
+   * looked at), none without `opts.watchdog` (a worker run inside another
+   * program), none but on Linux (it reads /proc).
    */
   static forWorker(
     store: Store,
@@ -73,7 +77,8 @@ export class Watchdog {
     timing: Timing,
     onTrouble: (message: string) => void,
   ): Watchdog | null {
-    if (!store.shipsOutput || !opts.watchdog || process.platform !== "linux") return null;
+    if (!opts.watchdog || process.platform !== "linux") return null;
+    if (!store.shipsOutput && !inOwnPidNamespace()) return null;
     const settings: WatchdogOptions = {
       ...opts.watchdog,
       workerId: opts.workerId,
@@ -89,7 +94,8 @@ export class Watchdog {
     private readonly opts: WatchdogOptions,
     private readonly onTrouble: (message: string) => void,
   ) {
-    this.ledger = join(opts.dir, `watchdog-${process.pid}.ended`);
+    // The namespace in the name: containers that share a SQLite volume share its spool folder, and PIDs.
+    this.ledger = join(opts.dir, `watchdog-${pidNamespace() ?? "ns"}-${process.pid}.ended`);
     this.renewedNs = sharedClockNs();
     rmSync(this.ledger, { force: true }); // a PID's earlier worker's
     this.start();
