@@ -230,6 +230,13 @@ test.skipIf(!USABLE || ON_POSTGRES)(
       });
     expect(wb.stderr()).not.toContain("reaped");
     expect(overlapsIn(logs)).toEqual([]);
+    // Seen from the container, the views say who will reap them (not "the next worker").
+    const status = JSON.parse((await b.run(["bun", CLI, "status", "--json"], q.env(KNOBS))).stdout);
+    expect(status.data.stranded).toHaveLength(4);
+    for (const h of status.data.stranded) {
+      expect(h.worker_state).toBe("lease_expired");
+      expect(h.fate).toContain("kept no watchdog");
+    }
     // Its id cannot be taken from the container either: its lease proves nothing.
     const taken = await b.run(["bun", CLI, "work", "--worker-id", "h1", "--drain", "--json"], q.env(KNOBS));
     expect(taken.code).toBe(5);
