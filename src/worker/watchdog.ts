@@ -111,6 +111,24 @@ export class Watchdog {
     this.start();
   }
 
+  /**
+   * The watchdog `proc` is gone (`how`: its exit code or signal): started
+   * again at once, then said; once per process, whichever of its exit and a
+   * {@link guarding} look saw it first.
+   */
+  private died(proc: Subprocess<"pipe", "ignore", "inherit">, how: string): void {
+    if (this.closed || this.proc !== proc) return;
+    this.proc = null;
+    // At once, not at the next renewal: until then nothing would end the jobs of this worker if it stopped.
+    // Only one that keeps dying waits out the pause.
+    const restart = this.mayRestart();
+    // The new one first, then the line: a worker stopped right after saying so is guarded already.
+    if (restart) this.restart();
+    this.onTrouble(
+      `this worker's watchdog exited (${how}); ${restart ? "started it again" : "starting it again within 10s; until then this worker renews no lease"}`,
+    );
+  }
+
   private start(): void {
     const config: WatchdogConfig = {
       workerPid: process.pid,
@@ -134,18 +152,7 @@ export class Watchdog {
       this.proc = proc;
       for (const line of this.jobs.values()) proc.stdin.write(line);
       proc.stdin.flush();
-      void proc.exited.then((code) => {
-        if (this.closed || this.proc !== proc) return;
-        this.proc = null;
-        // At once, not at the next renewal: until then nothing would end the jobs of this worker if it stopped.
-        // Only one that keeps dying waits out the pause.
-        const restart = this.mayRestart();
-        // The new one first, then the line: a worker stopped right after saying so is guarded already.
-        if (restart) this.restart();
-        this.onTrouble(
-          `this worker's watchdog exited (${code ?? proc.signalCode}); ${restart ? "started it again" : "starting it again within 10s; until then this worker renews no lease"}`,
-        );
-      });
+      void proc.exited.then((code) => this.died(proc, String(code ?? proc.signalCode)));
     } catch (error) {
       this.proc = null;
       this.onTrouble(`cannot start this worker's watchdog: ${(error as Error).message}`);
@@ -172,11 +179,15 @@ export class Watchdog {
   guarding(): boolean {
     if (this.closed) return false;
     const proc = this.proc;
-    if (proc !== null && proc.exitCode === null && proc.signalCode === null) {
-      const state = processState(proc.pid);
-      if (state !== null && state !== "Z" && state !== "X") return true;
+    if (proc !== null) {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        const state = processState(proc.pid);
+        if (state !== null && state !== "Z" && state !== "X") return true;
+      }
+      // Seen gone before its exit was reported (a loaded machine): said all the same.
+      this.died(proc, String(proc.signalCode ?? proc.exitCode ?? "killed"));
+      return this.proc !== null;
     }
-    this.proc = null;
     if (this.mayRestart()) this.restart();
     return this.proc !== null;
   }
