@@ -9,12 +9,13 @@
  * namespaces cannot be made.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openQueue } from "../src/store/index.ts";
 import type { Store } from "../src/store/store.ts";
 import { WATCHDOG_ARG } from "../src/worker/watchdog.ts";
+import { addGuardedJobs, overlapsIn, ticking } from "./support/guarded-jobs.ts";
 import { Host, type HostProcess, hostsUsable } from "./support/hosts.ts";
 import { cliJson, hostEnv, pidsOn, runsOn } from "./support/pg-hosts.ts";
 import { type PgServer, startPgServer } from "./support/pg-server.ts";
@@ -104,61 +105,6 @@ async function freshQueue(): Promise<void> {
 }
 
 /**
- * Adds `n` jobs, each guarded by a lock of its own (`flock -n`: a run that
- * finds the lock held by another run of the same job logs `overlap`) and
- * logging a timestamped tick every 50 ms: on host A a run would tick for five
- * minutes (longer than B may take to reap it), anywhere else for half a second. Returns the job ids and the paths of
- * the two logs.
- */
-async function addGuardedJobs(n: number): Promise<{ ids: number[]; ticks: string; overlaps: string }> {
-  const ticks = join(dir, `ticks-${dbCount}.log`);
-  const overlaps = join(dir, `overlaps-${dbCount}.log`);
-  writeFileSync(ticks, "");
-  writeFileSync(overlaps, "");
-  const ids: number[] = [];
-  for (let j = 0; j < n; j++) {
-    const body = `n=10; [ "$(hostname)" = host-a ] && n=6000; i=0; while [ $i -lt $n ]; do echo "${j} $SPOOLCTL_ATTEMPT_TOKEN $(hostname) $(date +%s%N)" >> ${ticks}; sleep 0.05; i=$((i+1)); done`;
-    const script = `flock -n ${join(dir, `lock-${dbCount}-${j}`)} sh -c '${body}' || echo "overlap ${j} $(hostname)" >> ${overlaps}`;
-    const added = await cli("add", "--max-retries", "0", "--", "sh", "-c", script);
-    if (!added.ok) throw new Error(JSON.stringify(added));
-    ids.push(added.data.job_id);
-  }
-  return { ids, ticks, overlaps };
-}
-
-/**
- * The overlapping runs found in the logs: runs that found their job's lock
- * held, plus pairs of attempts of one job whose first-to-last tick spans
- * intersect (two runs ticking at the same time).
- */
-function overlapsIn(logs: { ticks: string; overlaps: string }): string[] {
-  const found = readFileSync(logs.overlaps, "utf8").trim().split("\n").filter(Boolean);
-  const spans = new Map<string, { job: string; from: bigint; to: bigint }>();
-  for (const line of readFileSync(logs.ticks, "utf8").trim().split("\n").filter(Boolean)) {
-    const [j, token, , ns] = line.split(" ");
-    const at = BigInt(ns!);
-    const span = spans.get(token!) ?? { job: j!, from: at, to: at };
-    if (at < span.from) span.from = at;
-    if (at > span.to) span.to = at;
-    spans.set(token!, span);
-  }
-  const list = [...spans.entries()];
-  for (const [i, [ta, a]] of list.entries())
-    for (const [tb, b] of list.slice(i + 1))
-      if (a.job === b.job && a.from <= b.to && b.from <= a.to) found.push(`ticks of ${ta} and ${tb} interleave`);
-  return found;
-}
-
-/** How many attempts of the jobs ticked on `host` (from the tick log). */
-function ticking(ticks: string, host: string): number {
-  const tokens = readFileSync(ticks, "utf8")
-    .split("\n")
-    .filter((l) => l.split(" ")[2] === host)
-    .map((l) => l.split(" ")[1]);
-  return new Set(tokens).size;
-}
-
-/**
  * Four guarded jobs run on host A's worker; `stop` stops that worker alone (not
  * its jobs); host B's worker reaps them after the lease and runs them again.
  * Returns the overlaps found and A's worker.
@@ -170,7 +116,16 @@ async function stopWorkerOnA(
   await freshQueue();
   const a = await startHost("host-a");
   const b = await startHost("host-b");
-  const logs = await addGuardedJobs(4);
+  const logs = await addGuardedJobs(
+    async (argv) => {
+      const added = await cli("add", "--max-retries", "0", "--", ...argv);
+      if (!added.ok) throw new Error(JSON.stringify(added));
+      return added.data.job_id;
+    },
+    dir,
+    String(dbCount),
+    4,
+  );
   const wa = await worker(a, "--worker-id", "a1", "--concurrency", "4");
   await waitFor("four jobs to tick on host A", () => ticking(logs.ticks, "host-a") === 4, 30_000);
   await stop(wa, a);

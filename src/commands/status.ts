@@ -45,7 +45,7 @@ async function watch(ctx: VerbContext, intervalSeconds: number): Promise<StatusD
       intervalMs: intervalSeconds * 1000,
       wake,
       frame: async (color) => {
-        const live = await liveSnapshot(store, judgeRecord, 50, 5, healthContext(null));
+        const live = await liveSnapshot(store, judgeRecord, 50, 5, healthContext(null, store.shipsOutput));
         last = live.status;
         return renderLiveStatus(live, color, intervalSeconds);
       },

@@ -7,7 +7,7 @@ import { fullDisks } from "../store/space.ts";
 import type { Store } from "../store/store.ts";
 import { workerList } from "../store/verbs/workers.ts";
 import { humanDuration, iso, table } from "../ui/text.ts";
-import { deathCertain, foreignPidSpace, HOST, judge, processState } from "../worker/liveness.ts";
+import { deathCertain, foreignPidSpace, HOST, judge, processState, reapableByLease } from "../worker/liveness.ts";
 import { readTiming } from "../worker/timing.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
@@ -23,10 +23,13 @@ const STALE_BEATS = 3;
  * How the views judge workers and their running jobs (docs/architecture.md
  * "Dead workers in the views"): process look-ups on this host, the queue's
  * clock (this host's without a store), the lease (the reap threshold) and
- * the `stale` age, 3 heartbeat intervals.
+ * the `stale` age, 3 heartbeat intervals; `sharedQueue` (PostgreSQL: every
+ * worker keeps a watchdog) says who is reaped by lease, see
+ * src/worker/liveness.ts reapableByLease.
  */
 export function healthContext(
-  store: (Pick<Store, "now"> & Partial<Parameters<typeof fullDisks>[0]>) | null,
+  store: (Pick<Store, "now"> & Partial<Parameters<typeof fullDisks>[0]> & Partial<Pick<Store, "shipsOutput">>) | null,
+  sharedQueue = store?.shipsOutput ?? true,
 ): HealthContext {
   const timing = readTiming();
   let full: boolean | undefined;
@@ -35,6 +38,8 @@ export function healthContext(
     judge,
     certain: deathCertain,
     foreign: foreignPidSpace,
+    // Not told: judged as a shared queue, where every worker keeps a watchdog.
+    reapable: (who) => reapableByLease(who, sharedQueue),
     stall: (who) => {
       if (foreignPidSpace(who)) return null;
       const state = processState(who.pid);

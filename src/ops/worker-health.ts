@@ -25,6 +25,12 @@ export interface HealthContext {
   certain?: (who: ProcessRef) => boolean;
   /** Whether `who`'s PIDs cannot be looked at here (another host, or another PID namespace); default: another host name. */
   foreign?: (who: ProcessRef) => boolean;
+  /**
+   * Whether `who`, whose PIDs cannot be looked at here, is reaped once its
+   * lease expires: a watchdog guarded its runs (src/worker/liveness.ts
+   * reapableByLease); default: yes.
+   */
+  reapable?: (who: ProcessRef) => boolean;
   /** This machine's host name. */
   host: string;
   /** The queue's clock, epoch seconds. */
@@ -145,10 +151,13 @@ export function judgeJobWorker(
     };
   }
   if (age > ctx.leaseSeconds && who && (ctx.foreign ? ctx.foreign(who) : who.host !== ctx.host)) {
+    const guarded = ctx.reapable?.(who) ?? true;
     return {
       ...base,
       worker_state: "lease_expired",
-      fate: `${name} has not renewed its lease for ${seconds(age)}; reaped by the next worker`,
+      fate: guarded
+        ? `${name} has not renewed its lease for ${seconds(age)}; reaped by the next worker`
+        : `${name} has not renewed its lease for ${seconds(age)}, but it kept no watchdog (a SQLite worker outside any container), so its job may still run: reaped only by a worker on ${who.host} outside any container, where its PID can be looked at`,
     };
   }
   if (age > ctx.staleSeconds) {

@@ -72,6 +72,8 @@ async function queueAppeared(location: QueueLocation, store: Store): Promise<boo
 /** A reader of a queue that may not exist yet (see {@link openAppearing}). */
 export interface AppearingQueue extends SnapshotReader {
   watch: Store["watch"];
+  /** The store's: whether it is a shared queue (PostgreSQL). */
+  readonly shipsOutput: boolean;
 }
 
 /**
@@ -93,5 +95,8 @@ export async function openAppearing(location: QueueLocation, opened: (store: Sto
     },
     watch: () => store.watch(),
     now: () => store.now(),
+    get shipsOutput() {
+      return store.shipsOutput;
+    },
   };
 }

@@ -38,8 +38,8 @@ export class Lease {
    * that reaps and re-runs it elsewhere. One heartbeat of margin.
    */
   checkLease(): void {
-    // On one host (SQLite) a job is reaped only once its worker is confirmed dead: stopping protects nothing.
-    if (!this.w.store.shipsOutput) return;
+    // A SQLite worker without a watchdog is reaped only once confirmed dead on its host: stopping protects nothing.
+    if (!this.w.store.shipsOutput && this.watchdog === null) return;
     const silentSeconds = (performance.now() - this.renewedAt) / 1000;
     const limit = leaseGuardSeconds(this.w.timing);
     if (this.leaseStopped || this.w.inFlight.size === 0 || silentSeconds < limit) return;

@@ -57,6 +57,41 @@ export function pidNamespace(): string | null {
 }
 
 /**
+ * The inode of the machine's first PID namespace, fixed by the kernel
+ * (PROC_PID_INIT_INO, Linux 3.8 and later): the one a process outside any
+ * container runs in.
+ */
+const INITIAL_PID_NS = "4026531836";
+
+/**
+ * Whether this process runs in a PID namespace of its own (a container,
+ * `unshare --pid`), not the machine's first one. Such a worker cannot tell
+ * whether workers of other namespaces share its SQLite file, and a restarted
+ * container never sees its PIDs again, so it is judged from elsewhere by its
+ * lease: it keeps a watchdog that ends its runs before the lease can expire
+ * (docs/architecture.md "A stopped worker").
+ */
+export function inOwnPidNamespace(): boolean {
+  const ns = pidNamespace();
+  return ns !== null && ns !== INITIAL_PID_NS;
+}
+
+/**
+ * Whether a worker recorded as `who`, whose PIDs cannot be looked at from here
+ * ({@link foreignPidSpace}), may have its jobs reaped once its lease expires
+ * (docs/architecture.md "Reaping"). On a shared queue (PostgreSQL) every
+ * worker keeps a watchdog that ends its runs first: yes. On a SQLite file, only
+ * a worker of a namespace of its own keeps one ({@link inOwnPidNamespace});
+ * one of the machine's first namespace does not, so what it runs may outlive
+ * it (SIGKILL of the worker alone, SIGSTOP) and only a worker of that
+ * namespace, which can look at its PID, may reap it. A row without a namespace
+ * (older versions) keeps the lease rule.
+ */
+export function reapableByLease(who: ProcessIdentity, sharedQueue: boolean): boolean {
+  return sharedQueue || !who.pidNs || who.pidNs !== INITIAL_PID_NS;
+}
+
+/**
  * Fields 3… of `/proc/PID/stat` (index 0 = state, 2 = process group, 19 = start
  * time), or null when the process is gone or unreadable. comm (field 2) may
  * contain spaces and parentheses, hence the split after the last ')'.

@@ -24,6 +24,7 @@ import {
   type Liveness,
   type ProcessIdentity,
   processStartTime,
+  reapableByLease,
 } from "./liveness.ts";
 import {
   groupHoldsSelf,
@@ -54,12 +55,13 @@ export interface ReapedJob {
 
 /**
  * Whether a stale job's worker is gone: on this host by PID and start time;
- * on another host, or in another PID namespace under our host name, the
- * expired lease is the verdict (the caller only passes jobs whose lease expired).
+ * on another host, or in another PID namespace, the expired lease is the
+ * verdict (the caller only passes jobs whose lease expired) when a watchdog
+ * guarded it ({@link reapableByLease}; `sharedQueue`: PostgreSQL).
  */
-function gone(who: ProcessIdentity): boolean {
+function gone(who: ProcessIdentity, sharedQueue: boolean): boolean {
   const verdict: Liveness = judge(who);
-  return verdict === "dead" || (verdict === "unknown" && foreignPidSpace(who));
+  return verdict === "dead" || (verdict === "unknown" && foreignPidSpace(who) && reapableByLease(who, sharedQueue));
 }
 
 /**
@@ -165,7 +167,7 @@ export async function reapDeadWorkers(
   const reaped: ReapedJob[] = [];
   for (const { job, attempt, who, stale } of await candidates(store, thresholdSeconds)) {
     const certain = deathCertain(who);
-    if (!certain && (opts.certainOnly || !(stale && gone(who)))) continue;
+    if (!certain && (opts.certainOnly || !(stale && gone(who, store.shipsOutput)))) continue;
     const where = who.host !== HOST ? ` on ${who.host}` : foreignPidSpace(who) ? " in another PID namespace" : "";
     const why = where === "" ? "died" : `lost its lease (no heartbeat for ${thresholdSeconds}s)`;
     const done = await reapJob(store, job, attempt, who, reaperId, {

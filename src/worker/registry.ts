@@ -15,6 +15,7 @@ import {
   type ProcessIdentity,
   pidNamespace,
   processStartTime,
+  reapableByLease,
 } from "./liveness.ts";
 import { type ReapedJob, reapJobsOfDeadWorker } from "./reaper.ts";
 
@@ -59,7 +60,12 @@ interface Predecessor {
  * container's worker often has the same id and the same PID (1) as the one
  * that died: the start time and PID namespace tell them apart.
  */
-function predecessor(workerId: string, row: WorkerRecord | null, expiredBefore: number): Predecessor | null {
+function predecessor(
+  workerId: string,
+  row: WorkerRecord | null,
+  expiredBefore: number,
+  sharedQueue: boolean,
+): Predecessor | null {
   if (!row || isSelf(row)) return null;
   const who = {
     host: row.host,
@@ -73,6 +79,9 @@ function predecessor(workerId: string, row: WorkerRecord | null, expiredBefore: 
   const heartbeatAt = row.heartbeat_at;
   if (verdict === "dead") return { kind: "dead", who, heartbeatAt };
   if (row.stopped_at !== null) return null;
+  // No watchdog guarded its runs (a SQLite worker of the machine's first namespace): its lease proves nothing.
+  if (verdict === "unknown" && foreignPidSpace(who) && !reapableByLease(who, sharedQueue))
+    throw unguarded(workerId, who);
   if (verdict === "unknown") return { kind: row.heartbeat_at < expiredBefore ? "expired" : "held", who, heartbeatAt };
   throw heldBy(workerId, who);
 }
@@ -84,6 +93,23 @@ function heldBy(workerId: string, who: ProcessIdentity): SpoolError {
     remediation: `choose another --worker-id, or stop that worker first: spoolctl stop --worker-id ${workerId}`,
     detail: { worker_id: workerId, pid: who.pid, host: who.host },
   });
+}
+
+/**
+ * `CONFLICT`: `workerId` was last held by `who`, a SQLite worker of the
+ * machine's first PID namespace seen from another one: it kept no watchdog, so
+ * its jobs may run on after it and only a worker of its namespace may judge it
+ * (docs/architecture.md "Reaping").
+ */
+function unguarded(workerId: string, who: ProcessIdentity): SpoolError {
+  return new SpoolError(
+    "CONFLICT",
+    `worker id ${workerId} was last held by pid ${who.pid} on ${who.host}, which cannot be judged from here and kept no watchdog (a SQLite worker outside any container): its jobs may outlive it, so its lease proves nothing`,
+    {
+      remediation: `start this worker where pid ${who.pid} on ${who.host} can be looked at (outside any container), or choose another --worker-id`,
+      detail: { worker_id: workerId, pid: who.pid, host: who.host },
+    },
+  );
 }
 
 /**
@@ -104,7 +130,7 @@ async function untilNotHeld(
   let seen: number | null = null;
   for (;;) {
     const { row, jobBeat } = await workerIdHolder(store, workerId);
-    const judged = predecessor(workerId, row, store.now() - leaseSeconds);
+    const judged = predecessor(workerId, row, store.now() - leaseSeconds, store.shipsOutput);
     if (judged?.kind === "expired" && jobBeat !== null && jobBeat >= store.now() - leaseSeconds) judged.kind = "held"; // a job it claimed after its last heartbeat: wait for that lease too
     if (judged?.kind !== "held") return judged;
     if (seen !== null && judged.heartbeatAt !== seen) throw heldBy(workerId, judged.who);
@@ -153,7 +179,7 @@ export async function registerThisWorker(
     },
     (current, now) => {
       // Judged again inside the write: another process may have registered meanwhile.
-      const dead = predecessor(workerId, current, now - leaseSeconds);
+      const dead = predecessor(workerId, current, now - leaseSeconds, store.shipsOutput);
       if (
         dead &&
         (dead.kind === "held" || dead.who.pid !== before?.who.pid || dead.who.startTime !== before.who.startTime)

@@ -12,7 +12,7 @@ import type { Subprocess } from "bun";
 import type { ProcessEnd } from "../ops/outcome.ts";
 import type { Store } from "../store/store.ts";
 import type { WorkOptions } from "./api.ts";
-import { processState } from "./liveness.ts";
+import { inOwnPidNamespace, pidNamespace, processState } from "./liveness.ts";
 import { leaseGuardSeconds, sharedClockNs, type Timing, watchdogGraceSeconds } from "./timing.ts";
 import type { WatchdogConfig } from "./watchdog-main.ts";
 
@@ -63,9 +63,13 @@ export class Watchdog {
   readonly ledger: string;
 
   /**
-   * The watchdog of a worker on `store`, or null: none on one host's queue
-   * (a stopped worker is never reaped there), none without `opts.watchdog` (a
-   * worker run inside another program), none but on Linux (it reads /proc).
+   * The watchdog of a worker on `store`, or null: one on a shared queue
+   * (PostgreSQL), and on a SQLite file for a worker in a PID namespace of its
+   * own (a container: workers of other namespaces on the same volume judge it
+   * by its lease, see {@link inOwnPidNamespace}); none for a SQLite worker of
+   * the machine's first namespace (a stopped one is never reaped: its PID is
+   * looked at), none without `opts.watchdog` (a worker run inside another
+   * program), none but on Linux (it reads /proc).
    */
   static forWorker(
     store: Store,
@@ -73,7 +77,8 @@ export class Watchdog {
     timing: Timing,
     onTrouble: (message: string) => void,
   ): Watchdog | null {
-    if (!store.shipsOutput || !opts.watchdog || process.platform !== "linux") return null;
+    if (!opts.watchdog || process.platform !== "linux") return null;
+    if (!store.shipsOutput && !inOwnPidNamespace()) return null;
     const settings: WatchdogOptions = {
       ...opts.watchdog,
       workerId: opts.workerId,
@@ -89,7 +94,8 @@ export class Watchdog {
     private readonly opts: WatchdogOptions,
     private readonly onTrouble: (message: string) => void,
   ) {
-    this.ledger = join(opts.dir, `watchdog-${process.pid}.ended`);
+    // The namespace in the name: containers that share a SQLite volume share its spool folder, and PIDs.
+    this.ledger = join(opts.dir, `watchdog-${pidNamespace() ?? "ns"}-${process.pid}.ended`);
     this.renewedNs = sharedClockNs();
     rmSync(this.ledger, { force: true }); // a PID's earlier worker's
     this.start();
@@ -103,6 +109,24 @@ export class Watchdog {
   private restart(): void {
     this.lastRestart = performance.now();
     this.start();
+  }
+
+  /**
+   * The watchdog `proc` is gone (`how`: its exit code or signal): started
+   * again at once, then said; once per process, whichever of its exit and a
+   * {@link guarding} look saw it first.
+   */
+  private died(proc: Subprocess<"pipe", "ignore", "inherit">, how: string): void {
+    if (this.closed || this.proc !== proc) return;
+    this.proc = null;
+    // At once, not at the next renewal: until then nothing would end the jobs of this worker if it stopped.
+    // Only one that keeps dying waits out the pause.
+    const restart = this.mayRestart();
+    // The new one first, then the line: a worker stopped right after saying so is guarded already.
+    if (restart) this.restart();
+    this.onTrouble(
+      `this worker's watchdog exited (${how}); ${restart ? "started it again" : "starting it again within 10s; until then this worker renews no lease"}`,
+    );
   }
 
   private start(): void {
@@ -128,18 +152,7 @@ export class Watchdog {
       this.proc = proc;
       for (const line of this.jobs.values()) proc.stdin.write(line);
       proc.stdin.flush();
-      void proc.exited.then((code) => {
-        if (this.closed || this.proc !== proc) return;
-        this.proc = null;
-        // At once, not at the next renewal: until then nothing would end the jobs of this worker if it stopped.
-        // Only one that keeps dying waits out the pause.
-        const restart = this.mayRestart();
-        // The new one first, then the line: a worker stopped right after saying so is guarded already.
-        if (restart) this.restart();
-        this.onTrouble(
-          `this worker's watchdog exited (${code ?? proc.signalCode}); ${restart ? "started it again" : "starting it again within 10s; until then this worker renews no lease"}`,
-        );
-      });
+      void proc.exited.then((code) => this.died(proc, String(code ?? proc.signalCode)));
     } catch (error) {
       this.proc = null;
       this.onTrouble(`cannot start this worker's watchdog: ${(error as Error).message}`);
@@ -166,11 +179,15 @@ export class Watchdog {
   guarding(): boolean {
     if (this.closed) return false;
     const proc = this.proc;
-    if (proc !== null && proc.exitCode === null && proc.signalCode === null) {
-      const state = processState(proc.pid);
-      if (state !== null && state !== "Z" && state !== "X") return true;
+    if (proc !== null) {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        const state = processState(proc.pid);
+        if (state !== null && state !== "Z" && state !== "X") return true;
+      }
+      // Seen gone before its exit was reported (a loaded machine): said all the same.
+      this.died(proc, String(proc.signalCode ?? proc.exitCode ?? "killed"));
+      return this.proc !== null;
     }
-    this.proc = null;
     if (this.mayRestart()) this.restart();
     return this.proc !== null;
   }
