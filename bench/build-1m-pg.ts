@@ -10,12 +10,13 @@
  *
  * Triggers are off during the load (`session_replication_role = replica`), so
  * what they maintain is written directly: event ids in commit order (job id
- * order here) with the event_ids counter after them, the lane counts and the
- * lanes table. Then `ANALYZE`, which autovacuum would run on a live queue.
+ * order here) with the event_ids counter after them, the lane counts, the
+ * lanes table and the kept dead counts. Then `ANALYZE`, which autovacuum would run on a live queue.
  *
  *   bun bench/build-1m-pg.ts URL [JOBS]      # default 1,000,000
  */
 import { SQL } from "bun";
+import { DEAD_COUNTS_BACKFILL } from "../src/store/postgres/dead-schema.ts";
 import type { BuildReport } from "./build-1m.ts";
 import { recordFailureLinesSql } from "./failure-lines.ts";
 import { BUN, CLI, run } from "./lib.ts";
@@ -101,6 +102,9 @@ export async function buildLargePg(
         "INSERT INTO lane_counts (queue, state, n) SELECT queue, state, count(*) FROM jobs GROUP BY queue, state",
       );
       await tx.unsafe("INSERT INTO lanes (queue) SELECT DISTINCT queue FROM jobs ON CONFLICT DO NOTHING");
+      // The kept dead counts (schema v20), which the triggers would have kept; absent in an older schema.
+      const [kept] = (await tx.unsafe("SELECT to_regclass('dead_jobs') IS NOT NULL AS here")) as { here: boolean }[];
+      if (kept?.here) await tx.unsafe(DEAD_COUNTS_BACKFILL);
       await tx.unsafe(`SELECT setval(pg_get_serial_sequence('jobs', 'id'), ${jobs})`);
     });
     await sql.unsafe("ANALYZE");

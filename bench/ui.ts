@@ -6,13 +6,15 @@
  * server's time), median of 7 after a warm-up. Nothing changes: the one
  * write call is a dry run, rolled back.
  *
- *   bun bench/ui.ts PATH_OR_URL [--json]
+ *   bun bench/ui.ts PATH_OR_URL [--json] [--only /triage,/metrics]   # --only: just these paths
  */
 import { BUN, CLI } from "./lib.ts";
 
 const where = process.argv[2];
 if (!where) throw new Error("usage: bun bench/ui.ts PATH_OR_URL [--json]");
 const asJson = process.argv.includes("--json");
+const onlyAt = process.argv.indexOf("--only");
+const only = onlyAt > 0 ? new Set((process.argv[onlyAt + 1] ?? "").split(",")) : null;
 
 const proc = Bun.spawn([BUN, CLI, "ui", "--db", where, "--port", "0", "--json"], {
   stdout: "pipe",
@@ -42,7 +44,7 @@ const newest = JSON.parse((await get("/api/list?limit=1")).body).data.jobs[0]?.i
 const dead = JSON.parse((await get("/api/list?state=dead&limit=1")).body).data.jobs[0]?.id;
 const batch = JSON.parse((await get("/api/batch-list?limit=1")).body).data?.batches?.[0]?.name;
 
-const paths = [
+const every = [
   "/",
   "/jobs",
   "/jobs?state=dead",
@@ -64,6 +66,7 @@ const paths = [
   "/api/list?limit=200",
   "/api/retry?all=true&state=dead&dry-run=true",
 ];
+const paths = only ? every.filter((p) => only.has(p)) : every;
 
 const rows: { path: string; status: number; median_ms: number; max_ms: number; kb: number }[] = [];
 for (const path of paths) {

@@ -23,6 +23,8 @@ describe.skipIf(ON_POSTGRES)("SQLite file migrations", () => {
   const TABLES = [
     "attempts",
     "batches",
+    "dead_counts",
+    "dead_jobs",
     "hooks",
     "job_events",
     "job_needs",
@@ -253,5 +255,14 @@ describe.skipIf(ON_POSTGRES)("SQLite file migrations", () => {
     expect(status.env.data.counts).toEqual({ canceled: 0, dead: 1, done: 2, failed: 0, queued: 1, running: 0 });
     expect(status.env.data.queues.builds.dead).toBe(1);
     expect(meta()).toEqual(currentMeta(String(SCHEMA_VERSION)));
+    // The kept dead counts start from the dead jobs there were (a job that never ran: all parts empty).
+    const after = new Database(q.db, { readonly: true });
+    try {
+      expect(after.query("SELECT gkey, queue, n FROM dead_counts").all()).toEqual([
+        { gkey: "|||", queue: "builds", n: 1 },
+      ]);
+    } finally {
+      after.close();
+    }
   });
 });

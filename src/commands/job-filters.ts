@@ -56,11 +56,25 @@ export function jobFilterFlags(prefix = "") {
       valueHint: "TEXT",
       description: `${prefix}only jobs whose command line, idempotency key or last error contains this text (ASCII letters in either case)`,
     },
+    "failure-group": {
+      type: "string",
+      valueHint: "KEY",
+      description: `${prefix}only the dead jobs of this failure group, named by its key as the web view's triage page gives it (reason|exit|signal|signature)`,
+    },
   } as const satisfies FlagsDef;
 }
 
 /** Names of the job filter flags. */
-export const JOB_FILTER_NAMES = ["queue", "tag", "since", "failure-reason", "match", "batch", "search"] as const;
+export const JOB_FILTER_NAMES = [
+  "queue",
+  "tag",
+  "since",
+  "failure-reason",
+  "match",
+  "batch",
+  "search",
+  "failure-group",
+] as const;
 
 /** Parsed values of the selection flags. */
 export interface JobFilterArgs {
@@ -71,6 +85,7 @@ export interface JobFilterArgs {
   match?: string;
   batch?: string;
   search?: string;
+  "failure-group"?: string;
 }
 
 /**
@@ -96,6 +111,7 @@ export function jobSelectionOf(args: JobFilterArgs): JobSelection {
     ...(args.match !== undefined ? { match: args.match } : {}),
     ...(args.batch !== undefined ? { batch: parseBatchName("--batch", args.batch) } : {}),
     ...(args.search !== undefined ? { search: args.search } : {}),
+    ...(args["failure-group"] !== undefined ? { failureGroup: args["failure-group"] } : {}),
   };
 }
 

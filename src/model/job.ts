@@ -226,6 +226,11 @@ export interface JobFilter {
    * (`--search`, docs/architecture.md "Job filters"). A scan, newest first.
    */
   text?: string;
+  /**
+   * Only the dead jobs of this kept failure group, by its key (`--failure-group`;
+   * docs/architecture.md "Kept dead counts"): a lookup in `dead_jobs`.
+   */
+  failureGroup?: string;
   /** Only jobs with id > afterId (a waiter's jobs added after it began). */
   afterId?: number;
   limit: number;

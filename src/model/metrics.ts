@@ -46,3 +46,27 @@ export interface DeadJobKind {
   signal: number | null;
   n: number;
 }
+
+/**
+ * Dead jobs of one lane in one kept failure group (docs/architecture.md "Kept
+ * dead counts"): the group's key and parts (the last attempt's reason, exit
+ * code, signal and recorded stderr signature, as written, `""` for a job that
+ * never ran, null when none was recorded) and how many.
+ */
+export interface DeadGroupCount {
+  key: string;
+  queue: string;
+  failure_reason: string | null;
+  exit_code: number | null;
+  signal: number | null;
+  signature: string | null;
+  n: number;
+}
+
+/** When a kept failure group's jobs ended (epoch seconds) and its newest job, from `dead_jobs`' index. */
+export interface DeadGroupSpan {
+  key: string;
+  first_seen: number;
+  last_seen: number;
+  newest_job_id: number;
+}

@@ -134,6 +134,8 @@ export interface ListQuery {
   text?: string;
   /** Only jobs of this batch. */
   batch?: string;
+  /** Only the dead jobs of this kept failure group (`--failure-group`, see JobFilter's `failureGroup`). */
+  failureGroup?: string;
   limit: number;
 }
 

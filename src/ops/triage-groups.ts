@@ -7,6 +7,7 @@
  */
 import type { FailureGroup } from "../describe/schemas-rows.ts";
 import type { FailureGroupRow, FailureReason, JobFilter, JobState } from "../model/job.ts";
+import type { DeadGroupCount } from "../model/metrics.ts";
 import { type FailureSignature, maskLine, signatureKey, signatureText } from "./failure-signature.ts";
 
 /**
@@ -25,6 +26,8 @@ export interface JobSelection {
   batch?: string;
   /** Text in the command line, key or last error, ASCII case ignored (`--search`). */
   search?: string;
+  /** Only the dead jobs of this kept failure group, by its key (`--failure-group`; docs/architecture.md "Kept dead counts"). */
+  failureGroup?: string;
 }
 
 /** A {@link JobSelection} as the store's filter at `now` (epoch seconds). */
@@ -37,6 +40,7 @@ export function selectionFilter(sel: JobSelection, now: number): Omit<JobFilter,
     ...(sel.match !== undefined ? { commandGlob: sel.match } : {}),
     ...(sel.batch !== undefined ? { batch: sel.batch } : {}),
     ...(sel.search !== undefined ? { text: sel.search } : {}),
+    ...(sel.failureGroup !== undefined ? { failureGroup: sel.failureGroup } : {}),
   };
 }
 
@@ -50,6 +54,7 @@ export function selectionText(sel: JobSelection): string {
   if (sel.batch !== undefined) parts.push(`of batch ${sel.batch}`);
   if (sel.match !== undefined) parts.push(`matching ${JSON.stringify(sel.match)}`);
   if (sel.search !== undefined) parts.push(`containing ${JSON.stringify(sel.search)}`);
+  if (sel.failureGroup !== undefined) parts.push(`of failure group ${JSON.stringify(sel.failureGroup)}`);
   return parts.length ? ` ${parts.join(", ")}` : "";
 }
 
@@ -110,4 +115,51 @@ export function mergeFailureRows(rows: FailureGroupRow[]): FailureGroup[] {
     });
   }
   return groups;
+}
+
+/**
+ * One kept failure group of dead jobs, all lanes together, as the web view's
+ * triage page and its actions name it (docs/architecture.md "Kept dead
+ * counts"): `key` selects its jobs (`--failure-group`).
+ */
+export interface KeptGroup {
+  key: string;
+  signature: FailureSignature;
+  /** False when its stderr line was not recorded masked by this version: `signature.stderr` then says so. */
+  recorded: boolean;
+  text: string;
+  count: number;
+  lanes: string[];
+}
+
+/** What `signature.stderr` says of a group whose line was not recorded with this version's masking. */
+const UNRECORDED_LINE = "(stderr line not recorded)";
+
+/**
+ * The kept counts `rows` (by group and lane) as groups, largest first, then
+ * by key; a signature recorded with `maskVersion` is shown unmasked of its
+ * prefix, `""` (never ran) as no stderr, anything else as {@link UNRECORDED_LINE}. Pure.
+ */
+export function keptGroups(rows: readonly DeadGroupCount[], maskVersion: number): KeptGroup[] {
+  const prefix = `${maskVersion}|`;
+  const byKey = new Map<string, KeptGroup>();
+  for (const r of rows) {
+    let g = byKey.get(r.key);
+    if (!g) {
+      const recorded = r.signature === "" || (r.signature?.startsWith(prefix) ?? false);
+      const signature: FailureSignature = {
+        state: "dead",
+        failure_reason: r.failure_reason as FailureReason | null,
+        exit_code: r.exit_code,
+        signal: r.signal,
+        stderr: r.signature === "" ? "" : recorded ? r.signature!.slice(prefix.length) : UNRECORDED_LINE,
+      };
+      g = { key: r.key, signature, recorded, text: signatureText(signature), count: 0, lanes: [] };
+      byKey.set(r.key, g);
+    }
+    g.count += r.n;
+    if (!g.lanes.includes(r.queue)) g.lanes.push(r.queue);
+  }
+  for (const g of byKey.values()) g.lanes.sort();
+  return [...byKey.values()].sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }

@@ -18,7 +18,7 @@ import type {
   LaneSetting,
   WorkerRecord,
 } from "../model/job.ts";
-import type { DeadJobKind, MetricCount } from "../model/metrics.ts";
+import type { DeadGroupCount, DeadGroupSpan, DeadJobKind, MetricCount } from "../model/metrics.ts";
 import type { RecurringReader } from "./recurring.ts";
 
 /** Reads; inside {@link Store.read} they see one consistent snapshot. */
@@ -88,6 +88,14 @@ export interface StoreReader {
    * reason, exit code and signal; all null for a job that never ran). One statement.
    */
   deadJobKinds(): Promise<DeadJobKind[]>;
+  /**
+   * Dead jobs counted by kept failure group and lane (docs/architecture.md
+   * "Kept dead counts"): the rows the schema's triggers keep, a few whatever
+   * the number of dead jobs. One statement.
+   */
+  deadGroupCounts(): Promise<DeadGroupCount[]>;
+  /** For each of `keys` with a dead job: when its jobs ended, first and last, and its newest job (by end, then id). */
+  deadGroupSpans(keys: string[]): Promise<DeadGroupSpan[]>;
   /**
    * Jobs that ended (done, dead, canceled) at or after `since` (epoch seconds),
    * counted by outcome and by bucket of `bucketSeconds` from `since` (bucket 0

@@ -10,3 +10,5 @@ export const LOCK_MIGRATE = 1;
 export const LOCK_COMPACT = 2;
 /** Folding `metric_counts`' delta rows (schema v18), apart from LOCK_COMPACT so neither fold waits for the other. */
 export const LOCK_METRICS = 3;
+/** Folding `dead_counts`' delta rows (dead-schema.ts), apart from the others so no fold waits for another. */
+export const LOCK_DEAD_COUNTS = 4;

@@ -35,6 +35,8 @@ const SPOOLCTL_TABLES = [
   "hooks",
   "job_needs",
   "metric_counts",
+  "dead_jobs",
+  "dead_counts",
 ];
 
 /** The schema version this binary writes (one ahead of SQLite's: v11 concerns PostgreSQL's ledger only). */

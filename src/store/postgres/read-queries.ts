@@ -19,7 +19,7 @@ import type {
   LaneSetting,
   WorkerRecord,
 } from "../../model/job.ts";
-import type { DeadJobKind, MetricCount } from "../../model/metrics.ts";
+import type { DeadGroupCount, DeadGroupSpan, DeadJobKind, MetricCount } from "../../model/metrics.ts";
 import type {
   DrainState,
   EventQuery,
@@ -39,7 +39,7 @@ import { unmetNeeds, waitingOnNeeds } from "./needs.ts";
 import * as op from "./operator-queries.ts";
 import { readOutput } from "./output.ts";
 import { num, toAttempt, toEvent, toJob, toWorker } from "./rows.ts";
-import { failureGroups } from "./triage-queries.ts";
+import { deadGroupCounts, deadGroupSpans, failureGroups } from "./triage-queries.ts";
 
 type Row = Record<string, unknown>;
 
@@ -140,9 +140,17 @@ export abstract class PgReads implements Omit<StoreReader, "recurring"> {
   }
 
   async deadJobKinds(): Promise<DeadJobKind[]> {
-    return (await this.tx`SELECT j.queue, a.failure_reason, a.exit_code, a.signal, count(*)::float8 AS n
-      FROM jobs j LEFT JOIN attempts a ON a.job_id = j.id AND a.attempt_no = j.last_attempt_no
-      WHERE j.state = 'dead' GROUP BY 1, 2, 3, 4`) as DeadJobKind[];
+    // From the kept counts' delta rows (schema v20), not a GROUP BY over the dead jobs.
+    return (await this.tx`SELECT queue, failure_reason, exit_code, signal, sum(n)::float8 AS n
+      FROM dead_counts GROUP BY 1, 2, 3, 4 HAVING sum(n) > 0`) as DeadJobKind[];
+  }
+
+  async deadGroupCounts(): Promise<DeadGroupCount[]> {
+    return deadGroupCounts(this.tx);
+  }
+
+  async deadGroupSpans(keys: string[]): Promise<DeadGroupSpan[]> {
+    return deadGroupSpans(this.tx, keys);
   }
 
   async countScheduledByLane(now: number): Promise<{ queue: string; n: number }[]> {

@@ -5,6 +5,7 @@
  * (docs/architecture.md "Migrations").
  */
 import { LOCK_CLASS, LOCK_COMPACT } from "./advisory-locks.ts";
+import { DEAD_COUNTS_STEP } from "./dead-schema.ts";
 import { METRICS_STEP } from "./metric-schema.ts";
 
 /** Schema steps; step N takes the database from version N-1 to N. */
@@ -356,4 +357,6 @@ export const STEPS: string[] = [
   METRICS_STEP,
   // v19: the trace context add found in its environment (the SQLite driver's v17), JSON.
   `ALTER TABLE jobs ADD COLUMN trace text;`,
+  // v20: dead jobs kept counted by failure group (the SQLite driver's v18; dead-schema.ts).
+  DEAD_COUNTS_STEP,
 ];

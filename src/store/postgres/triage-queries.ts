@@ -5,6 +5,7 @@
  */
 import type { SQL } from "bun";
 import type { FailureGroupRow, JobFilter } from "../../model/job.ts";
+import type { DeadGroupCount, DeadGroupSpan } from "../../model/metrics.ts";
 import { jobWhere } from "./job-filter.ts";
 import { num, numOrNull } from "./rows.ts";
 
@@ -55,5 +56,35 @@ export async function failureGroups(
     last_seen: num(r.last_seen),
     lanes: (JSON.parse(r.lanes as string) as string[]).sort(),
     job_ids: (JSON.parse(r.job_ids as string) as number[]).map(Number),
+  }));
+}
+
+/** The kept counts by failure group and lane, their delta rows summed (see StoreReader.deadGroupCounts). */
+export async function deadGroupCounts(tx: SQL): Promise<DeadGroupCount[]> {
+  const rows = (await tx`SELECT gkey, queue, failure_reason, exit_code, signal, signature, sum(n)::float8 AS n
+    FROM dead_counts GROUP BY 1, 2, 3, 4, 5, 6 HAVING sum(n) > 0 ORDER BY 7 DESC, 1, 2`) as Row[];
+  return rows.map((r) => ({
+    key: r.gkey as string,
+    queue: r.queue as string,
+    failure_reason: r.failure_reason as string | null,
+    exit_code: numOrNull(r.exit_code),
+    signal: numOrNull(r.signal),
+    signature: r.signature as string | null,
+    n: num(r.n),
+  }));
+}
+
+/** First and last end and newest job of each of `keys` (see StoreReader.deadGroupSpans): index probes, one statement. */
+export async function deadGroupSpans(tx: SQL, keys: string[]): Promise<DeadGroupSpan[]> {
+  if (keys.length === 0) return [];
+  const rows = (await tx`SELECT k.key, f.at AS first_seen, l.at AS last_seen, l.job_id AS newest_job_id
+    FROM unnest(${keys}::text[]) AS k(key)
+    CROSS JOIN LATERAL (SELECT at FROM dead_jobs WHERE gkey = k.key ORDER BY at LIMIT 1) f
+    CROSS JOIN LATERAL (SELECT at, job_id FROM dead_jobs WHERE gkey = k.key ORDER BY at DESC, job_id DESC LIMIT 1) l`) as Row[];
+  return rows.map((r) => ({
+    key: r.key as string,
+    first_seen: num(r.first_seen),
+    last_seen: num(r.last_seen),
+    newest_job_id: num(r.newest_job_id),
   }));
 }

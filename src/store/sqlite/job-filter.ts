@@ -48,6 +48,10 @@ export function jobWhere(filter: Omit<JobFilter, "limit">): { sql: string; param
   compare("priority", ">=", filter.priorityMin);
   compare("id", "<", filter.beforeId);
   compare("id", ">", filter.afterId);
+  if (filter.failureGroup !== undefined) {
+    where.push("jobs.id IN (SELECT job_id FROM dead_jobs WHERE gkey = ?)");
+    params.push(filter.failureGroup);
+  }
   if (filter.batch !== undefined) {
     where.push("jobs.batch = ?");
     params.push(filter.batch);

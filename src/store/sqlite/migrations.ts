@@ -5,6 +5,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { SpoolError } from "../../contract/errors.ts";
+import { DEAD_COUNTS_STEP } from "./dead-schema.ts";
 import { METRICS_STEP } from "./metric-schema.ts";
 
 /** Schema steps; step N takes the file from version N-1 to N. */
@@ -278,6 +279,8 @@ const STEPS: string[] = [
   METRICS_STEP,
   // v17: the trace context add found in its environment (docs/architecture.md "Traces"), JSON.
   `ALTER TABLE jobs ADD COLUMN trace TEXT;`,
+  // v18: dead jobs kept counted by failure group, by triggers (dead-schema.ts; docs/architecture.md "Kept dead counts").
+  DEAD_COUNTS_STEP,
 ];
 
 /** The v1 schema, for the test that migrates an old file. */

@@ -17,7 +17,7 @@ import type {
   LaneSetting,
   WorkerRecord,
 } from "../../model/job.ts";
-import type { DeadJobKind, MetricCount } from "../../model/metrics.ts";
+import type { DeadGroupCount, DeadGroupSpan, DeadJobKind, MetricCount } from "../../model/metrics.ts";
 import type {
   DrainState,
   EventQuery,
@@ -34,7 +34,7 @@ import * as lanes from "./lane-queries.ts";
 import { unmetNeeds, waitingOnNeeds } from "./needs.ts";
 import * as op from "./operator-queries.ts";
 import { toJob, toWorker } from "./rows.ts";
-import { failureGroups } from "./triage-queries.ts";
+import { deadGroupCounts, deadGroupSpans, failureGroups } from "./triage-queries.ts";
 
 type Row = Record<string, unknown>;
 
@@ -102,14 +102,20 @@ export abstract class SqliteReads implements Omit<StoreReader, "recurring"> {
   }
 
   async deadJobKinds(): Promise<DeadJobKind[]> {
+    // From the kept counts (schema v18), not a GROUP BY over the dead jobs.
     return this.db
       .query(
-        `SELECT j.queue, a.failure_reason, a.exit_code, a.signal, count(*) AS n
-         FROM jobs j INDEXED BY idx_jobs_state_id
-         LEFT JOIN attempts a ON a.job_id = j.id AND a.attempt_no = j.last_attempt_no
-         WHERE j.state = 'dead' GROUP BY 1, 2, 3, 4`,
+        "SELECT queue, failure_reason, exit_code, signal, sum(n) AS n FROM dead_counts WHERE n > 0 GROUP BY 1, 2, 3, 4",
       )
       .all() as DeadJobKind[];
+  }
+
+  async deadGroupCounts(): Promise<DeadGroupCount[]> {
+    return deadGroupCounts(this.db);
+  }
+
+  async deadGroupSpans(keys: string[]): Promise<DeadGroupSpan[]> {
+    return deadGroupSpans(this.db, keys);
   }
 
   async finishedTimeline(since: number, bucketSeconds: number): Promise<TimelineCount[]> {

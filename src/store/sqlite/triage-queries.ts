@@ -5,6 +5,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { FailureGroupRow, JobFilter } from "../../model/job.ts";
+import type { DeadGroupCount, DeadGroupSpan } from "../../model/metrics.ts";
 import { jobWhere } from "./job-filter.ts";
 
 type Row = Record<string, unknown>;
@@ -51,4 +52,23 @@ export function failureGroups(
     lanes: (JSON.parse(r.lanes as string) as string[]).sort(),
     job_ids: (JSON.parse(r.job_ids as string) as number[]).sort((x, y) => y - x),
   }));
+}
+
+/** The kept counts by failure group and lane (see StoreReader.deadGroupCounts). */
+export function deadGroupCounts(db: Database): DeadGroupCount[] {
+  return db
+    .query(
+      "SELECT gkey AS key, queue, failure_reason, exit_code, signal, signature, n FROM dead_counts WHERE n > 0 ORDER BY n DESC, gkey, queue",
+    )
+    .all() as DeadGroupCount[];
+}
+
+/** First and last end and newest job of each of `keys` (see StoreReader.deadGroupSpans): three index probes a key. */
+export function deadGroupSpans(db: Database, keys: string[]): DeadGroupSpan[] {
+  const probe = db.query(
+    `SELECT ?1 AS key, (SELECT min(at) FROM dead_jobs WHERE gkey = ?1) AS first_seen,
+       (SELECT at FROM dead_jobs WHERE gkey = ?1 ORDER BY at DESC, job_id DESC LIMIT 1) AS last_seen,
+       (SELECT job_id FROM dead_jobs WHERE gkey = ?1 ORDER BY at DESC, job_id DESC LIMIT 1) AS newest_job_id`,
+  );
+  return keys.map((k) => probe.get(k) as DeadGroupSpan).filter((s) => s.newest_job_id !== null);
 }

@@ -56,6 +56,7 @@ export function listJobs(store: SnapshotReader, q: ListQuery, health?: HealthCon
           ...(q.text !== undefined ? { text: q.text } : {}),
           ...(floor !== null && floor > 1 ? { afterId: floor - 1 } : {}),
           ...(q.batch !== undefined ? { batch: q.batch } : {}),
+          ...(q.failureGroup !== undefined ? { failureGroup: q.failureGroup } : {}),
           limit: q.limit + 1,
         });
     const full = rows.length > q.limit;

@@ -9,7 +9,7 @@ import { type Html, html } from "../html.ts";
 import { actionButton, commandText, type Page, type PageContext, type Row, stateBadge, table, when } from "./layout.ts";
 
 /** The filters of the page, as `list` takes them. */
-const FILTERS = ["state", "queue", "tag", "batch", "search"] as const;
+const FILTERS = ["state", "queue", "tag", "batch", "search", "failure-group"] as const;
 
 /** The page's filters from its URL, as `list` flags. */
 function listFilters(url: URL): Record<string, string> {
