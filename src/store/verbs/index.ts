@@ -22,6 +22,7 @@ export { attemptNow, attemptOutput, jobAttempt, latestAttempt, shippedOutput } f
 export { jobFeedback } from "./feedback.ts";
 export { reportSnapshot } from "./report.ts";
 export { failureGroups, jobsInStates, latestOutput, triageCard } from "./triage.ts";
+export { keptFailureGroups } from "./dead-groups.ts";
 export { batchByName, followLook } from "./follow.ts";
 export { finishedTimeline, ledgerHead, needGraph } from "./views.ts";
 export { awaitedJobs, jobsMatching, pendingAndWorkers, selectionJobs } from "./wait.ts";
