@@ -110,6 +110,7 @@ export function summarize(job: Job, now: number, waitingOn: number[] = []): JobS
     env_keys: Object.keys(job.env).sort(),
     locked_by: job.locked_by,
     scheduled: job.state === "queued" && job.next_run_at > now,
+    held: job.state === "queued" && job.held,
     batch: job.batch ?? null,
     waiting_on: waitingOn,
   };
@@ -124,6 +125,8 @@ export interface ListQuery {
   priorityMin?: number;
   /** Only scheduled jobs: queued with next_run_at after `now`. */
   scheduledOnly?: boolean;
+  /** Only held jobs (true) or only jobs not held (false); docs/architecture.md "Holding a job". */
+  held?: boolean;
   /** Show jobs older than this id (the previous page's cursor). */
   cursor?: number;
   /** Triage's filters (see JobFilter): ended since, failure reasons, command glob. */

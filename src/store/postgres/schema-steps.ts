@@ -356,4 +356,10 @@ export const STEPS: string[] = [
   METRICS_STEP,
   // v19: the trace context add found in its environment (the SQLite driver's v17), JSON.
   `ALTER TABLE jobs ADD COLUMN trace text;`,
+  // v20: `hold` (the SQLite driver's v18): a queued job the claim passes over until `release`.
+  `
+  ALTER TABLE jobs ADD COLUMN held boolean NOT NULL DEFAULT false;
+  DROP INDEX idx_jobs_claimable;
+  CREATE INDEX idx_jobs_claimable ON jobs (state, queue, needs_left, held, priority DESC, next_run_at ASC, id ASC);
+  `,
 ];

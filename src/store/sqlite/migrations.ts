@@ -278,6 +278,15 @@ const STEPS: string[] = [
   METRICS_STEP,
   // v17: the trace context add found in its environment (docs/architecture.md "Traces"), JSON.
   `ALTER TABLE jobs ADD COLUMN trace TEXT;`,
+  // v18: `hold` (docs/architecture.md "Holding a job"): a queued job the claim
+  // passes over until `release`. A flag, not a state: the job stays queued for
+  // needs, batches and idempotency keys. The claim's index gains it, so the
+  // claim stays one index range however many jobs are held.
+  `
+  ALTER TABLE jobs ADD COLUMN held INTEGER NOT NULL DEFAULT 0;
+  DROP INDEX idx_jobs_claimable;
+  CREATE INDEX idx_jobs_claimable ON jobs (state, queue, needs_left, held, priority DESC, next_run_at ASC, id ASC);
+  `,
 ];
 
 /** The v1 schema, for the test that migrates an old file. */
