@@ -29,7 +29,7 @@ const holdData = object({
 export type HoldData = Static<typeof holdData>;
 
 /** The fields `edit` can change. */
-export const EDIT_FIELDS = [
+const EDIT_FIELDS = [
   "argv",
   "env",
   "cwd",

@@ -123,7 +123,7 @@ export function changedFields(job: Job, edit: JobEdit): (keyof JobEdit)[] {
 }
 
 /** The fields of the JSON document `edit` opens in $EDITOR, in order. */
-export const EDITABLE_KEYS = ["argv", "env", "cwd", "queue", "priority", "timeout_seconds", "max_retries"] as const;
+const EDITABLE_KEYS = ["argv", "env", "cwd", "queue", "priority", "timeout_seconds", "max_retries"] as const;
 
 /** What `edit` shows in $EDITOR for `job`: its editable fields as JSON, two-space indented, with a final newline. */
 export function editDocument(job: Job): string {

@@ -30,8 +30,3 @@ export function checkHoldable(job: Job, held: boolean): void {
     detail: { job_id: job.id, state: job.state },
   });
 }
-
-/** The state a person reads for `job`: `held` for a held queued job, else its stored state. */
-export function shownState(job: Pick<Job, "state" | "held">): string {
-  return job.state === "queued" && job.held ? "held" : job.state;
-}

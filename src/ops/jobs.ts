@@ -73,6 +73,22 @@ export function parseJobRef(ref: string): JobRef {
   return { kind: "key", key: ref };
 }
 
+/**
+ * An id range as the bulk verbs take it (`cancel 3-10`; docs/architecture.md
+ * "Acting on a selection"): `N-M`, both ends included, or null when `ref` is
+ * not of that shape. Raises `INVALID_INPUT` for a range that ends before it
+ * starts or past the largest safe integer.
+ */
+export function parseIdRange(ref: string): { from: number; to: number } | null {
+  const m = /^(\d+)-(\d+)$/.exec(ref);
+  if (!m) return null;
+  const from = Number(m[1]);
+  const to = Number(m[2]);
+  if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from > to)
+    throw invalidValue("ID", ref, "an id range FROM-TO with FROM <= TO, e.g. 3-10");
+  return { from, to };
+}
+
 /** The `NOT_FOUND` error of a reference `ref` (parsed as `parsed`) that names no job. */
 export function jobNotFound(ref: string, parsed: JobRef, remediation = JOB_NOT_FOUND_REMEDIATION): SpoolError {
   if (parsed.kind === "last")
