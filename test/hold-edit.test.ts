@@ -82,7 +82,7 @@ test("edit changes a queued job's command and settings; a running job is refused
   expect(r.code).toBe(0);
   expect((await q.run(["output", String(id), "--stream", "stdout"])).stdout).toContain("\nnew-1\n");
   // A running job: CONFLICT, exit 5, and a remediation.
-  const sleeper = await q.addJob("--", "sleep", "30");
+  const sleeper = await q.addJob("--", "sleep", "600");
   const worker = q.spawn(["work", "--poll-interval", "0.05"], { env: FAST_KNOBS });
   try {
     await waitFor("the sleeper to start", async () => (await q.job(sleeper))?.state === "running", 30_000);
