@@ -12,7 +12,9 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SpoolError } from "../../src/contract/errors.ts";
 import type { Store } from "../../src/store/store.ts";
+import { cancelJobs } from "../../src/store/verbs/cancel.ts";
 import { holdJobs } from "../../src/store/verbs/hold.ts";
+import { retryJobs } from "../../src/store/verbs/retry.ts";
 import {
   attemptRecord,
   claim,
@@ -80,6 +82,16 @@ forEachDriver("setHeld", (q) => {
     expect((await jobOf(q.store, b!.id)).held).toBe(false);
     const missing = await holdJobs(q.store, ["999"], true).catch((e) => e);
     expect(missing.code).toBe("NOT_FOUND");
+  });
+
+  test("a held job that leaves queued drops the flag: canceled and retried, it runs", async () => {
+    const a = await insertJob(q.store);
+    await holdJobs(q.store, [String(a.id)], true);
+    await cancelJobs(q.store, [String(a.id)], false);
+    expect(await jobOf(q.store, a.id)).toMatchObject({ state: "canceled", held: false });
+    await retryJobs(q.store, { refs: [String(a.id)] }, { force: false });
+    expect(await jobOf(q.store, a.id)).toMatchObject({ state: "queued", held: false });
+    expect((await claimOne(q.store)).job.id).toBe(a.id);
   });
 
   test("the driver's guard: setHeld leaves a job that is no longer queued alone", async () => {

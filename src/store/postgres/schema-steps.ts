@@ -356,10 +356,18 @@ export const STEPS: string[] = [
   METRICS_STEP,
   // v19: the trace context add found in its environment (the SQLite driver's v17), JSON.
   `ALTER TABLE jobs ADD COLUMN trace text;`,
-  // v20: `hold` (the SQLite driver's v18): a queued job the claim passes over until `release`.
+  // v20: `hold` (the SQLite driver's v18): a queued job the claim passes over until `release`;
+  // a job that leaves queued drops the flag (the WHEN is checked without calling the function).
   `
   ALTER TABLE jobs ADD COLUMN held boolean NOT NULL DEFAULT false;
   DROP INDEX idx_jobs_claimable;
   CREATE INDEX idx_jobs_claimable ON jobs (state, queue, needs_left, held, priority DESC, next_run_at ASC, id ASC);
+  CREATE FUNCTION spoolctl_unhold() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    NEW.held := false;
+    RETURN NEW;
+  END $$;
+  CREATE TRIGGER jobs_unhold BEFORE UPDATE OF state ON jobs
+    FOR EACH ROW WHEN (NEW.held AND NEW.state <> 'queued') EXECUTE FUNCTION spoolctl_unhold();
   `,
 ];
