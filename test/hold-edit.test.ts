@@ -56,7 +56,7 @@ test("a held job stays queued through a drain, with its dependent; released, bot
   expect((await q.job(dep))!.state).toBe("done");
 });
 
-test("edit changes a queued job's command and settings; a running job is refused with exit 5", async () => {
+test("edit changes a queued job's command and settings, and the drain runs the new command", async () => {
   const id = await q.addJob("--", "sh", "-c", "echo old");
   // --json before the --: what follows it is the new command, verbatim.
   const run = await q.run([
@@ -81,7 +81,9 @@ test("edit changes a queued job's command and settings; a running job is refused
   const r = await drain();
   expect(r.code).toBe(0);
   expect((await q.run(["output", String(id), "--stream", "stdout"])).stdout).toContain("\nnew-1\n");
-  // A running job: CONFLICT, exit 5, and a remediation.
+});
+
+test("edit, priority and hold refuse a running job with CONFLICT (exit 5) and a remediation", async () => {
   const sleeper = await q.addJob("--", "sleep", "600");
   const worker = q.spawn(["work", "--poll-interval", "0.05"], { env: FAST_KNOBS });
   try {
@@ -94,8 +96,13 @@ test("edit changes a queued job's command and settings; a running job is refused
     expect(p.code).toBe(5);
     const holdRunning = await q.json(["hold", String(sleeper)]);
     expect(holdRunning.code).toBe(5);
-    expect(holdRunning.env.errors[0].remediation).toContain(`cancel ${sleeper} --running --yes`);
+    // The hint carries the queue selection (--db) as every hint does.
+    expect(holdRunning.env.errors[0].remediation).toMatch(
+      new RegExp(`spoolctl cancel .*\\b${sleeper} --running --yes$`),
+    );
   } finally {
+    // A worker told to stop finishes its running job first: cancel it, then stop the worker.
+    await q.run(["cancel", String(sleeper), "--running", "--yes"]);
     worker.kill("SIGTERM");
     await worker.exited;
   }
