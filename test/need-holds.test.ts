@@ -31,6 +31,7 @@ function job(id: number, over: Partial<Job> = {}): Job {
     finished_at: null,
     cancel_requested: false,
     needs_left: 0,
+    held: false,
     ...over,
   };
 }

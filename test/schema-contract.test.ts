@@ -360,6 +360,16 @@ test("batch verbs and batch selections validate against their exported schemas",
   ]);
 });
 
+test("hold, release, edit and priority validate against their exported schemas", async () => {
+  const id = String(await q.addJob("--tag", "schema=hold", "--", "true"));
+  await check(["hold", id]);
+  await check(["release", "--all", "--tag", "schema=hold", "--dry-run"]);
+  await check(["release", id]);
+  await check(["edit", id, "--priority", "3", "--env", "A=1", "--", "echo", "edited"]);
+  await check(["priority", id, "4"]);
+  await check(["edit", id], { error: "MISSING_REQUIRED" });
+});
+
 test("every registered verb was validated against its data schema", () => {
   // `triage` is interactive only: under --json it is refused by design (INVALID_INPUT, see test/triage.test.ts).
   const interactiveOnly = ["triage"];

@@ -47,9 +47,9 @@ export default defineVerb({
       separator: ",",
       looseChoices: true,
       valueHint: "STATE",
-      choices: [...JOB_STATES, "scheduled", "failed", "pending", "processing", "completed"],
+      choices: [...JOB_STATES, "scheduled", "held", "failed", "pending", "processing", "completed"],
       description:
-        "queued, running, done, dead, canceled, or scheduled (queued, not yet due); QueueCTL pending, processing, completed; failed is reserved and matches nothing; comma-separated or repeated",
+        "queued, running, done, dead, canceled, scheduled (queued, not yet due) or held (queued, kept from starting by hold); QueueCTL pending, processing, completed; failed is reserved and matches nothing; comma-separated or repeated",
     },
     ...jobFilterFlags(),
     group: {
@@ -86,15 +86,17 @@ export default defineVerb({
   noArgsHint: "filter with --state, --queue, --tag",
   async run(ctx): Promise<VerbResult<ListData>> {
     const { args } = ctx;
-    // "scheduled" is derived (queued, not yet due), so it is a filter of its own.
+    // "scheduled" and "held" are derived (queued, not yet due; queued, held), so each is a filter of its own.
     const scheduledOnly = args.state.includes("scheduled");
-    const others = args.state.filter((s) => s !== "scheduled");
-    if (scheduledOnly && others.length)
-      throw invalidValue("--state", args.state.join(","), "scheduled alone, or a list of stored states");
-    const { states, matchesNothing } = parseStates(others);
+    const heldOnly = args.state.includes("held");
+    const others = args.state.filter((s) => s !== "scheduled" && s !== "held");
+    if ((scheduledOnly || heldOnly) && (others.length || (scheduledOnly && heldOnly)))
+      throw invalidValue("--state", args.state.join(","), "scheduled or held alone, or a list of stored states");
+    const { states: parsed, matchesNothing } = parseStates(others);
+    const states = heldOnly ? (["queued"] as typeof parsed) : parsed;
     if (args.group) {
       const wrong = states.filter((st) => st !== "dead" && st !== "canceled");
-      if (scheduledOnly || wrong.length || matchesNothing)
+      if (scheduledOnly || heldOnly || wrong.length || matchesNothing)
         throw invalidValue(
           "--state",
           args.state.join(","),
@@ -116,6 +118,7 @@ export default defineVerb({
         states,
         matchesNothing,
         scheduledOnly,
+        ...(heldOnly ? { held: true } : {}),
         priorityMin: args["priority-min"],
         cursor: args.cursor,
         limit: args.limit,
@@ -144,7 +147,7 @@ export default defineVerb({
     const rows = data.jobs.map((j) => [
       String(j.id),
       // A running job whose worker is gone says so: "running (worker dead)".
-      color.state(j.scheduled ? "scheduled" : j.state) +
+      color.state(j.held ? "held" : j.scheduled ? "scheduled" : j.state) +
         (j.worker_health && j.worker_health.worker_state !== "live"
           ? color.red(` (worker ${workerStateWord(j.worker_health)})`)
           : ""),

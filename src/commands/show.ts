@@ -33,9 +33,11 @@ export default defineVerb({
       field("job", String(j.id)),
       field(
         "state",
-        j.scheduled
-          ? `${color.state("scheduled", j.state)} (scheduled for ${ago(j.next_run_at)})`
-          : color.state(j.state),
+        j.held
+          ? `${color.state("held")} (queued, kept from starting: spoolctl release ${j.id} lets it run${j.scheduled ? `, due ${ago(j.next_run_at)}` : ""})`
+          : j.scheduled
+            ? `${color.state("scheduled", j.state)} (scheduled for ${ago(j.next_run_at)})`
+            : color.state(j.state),
       ),
       field("command", formatArgv(j.argv)),
       field("queue", j.queue),

@@ -86,7 +86,9 @@ const statusSchedule = object({
 const statusData = object({
   counts: stateCounts,
   scheduled: int,
-  queues: mapOf(object({ ...stateCounts.properties, scheduled: int })),
+  /** Queued jobs held by `hold` (a part of `queued`, as `scheduled` is; docs/architecture.md "Holding a job"). */
+  held: int,
+  queues: mapOf(object({ ...stateCounts.properties, scheduled: int, held: int })),
   recent_dead: arrayOf(jobSummary),
   /** Registered workers judged alive and heartbeating (a `stale` one is not counted). */
   live_workers: int,

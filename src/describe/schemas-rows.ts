@@ -69,6 +69,8 @@ export const jobSummaryProps = {
   env_keys: arrayOf(str),
   locked_by: nullable(str),
   scheduled: bool,
+  /** Held by `hold`: queued, but no claim takes it until `release` (docs/architecture.md "Holding a job"). */
+  held: bool,
   /** The batch it belongs to (docs/architecture.md "Batches"); null: none. */
   batch: nullable(str),
   /** Ids of the jobs it still waits for (docs/architecture.md "Dependencies"); empty when none. */

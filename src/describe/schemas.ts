@@ -8,6 +8,7 @@ import { envelopeSchemaOf } from "../contract/envelope-schema.ts";
 import { ERROR_CODES, WARNING_CODES } from "../contract/errors.ts";
 import { any, DIALECT, type JsonSchema } from "../contract/schema-kit.ts";
 import { CORE_DATA_SCHEMAS } from "./schemas-core.ts";
+import { EDIT_DATA_SCHEMAS } from "./schemas-edits.ts";
 import { JOB_DATA_SCHEMAS } from "./schemas-jobs.ts";
 import { LANE_DATA_SCHEMAS } from "./schemas-lanes.ts";
 import { OPERATOR_DATA_SCHEMAS, type SchemaData, STREAM_SCHEMAS } from "./schemas-operator.ts";
@@ -19,6 +20,7 @@ const DATA_SCHEMAS: Record<string, JsonSchema> = {
   ...CORE_DATA_SCHEMAS,
   ...LANE_DATA_SCHEMAS,
   ...JOB_DATA_SCHEMAS,
+  ...EDIT_DATA_SCHEMAS,
   ...OPERATOR_DATA_SCHEMAS,
   ...REPORT_DATA_SCHEMAS,
   ...RECURRING_DATA_SCHEMAS,

@@ -37,6 +37,9 @@ export const EVENTS = [
   "cancel_requested",
   "interrupted",
   "left_running",
+  "held",
+  "released",
+  "edited",
 ] as const;
 /** A ledger event name. */
 export type EventName = (typeof EVENTS)[number];
@@ -120,6 +123,12 @@ export interface Job extends NewJob {
   cancel_requested: boolean;
   /** How many of its needs are not met yet (SQLite schema v14); the claim takes only jobs at 0. */
   needs_left: number;
+  /**
+   * Held by `hold` (SQLite schema v18, PostgreSQL v20; docs/architecture.md
+   * "Holding a job"): a queued job no claim takes until `release`. Shown as
+   * `held` in every view; its state stays `queued`.
+   */
+  held: boolean;
 }
 
 /** An attempt row. */
@@ -191,6 +200,22 @@ export interface JobSettingsChange {
   env?: Record<string, string>;
 }
 
+/**
+ * What `edit` changes of a queued job (docs/architecture.md "Editing a job");
+ * absent fields stay as they are. `env` replaces the whole map; `cwd` null
+ * clears it; `next_run_at` (epoch seconds) is `--delay` read against now.
+ */
+export interface JobEdit {
+  argv?: string[];
+  env?: Record<string, string>;
+  cwd?: string | null;
+  queue?: string;
+  priority?: number;
+  timeout_seconds?: number;
+  max_retries?: number;
+  next_run_at?: number;
+}
+
 /** Filters of `list`. */
 export interface JobFilter {
   states?: JobState[];
@@ -233,6 +258,8 @@ export interface JobFilter {
   failureGroup?: string;
   /** Only jobs with id > afterId (a waiter's jobs added after it began). */
   afterId?: number;
+  /** true: only held jobs; false: only jobs not held (docs/architecture.md "Holding a job"). */
+  held?: boolean;
   limit: number;
 }
 

@@ -73,6 +73,22 @@ export function parseJobRef(ref: string): JobRef {
   return { kind: "key", key: ref };
 }
 
+/**
+ * An id range as the bulk verbs take it (`cancel 3-10`; docs/architecture.md
+ * "Acting on a selection"): `N-M`, both ends included, or null when `ref` is
+ * not of that shape. Raises `INVALID_INPUT` for a range that ends before it
+ * starts or past the largest safe integer.
+ */
+export function parseIdRange(ref: string): { from: number; to: number } | null {
+  const m = /^(\d+)-(\d+)$/.exec(ref);
+  if (!m) return null;
+  const from = Number(m[1]);
+  const to = Number(m[2]);
+  if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to) || from > to)
+    throw invalidValue("ID", ref, "an id range FROM-TO with FROM <= TO, e.g. 3-10");
+  return { from, to };
+}
+
 /** The `NOT_FOUND` error of a reference `ref` (parsed as `parsed`) that names no job. */
 export function jobNotFound(ref: string, parsed: JobRef, remediation = JOB_NOT_FOUND_REMEDIATION): SpoolError {
   if (parsed.kind === "last")
@@ -110,6 +126,7 @@ export function summarize(job: Job, now: number, waitingOn: number[] = []): JobS
     env_keys: Object.keys(job.env).sort(),
     locked_by: job.locked_by,
     scheduled: job.state === "queued" && job.next_run_at > now,
+    held: job.state === "queued" && job.held,
     batch: job.batch ?? null,
     waiting_on: waitingOn,
   };
@@ -124,6 +141,8 @@ export interface ListQuery {
   priorityMin?: number;
   /** Only scheduled jobs: queued with next_run_at after `now`. */
   scheduledOnly?: boolean;
+  /** Only held jobs (true) or only jobs not held (false); docs/architecture.md "Holding a job". */
+  held?: boolean;
   /** Show jobs older than this id (the previous page's cursor). */
   cursor?: number;
   /** Triage's filters (see JobFilter): ended since, failure reasons, command glob. */

@@ -15,6 +15,8 @@ export interface MetricsSnapshot {
   counts: MetricCount[];
   /** Jobs now, by lane and state. */
   jobs: { queue: string; state: string; n: number }[];
+  /** Held jobs now, by lane (a part of the queued ones; docs/architecture.md "Holding a job"). */
+  held: { queue: string; n: number }[];
   /** Per lane with queued jobs: the earliest `next_run_at` of one (null: none). */
   earliestDue: { queue: string; next_run_at: number | null }[];
   /** Workers by host and judged status (live, stale, lease_expired, stopped, dead). */
@@ -82,6 +84,15 @@ export function renderExposition(snap: MetricsSnapshot, openmetrics = false): st
         { lane, state },
         snap.jobs.filter((j) => j.queue === lane && j.state === state).reduce((a, j) => a + j.n, 0),
       );
+
+  // Held is a flag on queued jobs, not a state: its own gauge, so summing spoolctl_jobs over states counts each job once.
+  family("spoolctl_jobs_held", "gauge", "Queued jobs held by spoolctl hold (a part of state=queued), by lane.");
+  for (const lane of lanes)
+    sample(
+      "spoolctl_jobs_held",
+      { lane },
+      snap.held.filter((h) => h.queue === lane).reduce((a, h) => a + h.n, 0),
+    );
 
   family(
     "spoolctl_jobs_finished_total",

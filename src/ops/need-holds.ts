@@ -69,6 +69,8 @@ function reachOf(id: number, graph: NeedGraph, reach: LaneReach, memo: Map<numbe
   else if (job.state === "running")
     out = { runs: true, why: `job ${id} (lane ${job.queue}) is running`, stuckLane: null };
   else if (job.state !== "queued") out = { runs: true, why: `job ${id} ended ${job.state}`, stuckLane: null };
+  else if (job.held)
+    out = { runs: false, why: `job ${id} is held (spoolctl release ${id} lets it run)`, stuckLane: null };
   else if (reach.paused.has(job.queue))
     out = { runs: false, why: `job ${id} is in paused lane ${job.queue}`, stuckLane: null };
   else if (job.last_attempt_no === 0 && job.next_run_at > reach.now)
@@ -111,7 +113,7 @@ function reachOf(id: number, graph: NeedGraph, reach: LaneReach, memo: Map<numbe
  * What the queued dependent `job` (`needs_left > 0`) waits on (docs/architecture.md
  * "Drain"). A need can run when it is running, or queued, in a lane that is not
  * paused and that this drain or a live worker serves, not delayed by its adder
- * before its first run, and its own needs can run. A need delayed, in a paused
+ * before its first run, and its own needs can run. A need held, delayed, in a paused
  * lane, in a lane nobody serves, or one that was deleted, cannot: the dependent
  * holds no drain open, like a delayed job. `memo` may be shared across calls
  * on one graph.

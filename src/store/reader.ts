@@ -108,6 +108,8 @@ export interface StoreReader {
   needEdges(jobIds: number[]): Promise<NeedEdge[]>;
   /** Queued jobs whose `next_run_at` is after `now`, per lane. */
   countScheduledByLane(now: number): Promise<{ queue: string; n: number }[]>;
+  /** Held jobs (queued, `held`; docs/architecture.md "Holding a job"), per lane. One statement. */
+  countHeldByLane(): Promise<{ queue: string; n: number }[]>;
   /** The newest dead jobs. */
   recentDead(limit: number): Promise<Job[]>;
   /** The most recently finished failed, timed-out or abandoned attempts of the newest 10,000 jobs, newest first. */

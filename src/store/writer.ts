@@ -14,6 +14,7 @@ import type {
   EventName,
   FailFastMode,
   Job,
+  JobEdit,
   JobFilter,
   JobNeeds,
   JobSettingsChange,
@@ -245,6 +246,23 @@ export interface StoreWriter extends StoreReader {
    * out keep their value; `env` replaces the whole map.
    */
   updateJobSettings(jobId: number, from: JobState, changes: JobSettingsChange): Promise<boolean>;
+  /**
+   * `hold` / `release` (docs/architecture.md "Holding a job"): sets `held`
+   * on each of `jobIds` that is queued and not already so, one statement;
+   * guard `state = 'queued'` in the SQL, so a job a claim took meanwhile is
+   * left alone. Returns the ids changed, ascending. A release wakes every
+   * worker (the job may be due); a hold wakes none. No ledger rows (the verb
+   * writes them).
+   */
+  setHeld(jobIds: number[], held: boolean): Promise<number[]>;
+  /**
+   * `edit` (docs/architecture.md "Editing a job"): applies `edit` to job
+   * `jobId` while it is still queued, one statement guarded by
+   * `state = 'queued'`; returns the row as written, or null when the job is
+   * no longer queued (a claim took it: nothing changed). Wakes every worker
+   * (its lane, priority or due time may have changed). No ledger row.
+   */
+  editQueuedJob(jobId: number, edit: JobEdit): Promise<Job | null>;
   /**
    * Pauses lane `queue` (`spoolctl pause`, docs/architecture.md "Lanes and
    * slots"): one upsert of its `lanes` row setting `paused_at = now`,

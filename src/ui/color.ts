@@ -19,6 +19,7 @@ export function colorEnabled(stream?: { isTTY?: boolean }): boolean {
 const STATE_SGR: Record<string, string> = {
   queued: "33", // yellow
   scheduled: "35", // magenta
+  held: "34", // blue
   running: "36", // cyan
   done: "32", // green
   dead: "31", // red

@@ -28,6 +28,7 @@ export function renderStatus(
 ): string {
   const lines = [countsLine(data.counts, color)];
   if (data.scheduled > 0) lines.push(`scheduled ${data.scheduled} (queued, not yet due)`);
+  if (data.held > 0) lines.push(`held ${data.held} (queued, kept from starting: ${suggest("spoolctl release ID")})`);
   const waiting = data.waiting_on_needs;
   if (waiting && waiting.count > 0) {
     const shown = waiting.jobs.map((j) => `${j.job_id} on ${j.waiting_on.join(",")}`).join("; ");
@@ -111,7 +112,7 @@ export function renderLiveStatus(live: LiveStatus, color: Paint, intervalSeconds
     color.dim(`spoolctl status --watch · every ${intervalSeconds}s · ${iso(live.at, false)} · Ctrl-C to quit`),
     "",
     countsLine(s.counts, color),
-    `scheduled ${s.scheduled} (of the queued, not yet due)  live workers ${s.live_workers}`,
+    `scheduled ${s.scheduled} (of the queued, not yet due)  held ${s.held}  live workers ${s.live_workers}`,
     ...pausedLines(s, color),
   ];
   const lanes = Object.keys(s.queues).sort();
@@ -121,13 +122,14 @@ export function renderLiveStatus(live: LiveStatus, color: Paint, intervalSeconds
     lines.push(
       ...table(
         // Scheduled jobs are queued jobs not yet due: a part of QUEUED, not beside it.
-        ["LANE", "QUEUED", "OF WHICH SCHEDULED", "RUNNING", "DONE", "DEAD", "CANCELED"],
+        ["LANE", "QUEUED", "OF WHICH SCHEDULED", "HELD", "RUNNING", "DONE", "DEAD", "CANCELED"],
         lanes.map((lane) => {
           const q = s.queues[lane]!;
           return [
             lane,
             cell("queued", q.queued),
             cell("scheduled", q.scheduled),
+            cell("held", q.held),
             cell("running", q.running),
             cell("done", q.done),
             cell("dead", q.dead),

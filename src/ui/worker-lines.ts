@@ -102,6 +102,8 @@ export function workerLine(event: WorkerEvent): string | null {
             : [],
         )
         .join("\n");
+    case "drain_held":
+      return `spoolctl: left held: ${event.jobs.map((j) => `job ${j.id} (lane ${escapeControl(j.queue)})`).join(", ")}${event.count > event.jobs.length ? `, … ${event.count - event.jobs.length} more` : ""} (a drain does not wait for held jobs; spoolctl release ID lets them run)`;
     case "finished":
       return `spoolctl: job ${event.jobId} attempt ${event.attemptNo} ${verdict(event.outcome)} (${event.seconds.toFixed(1)}s) -> ${next(event.outcome)}${event.left ? `; ${leftLine(event.left)}` : ""}`;
     case "lost":

@@ -210,7 +210,7 @@ export const APP_JS = `"use strict";
 
 /** The stylesheet, served at `/assets/app.css`. */
 export const APP_CSS = `
-:root { --fg: #1d232b; --muted: #5b6672; --bg: #fff; --line: #d9dee4; --done: #1f7a3d; --dead: #b3261e; --canceled: #6b6f76; --queued: #245fb8; --running: #8a5a00; --scheduled: #6a3fb5; }
+:root { --fg: #1d232b; --muted: #5b6672; --bg: #fff; --line: #d9dee4; --done: #1f7a3d; --dead: #b3261e; --canceled: #6b6f76; --queued: #245fb8; --running: #8a5a00; --scheduled: #6a3fb5; --held: #3d4f8a; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 14px/1.45 system-ui, sans-serif; color: var(--fg); background: var(--bg); }
 .skip { position: absolute; left: -999px; } .skip:focus { left: 8px; top: 8px; background: #fff; padding: 4px; z-index: 9; }
@@ -231,7 +231,7 @@ td.err, dd.err { color: var(--dead); max-width: 320px; overflow-wrap: anywhere; 
 td.detail { font-family: ui-monospace, monospace; font-size: 12px; overflow-wrap: anywhere; }
 .state { display: inline-block; padding: 0 6px; border-radius: 8px; color: #fff; font-size: 12px; background: var(--muted); }
 .s-done { background: var(--done); } .s-dead, .s-failed { background: var(--dead); } .s-canceled, .s-abandoned { background: var(--canceled); }
-.s-queued { background: var(--queued); } .s-running { background: var(--running); } .s-scheduled { background: var(--scheduled); } .s-succeeded { background: var(--done); }
+.s-queued { background: var(--queued); } .s-running { background: var(--running); } .s-scheduled { background: var(--scheduled); } .s-held { background: var(--held); } .s-succeeded { background: var(--done); }
 .counts { display: flex; gap: 16px; list-style: none; padding: 0; flex-wrap: wrap; }
 .counts a { text-decoration: none; color: var(--fg); } .counts .n { font-size: 20px; font-weight: 600; margin-left: 4px; }
 .alert { background: #fdecea; border: 1px solid #f1b0aa; padding: 8px; border-radius: 4px; }

@@ -100,7 +100,9 @@ export type WorkerEvent =
    * A drain settled leaving dependents queued whose needs cannot run in it (delayed, in a
    * paused lane, in a lane no live worker serves, deleted): each, with its need and why.
    */
-  | { type: "drain_left"; holds: NeedHold[] };
+  | { type: "drain_left"; holds: NeedHold[] }
+  /** A drain ended with held jobs in its lanes (docs/architecture.md "Holding a job"): the first few, and how many. */
+  | { type: "drain_held"; jobs: { id: number; queue: string }[]; count: number };
 
 // Defined once, as the JSON Schema `spoolctl schema` prints.
 export type { WorkSummary };

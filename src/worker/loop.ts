@@ -14,6 +14,7 @@ import type { Store, WorkWaker } from "../store/store.ts";
 import type { ClaimedAttempt } from "../store/verbs/claim.ts";
 import { stopRequested, workerStopped } from "../store/verbs/registry.ts";
 import { workerStartSettings } from "../store/verbs/ship.ts";
+import { heldJobsIn } from "../store/verbs/worker-lanes.ts";
 import type { WorkerEvent, WorkOptions, WorkSummary } from "./api.ts";
 import { Claimer } from "./claimer.ts";
 import { flightKey, type InFlight, isDamage, isTransient, type WorkerCore } from "./core.ts";
@@ -312,6 +313,8 @@ export class Worker implements WorkerCore {
           // Dependents whose needs cannot run here are left queued, and said (docs/architecture.md "Drain").
           const stuck = this.lanes.holds?.stuck ?? [];
           if (stuck.length > 0) this.emit({ type: "drain_left", holds: stuck });
+          const held = await heldJobsIn(store, this.lanes.served(), opts.allLanes === true, 5);
+          if (held.count > 0) this.emit({ type: "drain_held", ...held });
           return true;
         }
       }

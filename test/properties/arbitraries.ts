@@ -39,6 +39,7 @@ export const runningJob: fc.Arbitrary<Job> = fc
     started_at: r.next_run_at,
     finished_at: null,
     cancel_requested: r.cancel_requested,
+    held: false,
     needs_left: 0,
     next_run_at: r.next_run_at,
   }));

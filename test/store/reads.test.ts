@@ -77,6 +77,7 @@ forEachDriver("reads", (q) => {
       crashes: 0,
       last_attempt_no: 0,
       needs_left: 0,
+      held: false,
       locked_by: null,
       locked_pid: null,
       locked_at: null,

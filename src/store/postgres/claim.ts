@@ -91,7 +91,7 @@ export function claimSql(slotted: boolean): string {
   return `WITH ${lane},
      next AS MATERIALIZED (
        SELECT id FROM jobs
-       WHERE state = 'queued' AND queue = $1 AND needs_left = 0 AND next_run_at <= $2::float8${gate}
+       WHERE state = 'queued' AND queue = $1 AND needs_left = 0 AND NOT held AND next_run_at <= $2::float8${gate}
        ORDER BY priority DESC, next_run_at ASC, id ASC
        LIMIT ${limit}
        FOR UPDATE SKIP LOCKED),

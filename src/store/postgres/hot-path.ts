@@ -16,12 +16,13 @@ const DB_NOW = "extract(epoch from now())::float8";
 
 /** Hot-path statement texts, by name (parameters $1 …). */
 export const HOT_SQL = {
-  nextDueAt: "SELECT next_run_at AS t FROM jobs WHERE state = 'queued' AND queue = $1 ORDER BY next_run_at LIMIT 1",
+  nextDueAt:
+    "SELECT next_run_at AS t FROM jobs WHERE state = 'queued' AND queue = $1 AND NOT held ORDER BY next_run_at LIMIT 1",
   /** What holds a drain (see SQLite's): running, due, and run before but not yet due; each an index range. */
   drainState: `SELECT (SELECT count(*) FROM jobs WHERE state = 'running' AND queue = $1)::int AS running,
-      ((SELECT count(*) FROM jobs WHERE state = 'queued' AND queue = $1 AND next_run_at <= $2::float8)
+      ((SELECT count(*) FROM jobs WHERE state = 'queued' AND queue = $1 AND next_run_at <= $2::float8 AND NOT held)
       + (SELECT count(*) FROM jobs
-         WHERE state = 'queued' AND queue = $1 AND last_attempt_no > 0 AND next_run_at > $2::float8))::int AS waiting`,
+         WHERE state = 'queued' AND queue = $1 AND last_attempt_no > 0 AND next_run_at > $2::float8 AND NOT held))::int AS waiting`,
   /** The outcome, fenced by (job, attempt, worker) in the UPDATE itself; the attempt row is closed only if the job row was. */
   recordAttempt: `WITH job AS (
         UPDATE jobs SET state = $1, attempts = $2::int, crashes = $3::int, next_run_at = $4::float8,

@@ -71,6 +71,7 @@ export function jobWhere(filter: Omit<JobFilter, "limit">, p: Param): string {
   if (filter.batch !== undefined) where.push(`jobs.batch = ${p(filter.batch)}`);
   if (filter.failureGroup !== undefined)
     where.push(`jobs.id IN (SELECT job_id FROM dead_jobs WHERE gkey = ${p(filter.failureGroup)})`);
+  if (filter.held !== undefined) where.push(filter.held ? "jobs.held" : "NOT jobs.held");
   if (filter.ids !== undefined) where.push(`jobs.id = ANY(${p(filter.ids)}::bigint[])`);
   if (filter.createdSince !== undefined) where.push(`jobs.created_at >= ${p(filter.createdSince)}`);
   if (filter.runAfter !== undefined) where.push(`jobs.next_run_at > ${p(filter.runAfter)}`);

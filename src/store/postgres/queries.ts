@@ -15,6 +15,7 @@ import type {
   BatchView,
   FailFastMode,
   Job,
+  JobEdit,
   JobFilter,
   JobNeeds,
   JobSettingsChange,
@@ -27,6 +28,7 @@ import type { RetryNeedRow } from "../bulk-rows.ts";
 import type { StoreWriter } from "../writer.ts";
 import * as batches from "./batch-queries.ts";
 import * as bulk from "./bulk.ts";
+import * as edits from "./edit-queries.ts";
 import type { TxEffects } from "./events.ts";
 import * as lanes from "./lane-queries.ts";
 import { insertNeeds, jobsEnded, reviveDependents, unmeetNeeds } from "./needs.ts";
@@ -259,6 +261,18 @@ export class PgQueries extends PgWorkerWrites implements StoreWriter {
 
   async updateJobSettings(jobId: number, from: JobState, changes: JobSettingsChange): Promise<boolean> {
     return op.updateJobSettings(this.tx, jobId, from, changes);
+  }
+
+  async setHeld(jobIds: number[], held: boolean): Promise<number[]> {
+    const ids = await edits.setHeld(this.tx, jobIds, held);
+    if (!held && ids.length > 0) this.effects.notify = this.effects.work.all = true;
+    return ids;
+  }
+
+  async editQueuedJob(jobId: number, edit: JobEdit): Promise<Job | null> {
+    const job = await edits.editQueuedJob(this.tx, jobId, edit);
+    if (job) this.effects.notify = this.effects.work.all = true;
+    return job;
   }
 
   async pauseLane(queue: string, now: number, until: number | null, reason: string | null): Promise<LaneSetting> {

@@ -161,6 +161,14 @@ export abstract class PgReads implements Omit<StoreReader, "recurring"> {
     }[];
   }
 
+  async countHeldByLane(): Promise<{ queue: string; n: number }[]> {
+    return (await this
+      .tx`SELECT queue, count(*)::int AS n FROM jobs WHERE state = 'queued' AND held GROUP BY queue`) as {
+      queue: string;
+      n: number;
+    }[];
+  }
+
   async recentDead(limit: number): Promise<Job[]> {
     return (
       (await this

@@ -20,6 +20,7 @@ export function toJob(row: Row): Job {
     tags: JSON.parse(row.tags as string),
     env: JSON.parse(row.env as string),
     cancel_requested: row.cancel_requested === true,
+    held: row.held === true,
     trace: typeof row.trace === "string" ? JSON.parse(row.trace) : null,
   };
 }

@@ -6,6 +6,7 @@
  */
 import { LOCK_CLASS, LOCK_COMPACT } from "./advisory-locks.ts";
 import { DEAD_COUNTS_STEP } from "./dead-schema.ts";
+import { HOLD_STEP } from "./hold-schema.ts";
 import { METRICS_STEP } from "./metric-schema.ts";
 
 /** Schema steps; step N takes the database from version N-1 to N. */
@@ -359,4 +360,6 @@ export const STEPS: string[] = [
   `ALTER TABLE jobs ADD COLUMN trace text;`,
   // v20: dead jobs kept counted by failure group (the SQLite driver's v18; dead-schema.ts).
   DEAD_COUNTS_STEP,
+  // v21: `hold` (the SQLite driver's v19; hold-schema.ts).
+  HOLD_STEP,
 ];

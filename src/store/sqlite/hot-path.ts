@@ -17,13 +17,14 @@ export const HOT_SQL = {
    * The next eligible job of a lane, in claim order; ?1 lane, ?2 now, ?3 the claimant's slots or NULL. A
    * paused lane (its pause in force at ?2) yields nothing; the lane's own slots win over ?3
    * (docs/architecture.md "Lanes and slots").
-   * `needs_left = 0`: none of its needs is unmet (docs/architecture.md "Dependencies"), read from the index.
+   * `needs_left = 0`: none of its needs is unmet (docs/architecture.md "Dependencies"), read from the index;
+   * `held = 0`: not held by `hold` (docs/architecture.md "Holding a job"), the index's next column.
    * A SELECT, then {@link HOT_SQL.claimTake} by id, in the same `BEGIN IMMEDIATE` transaction (one writer:
    * nothing changes in between): an `UPDATE … WHERE id = (SELECT … FROM jobs …)` on the table it reads
    * cost SQLite about three times as much (docs/benchmarks.md "SQL per job").
    */
   claimNext: `SELECT id FROM jobs INDEXED BY idx_jobs_claimable
-     WHERE state = 'queued' AND queue = ?1 AND needs_left = 0 AND next_run_at <= ?2
+     WHERE state = 'queued' AND queue = ?1 AND needs_left = 0 AND held = 0 AND next_run_at <= ?2
        AND NOT EXISTS (SELECT 1 FROM lanes WHERE queue = ?1 AND paused_at IS NOT NULL AND (paused_until IS NULL OR paused_until > ?2))
        AND (coalesce((SELECT slots FROM lanes WHERE queue = ?1), ?3) IS NULL
          OR (SELECT count(*) FROM jobs WHERE state = 'running' AND queue = ?1) < coalesce((SELECT slots FROM lanes WHERE queue = ?1), ?3))
@@ -31,19 +32,20 @@ export const HOT_SQL = {
   /** The claim of the job {@link HOT_SQL.claimNext} picked; ?1 worker, ?2 pid, ?3 now, ?4 job id. */
   claimTake: `UPDATE jobs SET state = 'running', locked_by = ?1, locked_pid = ?2, locked_at = ?3, heartbeat_at = ?3,
        started_at = ?3, finished_at = NULL, cancel_requested = 0, last_attempt_no = last_attempt_no + 1
-     WHERE id = ?4 AND state = 'queued'
+     WHERE id = ?4 AND state = 'queued' AND held = 0
      RETURNING *`,
-  /** The lane's earliest due time: the first entry of idx_jobs_due. */
+  /** The lane's earliest due time: the first entry of idx_jobs_due that is not held (held jobs are skipped in the range). */
   nextDueAt:
-    "SELECT next_run_at AS t FROM jobs INDEXED BY idx_jobs_due WHERE state = 'queued' AND queue = ? ORDER BY next_run_at LIMIT 1",
+    "SELECT next_run_at AS t FROM jobs INDEXED BY idx_jobs_due WHERE state = 'queued' AND queue = ? AND held = 0 ORDER BY next_run_at LIMIT 1",
   /**
    * What holds a drain: running jobs, due jobs (idx_jobs_due), and jobs that ran
-   * before and are not yet due (idx_jobs_backoff); each an index range.
+   * before and are not yet due (idx_jobs_backoff); each an index range. A held
+   * job holds no drain (docs/architecture.md "Holding a job").
    */
   drainState: `SELECT (SELECT count(*) FROM jobs WHERE state = 'running' AND queue = ?1) AS running,
-      (SELECT count(*) FROM jobs INDEXED BY idx_jobs_due WHERE state = 'queued' AND queue = ?1 AND next_run_at <= ?2)
+      (SELECT count(*) FROM jobs INDEXED BY idx_jobs_due WHERE state = 'queued' AND queue = ?1 AND next_run_at <= ?2 AND held = 0)
       + (SELECT count(*) FROM jobs INDEXED BY idx_jobs_backoff
-         WHERE state = 'queued' AND queue = ?1 AND last_attempt_no > 0 AND next_run_at > ?2) AS waiting`,
+         WHERE state = 'queued' AND queue = ?1 AND last_attempt_no > 0 AND next_run_at > ?2 AND held = 0) AS waiting`,
   recordJob: `UPDATE jobs SET state = ?, attempts = ?, crashes = ?, next_run_at = ?, last_exit_code = ?, last_error = ?,
        finished_at = ?, locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = 0
      WHERE id = ? AND state = 'running' AND locked_by = ? AND last_attempt_no = ?

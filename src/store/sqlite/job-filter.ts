@@ -56,6 +56,7 @@ export function jobWhere(filter: Omit<JobFilter, "limit">): { sql: string; param
     where.push("jobs.batch = ?");
     params.push(filter.batch);
   }
+  if (filter.held !== undefined) where.push(filter.held ? "jobs.held = 1" : "jobs.held = 0");
   compare("created_at", ">=", filter.createdSince);
   compare("next_run_at", ">", filter.runAfter);
   compare("finished_at", ">=", filter.finishedSince);

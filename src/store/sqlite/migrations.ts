@@ -6,6 +6,7 @@
 import type { Database } from "bun:sqlite";
 import { SpoolError } from "../../contract/errors.ts";
 import { DEAD_COUNTS_STEP } from "./dead-schema.ts";
+import { HOLD_STEP } from "./hold-schema.ts";
 import { METRICS_STEP } from "./metric-schema.ts";
 
 /** Schema steps; step N takes the file from version N-1 to N. */
@@ -281,6 +282,8 @@ const STEPS: string[] = [
   `ALTER TABLE jobs ADD COLUMN trace TEXT;`,
   // v18: dead jobs kept counted by failure group, by triggers (dead-schema.ts; docs/architecture.md "Kept dead counts").
   DEAD_COUNTS_STEP,
+  // v19: `hold` (docs/architecture.md "Holding a job"; hold-schema.ts).
+  HOLD_STEP,
 ];
 
 /** The v1 schema, for the test that migrates an old file. */

@@ -10,6 +10,7 @@ import type {
   BatchView,
   FailFastMode,
   Job,
+  JobEdit,
   JobFilter,
   JobNeeds,
   JobSettingsChange,
@@ -22,6 +23,7 @@ import type { RetryNeedRow } from "../bulk-rows.ts";
 import type { StoreWriter } from "../writer.ts";
 import * as batches from "./batch-queries.ts";
 import * as bulk from "./bulk.ts";
+import * as edits from "./edit-queries.ts";
 import * as lanes from "./lane-queries.ts";
 import { insertNeeds, jobsEnded, reviveDependents, unmeetNeeds } from "./needs.ts";
 import * as op from "./operator-queries.ts";
@@ -235,5 +237,15 @@ export class SqliteQueries extends SqliteWorkerWrites implements StoreWriter {
 
   async updateJobSettings(jobId: number, from: JobState, changes: JobSettingsChange): Promise<boolean> {
     return op.updateJobSettings(this.db, jobId, from, changes);
+  }
+
+  async setHeld(jobIds: number[], held: boolean): Promise<number[]> {
+    const ids = edits.setHeld(this.db, jobIds, held);
+    if (!held) this.wakeAllIf(ids.length > 0);
+    return ids;
+  }
+
+  async editQueuedJob(jobId: number, edit: JobEdit): Promise<Job | null> {
+    return this.wakeAllIf(edits.editQueuedJob(this.db, jobId, edit));
   }
 }

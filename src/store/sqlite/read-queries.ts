@@ -149,6 +149,12 @@ export abstract class SqliteReads implements Omit<StoreReader, "recurring"> {
       .all(now) as { queue: string; n: number }[];
   }
 
+  async countHeldByLane(): Promise<{ queue: string; n: number }[]> {
+    return this.db
+      .query("SELECT queue, count(*) AS n FROM jobs WHERE state = 'queued' AND held = 1 GROUP BY queue")
+      .all() as { queue: string; n: number }[];
+  }
+
   async recentDead(limit: number): Promise<Job[]> {
     return (
       this.db

@@ -15,6 +15,7 @@ export function toJob(row: Row): Job {
     tags: JSON.parse(row.tags as string),
     env: JSON.parse(row.env as string),
     cancel_requested: row.cancel_requested === 1,
+    held: row.held === 1,
     trace: typeof row.trace === "string" ? JSON.parse(row.trace) : null,
   };
 }

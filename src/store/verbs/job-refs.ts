@@ -4,8 +4,9 @@
  * references, and the active job holding a job's idempotency key.
  */
 
+import { SpoolError } from "../../contract/errors.ts";
 import type { Job } from "../../model/job.ts";
-import { JOB_NOT_FOUND_REMEDIATION, jobNotFound, parseJobRef } from "../../ops/jobs.ts";
+import { JOB_NOT_FOUND_REMEDIATION, jobNotFound, parseIdRange, parseJobRef } from "../../ops/jobs.ts";
 import type { StoreReader } from "../reader.ts";
 
 /**
@@ -29,18 +30,40 @@ export async function resolveJob(tx: StoreReader, ref: string, remediation = JOB
   return job;
 }
 
+/** At most this many jobs one id range names (the `--all` bound of job-targets.ts). */
+const RANGE_LIMIT = 100_000;
+
 /**
- * The jobs `refs` name (ids, idempotency keys or `last`), in the caller's
- * transaction, duplicates dropped (two refs naming one job), in the order
- * first named. One read per reference; raises `NOT_FOUND` for an unknown one.
+ * The jobs `refs` name (ids, idempotency keys, `last`, or id ranges `N-M`
+ * of the bulk verbs: every existing job with an id from N to M, ascending),
+ * in the caller's transaction, duplicates dropped (two refs naming one job),
+ * in the order first named. One read per reference; raises `NOT_FOUND` for an
+ * unknown one or a range that holds no job, `INVALID_INPUT` for a range of
+ * more than 100,000 jobs.
  */
 export async function resolveUnique(tx: StoreReader, refs: string[]): Promise<Job[]> {
   const seen = new Map<number, Job>();
   for (const ref of refs) {
-    const job = await resolveJob(tx, ref);
-    if (!seen.has(job.id)) seen.set(job.id, job);
+    const range = parseIdRange(ref);
+    const jobs = range ? await rangeJobs(tx, ref, range) : [await resolveJob(tx, ref)];
+    for (const job of jobs) if (!seen.has(job.id)) seen.set(job.id, job);
   }
   return [...seen.values()];
+}
+
+async function rangeJobs(tx: StoreReader, ref: string, range: { from: number; to: number }): Promise<Job[]> {
+  const jobs = await tx.listJobs({ afterId: range.from - 1, beforeId: range.to + 1, limit: RANGE_LIMIT + 1 });
+  if (jobs.length > RANGE_LIMIT)
+    throw new SpoolError(
+      "INVALID_INPUT",
+      `id range ${ref} holds more than ${RANGE_LIMIT.toLocaleString("en-US")} jobs`,
+      {
+        remediation: "act on a narrower range, one part at a time",
+      },
+    );
+  if (jobs.length === 0)
+    throw new SpoolError("NOT_FOUND", `no job with an id in ${ref}`, { remediation: JOB_NOT_FOUND_REMEDIATION });
+  return jobs.reverse();
 }
 
 /**

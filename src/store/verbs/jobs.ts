@@ -50,6 +50,7 @@ export function listJobs(store: SnapshotReader, q: ListQuery, health?: HealthCon
           priorityMin: q.priorityMin,
           beforeId: q.cursor,
           runAfter: q.scheduledOnly ? now : undefined,
+          ...(q.held !== undefined ? { held: q.held } : {}),
           finishedSince: q.finishedSince,
           failureReasons: q.failureReasons,
           commandGlob: q.commandGlob,

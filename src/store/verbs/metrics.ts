@@ -23,6 +23,7 @@ export function metricsSnapshot(
     const at = store.now();
     const counts = await tx.metricCounts();
     const jobs = await tx.countByStateAndLane();
+    const held = await tx.countHeldByLane();
     const earliestDue: MetricsSnapshot["earliestDue"] = [];
     for (const queue of new Set(jobs.filter((j) => j.state === "queued" && j.n > 0).map((j) => j.queue)))
       earliestDue.push({ queue, next_run_at: await tx.nextDueAt(queue) });
@@ -32,6 +33,6 @@ export function metricsSnapshot(
     }));
     const pausedLanes = (await pausedLanesIn(tx, at)).map((l) => l.queue);
     const deadKinds = await tx.deadJobKinds();
-    return { at, version, driver, counts, jobs, earliestDue, workers, pausedLanes, deadKinds };
+    return { at, version, driver, counts, jobs, held, earliestDue, workers, pausedLanes, deadKinds };
   });
 }

@@ -99,7 +99,7 @@ async function readStatus(
   const queues: StatusData["queues"] = {};
   // Lanes are user-named: a lane called "constructor" or "toString" must not find Object.prototype's member.
   const lane = (queue: string) =>
-    Object.hasOwn(queues, queue) ? queues[queue]! : (queues[queue] = { ...zero(), scheduled: 0 });
+    Object.hasOwn(queues, queue) ? queues[queue]! : (queues[queue] = { ...zero(), scheduled: 0, held: 0 });
   for (const { state, queue, n } of await tx.countByStateAndLane()) {
     counts[state] += n;
     lane(queue)[state] += n;
@@ -108,6 +108,11 @@ async function readStatus(
   for (const { queue, n } of await tx.countScheduledByLane(now)) {
     scheduled += n;
     lane(queue).scheduled = n;
+  }
+  let held = 0;
+  for (const { queue, n } of await tx.countHeldByLane()) {
+    held += n;
+    lane(queue).held = n;
   }
   const stale = health ? staleAfter(health) : undefined;
   const live_workers = (await listWorkers(tx, judge, 1000, stale)).filter((w) => w.status === "live").length;
@@ -129,6 +134,7 @@ async function readStatus(
   return {
     counts,
     scheduled,
+    held,
     queues,
     recent_dead: (await tx.recentDead(deadLimit)).map((j) => summarize(j, now)),
     live_workers,

@@ -46,6 +46,31 @@ export async function nextDueAt(store: Store, lanes: readonly string[]): Promise
   });
 }
 
+/**
+ * Held jobs of `lanes` (every lane with `all`), for a drain's `left held:`
+ * line (docs/architecture.md "Holding a job"): the first `limit` by id and
+ * how many there are. One snapshot; one statement per lane.
+ */
+export async function heldJobsIn(
+  store: Store,
+  lanes: readonly string[],
+  all: boolean,
+  limit: number,
+): Promise<{ jobs: { id: number; queue: string }[]; count: number }> {
+  return await store.read(async (tx) => {
+    const counts = await tx.countHeldByLane();
+    const wanted = counts.filter((c) => all || lanes.includes(c.queue));
+    const count = wanted.reduce((n, c) => n + c.n, 0);
+    const jobs: { id: number; queue: string }[] = [];
+    for (const c of wanted) {
+      if (jobs.length >= limit) break;
+      const rows = await tx.listJobs({ states: ["queued"], held: true, queue: c.queue, limit: limit - jobs.length });
+      jobs.push(...rows.map((j) => ({ id: j.id, queue: j.queue })));
+    }
+    return { jobs: jobs.sort((a, b) => a.id - b.id), count };
+  });
+}
+
 /** What holds a drain of lane `queue` open: up to `limit` of its running jobs, newest first, each with its worker's registry row (null: none), one snapshot. */
 export async function drainHolders(
   store: Store,

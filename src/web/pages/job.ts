@@ -43,11 +43,14 @@ export async function jobPage(ctx: PageContext, ref: string): Promise<Page> {
 ${actionButton(ctx, "Retry", "retry", { id }, { confirmFlags: "force=true" })}
 ${actionButton(ctx, "Rerun", "rerun", { id }, { confirm: `Run job ${id}'s command again as a new job?` })}
 ${actionButton(ctx, "Cancel", "cancel", { id }, { confirm: `Cancel job ${id}?`, confirmFlags: "running=true&yes=true" })}
+${job.state === "queued" ? (job.held ? actionButton(ctx, "Release", "release", { id }) : actionButton(ctx, "Hold", "hold", { id })) : ""}
+${job.state === "queued" ? actionButton(ctx, "Run first", "priority", { id, value: String(Math.min(2147483647, job.priority + 1000)) }, { confirm: `Raise job ${id}'s priority by 1000?` }) : ""}
 ${actionButton(ctx, "Delete", "delete", { id, yes: "true" }, { preview: true, confirm: `Delete job ${id} with its history and output, for good?`, danger: true })}
 </div>`;
   const facts = html`<dl class="facts">
-<dt>State</dt><dd>${stateBadge(job.state)}${job.cancel_requested ? " (cancel requested)" : ""}</dd>
+<dt>State</dt><dd>${stateBadge(job.held ? "held" : job.state)}${job.held ? " (queued, kept from starting until released)" : ""}${job.cancel_requested ? " (cancel requested)" : ""}</dd>
 <dt>Command</dt><dd><code>${commandText(job.argv)}</code></dd>
+<dt>Priority</dt><dd>${job.priority}</dd>
 <dt>Lane</dt><dd><a href="/jobs?queue=${encodeURIComponent(job.queue)}">${job.queue}</a></dd>
 ${job.idempotency_key ? html`<dt>Key</dt><dd>${job.idempotency_key}</dd>` : ""}
 ${job.batch ? html`<dt>Batch</dt><dd><a href="/batches/${encodeURIComponent(job.batch)}">${job.batch}</a></dd>` : ""}

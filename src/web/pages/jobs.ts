@@ -24,7 +24,7 @@ function listFilters(url: URL): Record<string, string> {
 /** One row of the list. */
 function jobRow(job: Row): Html {
   const cmd = commandText(job.argv);
-  return html`<tr data-id="${job.id}"><td><a href="/jobs/${job.id}">${job.id}</a></td><td>${stateBadge(job.state)}</td><td>${job.queue}</td><td class="cmd" title="${cmd}">${cmd}</td><td>${job.idempotency_key ?? ""}</td><td>${Object.entries(job.tags ?? {}).map(([k, v]) => html`<span class="tag">${k}=${String(v)}</span> `)}</td><td>${job.attempts_total}</td><td class="err">${job.last_error ?? ""}</td><td>${when(job.finished_at ?? job.created_at)}</td></tr>`;
+  return html`<tr data-id="${job.id}"><td><a href="/jobs/${job.id}">${job.id}</a></td><td>${stateBadge(job.held ? "held" : job.state)}</td><td>${job.queue}</td><td class="cmd" title="${cmd}">${cmd}</td><td>${job.idempotency_key ?? ""}</td><td>${Object.entries(job.tags ?? {}).map(([k, v]) => html`<span class="tag">${k}=${String(v)}</span> `)}</td><td>${job.attempts_total}</td><td class="err">${job.last_error ?? ""}</td><td>${when(job.finished_at ?? job.created_at)}</td></tr>`;
 }
 
 /** The jobs page. */
@@ -36,7 +36,7 @@ export async function jobsPage(ctx: PageContext): Promise<Page> {
   const field = (name: string, label: string, hint: string) =>
     html`<label>${label} <input name="${name}" value="${ctx.url.searchParams.get(name) ?? ""}" placeholder="${hint}"></label>`;
   const form = html`<form class="filters" method="get" action="/jobs" role="search">
-<label>State <select name="state">${["", "queued", "scheduled", "running", "done", "dead", "canceled"].map(
+<label>State <select name="state">${["", "queued", "scheduled", "held", "running", "done", "dead", "canceled"].map(
     (s) => html`<option value="${s}"${s === stateValue ? html` selected` : ""}>${s || "any"}</option>`,
   )}</select></label>
 ${field("queue", "Lane", "default")} ${field("tag", "Tag", "k=v")} ${field("batch", "Batch", "name")} ${field("search", "Text", "command, key or error…")}
@@ -50,6 +50,8 @@ ${field("queue", "Lane", "default")} ${field("tag", "Tag", "k=v")} ${field("batc
   const bulk = html`<div class="bulk" aria-label="Act on every matching job">
 ${actionButton(ctx, "Retry all matching", "retry", selection, { preview: true, confirm: "Retry {jobs}?" })}
 ${actionButton(ctx, "Cancel all matching", "cancel", unstated, { preview: true, confirm: "Cancel {jobs}?", danger: true })}
+${actionButton(ctx, "Hold all matching", "hold", unstated, { preview: true, confirm: "Hold {jobs} (kept queued, not started)?" })}
+${actionButton(ctx, "Release all matching", "release", unstated, { preview: true, confirm: "Release {jobs}?" })}
 ${actionButton(ctx, "Delete all matching", "delete", { ...selection, yes: "true" }, { preview: true, confirm: "Delete {jobs} with their history and output, for good?", danger: true })}
 </div>`;
   // A text search reads a window of ids a page: say how far it looked.

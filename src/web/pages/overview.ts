@@ -47,7 +47,7 @@ export async function overviewPage(ctx: PageContext): Promise<Page> {
   const counts = html`<ul class="counts">${STATES.map(
     (s) =>
       html`<li><a href="/jobs?state=${s}">${stateBadge(s)} <span class="n" data-count="${s}">${status.counts[s] ?? 0}</span></a></li>`,
-  )}<li><a href="/jobs?state=scheduled"><span class="state s-scheduled">scheduled</span> <span class="n">${status.scheduled}</span></a></li></ul>`;
+  )}<li><a href="/jobs?state=scheduled"><span class="state s-scheduled">scheduled</span> <span class="n">${status.scheduled}</span></a></li><li><a href="/jobs?state=held"><span class="state s-held">held</span> <span class="n">${status.held}</span></a></li></ul>`;
   const lanes = Object.entries(status.queues as Record<string, Record<string, number>>).map(
     ([lane, c]) =>
       html`<tr><th scope="row"><a href="/jobs?queue=${encodeURIComponent(lane)}">${lane}</a></th>${STATES.map((s) => html`<td>${c[s] ?? 0}</td>`)}</tr>`,
