@@ -147,6 +147,8 @@ class PgStore implements Store {
     return {
       wait: (ms, freed, hungry) => waker.wait(ms, freed, hungry),
       poke: () => waker.poke(),
+      takeStop: () => waker.takeStop(),
+      hearsWhileBusy: false,
       close: () => {
         this.wakers.delete(waker);
         waker.close();

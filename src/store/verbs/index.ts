@@ -27,7 +27,7 @@ export { attemptNow, attemptOutput, jobAttempt, latestAttempt, shippedOutput } f
 export { pruneJobs } from "./prune.ts";
 export { attemptOwner, reap, reapCandidates, runningAttemptsOf, runningJobsOf } from "./reap.ts";
 export { complete, recordAttemptEnd, recordAttemptEnds } from "./record.ts";
-export { registerWorker, stopRequested, workerIdHolder, workerStopped } from "./registry.ts";
+export { registerWorker, stopsAsked, workerIdHolder, workerStopped } from "./registry.ts";
 export { reportSnapshot } from "./report.ts";
 export { rerunJob } from "./rerun.ts";
 export { retryJobs, retryWithOverrides } from "./retry.ts";
