@@ -60,7 +60,14 @@ test("wait --batch never exits before a late-added job ends, nor before the batc
   const { code, env } = await ended(waiter);
   expect(code).toBe(0);
   expect((await q.job(second))!.state).toBe("done");
-  expect(env.data.batch).toMatchObject({ name: "ci-1", sealed: true, total: 2, settled: true, all_succeeded: true });
+  expect(env.data.batch).toMatchObject({
+    name: "ci-1",
+    sealed: true,
+    total: 2,
+    settled: true,
+    all_succeeded: true,
+    failed: false,
+  });
   expect(env.data.counts).toEqual({ queued: 0, running: 0, done: 2, dead: 0, canceled: 0 });
   expect(Object.keys(env.data.jobs).map(Number).sort()).toEqual([first, second]);
 });
@@ -75,6 +82,9 @@ test("a batch added with --seal on its last add, one job dead → wait exits 6; 
   expect(r.code).toBe(6);
   expect(r.env.data.counts).toMatchObject({ done: 1, dead: 1 });
   expect(r.env.data.all_succeeded).toBe(false);
+  // One field, one meaning: `failed` whenever the text says "failed", fail-fast or not.
+  expect(r.env.data.batch).toMatchObject({ failed: true, failed_at: null, failed_job_id: null, all_succeeded: false });
+  expect((await q.run(["batch", "show", "b"])).stdout).toContain("b: failed;");
   // list, status-like views and the ledger take --batch.
   const listed = await q.json(["list", "--batch", "b"]);
   expect(listed.env.data.jobs.map((j: { batch: string }) => j.batch)).toEqual(["b", "b"]);

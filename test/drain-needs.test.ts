@@ -47,6 +47,33 @@ test("a dependent of a delayed need holds no drain: it exits 0 and says why", as
   expect((await q.job(need))!.state).toBe("queued");
 });
 
+test("work --drain --json lists the dependents it left queued, in the words of the stderr line", async () => {
+  const need = await q.addJob("--key", "A", "--after", "1h", "--", "true");
+  const other = await q.addJob("--queue", "other", "--key", "O", "--", "true");
+  const dep = await q.addJob("--needs", "A", "--", "true");
+  const dep2 = await q.addJob("--needs", "O", "--", "true");
+  const r = await q.run(["work", "--drain", "--json", "--poll-interval", "0.05"], { env: FAST_KNOBS });
+  expect(r.code).toBe(0);
+  const left = r.json.data.left_queued;
+  expect(left.map((h: { job_id: number }) => h.job_id)).toEqual([dep, dep2]);
+  expect(left[0]).toMatchObject({
+    job_id: dep,
+    queue: "default",
+    need_id: need,
+    need_lane: "default",
+    serve_lane: null,
+  });
+  expect(left[0].text).toStartWith(`job ${dep} waits on job ${need}: job ${need} is delayed until`);
+  expect(left[1]).toMatchObject({ job_id: dep2, need_id: other, need_lane: "other", serve_lane: "other" });
+  expect(left[1].text).toBe(
+    `job ${dep2} waits on job ${other}: job ${other} is in lane other, which no live worker serves`,
+  );
+  // A drain that left nothing says so with [].
+  await q.run(["cancel", String(dep), String(dep2)]);
+  const empty = await q.run(["work", "--drain", "--json", "--poll-interval", "0.05"], { env: FAST_KNOBS });
+  expect(empty.json.data.left_queued).toEqual([]);
+});
+
 test("a dependent of a need in a paused lane holds no drain", async () => {
   const need = await q.addJob("--queue", "p", "--key", "P", "--", "true");
   const pause = await q.run(["pause", "p"]);

@@ -147,3 +147,30 @@ test("a job added from inside a hook's job is hook-born: no hook fires for it, s
   const born = await job(3);
   expect(born.tags["spoolctl/hook-born"]).toBe("1");
 });
+
+/** `hook add NAME --on dead … --json -- true` (the envelope flag before the command's `--`). */
+async function addHookJson(name: string, ...flags: string[]) {
+  const r = await q.run(["hook", "add", name, "--on", "dead", ...flags, "--json", "--", "true"]);
+  return { code: r.code, env: r.json };
+}
+
+test("hook add says loudly when no live worker serves the hook's lane (plain work serves lane default only)", async () => {
+  // No worker at all, then one of lane default only: nothing would run the hook's jobs.
+  const none = await addHookJson("page");
+  expect(none.code).toBe(0);
+  expect(none.env.warnings.map((w: { code: string }) => w.code)).toEqual(["HOOK_UNSERVED"]);
+  expect(none.env.warnings[0].message).toContain("no live worker serves lane hooks");
+  expect(none.env.warnings[0].message).toContain("spoolctl work --db");
+  startWorker(q, ["--worker-id", "w-plain"], { env: FAST_KNOBS });
+  await waitFor("the plain worker live", async () => (await q.json(["workers"])).env.data.count === 1);
+  const text = await q.run(["hook", "add", "page2", "--on", "dead", "--", "true"]);
+  expect(text.code).toBe(0);
+  expect(text.stderr).toContain("spoolctl: warning: HOOK_UNSERVED: no live worker serves lane hooks");
+  // A worker of the hook's lane (or of every lane) serves it: no warning.
+  startWorker(q, ["--queue", "hooks", "--worker-id", "w-hooks"], { env: FAST_KNOBS });
+  await waitFor("the hooks worker live", async () => (await q.json(["workers"])).env.data.count === 2);
+  const served = await addHookJson("page3");
+  expect(served.env.warnings).toEqual([]);
+  const other = await addHookJson("page4", "--run-queue", "alerts");
+  expect(other.env.warnings[0].message).toContain("no live worker serves lane alerts");
+});

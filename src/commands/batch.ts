@@ -24,15 +24,16 @@ function namePositional(action: string) {
 
 /** One line: name, state, counts. */
 export function batchLine(b: BatchSummary): string {
-  const state = b.failed
-    ? `failed fast (job ${b.failed_job_id} ended dead)`
-    : !b.sealed
-      ? "open"
-      : b.settled
-        ? b.all_succeeded
-          ? "succeeded"
-          : "failed"
-        : "sealed, running";
+  const state =
+    b.failed_at !== null
+      ? `failed fast (job ${b.failed_job_id} ended dead)`
+      : !b.sealed
+        ? "open"
+        : b.settled
+          ? b.all_succeeded
+            ? "succeeded"
+            : "failed"
+          : "sealed, running";
   const counts = JOB_STATES.filter((s) => b.counts[s] > 0)
     .map((s) => `${b.counts[s]} ${s}`)
     .join(", ");

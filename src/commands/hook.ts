@@ -3,13 +3,18 @@
  * in the transaction that ends a matching job (docs/architecture.md "Hooks").
  */
 import type { VerbResult } from "../contract/envelope.ts";
+import type { Warning } from "../contract/errors.ts";
 import type { FlagDef } from "../contract/flags.ts";
 import type { HookListData, Removed } from "../describe/schemas-recurring.ts";
 import { HOOK_LANE, type HookData, hookData, planHook } from "../ops/hooks.ts";
+import { workerLanes } from "../ops/lanes.ts";
+import { staleAfter } from "../ops/workers.ts";
 import { addHook, listHooks, removeHook } from "../store/verbs/hooks.ts";
+import { workerList } from "../store/verbs/workers.ts";
 import { clip, formatArgv } from "../ui/text.ts";
 import addVerb, { inputFromFlags } from "./add.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
+import { healthContext, judgeRecord } from "./workers.ts";
 
 /** The hook-name positional. */
 function namePositional(action: string, usage = "NAME") {
@@ -95,7 +100,26 @@ export const add = defineVerb({
       job,
     };
     const draft = planHook(input, process.cwd());
-    return { data: hookData(await addHook(await ctx.open({ create: true }), draft)) };
+    const store = await ctx.open({ create: true });
+    const data = hookData(await addHook(store, draft));
+    // Plain `spoolctl work` serves lane default only: a hook nobody runs is said loudly, not found out later.
+    const health = healthContext(store);
+    const workers = await workerList(store, judgeRecord, 100, staleAfter(health));
+    const served = workers.some((w) => {
+      if (w.status !== "live") return false;
+      const lanes = workerLanes(w.queue);
+      return lanes === "all" || lanes.includes(data.run_queue);
+    });
+    const start = ctx.suggest(`spoolctl work --queue ${data.run_queue}`);
+    const warnings: Warning[] = served
+      ? []
+      : [
+          {
+            code: "HOOK_UNSERVED",
+            message: `no live worker serves lane ${data.run_queue}: nothing will run this hook's jobs, which wait queued there, until one does (start one: ${start}, or spoolctl work --all-lanes)`,
+          },
+        ];
+    return { data, warnings };
   },
   render({ data }, ctx) {
     if (data.on === "batch-done")

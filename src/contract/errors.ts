@@ -110,8 +110,11 @@ export const WARNING_CODES = {
     "the job's --cwd does not exist yet; the job fails to start (spawn_failed) unless it is created before the job runs",
   RELATIVE_PATH:
     "the job has no --cwd and names a relative path (its program ./x or dir/x, or a file of this folder): it will be resolved in the worker's folder, not here",
-  KILL_ASYNC: "a running job was asked to stop; its worker kills it within a heartbeat, so it may still be running now",
+  KILL_ASYNC:
+    "a running job was asked to stop; its worker is woken and kills it (at its next heartbeat at the latest), so it may still be running now",
   NO_WORKER: "an awaited job is in a lane no live worker serves: it cannot finish until a worker runs",
+  HOOK_UNSERVED:
+    "hook add: no live worker serves the lane the hook's jobs run in (hooks, unless --run-queue), and plain spoolctl work serves lane default only: its jobs wait queued until a worker of that lane runs",
   LANE_PAUSED:
     "the job's lane is paused (spoolctl pause): the job was added, or is awaited, but no job of the lane starts until it is resumed or its pause ends",
   LANE_UNSERVED:

@@ -227,6 +227,14 @@ export function buildCapabilities(input: CapabilitiesInput) {
         "test knob: heartbeat age after which a running job is a reap candidate",
         `max(4 × heartbeat, ${REAP_FLOOR_SECONDS})`,
       ),
+      SPOOLCTL_TEST_CLOCK_OFFSET_FILE: {
+        type: "string",
+        default: null,
+        test_knob: true,
+        consumed_by: ["every verb on a PostgreSQL queue"],
+        description:
+          "test knob: a file holding seconds to add to this process's wall clock (re-read every 100 ms), a stepped clock for tests; a missing file or no number is no shift",
+      },
       TRACEPARENT: {
         type: "string",
         default: null,

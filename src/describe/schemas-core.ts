@@ -52,6 +52,24 @@ const workSummary = object({
   claimed: bool,
   drained: bool,
   job_ids: arrayOf(int),
+  /**
+   * `--drain`: the dependents it left queued because a need cannot run in it
+   * (delayed, paused lane, lane no live worker serves; docs/architecture.md
+   * "Drain"), as its `left queued:` stderr lines say them; [] otherwise.
+   */
+  left_queued: arrayOf(
+    object({
+      job_id: int,
+      queue: str,
+      /** Its first need that cannot run; null: a need was deleted. */
+      need_id: nullable(int),
+      need_lane: nullable(str),
+      /** The words of the stderr line: `job 3 waits on job 2: job 2 is delayed until …`. */
+      text: str,
+      /** When a worker is all that is missing: the lane to serve (`spoolctl work --queue LANE`), else null. */
+      serve_lane: nullable(str),
+    }),
+  ),
 });
 /** `work --json` data (see {@link workSummary}). */
 export type WorkSummary = Static<typeof workSummary>;

@@ -88,9 +88,15 @@ export const batchSummary = object({
   sealed: bool,
   sealed_at: nullable(num),
   fail_fast: nullable(enumOf(FAIL_FAST_MODES)),
-  /** Whether fail-fast failed it, and at which job. */
+  /**
+   * Whether its verdict is known and is a failure (settled, not every job done;
+   * fail-fast failing it included): what the text calls "failed". Always
+   * `all_succeeded === false`.
+   */
   failed: bool,
+  /** When fail-fast failed it; null: fail-fast did not (it may still have failed: see `failed`). */
   failed_at: nullable(num),
+  /** The job whose dead outcome made fail-fast fail it; null with `failed_at`. */
   failed_job_id: nullable(int),
   total: int,
   counts: countsOf(JOB_STATES),

@@ -61,19 +61,21 @@ function batchSettled(b: BatchView): boolean {
 /** The view of a batch with its verdict. */
 export function summarizeBatch(b: BatchView): BatchSummary {
   const settled = batchSettled(b);
+  const allSucceeded = settled ? b.failed_at === null && b.counts.done === b.total : null;
   return {
     name: b.name,
     created_at: b.created_at,
     sealed: b.sealed_at !== null,
     sealed_at: b.sealed_at,
     fail_fast: b.fail_fast,
-    failed: b.failed_at !== null,
+    // One meaning, as the text's "failed" (docs/contract.md "Verdicts and the drain's lines"): the verdict is known and is not a pass.
+    failed: allSucceeded === false,
     failed_at: b.failed_at,
     failed_job_id: b.failed_job_id,
     total: b.total,
     counts: b.counts,
     settled,
-    all_succeeded: settled ? b.failed_at === null && b.counts.done === b.total : null,
+    all_succeeded: allSucceeded,
   };
 }
 

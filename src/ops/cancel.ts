@@ -63,7 +63,7 @@ function killWarning(jobId: number, health: WorkerHealth | undefined): Warning {
   if (!health || health.worker_state === "live") {
     return {
       code: "KILL_ASYNC",
-      message: `job ${jobId} is still running; its worker kills it within a heartbeat (spoolctl wait ${jobId})`,
+      message: `job ${jobId} is still running; its worker, woken now, kills it (spoolctl wait ${jobId})`,
     };
   }
   const then =

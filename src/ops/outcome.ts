@@ -133,6 +133,24 @@ export function decideOutcome(job: Job, end: ProcessEnd, settings: QueueSettings
   return outcome;
 }
 
+/**
+ * The outcome of a job that succeeded after fail-fast failed its batch and
+ * asked it to stop (`now`; docs/architecture.md "Batches"): its worker had not
+ * killed it yet. It is `canceled`, not `done` (its batch's verdict was already
+ * known, so no count reports it passed), with the fail-fast reason as its
+ * `last_error`; the attempt stays `succeeded`. Any other outcome is returned
+ * as it is.
+ */
+export function failedFastOutcome(outcome: Outcome, batch: string, failedJob: number | null): Outcome {
+  if (outcome.jobState !== "done") return outcome;
+  return {
+    ...outcome,
+    jobState: "canceled",
+    error: `fail_fast: batch ${batch} failed (job ${failedJob} ended dead)`,
+    events: [...outcome.events, "canceled"],
+  };
+}
+
 function decideEnd(job: Job, end: ProcessEnd, settings: QueueSettings, now: number): Outcome {
   const base = { exitCode: null as number | null, signal: null as number | null };
   switch (end.kind) {

@@ -55,6 +55,18 @@ export interface WorkWaker {
   /** Wakes a pending {@link wait} now (the worker's own attempt ended). */
   poke(): void;
   close(): void;
+  /**
+   * Whether an `all` signal (a cancel, a fail-fast, a stop: docs/architecture.md
+   * "Waking") arrived since the last call; consumes it. The worker then reads
+   * the stop requests of its running jobs at once.
+   */
+  takeStop(): boolean;
+  /**
+   * Whether `all` reaches this worker while it is busy too (SQLite: the wake file
+   * is watched whatever the worker does). False (PostgreSQL unlistens while busy):
+   * a busy worker reads its stop requests every 250 ms instead.
+   */
+  readonly hearsWhileBusy: boolean;
 }
 
 /**

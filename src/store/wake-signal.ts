@@ -15,6 +15,21 @@ export class WakeSignal {
   private dirtyFreed = false;
   /** Once set, every wait returns at once. */
   closed = false;
+  /** Set by {@link fireStop}, cleared by {@link takeStop}. */
+  private stopSeen = false;
+
+  /** Wakes the waiter like {@link fire} and remembers that a stop-worthy signal (`all`) came. */
+  readonly fireStop = (): void => {
+    this.stopSeen = true;
+    this.fire();
+  };
+
+  /** Whether {@link fireStop} was called since the last call; consumes it. */
+  takeStop(): boolean {
+    const seen = this.stopSeen;
+    this.stopSeen = false;
+    return seen;
+  }
 
   /** Wakes the waiter now, or the next wait; "freed" only a waiter that wants it. */
   readonly fire = (kind?: "freed"): void => {
@@ -57,9 +72,14 @@ export class WakeSignal {
   }
 }
 
-/** The {@link WorkWaker} over `signal`; `release` frees the wake-up source (a watcher, a LISTEN) at close. */
-export function workWaker(signal: WakeSignal, release: () => void = () => {}): WorkWaker {
+/**
+ * The {@link WorkWaker} over `signal`; `release` frees the wake-up source (a watcher, a LISTEN) at close;
+ * `hearsWhileBusy`: whether the source signals a busy worker too (see {@link WorkWaker.hearsWhileBusy}).
+ */
+export function workWaker(signal: WakeSignal, release: () => void = () => {}, hearsWhileBusy = false): WorkWaker {
   return {
+    hearsWhileBusy,
+    takeStop: () => signal.takeStop(),
     wait: (ms, freed) => signal.wait(ms, freed),
     poke: () => signal.fire(),
     close() {

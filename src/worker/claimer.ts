@@ -9,7 +9,7 @@ import { claimJobs } from "../store/verbs/claim.ts";
 import { runningJobsOf } from "../store/verbs/reap.ts";
 import { recordAttemptEnd } from "../store/verbs/record.ts";
 import { nextDueAt } from "../store/verbs/worker-lanes.ts";
-import { UNRECORDED_STOP_GRACE_MS, type WorkerCore } from "./core.ts";
+import { STOP_CHECK_MS, UNRECORDED_STOP_GRACE_MS, type WorkerCore } from "./core.ts";
 import { processStartTime } from "./liveness.ts";
 import { sharedClockNs } from "./timing.ts";
 
@@ -148,6 +148,8 @@ export class Claimer {
     if (this.w.stopping && this.w.recorder.unrecorded.length > 0)
       ms = Math.min(ms, Math.max(1, this.w.stopAskedAt + UNRECORDED_STOP_GRACE_MS - performance.now()));
     if (!this.w.stopping) ms = Math.min(ms, this.w.schedules.msUntilDue());
+    // A busy worker that no `all` wake reaches reads its jobs' stop requests every STOP_CHECK_MS (loop.ts).
+    if (this.w.inFlight.size > 0 && this.w.waker && !this.w.waker.hearsWhileBusy) ms = Math.min(ms, STOP_CHECK_MS);
     if (busy || this.w.stopping) return Math.min(ms, this.w.timing.heartbeat * 1000);
     const lanes = this.w.lanes.claimable();
     const due = await nextDueAt(this.w.store, lanes);

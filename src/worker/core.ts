@@ -87,6 +87,9 @@ export interface WorkerCore {
   start(claimed: ClaimedAttempt, leaseNs: bigint): Promise<void>;
 }
 
+/** How often the loop reads its stop requests (a `spoolctl stop`, its jobs' cancels) without a wake, milliseconds. */
+export const STOP_CHECK_MS = 250;
+
 /** The in-flight key of an attempt. */
 export function flightKey(claimed: ClaimedAttempt): string {
   return `${claimed.job.id}:${claimed.attemptNo}`;

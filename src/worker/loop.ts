@@ -12,7 +12,7 @@ import type { ProcessEnd } from "../ops/outcome.ts";
 import { type AttemptSpan, attemptSpan } from "../ops/trace-context.ts";
 import type { Store, WorkWaker } from "../store/store.ts";
 import type { ClaimedAttempt } from "../store/verbs/claim.ts";
-import { stopRequested, workerStopped } from "../store/verbs/registry.ts";
+import { workerStopped } from "../store/verbs/registry.ts";
 import { workerStartSettings } from "../store/verbs/ship.ts";
 import { heldJobsIn } from "../store/verbs/worker-lanes.ts";
 import type { WorkerEvent, WorkOptions, WorkSummary } from "./api.ts";
@@ -28,6 +28,7 @@ import { Recorder } from "./recorder.ts";
 import { registerThisWorker } from "./registry.ts";
 import { SchedulePass } from "./schedule-pass.ts";
 import { OutputShipper, SHIP_INTERVAL_MS } from "./ship.ts";
+import { leftQueued, StopCheck } from "./stops.ts";
 import { StorageWatch } from "./storage-watch.ts";
 import { readTiming, type Timing } from "./timing.ts";
 import { attemptTracer, type TracedAttempt } from "./tracing.ts";
@@ -82,6 +83,7 @@ export class Worker implements WorkerCore {
       claimed: false,
       drained: false,
       job_ids: [],
+      left_queued: [],
     };
     this.storage = new StorageWatch(store, (message) => this.emit({ type: "storage", message }));
     this.schedules = new SchedulePass(store, (outcomes) => this.emit({ type: "schedule", outcomes }));
@@ -269,18 +271,15 @@ export class Worker implements WorkerCore {
   }
 
   private lastReap = -Infinity;
-  private lastStopCheck = -Infinity;
+  /** Its look at stop requests, its own and its jobs' (src/worker/stops.ts). */
+  private readonly stops = new StopCheck(this);
 
   /** One turn of the loop; resolves true when the worker is done. */
   private async turn(): Promise<boolean> {
-    const { store, opts } = this;
+    const { opts } = this;
     {
       this.checkFile();
-      // Our own commits wake this loop ~2 times a job; the stop flag needs no fresher look than 250 ms.
-      if (!this.stopping && performance.now() - this.lastStopCheck >= STOP_CHECK_MS) {
-        this.lastStopCheck = performance.now();
-        if (await stopRequested(store, opts.workerId)) this.requestStop("stop requested through the registry");
-      }
+      await this.stops.check();
       if (!this.stopping && performance.now() - this.lastReap >= this.timing.heartbeat * 1000) {
         this.lastReap = performance.now();
         await reapDeadWorkersNow(this);
@@ -312,8 +311,9 @@ export class Worker implements WorkerCore {
           this.summary.drained = true;
           // Dependents whose needs cannot run here are left queued, and said (docs/architecture.md "Drain").
           const stuck = this.lanes.holds?.stuck ?? [];
+          this.summary.left_queued = leftQueued(stuck);
           if (stuck.length > 0) this.emit({ type: "drain_left", holds: stuck });
-          const held = await heldJobsIn(store, this.lanes.served(), opts.allLanes === true, 5);
+          const held = await heldJobsIn(this.store, this.lanes.served(), opts.allLanes === true, 5);
           if (held.count > 0) this.emit({ type: "drain_held", ...held });
           return true;
         }
@@ -435,6 +435,3 @@ function tracedAttempt(claimed: ClaimedAttempt, span: AttemptSpan, startedMs: nu
 
 /** How long a drain has nothing to run before it says what it waits for, milliseconds. */
 const DRAIN_QUIET_MS = 2000;
-
-/** How often the loop reads its registry row for a `spoolctl stop`, milliseconds. */
-const STOP_CHECK_MS = 250;

@@ -9,6 +9,7 @@ import { SpoolError } from "../../src/contract/errors.ts";
 import type { BatchAdd, FailFastMode } from "../../src/model/job.ts";
 import { openQueue } from "../../src/store/index.ts";
 import type { Store } from "../../src/store/store.ts";
+import { recordAttemptEnd } from "../../src/store/verbs/record.ts";
 import { attemptRecord, claimOne, forEachDriver, jobOf, newJob, record, sorted } from "../support/store.ts";
 
 const batch = (name: string, over: Partial<BatchAdd> = {}): BatchAdd => ({
@@ -129,6 +130,42 @@ forEachDriver("batches", (q) => {
       expect((await refusal(addTo(q.store, batch("ff"), 1))).message).toContain("failed fast");
     });
   }
+
+  test("a job that succeeds after fail-fast now failed its batch, before its worker killed it, is canceled, not done", async () => {
+    const [a, b] = await addTo(q.store, batch("late-pass", { failFast: "now" }), 2, { max_retries: 0 });
+    const { attempt: first } = await claimOne(q.store, { workerId: "w1" });
+    const { attempt: second } = await claimOne(q.store, { workerId: "w2" });
+    expect([first.job_id, second.job_id].sort()).toEqual([a!, b!].sort());
+    // The first ends dead: the batch fails, the second is asked to stop; it exits 0 before its worker acts.
+    const dead = await recordAttemptEnd(
+      q.store,
+      { jobId: first.job_id, attemptNo: 1, workerId: "w1" },
+      { kind: "exited", code: 1 },
+    );
+    expect(dead?.jobState).toBe("dead");
+    expect((await jobOf(q.store, second.job_id)).cancel_requested).toBe(true);
+    const late = await recordAttemptEnd(
+      q.store,
+      { jobId: second.job_id, attemptNo: 1, workerId: "w2" },
+      { kind: "exited", code: 0 },
+    );
+    expect(late).toMatchObject({ attemptState: "succeeded", jobState: "canceled" });
+    const job = await jobOf(q.store, second.job_id);
+    expect(job.state).toBe("canceled");
+    expect(job.last_error).toBe(`fail_fast: batch late-pass failed (job ${first.job_id} ended dead)`);
+    const view = (await q.store.read(async (tx) => tx.getBatch("late-pass")))!;
+    expect(view.counts).toMatchObject({ done: 0, dead: 1, canceled: 1 });
+    // Without a failed batch a success is a success, even with fail-fast set.
+    const [c] = await addTo(q.store, batch("fine", { failFast: "now" }), 1);
+    const { attempt: third } = await claimOne(q.store, { workerId: "w3" });
+    expect(third.job_id).toBe(c!);
+    const ok = await recordAttemptEnd(
+      q.store,
+      { jobId: c!, attemptNo: 1, workerId: "w3" },
+      { kind: "exited", code: 0 },
+    );
+    expect(ok?.jobState).toBe("done");
+  });
 
   test("without fail-fast a dead job changes nothing else; setBatchFailFast then fails the batch at once", async () => {
     await addTo(q.store, batch("late"), 3);

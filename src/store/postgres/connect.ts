@@ -2,7 +2,9 @@
  * Connecting to a PostgreSQL queue with Bun's built-in client, and measuring
  * the database's clock against this host's (Store.now(), docs "Clocks").
  */
+
 import { SQL } from "bun";
+import { hostNowMs } from "../host-clock.ts";
 import type { PgConnectionSettings } from "./url.ts";
 
 /**
@@ -48,54 +50,85 @@ export function createClient(settings: PgConnectionSettings, max = POOL_SIZE): S
 
 /** How often the clock offset is measured again, seconds. */
 const CLOCK_REFRESH_SECONDS = 60;
+/** A wall clock that moved this much more or less than the monotonic one was stepped (or suspended), milliseconds. */
+const JUMP_MS = 1000;
 
 /**
  * The database clock minus this host's, seconds, measured on a warm
  * connection: the server's time is taken at the midpoint of the round trip.
  */
 export async function measureClockOffset(sql: SQL): Promise<number> {
-  const t0 = Date.now();
+  return (await measureClock(sql)).offset;
+}
+
+/** One measurement: the offset, and the database's time at `mono` (performance.now() at the midpoint). */
+async function measureClock(sql: SQL): Promise<{ offset: number; dbSeconds: number; mono: number }> {
+  const t0 = hostNowMs();
+  const m0 = performance.now();
   const [row] = await sql`SELECT extract(epoch from clock_timestamp())::float8 AS db_now`;
-  const t1 = Date.now();
-  return (row.db_now as number) - (t0 + t1) / 2000;
+  const t1 = hostNowMs();
+  const m1 = performance.now();
+  const dbSeconds = row.db_now as number;
+  return { offset: dbSeconds - (t0 + t1) / 2000, dbSeconds, mono: (m0 + m1) / 2 };
 }
 
 /**
- * The queue's clock: this host's clock plus the offset to the database's,
- * measured at connect and again in the background every
- * {@link CLOCK_REFRESH_SECONDS} (a failed measurement keeps the last offset).
+ * The queue's clock: the database's time at the last measurement plus the
+ * time this process's monotonic clock has counted since (docs/architecture.md
+ * "Clocks"). This host's wall clock is read only to measure: a step of it
+ * (an NTP step, a manual `date -s`) moves no time the queue reads, so a
+ * schedule slot is judged by the database's clock at the tick. Measured at
+ * connect and again in the background every {@link CLOCK_REFRESH_SECONDS}
+ * (a failed measurement keeps the last anchor).
  */
 export class QueueClock {
-  private measuredAt = Date.now();
+  /** The database's time, epoch seconds, at {@link anchorMono}. */
+  private anchorDb: number;
+  /** performance.now() of the anchor, milliseconds. */
+  private anchorMono = performance.now();
+  /** This host's wall clock at the anchor, epoch milliseconds. */
+  private anchorHost = hostNowMs();
   private refreshing = false;
 
   constructor(
     private readonly sql: SQL,
-    private offset: number,
-  ) {}
-
-  /** Epoch seconds on the database's clock. */
-  now(): number {
-    const local = Date.now();
-    if (local - this.measuredAt > CLOCK_REFRESH_SECONDS * 1000 && !this.refreshing) this.refresh();
-    return local / 1000 + this.offset;
+    offset: number,
+  ) {
+    this.anchorDb = hostNowMs() / 1000 + offset;
   }
 
-  /** The current offset, seconds (database minus this host). */
+  /**
+   * Epoch seconds on the database's clock. A wall clock that moved otherwise
+   * than the monotonic one since the anchor (a step; or a suspend, which the
+   * monotonic clock does not count) is measured again at once.
+   */
+  now(): number {
+    const mono = performance.now();
+    const counted = mono - this.anchorMono;
+    const jumped = Math.abs(hostNowMs() - this.anchorHost - counted) > JUMP_MS;
+    if ((jumped || counted > CLOCK_REFRESH_SECONDS * 1000) && !this.refreshing) this.refresh();
+    return this.anchorDb + counted / 1000;
+  }
+
+  /** The current offset, seconds (database minus this host's wall clock now: a step shows at once). */
   get skew(): number {
-    return this.offset;
+    return this.now() - hostNowMs() / 1000;
   }
 
   private refresh(): void {
     this.refreshing = true;
-    measureClockOffset(this.sql).then(
-      (offset) => {
-        this.offset = offset;
-        this.measuredAt = Date.now();
+    measureClock(this.sql).then(
+      (m) => {
+        this.anchorDb = m.dbSeconds;
+        this.anchorMono = m.mono;
+        this.anchorHost = m.mono - performance.now() + hostNowMs();
         this.refreshing = false;
       },
       () => {
-        this.measuredAt = Date.now(); // try again a period later
+        // Try again a period later; the old anchor goes on counting.
+        this.anchorDb += (performance.now() - this.anchorMono) / 1000;
+        this.anchorMono = performance.now();
+        this.anchorHost = hostNowMs();
         this.refreshing = false;
       },
     );

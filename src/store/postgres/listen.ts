@@ -99,7 +99,8 @@ export function watchWorkChannel(
       .listen(
         channel,
         (payload) => {
-          if (ready.has(payload) || payload === "all") signal.fire();
+          if (payload === "all") signal.fireStop();
+          else if (ready.has(payload)) signal.fire();
           else if (wantsFreed && freed.has(payload)) signal.fire("freed");
         },
         () => signal.fire(),

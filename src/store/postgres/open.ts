@@ -5,9 +5,11 @@
  * reading is an absent queue (absent.ts): it reads as empty and nothing is
  * created in it; the first write verb (create: true) migrates it.
  */
+
 import type { SQL } from "bun";
 import { type ClaimedJob, type ClaimRequest, type DatedClaim, datedClaim } from "../attempt-types.ts";
 import { FifoLock } from "../fifo-lock.ts";
+import { hostNowMs } from "../host-clock.ts";
 import type { StoreReader } from "../reader.ts";
 import type { QueryPlan, Store, Waker, WorkWaker, WriteOptions } from "../store.ts";
 import type { StoreWriter } from "../writer.ts";
@@ -147,6 +149,8 @@ class PgStore implements Store {
     return {
       wait: (ms, freed, hungry) => waker.wait(ms, freed, hungry),
       poke: () => waker.poke(),
+      takeStop: () => waker.takeStop(),
+      hearsWhileBusy: false,
       close: () => {
         this.wakers.delete(waker);
         waker.close();
@@ -201,7 +205,7 @@ async function probe(sql: SQL): Promise<SchemaState & { offset: number | null }>
     const rows = (await sql`SELECT key, value, extract(epoch from clock_timestamp())::float8 AS db_now
       FROM meta WHERE key IN ('schema_version', 'queue_id')`) as { key: string; value: string; db_now: number }[];
     // The first statement also paid for connecting: the server's time is nearest the answer's arrival.
-    const offset = rows.length > 0 ? rows[0]!.db_now - Date.now() / 1000 : null;
+    const offset = rows.length > 0 ? rows[0]!.db_now - hostNowMs() / 1000 : null;
     const get = (k: string) => rows.find((r) => r.key === k)?.value;
     return { version: Number(get("schema_version") ?? 0), queueId: get("queue_id") ?? "", offset };
   } catch (error) {

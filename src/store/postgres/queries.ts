@@ -229,6 +229,8 @@ export class PgQueries extends PgWorkerWrites implements StoreWriter {
     now: number,
   ): Promise<{ canceled: number[]; requested: number[]; closed: number[] }> {
     const out = await bulk.cancelMany(this.tx, queuedIds, runningIds, now);
+    // A running job asked to stop: its worker reads the request when woken (docs/architecture.md "Cancel").
+    if (out.requested.length > 0) this.effects.notify = this.effects.work.all = true;
     if (out.canceled.length === 0) return { ...out, closed: [] };
     this.effects.notify = this.effects.work.all = true;
     for (const id of out.canceled) await this.jobEnded(id, "canceled", now);

@@ -207,6 +207,8 @@ export class SqliteQueries extends SqliteWorkerWrites implements StoreWriter {
     now: number,
   ): Promise<{ canceled: number[]; requested: number[]; closed: number[] }> {
     const out = bulk.cancelMany(this.db, queuedIds, runningIds, now);
+    // A running job asked to stop: its worker, busy or not, reads the request when woken (docs/architecture.md "Cancel").
+    this.wakeAllIf(out.requested.length > 0);
     if (!this.wakeAllIf(out.canceled.length > 0)) return { ...out, closed: [] };
     for (const id of out.canceled) await this.jobEnded(id, "canceled", now);
     const closed = jobsEnded(this.db, this.work, out.canceled, now, this.ledger(now));

@@ -116,13 +116,13 @@ export function watchWork(spoolDir: string, lane: string | readonly string[], fr
       w.on("error", () => {});
       watchers.push(w);
     };
-    listen(ALL_FILE, () => signal.fire());
+    listen(ALL_FILE, () => signal.fireStop());
     for (const l of lanes) {
       listen(`${laneFile(l)}.ready`, () => signal.fire());
       if (freed) listen(`${laneFile(l)}.freed`, () => signal.fire("freed"));
       else closeSync(openSync(join(dir, `${laneFile(l)}.freed`), "a", 0o600));
     }
-    return workWaker(signal, release);
+    return workWaker(signal, release, true);
   } catch {
     release();
     return pollingWorkWaker();

@@ -52,7 +52,7 @@ export { addHook, listHooks, removeHook } from "./hooks.ts";
 export { claimJobs } from "./claim.ts";
 export { complete, recordAttemptEnd, recordAttemptEnds } from "./record.ts";
 export { heartbeat } from "./heartbeat.ts";
-export { registerWorker, stopRequested, workerIdHolder, workerStopped } from "./registry.ts";
+export { registerWorker, stopsAsked, workerIdHolder, workerStopped } from "./registry.ts";
 export { attemptOwner, reap, reapCandidates, runningAttemptsOf, runningJobsOf } from "./reap.ts";
 export { shipOutput, workerStartSettings } from "./ship.ts";
 export { drainHolders, drainStates, laneView, nextDueAt } from "./worker-lanes.ts";

@@ -7,7 +7,7 @@
  */
 
 import type { Job } from "../../model/job.ts";
-import { decideOutcome, type Outcome, type ProcessEnd } from "../../ops/outcome.ts";
+import { decideOutcome, failedFastOutcome, type Outcome, type ProcessEnd } from "../../ops/outcome.ts";
 import { earlierOutcome, lostToDisk, ownOutcomeEvents } from "../../ops/record.ts";
 import type { AttemptProcess, ClaimRequest } from "../attempt-types.ts";
 import type { Store } from "../store.ts";
@@ -135,7 +135,12 @@ async function recordIn(
     end.kind === "output_write_failed"
       ? { ...end, lostBefore: (await tx.attemptsOf(ref.jobId)).filter((a) => lostToDisk(a.error)).length }
       : end;
-  const outcome = decideOutcome(job, counted, settings, now);
+  let outcome = decideOutcome(job, counted, settings, now);
+  // A success that came after its batch failed fast and asked it to stop is no pass (docs/architecture.md "Batches").
+  if (outcome.jobState === "done" && job.cancel_requested && job.batch !== null) {
+    const batch = await tx.getBatch(job.batch);
+    if (batch && batch.failed_at !== null) outcome = failedFastOutcome(outcome, batch.name, batch.failed_job_id);
+  }
   const detail = JSON.stringify({
     attempt: ref.attemptNo,
     ...(outcome.error ? { error: outcome.error } : {}),

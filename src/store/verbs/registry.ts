@@ -65,19 +65,40 @@ async function latestJobBeat(tx: StoreReader, workerId: string, pid: number): Pr
 }
 
 /**
- * Whether `spoolctl stop` asked worker `workerId` to finish and exit
- * (docs/architecture.md "Graceful stop"): its row's `stop_requested`, one read
- * snapshot; false when it has no row.
- */
-export async function stopRequested(store: Store, workerId: string): Promise<boolean> {
-  return (await store.read(async (tx) => tx.getWorker(workerId)))?.stop_requested ?? false;
-}
-
-/**
  * Marks worker `workerId` stopped (it exited cleanly) at the queue's clock,
  * one write transaction, not synced on its own (docs/architecture.md
  * "Durability"). No guard (its own row); writes no ledger row; signals nothing.
  */
 export async function workerStopped(store: Store, workerId: string): Promise<void> {
   await store.write(async (tx) => tx.markWorkerStopped(workerId, store.now()), { durable: false });
+}
+
+/** What {@link stopsAsked} read: a `spoolctl stop` of the worker, and the attempts whose cancel was asked. */
+export interface StopsAsked {
+  stopRequested: boolean;
+  /** Attempts of `jobIds` still running under the worker whose `cancel_requested` is set. */
+  canceled: { jobId: number; attemptNo: number }[];
+}
+
+/**
+ * Whether worker `workerId` was asked to stop, and which of its running jobs
+ * `jobIds` were asked to stop (`cancel --running`, a fail-fast `now`:
+ * docs/architecture.md "Cancel"), one read snapshot: its registry row and
+ * those jobs by id (the two reads sent together). Read when the worker is
+ * woken by an `all` signal, or every 250 ms while it is busy on a store that
+ * does not wake busy workers; the heartbeat reads the same requests too.
+ */
+export async function stopsAsked(store: Store, workerId: string, jobIds: number[]): Promise<StopsAsked> {
+  return await store.read(async (tx) => {
+    const [worker, jobs] = await Promise.all([
+      tx.getWorker(workerId),
+      jobIds.length === 0
+        ? Promise.resolve([])
+        : tx.listJobs({ ids: jobIds, states: ["running"], limit: jobIds.length }),
+    ]);
+    const canceled = jobs
+      .filter((j) => j.cancel_requested && j.locked_by === workerId)
+      .map((j) => ({ jobId: j.id, attemptNo: j.last_attempt_no }));
+    return { stopRequested: worker?.stop_requested ?? false, canceled };
+  });
 }
