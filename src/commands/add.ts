@@ -102,6 +102,7 @@ export function inputFromFlags(raw: RawArgs, argv: string[]): AddInput {
     tag: texts("tag"),
     note: text("note"),
     key: text("key"),
+    name: text("name"),
     needs: texts("needs").length > 0 ? texts("needs") : undefined,
     needsPolicy: text("needs-policy"),
     ...(raw.values["kill-leftovers"] === true ? { killLeftovers: true } : {}),
@@ -261,6 +262,11 @@ export default defineVerb({
     },
     note: { type: "string", description: "free text kept with the job", valueHint: "TEXT" },
     key: { type: "string", description: "idempotency key: reuse the active job with this key", valueHint: "KEY" },
+    name: {
+      type: "string",
+      description: "name the job: shown in list, show, reports; usable wherever an id or key is",
+      valueHint: "NAME",
+    },
     batch: {
       type: "string",
       description:

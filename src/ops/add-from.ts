@@ -27,6 +27,7 @@ const FIELDS: Record<string, keyof AddInput> = {
   needs: "needs",
   needs_policy: "needsPolicy",
   ref: "ref",
+  name: "name",
   kill_leftovers: "killLeftovers",
 };
 

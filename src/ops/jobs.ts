@@ -80,7 +80,7 @@ export function jobNotFound(ref: string, parsed: JobRef, remediation = JOB_NOT_F
       remediation: "add one: spoolctl add -- CMD ARGS…",
     });
   if (parsed.kind === "id") return new SpoolError("NOT_FOUND", `no job with id ${ref}`, { remediation });
-  return new SpoolError("NOT_FOUND", `no job with id or key ${JSON.stringify(ref)}`, { remediation });
+  return new SpoolError("NOT_FOUND", `no job with id, key or name ${JSON.stringify(ref)}`, { remediation });
 }
 
 /** Summarises a job row; `now` (epoch seconds) decides `scheduled`; `waitingOn`: the ids of its unmet needs. */
@@ -104,6 +104,7 @@ export function summarize(job: Job, now: number, waitingOn: number[] = []): JobS
     last_exit_code: job.last_exit_code,
     last_error: job.last_error,
     idempotency_key: job.idempotency_key,
+    name: job.name ?? null,
     tags: job.tags,
     note: job.note,
     cwd: job.cwd,

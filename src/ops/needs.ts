@@ -158,9 +158,9 @@ export function noSuchNeed(ref: string, where?: string): SpoolError {
     });
   return new SpoolError(
     "INVALID_INPUT",
-    `${at}--needs: no job with id or key ${JSON.stringify(ref)} (and no line of this add has that ref); nothing was added`,
+    `${at}--needs: no job with id, key or name ${JSON.stringify(ref)} (and no line of this add has that ref); nothing was added`,
     {
-      remediation: "name jobs that exist (spoolctl list shows their ids), by id, idempotency key or last",
+      remediation: "name jobs that exist (spoolctl list shows their ids), by id, idempotency key, name or last",
       detail: { need: ref },
     },
   );

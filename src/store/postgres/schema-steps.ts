@@ -356,4 +356,7 @@ export const STEPS: string[] = [
   METRICS_STEP,
   // v19: the trace context add found in its environment (the SQLite driver's v17), JSON.
   `ALTER TABLE jobs ADD COLUMN trace text;`,
+  // v20: a job's name (the SQLite driver's v18; docs/architecture.md "Job names"), looked up like a key.
+  `ALTER TABLE jobs ADD COLUMN name text;
+  CREATE INDEX jobs_by_name ON jobs (name, id) WHERE name IS NOT NULL;`,
 ];

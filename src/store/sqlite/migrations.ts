@@ -278,6 +278,9 @@ const STEPS: string[] = [
   METRICS_STEP,
   // v17: the trace context add found in its environment (docs/architecture.md "Traces"), JSON.
   `ALTER TABLE jobs ADD COLUMN trace TEXT;`,
+  // v18: a job's name (add --name, a --from line's ref; docs/architecture.md "Job names"), looked up like a key.
+  `ALTER TABLE jobs ADD COLUMN name TEXT;
+  CREATE INDEX jobs_by_name ON jobs (name, id) WHERE name IS NOT NULL;`,
 ];
 
 /** The v1 schema, for the test that migrates an old file. */

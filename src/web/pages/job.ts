@@ -47,6 +47,7 @@ ${actionButton(ctx, "Delete", "delete", { id, yes: "true" }, { preview: true, co
 </div>`;
   const facts = html`<dl class="facts">
 <dt>State</dt><dd>${stateBadge(job.state)}${job.cancel_requested ? " (cancel requested)" : ""}</dd>
+${job.name ? html`<dt>Name</dt><dd>${job.name}</dd>` : ""}
 <dt>Command</dt><dd><code>${commandText(job.argv)}</code></dd>
 <dt>Lane</dt><dd><a href="/jobs?queue=${encodeURIComponent(job.queue)}">${job.queue}</a></dd>
 ${job.idempotency_key ? html`<dt>Key</dt><dd>${job.idempotency_key}</dd>` : ""}
