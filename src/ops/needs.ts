@@ -8,6 +8,7 @@
 import { invalidValue, SpoolError, type Warning } from "../contract/errors.ts";
 import { type JobNeeds, NEEDS_POLICIES, type NeedsPolicy } from "../model/job.ts";
 import { LAST_JOB_REF } from "./jobs.ts";
+import { splitList } from "./values.ts";
 
 /** The fields of an add request (`AddInput`, src/ops/add.ts) that say what the job needs, as typed. */
 export interface NeedsInput {
@@ -40,7 +41,7 @@ export interface NeedsSpec {
  * Raises `INVALID_INPUT` for an empty reference or too many.
  */
 function parseNeeds(flag: string, raws: string[]): string[] {
-  const refs = raws.flatMap((r) => r.split(",")).map((r) => r.trim());
+  const refs = raws.flatMap((r) => splitList(r, ",")).map((r) => r.trim());
   if (refs.some((r) => r === "") || refs.length === 0)
     throw invalidValue(flag, raws.join(","), "job ids, idempotency keys or last, separated by commas (e.g. 12,13)");
   if (refs.length > MAX_NEEDS) throw invalidValue(flag, `${refs.length} jobs`, `at most ${MAX_NEEDS} needs`);
