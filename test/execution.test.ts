@@ -336,7 +336,11 @@ test("exit by signal is reported as signal N (NAME)", async () => {
   const rt = await add("--max-retries", "0", "-c", "kill -37 $$");
   const r = await q.run(["work", "--drain"]);
   expect(r.code).toBe(0);
-  const lines = r.stderr.trim().split("\n");
+  // Each job's start line, then its end line (README "Running jobs"): the ends are every other line.
+  const lines = r.stderr
+    .trim()
+    .split("\n")
+    .filter((l) => !/ attempt 1 started in lane /.test(l));
   expect(lines[0]).toMatch(
     new RegExp(`^spoolctl: job ${term} attempt 1 failed: signal 15 \\(SIGTERM\\) \\(\\d+\\.\\ds\\) -> dead$`),
   );

@@ -130,7 +130,7 @@ test("work --drain prints no progress on a pipe: only the worker lines", async (
   expect(r.code).toBe(0);
   expect(r.stderr).not.toContain("\r");
   expect(r.stderr).not.toContain("draining");
-  expect(r.stderr.trim().split("\n")).toHaveLength(3); // two worker lines and the closing summary
+  expect(r.stderr.trim().split("\n")).toHaveLength(5); // a start and an end line per job, and the closing summary
   const json = await q.run(["work", "--drain", "--json"]);
   expect(json.stderr).toBe("");
 }, 60000);
