@@ -58,7 +58,9 @@ test("a timeout kills the whole process group, grandchildren included", async ()
   const r = await q.run(["work", "--once"]);
   expect(r.code).toBe(0);
   expect(r.stderr).toMatch(
-    new RegExp(`^spoolctl: job ${id} attempt 1 timed out after 1s \\(\\d+\\.\\ds\\) -> dead\\n$`),
+    new RegExp(
+      `^spoolctl: job ${id} attempt 1 started in lane default: .*\\nspoolctl: job ${id} attempt 1 timed out after 1s \\(\\d+\\.\\ds\\) -> dead\\n$`,
+    ),
   );
 
   const a = await attempt(id);
@@ -126,7 +128,9 @@ test("a missing program is spawn_failed with a clear error", async () => {
   const r = await q.run(["work", "--once"]);
   expect(r.code).toBe(0);
   expect(r.stderr).toMatch(
-    new RegExp(`^spoolctl: job ${id} attempt 1 could not start: .*spoolctl-no-such-program-xyz.* -> dead\\n$`),
+    new RegExp(
+      `^spoolctl: job ${id} attempt 1 started in lane default: .*\\nspoolctl: job ${id} attempt 1 could not start: .*spoolctl-no-such-program-xyz.* -> dead\\n$`,
+    ),
   );
   const a = await attempt(id);
   expect(a.state).toBe("failed");

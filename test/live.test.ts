@@ -166,7 +166,7 @@ test.skipIf(!HAVE_TMUX)(
     expect(after).toMatch(/job 3 attempt 1 succeeded .*-> done/);
     expect(after).not.toContain("draining"); // the progress line is gone once drained
     const lines = after.split("\n").filter((l) => l.startsWith("spoolctl: job"));
-    expect(lines).toHaveLength(3); // each worker line once, never overwritten or repeated
+    expect(lines).toHaveLength(6); // each start and end line once, never overwritten or repeated
   },
   60000,
 );

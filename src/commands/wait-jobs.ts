@@ -8,6 +8,7 @@
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import type { WaitData, WaitedJob } from "../describe/schemas-lanes.ts";
 import type { Job } from "../model/job.ts";
+import { isFlaky } from "../ops/jobs.ts";
 import { ALL_LANES } from "../ops/lanes.ts";
 import { holdOf } from "../ops/need-holds.ts";
 import { isTerminal } from "../ops/states.ts";
@@ -135,7 +136,13 @@ export function unattendedWarning(jobs: Stranded[], stalled: Map<string, string>
 }
 
 function view(job: Job): WaitedJob {
-  return { attempts: job.attempts, last_error: job.last_error, last_exit_code: job.last_exit_code, state: job.state };
+  return {
+    attempts: job.attempts,
+    last_error: job.last_error,
+    last_exit_code: job.last_exit_code,
+    state: job.state,
+    flaky: isFlaky(job),
+  };
 }
 
 /** The result of a finished wait: the data, whether any job ended dead or canceled, and warnings (`NO_WORKER`). */
@@ -169,6 +176,7 @@ export async function waitForJobs(store: Store, refs: string[], opts: WaitOption
     const data: WaitData = {
       all_succeeded: jobs.every((j) => j.state === "done"),
       jobs: Object.fromEntries(jobs.map((j) => [String(j.id), view(j)])),
+      flaky: jobs.filter(isFlaky).length,
     };
     if (settled.length === jobs.length) return { data, anyFailed: !data.all_succeeded, warnings };
     const pending = jobs.filter((j) => !isTerminal(j.state));

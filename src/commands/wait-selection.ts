@@ -14,6 +14,7 @@ import { SpoolError, type Warning } from "../contract/errors.ts";
 import { closest } from "../contract/flags.ts";
 import { JOB_STATES, type Job, type JobFilter, type JobState } from "../model/job.ts";
 import { type BatchSummary, batchNotFound, summarizeBatch } from "../ops/batch.ts";
+import { isFlaky } from "../ops/jobs.ts";
 import { isTerminal } from "../ops/states.ts";
 import { counted } from "../ops/values.ts";
 import type { Store } from "../store/store.ts";
@@ -47,7 +48,13 @@ export interface WaitSelection {
 const REPORTED_JOBS = 10_000;
 
 function view(job: Job): WaitedJob {
-  return { attempts: job.attempts, last_error: job.last_error, last_exit_code: job.last_exit_code, state: job.state };
+  return {
+    attempts: job.attempts,
+    last_error: job.last_error,
+    last_exit_code: job.last_exit_code,
+    state: job.state,
+    flaky: isFlaky(job),
+  };
 }
 
 /** How a selection is named in messages: `batch ci-1`, `lane builds, tag ci=1`. */
@@ -161,6 +168,7 @@ export async function waitForSelection(
         const data: WaitData = {
           all_succeeded: batch.all_succeeded === true,
           jobs: Object.fromEntries(jobs.map((j) => [String(j.id), view(j)])),
+          flaky: jobs.filter(isFlaky).length,
           counts: batch.counts,
           batch,
         };
@@ -174,6 +182,7 @@ export async function waitForSelection(
       const data: WaitData = {
         all_succeeded: counts.done === total,
         jobs: Object.fromEntries(verdict.newest.map((j) => [String(j.id), view(j)])),
+        flaky: verdict.newest.filter(isFlaky).length,
         counts,
       };
       return { data, anyFailed: !data.all_succeeded, warnings };

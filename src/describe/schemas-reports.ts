@@ -95,7 +95,7 @@ const reportData = object({
   /** More jobs matched than `--limit`; the oldest were left out. */
   truncated: bool,
   /** Files written (null when not asked for). */
-  files: object({ junit: nullable(str), markdown: nullable(str) }),
+  files: object({ junit: nullable(str), markdown: nullable(str), summary: optional(str) }),
 });
 /** `report --json` data (see {@link reportData}). */
 export type ReportData = Static<typeof reportData>;

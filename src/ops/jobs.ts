@@ -83,6 +83,15 @@ export function jobNotFound(ref: string, parsed: JobRef, remediation = JOB_NOT_F
   return new SpoolError("NOT_FOUND", `no job with id, key or name ${JSON.stringify(ref)}`, { remediation });
 }
 
+/**
+ * Whether `job` is flaky: it ended done after failed attempts (a failure or a
+ * crash charged since its budget was last renewed; docs/architecture.md
+ * "Flaky jobs"), as `wait --json` counts it and `report` marks it.
+ */
+export function isFlaky(job: Pick<Job, "state" | "attempts" | "crashes">): boolean {
+  return job.state === "done" && (job.attempts > 0 || job.crashes > 0);
+}
+
 /** Summarises a job row; `now` (epoch seconds) decides `scheduled`; `waitingOn`: the ids of its unmet needs. */
 export function summarize(job: Job, now: number, waitingOn: number[] = []): JobSummary {
   return {
