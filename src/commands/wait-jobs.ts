@@ -135,13 +135,20 @@ export function unattendedWarning(jobs: Stranded[], stalled: Map<string, string>
   return { code: "NO_WORKER", message: allStalled ? why : `${why} (start one: ${start})` };
 }
 
+/** `{flaky: N}` when N of `jobs` are flaky, else nothing (docs/architecture.md "Flaky jobs"). */
+function flakyCount(jobs: Job[]): { flaky?: number } {
+  const n = jobs.filter(isFlaky).length;
+  return n > 0 ? { flaky: n } : {};
+}
+
 function view(job: Job): WaitedJob {
   return {
     attempts: job.attempts,
     last_error: job.last_error,
     last_exit_code: job.last_exit_code,
     state: job.state,
-    flaky: isFlaky(job),
+    // Only when true: a wait with no flaky job keeps the envelope of the reference (docs/contract.md).
+    ...(isFlaky(job) ? { flaky: true } : {}),
   };
 }
 
@@ -176,7 +183,7 @@ export async function waitForJobs(store: Store, refs: string[], opts: WaitOption
     const data: WaitData = {
       all_succeeded: jobs.every((j) => j.state === "done"),
       jobs: Object.fromEntries(jobs.map((j) => [String(j.id), view(j)])),
-      flaky: jobs.filter(isFlaky).length,
+      ...flakyCount(jobs),
     };
     if (settled.length === jobs.length) return { data, anyFailed: !data.all_succeeded, warnings };
     const pending = jobs.filter((j) => !isTerminal(j.state));

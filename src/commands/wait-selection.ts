@@ -47,13 +47,20 @@ export interface WaitSelection {
 /** Most jobs a selection wait reports in `jobs` (the counts cover all). */
 const REPORTED_JOBS = 10_000;
 
+/** `{flaky: N}` when N of `jobs` are flaky, else nothing (docs/architecture.md "Flaky jobs"). */
+function flakyCount(jobs: Job[]): { flaky?: number } {
+  const n = jobs.filter(isFlaky).length;
+  return n > 0 ? { flaky: n } : {};
+}
+
 function view(job: Job): WaitedJob {
   return {
     attempts: job.attempts,
     last_error: job.last_error,
     last_exit_code: job.last_exit_code,
     state: job.state,
-    flaky: isFlaky(job),
+    // Only when true: a wait with no flaky job keeps the envelope of the reference (docs/contract.md).
+    ...(isFlaky(job) ? { flaky: true } : {}),
   };
 }
 
@@ -168,7 +175,7 @@ export async function waitForSelection(
         const data: WaitData = {
           all_succeeded: batch.all_succeeded === true,
           jobs: Object.fromEntries(jobs.map((j) => [String(j.id), view(j)])),
-          flaky: jobs.filter(isFlaky).length,
+          ...flakyCount(jobs),
           counts: batch.counts,
           batch,
         };
@@ -182,7 +189,7 @@ export async function waitForSelection(
       const data: WaitData = {
         all_succeeded: counts.done === total,
         jobs: Object.fromEntries(verdict.newest.map((j) => [String(j.id), view(j)])),
-        flaky: verdict.newest.filter(isFlaky).length,
+        ...flakyCount(verdict.newest),
         counts,
       };
       return { data, anyFailed: !data.all_succeeded, warnings };
