@@ -149,6 +149,7 @@ function exportsOf(text: string): string[] {
  */
 const FOREIGN_FLAGS: Record<string, string[]> = {
   bun: [
+    "shard",
     "frozen-lockfile",
     "bytecode",
     "format",

@@ -60,12 +60,15 @@ test("drain waits out a retry backoff, then runs the retry", async () => {
   const r = await q.run(["work", "--drain"]);
   expect(r.code).toBe(0);
   const lines = r.stderr.trim().split("\n");
-  expect(lines).toHaveLength(4);
+  expect(lines).toHaveLength(5);
+  lines.shift(); // attempt 1's start line
   expect(lines[0]).toMatch(
     new RegExp(`^spoolctl: job ${id} attempt 1 failed: exit 1 \\(\\d+\\.\\ds\\) -> queued, retry in 1s$`),
   );
   expect(lines[1]).toMatch(
-    new RegExp(`^spoolctl: job ${id} attempt 2 started again \\(previous: exit 1; 1 of 3 retries used\\): sh -c `),
+    new RegExp(
+      `^spoolctl: job ${id} attempt 2 started in lane default again \\(previous: exit 1; 1 of 3 retries used\\): sh -c `,
+    ),
   );
   expect(lines[2]).toMatch(new RegExp(`^spoolctl: job ${id} attempt 2 succeeded \\(\\d+\\.\\ds\\) -> done$`));
   expect(lines[3]).toBe("spoolctl: drained lane default: 2 executed: 1 succeeded, 1 failed and retried, 0 dead");

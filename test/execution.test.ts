@@ -58,7 +58,9 @@ test("a timeout kills the whole process group, grandchildren included", async ()
   const r = await q.run(["work", "--once"]);
   expect(r.code).toBe(0);
   expect(r.stderr).toMatch(
-    new RegExp(`^spoolctl: job ${id} attempt 1 timed out after 1s \\(\\d+\\.\\ds\\) -> dead\\n$`),
+    new RegExp(
+      `^spoolctl: job ${id} attempt 1 started in lane default: .*\\nspoolctl: job ${id} attempt 1 timed out after 1s \\(\\d+\\.\\ds\\) -> dead\\n$`,
+    ),
   );
 
   const a = await attempt(id);
@@ -126,7 +128,9 @@ test("a missing program is spawn_failed with a clear error", async () => {
   const r = await q.run(["work", "--once"]);
   expect(r.code).toBe(0);
   expect(r.stderr).toMatch(
-    new RegExp(`^spoolctl: job ${id} attempt 1 could not start: .*spoolctl-no-such-program-xyz.* -> dead\\n$`),
+    new RegExp(
+      `^spoolctl: job ${id} attempt 1 started in lane default: .*\\nspoolctl: job ${id} attempt 1 could not start: .*spoolctl-no-such-program-xyz.* -> dead\\n$`,
+    ),
   );
   const a = await attempt(id);
   expect(a.state).toBe("failed");
@@ -338,7 +342,11 @@ test("exit by signal is reported as signal N (NAME)", async () => {
   const rt = await add("--max-retries", "0", "-c", "kill -37 $$");
   const r = await q.run(["work", "--drain"]);
   expect(r.code).toBe(0);
-  const lines = r.stderr.trim().split("\n");
+  // Each job's start line, then its end line (README "Running jobs"): the ends are every other line.
+  const lines = r.stderr
+    .trim()
+    .split("\n")
+    .filter((l) => !/ attempt 1 started in lane /.test(l));
   expect(lines[0]).toMatch(
     new RegExp(`^spoolctl: job ${term} attempt 1 failed: signal 15 \\(SIGTERM\\) \\(\\d+\\.\\ds\\) -> dead$`),
   );

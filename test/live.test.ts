@@ -130,7 +130,7 @@ test("work --drain prints no progress on a pipe: only the worker lines", async (
   expect(r.code).toBe(0);
   expect(r.stderr).not.toContain("\r");
   expect(r.stderr).not.toContain("draining");
-  expect(r.stderr.trim().split("\n")).toHaveLength(3); // two worker lines and the closing summary
+  expect(r.stderr.trim().split("\n")).toHaveLength(5); // a start and an end line per job, and the closing summary
   const json = await q.run(["work", "--drain", "--json"]);
   expect(json.stderr).toBe("");
 }, 60000);
@@ -166,7 +166,7 @@ test.skipIf(!HAVE_TMUX)(
     expect(after).toMatch(/job 3 attempt 1 succeeded .*-> done/);
     expect(after).not.toContain("draining"); // the progress line is gone once drained
     const lines = after.split("\n").filter((l) => l.startsWith("spoolctl: job"));
-    expect(lines).toHaveLength(3); // each worker line once, never overwritten or repeated
+    expect(lines).toHaveLength(6); // each start and end line once, never overwritten or repeated
   },
   60000,
 );

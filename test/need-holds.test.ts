@@ -16,6 +16,7 @@ function job(id: number, over: Partial<Job> = {}): Job {
     ...newJob(),
     id,
     batch: null,
+    name: null,
     state: "queued",
     attempts: 0,
     crashes: 0,

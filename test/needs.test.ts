@@ -232,7 +232,7 @@ test("cycles, a job needing itself, unknown ids and keys are INVALID_INPUT and a
   await q.addJob("--", "true");
   const cases: [string[], string | undefined, RegExp][] = [
     [["--needs", "999", "--", "true"], undefined, /no job with id 999/],
-    [["--needs", "no-such-key", "--", "true"], undefined, /no job with id or key "no-such-key"/],
+    [["--needs", "no-such-key", "--", "true"], undefined, /no job with id, key or name "no-such-key"/],
     [
       ["--from", "-"],
       '{"ref":"a","needs":["c"],"argv":["true"]}\n{"ref":"b","needs":["a"],"argv":["true"]}\n{"ref":"c","needs":["b"],"argv":["true"]}\n',
@@ -243,7 +243,7 @@ test("cycles, a job needing itself, unknown ids and keys are INVALID_INPUT and a
     [
       ["--from", "-"],
       '{"ref":"a","argv":["true"]}\n{"needs":["a"],"argv":["true"]}\n{"needs":["bulid"],"argv":["true"]}\n',
-      /^line 3: --needs: no job with id or key "bulid"/,
+      /^line 3: --needs: no job with id, key or name "bulid"/,
     ],
     [["--needs-policy", "done", "--", "true"], undefined, /no needs were given/],
   ];

@@ -99,7 +99,7 @@ test("bunx spoolctl --version, --help and the quickstart run from the installed 
   const work = run(["bunx", "spoolctl", "work", "--drain"], project, env);
   expect(work.code).toBe(0);
   expect(work.stderr).toMatch(
-    /^spoolctl: job 1 attempt 1 succeeded \(\d+\.\ds\) -> done\nspoolctl: drained lane default: 1 executed: 1 succeeded, 0 failed and retried, 0 dead\n$/,
+    /^spoolctl: job 1 attempt 1 started in lane default: echo 'hello from spoolctl'\nspoolctl: job 1 attempt 1 succeeded \(\d+\.\ds\) -> done\nspoolctl: drained lane default: 1 executed: 1 succeeded, 0 failed and retried, 0 dead\n$/,
   );
   const out = run(["bunx", "spoolctl", "output", "1"], project, env);
   expect(out).toMatchObject({

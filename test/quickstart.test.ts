@@ -16,11 +16,12 @@ test("add → status → work --drain → output, with the seed's exact lines", 
   const work = await q.run(["work", "--db", q.db, "--drain"]);
   expect(work.code).toBe(0);
   const lines = work.stderr.trim().split("\n");
-  expect(lines).toHaveLength(4);
-  expect(lines[0]).toMatch(/^spoolctl: job 1 attempt 1 succeeded \(\d+\.\ds\) -> done$/);
-  expect(lines[1]).toMatch(/^spoolctl: job 2 attempt 1 succeeded \(\d+\.\ds\) -> done$/);
-  expect(lines[2]).toMatch(/^spoolctl: job 3 attempt 1 succeeded \(\d+\.\ds\) -> done$/);
-  expect(lines[3]).toBe("spoolctl: drained lane default: 3 executed: 3 succeeded, 0 failed and retried, 0 dead");
+  expect(lines).toHaveLength(7);
+  expect(lines[0]).toBe("spoolctl: job 1 attempt 1 started in lane default: echo 'hello from spoolctl'");
+  expect(lines[1]).toMatch(/^spoolctl: job 1 attempt 1 succeeded \(\d+\.\ds\) -> done$/);
+  expect(lines[3]).toMatch(/^spoolctl: job 2 attempt 1 succeeded \(\d+\.\ds\) -> done$/);
+  expect(lines[5]).toMatch(/^spoolctl: job 3 attempt 1 succeeded \(\d+\.\ds\) -> done$/);
+  expect(lines[6]).toBe("spoolctl: drained lane default: 3 executed: 3 succeeded, 0 failed and retried, 0 dead");
 
   const out = await q.run(["output", "--db", q.db, "1"]);
   expect(out.stdout).toBe("=== job 1 attempt 1 stdout ===\nhello from spoolctl\n=== job 1 attempt 1 stderr ===\n");

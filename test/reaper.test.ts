@@ -93,12 +93,12 @@ test("a SIGSTOPped worker is not reaped while it lives; after SIGKILL it is, and
   // When its backoff is over, B runs it again and says why (README "Running jobs").
   await waitFor(
     "B's re-run line",
-    () => b.stderr().includes(`spoolctl: job ${id} attempt 2 started again (previous: worker `),
+    () => b.stderr().includes(`spoolctl: job ${id} attempt 2 started in lane default again (previous: worker `),
     30000,
   );
   expect(b.stderr()).toMatch(
     new RegExp(
-      `spoolctl: job ${id} attempt 2 started again \\(previous: worker A \\(pid ${a.pid}\\) [^\\n]*; 1 crash requeue \\(unlimited\\)\\): `,
+      `spoolctl: job ${id} attempt 2 started in lane default again \\(previous: worker A \\(pid ${a.pid}\\) [^\\n]*; 1 crash requeue \\(unlimited\\)\\): `,
     ),
   );
 }, 60000);

@@ -153,7 +153,7 @@ test("--json returns the summary data; filters combine (ids, --queue, --tag, --s
   expect(Object.keys(d).sort()).toEqual([...schema.required].sort());
   const caseSchema = schema.properties.cases.items;
   for (const c of d.cases) expect(Object.keys(c).sort()).toEqual([...caseSchema.required].sort());
-  expect(caseSchema.properties.result.enum).toEqual(["passed", "failed", "skipped", "pending"]);
+  expect(caseSchema.properties.result.enum).toEqual(["passed", "flaky", "failed", "skipped", "pending"]);
 
   const two = await q.json(["report", String(ids.ok), String(ids.dead)]);
   expect(two.env.data.cases.map((c: any) => c.id)).toEqual([ids.ok, ids.dead]);

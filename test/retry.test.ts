@@ -49,8 +49,8 @@ test("a failing job is retried with backoff 2, 4, 8 … then dead", async () => 
     // A re-run says why it runs again and what is left of the budget (README "Running jobs").
     const again =
       n === 1
-        ? ""
-        : `spoolctl: job ${id} attempt ${n} started again \\(previous: exit 3; ${n - 1} of 3 retries used\\): sh -c .*\\n`;
+        ? `spoolctl: job ${id} attempt 1 started in lane default: sh -c .*\\n`
+        : `spoolctl: job ${id} attempt ${n} started in lane default again \\(previous: exit 3; ${n - 1} of 3 retries used\\): sh -c .*\\n`;
     expect(r.stderr).toMatch(
       new RegExp(
         `^${again}spoolctl: job ${id} attempt ${n} failed: exit 3 \\(\\d+\\.\\ds\\) -> queued, retry in ${expectedBackoff[n - 1]}s\\n$`,
@@ -97,7 +97,7 @@ test("a failing job is retried with backoff 2, 4, 8 … then dead", async () => 
   expect(last.code).toBe(0);
   expect(last.stderr).toMatch(
     new RegExp(
-      `^spoolctl: job ${id} attempt 4 started again \\(previous: exit 3; 3 of 3 retries used\\): sh -c .*\\nspoolctl: job ${id} attempt 4 failed: exit 3 \\(\\d+\\.\\ds\\) -> dead\\n$`,
+      `^spoolctl: job ${id} attempt 4 started in lane default again \\(previous: exit 3; 3 of 3 retries used\\): sh -c .*\\nspoolctl: job ${id} attempt 4 failed: exit 3 \\(\\d+\\.\\ds\\) -> dead\\n$`,
     ),
   );
   const dead = await job(id);
@@ -170,7 +170,7 @@ test("--max-retries 0 sends a failure straight to the dead letter", async () => 
   const r = await q.run(["work", "--drain"]);
   expect(r.code).toBe(0);
   expect(r.stderr).toMatch(
-    /^spoolctl: job 1 attempt 1 failed: exit 7 \(\d+\.\ds\) -> dead\nspoolctl: drained lane default: 1 executed: 0 succeeded, 0 failed and retried, 1 dead\n$/,
+    /^spoolctl: job 1 attempt 1 started in lane default: sh -c 'exit 7'\nspoolctl: job 1 attempt 1 failed: exit 7 \(\d+\.\ds\) -> dead\nspoolctl: drained lane default: 1 executed: 0 succeeded, 0 failed and retried, 1 dead\n$/,
   );
   expect((await job(id)).state).toBe("dead");
   expect((await job(id)).last_exit_code).toBe(7);
@@ -200,7 +200,7 @@ test("a job that fails once then succeeds ends done, with both attempts kept", a
   const r = await q.run(["work", "--once"]);
   expect(r.stderr).toMatch(
     new RegExp(
-      `^spoolctl: job ${id} attempt 2 started again \\(previous: exit 1; 1 of 3 retries used\\): sh -c .*\\nspoolctl: job ${id} attempt 2 succeeded \\(\\d+\\.\\ds\\) -> done\\n$`,
+      `^spoolctl: job ${id} attempt 2 started in lane default again \\(previous: exit 1; 1 of 3 retries used\\): sh -c .*\\nspoolctl: job ${id} attempt 2 succeeded \\(\\d+\\.\\ds\\) -> done\\n$`,
     ),
   );
   const j = await job(id);

@@ -1,75 +1,24 @@
 /** `spoolctl add`: enqueue one job, or many with `--from` (all lines in one transaction). */
 import { existsSync } from "node:fs";
 import type { VerbResult } from "../contract/envelope.ts";
-import { SpoolError, type Warning } from "../contract/errors.ts";
+import { SpoolError } from "../contract/errors.ts";
 import type { RawArgs } from "../contract/flags.ts";
 import type { AddData } from "../describe/schemas-core.ts";
-import type { BatchAdd, JobTrace } from "../model/job.ts";
+import type { BatchAdd } from "../model/job.ts";
 import { DEFAULTS, LIMITS } from "../model/limits.ts";
-import { type AddedJob, relativePathWarning } from "../ops/add.ts";
+import { relativePathWarning } from "../ops/add.ts";
 import { parseJobLines } from "../ops/add-from.ts";
 import { needsBatch, parseBatchName, parseFailFast } from "../ops/batch.ts";
 import { markHookBorn } from "../ops/hooks.ts";
 import { type AddInput, validateAddInput } from "../ops/job-spec.ts";
-import { captureTrace } from "../ops/trace-context.ts";
-import { staleAfter } from "../ops/workers.ts";
-import { formatBytes, readBounded } from "../store/read-bounded.ts";
-import type { Store } from "../store/store.ts";
+import { expandLines, expandMatrix, MATRIX_MAX_CELLS, parseMatrixFlags } from "../ops/matrix.ts";
 import { addJobs } from "../store/verbs/add.ts";
 import { formatArgv, rerunCommand } from "../ui/text.ts";
-import { addNotices, type WorkerJudge } from "./lane-notices.ts";
+import { addMatrix } from "./add-matrix.ts";
+import { addWithLaneWarnings, withTrace } from "./add-write.ts";
+import { readFrom } from "./from-file.ts";
 import { writeRidingOut } from "./ride-out.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
-
-/**
- * The lane warnings of an add (docs/architecture.md "Lanes and slots"):
- * `LANE_PAUSED`, `LANE_UNSERVED` for the lanes the add queued jobs in, read on
- * `store` after the add committed. Best effort: a read that fails says nothing
- * (the add itself succeeded and is never tried again for it).
- */
-async function laneWarnings(store: Store, jobs: AddedJob[]): Promise<Warning[]> {
-  const added = new Map<string, number>();
-  for (const j of jobs) if (!j.deduplicated && j.state === "queued") added.set(j.queue, (added.get(j.queue) ?? 0) + 1);
-  if (added.size === 0) return [];
-  try {
-    return await addNotices(
-      store,
-      added,
-      [...added.keys()].some((lane) => lane !== "default") ? await judge(store) : null,
-    );
-  } catch {
-    return [];
-  }
-}
-
-/**
- * How the views judge a worker, for `LANE_UNSERVED`: loaded only for an add
- * off the default lane (process look-ups and the views' health rules are not
- * on the path of `add -- CMD`, docs/benchmarks.md "CLI start-up").
- */
-async function judge(store: Store): Promise<WorkerJudge> {
-  const { healthContext, judgeRecord } = await import("./workers.ts");
-  return { judge: judgeRecord, stale: staleAfter(healthContext(store)) };
-}
-
-/** {@link addJobs} followed by its {@link laneWarnings}, on one store. */
-/**
- * `specs` with the trace context of this process's environment (a CI step's
- * `TRACEPARENT`, README "Metrics and traces"), and the warnings for what was
- * malformed and dropped.
- */
-function withTrace<T extends object>(specs: T[]): { specs: (T & { trace: JobTrace | null })[]; warnings: Warning[] } {
-  const { trace, warnings } = captureTrace(process.env);
-  return { specs: specs.map((s) => ({ ...s, trace })), warnings };
-}
-
-async function addWithLaneWarnings(
-  store: Store,
-  ...args: Parameters<typeof addJobs> extends [Store, ...infer R] ? R : never
-): Promise<Awaited<ReturnType<typeof addJobs>>> {
-  const added = await addJobs(store, ...args);
-  return { ...added, warnings: [...added.warnings, ...(await laneWarnings(store, added.jobs))] };
-}
 
 /**
  * The job spec as typed. The parser has checked each value against its
@@ -102,44 +51,11 @@ export function inputFromFlags(raw: RawArgs, argv: string[]): AddInput {
     tag: texts("tag"),
     note: text("note"),
     key: text("key"),
+    name: text("name"),
     needs: texts("needs").length > 0 ? texts("needs") : undefined,
     needsPolicy: text("needs-policy"),
     ...(raw.values["kill-leftovers"] === true ? { killLeftovers: true } : {}),
   };
-}
-
-function readFrom(source: string): string {
-  const max = LIMITS.from_file.maxBytes;
-  let read: ReturnType<typeof readBounded>;
-  try {
-    read = readBounded(source === "-" ? 0 : source, max);
-  } catch (error) {
-    throw new SpoolError("INVALID_INPUT", `cannot read --from ${source}: ${(error as Error).message}`, {
-      remediation: "give a readable file of JSON lines, or - for stdin",
-    });
-  }
-  if (read.tooLarge) {
-    throw new SpoolError(
-      "INVALID_INPUT",
-      `--from ${source} holds more than ${formatBytes(max)}, the limit for one batch`,
-      {
-        remediation: `split the jobs into batches of at most ${formatBytes(max)} and add each with --from`,
-        detail: { flag: "--from", value: source, max_bytes: max },
-      },
-    );
-  }
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(read.bytes);
-  } catch {
-    throw new SpoolError(
-      "INVALID_INPUT",
-      `--from ${source} is not valid UTF-8: commands are stored as UTF-8 text; nothing was added`,
-      {
-        remediation:
-          'write the file as UTF-8; bytes that are not text can be made by the job itself: {"command": "printf \'\\377\'"}',
-      },
-    );
-  }
 }
 
 /**
@@ -165,7 +81,7 @@ function batchOf(
   };
 }
 
-export default defineVerb({
+const addVerb = defineVerb({
   name: "add",
   description: "Add a job to the queue. The command runs without a shell: argv is stored verbatim.",
   mutates: true,
@@ -179,6 +95,7 @@ export default defineVerb({
     "spoolctl add --batch ci-42 -- ./lint.sh; spoolctl add --batch ci-42 --seal -- ./test.sh",
     "spoolctl add --needs 12,13 -- ./deploy.sh   # after jobs 12 and 13 succeeded",
     'spoolctl add --from graph.ndjson    # {"ref": "build", …} then {"needs": ["build"], …}',
+    "spoolctl add --batch ci-42 --matrix os=linux,mac --matrix node=20,22 -- ./test.sh {os} {node}",
   ],
   flags: {
     ...COMMON_FLAGS,
@@ -261,6 +178,11 @@ export default defineVerb({
     },
     note: { type: "string", description: "free text kept with the job", valueHint: "TEXT" },
     key: { type: "string", description: "idempotency key: reuse the active job with this key", valueHint: "KEY" },
+    name: {
+      type: "string",
+      description: "name the job: shown in list, show, reports; usable wherever an id or key is",
+      valueHint: "NAME",
+    },
     batch: {
       type: "string",
       description:
@@ -294,6 +216,12 @@ export default defineVerb({
       choices: ["success", "done"],
       default: "success",
     },
+    matrix: {
+      type: "string",
+      repeatable: true,
+      description: `one job per cell of the axes (at most ${MATRIX_MAX_CELLS}), {KEY} in the command filled, each named BASE[k=v,…]`,
+      valueHint: "KEY=V1,V2",
+    },
     from: {
       type: "string",
       description: "add one JSON job spec per line from FILE (- for stdin), in one transaction",
@@ -315,6 +243,7 @@ export default defineVerb({
     const from = ctx.args.from;
     const cwd = process.cwd();
     const batch = batchOf(ctx.args.batch, ctx.args.seal, ctx.args["fail-fast"], from !== undefined);
+    const axes = ctx.args.matrix.length > 0 ? parseMatrixFlags(ctx.args.matrix) : null;
     if (from !== undefined) {
       if (input.argv || input.command !== undefined) {
         throw new SpoolError(
@@ -325,7 +254,7 @@ export default defineVerb({
           },
         );
       }
-      const lines = parseJobLines(readFrom(from), input);
+      const lines = expandLines(parseJobLines(readFrom(from), input), axes);
       if (lines.length === 0 && batch) {
         // A CI step that generated no job: the batch exists, sealed and empty, and its wait ends at once.
         await writeRidingOut(ctx, (store) => addJobs(store, [], undefined, [], batch));
@@ -340,9 +269,9 @@ export default defineVerb({
         throw new SpoolError("MISSING_REQUIRED", `--from ${from} has no job lines`, {
           remediation: 'write one JSON object per line, e.g. {"argv": ["echo", "hi"]}',
         });
-      const parsed = lines.map(({ input: i, line }) => {
+      const parsed = lines.map(({ input: i, line, label }) => {
         try {
-          return validateAddInput(i, (name) => `line ${line}: ${name}`, cwd);
+          return validateAddInput(i, (name) => `${label}: ${name}`, cwd);
         } catch (error) {
           // Some rules (a missing or empty command) name no field: say which line it was.
           if (!(error instanceof SpoolError) || error.message.includes(`line ${line}:`)) throw error;
@@ -361,7 +290,7 @@ export default defineVerb({
           store,
           specs,
           undefined,
-          lines.map(({ line }) => `line ${line}`),
+          lines.map(({ label }) => label),
           batch,
         ),
       );
@@ -376,6 +305,7 @@ export default defineVerb({
       });
       return { data: { count: jobs.length, jobs }, warnings: [...traced.warnings, ...warnings] };
     }
+    if (axes) return addMatrix(ctx, expandMatrix(input, axes, "--matrix"), batch, cwd);
     const traced = withTrace(
       markHookBorn(
         [validateAddInput(input, (name) => (name.length === 1 ? `-${name}` : `--${name}`), cwd)],
@@ -409,3 +339,5 @@ export default defineVerb({
       .join("\n");
   },
 });
+
+export default addVerb;

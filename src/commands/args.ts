@@ -20,7 +20,15 @@ import {
   type StringFormat,
   type VerbSpec,
 } from "../contract/flags.ts";
-import { parseDuration, parseInteger, parseLane, parseNumber, parsePairs, parseTimestamp } from "../ops/values.ts";
+import {
+  parseDuration,
+  parseInteger,
+  parseLane,
+  parseNumber,
+  parsePairs,
+  parseTimestamp,
+  splitList,
+} from "../ops/values.ts";
 import { formatArgv } from "../ui/text.ts";
 import { commandWithoutDashDash, strayDetail, strayHint, strayWords } from "./argv.ts";
 
@@ -111,7 +119,7 @@ function checkOne(def: FlagDef, label: string, raw: string): unknown {
 function flagValue(def: FlagDef, label: string, given: string | boolean | string[]): unknown {
   if (def.type === "boolean") return given === true;
   const raws = (Array.isArray(given) ? given : [String(given)]).flatMap((r) =>
-    def.separator ? r.split(def.separator) : [r],
+    def.separator ? splitList(r, def.separator) : [r],
   );
   return withHint(def, () => {
     if (def.valueType === "pair") return parsePairs(label, raws, /^.+$/, "non-empty");

@@ -93,12 +93,13 @@ interface Followed {
  * every attempt read to its end; a lane or tag selection follows the attempts
  * running when it starts and every later one, until `shouldStop()` (Ctrl-C).
  * Polls every `pollMs` milliseconds; the attempt state is read before its
- * bytes, so the read after an attempt ended sees all it wrote.
+ * bytes, so the read after an attempt ended sees all it wrote. `opts.ended`
+ * is called with an attempt's final row after its last line was emitted.
  */
 export async function followAll(
   store: Store,
   sel: FollowSelection,
-  opts: { pollMs: number; shouldStop: () => boolean },
+  opts: { pollMs: number; shouldStop: () => boolean; ended?: (attempt: Attempt) => void | Promise<void> },
   emit: (line: FollowedLine) => void | Promise<void>,
 ): Promise<FollowAllEnd> {
   const filter: Omit<JobFilter, "limit"> = {
@@ -159,6 +160,7 @@ export async function followAll(
         if (ended) {
           for (const s of f.streams) s.lines.tail.close();
           followed.delete(key);
+          await opts.ended?.(look.states.get(key) ?? f.attempt);
         }
       }
       const b = look.batch;

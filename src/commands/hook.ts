@@ -90,7 +90,8 @@ export const add = defineVerb({
   },
   async run(ctx): Promise<VerbResult<HookData>> {
     const text = (k: string) => (typeof ctx.raw.values[k] === "string" ? (ctx.raw.values[k] as string) : undefined);
-    const { queue: _q, tag: _t, ...job } = inputFromFlags(ctx.raw, ctx.args.cmd);
+    // NAME is the hook's, not a job name.
+    const { queue: _q, tag: _t, name: _n, ...job } = inputFromFlags(ctx.raw, ctx.args.cmd);
     const input = {
       name: ctx.args.name,
       on: ctx.args.on,

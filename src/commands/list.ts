@@ -162,7 +162,16 @@ export default defineVerb({
       ),
       clip(originTag(j.idempotency_key) + formatArgv(j.argv)),
     ]);
-    const lines = table(["ID", "STATE", "QUEUE", "PRI", "TRIES", "AGE", "LAST ERROR", "COMMAND"], rows).split("\n");
+    // A NAME column only when a job on the page has one (add --name): unnamed queues keep their width.
+    const named = data.jobs.some((j) => j.name !== null);
+    const headers = ["ID", "STATE", "QUEUE", "PRI", "TRIES", "AGE", "LAST ERROR", "COMMAND"];
+    if (named) {
+      headers.splice(2, 0, "NAME");
+      rows.forEach((r, i) => {
+        r.splice(2, 0, clipColumns(escapeControl(data.jobs[i]!.name ?? ""), room === Infinity ? Infinity : 32));
+      });
+    }
+    const lines = table(headers, rows).split("\n");
     return lines.map((l) => clipLine(l, room)).join("\n") + more;
   },
 });

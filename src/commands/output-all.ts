@@ -5,9 +5,19 @@
  * Ends when a batch is settled, or on Ctrl-C (SIGINT/SIGTERM).
  */
 
+import { randomBytes } from "node:crypto";
+import type { Attempt } from "../model/job.ts";
+import { describeExit } from "../ops/outcome.ts";
 import type { Store } from "../store/store.ts";
 import { batchByName } from "../store/verbs/follow.ts";
+import { resolveJobs } from "../store/verbs/jobs.ts";
+import { errorText, groupText } from "../ui/github.ts";
 import { type FollowedLine, type FollowSelection, followAll } from "./follow-all.ts";
+
+/** Lines kept of one attempt in GitHub mode (a group is printed whole when the attempt ends). */
+const GROUP_MAX_LINES = 20_000;
+/** Last stderr lines an error annotation carries. */
+const ERROR_LINES = 10;
 
 /** Pause between two looks at the queue, milliseconds. */
 const POLL_MS = 100;
@@ -23,8 +33,55 @@ function prefixed(line: FollowedLine): string {
   return `[${id}${line.stream === "stderr" ? " stderr" : ""}] ${line.text}\n`;
 }
 
-/** Follows `sel` to stdout until it is settled or interrupted. */
-export async function followAllCommand(store: Store, sel: FollowSelection, json: boolean): Promise<void> {
+/**
+ * GitHub mode (README "CI example"): each attempt's lines kept until it
+ * ends, then printed as one `::group::NAME (exit N, 3.2s)` (NAME the job's
+ * name, else `job ID`; `#N` for attempt N > 1), and one `::error` annotation
+ * with its last stderr lines when the job ended dead.
+ */
+class GithubGroups {
+  private readonly lines = new Map<string, { out: string[]; err: string[]; cut: number }>();
+  private readonly token = randomBytes(12).toString("hex");
+
+  constructor(private readonly store: Store) {}
+
+  take(line: FollowedLine): void {
+    const key = `${line.job}.${line.attempt}`;
+    let kept = this.lines.get(key);
+    if (!kept) this.lines.set(key, (kept = { out: [], err: [], cut: 0 }));
+    if (kept.out.length < GROUP_MAX_LINES)
+      kept.out.push(line.stream === "stderr" ? `[stderr] ${line.text}` : line.text);
+    else kept.cut++;
+    if (line.stream === "stderr") kept.err = [...kept.err.slice(-(ERROR_LINES - 1)), line.text];
+  }
+
+  async ended(attempt: Attempt): Promise<void> {
+    const key = `${attempt.job_id}.${attempt.attempt_no}`;
+    const kept = this.lines.get(key) ?? { out: [], err: [], cut: 0 };
+    this.lines.delete(key);
+    const job = (await resolveJobs(this.store, [String(attempt.job_id)]).catch(() => []))[0];
+    const name = `${job?.name ?? `job ${attempt.job_id}`}${attempt.attempt_no > 1 ? ` #${attempt.attempt_no}` : ""}`;
+    const seconds = Math.max(0, (attempt.finished_at ?? attempt.started_at) - attempt.started_at);
+    const how = attempt.state === "timed_out" ? "timed out" : describeExit(attempt.exit_code, attempt.signal);
+    const body =
+      kept.cut > 0 ? [...kept.out, `… ${kept.cut} more lines (spoolctl output ${attempt.job_id})`] : kept.out;
+    let text = groupText(`${name} (${how}, ${seconds.toFixed(1)}s)`, body, this.token);
+    if (job?.state === "dead") {
+      const detail = attempt.error ?? how;
+      const tail = kept.err.length > 0 ? `\n${kept.err.join("\n")}` : "";
+      text += errorText(job.name ?? `job ${job.id}`, `job ${job.id} ended dead: ${detail}${tail}`);
+    }
+    await writeOut(text);
+  }
+}
+
+/** Follows `sel` to stdout until it is settled or interrupted; `github`: GitHub Actions groups (see {@link GithubGroups}). */
+export async function followAllCommand(
+  store: Store,
+  sel: FollowSelection,
+  json: boolean,
+  github = false,
+): Promise<void> {
   let stop = false;
   const onSignal = () => void (stop = true);
   process.on("SIGINT", onSignal);
@@ -36,8 +93,12 @@ export async function followAllCommand(store: Store, sel: FollowSelection, json:
       process.stderr.write(
         `spoolctl: warning: no batch named ${JSON.stringify(sel.batch)} yet; following it from when its first job is added (spoolctl batch list shows the batches; Ctrl-C stops)\n`,
       );
-    const end = await followAll(store, sel, { pollMs: POLL_MS, shouldStop: () => stop }, (line) =>
-      writeOut(json ? `${JSON.stringify(line)}\n` : prefixed(line)),
+    const groups = github && !json ? new GithubGroups(store) : null;
+    const end = await followAll(
+      store,
+      sel,
+      { pollMs: POLL_MS, shouldStop: () => stop, ...(groups ? { ended: (a: Attempt) => groups.ended(a) } : {}) },
+      (line) => (groups ? groups.take(line) : writeOut(json ? `${JSON.stringify(line)}\n` : prefixed(line))),
     );
     if (!json && process.stderr.isTTY)
       process.stderr.write(`spoolctl: ${end === "settled" ? `batch ${sel.batch} settled` : "stopped"}\n`);

@@ -1,4 +1,5 @@
 /** `spoolctl output ID`: an attempt's captured stdout and stderr. */
+
 import { closeSync, openSync, readSync, writeSync } from "node:fs";
 import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
@@ -8,6 +9,7 @@ import { describeExit } from "../ops/outcome.ts";
 import { type AttemptOutput, parseStream, type StreamName } from "../ops/output.ts";
 import type { Store } from "../store/store.ts";
 import { attemptOutput, jobAttempt } from "../store/verbs/output.ts";
+import { githubMode } from "../ui/github.ts";
 import { escapeControl, formatArgv } from "../ui/text.ts";
 import { type FollowChunk, shippedChunks } from "./follow.ts";
 import type { FollowSelection } from "./follow-all.ts";
@@ -236,6 +238,13 @@ export default defineVerb({
       valueHint: "K=V",
       valueType: "pair",
     },
+    ci: {
+      type: "string",
+      description:
+        "with --follow --all: github groups each attempt's output (::group::) and annotates dead jobs (::error); default github under GITHUB_ACTIONS=true, none elsewhere",
+      valueHint: "KIND",
+      choices: ["github", "none"],
+    },
     id: { ...jobIdPositional("output"), required: false },
   },
   async run(ctx): Promise<VerbResult<{ attempts: AttemptOutput[] }>> {
@@ -243,7 +252,8 @@ export default defineVerb({
     const selection = followAllSelection(ctx);
     if (selection) {
       const { followAllCommand } = await import("./output-all.ts");
-      await followAllCommand(await ctx.open({ create: false }), selection, ctx.json);
+      const github = githubMode(ctx.args.ci, process.env);
+      await followAllCommand(await ctx.open({ create: false }), selection, ctx.json, github);
       return { data: { attempts: [] }, streamed: true };
     }
     const streams = parseStream(ctx.args.stream);

@@ -3,7 +3,7 @@
  * JUnit XML (`--junit FILE`) and/or a markdown summary (`--markdown [FILE]`,
  * stdout without FILE), or as a text table when neither is asked for.
  */
-import { mkdirSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { dirname, resolve } from "node:path";
 import type { VerbResult } from "../contract/envelope.ts";
@@ -31,6 +31,28 @@ function writeReport(flag: string, path: string, text: string): string {
     });
   }
   return absolute;
+}
+
+/**
+ * `report --summary`: appends `text` to the file `$GITHUB_STEP_SUMMARY`
+ * names (GitHub Actions shows it on the run's page). Returns its path.
+ * Raises `INVALID_INPUT` when the variable is unset or the file cannot be written.
+ */
+function appendSummary(text: string): string {
+  const path = process.env.GITHUB_STEP_SUMMARY;
+  if (!path)
+    throw new SpoolError("INVALID_INPUT", "--summary appends to $GITHUB_STEP_SUMMARY, which is not set", {
+      remediation: "run it in a GitHub Actions step, or write the summary to a file: spoolctl report --markdown FILE",
+    });
+  try {
+    appendFileSync(path, text);
+  } catch (error) {
+    const reason = (error as { code?: string }).code ?? String(error);
+    throw new SpoolError("INVALID_INPUT", `cannot append to $GITHUB_STEP_SUMMARY (${path}): ${reason}`, {
+      remediation: "point GITHUB_STEP_SUMMARY at a writable file",
+    });
+  }
+  return resolve(path);
 }
 
 /** Whether `--markdown` writes to stdout (no FILE, or `-`). */
@@ -64,6 +86,10 @@ export default defineVerb({
       description: "write a markdown summary to FILE, or to stdout when FILE is left out or is -",
       valueHint: "[FILE]",
       valueType: "path",
+    },
+    summary: {
+      type: "boolean",
+      description: "append the markdown summary to $GITHUB_STEP_SUMMARY (the job summary of a GitHub Actions step)",
     },
     title: {
       type: "string",
@@ -131,6 +157,7 @@ export default defineVerb({
     const store = await ctx.open({ create: false });
     const report = await reportSnapshot(store, query, now);
     if (report.totals.jobs === 0) await batchMustExist(store, query.batch);
+    if (args.summary) report.files.summary = appendSummary(renderMarkdown(report, args.title));
     if (junit !== undefined) report.files.junit = writeReport("--junit", junit, renderJunit(report, hostname()));
     if (markdown !== undefined && !markdownToStdout(markdown))
       report.files.markdown = writeReport("--markdown", markdown, renderMarkdown(report, args.title));
@@ -148,11 +175,13 @@ export default defineVerb({
   },
   render({ data }, ctx) {
     const t = data.totals;
-    const counts = `${t.jobs} job${t.jobs === 1 ? "" : "s"}: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped${t.pending ? `, ${t.pending} not finished` : ""}`;
+    const counts = `${t.jobs} job${t.jobs === 1 ? "" : "s"}: ${t.passed} passed, ${t.failed} failed, ${t.skipped} skipped${t.pending ? `, ${t.pending} not finished` : ""}${t.flaky ? `, ${t.flaky} flaky` : ""}`;
     // Straight to stderr (not through consola, whose level hides info lines under NODE_ENV=test).
     if (data.files.junit) process.stderr.write(`spoolctl: wrote JUnit report (${counts}) to ${data.files.junit}\n`);
     if (data.files.markdown)
       process.stderr.write(`spoolctl: wrote markdown summary (${counts}) to ${data.files.markdown}\n`);
+    if (data.files.summary)
+      process.stderr.write(`spoolctl: appended the summary (${counts}) to $GITHUB_STEP_SUMMARY\n`);
     const { markdown, junit, title } = ctx.args;
     if (markdownToStdout(markdown)) return renderMarkdown(data, title);
     if (markdown === undefined && junit === undefined) return renderReportText(data, stdoutPaint());

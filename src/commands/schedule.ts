@@ -46,6 +46,7 @@ const {
   "fail-fast": _failFast,
   needs: _needs,
   "needs-policy": _needsPolicy,
+  name: _jobName,
   ...JOB_FLAGS
 } = addVerb.flags;
 
@@ -115,7 +116,8 @@ export const add = defineVerb({
       tz: text("tz"),
       catchUp: text("catch-up"),
       overlap: text("overlap"),
-      job: inputFromFlags(ctx.raw, ctx.args.cmd),
+      // The positional NAME is the schedule's, not a job name.
+      job: { ...inputFromFlags(ctx.raw, ctx.args.cmd), name: undefined },
     };
     const draft = planSchedule(input, process.cwd());
     return { data: scheduleData(await addSchedule(await ctx.open({ create: true }), draft), null) };

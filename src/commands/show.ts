@@ -31,6 +31,7 @@ export default defineVerb({
     const field = (name: string, value: string) => `${name.padEnd(13)} ${value}`;
     const lines = [
       field("job", String(j.id)),
+      ...(j.name ? [field("name", escapeControl(j.name))] : []),
       field(
         "state",
         j.held

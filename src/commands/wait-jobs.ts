@@ -8,6 +8,7 @@
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import type { WaitData, WaitedJob } from "../describe/schemas-lanes.ts";
 import type { Job } from "../model/job.ts";
+import { isFlaky } from "../ops/jobs.ts";
 import { ALL_LANES } from "../ops/lanes.ts";
 import { holdOf } from "../ops/need-holds.ts";
 import { isTerminal } from "../ops/states.ts";
@@ -134,8 +135,21 @@ export function unattendedWarning(jobs: Stranded[], stalled: Map<string, string>
   return { code: "NO_WORKER", message: allStalled ? why : `${why} (start one: ${start})` };
 }
 
+/** `{flaky: N}` when N of `jobs` are flaky, else nothing (docs/architecture.md "Flaky jobs"). */
+function flakyCount(jobs: Job[]): { flaky?: number } {
+  const n = jobs.filter(isFlaky).length;
+  return n > 0 ? { flaky: n } : {};
+}
+
 function view(job: Job): WaitedJob {
-  return { attempts: job.attempts, last_error: job.last_error, last_exit_code: job.last_exit_code, state: job.state };
+  return {
+    attempts: job.attempts,
+    last_error: job.last_error,
+    last_exit_code: job.last_exit_code,
+    state: job.state,
+    // Only when true: a wait with no flaky job keeps the envelope of the reference (docs/contract.md).
+    ...(isFlaky(job) ? { flaky: true } : {}),
+  };
 }
 
 /** The result of a finished wait: the data, whether any job ended dead or canceled, and warnings (`NO_WORKER`). */
@@ -169,6 +183,7 @@ export async function waitForJobs(store: Store, refs: string[], opts: WaitOption
     const data: WaitData = {
       all_succeeded: jobs.every((j) => j.state === "done"),
       jobs: Object.fromEntries(jobs.map((j) => [String(j.id), view(j)])),
+      ...flakyCount(jobs),
     };
     if (settled.length === jobs.length) return { data, anyFailed: !data.all_succeeded, warnings };
     const pending = jobs.filter((j) => !isTerminal(j.state));

@@ -4,9 +4,9 @@ import { SpoolError } from "../contract/errors.ts";
 import { DEFAULTS, LIMITS } from "../model/limits.ts";
 import { counted } from "../ops/values.ts";
 import type { Store } from "../store/store.ts";
-import { drainProgress } from "../store/verbs/lane-reads.ts";
+import { closedByNeedsSince, drainProgress } from "../store/verbs/lane-reads.ts";
 import { ProgressLine } from "../ui/live.ts";
-import { workerLine } from "../ui/worker-lines.ts";
+import { closedLines, workerLine } from "../ui/worker-lines.ts";
 import type { WorkSummary } from "../worker/api.ts";
 import { Worker } from "../worker/loop.ts";
 import { newWorkerId } from "../worker/registry.ts";
@@ -260,11 +260,15 @@ export default defineVerb({
         .catch(() => {});
     };
     process.on("SIGTSTP", onStopKey);
+    const startedAt = store.now();
     try {
       const data = await worker.run();
       progress.clear();
       if (mode === "drain" && !ctx.json) {
         process.stderr.write(`${drainSummary(named, allLanes || lanes.length > 1, data.drained, executed, ended)}\n`);
+        // The dependents closed because a need died while it drained, by name (best effort: a read that fails says nothing).
+        const closed = ended.dead > 0 ? await closedByNeedsSince(store, startedAt, 21).catch(() => []) : [];
+        for (const line of closedLines(closed.slice(0, 20), closed.length - 20)) process.stderr.write(`${line}\n`);
         // Paused lanes it left jobs in, and other lanes with work: a drain of one lane must not leave them unsaid.
         for (const note of await drainNotes(store, lanes, allLanes).catch(() => []))
           process.stderr.write(`${ctx.suggest(`spoolctl: ${note}`)}\n`);

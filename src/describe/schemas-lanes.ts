@@ -94,6 +94,8 @@ const waitedJob = object({
   last_error: nullable(str),
   last_exit_code: nullable(int),
   state: jobState,
+  /** Present (true) when it ended done after failed attempts (docs/architecture.md "Flaky jobs"). */
+  flaky: optional(bool),
 });
 /** One awaited job (see {@link waitedJob}). */
 export type WaitedJob = Static<typeof waitedJob>;
@@ -102,6 +104,8 @@ export type WaitedJob = Static<typeof waitedJob>;
 const waitData = object({
   all_succeeded: bool,
   jobs: mapOf(waitedJob),
+  /** How many of `jobs` are flaky (done after failed attempts); absent when none. */
+  flaky: optional(int),
   /** A selection wait: its jobs counted by state. */
   counts: optional(countsOf(JOB_STATES)),
   /** `wait --batch`: the batch, with its seal, fail-fast and verdict. */

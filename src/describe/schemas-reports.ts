@@ -29,6 +29,8 @@ const reportTotals = object({
   failed: int,
   skipped: int,
   pending: int,
+  /** Passed after failed attempts (docs/architecture.md "Flaky jobs"); not counted in `passed`. */
+  flaky: int,
   time_seconds: num,
 });
 /** Counts of a set of cases (see {@link reportTotals}). */
@@ -39,8 +41,16 @@ const reportCase = object({
   id: int,
   queue: str,
   state: jobState,
-  /** How a job reads as a test case: done → passed, dead → failed, canceled → skipped, queued/running → pending. */
-  result: enumOf(["passed", "failed", "skipped", "pending"]),
+  /**
+   * How a job reads as a test case: done → passed (flaky when an attempt
+   * failed before the one that succeeded), dead → failed, canceled →
+   * skipped, queued/running → pending.
+   */
+  result: enumOf(["passed", "flaky", "failed", "skipped", "pending"]),
+  /** The job's name (`add --name`, docs/architecture.md "Job names"); null: none. */
+  name: nullable(str),
+  /** Its idempotency key; null: none. */
+  key: nullable(str),
   argv: arrayOf(str),
   tags: stringMap,
   /** Attempts started (all kinds). */
@@ -60,6 +70,8 @@ const reportCase = object({
   /** Tails (≤ 40 lines) of the last attempt's output, for cases that did not pass; "" otherwise. */
   stderr_tail: str,
   stdout_tail: str,
+  /** A flaky case's failed attempts, oldest first (JUnit `<flakyFailure>`); empty otherwise. */
+  flaky_attempts: arrayOf(object({ attempt_no: int, failure_reason: nullable(enumOf(FAILURE_REASONS)), message: str })),
 });
 /** One test case (see {@link reportCase}). */
 export type ReportCase = Static<typeof reportCase>;
@@ -83,7 +95,7 @@ const reportData = object({
   /** More jobs matched than `--limit`; the oldest were left out. */
   truncated: bool,
   /** Files written (null when not asked for). */
-  files: object({ junit: nullable(str), markdown: nullable(str) }),
+  files: object({ junit: nullable(str), markdown: nullable(str), summary: optional(str) }),
 });
 /** `report --json` data (see {@link reportData}). */
 export type ReportData = Static<typeof reportData>;

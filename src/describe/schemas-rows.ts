@@ -63,6 +63,8 @@ export const jobSummaryProps = {
   last_exit_code: nullable(int),
   last_error: nullable(str),
   idempotency_key: nullable(str),
+  /** Its name (`add --name`, docs/architecture.md "Job names"); null: none. */
+  name: nullable(str),
   tags: stringMap,
   note: nullable(str),
   cwd: nullable(str),

@@ -74,6 +74,12 @@ export interface NewJob {
    * PostgreSQL v19; docs/architecture.md "Traces"); absent or null: none.
    */
   trace?: JobTrace | null;
+  /**
+   * The job's name (`add --name`, a `--from` line's `ref`; SQLite schema v18,
+   * PostgreSQL v20; docs/architecture.md "Job names"): a reference like a key,
+   * shown in views and reports, never unique. Absent or null: none.
+   */
+  name?: string | null;
 }
 
 /** W3C trace context kept with a job: `TRACEPARENT` (valid, or null) with `TRACESTATE` and `BAGGAGE` as `add` found them. */
@@ -104,6 +110,8 @@ export interface Job extends NewJob {
   id: number;
   /** The batch it belongs to; null: none. */
   batch: string | null;
+  /** Its name (`add --name`); null: none. */
+  name: string | null;
   state: JobState;
   /** Job-owned failures charged so far (non-zero exit, timeout, spawn failure). */
   attempts: number;

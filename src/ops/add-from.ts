@@ -5,6 +5,7 @@
  */
 import { SpoolError } from "../contract/errors.ts";
 import type { AddInput } from "./job-spec.ts";
+import { type MatrixAxis, parseMatrixField } from "./matrix.ts";
 import { jsonErrorReason, loneSurrogateAt } from "./values.ts";
 
 const FIELDS: Record<string, keyof AddInput> = {
@@ -27,6 +28,7 @@ const FIELDS: Record<string, keyof AddInput> = {
   needs: "needs",
   needs_policy: "needsPolicy",
   ref: "ref",
+  name: "name",
   kill_leftovers: "killLeftovers",
 };
 
@@ -55,12 +57,16 @@ function pairs(line: number, field: string, value: unknown): string[] {
 
 /**
  * Parses NDJSON job specs. Each spec starts from `defaults` (the flags given on
- * the command line) and overrides them. Raises `INVALID_INPUT` naming the line,
+ * the command line) and overrides them; a line's `"matrix"` (./matrix.ts) is
+ * returned beside its spec, unexpanded. Raises `INVALID_INPUT` naming the line,
  * also for an env or tag name holding "=" and for a lone surrogate escape in
  * any string (docs/architecture.md "Adding a job").
  */
-export function parseJobLines(text: string, defaults: AddInput): { input: AddInput; line: number }[] {
-  const out: { input: AddInput; line: number }[] = [];
+export function parseJobLines(
+  text: string,
+  defaults: AddInput,
+): { input: AddInput; line: number; matrix?: MatrixAxis[] }[] {
+  const out: { input: AddInput; line: number; matrix?: MatrixAxis[] }[] = [];
   const lines = text.split("\n");
   lines.forEach((raw, index) => {
     const line = index + 1;
@@ -79,10 +85,19 @@ export function parseJobLines(text: string, defaults: AddInput): { input: AddInp
         `${broken} holds a lone surrogate escape (\\ud800-\\udfff without its pair), which is no character and not valid UTF-8 once stored`,
       );
     const input: AddInput = { ...defaults };
+    let matrix: MatrixAxis[] | undefined;
     for (const [rawKey, value] of Object.entries(spec)) {
       const key = rawKey.replaceAll("-", "_");
+      if (key === "matrix") {
+        if (value !== null) matrix = parseMatrixField(value, `--from line ${line}: matrix`);
+        continue;
+      }
       const field = Object.hasOwn(FIELDS, key) ? FIELDS[key] : undefined; // "constructor" is no field
-      if (!field) throw bad(line, `unknown field ${JSON.stringify(rawKey)} (known: ${Object.keys(FIELDS).join(", ")})`);
+      if (!field)
+        throw bad(
+          line,
+          `unknown field ${JSON.stringify(rawKey)} (known: ${[...Object.keys(FIELDS), "matrix"].join(", ")})`,
+        );
       if (value === null) continue;
       if (field === "argv") {
         if (!Array.isArray(value) || value.some((v) => typeof v !== "string"))
@@ -111,7 +126,7 @@ export function parseJobLines(text: string, defaults: AddInput): { input: AddInp
         throw bad(line, `${rawKey} must be a string or a number`);
       }
     }
-    out.push({ input, line });
+    out.push(matrix ? { input, line, matrix } : { input, line });
   });
   return out;
 }

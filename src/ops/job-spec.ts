@@ -41,6 +41,8 @@ export interface AddInput {
   tag?: string[];
   note?: string;
   key?: string;
+  /** `--name` (or a `--from` line's `name`): the job's name, a reference like a key (docs/architecture.md "Job names"). */
+  name?: string;
   /** `--needs` values (or a `--from` line's `needs`): job ids, keys, `last`, refs of other lines. */
   needs?: string[];
   needsPolicy?: string;
@@ -199,6 +201,7 @@ export function validateAddInput(input: AddInput, flag: (name: string) => string
   }
   return {
     ...validateNeedsInput(input, flag),
+    name: jobName(input, flag),
     argv,
     priority,
     queue,
@@ -212,6 +215,28 @@ export function validateAddInput(input: AddInput, flag: (name: string) => string
     env,
     delay,
   };
+}
+
+/** Control characters (C0, DEL, C1): a name is printed on one line of every view. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * The job's name (docs/architecture.md "Job names"): `name` as given, else a
+ * `--from` line's `ref` when the line gives no key (the key is its reference
+ * then), else null. Checked like a key (a name is a reference too): non-blank,
+ * at most the key's length, not only digits (ids), not `last`, no control
+ * characters. Raises `INVALID_INPUT` naming the field.
+ */
+function jobName(input: AddInput, flag: (name: string) => string): string | null {
+  const field = input.name !== undefined ? "name" : "ref";
+  const name = input.name ?? (input.key === undefined ? input.ref : undefined);
+  if (name === undefined) return null;
+  const max = LIMITS.key.maxLength;
+  if (name.trim() === "" || name.length > max || CONTROL.test(name))
+    throw invalidValue(flag(field), name, `a non-blank name of at most ${max} characters on one line`);
+  if (/^\d+$/.test(name) || name === "last")
+    throw invalidValue(flag(field), name, "a name that is not only digits (job ids) nor last, e.g. unit-tests");
+  return name;
 }
 
 /** Applies queue-wide defaults and the clock to a spec. A past `--at` clamps to now. */

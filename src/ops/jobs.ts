@@ -96,7 +96,16 @@ export function jobNotFound(ref: string, parsed: JobRef, remediation = JOB_NOT_F
       remediation: "add one: spoolctl add -- CMD ARGS…",
     });
   if (parsed.kind === "id") return new SpoolError("NOT_FOUND", `no job with id ${ref}`, { remediation });
-  return new SpoolError("NOT_FOUND", `no job with id or key ${JSON.stringify(ref)}`, { remediation });
+  return new SpoolError("NOT_FOUND", `no job with id, key or name ${JSON.stringify(ref)}`, { remediation });
+}
+
+/**
+ * Whether `job` is flaky: it ended done after failed attempts (a failure or a
+ * crash charged since its budget was last renewed; docs/architecture.md
+ * "Flaky jobs"), as `wait --json` counts it and `report` marks it.
+ */
+export function isFlaky(job: Pick<Job, "state" | "attempts" | "crashes">): boolean {
+  return job.state === "done" && (job.attempts > 0 || job.crashes > 0);
 }
 
 /** Summarises a job row; `now` (epoch seconds) decides `scheduled`; `waitingOn`: the ids of its unmet needs. */
@@ -120,6 +129,7 @@ export function summarize(job: Job, now: number, waitingOn: number[] = []): JobS
     last_exit_code: job.last_exit_code,
     last_error: job.last_error,
     idempotency_key: job.idempotency_key,
+    name: job.name ?? null,
     tags: job.tags,
     note: job.note,
     cwd: job.cwd,

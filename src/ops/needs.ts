@@ -8,6 +8,7 @@
 import { invalidValue, SpoolError, type Warning } from "../contract/errors.ts";
 import { type JobNeeds, NEEDS_POLICIES, type NeedsPolicy } from "../model/job.ts";
 import { LAST_JOB_REF } from "./jobs.ts";
+import { splitList } from "./values.ts";
 
 /** The fields of an add request (`AddInput`, src/ops/add.ts) that say what the job needs, as typed. */
 export interface NeedsInput {
@@ -40,7 +41,7 @@ export interface NeedsSpec {
  * Raises `INVALID_INPUT` for an empty reference or too many.
  */
 function parseNeeds(flag: string, raws: string[]): string[] {
-  const refs = raws.flatMap((r) => r.split(",")).map((r) => r.trim());
+  const refs = raws.flatMap((r) => splitList(r, ",")).map((r) => r.trim());
   if (refs.some((r) => r === "") || refs.length === 0)
     throw invalidValue(flag, raws.join(","), "job ids, idempotency keys or last, separated by commas (e.g. 12,13)");
   if (refs.length > MAX_NEEDS) throw invalidValue(flag, `${refs.length} jobs`, `at most ${MAX_NEEDS} needs`);
@@ -158,9 +159,9 @@ export function noSuchNeed(ref: string, where?: string): SpoolError {
     });
   return new SpoolError(
     "INVALID_INPUT",
-    `${at}--needs: no job with id or key ${JSON.stringify(ref)} (and no line of this add has that ref); nothing was added`,
+    `${at}--needs: no job with id, key or name ${JSON.stringify(ref)} (and no line of this add has that ref); nothing was added`,
     {
-      remediation: "name jobs that exist (spoolctl list shows their ids), by id, idempotency key or last",
+      remediation: "name jobs that exist (spoolctl list shows their ids), by id, idempotency key, name or last",
       detail: { need: ref },
     },
   );

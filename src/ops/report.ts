@@ -12,7 +12,7 @@ import { describeExit } from "./outcome.ts";
 import type { StreamView } from "./output.ts";
 import { parseDuration, parseTimestamp } from "./values.ts";
 
-/** How a job reads as a test case: done → passed, dead → failed, canceled → skipped, queued/running → pending. */
+/** How a job reads as a test case: done → passed or flaky, dead → failed, canceled → skipped, queued/running → pending. */
 export type CaseResult = ReportCase["result"];
 
 /** Bounds of `report --limit`. */
@@ -51,8 +51,21 @@ export function parseSince(raw: string, now: number): number {
   return parseTimestamp("--since", raw);
 }
 
-function resultOf(state: JobState): CaseResult {
-  if (state === "done") return "passed";
+/** Attempt states that are a failure a later attempt may have made good (a crash counts: it ran and did not pass). */
+const FAILED_ATTEMPT = new Set(["failed", "timed_out", "abandoned"]);
+
+/** The failed attempts of a job that ended done: non-empty makes it flaky (docs/architecture.md "Flaky jobs"). */
+function flakyAttempts(state: JobState, attempts: Attempt[]): Attempt[] {
+  return state === "done" ? attempts.filter((a) => FAILED_ATTEMPT.has(a.state)) : [];
+}
+
+/** The label of a case in reports: its name, else its key, else null (docs/architecture.md "Job names"). */
+export function caseLabel(c: Pick<ReportCase, "name" | "key">): string | null {
+  return c.name ?? c.key;
+}
+
+function resultOf(state: JobState, flaky = false): CaseResult {
+  if (state === "done") return flaky ? "flaky" : "passed";
   if (state === "dead") return "failed";
   if (state === "canceled") return "skipped";
   return "pending";
@@ -78,10 +91,12 @@ function closedBy(job: Job): string {
   return e !== null && /^(need_failed|fail_fast): /.test(e) ? `: ${e}` : "";
 }
 
-function messageOf(job: Job, result: CaseResult, last: Attempt | undefined): string | null {
+function messageOf(job: Job, result: CaseResult, last: Attempt | undefined, failures: number): string | null {
   switch (result) {
     case "passed":
       return null;
+    case "flaky":
+      return `passed at attempt ${last?.attempt_no ?? "?"} after ${failures} failed attempt${failures === 1 ? "" : "s"}`;
     case "pending":
       return `not finished: ${job.state}${last ? ` (attempt ${last.attempt_no} ${last.state === "running" ? "running" : `${last.state}: ${attemptDetail(last)}`})` : ""}`;
     case "skipped":
@@ -99,7 +114,7 @@ function messageOf(job: Job, result: CaseResult, last: Attempt | undefined): str
 /** The attempt whose output tails a case shows: the last one of a job that did not pass; null otherwise. */
 export function tailedAttempt(job: Job, attempts: Attempt[]): Attempt | null {
   const last = attempts.at(-1);
-  return resultOf(job.state) !== "passed" && last !== undefined ? last : null;
+  return job.state !== "done" && last !== undefined ? last : null;
 }
 
 /**
@@ -112,7 +127,8 @@ export function caseOf(
   now: number,
   tails: { stderr: string; stdout: string } | null,
 ): ReportCase {
-  const result = resultOf(job.state);
+  const flaky = flakyAttempts(job.state, attempts);
+  const result = resultOf(job.state, flaky.length > 0);
   const last = attempts.at(-1);
   const time = attempts.reduce((sum, a) => sum + Math.max(0, (a.finished_at ?? now) - a.started_at), 0);
   return {
@@ -120,6 +136,8 @@ export function caseOf(
     queue: job.queue,
     state: job.state,
     result,
+    name: job.name ?? null,
+    key: job.idempotency_key,
     argv: job.argv,
     tags: job.tags,
     attempts_total: attempts.length,
@@ -129,16 +147,21 @@ export function caseOf(
     finished_at: last?.finished_at ?? null,
     exit_code: last?.exit_code ?? null,
     signal: last?.signal ?? null,
-    failure_reason: result === "passed" ? null : (last?.failure_reason ?? null),
-    message: messageOf(job, result, last),
+    failure_reason: job.state === "done" ? null : (last?.failure_reason ?? null),
+    message: messageOf(job, result, last, flaky.length),
     stderr_tail: tails?.stderr ?? "",
     stdout_tail: tails?.stdout ?? "",
+    flaky_attempts: flaky.map((a) => ({
+      attempt_no: a.attempt_no,
+      failure_reason: a.failure_reason,
+      message: attemptDetail(a),
+    })),
   };
 }
 
 /** Adds up cases. */
 function totalsOf(cases: ReportCase[]): ReportTotals {
-  const t: ReportTotals = { jobs: 0, passed: 0, failed: 0, skipped: 0, pending: 0, time_seconds: 0 };
+  const t: ReportTotals = { jobs: 0, passed: 0, failed: 0, skipped: 0, pending: 0, flaky: 0, time_seconds: 0 };
   for (const c of cases) {
     t.jobs++;
     t[c.result]++;

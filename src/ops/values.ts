@@ -259,3 +259,26 @@ export function loneSurrogateAt(spec: object): string | null {
   }
   return null;
 }
+
+/**
+ * `text` split at each `sep` outside square brackets, so a list of job names
+ * keeps a matrix cell's name whole (`build,test[os=linux,node=20]` is two;
+ * docs/architecture.md "Matrix").
+ */
+export function splitList(text: string, sep: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === "[") depth++;
+    else if (ch === "]" && depth > 0) depth--;
+    else if (depth === 0 && text.startsWith(sep, i)) {
+      out.push(text.slice(start, i));
+      start = i + sep.length;
+      i += sep.length - 1;
+    }
+  }
+  out.push(text.slice(start));
+  return out;
+}

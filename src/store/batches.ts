@@ -38,6 +38,14 @@ export function failFastErrorSql(batch: string, failedJob: string): string {
   return `'fail_fast: batch ' || ${batch} || ' failed (job ' || ${failedJob} || ' ended dead)'`;
 }
 
+/**
+ * The condition (SQL on a `jobs` row, both drivers) of a job fail-fast
+ * leaves alone: one added with `--needs-policy done` (a cleanup, an upload of
+ * artefacts), which runs once its needs ended however they ended, as GitHub
+ * Actions' `if: always()` (docs/architecture.md "Batches").
+ */
+export const RUNS_ALWAYS_SQL = "EXISTS (SELECT 1 FROM job_needs n WHERE n.job_id = jobs.id AND n.policy = 'done')";
+
 /** The ledger detail of a job fail-fast canceled or asked to stop (`reason: fail_fast`). */
 export function failFastDetail(batch: string, failedJob: number, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({ ...extra, reason: "fail_fast", batch, failed_job: failedJob });

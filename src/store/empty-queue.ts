@@ -45,6 +45,7 @@ export const EMPTY_QUEUE: StoreWriter = {
   findActiveJobByKey: async () => null,
   findActiveJobsByKeys: async () => new Map(),
   findLatestJobByKey: async () => null,
+  findLatestJobByName: async () => null,
   listJobs: async () => [],
   failureGroups: async () => [],
   unmetNeeds: async () => new Map(),

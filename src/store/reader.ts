@@ -49,6 +49,8 @@ export interface StoreReader {
   findActiveJobsByKeys(keys: string[]): Promise<Map<string, Job>>;
   /** The most recent job (any state) holding this idempotency key, or null. */
   findLatestJobByKey(key: string): Promise<Job | null>;
+  /** The most recent job (any state) with this name (`add --name`), or null; names are not unique. */
+  findLatestJobByName(name: string): Promise<Job | null>;
   /** Jobs matching `filter`, newest first. */
   listJobs(filter: JobFilter): Promise<Job[]>;
   /**

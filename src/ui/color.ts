@@ -29,6 +29,7 @@ const STATE_SGR: Record<string, string> = {
   abandoned: "33",
   succeeded: "32",
   passed: "32",
+  flaky: "33",
   skipped: "90",
   pending: "33",
   live: "32",

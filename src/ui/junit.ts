@@ -4,16 +4,18 @@
  *
  * - `<testsuites name="spoolctl">` with the overall counts;
  * - one `<testsuite name="spoolctl.<lane>">` per lane (CI groups by suite);
- * - one `<testcase classname="spoolctl.<lane>" name="job <id>: <command>">` per
- *   job, `time` = the summed run time of its attempts (seconds);
+ * - one `<testcase classname="spoolctl.<lane>" name="<name>">` per job (its
+ *   name, else its key, else `job <id>: <command>`), `time` = the summed run time of its attempts (seconds);
  * - dead → `<failure message="<reason>: <detail>" type="<reason>">` whose body is
  *   the message and the stderr tail; canceled and unfinished → `<skipped>`;
+ * - flaky (done after failed attempts) → one `<flakyFailure>` per failed
+ *   attempt (Maven Surefire's rerun format), and no failure;
  * - `<system-out>` / `<system-err>`: tails of what did not pass.
  *
  * Text is XML-escaped; ANSI escape sequences, control characters and code
  * points XML 1.0 forbids are removed.
  */
-import type { ReportCase, ReportData, ReportTotals } from "../ops/report.ts";
+import { caseLabel, type ReportCase, type ReportData, type ReportTotals } from "../ops/report.ts";
 import { formatArgv } from "./text.ts";
 
 /** Longest testcase name; longer commands are cut with an ellipsis. */
@@ -57,9 +59,12 @@ function isoOrNull(epoch: number | null): string | null {
   return epoch === null ? null : new Date(epoch * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
-/** `job <id>: <command>`, the command shell-quoted and cut to a readable length. */
+/**
+ * The job's name, else its key (docs/architecture.md "Job names"), else `job
+ * <id>: <command>`, the command shell-quoted; cut to a readable length.
+ */
 function caseName(c: ReportCase): string {
-  const name = `job ${c.id}: ${formatArgv(c.argv)}`;
+  const name = caseLabel(c) ?? `job ${c.id}: ${formatArgv(c.argv)}`;
   return name.length > NAME_MAX ? `${name.slice(0, NAME_MAX - 1)}…` : name;
 }
 
@@ -93,6 +98,12 @@ function testcase(c: ReportCase): string {
     body.push(
       `      <failure${attrs({ message: c.message ?? "failed", type: c.failure_reason ?? "dead" })}>${xmlText(text)}</failure>`,
     );
+  } else if (c.result === "flaky") {
+    // Surefire's rerun layout: the test passed; each failed run before it is one <flakyFailure>.
+    for (const a of c.flaky_attempts)
+      body.push(
+        `      <flakyFailure${attrs({ message: `attempt ${a.attempt_no}: ${a.message}`, type: a.failure_reason ?? "failed" })}/>`,
+      );
   } else if (c.result === "skipped" || c.result === "pending") {
     body.push(`      <skipped${attrs({ message: c.message ?? c.state })}/>`);
   }

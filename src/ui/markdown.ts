@@ -5,7 +5,7 @@
  * collapsible blocks. Cell text is escaped so that a command cannot break the
  * table or inject HTML; the size is bounded (GitHub caps a summary at 1 MiB).
  */
-import type { CaseResult, ReportCase, ReportData, ReportTotals } from "../ops/report.ts";
+import { type CaseResult, caseLabel, type ReportCase, type ReportData, type ReportTotals } from "../ops/report.ts";
 import { xmlSafe } from "./junit.ts";
 import { escapeControl, formatArgv, humanDuration, iso } from "./text.ts";
 
@@ -16,11 +16,12 @@ const MAX_DETAILS = 50;
 
 const LABEL: Record<CaseResult, string> = {
   passed: "✅ passed",
+  flaky: "⚠️ flaky",
   failed: "❌ failed",
   skipped: "⏭️ skipped",
   pending: "⏳ not finished",
 };
-const ORDER: Record<CaseResult, number> = { failed: 0, pending: 1, skipped: 2, passed: 3 };
+const ORDER: Record<CaseResult, number> = { failed: 0, pending: 1, flaky: 2, skipped: 3, passed: 4 };
 
 /** Escapes text for a table cell or a line of prose: `|`, HTML and markdown punctuation. */
 function mdText(text: string): string {
@@ -60,14 +61,17 @@ function headline(t: ReportTotals): string {
     `${LABEL.failed} ${t.failed}`,
     `${LABEL.skipped} ${t.skipped}`,
   ];
+  if (t.flaky) parts.push(`${LABEL.flaky} ${t.flaky}`);
   if (t.pending) parts.push(`${LABEL.pending} ${t.pending}`);
   parts.push(`⏱️ ${humanDuration(t.time_seconds)}`);
   return parts.join(" · ");
 }
 
 function jobRow(c: ReportCase): string {
+  const label = caseLabel(c);
   const cells = [
-    String(c.id),
+    // The name (or key) a person gave the job, after its id (docs/architecture.md "Job names").
+    label === null ? String(c.id) : `${c.id} ${mdText(label)}`,
     mdText(c.queue),
     LABEL[c.result],
     String(c.attempts_total),
@@ -79,7 +83,11 @@ function jobRow(c: ReportCase): string {
 }
 
 function failureDetail(c: ReportCase): string {
-  const lines = [`<details><summary>job ${c.id}: ${htmlText(c.message ?? c.state)}</summary>`, ""];
+  const label = caseLabel(c);
+  const lines = [
+    `<details><summary>job ${c.id}${label === null ? "" : ` ${htmlText(label)}`}: ${htmlText(c.message ?? c.state)}</summary>`,
+    "",
+  ];
   if (c.stderr_tail) lines.push("stderr (tail):", "", mdBlock(c.stderr_tail), "");
   if (c.stdout_tail) lines.push("stdout (tail):", "", mdBlock(c.stdout_tail), "");
   lines.push("</details>");

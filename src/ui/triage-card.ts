@@ -89,6 +89,7 @@ export function cardText(card: TriageCard, width: number, now = Date.now() / 100
     .map(([k, v]) => `${k}=${v}`)
     .join(" ");
   const lines = [
+    ...(job.name ? [field("name", escapeControl(job.name))] : []),
     field("command", formatArgv(job.argv)),
     ...(originText(job.idempotency_key) ? [field("made by", escapeControl(originText(job.idempotency_key)!))] : []),
     field("queue", job.queue + (tags ? `   tags ${escapeControl(tags)}` : "")),

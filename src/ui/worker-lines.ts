@@ -48,16 +48,40 @@ function rerun(job: Extract<WorkerEvent, { type: "started" }>["job"]): string {
   return `again (${previous}${budgets.filter(Boolean).join("; ")})`;
 }
 
+/** `job 5` or `job 5 deploy`: a job as worker lines name it (the name escaped: it is one line). */
+function jobWords(id: number, name: string | null | undefined): string {
+  return name ? `job ${id} ${escapeControl(name)}` : `job ${id}`;
+}
+
+/**
+ * The lines of a drain's summary that name the dependents closed because a
+ * need died: `spoolctl: job 5 deploy closed: needs job 3, dead` (README
+ * "Running jobs"), `more` of them left unsaid.
+ */
+export function closedLines(
+  jobs: { id: number; name: string | null; last_error: string | null }[],
+  more = 0,
+): string[] {
+  const lines = jobs.map((j) => {
+    const m = /^need_failed: job (\d+) ended (\w+)/.exec(j.last_error ?? "");
+    const why = m ? `needs job ${m[1]}, ${m[2]}` : escapeControl((j.last_error ?? "").replace(/^need_failed: /, ""));
+    return `spoolctl: ${jobWords(j.id, j.name)} closed: ${why}`;
+  });
+  if (more > 0) lines.push(`spoolctl: … and ${more} more closed dependents (spoolctl list --state canceled)`);
+  return lines;
+}
+
 /**
  * One line per worker event, e.g. `spoolctl: job 1 attempt 1 succeeded (0.0s) -> done`;
- * null for an event that says nothing by itself (the start of a first attempt: its end says it all).
+ * null for an event that says nothing by itself. A start says the job, its name, lane and
+ * attempt, so a CI log reads which job ran where (README "Running jobs").
  */
 export function workerLine(event: WorkerEvent): string | null {
   switch (event.type) {
-    case "started":
-      return event.attemptNo === 1
-        ? null
-        : `spoolctl: job ${event.job.id} attempt ${event.attemptNo} started ${rerun(event.job)}: ${clip(formatArgv(event.job.argv), 80)}`;
+    case "started": {
+      const head = `spoolctl: ${jobWords(event.job.id, event.job.name)} attempt ${event.attemptNo} started in lane ${event.job.queue}`;
+      return `${head}${event.attemptNo === 1 ? "" : ` ${rerun(event.job)}`}: ${clip(formatArgv(event.job.argv), 80)}`;
+    }
     case "schedule":
       return event.outcomes
         .map((o) => {

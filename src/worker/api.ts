@@ -76,7 +76,7 @@ export type WorkerEvent =
   | { type: "lane_resumed"; queue: string }
   /** A lane's own ceiling (`lane set --slots`) differs from this worker's --slots, and wins (said once per value). */
   | { type: "lane_slots"; queue: string; slots: number; own: number }
-  /** A looping worker has nothing to run and waits (once per idle spell). */
+  /** A looping worker has nothing to run and waits (once, the first time). */
   | { type: "idle"; queue: string }
   /**
    * A drain has had nothing to run for a while: jobs of other workers hold the lane (the first

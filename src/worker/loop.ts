@@ -319,8 +319,9 @@ export class Worker implements WorkerCore {
         }
       }
       // A job of the lane ending matters only to a worker held back by --slots or a drain waiting for the lane to settle.
-      if (this.inFlight.size === 0 && opts.mode === "loop" && !this.saidIdle) {
-        this.saidIdle = true;
+      if (this.inFlight.size === 0 && opts.mode === "loop" && !this.saidWaiting) {
+        // Once, when the worker first goes idle: later idle spells between jobs would fill a CI log.
+        this.saidWaiting = true;
         this.emit({ type: "idle", queue: this.lanes.served().join(",") });
       }
       if (this.inFlight.size === 0 && opts.mode === "drain") await this.sayWhatHoldsTheDrain();
@@ -334,8 +335,10 @@ export class Worker implements WorkerCore {
   /** When a first stop was asked for (performance.now(), ms). */
   stopAskedAt = 0;
 
-  /** Whether the `idle` event of this idle spell was emitted. */
+  /** Whether the drain's quiet notice of this idle spell was emitted. */
   private saidIdle = false;
+  /** Whether the `idle` event ("waiting for jobs") was emitted: once per worker (README "Running jobs"). */
+  private saidWaiting = false;
   /** Since when a drain has had nothing to run (performance.now(), ms; null: it has work). */
   private drainIdleSince: number | null = null;
 

@@ -40,6 +40,7 @@ export const runningJob: fc.Arbitrary<Job> = fc
     finished_at: null,
     cancel_requested: r.cancel_requested,
     held: false,
+    name: null,
     needs_left: 0,
     next_run_at: r.next_run_at,
   }));

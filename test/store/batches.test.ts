@@ -167,6 +167,36 @@ forEachDriver("batches", (q) => {
     expect(ok?.jobState).toBe("done");
   });
 
+  for (const mode of ["queued", "now"] as FailFastMode[]) {
+    test(`fail-fast ${mode} leaves a --needs-policy done job alone: it runs once its needs ended, however they ended`, async () => {
+      // a, then b (needs a), c (needs a, done), d (needs b, done): a ends dead.
+      const needs = (earlier: number[], policy: "success" | "done") => ({ ids: [], earlier, policy });
+      const [a, b, c, d] = (
+        await q.store.write(async (tx) =>
+          tx.addJobs(
+            [newJob(), newJob(), newJob(), newJob()],
+            q.store.now(),
+            [undefined, needs([0], "success"), needs([0], "done"), needs([1], "done")],
+            batch("ff", { failFast: mode }),
+          ),
+        )
+      ).map((j) => j.id);
+      expect(await endDead(q.store)).toBe(a!);
+      expect((await jobOf(q.store, b!)).state).toBe("canceled");
+      for (const id of [c!, d!]) {
+        const job = await jobOf(q.store, id);
+        expect([job.state, job.needs_left, job.last_error]).toEqual(["queued", 0, null]);
+      }
+      // They run: claimable, and a later dead job of the batch does not stop them either.
+      const { attempt } = await claimOne(q.store, { workerId: "w2" });
+      expect([c, d]).toContain(attempt.job_id);
+      const other = [c, d].find((id) => id !== attempt.job_id)!;
+      expect((await endDead(q.store)) === other).toBe(true);
+      const running = await jobOf(q.store, attempt.job_id);
+      expect([running.state, running.cancel_requested]).toEqual(["running", false]);
+    });
+  }
+
   test("without fail-fast a dead job changes nothing else; setBatchFailFast then fails the batch at once", async () => {
     await addTo(q.store, batch("late"), 3);
     const dead = await endDead(q.store);

@@ -72,6 +72,7 @@ forEachDriver("reads", (q) => {
     expect(stored).toEqual({
       ...spec,
       id: stored.id,
+      name: null,
       state: "queued",
       attempts: 0,
       crashes: 0,

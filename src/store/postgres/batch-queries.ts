@@ -9,7 +9,14 @@
  */
 import type { SQL } from "bun";
 import type { BatchAdd, BatchRow, BatchView, FailFastMode } from "../../model/job.ts";
-import { BATCH_VIEW_COLUMNS, batchClosed, failFastDetail, failFastErrorSql, toBatchView } from "../batches.ts";
+import {
+  BATCH_VIEW_COLUMNS,
+  batchClosed,
+  failFastDetail,
+  failFastErrorSql,
+  RUNS_ALWAYS_SQL,
+  toBatchView,
+} from "../batches.ts";
 import type { TxEffects } from "./events.ts";
 import { num } from "./rows.ts";
 
@@ -114,7 +121,7 @@ export async function failFastOnDead(
   const canceled = (
     (await tx.unsafe(
       `UPDATE jobs SET state = 'canceled', finished_at = $1::float8, last_error = ${failFastErrorSql("batch", "$3::bigint")}
-       WHERE batch = $2 AND state = 'queued' RETURNING id`,
+       WHERE batch = $2 AND state = 'queued' AND NOT ${RUNS_ALWAYS_SQL} RETURNING id`,
       [now, name, jobId],
     )) as Row[]
   ).map((r) => num(r.id));
@@ -124,9 +131,12 @@ export async function failFastOnDead(
   }
   const stopping: number[] = [];
   if (row.fail_fast === "now") {
-    const rows = (await tx`UPDATE jobs SET cancel_requested = true
-      WHERE batch = ${name} AND state = 'running' AND NOT cancel_requested
-      RETURNING id, last_attempt_no, locked_by`) as Row[];
+    const rows = (await tx.unsafe(
+      `UPDATE jobs SET cancel_requested = true
+       WHERE batch = $1 AND state = 'running' AND NOT cancel_requested AND NOT ${RUNS_ALWAYS_SQL}
+       RETURNING id, last_attempt_no, locked_by`,
+      [name],
+    )) as Row[];
     for (const r of rows) {
       stopping.push(num(r.id));
       const detail = failFastDetail(name, jobId, { attempt: r.last_attempt_no, worker: r.locked_by });
@@ -154,7 +164,7 @@ export async function cancelRequeuedInFailedBatch(
   if (!batch || batch.failed_at === null) return false;
   const done = await tx.unsafe(
     `UPDATE jobs SET state = 'canceled', finished_at = $1::float8, last_error = ${failFastErrorSql("batch", "$3::bigint")}
-     WHERE id = $2::bigint AND state = 'queued' RETURNING 1`,
+     WHERE id = $2::bigint AND state = 'queued' AND NOT ${RUNS_ALWAYS_SQL} RETURNING 1`,
     [now, jobId, batch.failed_job_id],
   );
   if (done.length === 0) return false;

@@ -82,7 +82,7 @@ export function jobWhere(filter: Omit<JobFilter, "limit">, p: Param): string {
   }
   if (filter.text !== undefined) {
     const lastLine = `(SELECT sa.stderr_last_line FROM attempts sa WHERE sa.job_id = jobs.id AND sa.attempt_no = jobs.last_attempt_no)`;
-    const haystack = `${COMMAND_LINE} || chr(10) || coalesce(jobs.idempotency_key, '') || chr(10) || coalesce(jobs.last_error, '') || chr(10) || coalesce(${lastLine}, '')`;
+    const haystack = `${COMMAND_LINE} || chr(10) || coalesce(jobs.idempotency_key, '') || chr(10) || coalesce(jobs.name, '') || chr(10) || coalesce(jobs.last_error, '') || chr(10) || coalesce(${lastLine}, '')`;
     where.push(`strpos(${asciiLower(haystack)}, ${asciiLower(`${p(filter.text)}::text`)}) > 0`);
   }
   if (filter.commandGlob !== undefined) where.push(`${COMMAND_LINE} ~ ${p(globToRegex(filter.commandGlob))}`);

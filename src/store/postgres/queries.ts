@@ -52,10 +52,10 @@ export class PgQueries extends PgWorkerWrites implements StoreWriter {
   async insertJob(job: NewJob, now: number): Promise<Job> {
     const [row] = await this
       .tx`INSERT INTO jobs (argv, state, priority, queue, next_run_at, timeout_seconds, max_retries, max_crashes,
-        idempotency_key, tags, note, cwd, env, created_at, batch, trace)
+        idempotency_key, tags, note, cwd, env, created_at, batch, trace, name)
       VALUES (${JSON.stringify(job.argv)}, 'queued', ${job.priority}, ${job.queue}, ${job.next_run_at}::float8, ${job.timeout_seconds}::float8,
         ${job.max_retries}, ${job.max_crashes}::int, ${job.idempotency_key}::text, ${JSON.stringify(job.tags)}, ${job.note}::text, ${job.cwd}::text,
-        ${JSON.stringify(job.env)}, ${now}::float8, ${job.batch ?? null}::text, ${job.trace ? JSON.stringify(job.trace) : null}::text)
+        ${JSON.stringify(job.env)}, ${now}::float8, ${job.batch ?? null}::text, ${job.trace ? JSON.stringify(job.trace) : null}::text, ${job.name ?? null}::text)
       RETURNING *`;
     this.effects.notify = true;
     this.effects.work.ready.add(job.queue);
@@ -94,16 +94,16 @@ export class PgQueries extends PgWorkerWrites implements StoreWriter {
     const json = (k: "argv" | "tags" | "env") => jobs.map((j) => JSON.stringify(j[k]));
     // Rows are inserted in ordinality order, so ids ascend with it; sorted by id, row i is jobs[i].
     const rows = (await this.tx`INSERT INTO jobs (argv, state, priority, queue, next_run_at, timeout_seconds,
-        max_retries, max_crashes, idempotency_key, tags, note, cwd, env, created_at, batch, trace)
+        max_retries, max_crashes, idempotency_key, tags, note, cwd, env, created_at, batch, trace, name)
       SELECT argv, 'queued', priority, queue, next_run_at, timeout_seconds, max_retries, max_crashes,
-        idempotency_key, tags, note, cwd, env, ${now}::float8, ${batch}::text, trace
+        idempotency_key, tags, note, cwd, env, ${now}::float8, ${batch}::text, trace, name
       FROM unnest(${json("argv")}::text[], ${col("priority")}::int[], ${col("queue")}::text[],
         ${col("next_run_at")}::float8[], ${col("timeout_seconds")}::float8[], ${col("max_retries")}::int[],
         ${col("max_crashes")}::int[], ${col("idempotency_key")}::text[], ${json("tags")}::text[],
         ${col("note")}::text[], ${col("cwd")}::text[], ${json("env")}::text[],
-        ${jobs.map((j) => (j.trace ? JSON.stringify(j.trace) : null))}::text[])
+        ${jobs.map((j) => (j.trace ? JSON.stringify(j.trace) : null))}::text[], ${jobs.map((j) => j.name ?? null)}::text[])
         WITH ORDINALITY AS j(argv, priority, queue, next_run_at, timeout_seconds, max_retries, max_crashes,
-          idempotency_key, tags, note, cwd, env, trace, ord)
+          idempotency_key, tags, note, cwd, env, trace, name, ord)
       ORDER BY ord
       RETURNING *`) as Row[];
     let stored = rows.map(toJob).sort((a, b) => a.id - b.id);

@@ -83,6 +83,11 @@ export abstract class PgReads implements Omit<StoreReader, "recurring"> {
     return row ? toJob(row) : null;
   }
 
+  async findLatestJobByName(name: string): Promise<Job | null> {
+    const [row] = await this.tx`SELECT * FROM jobs WHERE name = ${name} ORDER BY id DESC LIMIT 1`;
+    return row ? toJob(row) : null;
+  }
+
   async listJobs(filter: JobFilter): Promise<Job[]> {
     const params: unknown[] = [];
     const p = (v: unknown) => {

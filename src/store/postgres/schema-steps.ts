@@ -362,4 +362,7 @@ export const STEPS: string[] = [
   DEAD_COUNTS_STEP,
   // v21: `hold` (the SQLite driver's v19; hold-schema.ts).
   HOLD_STEP,
+  // v22: a job's name (the SQLite driver's v20; docs/architecture.md "Job names"), looked up like a key.
+  `ALTER TABLE jobs ADD COLUMN name text;
+  CREATE INDEX jobs_by_name ON jobs (name, id) WHERE name IS NOT NULL;`,
 ];

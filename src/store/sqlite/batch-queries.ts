@@ -6,7 +6,14 @@
  */
 import type { Database } from "bun:sqlite";
 import type { BatchAdd, BatchRow, BatchView, EventName, FailFastMode } from "../../model/job.ts";
-import { BATCH_VIEW_COLUMNS, batchClosed, failFastDetail, failFastErrorSql, toBatchView } from "../batches.ts";
+import {
+  BATCH_VIEW_COLUMNS,
+  batchClosed,
+  failFastDetail,
+  failFastErrorSql,
+  RUNS_ALWAYS_SQL,
+  toBatchView,
+} from "../batches.ts";
 
 /** Appends a ledger row in the open transaction. */
 export type EventSink = (jobId: number, event: EventName, workerId: string | null, detail: string | null) => void;
@@ -116,7 +123,7 @@ export function failFastOnDead(db: Database, events: EventSink, jobId: number, n
     db
       .query(
         `UPDATE jobs SET state = 'canceled', finished_at = ?1, last_error = ${failFastErrorSql("batch", "?3")}
-         WHERE batch = ?2 AND state = 'queued' RETURNING id`,
+         WHERE batch = ?2 AND state = 'queued' AND NOT ${RUNS_ALWAYS_SQL} RETURNING id`,
       )
       .all(now, failed.name, jobId) as { id: number }[]
   ).map((r) => r.id);
@@ -125,7 +132,8 @@ export function failFastOnDead(db: Database, events: EventSink, jobId: number, n
   if (failed.fail_fast === "now") {
     const rows = db
       .query(
-        `UPDATE jobs SET cancel_requested = 1 WHERE batch = ? AND state = 'running' AND cancel_requested = 0
+        `UPDATE jobs SET cancel_requested = 1
+         WHERE batch = ? AND state = 'running' AND cancel_requested = 0 AND NOT ${RUNS_ALWAYS_SQL}
          RETURNING id, last_attempt_no, locked_by`,
       )
       .all(failed.name) as { id: number; last_attempt_no: number; locked_by: string | null }[];
@@ -148,7 +156,7 @@ export function cancelRequeuedInFailedBatch(db: Database, events: EventSink, job
     .query(
       `UPDATE jobs SET state = 'canceled', finished_at = ?1,
          last_error = ${failFastErrorSql("jobs.batch", "(SELECT failed_job_id FROM batches WHERE name = jobs.batch)")}
-       WHERE id = ?2 AND state = 'queued'
+       WHERE id = ?2 AND state = 'queued' AND NOT ${RUNS_ALWAYS_SQL}
          AND batch IN (SELECT name FROM batches WHERE failed_at IS NOT NULL)
        RETURNING batch, (SELECT failed_job_id FROM batches WHERE name = jobs.batch) AS failed_job`,
     )

@@ -65,7 +65,7 @@ export function jobWhere(filter: Omit<JobFilter, "limit">): { sql: string; param
   if (filter.text !== undefined) {
     // instr, not LIKE: the text is taken literally (no % or _ to escape); lower() folds ASCII only, as the PostgreSQL driver does.
     where.push(
-      `instr(lower(${COMMAND_LINE} || char(10) || coalesce(jobs.idempotency_key, '') || char(10) || coalesce(jobs.last_error, '') || char(10) || coalesce(${LAST_STDERR_LINE}, '')), lower(?)) > 0`,
+      `instr(lower(${COMMAND_LINE} || char(10) || coalesce(jobs.idempotency_key, '') || char(10) || coalesce(jobs.name, '') || char(10) || coalesce(jobs.last_error, '') || char(10) || coalesce(${LAST_STDERR_LINE}, '')), lower(?)) > 0`,
     );
     params.push(filter.text);
   }

@@ -284,6 +284,9 @@ const STEPS: string[] = [
   DEAD_COUNTS_STEP,
   // v19: `hold` (docs/architecture.md "Holding a job"; hold-schema.ts).
   HOLD_STEP,
+  // v20: a job's name (add --name, a --from line's ref; docs/architecture.md "Job names"), looked up like a key.
+  `ALTER TABLE jobs ADD COLUMN name TEXT;
+  CREATE INDEX jobs_by_name ON jobs (name, id) WHERE name IS NOT NULL;`,
 ];
 
 /** The v1 schema, for the test that migrates an old file. */

@@ -47,8 +47,8 @@ export class SqliteQueries extends SqliteWorkerWrites implements StoreWriter {
     const row = this.db
       .query(
         `INSERT INTO jobs (argv, state, priority, queue, next_run_at, timeout_seconds, max_retries, max_crashes,
-           idempotency_key, tags, note, cwd, env, created_at, batch, trace)
-         VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+           idempotency_key, tags, note, cwd, env, created_at, batch, trace, name)
+         VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
       )
       .get(
         JSON.stringify(job.argv),
@@ -66,6 +66,7 @@ export class SqliteQueries extends SqliteWorkerWrites implements StoreWriter {
         now,
         job.batch ?? null,
         job.trace ? JSON.stringify(job.trace) : null,
+        job.name ?? null,
       ) as Row;
     this.work.ready.add(job.queue);
     return toJob(row);

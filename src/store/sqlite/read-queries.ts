@@ -72,6 +72,11 @@ export abstract class SqliteReads implements Omit<StoreReader, "recurring"> {
     return row ? toJob(row) : null;
   }
 
+  async findLatestJobByName(name: string): Promise<Job | null> {
+    const row = this.db.query("SELECT * FROM jobs WHERE name = ? ORDER BY id DESC LIMIT 1").get(name) as Row | null;
+    return row ? toJob(row) : null;
+  }
+
   async listJobs(filter: JobFilter): Promise<Job[]> {
     const where = jobWhere(filter);
     const sql = `SELECT * FROM jobs WHERE ${where.sql} ORDER BY id DESC LIMIT ?`;

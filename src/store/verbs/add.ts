@@ -18,6 +18,7 @@ import {
 } from "../../ops/needs.ts";
 import type { StoreReader } from "../reader.ts";
 import type { Store } from "../store.ts";
+import { findByKeyOrName } from "./job-refs.ts";
 
 /**
  * Adds validated specs in one write transaction (SQLite `BEGIN IMMEDIATE`),
@@ -66,7 +67,7 @@ export async function addJobs(
 /**
  * `--needs` references to existing jobs (not refs of the same add) resolved
  * to job ids in the add's transaction (see `needLookup`): an id as given (the
- * driver checks it exists), `last` the newest job, a key its newest job.
+ * driver checks it exists), `last` the newest job, a key or a name its newest job.
  * Raises `INVALID_INPUT` for a key or `last` that names no job.
  */
 async function resolveNeedRefs(
@@ -86,7 +87,7 @@ async function resolveNeedRefs(
       out.set(ref, how.id);
       continue;
     }
-    const job = "last" in how ? (await tx.listJobs({ limit: 1 }))[0] : await tx.findLatestJobByKey(how.key);
+    const job = "last" in how ? (await tx.listJobs({ limit: 1 }))[0] : await findByKeyOrName(tx, how.key);
     if (!job) throw noSuchNeed(ref, labels[at] ?? (labels.length > 0 ? `entry ${at + 1}` : undefined));
     out.set(ref, job.id);
   }

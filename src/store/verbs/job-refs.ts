@@ -10,9 +10,18 @@ import { JOB_NOT_FOUND_REMEDIATION, jobNotFound, parseIdRange, parseJobRef } fro
 import type { StoreReader } from "../reader.ts";
 
 /**
- * The job `ref` names (an id, `last` or an idempotency key, as `parseJobRef`
- * of src/ops/jobs.ts reads it), inside the caller's transaction: one
- * statement. The one place every verb resolves a job id. Raises
+ * The newest job holding idempotency key `text`, else the newest job named
+ * `text` (docs/architecture.md "Job names": a key wins over a name), in the
+ * caller's transaction; null when neither matches. One or two statements.
+ */
+export async function findByKeyOrName(tx: StoreReader, text: string): Promise<Job | null> {
+  return (await tx.findLatestJobByKey(text)) ?? (await tx.findLatestJobByName(text));
+}
+
+/**
+ * The job `ref` names (an id, `last`, an idempotency key or a job name, as
+ * `parseJobRef` of src/ops/jobs.ts reads it), inside the caller's
+ * transaction. The one place every verb resolves a job id. Raises
  * `INVALID_INPUT` for an empty reference, `NOT_FOUND` (with `remediation`)
  * when no job matches.
  */
@@ -25,7 +34,7 @@ export async function resolveJob(tx: StoreReader, ref: string, remediation = JOB
         ? parsed.id === null
           ? null
           : await tx.getJob(parsed.id)
-        : await tx.findLatestJobByKey(parsed.key);
+        : await findByKeyOrName(tx, parsed.key);
   if (!job) throw jobNotFound(ref, parsed, remediation);
   return job;
 }

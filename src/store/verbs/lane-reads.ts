@@ -5,7 +5,7 @@
  * read snapshot: no guard, no event, no wake.
  */
 
-import type { LaneCount, LaneSetting } from "../../model/job.ts";
+import type { Job, LaneCount, LaneSetting } from "../../model/job.ts";
 import { type LaneView, laneViews, pauseInForce } from "../../ops/lanes.ts";
 import type { JudgeWorker, StaleAfter, WorkerView } from "../../ops/workers.ts";
 import { drainLeft, type StoreReader } from "../reader.ts";
@@ -122,4 +122,18 @@ export async function drainProgress(store: SnapshotReader, lanes: readonly strin
     out.paused = [...paused].sort();
     return out;
   });
+}
+
+/**
+ * Jobs the queue closed since `since` (epoch seconds, the store's clock)
+ * because a need of theirs died (`need_failed`, docs/architecture.md
+ * "Dependencies"), oldest first, at most `limit`: what a drain's summary
+ * names ("job 5 deploy closed: needs job 3, dead"). One snapshot.
+ */
+export async function closedByNeedsSince(store: SnapshotReader, since: number, limit = 50): Promise<Job[]> {
+  const jobs = await store.read(async (tx) => tx.listJobs({ states: ["canceled"], finishedSince: since, limit: 1000 }));
+  return jobs
+    .filter((j) => j.last_error?.startsWith("need_failed: ") === true)
+    .reverse()
+    .slice(0, limit);
 }

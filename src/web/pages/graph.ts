@@ -58,7 +58,7 @@ export function graphSvg(graph: NeedGraph, focus?: number): Html {
   });
   const nodes = graph.jobs.map((job) => {
     const p = place.get(job.id)!;
-    const label = job.idempotency_key ?? commandText(job.argv);
+    const label = job.name ?? job.idempotency_key ?? commandText(job.argv);
     return html`<a href="/jobs/${job.id}" class="node" data-id="${job.id}" data-state="${job.state}"><g><rect class="n-${job.state}${job.id === focus ? " focus" : ""}" x="${p.x}" y="${p.y}" width="${BOX_W}" height="${BOX_H}" rx="6"/><text x="${p.x + 8}" y="${p.y + 18}">${`#${job.id} ${job.state}`}</text><text class="sub" x="${p.x + 8}" y="${p.y + 34}">${label.length > 24 ? `${label.slice(0, 23)}…` : label}</text><title>job ${job.id} (${job.state}): ${commandText(job.argv)}</title></g></a>`;
   });
   return html`<figure class="graph"><svg viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="dependency graph of ${graph.jobs.length} jobs">

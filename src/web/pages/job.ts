@@ -49,6 +49,7 @@ ${actionButton(ctx, "Delete", "delete", { id, yes: "true" }, { preview: true, co
 </div>`;
   const facts = html`<dl class="facts">
 <dt>State</dt><dd>${stateBadge(job.held ? "held" : job.state)}${job.held ? " (queued, kept from starting until released)" : ""}${job.cancel_requested ? " (cancel requested)" : ""}</dd>
+${job.name ? html`<dt>Name</dt><dd>${job.name}</dd>` : ""}
 <dt>Command</dt><dd><code>${commandText(job.argv)}</code></dd>
 <dt>Priority</dt><dd>${job.priority}</dd>
 <dt>Lane</dt><dd><a href="/jobs?queue=${encodeURIComponent(job.queue)}">${job.queue}</a></dd>

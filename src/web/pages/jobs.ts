@@ -24,7 +24,7 @@ function listFilters(url: URL): Record<string, string> {
 /** One row of the list. */
 function jobRow(job: Row): Html {
   const cmd = commandText(job.argv);
-  return html`<tr data-id="${job.id}"><td><a href="/jobs/${job.id}">${job.id}</a></td><td>${stateBadge(job.held ? "held" : job.state)}</td><td>${job.queue}</td><td class="cmd" title="${cmd}">${cmd}</td><td>${job.idempotency_key ?? ""}</td><td>${Object.entries(job.tags ?? {}).map(([k, v]) => html`<span class="tag">${k}=${String(v)}</span> `)}</td><td>${job.attempts_total}</td><td class="err">${job.last_error ?? ""}</td><td>${when(job.finished_at ?? job.created_at)}</td></tr>`;
+  return html`<tr data-id="${job.id}"><td><a href="/jobs/${job.id}">${job.id}</a></td><td>${stateBadge(job.held ? "held" : job.state)}</td><td>${job.name ?? ""}</td><td>${job.queue}</td><td class="cmd" title="${cmd}">${cmd}</td><td>${job.idempotency_key ?? ""}</td><td>${Object.entries(job.tags ?? {}).map(([k, v]) => html`<span class="tag">${k}=${String(v)}</span> `)}</td><td>${job.attempts_total}</td><td class="err">${job.last_error ?? ""}</td><td>${when(job.finished_at ?? job.created_at)}</td></tr>`;
 }
 
 /** The jobs page. */
@@ -64,7 +64,7 @@ ${actionButton(ctx, "Delete all matching", "delete", { ...selection, yes: "true"
     : "";
   const body = html`${form}${bulk}
 <div id="job-list" data-first-id="${jobs[0]?.id ?? 0}" data-filters="${new URLSearchParams(filters).toString()}">
-${table("Jobs, newest first", ["id", "state", "lane", "command", "key", "tags", "attempts", "last error", "time"], jobs.map(jobRow), "no job matches")}
+${table("Jobs, newest first", ["id", "state", "name", "lane", "command", "key", "tags", "attempts", "last error", "time"], jobs.map(jobRow), "no job matches")}
 </div>${searched}${next}`;
   return { title: "Jobs", body, live: cursor ? "none" : "bar" };
 }
