@@ -5,6 +5,7 @@
  * (docs/architecture.md "Migrations").
  */
 import { LOCK_CLASS, LOCK_COMPACT } from "./advisory-locks.ts";
+import { HOT_PATH_STEP } from "./hot-schema.ts";
 import { METRICS_STEP } from "./metric-schema.ts";
 
 /** Schema steps; step N takes the database from version N-1 to N. */
@@ -356,4 +357,6 @@ export const STEPS: string[] = [
   METRICS_STEP,
   // v19: the trace context add found in its environment (the SQLite driver's v17), JSON.
   `ALTER TABLE jobs ADD COLUMN trace text;`,
+  // v20: the hot tables' foreign keys to jobs, replaced by a delete trigger (hot-schema.ts).
+  HOT_PATH_STEP,
 ];
