@@ -12,13 +12,14 @@
  * Prints a markdown table: statements, transactions in brackets; a range
  * when the runs of one cell differ (a worker's timers can add statements).
  *
- * Usage: bun bench/statements.ts --before PATH/src/cli.ts [--runs 2] [--no-pg] [--statements]
+ * Usage: bun bench/statements.ts --before PATH/src/cli.ts [--runs 2] [--no-pg] [--statements] [--ops WORDS]
  *
  *   --before PATH   the "before" checkout's src/cli.ts (or $SPOOLCTL_BENCH_BEFORE); "after" is
  *                   this checkout's (or $SPOOLCTL_BENCH_CLI)
  *   --runs N        fresh queues per cell (default 2)
  *   --no-pg         SQLite only
  *   --statements    also print, per cell, the calls by statement text (first run)
+ *   --ops WORDS     only the operations whose name contains WORDS (e.g. `work`: the drains)
  */
 import { join } from "node:path";
 import { abortAll, cleanup, fmt, median, ndjson, tempDir, writeFile } from "./lib.ts";
@@ -153,9 +154,22 @@ const OPS: Op[] = [
       expect: { done: n },
     }),
   ),
+  ...[1, 10].map(
+    (n): Op => ({
+      name: `\`work --drain --concurrency 4\`, ${n} job${n > 1 ? "s" : ""} of \`true\``,
+      verb: ["work"],
+      prepare: async (cli, db) => (await addJobs(cli, db, n), ["--drain", "--concurrency", "4"]),
+      expect: { done: n },
+    }),
+  ),
 ];
-const WORK_1 = OPS.length - 2;
-const WORK_10 = OPS.length - 1;
+const WORK_1 = OPS.length - 4;
+const WORK_10 = OPS.length - 3;
+const WORK4_1 = OPS.length - 2;
+const WORK4_10 = OPS.length - 1;
+const ONLY = opt("--ops");
+/** The operations this run measures (--ops), by their index in OPS. */
+const chosen = [...OPS.entries()].filter(([, op]) => ONLY === undefined || op.name.includes(ONLY));
 
 /** Counts per cell: engine|op index|checkout label → one per run. */
 const cells = new Map<string, Counted[]>();
@@ -192,19 +206,29 @@ function cell(runs: Counted[] | undefined): string {
   return `${span(runs.map((r) => r.statements))} (${span(runs.map((r) => r.transactions))})`;
 }
 
-/** The per-job figure of a drain: (10 jobs − 1 job) / 9, from the medians. */
-function perJob(engine: Engine, label: string): string {
-  const one = cells.get(`${engine}|${WORK_1}|${label}`);
-  const ten = cells.get(`${engine}|${WORK_10}|${label}`);
+/**
+ * The per-job figure of a drain: (10 jobs − 1 job) / 9, from the medians; on
+ * PostgreSQL pg_stat_statements' calls per job (triggers and foreign-key checks included) after a slash.
+ */
+function perJob(engine: Engine, label: string, ops: [number, number] = [WORK_1, WORK_10]): string {
+  const one = cells.get(`${engine}|${ops[0]}|${label}`);
+  const ten = cells.get(`${engine}|${ops[1]}|${label}`);
   if (!one || !ten) return "–";
   const d = (f: (c: Counted) => number) => (median(ten.map(f)) - median(one.map(f))) / 9;
+  const server =
+    engine === "postgres"
+      ? ` / ${fmt(
+          d((c) => c.server),
+          1,
+        )}`
+      : "";
   return `${fmt(
     d((c) => c.statements),
     1,
   )} (${fmt(
     d((c) => c.transactions),
     1,
-  )})`;
+  )})${server}`;
 }
 
 process.on("SIGINT", () => {
@@ -220,7 +244,7 @@ try {
   );
   for (const engine of engines) {
     if (engine === "postgres") pg = await startCountingPg();
-    for (const [i, op] of OPS.entries()) {
+    for (const [i, op] of chosen) {
       for (let r = 0; r < RUNS; r++) {
         for (const cli of clis) {
           const key = `${engine}|${i}|${cli.label}`;
@@ -235,18 +259,21 @@ try {
   const cols = engines.flatMap((e) => clis.map((c) => `${e === "sqlite" ? "SQLite" : "PostgreSQL"} ${c.label}`));
   console.log(`| operation | ${cols.join(" | ")} |`);
   console.log(`|---|${cols.map(() => "---:").join("|")}|`);
-  for (const [i, op] of OPS.entries())
+  for (const [i, op] of chosen)
     console.log(
       `| ${op.name} | ${engines.flatMap((e) => clis.map((c) => cell(cells.get(`${e}|${i}|${c.label}`)))).join(" | ")} |`,
     );
   console.log(
     `| \`work --drain\`, per job ((10 jobs − 1 job) / 9) | ${engines.flatMap((e) => clis.map((c) => perJob(e, c.label))).join(" | ")} |`,
   );
+  console.log(
+    `| \`work --drain --concurrency 4\`, per job | ${engines.flatMap((e) => clis.map((c) => perJob(e, c.label, [WORK4_1, WORK4_10]))).join(" | ")} |`,
+  );
   if (engines.includes("postgres")) {
     console.log(
       "\nPostgreSQL, first run: pg_stat_statements sum(calls) (track = all: what functions and triggers run included); connections opened:",
     );
-    for (const [i, op] of OPS.entries()) {
+    for (const [i, op] of chosen) {
       const first = clis.map((c) => [c.label, cells.get(`postgres|${i}|${c.label}`)?.[0]] as const);
       const calls = first.map(([label, c]) => `${label} ${c?.server ?? "–"}`).join(", ");
       const conns = first.map(([label, c]) => `${label} ${c?.connections ?? "–"}`).join(", ");
@@ -255,7 +282,7 @@ try {
   }
   if (argv.includes("--statements"))
     for (const engine of engines)
-      for (const [i, op] of OPS.entries())
+      for (const [i, op] of chosen)
         for (const cli of clis) {
           const byText = cells.get(`${engine}|${i}|${cli.label}`)?.[0]?.byText ?? {};
           console.log(`\n## ${engine}, ${op.name}, ${cli.label} (calls | statement)\n`);

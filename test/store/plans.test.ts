@@ -66,7 +66,6 @@ const HOT = {
     "drainState",
     "recordAttempt",
     "heartbeatJobs",
-    "attemptProcess",
     "staleRunningJobs",
     "runningJobsByWorker",
     "getJobForUpdate",

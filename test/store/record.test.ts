@@ -5,7 +5,8 @@
 import { expect, test } from "bun:test";
 import type { AttemptRecord } from "../../src/store/attempt-types.ts";
 import type { Store } from "../../src/store/store.ts";
-import { recordAttemptEnd } from "../../src/store/verbs/record.ts";
+import { complete, recordAttemptEnd } from "../../src/store/verbs/record.ts";
+import { setSetting } from "../../src/store/verbs/settings.ts";
 import { attemptRecord, claim, claimOne, forEachDriver, insertJob, record } from "../support/store.ts";
 
 /** Everything the store holds about a job, to show a refused write changed nothing. */
@@ -327,5 +328,46 @@ forEachDriver("recordAttemptEnd (src/store/verbs/record.ts)", (q) => {
     ).toMatchObject({ attemptState: "abandoned" });
     expect(await recordAttemptEnd(q.store, ref, { kind: "exited", code: 0 })).toBeNull();
     expect(await recordAttemptEnd(q.store, ref, { kind: "exited", code: 0 })).toBeNull();
+  });
+});
+
+forEachDriver("complete (src/store/verbs/record.ts): decided on what holds at its commit", (q) => {
+  // PostgreSQL decides a result on the row its claim returned (src/store/postgres/kept-rows.ts): a cancel or a
+  // setting changed since the claim must still be what the outcome follows, as with a read of its own.
+  test("a cancel requested and a backoff changed after the claim rule the outcome of the next result", async () => {
+    await insertJob(q.store, { max_retries: 3 });
+    await insertJob(q.store, { max_retries: 3 });
+    const claimed = await claim(q.store, { workerId: "w1", limit: 2 });
+    expect(claimed).toHaveLength(2);
+    const [a, b] = claimed as [(typeof claimed)[0], (typeof claimed)[0]];
+    const end = (c: typeof a) => ({
+      ref: { jobId: c.job.id, attemptNo: c.attempt.attempt_no, workerId: "w1" },
+      end: { kind: "exited" as const, code: 1 },
+      endedAt: q.store.now(),
+    });
+    const next = {
+      queue: "default",
+      workerId: "w1",
+      workerPid: process.pid,
+      workerStartTime: null,
+      slots: null,
+      limit: 0,
+    };
+    // The first result: nothing changed since the claim; requeued with the default backoff.
+    const first = await complete(q.store, [end(a)], next);
+    expect(first.outcomes[0]).toMatchObject({ jobState: "queued", backoffSeconds: 2 });
+    // Then the operator: a cancel of the second job, and a new backoff base.
+    expect(await q.store.write((tx) => tx.requestCancel(b.job.id))).toBe(true);
+    await setSetting(q.store, { key: "backoff_base", value: 7 });
+    const second = await complete(q.store, [end(b)], next);
+    // A cancel requested turns a retry into canceled (src/ops/outcome.ts), whatever the claim saw.
+    expect(second.outcomes[0]).toMatchObject({ jobState: "canceled" });
+    const stored = await q.store.read((tx) => tx.getJob(b.job.id));
+    expect(stored).toMatchObject({ state: "canceled", cancel_requested: false });
+    // And the new backoff is what a retry after it is scheduled with.
+    await insertJob(q.store, { max_retries: 3 });
+    const [c] = await claim(q.store, { workerId: "w1", limit: 1 });
+    const third = await complete(q.store, [end(c!)], next);
+    expect(third.outcomes[0]).toMatchObject({ jobState: "queued", backoffSeconds: 7 });
   });
 });

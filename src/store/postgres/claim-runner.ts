@@ -14,6 +14,7 @@ import type { SQL } from "bun";
 import { type ClaimedJob, type ClaimRequest, type DatedClaim, datedClaim } from "../attempt-types.ts";
 import { claimStatement, findClaimed, lockLane } from "./claim.ts";
 import { type ErrorContext, isConflict, isConnectionError, isDriverError, mapPgError } from "./errors.ts";
+import { KeptRows } from "./kept-rows.ts";
 import { ensureLane } from "./lane-queries.ts";
 
 const CONFLICT_TRIES = 8;
@@ -28,6 +29,8 @@ export class ClaimBook {
   readonly ensured = new Set<string>();
   /** Lanes found to have slots of their own (`lane set --slots`): claimed the slotted way from then on. */
   readonly slotted = new Set<string>();
+  /** The claimed rows, for results decided without reading them again (kept-rows.ts). */
+  readonly kept = new KeptRows();
 
   /** Whether a claim of `req` runs the slotted way: the claimant's --slots, or the lane's own. */
   isSlotted(req: ClaimRequest): boolean {
@@ -54,6 +57,7 @@ export class ClaimBook {
 
   /** Books what a claim returned. */
   record(claimed: ClaimedJob[]): void {
+    this.kept.keep(claimed);
     for (const c of claimed) this.handed.add(`${c.job.id}:${c.attempt.attempt_no}`);
     if (this.handed.size > 10_000) for (const k of [...this.handed].slice(0, 5_000)) this.handed.delete(k);
   }

@@ -50,11 +50,23 @@ function byClaimOrder(a: ClaimedJob, b: ClaimedJob): number {
   return b.job.priority - a.job.priority || a.job.next_run_at - b.job.next_run_at || a.job.id - b.job.id;
 }
 
+/**
+ * The row version (`xmin`) of each job a claim statement returned, as the
+ * claim left the row: a result decided on that row is written only if the
+ * row is still that version (hot-schema.ts spoolctl_record_outcome).
+ */
+export const claimedVersions = new WeakMap<Job, string>();
+
 /** Rows of `row_to_json(job) AS job, row_to_json(attempt) AS attempt` as claimed jobs, in claim order. */
 function toClaimed(rows: Row[]): ClaimedJob[] {
   const parse = (v: unknown) => (typeof v === "string" ? JSON.parse(v) : v) as Row;
   return rows
-    .map((r) => ({ job: toJob(parse(r.job)) as Job, attempt: toAttempt(parse(r.attempt)) as Attempt }))
+    .map((r) => {
+      const { row_version: version, ...row } = parse(r.job);
+      const job = toJob(row);
+      if (typeof version === "string") claimedVersions.set(job, version);
+      return { job, attempt: toAttempt(parse(r.attempt)) as Attempt };
+    })
     .sort(byClaimOrder);
 }
 
@@ -99,7 +111,7 @@ export function claimSql(slotted: boolean): string {
        UPDATE jobs SET state = 'running', locked_by = $3, locked_pid = $4::int, locked_at = $2::float8, heartbeat_at = $2::float8,
          started_at = $2::float8, finished_at = NULL, cancel_requested = false, last_attempt_no = jobs.last_attempt_no + 1
        FROM next WHERE jobs.id = next.id
-       RETURNING jobs.*),
+       RETURNING jobs.*, jobs.xmin::text AS row_version),
      attempt AS (
        INSERT INTO attempts (job_id, attempt_no, state, worker_id, worker_pid, started_at, stdout_path, stderr_path, worker_start_time)
        SELECT c.id, c.last_attempt_no, 'running', $3, $4::int, $2::float8,

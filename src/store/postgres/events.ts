@@ -73,6 +73,11 @@ export class TxEffects {
   /** `channel`: the readers' channel (null: a read transaction, which notifies nobody); the work channel is derived from it. */
   constructor(private readonly channel: string | null) {}
 
+  /** The readers' and the workers' channels (null: a read transaction), for a statement that sends its own NOTIFY. */
+  get channels(): { readers: string; work: string } | null {
+    return this.channel === null ? null : { readers: this.channel, work: workChannelOf(this.channel) };
+  }
+
   append(e: PendingEvent): void {
     this.events.push(e);
     this.notify = true;

@@ -9,6 +9,7 @@
 import type { SQL } from "bun";
 import type { QueryPlan } from "../store.ts";
 import { claimParams, claimSql } from "./claim.ts";
+import { OUTCOME_SQL, SETTINGS_TEXT } from "./hot-schema.ts";
 import { SETTLE_ROUND_SQL } from "./needs.ts";
 
 /** The database's clock inside a statement, epoch seconds. */
@@ -23,45 +24,54 @@ export const HOT_SQL = {
       ((SELECT count(*) FROM jobs WHERE state = 'queued' AND queue = $1 AND next_run_at <= $2::float8 AND NOT held)
       + (SELECT count(*) FROM jobs
          WHERE state = 'queued' AND queue = $1 AND last_attempt_no > 0 AND next_run_at > $2::float8 AND NOT held))::int AS waiting`,
-  /** The outcome, fenced by (job, attempt, worker) in the UPDATE itself; the attempt row is closed only if the job row was. */
-  recordAttempt: `WITH job AS (
-        UPDATE jobs SET state = $1, attempts = $2::int, crashes = $3::int, next_run_at = $4::float8,
-          last_exit_code = $5::int, last_error = $6::text, finished_at = $7::float8,
-          locked_by = NULL, locked_pid = NULL, locked_at = NULL, heartbeat_at = NULL, cancel_requested = false
-        WHERE id = $8::bigint AND state = 'running' AND locked_by = $9 AND last_attempt_no = $10::int
-        RETURNING id, queue),
-      attempt AS (
-        UPDATE attempts SET state = $11, finished_at = $12::float8, exit_code = $5::int, signal = $13::int,
-          error = $6::text, failure_reason = $14::text, stderr_last_line = $15::text, stderr_signature = $18::text,
-          pgid = coalesce(pgid, $16::int), pgid_start_time = coalesce(pgid_start_time, $17::text)
-        WHERE job_id = $8::bigint AND attempt_no = $10::int AND state = 'running' AND EXISTS (SELECT 1 FROM job)
+  /** The outcome statement, as spoolctl_record_outcome runs it (hot-schema.ts), for EXPLAIN. */
+  recordAttempt: OUTCOME_SQL,
+  /** An attempt's outcome and all that follows from it, one statement (hot-schema.ts spoolctl_record_outcome). */
+  recordOutcome: `SELECT * FROM spoolctl_record_outcome($1, $2::int, $3::int, $4::float8, $5::int, $6::text, $7::float8,
+     $8::bigint, $9, $10::int, $11, $12::float8, $13::int, $14::text, $15::text, $16::int, $17::text, $18::text,
+     $19::text[], $20::text[], $21::text[], $22, $23, $24::text, $25::text)`,
+  /**
+   * Every running attempt's lease renewed in one statement, on the database's clock, and the process groups of
+   * those just spawned ($4-$7, sent with their first heartbeat) recorded on the attempts the UPDATE still found
+   * the worker's (a pair it no longer owns is not touched).
+   */
+  heartbeatJobs: `WITH hb AS (
+        UPDATE jobs SET heartbeat_at = ${DB_NOW}
+        WHERE state = 'running' AND locked_by = $1
+          AND (id, last_attempt_no) IN (SELECT * FROM unnest($2::bigint[], $3::int[]))
+        RETURNING id, last_attempt_no, cancel_requested, heartbeat_at, xmin::text AS row_version),
+      groups AS (
+        UPDATE attempts SET pgid = p.pgid, pgid_start_time = p.start_time
+        FROM unnest($4::bigint[], $5::int[], $6::int[], $7::text[]) AS p(job_id, attempt_no, pgid, start_time), hb
+        WHERE hb.id = p.job_id AND hb.last_attempt_no = p.attempt_no
+          AND attempts.job_id = p.job_id AND attempts.attempt_no = p.attempt_no AND attempts.state = 'running'
         RETURNING 1)
-      SELECT (SELECT count(*) FROM job)::int AS n, (SELECT queue FROM job) AS queue`,
-  heartbeatJobs: `UPDATE jobs SET heartbeat_at = ${DB_NOW}
-     WHERE state = 'running' AND locked_by = $1
-       AND (id, last_attempt_no) IN (SELECT * FROM unnest($2::bigint[], $3::int[]))
-     RETURNING id, last_attempt_no, cancel_requested`,
-  /** Process groups of running attempts, sent with the first heartbeat after their spawn. */
-  attemptProcess: `UPDATE attempts SET pgid = p.pgid, pgid_start_time = p.start_time
-     FROM unnest($1::bigint[], $2::int[], $3::int[], $4::text[]) AS p(job_id, attempt_no, pgid, start_time)
-     WHERE attempts.job_id = p.job_id AND attempts.attempt_no = p.attempt_no AND attempts.state = 'running'`,
+      SELECT id, last_attempt_no, cancel_requested, heartbeat_at, row_version, (SELECT count(*) FROM groups)::int AS grouped
+      FROM hb`,
   staleRunningJobs: `SELECT * FROM jobs WHERE state = 'running' AND heartbeat_at < ${DB_NOW} - $1::float8 ORDER BY id`,
   runningJobsByWorker:
     "SELECT locked_by AS worker_id, id AS job_id FROM jobs WHERE state = 'running' AND locked_by IS NOT NULL ORDER BY id",
-  getJobForUpdate: "SELECT * FROM jobs WHERE id = $1::bigint FOR UPDATE",
+  /** The job, locked, and the settings a result decides with (read-queries.ts getJob). */
+  getJobForUpdate: `SELECT j.*, j.xmin::text AS row_version, ${SETTINGS_TEXT} AS settings
+     FROM jobs j WHERE id = $1::bigint FOR UPDATE OF j`,
   /** The due-slot pass's look, about once a second per worker: the first entry of idx_schedules_due. */
   earliestSlot: "SELECT next_slot FROM schedules WHERE paused = 0 ORDER BY next_slot LIMIT 1",
   /** The hooks of an outcome and of `batch-done`, read (pipelined with the result) with every job that ends. */
   hooksOn: "SELECT * FROM hooks WHERE on_outcome IN ($1, 'batch-done')",
 } as const;
 
+/** Explained statements: the function call recordOutcome is explained by the statement it runs, recordAttempt. */
+type Explained = Exclude<keyof typeof HOT_SQL, "recordOutcome">;
+
 /** Sample parameters of each statement, for EXPLAIN. */
-const SAMPLE: Record<keyof typeof HOT_SQL, unknown[]> = {
+const SAMPLE: Record<Explained, unknown[]> = {
   nextDueAt: ["default"],
   drainState: ["default", 0],
-  recordAttempt: ["done", 1, 0, 0, 0, null, 0, 1, "w", 1, "succeeded", 0, null, null, null, null, null, null],
-  attemptProcess: [[1], [1], [1], [null]],
-  heartbeatJobs: ["w", [1], [1]],
+  recordAttempt: [
+    ...["done", 1, 0, 0, 0, null, 0, 1, "w", 1, "succeeded", 0, null, null, null, null, null, null],
+    ...[["succeeded"], ["w"], ["{}"], "spoolctl_explain", "spoolctl_explain_work"],
+  ],
+  heartbeatJobs: ["w", [1], [1], [1], [1], [1], [null]],
   staleRunningJobs: [30],
   runningJobsByWorker: [],
   getJobForUpdate: [1],
@@ -96,8 +106,7 @@ export async function explainHotPath(sql: SQL): Promise<QueryPlan[]> {
       );
       await explain("claimNext", claimSql(false), sample);
       await explain("claimNextSlotted", claimSql(true), sample);
-      for (const name of Object.keys(HOT_SQL) as (keyof typeof HOT_SQL)[])
-        await explain(name, HOT_SQL[name], SAMPLE[name]);
+      for (const name of Object.keys(SAMPLE) as Explained[]) await explain(name, HOT_SQL[name], SAMPLE[name]);
       await explain("settleRound", SETTLE_ROUND_SQL, [[1]]);
       // Nothing was written (EXPLAIN plans only), but leave no doubt.
       throw new ExplainDone(plans);

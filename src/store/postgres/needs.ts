@@ -168,7 +168,7 @@ export const SETTLE_ROUND_SQL = `WITH met AS (
  * pipelined behind the write that ended the job (same connection, in order,
  * each statement with a snapshot taken after the previous one ran).
  */
-export function settleRound(tx: SQL, ended: number[]): Promise<SettleRound> {
+function settleRound(tx: SQL, ended: number[]): Promise<SettleRound> {
   return tx.unsafe(SETTLE_ROUND_SQL, [ended]).then((rows) => {
     const row = (rows as Row[])[0]!;
     return {

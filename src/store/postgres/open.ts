@@ -69,7 +69,9 @@ class PgStore implements Store {
 
   write<T>(fn: (tx: StoreWriter) => Promise<T>, opts: WriteOptions = {}): Promise<T> {
     const kind = (opts.durable ?? true) ? "write" : "unsynced";
-    return this.writes.run(() => runTransaction(this.sql, kind, this.channel, this.ctx, fn));
+    // A write renews the kept rows a heartbeat touched, but decides on none (kept-rows.ts).
+    const kept = { rows: this.claims.kept, decide: false };
+    return this.writes.run(() => runTransaction(this.sql, kind, this.channel, this.ctx, fn, undefined, kept));
   }
 
   claimJobs(req: ClaimRequest): Promise<ClaimedJob[]> {
@@ -117,6 +119,7 @@ class PgStore implements Store {
               this.channel,
               slotted,
             )),
+          { rows: this.claims.kept, decide: true },
         );
         const { claimed, laneSlotted } = await claim!;
         // The lane has slots of its own: nothing was claimed; the worker's next claim runs slotted.

@@ -30,6 +30,7 @@ import * as batches from "./batch-queries.ts";
 import * as bulk from "./bulk.ts";
 import * as edits from "./edit-queries.ts";
 import type { TxEffects } from "./events.ts";
+import type { KeptUse } from "./kept-rows.ts";
 import * as lanes from "./lane-queries.ts";
 import { insertNeeds, jobsEnded, reviveDependents, unmeetNeeds } from "./needs.ts";
 import * as op from "./operator-queries.ts";
@@ -41,8 +42,8 @@ type Row = Record<string, unknown>;
 
 /** Statements of one transaction. */
 export class PgQueries extends PgWorkerWrites implements StoreWriter {
-  constructor(tx: SQL, effects: TxEffects, writing: boolean) {
-    super(tx, effects, writing);
+  constructor(tx: SQL, effects: TxEffects, writing: boolean, kept: KeptUse | null = null) {
+    super(tx, effects, writing, kept);
     this.recurring = new PgRecurring(tx, this);
   }
 

@@ -34,6 +34,7 @@ import * as batches from "./batch-queries.ts";
 import type { TxEffects } from "./events.ts";
 import { HOT_SQL } from "./hot-path.ts";
 import { jobWhere } from "./job-filter.ts";
+import type { KeptUse } from "./kept-rows.ts";
 import * as lanes from "./lane-queries.ts";
 import { unmetNeeds, waitingOnNeeds } from "./needs.ts";
 import * as op from "./operator-queries.ts";
@@ -50,13 +51,55 @@ export abstract class PgReads implements Omit<StoreReader, "recurring"> {
     protected readonly effects: TxEffects,
     /** Whether this is a write transaction (getJob locks the row). */
     protected readonly writing: boolean,
+    /** A worker's kept claimed rows: a result's getJob answers from them (kept-rows.ts); null: always read. */
+    protected readonly kept: KeptUse | null = null,
   ) {}
 
+  /** Jobs whose getJob this transaction answered from a kept row: the version their result must find. */
+  protected readonly keptVersions = new Map<number, string>();
+
+  /**
+   * The settings read by a write's getJob (one statement for both), for a
+   * listSettings() asked in the same tick: what a result reads to decide
+   * (src/store/verbs/record.ts), at one statement per job. Later ticks read
+   * afresh, so no write of the transaction can come between.
+   */
+  private settingsAhead: Promise<Record<string, string>> | null = null;
+
   async getJob(id: number): Promise<Job | null> {
-    const [row] = this.writing
-      ? await this.tx.unsafe(HOT_SQL.getJobForUpdate, [id])
-      : await this.tx`SELECT * FROM jobs WHERE id = ${id}`;
-    return row ? toJob(row) : null;
+    if (!this.writing) {
+      const [row] = await this.tx`SELECT * FROM jobs WHERE id = ${id}`;
+      return row ? toJob(row) : null;
+    }
+    const keptRows = this.kept?.rows ?? null;
+    const kept = this.kept?.decide && keptRows?.settings != null ? keptRows.get(id) : null;
+    if (kept) {
+      // Decided on the row the claim returned; the outcome statement checks it is still that row (kept-rows.ts).
+      this.keptVersions.set(id, kept.version);
+      this.aheadFor(Promise.resolve(JSON.parse(keptRows!.settings!)));
+      return kept.job;
+    }
+    const read = this.tx.unsafe(HOT_SQL.getJobForUpdate, [id]) as Promise<Row[]>;
+    this.aheadFor(
+      read.then((rows) => {
+        const text = (rows[0]?.settings as string | undefined) ?? null;
+        if (keptRows && text !== null) keptRows.settings = text;
+        return JSON.parse(text ?? "{}");
+      }),
+    );
+    const [row] = await read;
+    if (!row) return null;
+    const { settings: _settings, row_version: _version, ...job } = row;
+    return toJob(job);
+  }
+
+  /** Offers `ahead` to a listSettings() of this tick (see {@link settingsAhead}). */
+  private aheadFor(ahead: Promise<Record<string, string>>): void {
+    ahead.catch(() => {}); // the job read's failure is raised by it
+    this.settingsAhead = ahead;
+    queueMicrotask(() => {
+      if (this.settingsAhead === ahead) this.settingsAhead = null;
+    });
   }
 
   async findActiveJobByKey(key: string): Promise<Job | null> {
@@ -216,6 +259,9 @@ export abstract class PgReads implements Omit<StoreReader, "recurring"> {
   }
 
   async listSettings(): Promise<Record<string, string>> {
+    const ahead = this.settingsAhead;
+    this.settingsAhead = null;
+    if (ahead !== null) return ahead;
     const rows = (await this.tx`SELECT key, value FROM settings`) as { key: string; value: string }[];
     return Object.fromEntries(rows.map((r) => [r.key, r.value]));
   }

@@ -54,6 +54,11 @@ function toHook(row: Row): Hook {
   return { ...(row as unknown as Hook), job: JSON.parse(row.job as string), created_at: num(row.created_at) };
 }
 
+/** Hooks read as a JSON array of rows (`json_agg` of `hooks`: the outcome statement's, hot-path.ts) as {@link Hook}s. */
+export function hooksFromJson(text: string): Hook[] {
+  return (JSON.parse(text) as Row[]).map(toHook);
+}
+
 /** A `schedule_slots` row as a {@link SlotRow}. */
 function toSlot(row: Row): SlotRow {
   return { ...(row as unknown as SlotRow), slot: num(row.slot), job_id: numOrNull(row.job_id), at: num(row.at) };

@@ -7,6 +7,7 @@
 import { LOCK_CLASS, LOCK_COMPACT } from "./advisory-locks.ts";
 import { DEAD_COUNTS_STEP } from "./dead-schema.ts";
 import { HOLD_STEP } from "./hold-schema.ts";
+import { HOT_PATH_STEP } from "./hot-schema.ts";
 import { METRICS_STEP } from "./metric-schema.ts";
 
 /** Schema steps; step N takes the database from version N-1 to N. */
@@ -365,4 +366,6 @@ export const STEPS: string[] = [
   // v22: a job's name (the SQLite driver's v20; docs/architecture.md "Job names"), looked up like a key.
   `ALTER TABLE jobs ADD COLUMN name text;
   CREATE INDEX jobs_by_name ON jobs (name, id) WHERE name IS NOT NULL;`,
+  // v23: the hot tables' foreign keys to jobs, replaced by a delete trigger (hot-schema.ts).
+  HOT_PATH_STEP,
 ];

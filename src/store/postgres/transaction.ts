@@ -27,6 +27,7 @@ import {
   mapPgError,
 } from "./errors.ts";
 import { TxEffects } from "./events.ts";
+import { type KeptUse, StaleRow } from "./kept-rows.ts";
 import { PgQueries } from "./queries.ts";
 
 /** Tries of a transaction that keeps hitting serialization failures or deadlocks. */
@@ -49,6 +50,8 @@ export type TxKind = "read" | "write" | "unsynced";
  * statements (PgStore.writeAndClaim) its connection and effects. `last`, when
  * given, issues one statement of its own (it must not await before issuing
  * it): it is sent with the buffered events and the COMMIT, in one round trip.
+ * `kept`, when given, lets a result be decided on the row its claim returned
+ * (kept-rows.ts); a {@link StaleRow} raised by the callback runs it again.
  *
  * The transaction runs on a reserved connection with BEGIN and COMMIT of our
  * own, so that both travel with other statements (pipelining): BEGIN with the
@@ -63,8 +66,10 @@ export async function runTransaction<T>(
   ctx: ErrorContext,
   fn: (q: PgQueries, tx: SQL, effects: TxEffects) => Promise<T>,
   last?: (tx: SQL) => Promise<unknown>,
+  kept: KeptUse | null = null,
 ): Promise<T> {
   let conflicts = 0;
+  let stale = 0;
   let lostConnections = 0;
   let keyRaces = 0;
   for (;;) {
@@ -73,17 +78,19 @@ export async function runTransaction<T>(
     try {
       const tx = await sql.reserve();
       try {
-        const begin = kind === "read" ? tx`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY` : tx`BEGIN`;
+        // An unsynced write says so at its BEGIN: one simple query for both (SET LOCAL holds until COMMIT).
+        const begin =
+          kind === "read"
+            ? tx`BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`
+            : kind === "unsynced"
+              ? tx.unsafe("BEGIN; SET LOCAL synchronous_commit = off").simple()
+              : tx`BEGIN`;
         begin.catch(() => {}); // sent now, ahead of fn's first statement; its error is raised below
         const writing = kind !== "read";
         const effects = new TxEffects(writing ? channel : null);
-        const out = await fn(new PgQueries(tx, effects, writing), tx, effects);
+        const out = await fn(new PgQueries(tx, effects, writing, kept), tx, effects);
         await begin;
-        const tail = [
-          effects.flush(tx),
-          ...(last ? [last(tx)] : []),
-          ...(kind === "unsynced" ? [tx`SET LOCAL synchronous_commit = off`] : []),
-        ];
+        const tail = [effects.flush(tx), ...(last ? [last(tx)] : [])];
         commitSent = true;
         await Promise.all([...tail, tx`COMMIT`]);
         return out;
@@ -94,6 +101,8 @@ export async function runTransaction<T>(
         tx.release();
       }
     } catch (error) {
+      // Decided on a kept row that had changed (kept-rows.ts): nothing was written; again, that job read afresh.
+      if (error instanceof StaleRow && ++stale < CONFLICT_TRIES) continue;
       if (error instanceof SpoolError || !isDriverError(error)) throw error; // the callback's own error, unchanged
       if (isConflict(error) && ++conflicts < CONFLICT_TRIES) {
         await Bun.sleep(Math.random() * 5 * conflicts);

@@ -11,10 +11,11 @@ import type { Hook } from "../../model/recurring.ts";
 import type { AttemptKey, AttemptLease, AttemptRecord, OutputChunk } from "../attempt-types.ts";
 import * as batches from "./batch-queries.ts";
 import { HOT_SQL } from "./hot-path.ts";
-import { jobsEnded, settleRound } from "./needs.ts";
+import { StaleRow } from "./kept-rows.ts";
+import { jobsEnded, type SettleRound } from "./needs.ts";
 import { appendOutput } from "./output.ts";
 import { PgReads } from "./read-queries.ts";
-import type { PgRecurring } from "./recurring-queries.ts";
+import { hooksFromJson, type PgRecurring } from "./recurring-queries.ts";
 import { num } from "./rows.ts";
 
 type Row = Record<string, unknown>;
@@ -71,51 +72,59 @@ export abstract class PgWorkerWrites extends PgReads {
   }
 
   async recordAttempt(r: AttemptRecord): Promise<boolean> {
-    // Fenced by (job, attempt, worker) in the UPDATE itself; the attempt row is closed only if the job row was.
-    // An ending job's hooks are read in the same round trip (pipelined): no hooks costs no extra trip.
-    const hooks = r.jobState === "queued" ? null : this.recurring.hooksOn(r.jobState);
-    hooks?.catch(() => {}); // its failure is the UPDATE's too: the transaction is aborted either way
-    // then() sends a query now (a bare query is sent when awaited): the record goes first, the settle behind it.
-    const record = this.tx
-      .unsafe(HOT_SQL.recordAttempt, [
-        r.jobState,
-        r.attempts,
-        r.crashes,
-        r.nextRunAt,
-        r.exitCode,
-        r.error,
-        r.jobState === "queued" ? null : r.now,
-        r.jobId,
-        r.workerId,
-        r.attemptNo,
-        r.attemptState,
-        r.now,
-        r.signal,
-        r.failureReason,
-        r.stderrLastLine ?? null,
-        r.process?.pgid ?? null,
-        r.process?.startTime ?? null,
-        r.stderrSignature ?? null,
-      ])
-      .then((rows) => (rows as { n: number; queue: string }[])[0]!);
-    // A job that ended settles its dependents: the first statement goes pipelined behind the record (one round
-    // trip), and runs after it with its own snapshot. Harmless if the record changed nothing: it only flips edges
-    // of needs that already ended, which their own end settled.
-    const settle = r.jobState === "queued" ? null : settleRound(this.tx, [r.jobId]);
-    settle?.catch(() => {}); // awaited below, or its rejection is the record's
-    const row = await record;
-    if (row.n === 0) {
-      await settle;
-      return false;
+    // One statement (hot-path.ts recordAttempt): fenced by (job, attempt, worker) in the UPDATE itself; the attempt
+    // row, the ledger rows, the first settling round of an ended job's dependents, its hooks and the NOTIFYs ride in
+    // it. Events buffered earlier in this transaction go first, so the ledger keeps the order things happened in.
+    if (this.effects.events.length > 0) this.effects.flush(this.tx).catch(() => {}); // sent now; its error aborts the record too
+    const channels = this.effects.channels;
+    const version = this.keptVersions.get(r.jobId) ?? null;
+    this.kept?.rows.forget(r.jobId); // written now, or found changed: read afresh from here on
+    const [row] = (await this.tx.unsafe(HOT_SQL.recordOutcome, [
+      r.jobState,
+      r.attempts,
+      r.crashes,
+      r.nextRunAt,
+      r.exitCode,
+      r.error,
+      r.jobState === "queued" ? null : r.now,
+      r.jobId,
+      r.workerId,
+      r.attemptNo,
+      r.attemptState,
+      r.now,
+      r.signal,
+      r.failureReason,
+      r.stderrLastLine ?? null,
+      r.process?.pgid ?? null,
+      r.process?.startTime ?? null,
+      r.stderrSignature ?? null,
+      r.events.map((e) => e.event),
+      r.events.map((e) => e.workerId),
+      r.events.map((e) => e.detail),
+      channels?.readers ?? "",
+      channels?.work ?? "",
+      version,
+      version === null ? null : this.kept!.rows.settings,
+    ])) as Row[];
+    if (row?.o_stale === true) {
+      if (this.kept) this.kept.rows.settings = null; // perhaps they changed: the next result reads them with its job
+      throw new StaleRow(r.jobId);
     }
-    // A job that ended frees a slot of its lane; one requeued by a retry backoff is work again.
-    this.effects.work.freed.add(row.queue);
-    if (r.jobState === "queued") this.effects.work.ready.add(row.queue);
-    for (const e of r.events)
-      this.effects.append({ jobId: r.jobId, event: e.event, workerId: e.workerId, detail: e.detail, at: r.now });
-    this.effects.notify = true;
-    if (hooks !== null) await this.jobEnded(r.jobId, r.jobState, r.now, await hooks);
-    if (settle) await this.closedByNeeds(await jobsEnded(this.tx, this.effects, [r.jobId], r.now, settle), r.now);
+    if (!row || row.o_n === 0) return false;
+    if (channels === null) this.effects.notify = true; // (a write always has its channels)
+    if (r.jobState !== "queued") {
+      const settled: SettleRound = {
+        met: (JSON.parse(row.o_met as string) as (number | string)[]).map(Number),
+        failed: (JSON.parse(row.o_failed as string) as [number | string, number | string, string][]).map(
+          ([j, n, st]) => [Number(j), Number(n), st] as [number, number, string],
+        ),
+      };
+      await this.jobEnded(r.jobId, r.jobState, r.now, hooksFromJson(row.o_hooks as string));
+      await this.closedByNeeds(
+        await jobsEnded(this.tx, this.effects, [r.jobId], r.now, Promise.resolve(settled)),
+        r.now,
+      );
+    }
     // The batch effects of this outcome, in its transaction (docs/architecture.md "Batches").
     if (r.jobState === "dead") {
       const failed = await batches.failFastOnDead(this.tx, this.effects, r.jobId, r.now);
@@ -145,22 +154,19 @@ export abstract class PgWorkerWrites extends PgReads {
 
   async heartbeatJobs(workerId: string, attempts: AttemptKey[]): Promise<AttemptLease[]> {
     if (attempts.length === 0) return [];
-    // One statement for all of the worker's attempts, on the database's clock; a pair it no longer owns is not updated.
+    // One statement for all of the worker's attempts and the process groups of the new ones (hot-path.ts).
+    const groups = attempts.filter((a) => a.process);
     const rows = (await this.tx.unsafe(HOT_SQL.heartbeatJobs, [
       workerId,
       attempts.map((a) => a.jobId),
       attempts.map((a) => a.attemptNo),
+      groups.map((a) => a.jobId),
+      groups.map((a) => a.attemptNo),
+      groups.map((a) => a.process!.pgid),
+      groups.map((a) => a.process!.startTime),
     ])) as Row[];
     const seen = new Map(rows.map((r) => [`${num(r.id)}:${r.last_attempt_no}`, r.cancel_requested === true]));
-    const groups = attempts.filter((a) => a.process && seen.has(`${a.jobId}:${a.attemptNo}`));
-    if (groups.length > 0) {
-      await this.tx.unsafe(HOT_SQL.attemptProcess, [
-        groups.map((a) => a.jobId),
-        groups.map((a) => a.attemptNo),
-        groups.map((a) => a.process!.pgid),
-        groups.map((a) => a.process!.startTime),
-      ]);
-    }
+    for (const r of rows) this.kept?.rows.renewed(num(r.id), r.row_version as string, r.heartbeat_at as number);
     return attempts.map((a) => {
       const cancel = seen.get(`${a.jobId}:${a.attemptNo}`);
       return { jobId: a.jobId, attemptNo: a.attemptNo, owned: cancel !== undefined, cancelRequested: cancel === true };

@@ -29,8 +29,12 @@ export interface HeartbeatAnswer {
 export function heartbeat(store: Store, workerId: string, attempts: AttemptKey[]): Promise<HeartbeatAnswer> {
   return store.write(
     async (tx) => {
-      const { stopRequested } = await tx.heartbeatWorker(workerId, store.now());
-      return { stopRequested, leases: await tx.heartbeatJobs(workerId, attempts) };
+      // Independent writes, issued together: PostgreSQL sends both in one round trip (docs/architecture.md "The driver contract").
+      const [{ stopRequested }, leases] = await Promise.all([
+        tx.heartbeatWorker(workerId, store.now()),
+        tx.heartbeatJobs(workerId, attempts),
+      ]);
+      return { stopRequested, leases };
     },
     { durable: false },
   );
