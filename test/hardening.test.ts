@@ -513,6 +513,10 @@ describe("H. capabilities publish which verbs write", () => {
       "hook-add",
       "hook-rm",
       "batch-seal",
+      "hold",
+      "release",
+      "edit",
+      "priority",
       // ui serves the write verbs (and creates the queue unless --read-only).
       "ui",
     ];
