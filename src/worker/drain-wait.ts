@@ -4,11 +4,11 @@
  * of its own in flight), and dependents whose needs are still to run elsewhere;
  * and which dependents hold nothing, since their needs cannot run in this drain.
  */
-import { holdOf, type NeedHold } from "../ops/need-holds.ts";
+import { holdOf, holdText, type NeedHold } from "../ops/need-holds.ts";
 import type { Store } from "../store/store.ts";
 import { drainDependents } from "../store/verbs/need-holds.ts";
-import { drainHolders } from "../store/verbs/worker-lanes.ts";
-import type { WorkerEvent } from "./api.ts";
+import { drainHolders, heldJobsIn } from "../store/verbs/worker-lanes.ts";
+import type { WorkerEvent, WorkSummary } from "./api.ts";
 import { judge } from "./liveness.ts";
 import type { Timing } from "./timing.ts";
 
@@ -18,7 +18,7 @@ import type { Timing } from "./timing.ts";
  * queue's clock); `reapThreshold` (seconds) is said on a queue shared by hosts,
  * where a silent worker's job is reaped by lease. Null when nothing runs.
  */
-export async function whatHoldsTheDrain(
+async function whatHoldsTheDrain(
   store: Store,
   queue: string,
   reapThreshold: number,
@@ -89,3 +89,82 @@ export async function dependentHolds(
 
 /** Heartbeat intervals without a heartbeat after which a worker no longer counts as serving its lanes (as `workers` says `stale`). */
 const STALE_BEATS = 3;
+
+/**
+ * At a drain's end, says what it leaves: the dependents whose needs cannot run
+ * here (left queued, docs/architecture.md "Drain") and the held jobs of the
+ * lanes served ("Holding a job"), as events; answers the summary's
+ * `left_queued`.
+ */
+export async function sayWhatTheDrainLeft(
+  store: Store,
+  lanes: { readonly holds: DependentHolds | null; served(): string[] },
+  allLanes: boolean,
+  emit: (event: WorkerEvent) => void,
+): Promise<WorkSummary["left_queued"]> {
+  const stuck = lanes.holds?.stuck ?? [];
+  if (stuck.length > 0) emit({ type: "drain_left", holds: stuck });
+  const held = await heldJobsIn(store, lanes.served(), allLanes, 5);
+  if (held.count > 0) emit({ type: "drain_held", ...held });
+  return leftQueued(stuck);
+}
+
+/** The drain's `left_queued` summary field: each dependent left queued, in the words of its stderr line. */
+function leftQueued(holds: readonly NeedHold[]): WorkSummary["left_queued"] {
+  return holds.map((h) => ({
+    job_id: h.jobId,
+    queue: h.queue,
+    need_id: h.needId,
+    need_lane: h.needLane,
+    text: holdText(h),
+    serve_lane: h.stuckLane,
+  }));
+}
+
+/** How long a drain has nothing to run before it says what it waits for, milliseconds. */
+const DRAIN_QUIET_MS = 2000;
+
+/**
+ * A drain left with nothing to run, two seconds on, names once what holds it
+ * open: other workers' running jobs. It first reaps the jobs of workers of
+ * this host certainly dead since the last reap, so that none is named: they
+ * are requeued at once (docs/architecture.md "Reaping"); another host's
+ * silent worker is named, and reaped when its lease expires. Once per idle
+ * spell: {@link DrainNotice.reset} when a job starts.
+ */
+export class DrainNotice {
+  private said = false;
+  /** Since when the drain has had nothing to run (performance.now(), ms; null: it has work). */
+  private idleSince: number | null = null;
+
+  /** A job started: the next idle spell may be said again. */
+  reset(): void {
+    this.said = false;
+    this.idleSince = null;
+  }
+
+  /** Called at each idle turn of a drain; `reapThreshold` in seconds (src/worker/timing.ts). */
+  async maybeSay(
+    store: Store,
+    lanes: { readonly holds: DependentHolds | null; served(): string[]; settled(): Promise<boolean> },
+    reapThreshold: number,
+    io: { reapNow(): Promise<unknown>; emit(event: WorkerEvent): void },
+  ): Promise<void> {
+    const now = performance.now();
+    this.idleSince ??= now;
+    if (this.said || now - this.idleSince < DRAIN_QUIET_MS) return;
+    await io.reapNow();
+    if (await lanes.settled()) return;
+    this.said = true;
+    for (const lane of lanes.served()) {
+      const event = await whatHoldsTheDrain(store, lane, reapThreshold);
+      if (event) {
+        io.emit(event);
+        return;
+      }
+    }
+    // Nothing runs: dependents whose needs are still to run elsewhere hold it (judged by settled()).
+    const holding = lanes.holds?.holding ?? [];
+    if (holding.length > 0) io.emit({ type: "drain_needs", holds: holding });
+  }
+}

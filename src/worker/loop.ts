@@ -8,17 +8,15 @@ import type { SpoolError } from "../contract/errors.ts";
 import { TOOL_VERSION } from "../contract/version.ts";
 import { KILL_LEFTOVERS_VAR } from "../model/job.ts";
 import { lanesColumn } from "../ops/lanes.ts";
-import type { ProcessEnd } from "../ops/outcome.ts";
-import { type AttemptSpan, attemptSpan } from "../ops/trace-context.ts";
+import { attemptSpan } from "../ops/trace-context.ts";
 import type { Store, WorkWaker } from "../store/store.ts";
 import type { ClaimedAttempt } from "../store/verbs/claim.ts";
 import { workerStopped } from "../store/verbs/registry.ts";
 import { workerStartSettings } from "../store/verbs/ship.ts";
-import { heldJobsIn } from "../store/verbs/worker-lanes.ts";
 import type { WorkerEvent, WorkOptions, WorkSummary } from "./api.ts";
 import { Claimer } from "./claimer.ts";
 import { flightKey, type InFlight, isDamage, isTransient, type WorkerCore } from "./core.ts";
-import { whatHoldsTheDrain } from "./drain-wait.ts";
+import { DrainNotice, sayWhatTheDrainLeft } from "./drain-wait.ts";
 import { attemptMarker, startAttempt, workerEnvironment } from "./executor.ts";
 import { LaneWatch } from "./lane-watch.ts";
 import { Lease } from "./lease.ts";
@@ -28,10 +26,10 @@ import { Recorder } from "./recorder.ts";
 import { registerThisWorker } from "./registry.ts";
 import { SchedulePass } from "./schedule-pass.ts";
 import { OutputShipper, SHIP_INTERVAL_MS } from "./ship.ts";
-import { leftQueued, StopCheck } from "./stops.ts";
+import { StopCheck } from "./stops.ts";
 import { StorageWatch } from "./storage-watch.ts";
 import { readTiming, type Timing } from "./timing.ts";
-import { attemptTracer, type TracedAttempt } from "./tracing.ts";
+import { attemptTracer, randomBytes, tracedAttempt } from "./tracing.ts";
 import { Watchdog } from "./watchdog.ts";
 
 /** One `work` process's loop. */
@@ -309,12 +307,9 @@ export class Worker implements WorkerCore {
         if (this.stopping || opts.mode === "once") return true;
         if (opts.mode === "drain" && (await this.lanes.settled())) {
           this.summary.drained = true;
-          // Dependents whose needs cannot run here are left queued, and said (docs/architecture.md "Drain").
-          const stuck = this.lanes.holds?.stuck ?? [];
-          this.summary.left_queued = leftQueued(stuck);
-          if (stuck.length > 0) this.emit({ type: "drain_left", holds: stuck });
-          const held = await heldJobsIn(this.store, this.lanes.served(), opts.allLanes === true, 5);
-          if (held.count > 0) this.emit({ type: "drain_held", ...held });
+          this.summary.left_queued = await sayWhatTheDrainLeft(this.store, this.lanes, opts.allLanes === true, (e) =>
+            this.emit(e),
+          );
           return true;
         }
       }
@@ -324,7 +319,11 @@ export class Worker implements WorkerCore {
         this.saidWaiting = true;
         this.emit({ type: "idle", queue: this.lanes.served().join(",") });
       }
-      if (this.inFlight.size === 0 && opts.mode === "drain") await this.sayWhatHoldsTheDrain();
+      if (this.inFlight.size === 0 && opts.mode === "drain")
+        await this.drainNotice.maybeSay(this.store, this.lanes, this.timing.reapThreshold, {
+          reapNow: () => reapDeadWorkersNow(this, true),
+          emit: (e) => this.emit(e),
+        });
       const freed = this.lanes.anySlots() || (opts.mode === "drain" && this.inFlight.size === 0);
       const hungry = !this.stopping && this.inFlight.size < (opts.mode === "once" ? 1 : opts.concurrency);
       await this.waker!.wait(await this.claimer.idleWaitMs(), freed, hungry);
@@ -335,38 +334,10 @@ export class Worker implements WorkerCore {
   /** When a first stop was asked for (performance.now(), ms). */
   stopAskedAt = 0;
 
-  /** Whether the drain's quiet notice of this idle spell was emitted. */
-  private saidIdle = false;
   /** Whether the `idle` event ("waiting for jobs") was emitted: once per worker (README "Running jobs"). */
   private saidWaiting = false;
-  /** Since when a drain has had nothing to run (performance.now(), ms; null: it has work). */
-  private drainIdleSince: number | null = null;
-
-  /**
-   * A drain left with nothing to run, two seconds on, names once what holds
-   * it open: other workers' running jobs. It first reaps the jobs of workers
-   * of this host certainly dead since the last reap, so that none is named: they
-   * are requeued at once (docs/architecture.md "Reaping"); another host's
-   * silent worker is named, and reaped when its lease expires.
-   */
-  private async sayWhatHoldsTheDrain(): Promise<void> {
-    const now = performance.now();
-    this.drainIdleSince ??= now;
-    if (this.saidIdle || now - this.drainIdleSince < DRAIN_QUIET_MS) return;
-    await reapDeadWorkersNow(this, true);
-    if (await this.lanes.settled()) return;
-    this.saidIdle = true;
-    for (const lane of this.lanes.served()) {
-      const event = await whatHoldsTheDrain(this.store, lane, this.timing.reapThreshold);
-      if (event) {
-        this.emit(event);
-        return;
-      }
-    }
-    // Nothing runs: dependents whose needs are still to run elsewhere hold it (judged by settled()).
-    const holding = this.lanes.holds?.holding ?? [];
-    if (holding.length > 0) this.emit({ type: "drain_needs", holds: holding });
-  }
+  /** The drain's notice of what holds it open, once per idle spell (src/worker/drain-wait.ts). */
+  private readonly drainNotice = new DrainNotice();
 
   /** (Re)makes the waker when the lanes served, or the need for freed-slot wake-ups, changed (lane-watch.ts). */
   private rewatch(): void {
@@ -379,8 +350,7 @@ export class Worker implements WorkerCore {
   /** Starts a claimed attempt; `leaseNs`: sharedClockNs (src/worker/timing.ts) taken before its claim was sent. */
   async start(claimed: ClaimedAttempt, leaseNs: bigint): Promise<void> {
     const { job, attemptNo } = claimed;
-    this.saidIdle = false;
-    this.drainIdleSince = null;
+    this.drainNotice.reset();
     this.emit({ type: "started", job, attemptNo });
     const started = performance.now();
     const startedMs = Date.now();
@@ -416,25 +386,3 @@ export class Worker implements WorkerCore {
     });
   }
 }
-
-/** `n` random bytes (span and trace ids). */
-function randomBytes(n: number): Uint8Array {
-  return crypto.getRandomValues(new Uint8Array(n));
-}
-
-/** What the span of an ended attempt says (src/worker/tracing.ts). */
-function tracedAttempt(claimed: ClaimedAttempt, span: AttemptSpan, startedMs: number, end: ProcessEnd): TracedAttempt {
-  const e = end as { kind: string; code?: number | null; signal?: number | null; error?: string };
-  return {
-    span,
-    jobId: claimed.job.id,
-    attemptNo: claimed.attemptNo,
-    lane: claimed.job.queue,
-    startedMs,
-    endedMs: Date.now(),
-    end: { kind: e.kind, code: e.code ?? null, signal: e.signal ?? null, error: e.error ?? null },
-  };
-}
-
-/** How long a drain has nothing to run before it says what it waits for, milliseconds. */
-const DRAIN_QUIET_MS = 2000;

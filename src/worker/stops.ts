@@ -3,10 +3,7 @@
  * "Graceful stop"): its own (`spoolctl stop`) and its running jobs' (`cancel
  * --running`, a fail-fast `now`), whose process groups it then kills.
  */
-import type { NeedHold } from "../ops/need-holds.ts";
-import { holdText } from "../ops/need-holds.ts";
 import { stopsAsked } from "../store/verbs/registry.ts";
-import type { WorkSummary } from "./api.ts";
 import { STOP_CHECK_MS, type WorkerCore } from "./core.ts";
 
 /** When the worker last read its stop requests, per worker. */
@@ -34,16 +31,4 @@ export class StopCheck {
     if (!w.stopping && asked.stopRequested) w.requestStop("stop requested through the registry");
     for (const c of asked.canceled) w.inFlight.get(`${c.jobId}:${c.attemptNo}`)?.stop("canceled");
   }
-}
-
-/** The drain's `left_queued` summary field: each dependent left queued, in the words of its stderr line. */
-export function leftQueued(holds: readonly NeedHold[]): WorkSummary["left_queued"] {
-  return holds.map((h) => ({
-    job_id: h.jobId,
-    queue: h.queue,
-    need_id: h.needId,
-    need_lane: h.needLane,
-    text: holdText(h),
-    serve_lane: h.stuckLane,
-  }));
 }

@@ -6,7 +6,9 @@
  * SDK's BatchSpanProcessor, off the job's path: a collector that is down
  * costs a bounded wait at the worker's exit and nothing else.
  */
+import type { ProcessEnd } from "../ops/outcome.ts";
 import type { AttemptSpan } from "../ops/trace-context.ts";
+import type { ClaimedAttempt } from "../store/verbs/claim.ts";
 
 /** One ended attempt, as its span says it. Times epoch milliseconds. */
 export interface TracedAttempt {
@@ -151,5 +153,29 @@ export function attemptTracer(
       ]);
       clearTimeout(timer);
     },
+  };
+}
+
+/** `n` random bytes (span and trace ids). */
+export function randomBytes(n: number): Uint8Array {
+  return crypto.getRandomValues(new Uint8Array(n));
+}
+
+/** What the span of an ended attempt says (src/worker/tracing.ts). */
+export function tracedAttempt(
+  claimed: ClaimedAttempt,
+  span: AttemptSpan,
+  startedMs: number,
+  end: ProcessEnd,
+): TracedAttempt {
+  const e = end as { kind: string; code?: number | null; signal?: number | null; error?: string };
+  return {
+    span,
+    jobId: claimed.job.id,
+    attemptNo: claimed.attemptNo,
+    lane: claimed.job.queue,
+    startedMs,
+    endedMs: Date.now(),
+    end: { kind: e.kind, code: e.code ?? null, signal: e.signal ?? null, error: e.error ?? null },
   };
 }

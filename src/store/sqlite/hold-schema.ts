@@ -1,6 +1,6 @@
 /**
  * The SQLite schema step of `hold` (docs/architecture.md "Holding a job"),
- * v19 of src/store/sqlite/migrations.ts.
+ * v19 of src/store/sqlite/schema-steps.ts.
  */
 
 /**
