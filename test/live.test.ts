@@ -88,9 +88,9 @@ test.skipIf(!HAVE_TMUX)(
     );
     expect(first).toContain("spoolctl status --watch · every 0.2s");
     expect(first).toContain("canceled 0  dead 1  done 0  failed 0  queued 0  running 1");
-    expect(first).toMatch(/LANE +QUEUED +OF WHICH SCHEDULED +RUNNING +DONE +DEAD +CANCELED/);
-    expect(first).toMatch(/\nbuilds +0 +0 +1 +0 +0 +0/);
-    expect(first).toMatch(/\ndefault +0 +0 +0 +0 +1 +0/);
+    expect(first).toMatch(/LANE +QUEUED +OF WHICH SCHEDULED +HELD +RUNNING +DONE +DEAD +CANCELED/);
+    expect(first).toMatch(/\nbuilds +0 +0 +0 +1 +0 +0 +0/);
+    expect(first).toMatch(/\ndefault +0 +0 +0 +0 +0 +1 +0/);
     expect(first).toMatch(new RegExp(`\\n${gated} +builds +1 +\\S+ +watch-worker +sh -c 'echo one`));
     expect(first).toMatch(new RegExp(`\\n${failing} +1 +\\S+ ago +process_exit: exit 7 +dead +sh -c 'echo broken`));
 

@@ -158,7 +158,7 @@ const SITUATIONS: Record<
   "envelope-status-empty.json": {
     verb: "status",
     run: async (q) => (await existing(q)).json(["status"]),
-    extras: ["data.live_workers", "data.full_disks", "data.stranded", "data.paused_lanes", "data.waiting_on_needs"],
+    extras: ["data.live_workers", "data.full_disks", "data.stranded", "data.paused_lanes", "data.waiting_on_needs", "data.held"],
   },
   "envelope-wait-mixed.json": {
     verb: "wait",
@@ -173,12 +173,12 @@ const SITUATIONS: Record<
   "envelope-work-drain-empty.json": {
     verb: "work",
     run: (q) => q.json(["work", "--drain"]),
-    extras: ["worker_id", "succeeded", "failed", "reaped", "claimed", "job_ids"].map((k) => `data.${k}`),
+    extras: ["worker_id", "succeeded", "failed", "reaped", "claimed", "job_ids", "left_queued"].map((k) => `data.${k}`),
   },
   "envelope-work-once-empty.json": {
     verb: "work",
     run: (q) => q.json(["work", "--once"]),
-    extras: ["worker_id", "executed", "succeeded", "failed", "reaped", "drained", "job_ids"].map((k) => `data.${k}`),
+    extras: ["worker_id", "executed", "succeeded", "failed", "reaped", "drained", "job_ids", "left_queued"].map((k) => `data.${k}`),
   },
 };
 
