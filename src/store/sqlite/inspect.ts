@@ -117,7 +117,20 @@ export function sqliteChecks(path: string): StoreCheck[] {
         "check that the path is a readable SQLite file, or pass another --db",
       ),
     );
-    for (const id of ["wal", "integrity", "schema_version"]) out.push(check(id, "skip", "the database did not open"));
+    // A file SQLite calls damaged as it opens (its schema pages are hit) fails the integrity check too.
+    const damaged = /malformed|not a database/i.test(q.openError ?? "");
+    out.push(check("wal", "skip", "the database did not open"));
+    out.push(
+      damaged
+        ? check(
+            "integrity",
+            "fail",
+            `the file is damaged where SQLite reads its schema: ${q.openError}`,
+            "stop the workers, back up the file, and restore or rebuild the queue (sqlite3 .recover)",
+          )
+        : check("integrity", "skip", "the database did not open"),
+    );
+    out.push(check("schema_version", "skip", "the database did not open"));
   } else {
     out.push(check("db_opens", "pass", `opened ${path}`));
     out.push(
