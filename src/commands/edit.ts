@@ -12,7 +12,7 @@ import type { VerbResult } from "../contract/envelope.ts";
 import { SpoolError } from "../contract/errors.ts";
 import type { EditData } from "../describe/schemas-edits.ts";
 import { LIMITS } from "../model/limits.ts";
-import { editDocument, parseEditedDocument, parseJobEdit, parsePriority } from "../ops/edit.ts";
+import { editDocument, parseEditedDocument, parseJobEdit } from "../ops/edit.ts";
 import { summarize } from "../ops/jobs.ts";
 import { editJob } from "../store/verbs/edit.ts";
 import { resolveJobs } from "../store/verbs/jobs.ts";
@@ -183,12 +183,15 @@ export const priority = defineVerb({
       required: true,
       description: `the new priority, a 32-bit integer (${LIMITS.priority.min} to ${LIMITS.priority.max})`,
       valueHint: "N",
+      valueType: "integer",
+      min: LIMITS.priority.min,
+      max: LIMITS.priority.max,
       noun: "a priority",
       hint: "spoolctl priority ID N",
     },
   },
   async run(ctx): Promise<VerbResult<EditData>> {
-    const value = parsePriority("priority", ctx.args.value);
+    const value = ctx.args.value;
     const store = await ctx.open({ create: false });
     const out = await editJob(store, ctx.args.id, { priority: value });
     return { data: { job: summarize(out.job, store.now()), changed: out.changed } };

@@ -81,7 +81,7 @@ export function parseJobEdit(input: EditInput, job: Job, cwd: string, now: numbe
 }
 
 /** A priority as `add --priority` takes it: a 32-bit integer, higher runs first. */
-export function parsePriority(flag: string, raw: string): number {
+function parsePriority(flag: string, raw: string): number {
   return parseInteger(flag, raw, LIMITS.priority.min, LIMITS.priority.max);
 }
 
