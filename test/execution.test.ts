@@ -215,7 +215,6 @@ test("--env and --cwd reach the child; env is layered over the worker's", async 
     "--",
     "sh",
     "-c",
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: the job's shell expands it
     'pwd; printf "%s|%s|%s|%s|%s|%s\\n" "$SPOOL_A" "${SPOOL_EMPTY-unset}" "$SPOOL_EQ" "$SPOOL_OVERRIDE" "$SPOOL_WORKER_ONLY" "$SPOOLCTL_DB"',
   );
   const r = await q.json(["work", "--drain"], {
@@ -255,7 +254,6 @@ test("arguments reach the program byte for byte", async () => {
     "it's",
     '"double"',
     "$HOME",
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell word that must reach the job verbatim
     "${PATH}",
     "$(echo no)",
     "`echo no`",

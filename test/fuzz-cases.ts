@@ -73,7 +73,6 @@ const GARBAGE = [
   "\\",
   "`",
   "$(true)",
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell word that must reach the job verbatim
   "${HOME}",
   "%s%n%x",
   "null",

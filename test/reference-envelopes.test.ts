@@ -158,7 +158,14 @@ const SITUATIONS: Record<
   "envelope-status-empty.json": {
     verb: "status",
     run: async (q) => (await existing(q)).json(["status"]),
-    extras: ["data.live_workers", "data.full_disks", "data.stranded", "data.paused_lanes", "data.waiting_on_needs", "data.held"],
+    extras: [
+      "data.live_workers",
+      "data.full_disks",
+      "data.stranded",
+      "data.paused_lanes",
+      "data.waiting_on_needs",
+      "data.held",
+    ],
   },
   "envelope-wait-mixed.json": {
     verb: "wait",
@@ -178,7 +185,9 @@ const SITUATIONS: Record<
   "envelope-work-once-empty.json": {
     verb: "work",
     run: (q) => q.json(["work", "--once"]),
-    extras: ["worker_id", "executed", "succeeded", "failed", "reaped", "drained", "job_ids", "left_queued"].map((k) => `data.${k}`),
+    extras: ["worker_id", "executed", "succeeded", "failed", "reaped", "drained", "job_ids", "left_queued"].map(
+      (k) => `data.${k}`,
+    ),
   },
 };
 

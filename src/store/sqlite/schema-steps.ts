@@ -287,4 +287,3 @@ export const STEPS: string[] = [
   `ALTER TABLE jobs ADD COLUMN name TEXT;
   CREATE INDEX jobs_by_name ON jobs (name, id) WHERE name IS NOT NULL;`,
 ];
-
