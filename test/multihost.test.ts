@@ -136,7 +136,7 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     await waitFor("the orphan on host A to be killed", async () => !(await runsOn(a, "sleep 61")), 30_000);
     await waitFor("A's log line", () => wa2.stderr().includes("killed 1 orphaned process group"));
     expect(wa2.stderr()).toContain(`job ${id} attempt 1`);
-  }, 90_000);
+  }, 150_000);
 
   test("a drain on host B held open by host A's dead worker says what it waits for, then reaps the job and runs it", async () => {
     await freshQueue({ SPOOLCTL_TEST_HEARTBEAT_INTERVAL: "0.5", SPOOLCTL_TEST_REAP_THRESHOLD: "5" });
@@ -159,7 +159,7 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     expect(lines[waiting]).toEndWith("(a job whose worker stays silent 5s is reaped and run here)");
     expect(reaped).toBeGreaterThan(waiting);
     expect((await job(id)).state).toBe("done");
-  }, 90_000);
+  }, 150_000);
 
   test("a worker SIGKILLed on host A: another host's status, list, workers, cancel and stop say its lease expired and the next worker reaps the job", async () => {
     await freshQueue();
@@ -199,7 +199,7 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     // stop --wait does not wait for a lease_expired worker: it will never answer.
     const stop = await cli("stop", "--wait", "--timeout", "20");
     expect([stop.ok, stop.errors, stop.data.requested]).toEqual([true, [], []]); // not even asked: it will never answer
-  }, 90_000);
+  }, 150_000);
 
   test("a worker SIGKILLed on host A before its first heartbeat, whose job cleared its environment (env -i): the next worker on host A still kills the orphan", async () => {
     await freshQueue();
@@ -223,7 +223,7 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     await waitFor("the orphan on host A to be killed", async () => !(await runsOn(a, "sleep 62")), 30_000);
     await waitFor("A's log line", () => wa2.stderr().includes("killed 1 orphaned process group"));
     expect(wa2.stderr()).toContain(`job ${id} attempt 1`);
-  }, 90_000);
+  }, 150_000);
 
   test("a SIGSTOPped worker past its lease changes nothing when it resumes, kills its child and says so", async () => {
     await freshQueue();
@@ -241,7 +241,8 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     process.kill(wa.outerPid, "SIGSTOP");
 
     const wb = await worker(b, "--worker-id", "b1");
-    await waitFor("host B to reap and re-run the job", async () => (await job(id)).state === "done", 30_000);
+    // A stop that lands inside A's transaction holds the job's row until the server ends it (20 s), then B reaps.
+    await waitFor("host B to reap and re-run the job", async () => (await job(id)).state === "done", 60_000);
     expect((await job(id)).last_attempt_no).toBe(2);
 
     process.kill(wa.outerPid, "SIGCONT");
@@ -259,7 +260,7 @@ describe.skipIf(!USABLE)("many hosts, one PostgreSQL queue", () => {
     ]);
     expect((await job(id)).state).toBe("done");
     expect(wb.stderr()).toContain(`reaped job ${id}`);
-  }, 90_000);
+  }, 150_000);
 
   test("output of a job run on another host is read through the database (output, --raw, feedback)", async () => {
     await freshQueue();

@@ -22,9 +22,11 @@ const LOCK_TIMEOUT_MS = 5000;
 /**
  * A session idle inside a transaction this long is ended by the server, so a
  * process stopped mid-transaction (SIGSTOP, a partition) does not hold row
- * locks for ever. Our transactions never wait on anything but the database.
+ * locks for ever. Our transactions never wait on anything but the database,
+ * so 20 s is generous, and it bounds how long such a stop holds back another
+ * host's reap (docs/architecture.md "A stopped worker").
  */
-const IDLE_IN_TRANSACTION_MS = 60_000;
+const IDLE_IN_TRANSACTION_MS = 20_000;
 
 /** A pooled client for `settings`. `max` connections at most, opened on demand. */
 export function createClient(settings: PgConnectionSettings, max = POOL_SIZE): SQL {
