@@ -18,6 +18,7 @@ import { addMatrix } from "./add-matrix.ts";
 import { addWithLaneWarnings, withTrace } from "./add-write.ts";
 import { readFrom } from "./from-file.ts";
 import { writeRidingOut } from "./ride-out.ts";
+import { DELAY_VALUE, PRIORITY_VALUE, RETRIES_VALUE, TIME_VALUE, TIMEOUT_VALUE } from "./setting-flags.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 /**
@@ -106,23 +107,14 @@ const addVerb = defineVerb({
       valueHint: "STRING",
     },
     timeout: {
-      type: "string",
+      ...TIMEOUT_VALUE,
       description: `kill the job after this long (${LIMITS.timeout_seconds.min}s-30d), or none for no time limit`,
-      valueHint: "DURATION",
-      valueType: "duration",
-      allowsNone: true,
       default: `${DEFAULTS.timeout_seconds}s`,
-      min: LIMITS.timeout_seconds.min,
-      max: LIMITS.timeout_seconds.max,
     },
     "max-retries": {
-      type: "string",
+      ...RETRIES_VALUE,
       description: "retries after a failed, timed-out or unstartable attempt",
-      valueHint: "N",
-      valueType: "integer",
       default: String(DEFAULTS.max_retries),
-      min: LIMITS.max_retries.min,
-      max: LIMITS.max_retries.max,
     },
     "max-crashes": {
       type: "string",
@@ -133,28 +125,18 @@ const addVerb = defineVerb({
       max: LIMITS.max_crashes.max,
     },
     priority: {
-      type: "string",
+      ...PRIORITY_VALUE,
       description: "higher runs first (32-bit integer)",
-      valueHint: "N",
-      valueType: "integer",
       default: "0",
-      min: LIMITS.priority.min,
-      max: LIMITS.priority.max,
     },
     queue: { type: "string", description: "lane name", valueHint: "NAME", format: "lane", default: DEFAULTS.queue },
     after: {
-      type: "string",
+      ...DELAY_VALUE,
       description: "run no sooner than this delay: 30, 90s, 5m, 2h, 1d",
-      valueHint: "DURATION",
-      valueType: "duration",
-      min: 0,
-      max: LIMITS.delay_seconds.max,
     },
     at: {
-      type: "string",
+      ...TIME_VALUE,
       description: "run no sooner than this time: epoch seconds or ISO-8601",
-      valueHint: "TIME",
-      valueType: "timestamp",
     },
     cwd: {
       type: "string",

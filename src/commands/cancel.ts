@@ -2,12 +2,11 @@
 import type { VerbResult } from "../contract/envelope.ts";
 import type { CancelData } from "../describe/schemas-jobs.ts";
 import { cancelWarnings } from "../ops/cancel.ts";
-import { selectionFilter } from "../ops/triage-groups.ts";
 import { counted } from "../ops/values.ts";
 import { cancelJobs } from "../store/verbs/cancel.ts";
 import { closedLine } from "../ui/text.ts";
 import { HOST } from "../worker/liveness.ts";
-import { batchMustExist, JOB_FILTER_NAMES, jobFilterFlags, refsOrSelection } from "./job-filters.ts";
+import { batchMustExist, JOB_FILTER_NAMES, jobFilterFlags, refsOrSelection, targetOf } from "./job-filters.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 import { healthContext } from "./workers.ts";
 
@@ -62,15 +61,7 @@ export default defineVerb({
     }
     const named = refsOrSelection(ctx, "cancel", refs, "spoolctl cancel --all --queue Q [--tag K=V]");
     const store = await ctx.open({ create: false });
-    const target =
-      "refs" in named
-        ? named.refs
-        : {
-            filter: {
-              ...selectionFilter(named.selection, store.now()),
-              states: confirmed ? (["queued", "running"] as const).slice() : ["queued" as const],
-            },
-          };
+    const target = targetOf(named, store.now(), { states: confirmed ? ["queued", "running"] : ["queued"] });
     const dryRun = args["dry-run"];
     const result = await cancelJobs(store, target, confirmed, undefined, healthContext(store), dryRun);
     if ("selection" in named && result.jobs.length === 0) await batchMustExist(store, named.selection.batch);

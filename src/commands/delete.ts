@@ -9,12 +9,11 @@ import type { FlagsDef } from "../contract/flags.ts";
 import type { DeleteData } from "../describe/schemas-jobs.ts";
 import type { JobState } from "../model/job.ts";
 import { parseStates } from "../ops/jobs.ts";
-import { selectionFilter } from "../ops/triage-groups.ts";
 import { counted } from "../ops/values.ts";
 import { checkDeletion, deleteJobs } from "../store/verbs/delete.ts";
 import type { JobTarget } from "../store/verbs/job-targets.ts";
 import { closedLine, closesText, formatArgv, idList } from "../ui/text.ts";
-import { batchMustExist, jobFilterFlags, refsOrSelection, selectionWords } from "./job-filters.ts";
+import { batchMustExist, jobFilterFlags, refsOrSelection, selectionWords, targetOf } from "./job-filters.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 
 /** The states `delete --all` may select; without `--state`, the ended ones (a queued job only when asked). */
@@ -71,7 +70,7 @@ export default defineVerb({
     const refs = ctx.args.ids;
     const named = refsOrSelection(ctx, "delete", refs, "spoolctl delete --all --state dead --queue Q --yes", ["state"]);
     const store = await ctx.open({ create: false });
-    const target: JobTarget = "refs" in named ? named.refs : { filter: selectionFilter(named.selection, store.now()) };
+    const target = targetOf(named, store.now());
     if (!Array.isArray(target)) target.filter.states = deletableStates(ctx.args.state);
     // Check first (unknown or running jobs are refused before any question), counting what would go.
     const { jobs, preview } = await checkDeletion(store, target, { queued: true });

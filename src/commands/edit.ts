@@ -16,6 +16,7 @@ import { editDocument, parseEditedDocument, parseJobEdit } from "../ops/edit.ts"
 import { summarize } from "../ops/jobs.ts";
 import { editJob } from "../store/verbs/edit.ts";
 import { resolveJobs } from "../store/verbs/jobs.ts";
+import { DELAY_VALUE, PRIORITY_VALUE, RETRIES_VALUE, TIME_VALUE, TIMEOUT_VALUE } from "./setting-flags.ts";
 import { COMMON_FLAGS, defineVerb, jobIdPositional } from "./verb.ts";
 
 /** The flags that change a field (any of them given: no $EDITOR). */
@@ -82,43 +83,24 @@ export const edit = defineVerb({
     },
     queue: { type: "string", description: "move it to this lane", valueHint: "NAME", format: "lane" },
     priority: {
-      type: "string",
+      ...PRIORITY_VALUE,
       description: "new priority (higher runs first)",
-      valueHint: "N",
-      valueType: "integer",
-      min: LIMITS.priority.min,
-      max: LIMITS.priority.max,
     },
     timeout: {
-      type: "string",
+      ...TIMEOUT_VALUE,
       description: "new time limit, or none",
-      valueHint: "DURATION",
-      valueType: "duration",
-      allowsNone: true,
-      min: LIMITS.timeout_seconds.min,
-      max: LIMITS.timeout_seconds.max,
     },
     "max-retries": {
-      type: "string",
+      ...RETRIES_VALUE,
       description: "new retry budget",
-      valueHint: "N",
-      valueType: "integer",
-      min: LIMITS.max_retries.min,
-      max: LIMITS.max_retries.max,
     },
     after: {
-      type: "string",
+      ...DELAY_VALUE,
       description: "due this long from now: 30, 90s, 5m, 2h, 1d (0: now)",
-      valueHint: "DURATION",
-      valueType: "duration",
-      min: 0,
-      max: LIMITS.delay_seconds.max,
     },
     at: {
-      type: "string",
+      ...TIME_VALUE,
       description: "due at this time: epoch seconds or ISO-8601",
-      valueHint: "TIME",
-      valueType: "timestamp",
     },
     id: jobIdPositional("edit"),
     cmd: {

@@ -5,10 +5,9 @@
  */
 import type { VerbResult } from "../contract/envelope.ts";
 import type { HoldData } from "../describe/schemas-edits.ts";
-import { selectionFilter } from "../ops/triage-groups.ts";
 import { counted } from "../ops/values.ts";
 import { holdJobs } from "../store/verbs/hold.ts";
-import { batchMustExist, jobFilterFlags, refsOrSelection } from "./job-filters.ts";
+import { batchMustExist, jobFilterFlags, refsOrSelection, targetOf } from "./job-filters.ts";
 import { COMMON_FLAGS, defineVerb } from "./verb.ts";
 
 /** The `hold` verb when `held`, else `release`. */
@@ -53,16 +52,7 @@ function holdVerbOf(held: boolean) {
       const { args } = ctx;
       const named = refsOrSelection(ctx, verb, args.ids, `spoolctl ${verb} --all --queue Q [--tag K=V]`);
       const store = await ctx.open({ create: false });
-      const target =
-        "refs" in named
-          ? named.refs
-          : {
-              filter: {
-                ...selectionFilter(named.selection, store.now()),
-                states: ["queued" as const],
-                held: !held,
-              },
-            };
+      const target = targetOf(named, store.now(), { states: ["queued"], held: !held });
       const jobs = await holdJobs(store, target, held, undefined, args["dry-run"]);
       if ("selection" in named && jobs.length === 0) await batchMustExist(store, named.selection.batch);
       const count = jobs.filter((j) => j.changed).length;

@@ -5,12 +5,13 @@
  */
 import { SpoolError } from "../contract/errors.ts";
 import type { FlagsDef } from "../contract/flags.ts";
-import { FAILURE_REASONS, type FailureReason } from "../model/job.ts";
+import { FAILURE_REASONS, type FailureReason, type JobFilter } from "../model/job.ts";
 import { LIMITS } from "../model/limits.ts";
 import { parseBatchName } from "../ops/batch.ts";
-import type { JobSelection } from "../ops/triage-groups.ts";
+import { type JobSelection, selectionFilter } from "../ops/triage-groups.ts";
 import type { SnapshotReader } from "../store/store.ts";
 import { showBatch } from "../store/verbs/batches.ts";
+import type { JobTarget } from "../store/verbs/job-targets.ts";
 
 /** The job filter flags; `prefix` starts each description (e.g. "with --all: "). */
 export function jobFilterFlags(prefix = "") {
@@ -163,4 +164,17 @@ export function selectionWords(ctx: SelectionContext, extra: readonly string[] =
     for (const one of Array.isArray(value) ? value : [value]) words.push(`--${name}`, String(one));
   }
   return words;
+}
+
+/**
+ * What a bulk verb hands its store operation (docs/architecture.md "Acting on
+ * a selection"): the ids it was given, or its selection's filter (`now`: epoch
+ * seconds, for `--since`) narrowed by `narrow` (the states the verb acts on).
+ */
+export function targetOf(
+  named: { refs: string[] } | { selection: JobSelection },
+  now: number,
+  narrow: Partial<Omit<JobFilter, "limit">> = {},
+): JobTarget {
+  return "refs" in named ? named.refs : { filter: { ...selectionFilter(named.selection, now), ...narrow } };
 }

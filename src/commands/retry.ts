@@ -14,6 +14,7 @@ import { idList, revivedLine } from "../ui/text.ts";
 import { describeChanges } from "../ui/triage-card.ts";
 import { forcedRetryHoldoffSeconds } from "../worker/timing.ts";
 import { batchMustExist, JOB_FILTER_NAMES, jobFilterFlags, refsOrSelection } from "./job-filters.ts";
+import { RETRIES_VALUE, TIMEOUT_VALUE } from "./setting-flags.ts";
 import { COMMON_FLAGS, defineVerb, type VerbContext } from "./verb.ts";
 
 const FLAGS = {
@@ -45,21 +46,12 @@ const FLAGS = {
     hint: "retry --all selects dead or canceled jobs only; a running one is retried by id with --force",
   },
   timeout: {
-    type: "string",
+    ...TIMEOUT_VALUE,
     description: `first set the jobs' timeout to this (${LIMITS.timeout_seconds.min}s-30d, or none: no time limit), e.g. after a timeout`,
-    valueHint: "DURATION",
-    valueType: "duration",
-    allowsNone: true,
-    min: LIMITS.timeout_seconds.min,
-    max: LIMITS.timeout_seconds.max,
   },
   "max-retries": {
-    type: "string",
+    ...RETRIES_VALUE,
     description: "first set the jobs' retry budget to this",
-    valueHint: "N",
-    valueType: "integer",
-    min: LIMITS.max_retries.min,
-    max: LIMITS.max_retries.max,
   },
   env: {
     type: "string",

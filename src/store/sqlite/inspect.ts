@@ -118,7 +118,7 @@ export function sqliteChecks(path: string): StoreCheck[] {
       ),
     );
     // A file SQLite calls damaged as it opens (its schema pages are hit) fails the integrity check too.
-    const damaged = /malformed|not a database/i.test(q.openError ?? "");
+    const damaged = /malformed/i.test(q.openError ?? "");
     out.push(check("wal", "skip", "the database did not open"));
     out.push(
       damaged
