@@ -31,7 +31,11 @@ test("output --follow --all groups each attempt under GITHUB_ACTIONS=true and an
       max_retries: 0,
       command: "echo '::warning::from the job'; echo 'line 1' >&2; echo 'it broke' >&2; exit 3",
     },
+    // Three failed attempts, one dead job: one annotation, also when a finished batch is replayed.
+    { ref: "again", max_retries: 2, command: "echo nope >&2; exit 4" },
   ];
+  await q.setConfig("backoff-base", "1");
+  await q.setConfig("backoff-cap", "1");
   const add = await q.run(["add", "--batch", "b1", "--from", "-"], {
     stdin: lines.map((l) => JSON.stringify(l)).join("\n"),
   });
@@ -55,7 +59,9 @@ test("output --follow --all groups each attempt under GITHUB_ACTIONS=true and an
         `::group::test \\(exit 3, \\d+\\.\\ds\\)\\n::stop-commands::${token}\\n::warning::from the job\\n\\[stderr\\] line 1\\n\\[stderr\\] it broke\\n::${token}::\\n::endgroup::\\n::error title=test::job 2 ended dead: exit 3%0Aline 1%0Ait broke\\n`,
       ),
     );
-    expect(r.stdout.match(/^::error /gm)).toHaveLength(1);
+    expect(r.stdout.match(/^::error title=test::/gm)).toHaveLength(1);
+    expect(r.stdout.match(/^::error title=again::/gm)).toHaveLength(1);
+    expect(r.stdout.match(/^::error /gm)).toHaveLength(2);
     expect(r.stdout).not.toContain("[1]");
   }
   // Elsewhere, the live [ID] prefixes stay.

@@ -66,7 +66,8 @@ class GithubGroups {
     const body =
       kept.cut > 0 ? [...kept.out, `… ${kept.cut} more lines (spoolctl output ${attempt.job_id})`] : kept.out;
     let text = groupText(`${name} (${how}, ${seconds.toFixed(1)}s)`, body, this.token);
-    if (job?.state === "dead") {
+    // Once per dead job, with its last attempt: a replay of a finished job walks its earlier ones too.
+    if (job?.state === "dead" && attempt.attempt_no === job.last_attempt_no) {
       const detail = attempt.error ?? how;
       const tail = kept.err.length > 0 ? `\n${kept.err.join("\n")}` : "";
       text += errorText(job.name ?? `job ${job.id}`, `job ${job.id} ended dead: ${detail}${tail}`);
