@@ -56,7 +56,7 @@ ${job.name ? html`<dt>Name</dt><dd>${job.name}</dd>` : ""}
 ${job.idempotency_key ? html`<dt>Key</dt><dd>${job.idempotency_key}</dd>` : ""}
 ${job.batch ? html`<dt>Batch</dt><dd><a href="/batches/${encodeURIComponent(job.batch)}">${job.batch}</a></dd>` : ""}
 <dt>Tags</dt><dd>${Object.entries(job.tags ?? {}).map(([k, v]) => html`<span class="tag">${k}=${String(v)}</span> `)}</dd>
-<dt>Attempts</dt><dd>${job.attempts_total} (retries ${job.attempts}/${job.max_retries}, crashes ${job.crashes})</dd>
+<dt>Attempts</dt><dd>${job.attempts_total} (${job.attempts} failures charged, ${job.max_retries} retries allowed; crashes ${job.crashes})</dd>
 <dt>Last error</dt><dd class="err">${job.last_error ?? "—"}</dd>
 <dt>Added</dt><dd>${when(job.created_at)}</dd><dt>Finished</dt><dd>${when(job.finished_at)}</dd>
 ${job.cwd ? html`<dt>Folder</dt><dd><code>${job.cwd}</code></dd>` : ""}
