@@ -136,12 +136,13 @@ export function unattendedWarning(jobs: Stranded[], stalled: Map<string, string>
 }
 
 /** `{flaky: N}` when N of `jobs` are flaky, else nothing (docs/architecture.md "Flaky jobs"). */
-function flakyCount(jobs: Job[]): { flaky?: number } {
+export function flakyCount(jobs: Job[]): { flaky?: number } {
   const n = jobs.filter(isFlaky).length;
   return n > 0 ? { flaky: n } : {};
 }
 
-function view(job: Job): WaitedJob {
+/** A waited job as `wait` reports it (docs/contract.md "Verdicts and the drain's lines"). */
+export function view(job: Job): WaitedJob {
   return {
     attempts: job.attempts,
     last_error: job.last_error,

@@ -12,9 +12,8 @@
 
 import { SpoolError, type Warning } from "../contract/errors.ts";
 import { closest } from "../contract/flags.ts";
-import { JOB_STATES, type Job, type JobFilter, type JobState } from "../model/job.ts";
+import { JOB_STATES, type JobFilter, type JobState } from "../model/job.ts";
 import { type BatchSummary, batchNotFound, summarizeBatch } from "../ops/batch.ts";
-import { isFlaky } from "../ops/jobs.ts";
 import { isTerminal } from "../ops/states.ts";
 import { counted } from "../ops/values.ts";
 import type { Store } from "../store/store.ts";
@@ -28,11 +27,12 @@ import {
   selectionVerdict,
 } from "../store/verbs/wait.ts";
 import {
+  flakyCount,
   strandedOf,
   UNATTENDED_GRACE_SECONDS,
   unattendedWarning,
+  view,
   type WaitData,
-  type WaitedJob,
   type WaitOptions,
   type WaitResult,
 } from "./wait-jobs.ts";
@@ -46,23 +46,6 @@ export interface WaitSelection {
 
 /** Most jobs a selection wait reports in `jobs` (the counts cover all). */
 const REPORTED_JOBS = 10_000;
-
-/** `{flaky: N}` when N of `jobs` are flaky, else nothing (docs/architecture.md "Flaky jobs"). */
-function flakyCount(jobs: Job[]): { flaky?: number } {
-  const n = jobs.filter(isFlaky).length;
-  return n > 0 ? { flaky: n } : {};
-}
-
-function view(job: Job): WaitedJob {
-  return {
-    attempts: job.attempts,
-    last_error: job.last_error,
-    last_exit_code: job.last_exit_code,
-    state: job.state,
-    // Only when true: a wait with no flaky job keeps the envelope of the reference (docs/contract.md).
-    ...(isFlaky(job) ? { flaky: true } : {}),
-  };
-}
 
 /** How a selection is named in messages: `batch ci-1`, `lane builds, tag ci=1`. */
 function selectionLabel(sel: WaitSelection): string {
