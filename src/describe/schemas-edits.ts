@@ -4,6 +4,7 @@
  * written once as a JSON Schema with its TypeScript type derived from it.
  */
 import { arrayOf, bool, enumOf, int, type JsonSchema, object, optional, type Static } from "../contract/schema-kit.ts";
+import { EDITABLE_FIELDS } from "../model/job.ts";
 import { jobSummary } from "./schemas-rows.ts";
 
 /** One job `hold` or `release` acted on. */
@@ -28,22 +29,10 @@ const holdData = object({
 /** `hold --json` / `release --json` data (see {@link holdData}). */
 export type HoldData = Static<typeof holdData>;
 
-/** The fields `edit` can change. */
-const EDIT_FIELDS = [
-  "argv",
-  "env",
-  "cwd",
-  "queue",
-  "priority",
-  "timeout_seconds",
-  "max_retries",
-  "next_run_at",
-] as const;
-
 /** `edit --json` / `priority --json` data: the job as written and the fields that changed (empty: it already was so). */
 const editData = object({
   job: jobSummary,
-  changed: arrayOf(enumOf(EDIT_FIELDS)),
+  changed: arrayOf(enumOf(EDITABLE_FIELDS)),
 });
 /** `edit --json` / `priority --json` data (see {@link editData}). */
 export type EditData = Static<typeof editData>;

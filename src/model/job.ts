@@ -208,6 +208,18 @@ export interface JobSettingsChange {
   env?: Record<string, string>;
 }
 
+/** The fields `edit` can change, in the order `changed` lists them (docs/architecture.md "Editing a job"). */
+export const EDITABLE_FIELDS = [
+  "argv",
+  "env",
+  "cwd",
+  "queue",
+  "priority",
+  "timeout_seconds",
+  "max_retries",
+  "next_run_at",
+] as const;
+
 /**
  * What `edit` changes of a queued job (docs/architecture.md "Editing a job");
  * absent fields stay as they are. `env` replaces the whole map; `cwd` null

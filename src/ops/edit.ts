@@ -6,7 +6,7 @@
  */
 import { resolve } from "node:path";
 import { invalidValue, SpoolError } from "../contract/errors.ts";
-import type { Job, JobEdit } from "../model/job.ts";
+import { EDITABLE_FIELDS, type Job, type JobEdit } from "../model/job.ts";
 import { LIMITS } from "../model/limits.ts";
 import { parseRetryOverrides, validateAddInput } from "./job-spec.ts";
 import { durationText, parseDuration, parseInteger, parseLane, parseTimestamp } from "./values.ts";
@@ -109,17 +109,7 @@ export function checkEditable(job: Job, seenAttempt?: number): void {
 
 /** The names of the fields `edit` changes on `job` (those whose value differs), in a fixed order. */
 export function changedFields(job: Job, edit: JobEdit): (keyof JobEdit)[] {
-  const keys: (keyof JobEdit)[] = [
-    "argv",
-    "env",
-    "cwd",
-    "queue",
-    "priority",
-    "timeout_seconds",
-    "max_retries",
-    "next_run_at",
-  ];
-  return keys.filter((k) => edit[k] !== undefined && JSON.stringify(edit[k]) !== JSON.stringify(job[k]));
+  return EDITABLE_FIELDS.filter((k) => edit[k] !== undefined && JSON.stringify(edit[k]) !== JSON.stringify(job[k]));
 }
 
 /** The fields of the JSON document `edit` opens in $EDITOR, in order. */
